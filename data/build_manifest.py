@@ -1,0 +1,88 @@
+"""Regenerate data/manifest.csv from a mirror's SHA256SUMS.tsv (run by maintainers, not at run time).
+
+    python data/build_manifest.py ../shared/data/SHA256SUMS.tsv > data/manifest.csv
+
+Each mirrored file becomes one row keyed `<dataset>/<name>`; online-only full datasets are appended
+from ONLINE_ONLY with their official URLs (their sha256 is unknown to us until first download).
+"""
+import csv
+import re
+import sys
+
+LICENCES = {
+    "microsoft/TaxiNLI": "Computational Use of Data Agreement",
+    "ilopezgazpio/PhrasIS-baselines": "see LICENSE in source repo",
+    "rudinger/defeasible-nli": "see LICENSE in source repo",
+    "nehasrikn/paraphrase-nlu-internal": "none stated",
+    "OanaMariaCamburu/e-SNLI": "see LICENSE in source repo",
+    "Deltaus/sBiMPM": "none stated (SNLI: CC BY-SA 4.0)",
+    "jsbaan/calibration-on-disagreement-data": "CC BY-NC 4.0",
+    "acmi-lab/counterfactually-augmented-data": "Apache-2.0",
+    "nltk/nltk_data": "see nltk_data",
+    "globalwordnet/english-wordnet": "CC BY 4.0",
+}
+
+ONLINE_ONLY = [
+    ("snli_full", "snli_1.0.zip", "all", "https://nlp.stanford.edu/projects/snli/snli_1.0.zip", "CC BY-SA 4.0"),
+    ("mnli_full", "multinli_1.0.zip", "train+dev", "https://cims.nyu.edu/~sbowman/multinli/multinli_1.0.zip",
+     "see MultiNLI licence (OANC / CC BY-SA 3.0 parts)"),
+    ("dnli_full", "defeasible-nli.zip", "train+dev+test",
+     "https://github.com/rudinger/defeasible-nli/raw/main/data/defeasible-nli.zip", "see LICENSE in source repo"),
+    ("esnli_train", "esnli_train_1.csv", "train",
+     "https://raw.githubusercontent.com/OanaMariaCamburu/e-SNLI/master/dataset/esnli_train_1.csv", "see LICENSE"),
+    ("esnli_train", "esnli_train_2.csv", "train",
+     "https://raw.githubusercontent.com/OanaMariaCamburu/e-SNLI/master/dataset/esnli_train_2.csv", "see LICENSE"),
+]
+
+
+def classify(repo: str, path: str) -> tuple[str, str, str]:
+    """(dataset, name, split) for a mirrored file."""
+    base = path.rsplit("/", 1)[-1]
+    if base.startswith("LICENSE") or base.startswith("README"):
+        return "docs", f"{repo.split('/')[1]}.{base}", "-"
+    if repo == "microsoft/TaxiNLI":
+        return "taxinli", "mnli_dev" if "MNLIDev" in base else "taxinli10k", "mnli-train+dev" if "MNLIDev" not in base else "mnli-dev"
+    if repo == "ilopezgazpio/PhrasIS-baselines":
+        _, split, source, pol, _ = base.split(".")
+        return "phrasis", f"{split}.{source}.{pol}", split
+    if repo == "rudinger/defeasible-nli":
+        sub = path.split("/")[-2].replace("defeasible-", "")
+        split = base.replace(".jsonl", "")
+        return "dnli", f"{sub}.{split}", split
+    if repo == "nehasrikn/paraphrase-nlu-internal":
+        return "dsnli_train_subset", "aflite_train_examples", "train"
+    if repo == "OanaMariaCamburu/e-SNLI":
+        stem, split = base.rsplit(".", 1)
+        return "esnli", f"{stem.replace('preproc1_', '')}.{split}", split
+    if repo == "Deltaus/sBiMPM":
+        split = re.search(r"_(dev|test)\.jsonl", base).group(1)
+        return "snli_subset", split, split
+    if repo == "jsbaan/calibration-on-disagreement-data":
+        return "chaosnli", base.replace("chaosNLI_", "").replace(".jsonl", ""), "dev"
+    if repo == "acmi-lab/counterfactually-augmented-data":
+        kind = path.split("/")[-2]
+        split = base.replace(".tsv", "")
+        return "cad", f"{kind}.{split}", split
+    if repo == "nltk/nltk_data":
+        return "nltk", base.replace(".zip", ""), "-"
+    if repo == "globalwordnet/english-wordnet":
+        return "oewn", base.replace(".yaml", ""), "-"
+    raise ValueError(f"unclassified mirror file {repo}/{path}")
+
+
+def main(sums_path: str) -> None:
+    out = csv.writer(sys.stdout, lineterminator="\n")
+    out.writerow(["key", "dataset", "split", "url", "sha256", "bytes", "licence", "offline"])
+    with open(sums_path) as fh:
+        for row in csv.DictReader(fh, delimiter="\t"):
+            repo = row["source_repo"]
+            rel = row["path"].split(f"github/{repo}/", 1)[1]
+            dataset, name, split = classify(repo, rel)
+            url = f"https://raw.githubusercontent.com/{repo}/{row['source_commit']}/{rel}"
+            out.writerow([f"{dataset}/{name}", dataset, split, url, row["sha256"], row["bytes"], LICENCES[repo], "yes"])
+    for dataset, name, split, url, lic in ONLINE_ONLY:
+        out.writerow([f"{dataset}/{name}", dataset, split, url, "", "", lic, "no"])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
