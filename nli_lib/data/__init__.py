@@ -1,2 +1,2 @@
-"""Data layer: manifest-driven fetching (fetch.py) and loaders returning DataFrames (loaders.py)."""
-from .fetch import DataError, fetch, load_manifest, used_data  # noqa: F401
+"""Data layer: manifest-driven fetching (fetch.py), loaders returning DataFrames (loaders.py), statistics (stats.py)."""
+from .fetch import DataError, load_manifest, used_data  # noqa: F401

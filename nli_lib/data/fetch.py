@@ -124,6 +124,14 @@ def _download(entry: ManifestEntry, dest: Path) -> None:
         ) from exc
 
 
+def _note_use(key: str, digest: str) -> None:
+    """Remember a fetched file; when the runner set $NLI_RUN_RECORD, keep that JSON file current too."""
+    if USED.get(key) != digest:
+        USED[key] = digest
+        if os.environ.get("NLI_RUN_RECORD"):
+            record_used(os.environ["NLI_RUN_RECORD"])
+
+
 def fetch(key: str, manifest: dict[str, ManifestEntry] | None = None) -> Path:
     """Local, verified path of the manifest file `key` (mirror, cache or download)."""
     manifest = manifest or load_manifest()
@@ -139,7 +147,7 @@ def fetch(key: str, manifest: dict[str, ManifestEntry] | None = None) -> Path:
                 f"{entry.key}: mirror file {path} is missing (NLI_DATA_MIRROR={mirror}). "
                 f"Check the mirror directory, or unset NLI_DATA_MIRROR to download from {entry.url}."
             )
-        USED[key] = _verify(entry, path, "mirror")
+        _note_use(key, _verify(entry, path, "mirror"))
         return path
     if mirror is not None and not entry.offline:
         raise DataError(f"{entry.key} is online-only (not in any offline mirror). {_how_to_get(entry)}")
@@ -152,9 +160,9 @@ def fetch(key: str, manifest: dict[str, ManifestEntry] | None = None) -> Path:
         if pin.exists() and pin.read_text().strip() != digest:
             raise DataError(f"{entry.key}: {dest} changed since first download (sha256 {digest}); delete it and re-fetch")
         pin.write_text(digest)
-        USED[key] = digest
+        _note_use(key, digest)
         return dest
-    USED[key] = _verify(entry, dest, "cached")
+    _note_use(key, _verify(entry, dest, "cached"))
     return dest
 
 
@@ -164,5 +172,5 @@ def used_data() -> dict[str, str]:
 
 
 def record_used(path: str | Path) -> None:
-    """Append the used-data record to a JSON file (the runner passes one per notebook)."""
+    """Write the used-data record to a JSON file (the runner passes one per notebook)."""
     Path(path).write_text(json.dumps(used_data(), indent=1))

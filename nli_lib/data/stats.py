@@ -1,0 +1,97 @@
+"""Dataset statistics for notebook 00: file verification, sizes, and the papers' data-only table rows.
+
+    >>> sizes = dataset_sizes()                       # doctest: +SKIP
+    >>> int(sizes.query("dataset == 'e-SNLI' and split == 'test'")["rows"].iloc[0])   # doctest: +SKIP
+    9824
+
+Each function returns a DataFrame; the paper-comparison ones also carry the paper's value beside ours
+(`nli_lib.paper_values`), so a mismatch is visible at a glance.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from ..paper_values import beside_paper
+from . import loaders
+from .fetch import DataError, fetch, load_manifest, sha256_file
+
+
+def verify_offline_files(quick: bool = False) -> pd.DataFrame:
+    """Fetch (mirror/cache/download) and verify every offline manifest file; one row per file.
+
+    quick: only the first file of each dataset family.
+    """
+    rows, seen = [], set()
+    for key, entry in load_manifest().items():
+        if not entry.offline or (quick and entry.dataset in seen):
+            continue
+        seen.add(entry.dataset)
+        try:
+            path = fetch(key)
+            rows.append({"key": key, "dataset": entry.dataset, "bytes": path.stat().st_size,
+                         "sha256_ok": sha256_file(path) == entry.sha256, "licence": entry.licence, "error": ""})
+        except DataError as exc:
+            rows.append({"key": key, "dataset": entry.dataset, "bytes": None, "sha256_ok": False,
+                         "licence": entry.licence, "error": str(exc)})
+    return pd.DataFrame(rows)
+
+
+def dataset_sizes() -> pd.DataFrame:
+    """Rows, label distribution and dropped-row counts of every NLI-style dataset the companion loads."""
+    specs = [
+        ("e-SNLI", "dev", lambda: loaders.load_esnli("dev")),
+        ("e-SNLI", "test", lambda: loaders.load_esnli("test")),
+        ("SNLI jsonl subset", "dev", lambda: loaders.load_snli_jsonl("dev")),
+        ("SNLI jsonl subset", "test", lambda: loaders.load_snli_jsonl("test")),
+        ("ChaosNLI", "snli", lambda: loaders.load_chaosnli("snli")),
+        ("ChaosNLI", "mnli_m", lambda: loaders.load_chaosnli("mnli_m")),
+        ("TaxiNLI", "taxinli10k", lambda: loaders.load_taxinli("taxinli10k")),
+        ("TaxiNLI", "mnli_dev", lambda: loaders.load_taxinli("mnli_dev")),
+        ("δ-NLI snli", "dev", lambda: loaders.load_dnli("snli", "dev")),
+        ("δ-NLI snli", "test", lambda: loaders.load_dnli("snli", "test")),
+        ("δ-NLI atomic", "dev", lambda: loaders.load_dnli("atomic", "dev")),
+        ("δ-NLI atomic", "test", lambda: loaders.load_dnli("atomic", "test")),
+        ("δ-SNLI train subset", "train", loaders.load_dsnli_train_subset),
+        ("PhrasIS", "train", lambda: loaders.load_phrasis("train")),
+        ("PhrasIS", "test", lambda: loaders.load_phrasis("test")),
+        ("CAD original", "test", lambda: loaders.load_cad("original", "test")),
+        ("CAD revised_hypothesis", "test", lambda: loaders.load_cad("revised_hypothesis", "test")),
+        ("CAD revised_premise", "test", lambda: loaders.load_cad("revised_premise", "test")),
+    ]
+    rows = []
+    for dataset, split, load in specs:
+        df = load()
+        dist = df["label"].value_counts(normalize=True).round(3).to_dict()
+        rows.append({"dataset": dataset, "split": split, "rows": len(df), "dropped_malformed": df.attrs.get("dropped", 0),
+                     "labels": ", ".join(f"{k}: {v:.1%}" for k, v in sorted(dist.items()))})
+    return pd.DataFrame(rows)
+
+
+def dsnli_test_statistics(tier: str = "data") -> pd.DataFrame:
+    """Data-computable rows of the atoms paper's Table 5 (δ-SNLI column), beside the paper's values."""
+    test = loaders.load_dnli("snli", "test", drop_impossible=True)
+    share = test["update_type"].value_counts(normalize=True) * 100
+    ours = {
+        "delta-SNLI test examples": len(test),
+        "delta-SNLI % strengtheners (label)": round(float(share.get("strengthener", 0)), 1),
+        "delta-SNLI % weakeners (label)": round(float(share.get("weakener", 0)), 1),
+        "delta-SNLI unique hypotheses": test["hypothesis"].nunique(),
+    }
+    return beside_paper(ours, "atoms-table-5", tier=tier, model="none (data)")
+
+
+def factnli_sizes(tier: str = "data") -> pd.DataFrame:
+    """FactNLI Table 1: SNLI test size from the data; MNLI validation sizes need the online-only MultiNLI."""
+    table = beside_paper({"SNLI test size": len(loaders.load_esnli("test"))}, "factnli-table-1", tier=tier,
+                         model="none (data)")
+    online = beside_paper({"MNLI validation_matched size": float("nan"), "MNLI validation_mismatched size": float("nan")},
+                          "factnli-table-1", tier="online only", model="needs mnli_full/multinli_1.0.zip")
+    return pd.concat([table, online], ignore_index=True)
+
+
+def phrasis_counts() -> pd.DataFrame:
+    """PhrasIS pairs per split × source × polarity, with the label distribution."""
+    df = loaders.load_phrasis()
+    counts = df.groupby(["split", "source", "polarity"]).size().rename("pairs").reset_index()
+    labels = pd.crosstab([df["split"], df["source"], df["polarity"]], df["label"]).reset_index()
+    return counts.merge(labels, on=["split", "source", "polarity"])

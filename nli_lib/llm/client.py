@@ -1,0 +1,425 @@
+"""Cached chat-completion clients: `LLMClient` (any OpenAI-compatible endpoint) and `OfflineLLM`.
+
+Every call goes through the call cache (namespace "llm"), keyed by endpoint, model, the full message
+list, the decoding parameters and a sample index. An answer is stored, with the time it arrived, the
+moment it arrives, so an interrupted batch resumes where it stopped and a warm re-run makes no calls.
+With ``replay_only=True`` nothing is ever sent: a cache miss raises `ReplayMiss`.
+
+The API key is read from the environment variable named by ``LLMConfig.api_key_env`` when the first
+request is sent; it is never part of the config, the cache (keys or values), reprs or error messages.
+
+Worked example (offline: a Python function stands in for the model)::
+
+    >>> from nli_lib.cache import CallCache
+    >>> llm = OfflineLLM(lambda messages: "e", name="always-e", cache=CallCache(":memory:"))
+    >>> llm.chat([{"role": "user", "content": "Premise: ... Hypothesis: ..."}]).text
+    'e'
+    >>> llm.chat("Premise: ... Hypothesis: ...").cached        # a bare string is one user message
+    True
+    >>> llm.stats()["calls"], llm.stats()["hits"]
+    (1, 1)
+
+Against an endpoint (vLLM, Ollama, OpenAI, ...)::
+
+    llm = LLMClient(LLMConfig(base_url="http://localhost:8000/v1", model="meta-llama/Meta-Llama-3-8B-Instruct"))
+    results = llm.chat_many([PROMPTS["atoms.A1"].render(sentence=s) for s in sentences])
+    atoms = [PROMPTS["atoms.A1"].parse(r.text) for r in results if isinstance(r, LLMResult)]
+    print(llm.stats_table())
+"""
+from __future__ import annotations
+
+import os
+import random
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field, fields
+from typing import Callable, Mapping, Sequence
+
+import pandas as pd
+
+from ..cache import CallCache, ReplayMiss, default_cache, key_hash
+
+NAMESPACE = "llm"
+COUNTERS = ("hits", "misses", "calls", "retries", "errors", "prompt_tokens", "completion_tokens")
+
+Messages = list[dict]
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """Settings of one OpenAI-compatible endpoint (a profile's ``llm:`` section)."""
+
+    base_url: str  # endpoint root, e.g. "https://api.openai.com/v1" or "http://localhost:8000/v1"
+    model: str  # model id as the endpoint names it
+    api_key_env: str = "OPENAI_API_KEY"  # NAME of the env var holding the key (the key is never stored)
+    temperature: float = 0.0  # sampling temperature (part of the cache key)
+    max_tokens: int | None = 512  # completion length cap; None leaves it to the endpoint
+    stop: tuple[str, ...] = ()  # stop sequences, e.g. ("[END]",)
+    timeout_s: float = 60.0  # per-request timeout in seconds (a timeout is retried)
+    max_retries: int = 5  # retries after 429 / 5xx / connection errors / timeouts; other 4xx never retried
+    concurrency: int = 4  # parallel requests in chat_many
+    replay_only: bool = False  # never call the endpoint: a cache miss raises ReplayMiss
+    retry_base_s: float = 1.0  # first backoff delay; doubles per retry, plus up to this much jitter
+    retry_max_s: float = 60.0  # cap on one backoff delay
+
+    def __post_init__(self):
+        stop = (self.stop,) if isinstance(self.stop, str) else tuple(self.stop or ())
+        object.__setattr__(self, "stop", stop)
+        if self.concurrency < 1 or self.max_retries < 0:
+            raise ValueError("LLMConfig: concurrency must be >= 1 and max_retries >= 0")
+
+
+@dataclass(frozen=True)
+class LLMResult:
+    """One completion. ``cached`` says whether it came from the cache rather than a new call."""
+
+    text: str
+    cached: bool
+    usage: dict = field(default_factory=dict)  # prompt_tokens / completion_tokens / total_tokens
+    finish_reason: str | None = None
+    created: float = 0.0  # unix time the answer arrived (for cached answers: when first received)
+
+    ok = True
+
+
+@dataclass(frozen=True)
+class LLMError:
+    """The slot of a chat_many item that failed (after retries); the other items are unaffected."""
+
+    error: str  # error text (API key scrubbed)
+    kind: str = "error"  # exception class name
+    attempts: int = 1  # requests sent for this item
+
+    ok = False
+
+
+class LLMCallError(RuntimeError):
+    """A request that failed for good (non-retryable status, or retries exhausted)."""
+
+    def __init__(self, message: str, *, attempts: int = 1, status: int | None = None, kind: str = "error"):
+        super().__init__(message)
+        self.attempts, self.status, self.kind = attempts, status, kind
+
+
+def _as_messages(messages) -> Messages:
+    if isinstance(messages, str):
+        return [{"role": "user", "content": messages}]
+    return [dict(m) for m in messages]
+
+
+def _prompt_preview(messages: Messages, n: int = 80) -> str:
+    users = [m.get("content") for m in messages if m.get("role") == "user"] or [m.get("content") for m in messages]
+    text = " ".join(str(users[-1] if users else "").split())
+    return text[:n] + ("…" if len(text) > n else "")
+
+
+class _CachedChat:
+    """Cache, counters, chat/chat_many and stats shared by LLMClient and OfflineLLM."""
+
+    endpoint: str = ""
+    model: str = ""
+    concurrency: int = 1
+    replay_only: bool = False
+
+    def __init__(self, cache: CallCache | None):
+        self._cache = cache
+        self._lock = threading.Lock()
+        self._counters = dict.fromkeys(COUNTERS, 0)
+
+    # -- to implement -------------------------------------------------------------------------------
+    def _params(self, overrides: dict) -> dict:
+        return dict(overrides)
+
+    def _scrub(self, text: str) -> str:
+        return text
+
+    def _complete(self, messages: Messages, params: dict) -> tuple[str, dict, str | None]:
+        """(text, usage, finish_reason) from the model; raise on failure."""
+        raise NotImplementedError
+
+    # -- shared -------------------------------------------------------------------------------------
+    @property
+    def cache(self) -> CallCache:
+        return self._cache or default_cache()
+
+    @property
+    def label(self) -> str:
+        return f"{self.model} @ {self.endpoint}"
+
+    def _count(self, name: str, n: int = 1) -> None:
+        with self._lock:
+            self._counters[name] += n
+
+    def cache_key(self, messages, *, sample: int = 0, **overrides) -> dict:
+        """The cache key of a call: endpoint, model, messages, decoding params, sample index."""
+        return {
+            "endpoint": self.endpoint,
+            "model": self.model,
+            "messages": _as_messages(messages),
+            "params": self._params(overrides),
+            "sample": int(sample),
+        }
+
+    def _replay_miss(self, messages: Messages, sample: int, n_missing: int = 1, n_total: int = 1) -> ReplayMiss:
+        what = "no cached answer" if n_total == 1 else f"{n_missing} of {n_total} calls not cached; first"
+        return ReplayMiss(
+            f"replay-only {self.label}: {what} for prompt {_prompt_preview(messages)!r} (sample {sample}). "
+            f"Fill the cache by running once with an endpoint (profile llm: replay_only: false, with base_url "
+            f"and the API key env var set), or point NLI_CACHE_DIR at a cache that holds these calls."
+        )
+
+    def _call_and_store(self, messages: Messages, key: dict) -> LLMResult:
+        try:
+            text, usage, finish = self._complete(messages, key["params"])
+        except Exception:
+            self._count("errors")
+            raise
+        value = {"text": text, "usage": usage, "finish_reason": finish, "created": time.time()}
+        self.cache.put(NAMESPACE, key, value)
+        self._count("prompt_tokens", int(usage.get("prompt_tokens") or 0))
+        self._count("completion_tokens", int(usage.get("completion_tokens") or 0))
+        return LLMResult(cached=False, **value)
+
+    def chat(self, messages, *, sample: int = 0, **overrides) -> LLMResult:
+        """One completion for `messages` (list of {"role", "content"} dicts, or a bare user string).
+
+        `sample` distinguishes repeated draws of the same prompt; `overrides` change decoding parameters
+        (temperature=..., max_tokens=..., stop=..., seed=...) for this call and are part of the cache key.
+        """
+        messages = _as_messages(messages)
+        key = self.cache_key(messages, sample=sample, **overrides)
+        hit = self.cache.get(NAMESPACE, key)
+        if hit is not None:
+            self._count("hits")
+            return LLMResult(cached=True, **hit)
+        self._count("misses")
+        if self.replay_only:
+            raise self._replay_miss(messages, sample)
+        return self._call_and_store(messages, key)
+
+    def chat_many(
+        self, list_of_messages: Sequence, *, samples: int = 1, progress: bool = True, **overrides
+    ) -> list[LLMResult | LLMError]:
+        """Completions for many prompts; result ``i * samples + s`` is sample ``s`` of prompt ``i``.
+
+        Cached items are read in one batch; misses run on a pool of `concurrency` threads, each stored as
+        it finishes (an interrupted batch resumes). A failing item yields an `LLMError` in its slot.
+        """
+        jobs = [(_as_messages(m), s) for m in list_of_messages for s in range(samples)]
+        keys = [self.cache_key(m, sample=s, **overrides) for m, s in jobs]
+        values = self.cache.get_many(NAMESPACE, keys)
+        results: list = [None if v is None else LLMResult(cached=True, **v) for v in values]
+        first_of: dict[str, int] = {}  # identical calls within the batch are sent once
+        todo, dupes = [], []
+        for j, v in enumerate(values):
+            if v is None:
+                h = key_hash(keys[j])
+                (dupes if h in first_of else todo).append(j)
+                first_of.setdefault(h, j)
+        self._count("hits", len(jobs) - len(todo) - len(dupes))
+        self._count("misses", len(todo))
+        if todo and self.replay_only:
+            raise self._replay_miss(*jobs[todo[0]], n_missing=len(todo), n_total=len(jobs))
+
+        def work(j: int):
+            try:
+                return self._call_and_store(jobs[j][0], keys[j])
+            except Exception as exc:  # noqa: BLE001 - recorded in the item's slot
+                return LLMError(self._scrub(str(exc)), type(exc).__name__, getattr(exc, "attempts", 1))
+
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=len(jobs), initial=len(jobs) - len(todo) - len(dupes), desc=self.model, unit="call")
+        try:
+            if self.concurrency == 1 or len(todo) <= 1:
+                for j in todo:
+                    results[j] = work(j)
+                    bar and bar.update()
+            else:
+                pool = ThreadPoolExecutor(max_workers=min(self.concurrency, len(todo)))
+                try:
+                    futures = {pool.submit(work, j): j for j in todo}
+                    for fut in as_completed(futures):
+                        results[futures[fut]] = fut.result()
+                        bar and bar.update()
+                finally:  # on interrupt: drop queued items, let running ones finish (and be cached)
+                    pool.shutdown(wait=True, cancel_futures=True)
+            for j in dupes:
+                results[j] = results[first_of[key_hash(keys[j])]]
+                bar and bar.update()
+        finally:
+            bar and bar.close()
+        return results
+
+    def stats(self) -> dict[str, int]:
+        """Counters since construction: hits, misses, calls, retries, errors, prompt/completion tokens."""
+        with self._lock:
+            return dict(self._counters)
+
+    def stats_table(self) -> pd.DataFrame:
+        """`stats()` as a one-row DataFrame indexed by 'model @ endpoint', for notebooks to print."""
+        s = self.stats()
+        looked_up = s["hits"] + s["misses"]
+        s["hit_rate"] = round(s["hits"] / looked_up, 3) if looked_up else float("nan")
+        return pd.DataFrame([s], index=pd.Index([self.label], name="llm"))
+
+
+class LLMClient(_CachedChat):
+    """Chat completions from an OpenAI-compatible endpoint, cached, with bounded retries.
+
+    Retries (exponential backoff with jitter, `max_retries` at most) on HTTP 429, 5xx, connection
+    errors and timeouts; any other 4xx fails at once. The SDK's own retries are disabled.
+
+    >>> llm = LLMClient(LLMConfig(base_url="http://127.0.0.1:9/v1", model="m", replay_only=True),
+    ...                 cache=CallCache(":memory:"))
+    >>> llm
+    LLMClient(model='m', base_url='http://127.0.0.1:9/v1', api_key_env='OPENAI_API_KEY', replay_only=True)
+    >>> llm.chat("hello")
+    Traceback (most recent call last):
+    ...
+    nli_lib.cache.ReplayMiss: "replay-only m @ http://127.0.0.1:9/v1: no cached answer for prompt 'hello' ...
+    """
+
+    def __init__(self, config: LLMConfig, *, cache: CallCache | None = None):
+        super().__init__(cache)
+        self.config = config
+        self.endpoint, self.model = config.base_url.rstrip("/"), config.model
+        self.concurrency, self.replay_only = config.concurrency, config.replay_only
+        self._sdk_client = None  # created on the first request (replay-only runs never need a key)
+
+    def __repr__(self) -> str:
+        c = self.config
+        return (f"LLMClient(model={c.model!r}, base_url={c.base_url!r}, api_key_env={c.api_key_env!r}, "
+                f"replay_only={c.replay_only})")
+
+    __str__ = __repr__
+
+    def _params(self, overrides: dict) -> dict:
+        c = self.config
+        params = {"temperature": c.temperature, "max_tokens": c.max_tokens, "stop": list(c.stop) or None}
+        params.update(overrides)
+        if isinstance(params.get("stop"), (tuple, str)):
+            params["stop"] = [params["stop"]] if isinstance(params["stop"], str) else list(params["stop"])
+        return params
+
+    def _sdk(self):
+        with self._lock:
+            if self._sdk_client is None:
+                import openai
+
+                self._sdk_client = openai.OpenAI(
+                    base_url=self.endpoint,
+                    api_key=os.environ.get(self.config.api_key_env) or "not-set",  # local servers need none
+                    max_retries=0,  # our retry policy is the one in force
+                    timeout=self.config.timeout_s,
+                )
+            return self._sdk_client
+
+    def _scrub(self, text: str) -> str:
+        """Remove the API key from text that may echo it (error bodies, exception strings)."""
+        secrets = {os.environ.get(self.config.api_key_env) or ""}
+        if self._sdk_client is not None:
+            secrets.add(getattr(self._sdk_client, "api_key", "") or "")
+        for secret in secrets:
+            if len(secret) >= 4:
+                text = text.replace(secret, "***")
+        return text
+
+    def _backoff(self, attempt: int, exc) -> float:
+        c = self.config
+        delay = min(c.retry_max_s, c.retry_base_s * 2 ** (attempt - 1)) + random.uniform(0, c.retry_base_s)
+        try:  # honour a server's Retry-After when it is short
+            after = float(exc.response.headers.get("retry-after"))
+            delay = max(delay, min(after, c.retry_max_s))
+        except (AttributeError, TypeError, ValueError):
+            pass
+        return delay
+
+    def _complete(self, messages: Messages, params: dict) -> tuple[str, dict, str | None]:
+        import openai
+
+        send = {k: v for k, v in params.items() if v is not None}
+        attempt = 0
+        while True:
+            self._count("calls")
+            failure = None
+            try:
+                resp = self._sdk().chat.completions.create(model=self.model, messages=messages, **send)
+            except openai.APIError as exc:
+                status = getattr(exc, "status_code", None)
+                retryable = isinstance(exc, openai.APIConnectionError) or status == 429 or (status or 0) >= 500
+                if retryable and attempt < self.config.max_retries:
+                    attempt += 1
+                    self._count("retries")
+                    time.sleep(self._backoff(attempt, exc))
+                    continue
+                # Build the error outside this block so it carries no reference to the SDK exception
+                # (whose request object holds the Authorization header).
+                failure = (f"{type(exc).__name__}: {exc}", status, type(exc).__name__)
+            if failure:
+                msg, status, kind = failure
+                tries = f" after {attempt + 1} attempts" if attempt else ""
+                raise LLMCallError(self._scrub(f"{self.label}: {msg}{tries}"), attempts=attempt + 1,
+                                   status=status, kind=kind)
+            choices = getattr(resp, "choices", None)
+            if not choices:
+                raise LLMCallError(f"{self.label}: response has no choices", attempts=attempt + 1, kind="EmptyResponse")
+            usage = resp.usage.model_dump(exclude_none=True) if getattr(resp, "usage", None) else {}
+            usage = {k: v for k, v in usage.items() if isinstance(v, (int, float))}
+            return choices[0].message.content or "", usage, choices[0].finish_reason
+
+
+class OfflineLLM(_CachedChat):
+    """The LLMClient interface over a Python function ``generate(messages) -> str`` (no network).
+
+    Calls go through the same cache (endpoint "offline://<name>"), so a warm run makes zero generator
+    calls. Change `name` (e.g. "rules-v2") when the generator's behaviour changes.
+
+    >>> llm = OfflineLLM(lambda m: m[-1]["content"].upper(), name="upper", cache=CallCache(":memory:"))
+    >>> [r.text for r in llm.chat_many(["a", "b", "a"], progress=False)]
+    ['A', 'B', 'A']
+    >>> llm.stats()["calls"]
+    2
+    """
+
+    def __init__(self, generate: Callable[[Messages], str], name: str, *, cache: CallCache | None = None,
+                 replay_only: bool = False):
+        super().__init__(cache)
+        self.generate, self.name = generate, name
+        self.endpoint, self.model, self.replay_only = f"offline://{name}", name, replay_only
+
+    def __repr__(self) -> str:
+        return f"OfflineLLM(name={self.name!r}, replay_only={self.replay_only})"
+
+    @property
+    def label(self) -> str:
+        return self.endpoint
+
+    def _complete(self, messages: Messages, params: dict) -> tuple[str, dict, str | None]:
+        self._count("calls")
+        return str(self.generate(messages)), {}, "stop"
+
+
+def make_llm(profile: Mapping | None, *, cache: CallCache | None = None) -> LLMClient | None:
+    """LLMClient from a profile's ``llm`` section; None for ``llm: null`` / ``"offline"`` / absent.
+
+    >>> make_llm({"llm": None}) is None and make_llm({"llm": "offline"}) is None
+    True
+    >>> make_llm({"llm": {"base_url": "http://localhost:8000/v1", "model": "m", "stop": ["[END]"]}}).config.stop
+    ('[END]',)
+    """
+    section = (profile or {}).get("llm") if isinstance(profile, Mapping) else None
+    if section in (None, False) or (isinstance(section, str) and section.strip().lower() in ("offline", "none", "null", "")):
+        return None
+    if not isinstance(section, Mapping):
+        raise ValueError(f"profile key 'llm' must be a mapping, null or 'offline', not {type(section).__name__}")
+    known = {f.name for f in fields(LLMConfig)}
+    if "api_key" in section:
+        raise ValueError("profile 'llm' must not contain the API key; set api_key_env to the NAME of an env var")
+    unknown = sorted(set(section) - known)
+    if unknown:
+        raise ValueError(f"unknown keys in profile 'llm': {unknown}; valid keys: {sorted(known)}")
+    return LLMClient(LLMConfig(**section), cache=cache)

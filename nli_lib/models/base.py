@@ -1,0 +1,109 @@
+"""The one protocol every classifier in the companion follows, with the call cache built in.
+
+A classifier maps (premise, hypothesis) pairs to an (n, k) probability array whose columns follow
+`self.labels` (for NLI always ("entailment", "neutral", "contradiction")). Subclasses implement
+`_predict_proba_uncached`; `predict_proba` looks every pair up in the on-disk call cache first, so a
+re-run makes no model calls and an interrupted run resumes.
+
+>>> import numpy as np
+>>> class Always(Classifier):
+...     labels, name, tier = ("entailment", "neutral", "contradiction"), "always-neutral", "offline"
+...     def _predict_proba_uncached(self, p, h): return np.tile([0.1, 0.8, 0.1], (len(p), 1))
+>>> Always(cache=CallCache(":memory:")).predict(["A man sleeps."], ["A person sleeps."])
+['neutral']
+"""
+from __future__ import annotations
+
+import hashlib
+from abc import ABC, abstractmethod
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..cache import CallCache, default_cache
+from ..config import LABELS
+
+CACHE_NAMESPACE = "classifier"
+CHUNK = 2048  # pairs per cache round-trip: bounds memory and loses at most one chunk on interruption
+
+
+def text_hash(*parts: str) -> str:
+    """Short sha256 of joined texts (for fingerprints of training data, corpora, ...)."""
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part.encode("utf-8"))
+        h.update(b"\x1f")
+    return h.hexdigest()[:16]
+
+
+class Classifier(ABC):
+    """Pair classifier with cached `predict_proba`, `predict` and `predict_frame`."""
+
+    labels: tuple[str, ...] = LABELS  # column order of the probability array
+    name: str = "classifier"  # human-readable model id, printed beside every number it produces
+    tier: str = "offline"  # 'offline' or 'paper'
+
+    def __init__(self, cache: CallCache | None = None):
+        self._cache = cache
+
+    @property
+    def cache(self) -> CallCache:
+        return self._cache or default_cache()
+
+    @property
+    def fingerprint(self) -> str:
+        """Identity of the exact model (weights + settings) for cache keys. Override when name is not enough."""
+        return self.name
+
+    @abstractmethod
+    def _predict_proba_uncached(self, premises: list[str], hypotheses: list[str]) -> np.ndarray:
+        """(n, len(labels)) probabilities, computed by the model."""
+
+    def predict_proba(self, premises: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
+        """(n, len(labels)) probabilities; cached per pair."""
+        premises, hypotheses = [str(p) for p in premises], [str(h) for h in hypotheses]
+        if len(premises) != len(hypotheses):
+            raise ValueError(f"{len(premises)} premises but {len(hypotheses)} hypotheses")
+        out = np.zeros((len(premises), len(self.labels)), dtype=np.float64)
+        for start in range(0, len(premises), CHUNK):
+            p, h = premises[start : start + CHUNK], hypotheses[start : start + CHUNK]
+            keys = [{"model": self.fingerprint, "labels": list(self.labels), "p": a, "h": b} for a, b in zip(p, h)]
+            cached = self.cache.get_many(CACHE_NAMESPACE, keys)
+            missing = sorted({i for i, v in enumerate(cached) if v is None}, key=lambda i: (p[i], h[i]))
+            unique: dict[tuple[str, str], list[int]] = {}
+            for i in missing:
+                unique.setdefault((p[i], h[i]), []).append(i)
+            if unique:
+                pairs = list(unique)
+                probs = np.asarray(self._predict_proba_uncached([a for a, _ in pairs], [b for _, b in pairs]), dtype=float)
+                self.cache.put_many(CACHE_NAMESPACE, [(keys[unique[pair][0]], probs[j].tolist()) for j, pair in enumerate(pairs)])
+                for j, pair in enumerate(pairs):
+                    for i in unique[pair]:
+                        cached[i] = probs[j].tolist()
+            out[start : start + len(p)] = np.asarray(cached, dtype=float)
+        return out
+
+    def predict(self, premises: Sequence[str], hypotheses: Sequence[str]) -> list[str]:
+        """Predicted label strings."""
+        probs = self.predict_proba(premises, hypotheses)
+        return [self.labels[i] for i in probs.argmax(axis=1)]
+
+    def predict_frame(self, df: pd.DataFrame, premise_col: str = "premise", hypothesis_col: str = "hypothesis") -> pd.DataFrame:
+        """Copy of df with `pred`, `p_<label>` columns and, when df has `label`, `correct`.
+
+        The returned rows are the raw examples behind any score computed from them.
+        """
+        probs = self.predict_proba(df[premise_col].tolist(), df[hypothesis_col].tolist())
+        out = df.copy()
+        out["pred"] = [self.labels[i] for i in probs.argmax(axis=1)]
+        for j, lab in enumerate(self.labels):
+            out[f"p_{lab}"] = probs[:, j]
+        if "label" in out:
+            out["correct"] = out["pred"] == out["label"]
+        out.attrs["model"] = self.name
+        out.attrs["tier"] = self.tier
+        return out
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, tier={self.tier!r}, labels={self.labels})"

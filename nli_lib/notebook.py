@@ -1,0 +1,97 @@
+"""What the first and last cells of every notebook call.
+
+    >>> nb = start("50_taxinli_dataset", dict(tier="offline", seed=0, quick=True))    # doctest: +SKIP
+    >>> nb.out.table(df, "table-2", ref="taxinli-table-2")                            # doctest: +SKIP
+    >>> nb.finish()          # prints cache hits/misses and what was written         # doctest: +SKIP
+
+`start` seeds every RNG, selects a headless matplotlib backend when run by papermill, and keeps the
+run's parameters so every table/figure sidecar records them (API keys are never among them: the
+profile names the environment variable, not the key).
+"""
+from __future__ import annotations
+
+import os
+import random
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .cache import default_cache
+from .config import RunInfo
+from .outputs import Outputs
+
+
+@dataclass
+class NotebookSession:
+    """Settings and writers of one notebook run."""
+
+    name: str  # notebook stem
+    params: dict  # papermill parameters (profile + quick flag)
+    out: Outputs  # table/figure writer with provenance sidecars
+    models: dict = field(default_factory=dict)  # models loaded by this run, by spec
+
+    @property
+    def quick(self) -> bool:
+        return bool(self.params.get("quick"))
+
+    @property
+    def seed(self) -> int:
+        return int(self.params.get("seed", 0))
+
+    @property
+    def tier(self) -> str:
+        return self.params.get("tier", "offline")
+
+    def run_info(self, model: str) -> RunInfo:
+        return RunInfo(tier=self.tier, model=model, seed=self.seed)
+
+    def nli_model(self, spec: str | None = None):
+        """The profile's NLI model (loaded once per run); `spec` overrides, e.g. 'tfidf-logreg'."""
+        from .models import get_nli_model
+
+        spec = spec or self.params.get("nli_model", "offline:minilm-esnli")
+        if spec not in self.models:
+            kwargs = {"epochs": int(self.params.get("nli_epochs", 2))} if spec.startswith("offline") else {}
+            self.models[spec] = get_nli_model(spec, quick=self.quick, seed=self.seed, **kwargs)
+        return self.models[spec]
+
+    def finish(self) -> pd.DataFrame:
+        """Print and return cache counters (hits/misses per namespace) and the files this run wrote."""
+        stats = pd.DataFrame(default_cache().stats()).T
+        print("call cache:", default_cache().path)
+        print(stats.to_string() if len(stats) else "(no cached calls)")
+        print(f"{len(self.out.written)} outputs written:")
+        for path in self.out.written:
+            print("  ", path)
+        return stats
+
+
+PARAM_NAMES = ("tier", "seed", "quick", "profile_name", "nli_model", "nli_epochs", "baselines", "embedder", "llm",
+               "extra_models")
+
+
+def start(name: str, params: dict) -> NotebookSession:
+    """Seed RNGs, configure plotting, and return the session object for a notebook.
+
+    `params` may be the notebook's `globals()`: only profile keys (PARAM_NAMES) are taken from it.
+    """
+    params = {k: params[k] for k in PARAM_NAMES if k in params}
+    seed = int(params.get("seed", 0))
+    random.seed(seed)
+    np.random.seed(seed)
+    try:
+        import torch
+
+        torch.manual_seed(seed)
+    except ImportError:
+        pass
+    if os.environ.get("MPLBACKEND") == "Agg":
+        import matplotlib
+
+        matplotlib.use("Agg")
+    safe = {k: v for k, v in params.items() if "key" not in k.lower() or k == "api_key_env"}
+    session = NotebookSession(name=name, params=safe, out=Outputs(name, params=safe, tier=params.get("tier", "offline"),
+                                                                  seed=seed))
+    print(f"notebook {name} · tier {session.tier} · seed {seed} · quick={session.quick}")
+    return session

@@ -1,0 +1,65 @@
+"""Call cache, outputs/index and paper-value registry."""
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from nli_lib.cache import CacheCorruptError, CallCache, key_hash  # noqa: E402
+from nli_lib.outputs import Outputs, rebuild_index  # noqa: E402
+from nli_lib.paper_values import beside_paper, paper_value  # noqa: E402
+
+
+def test_cache_roundtrip_persists_and_counts(tmp_path):
+    path = tmp_path / "c.sqlite"
+    c = CallCache(path)
+    assert c.get("llm", {"m": "x", "msg": [1]}) is None
+    c.put("llm", {"m": "x", "msg": [1]}, {"text": "hi"})
+    again = CallCache(path)  # a new process sees what the first stored
+    assert again.get("llm", {"msg": [1], "m": "x"}) == {"text": "hi"}  # key order does not matter
+    assert again.get_many("llm", [{"m": "x", "msg": [1]}, {"m": "y"}]) == [{"text": "hi"}, None]
+    assert again.stats()["llm"] == {"hits": 2, "misses": 1, "writes": 0}
+    assert c.stats()["llm"] == {"hits": 0, "misses": 1, "writes": 1}
+
+
+def test_corrupt_cache_entry_is_reported(tmp_path):
+    path = tmp_path / "c.sqlite"
+    c = CallCache(path)
+    c.put("nli", {"a": 1}, [0.1, 0.9])
+    con = sqlite3.connect(path)
+    con.execute("UPDATE ns_nli SET value='{not json' WHERE k=?", (key_hash({"a": 1}),))
+    con.commit()
+    with pytest.raises(CacheCorruptError, match="corrupt"):
+        CallCache(path).get("nli", {"a": 1})
+
+
+def test_outputs_write_sidecars_and_index(tmp_path, monkeypatch):
+    monkeypatch.setenv("NLI_OUTPUT_DIR", str(tmp_path))
+    out = Outputs("99_demo", params={"quick": True}, tier="offline", seed=3)
+    out.table(pd.DataFrame({"a": [1, 2]}), "t1", ref="taxinli-table-2", models=["m1"], caption="demo")
+    fig, ax = plt.subplots()
+    ax.plot([0, 1])
+    out.figure(fig, "f1", ref="taxinli-fig-5", models=["m1"])
+    side = json.loads((tmp_path / "tables/99_demo/t1.json").read_text())
+    assert side["tier"] == "offline" and side["seed"] == 3 and side["models"] == ["m1"] and "nli_lib_hash" in side
+    assert (tmp_path / "tables/99_demo/t1.md").read_text().startswith("**taxinli-table-2**")
+    assert (tmp_path / "figures/99_demo/f1.pdf").is_file()
+    index = pd.read_csv(tmp_path / "tables/index.csv")
+    assert set(index["ref"]) == {"taxinli-table-2", "taxinli-fig-5"} and set(index["tier"]) == {"offline"}
+    assert len(rebuild_index(tmp_path)) == 2
+    with pytest.raises(ValueError, match="paper reference"):
+        out.table(pd.DataFrame(), "bad", ref="table-2")
+
+
+def test_paper_values_lookup():
+    assert paper_value("taxinli-table-2", "total datapoints") == 10071
+    with pytest.raises(KeyError, match="known"):
+        paper_value("taxinli-table-2", "nope")
+    df = beside_paper({"total datapoints": 10070}, "taxinli-table-2", tier="offline")
+    assert df.loc[0, "difference"] == -1

@@ -1,0 +1,558 @@
+"""LLM client, offline stand-in and prompt templates, against a scripted local OpenAI-compatible server.
+
+The server (127.0.0.1, random free port, a thread) speaks POST /v1/chat/completions. Each test scripts
+its behaviour: ``fake.script`` is a queue of actions consumed one per request (("ok", text),
+("status", code), ("slow", seconds)); when it is empty the server echoes the last user message, and
+answers 400 (echoing the Authorization header, as some real APIs do) to prompts containing "FAIL400".
+"""
+from __future__ import annotations
+
+import json
+import re
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from nli_lib.cache import CallCache, ReplayMiss
+from nli_lib.llm import (PROMPTS, LLMCallError, LLMClient, LLMConfig, LLMError, LLMResult, OfflineLLM, Parsed,
+                         make_llm)
+from nli_lib.llm import prompts as P
+
+SENTINEL = "sk-test-SENTINEL-9f8e7d6c5b4a"
+KEY_ENV = "NLI_TEST_LLM_KEY"
+PAPERS = Path("/work/shared/papers")
+
+
+# ------------------------------------------------------------------------------------------------
+# Fake OpenAI-compatible server
+# ------------------------------------------------------------------------------------------------
+
+class FakeOpenAI:
+    def __init__(self):
+        self.script: list[tuple] = []
+        self.requests: list[dict] = []
+        self.lock = threading.Lock()
+
+    def next_action(self, body: dict) -> tuple:
+        with self.lock:
+            if self.script:
+                return self.script.pop(0)
+        last = [m["content"] for m in body["messages"] if m["role"] == "user"][-1]
+        if "FAIL400" in last:
+            return ("status", 400)
+        return ("ok", f"echo: {last}")
+
+    @property
+    def n(self) -> int:
+        return len(self.requests)
+
+
+def _completion(model: str, text: str) -> dict:
+    return {
+        "id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()), "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10},
+    }
+
+
+class _Handler(BaseHTTPRequestHandler):
+    def do_POST(self):  # noqa: N802
+        fake: FakeOpenAI = self.server.fake
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        auth = self.headers.get("Authorization", "")
+        with fake.lock:
+            fake.requests.append({"path": self.path, "body": body, "auth": auth})
+        action = fake.next_action(body)
+        if self.path.rstrip("/") != "/v1/chat/completions":
+            action = ("status", 404)
+        status, payload = 200, None
+        if action[0] == "slow":
+            time.sleep(action[1])
+            payload = _completion(body["model"], "slow answer")
+        elif action[0] == "status":
+            status = action[1]
+            payload = {"error": {"message": f"scripted {status}; you sent {auth}", "type": "test", "code": status}}
+        else:
+            payload = _completion(body["model"], action[1])
+        data = json.dumps(payload).encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except OSError:  # the client gave up (timeout test)
+            pass
+
+    def log_message(self, *args):
+        pass
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+
+    def handle_error(self, request, client_address):
+        pass
+
+
+@pytest.fixture
+def fake():
+    server = _Server(("127.0.0.1", 0), _Handler)
+    server.fake = FakeOpenAI()
+    server.fake.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    yield server.fake
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def cache_path(tmp_path):
+    return tmp_path / "calls.sqlite"
+
+
+@pytest.fixture
+def make_client(fake, cache_path, monkeypatch):
+    monkeypatch.setenv(KEY_ENV, SENTINEL)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+
+    def make(**settings) -> LLMClient:
+        cfg = dict(base_url=fake.url, model="fake-model", api_key_env=KEY_ENV, timeout_s=0.5, max_retries=3,
+                   retry_base_s=0.001, retry_max_s=0.01, concurrency=3)
+        cfg.update(settings)
+        return LLMClient(LLMConfig(**cfg), cache=CallCache(cache_path))
+
+    return make
+
+
+MSG = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Premise: A man sleeps. Hypothesis: ..."}]
+
+
+# ------------------------------------------------------------------------------------------------
+# Client: cache, keys, replay
+# ------------------------------------------------------------------------------------------------
+
+def test_chat_then_cache_hit_makes_no_request(fake, make_client):
+    llm = make_client()
+    first = llm.chat(MSG)
+    assert isinstance(first, LLMResult) and not first.cached
+    assert first.text == "echo: Premise: A man sleeps. Hypothesis: ..."
+    assert first.usage["prompt_tokens"] == 7 and first.finish_reason == "stop" and first.created > 0
+    assert fake.n == 1 and fake.requests[0]["auth"] == f"Bearer {SENTINEL}"  # the key is used ...
+    assert fake.requests[0]["body"]["temperature"] == 0.0 and fake.requests[0]["body"]["max_tokens"] == 512
+
+    second = llm.chat(MSG)
+    assert second.cached and second.text == first.text and second.created == first.created
+    assert fake.n == 1  # zero HTTP requests for a hit
+    fresh = make_client().chat(MSG)  # a new client on the same cache file: still no request
+    assert fresh.cached and fake.n == 1
+    s = llm.stats()
+    assert (s["hits"], s["misses"], s["calls"], s["prompt_tokens"], s["completion_tokens"]) == (1, 1, 1, 7, 3)
+
+
+def test_sample_index_and_overrides_change_the_key(fake, make_client):
+    llm = make_client()
+    assert llm.cache_key(MSG, sample=0) != llm.cache_key(MSG, sample=1)
+    llm.chat(MSG)
+    assert not llm.chat(MSG, sample=1).cached and fake.n == 2
+    assert llm.chat(MSG, sample=1).cached and fake.n == 2
+    assert not llm.chat(MSG, temperature=0.7).cached and fake.n == 3
+    assert fake.requests[-1]["body"]["temperature"] == 0.7
+    other_model = make_client(model="other-model")
+    assert not other_model.chat(MSG).cached and fake.n == 4
+    key = llm.cache_key(MSG, sample=2)
+    assert set(key) == {"endpoint", "model", "messages", "params", "sample"} and key["messages"] == MSG
+
+
+def test_stop_sequences_are_sent(fake, make_client):
+    make_client(stop=("[END]",)).chat("hi")
+    assert fake.requests[-1]["body"]["stop"] == ["[END]"]
+
+
+def test_replay_only_miss_raises_and_hit_works(fake, make_client):
+    replay = make_client(replay_only=True)
+    with pytest.raises(ReplayMiss) as err:
+        replay.chat(MSG)
+    text = str(err.value)
+    assert "Premise: A man sleeps." in text and "endpoint" in text and "replay_only: false" in text
+    with pytest.raises(ReplayMiss):
+        replay.chat_many([MSG, "another prompt"], progress=False)
+    assert fake.n == 0  # nothing was sent
+
+    make_client().chat(MSG)  # fill the cache with an endpoint
+    assert fake.n == 1
+    hit = replay.chat(MSG)
+    assert hit.cached and hit.text.startswith("echo:") and fake.n == 1
+    assert replay.chat_many([MSG], progress=False)[0].cached
+
+
+def test_replay_miss_message_shows_first_80_chars(make_client):
+    long = "x" * 200
+    with pytest.raises(ReplayMiss) as err:
+        make_client(replay_only=True).chat(long)
+    assert "x" * 80 in str(err.value) and "x" * 81 not in str(err.value)
+
+
+# ------------------------------------------------------------------------------------------------
+# Retries
+# ------------------------------------------------------------------------------------------------
+
+def test_retry_after_429(fake, make_client):
+    fake.script = [("status", 429)]
+    llm = make_client()
+    assert llm.chat(MSG).text.startswith("echo:")
+    assert fake.n == 2 and llm.stats()["retries"] == 1 and llm.stats()["calls"] == 2
+
+
+def test_retry_after_500_twice(fake, make_client):
+    fake.script = [("status", 500), ("status", 503)]
+    llm = make_client()
+    assert not llm.chat(MSG).cached
+    assert fake.n == 3 and llm.stats()["retries"] == 2 and llm.stats()["errors"] == 0
+
+
+def test_retry_after_timeout(fake, make_client):
+    fake.script = [("slow", 1.5)]
+    llm = make_client(timeout_s=0.3)
+    t0 = time.monotonic()
+    result = llm.chat(MSG)
+    assert result.text.startswith("echo:") and time.monotonic() - t0 < 1.4
+    assert fake.n == 2 and llm.stats()["retries"] == 1
+
+
+def test_no_retry_on_400_and_key_scrubbed(fake, make_client):
+    llm = make_client()
+    with pytest.raises(LLMCallError) as err:
+        llm.chat("please FAIL400 now")
+    assert fake.n == 1 and llm.stats()["retries"] == 0 and llm.stats()["errors"] == 1
+    assert err.value.status == 400 and err.value.attempts == 1
+    assert "scripted 400" in str(err.value) and "***" in str(err.value)  # the server echoed the key ...
+    assert SENTINEL not in str(err.value) and SENTINEL not in repr(err.value)  # ... and we removed it
+    assert err.value.__cause__ is None and err.value.__context__ is None  # no SDK exception (with headers) attached
+
+
+def test_retries_are_bounded(fake, make_client):
+    fake.script = [("status", 500)] * 10
+    llm = make_client(max_retries=2)
+    with pytest.raises(LLMCallError) as err:
+        llm.chat(MSG)
+    assert fake.n == 3 and err.value.attempts == 3 and llm.stats()["retries"] == 2
+
+
+def test_connection_errors_are_retried(make_client):
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    llm = make_client(base_url=f"http://127.0.0.1:{port}/v1", max_retries=2)
+    with pytest.raises(LLMCallError) as err:
+        llm.chat(MSG)
+    assert err.value.kind == "APIConnectionError" and llm.stats()["retries"] == 2 and llm.stats()["calls"] == 3
+
+
+# ------------------------------------------------------------------------------------------------
+# Batches
+# ------------------------------------------------------------------------------------------------
+
+def test_chat_many_keeps_others_when_one_item_fails(fake, make_client):
+    prompts = ["item a", "item b FAIL400", "item c", "item d"]
+    llm = make_client()
+    results = llm.chat_many(prompts, progress=False)
+    assert [type(r) for r in results] == [LLMResult, LLMError, LLMResult, LLMResult]
+    assert [r.ok for r in results] == [True, False, True, True]
+    assert "400" in results[1].error and SENTINEL not in results[1].error and results[1].kind == "LLMCallError"
+    assert results[2].text == "echo: item c" and fake.n == 4 and llm.stats()["errors"] == 1
+
+    again = make_client().chat_many(prompts, progress=True)  # resumes: only the failed item is re-sent
+    assert fake.n == 5
+    assert [r.cached for r in again if isinstance(r, LLMResult)] == [True, True, True]
+
+
+def test_chat_many_samples_order_and_duplicates(fake, make_client):
+    llm = make_client()
+    results = llm.chat_many(["p", "q", "p"], samples=2, progress=False)
+    assert len(results) == 6 and fake.n == 4  # (p,0) (p,1) (q,0) (q,1); the repeated p is sent once
+    assert [r.text for r in results] == ["echo: p", "echo: p", "echo: q", "echo: q", "echo: p", "echo: p"]
+    samples_sent = sorted((r["body"]["messages"][-1]["content"]) for r in fake.requests)
+    assert samples_sent == ["p", "p", "q", "q"]
+    assert llm.chat("p", sample=1).cached
+
+
+def test_stats_table(fake, make_client):
+    llm = make_client()
+    llm.chat_many(["a", "b"], progress=False)
+    llm.chat("a")
+    table = llm.stats_table()
+    assert isinstance(table, pd.DataFrame) and len(table) == 1
+    row = table.iloc[0]
+    assert (row["hits"], row["misses"], row["calls"], row["prompt_tokens"]) == (1, 2, 2, 14)
+    assert table.index[0] == f"fake-model @ {fake.url}"
+
+
+# ------------------------------------------------------------------------------------------------
+# The API key never leaks
+# ------------------------------------------------------------------------------------------------
+
+def test_api_key_never_stored_or_shown(fake, make_client, cache_path):
+    fake.script = [("status", 429)]
+    llm = make_client()
+    results = llm.chat_many(["one", "two FAIL400", "three"], progress=False)
+    llm.chat("four")
+    with pytest.raises(LLMCallError) as err:
+        llm.chat("five FAIL400")
+    assert any(r["auth"] == f"Bearer {SENTINEL}" for r in fake.requests)  # it was sent to the server
+
+    shown = [repr(llm), str(llm), repr(llm.config), repr(results), str(results), repr(err.value), str(err.value),
+             repr(llm.stats()), llm.stats_table().to_string(), json.dumps(llm.cache_key("one"))]
+    for text in shown:
+        assert SENTINEL not in text
+    llm.cache._conn.execute("PRAGMA wal_checkpoint(FULL)")
+    files = [p for p in cache_path.parent.iterdir() if p.name.startswith(cache_path.name)]
+    assert files
+    for path in files:
+        assert SENTINEL.encode() not in path.read_bytes()
+    assert b"echo: one" in cache_path.read_bytes()  # the answers are there
+
+
+def test_make_llm_from_profile(cache_path):
+    assert make_llm({"llm": None}) is None
+    assert make_llm({"llm": "offline"}) is None
+    assert make_llm({}) is None
+    llm = make_llm({"llm": {"base_url": "http://127.0.0.1:1/v1", "model": "m", "temperature": 0, "stop": ["[END]"]}},
+                   cache=CallCache(cache_path))
+    assert isinstance(llm, LLMClient) and llm.config.stop == ("[END]",) and llm.config.temperature == 0
+    with pytest.raises(ValueError) as err:
+        make_llm({"llm": {"base_url": "u", "model": "m", "api_key": SENTINEL}})
+    assert SENTINEL not in str(err.value)
+    with pytest.raises(ValueError, match="unknown keys"):
+        make_llm({"llm": {"base_url": "u", "model": "m", "temprature": 0}})
+
+
+# ------------------------------------------------------------------------------------------------
+# OfflineLLM
+# ------------------------------------------------------------------------------------------------
+
+def test_offline_llm_uses_the_cache(cache_path):
+    calls = []
+
+    def generate(messages):
+        calls.append(messages)
+        return "e\nA man is a person. [END]"
+
+    llm = OfflineLLM(generate, name="rules-v1", cache=CallCache(cache_path))
+    t = PROMPTS["atoms.B1"]
+    msgs = t.render(premise="A man sleeps.", hypothesis="A person sleeps.")
+    first, second = llm.chat(msgs), llm.chat(msgs)
+    assert len(calls) == 1 and not first.cached and second.cached
+    assert t.parse(second.text).value == "entailment"
+    assert llm.cache_key(msgs)["endpoint"] == "offline://rules-v1"
+
+    warm = OfflineLLM(generate, name="rules-v1", cache=CallCache(cache_path))
+    assert all(r.cached for r in warm.chat_many([msgs, msgs], progress=False)) and len(calls) == 1
+    OfflineLLM(generate, name="rules-v2", cache=CallCache(cache_path)).chat(msgs)
+    assert len(calls) == 2  # another generator name is another key
+    assert llm.stats()["calls"] == 1 and llm.stats_table().index[0] == "offline://rules-v1"
+
+
+def test_offline_llm_errors_and_replay(cache_path):
+    def generate(messages):
+        if "boom" in messages[-1]["content"]:
+            raise RuntimeError("generator failed")
+        return "ok"
+
+    llm = OfflineLLM(generate, name="g", cache=CallCache(cache_path))
+    results = llm.chat_many(["fine", "boom"], progress=False)
+    assert isinstance(results[0], LLMResult) and isinstance(results[1], LLMError)
+    assert "generator failed" in results[1].error
+    replay = OfflineLLM(generate, name="g", cache=CallCache(cache_path), replay_only=True)
+    assert replay.chat("fine").cached
+    with pytest.raises(ReplayMiss):
+        replay.chat("boom")
+
+
+# ------------------------------------------------------------------------------------------------
+# Prompt templates
+# ------------------------------------------------------------------------------------------------
+
+FIELDS = {
+    "sentence": "A man in an orange vest stands on a dock.", "premise": "A man sleeps on a bench.",
+    "hypothesis": "A man is resting.", "context": "A man sleeps on a bench.", "evidence": "He is snoring.",
+    "critical_atom": "The dog is brown.", "SNIPPETS": ["Carnaby Street is pedestrianised.", "It is in Soho."],
+    "ANCHOR_TEXT": "A woman looks into a window.", "FACT_LIST_JSON": ["Carnaby Street is pedestrianised."],
+    "explanation": "A dog is not a cat.", "A": "dog", "B": "cat", "phrase1": "2 car bombs", "phrase2": "Car bombing",
+}
+
+# key -> (well-formed answer, expected value, malformed answer)
+ANSWERS = {
+    "atoms.A1": ("FACTS:\n1. There is a man.\n2) The man wears a vest.\n- The vest is orange.\n[END]",
+                 ["There is a man.", "The man wears a vest.", "The vest is orange."], "[END]"),
+    "atoms.B1": ("'c'\nSleeping is not resting... actually it is. [END]", "contradiction", "Maybe? Hard to say."),
+    "atoms.C1": ("More.\nSnoring shows he is asleep. [END]", "strengthener", "It depends on the situation."),
+    "atoms.C2": ("none\nThe evidence is unrelated. [END]", "no effect", "I think it could go either way."),
+    "atoms.D1": ("Question: What color is the dog?", "What color is the dog?", "The dog is brown."),
+    "factnli.B1": ('```json\n{"facts": [{"text": "Carnaby Street is pedestrianised.,"}, {"text": "Carnaby Street is in Soho."}]}\n```',
+                   ["Carnaby Street is pedestrianised.", "Carnaby Street is in Soho."], "Facts: Carnaby Street."),
+    "factnli.B2": ('{"fusion_result": "A woman looks into a window on pedestrianised Carnaby Street."}',
+                   "A woman looks into a window on pedestrianised Carnaby Street.", '{"result": "x"}'),
+    "ftc.extract.C": (" dog\nB: cat", {"A": "dog", "B": "cat"}, "dog and cat"),
+    "ftc.extract.E": ("A: guy on the phone\nB: sitting at a desk\n\nExplanation: next",
+                      {"A": "guy on the phone", "B": "sitting at a desk"}, ""),
+    "ftc.extract.N": ("A: looking\nB: waiting for their turn", {"A": "looking", "B": "waiting for their turn"},
+                      "A: looking"),
+    "ftc.transform.C": (" There is a cat running\n\nHypothesis: more", "There is a cat running", "   "),
+    "ftc.transform.E": ("Counterfactual: The animal is barking at the girl.", "The animal is barking at the girl.", ""),
+    "ftc.transform.N": (" A: The man is looking.; B: The man waits for his turn.",
+                        {"A": "The man is looking.", "B": "The man waits for his turn."}, "The man is looking."),
+    "phrasis.relation": ("FORW (forward entailment)", "FORW", "These phrases are about bombs."),
+}
+
+
+def test_registry_keys():
+    assert set(PROMPTS) == set(ANSWERS)
+    assert all(t.name == k for k, t in PROMPTS.items())
+
+
+@pytest.mark.parametrize("key", sorted(ANSWERS))
+def test_prompt_renders_and_parses(key):
+    t = PROMPTS[key]
+    messages = t.render(**{f: FIELDS[f] for f in t.fields})
+    assert messages[-1]["role"] == "user" and all(isinstance(m["content"], str) for m in messages)
+    user = messages[-1]["content"]
+    for name in t.fields:
+        assert "{" + name + "}" not in user
+    assert "{shots}" not in user
+    good, expected, bad = ANSWERS[key]
+    parsed = t.parse(good)
+    assert isinstance(parsed, Parsed) and parsed.ok, parsed.error
+    assert parsed.value == expected and parsed.raw == good
+    broken = t.parse(bad)
+    assert not broken.ok and broken.value is None and broken.raw == bad and broken.error
+    assert not t.parse(None).ok  # never raises
+
+
+def test_render_details():
+    with pytest.raises(KeyError, match="premise"):
+        PROMPTS["atoms.B1"].render(hypothesis="h")
+    zero = PROMPTS["atoms.A1"].render(sentence="S.")[-1]["content"]
+    two = PROMPTS["atoms.A1"].render(sentence="S.", shots=2)[-1]["content"]
+    assert "A man is trying to finish" not in zero and "A man is trying to finish" in two
+    assert two.endswith("SENTENCE: S.\n\nFACTS:")
+    own = PROMPTS["atoms.B1"].render(premise="p", hypothesis="h", shots=[
+        {"premise": "A dog runs.", "hypothesis": "An animal runs.", "label": "entailment", "explanation": "Dogs are animals."}])
+    assert "Hypothesis: An animal runs." in own[-1]["content"] and "\ne\nDogs are animals.\n[END]" in own[-1]["content"]
+    ftc = PROMPTS["ftc.extract.C"].render(explanation="A cat is not a dog.")
+    assert ftc[0]["role"] == "system" and ftc[-1]["content"].count("Explanation:") == 6
+    assert ftc[-1]["content"].endswith("Explanation: A cat is not a dog.\nA:")
+    n = PROMPTS["ftc.transform.N"].render(hypothesis="h", A="a", B="b")[-1]["content"]
+    assert "Counterfactual: A: The skateboarders are looking.; B: The skateboarders are waiting for their turn." in n
+    assert PROMPTS["ftc.transform.C"].exemplars == PROMPTS["ftc.transform.E"].exemplars
+    fused = PROMPTS["factnli.B2"].render(anchor_text="Anchor.", fact_list_json=["F one."])[-1]["content"]
+    assert 'Anchor.\n{"facts": [{"text": "F one."}]}' in fused and '"fusion_result": "<fused_paragraph>"' in fused
+    snip = PROMPTS["factnli.B1"].render(SNIPPETS=["s1", "s2"])[-1]["content"]
+    assert "[Inputs]\n1. s1\n2. s2\n" in snip and 'return {"facts": []} exactly.' in snip
+
+
+def test_parsers_are_tolerant():
+    nli = PROMPTS["atoms.B1"].parse
+    for text, label in [("e", "entailment"), ("N.", "neutral"), ("Answer: c", "contradiction"),
+                        ("**Entailment** - the premise says so", "entailment"), ("(n) cannot tell", "neutral"),
+                        ("The hypothesis contradicts the premise.\n[END]", "contradiction")]:
+        assert nli(text).value == label, text
+    assert P.parse_facts('{"facts": []}') == []
+    assert P.parse_facts('{"facts": [{"text": "a"}, {"text": "b"},]}') == ["a", "b"]
+    assert P.parse_scale5("(+1)") == 1 and P.parse_scale5("strongly strengthens") == 2
+    assert P.parse_scale5("invalid") == "invalid" and P.parse_scale5("0, no effect") == 0
+    with pytest.raises(ValueError):
+        P.parse_scale5("very much")
+    c2 = PROMPTS["atoms.C2"].parse
+    assert c2("less\nbecause") .value == "weakener" and c2("-2").value == "weakener" and c2("+1").value == "strengthener"
+    assert c2("invalid atom").value == "invalid"
+    rel = PROMPTS["phrasis.relation"].parse
+    assert rel("unrelated").value == "UNR" and rel("Label: REL").value == "REL" and rel("backward entailment").value == "BACK"
+    assert rel("Similar").value == "SIMI" and rel("OPPOSITION").value == "OPPO" and rel("EQUIVALENT").value == "EQUI"
+    assert P.parse_atoms('["a1", "a2"]') == ["a1", "a2"]
+    assert P.parse_atoms("$a_1$: There is a person.\n$a_2$: The person is a man.") == ["There is a person.", "The person is a man."]
+
+
+def test_unparsable_answers_from_the_server(fake, make_client):
+    fake.script = [("ok", "I am not sure what you mean."), ("ok", "")]
+    llm = make_client()
+    t = PROMPTS["atoms.B1"]
+    answers = llm.chat_many([t.render(premise="p1", hypothesis="h"), t.render(premise="p2", hypothesis="h")],
+                            progress=False)
+    parsed = [t.parse(a.text) for a in answers]
+    assert [p.ok for p in parsed] == [False, False]
+    assert {p.raw for p in parsed} == {"I am not sure what you mean.", ""}
+
+
+def test_exemplar_rows():
+    assert {len(v) for v in P.FTC_EXTRACT_EXAMPLES.values()} == {5}
+    assert len(P.FTC_TRANSFORM_EXAMPLES["CE"]) == 5 and len(P.FTC_TRANSFORM_EXAMPLES["N"]) == 4
+    assert len(P.QUD_EXAMPLES) == 9 and P.QUD_EXAMPLES[1] == {"atom": "The dog is brown.", "qud": "What color is the dog?",
+                                                              "source": "atoms Table 9"}
+    critical = [r["hypothesis"] for r in P.DEFEASIBLE_ATOM_EXAMPLES if r["critical"] and r["scale"] is not None]
+    assert critical == ["The thing the person is trying to do is finish.", "The person is a garbage man.",
+                        "The person is sweeping up a spill."]
+    assert {r["label"] for r in P.NLI_EXAMPLES} == {"entailment", "neutral", "contradiction"}
+    assert all(r["label"] in P.PHRASE_LABELS for r in P.PHRASIS_EXAMPLES)
+
+
+# ------------------------------------------------------------------------------------------------
+# Wording checked against the papers' text (skipped where the papers are not present)
+# ------------------------------------------------------------------------------------------------
+
+PAPER_FILES = {"atoms": "atoms-nli-under-the-microscope.txt", "factnli": "factnli-fact-based-augmentation.txt",
+               "ftc": "ftc-faithfulness-through-counterfactuals.txt", "phrasis": "phrasis-causal-coherence.txt"}
+
+
+def _paper(name: str) -> str:
+    path = PAPERS / PAPER_FILES[name]
+    if not path.exists():
+        pytest.skip(f"{path} not available")
+    return path.read_text(encoding="utf-8")
+
+
+def _norm(text: str) -> str:
+    """Drop PDF artefacts: bold markers, margin line numbers, hyphenated line breaks, whitespace."""
+    text = text.replace("**", "").replace("<b>", "").replace("</b>", "")
+    text = re.sub(r"(?m)^[ \t]*\d{3,}[ \t]?", "", text)
+    text = re.sub(r"(?<=[.])\d{3,}(?=\s)", "", text)
+    text = re.sub(r"-[ \t]*\n\s*", "", text)
+    return re.sub(r"\s+", "", text)
+
+
+@pytest.mark.parametrize("key", ["atoms.A1", "atoms.B1", "atoms.C1", "atoms.C2", "atoms.D1", "factnli.B1", "factnli.B2"])
+def test_verbatim_prompts_match_the_papers(key):
+    t = PROMPTS[key]
+    text = t.template.replace("{shots}", "").replace("{critical_atom}", "critical atom")
+    assert _norm(text) in _norm(_paper(t.paper))
+
+
+def test_exemplar_strings_are_in_the_papers():
+    strings = {"ftc": [], "atoms": [], "phrasis": [], "factnli": []}
+    for rows in P.FTC_EXTRACT_EXAMPLES.values():
+        strings["ftc"] += [s for r in rows for s in (r["explanation"], r["A"], r["B"])]
+    for rows in P.FTC_TRANSFORM_EXAMPLES.values():
+        for r in rows:
+            strings["ftc"] += [r["hyp_original"], r["A"], r["B"]]
+            strings["ftc"] += [x.strip().rstrip(";") for x in re.split(r"\b[AB]: ", r["hyp_cf"]) if x.strip()]
+    for r in P.ATOM_DECOMPOSITIONS:
+        strings["atoms"] += [r["sentence"], *r["atoms"], *r["invalid_atoms"], *r.get("missing_atoms", [])]
+    for r in P.NLI_EXAMPLES + P.DEFEASIBLE_EXAMPLES + P.DEFEASIBLE_ATOM_EXAMPLES:
+        strings["atoms"] += [r["premise"], r["hypothesis"], r.get("update", "")]
+    strings["atoms"] += [s for r in P.QUD_EXAMPLES for s in (r["atom"], r["qud"])]
+    strings["phrasis"] += [s for r in P.PHRASIS_EXAMPLES for s in (r["phrase1"], r["phrase2"])]
+    c = P.FACTNLI_CASE_STUDY
+    strings["factnli"] += [c["premise"], c["hypothesis"], *c["L1_facts"], c["L1_premise"], c["L1_hypothesis"]]
+    for paper, items in strings.items():
+        text = _norm(_paper(paper))
+        missing = [s for s in items if s and _norm(s) not in text]
+        assert not missing, (paper, missing)

@@ -1,0 +1,660 @@
+"""Loaders (nli_lib/data/loaders.py) on hand-written fixtures, on the real mirror, and fetch() error paths.
+
+Real-data tests run only when NLI_DATA_MIRROR points at the offline mirror:
+
+    NLI_DATA_MIRROR=/work/shared/data pytest tests/test_loaders.py -q
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import importlib
+import io
+import os
+import pickle
+import time
+import urllib.error
+import urllib.request
+import warnings
+import zipfile
+from collections import Counter, OrderedDict
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from nli_lib.config import LABELS, REPO_ROOT
+from nli_lib.data import loaders as L
+from nli_lib.data.fetch import DataError
+from nli_lib.data.loaders import MalformedDataError, MalformedRowWarning
+
+fetch_mod = importlib.import_module("nli_lib.data.fetch")  # the package re-exports fetch() under the module's name
+
+TAXINLI_Q2 = L.TAXINLI_NEUTRAL_FEATURES
+FIX = REPO_ROOT / "data" / "fixtures"
+MIRROR = os.environ.get("NLI_DATA_MIRROR")
+needs_mirror = pytest.mark.skipif(not MIRROR, reason="NLI_DATA_MIRROR not set: real-data tests need the offline mirror")
+
+ESNLI_PATHS = {name: FIX / "esnli" / f"{name}.dev" for name in L.ESNLI_FILES}
+
+
+def load_dropping(loader, *args, **kwargs) -> tuple[pd.DataFrame, str]:
+    """Run a loader that must warn exactly once about dropped rows; return the frame and the warning text."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        df = loader(*args, **kwargs)
+    messages = [str(w.message) for w in caught if issubclass(w.category, MalformedRowWarning)]
+    assert len(messages) == 1, messages
+    return df, messages[0]
+
+
+def assert_schema(df: pd.DataFrame, labels=LABELS) -> None:
+    assert list(df.columns[:4]) == ["premise", "hypothesis", "label", "pair_id"]
+    assert set(df["label"]) <= set(labels)
+    for col in ("premise", "hypothesis"):
+        assert df[col].map(lambda s: isinstance(s, str) and s == s.strip() and s != "").all(), col
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Fixtures: schema, label mapping, malformed rows in both modes, path overrides
+# ---------------------------------------------------------------------------------------------------------------
+
+def test_esnli_fixture():
+    df, message = load_dropping(L.load_esnli, "dev", paths=ESNLI_PATHS)
+    assert_schema(df)
+    assert list(df.columns) == list(L.ESNLI_COLUMNS)
+    assert df["label"].tolist() == ["entailment", "neutral", "contradiction"]
+    assert df["pair_id"].tolist() == ["esnli-dev-000000", "esnli-dev-000001", "esnli-dev-000002"]
+    assert df.loc[0, "premise"] == "A wug is sitting on a fixture bench ."  # trailing space stripped
+    assert df.loc[2, "explanation_2"] == "daxes are somebody ."
+    assert df.attrs["dropped"] == 2
+    assert df.attrs["source"] == [str(ESNLI_PATHS[n]) for n in L.ESNLI_FILES]
+    assert f"{ESNLI_PATHS['labels']}:4" in message and "unknown label" in message
+    assert f"{ESNLI_PATHS['s2']}:5" in message and "empty text" in message
+
+
+def test_esnli_strict_and_misaligned(tmp_path):
+    with pytest.raises(MalformedDataError, match=r"labels\.dev:4"):
+        L.load_esnli("dev", paths=ESNLI_PATHS, strict=True)
+    short = tmp_path / "s2.dev"
+    short.write_text("only one line\n")
+    with pytest.raises(DataError, match="not line-aligned") as err:
+        L.load_esnli("dev", paths={**ESNLI_PATHS, "s2": short})
+    assert f"{short}=1" in str(err.value) and "=5" in str(err.value)
+    with pytest.raises(ValueError, match="split must be one of"):
+        L.load_esnli("train", paths=ESNLI_PATHS)
+
+
+def test_snli_jsonl_fixture():
+    path = FIX / "snli" / "snli_1.0_dev.jsonl"
+    df, message = load_dropping(L.load_snli_jsonl, "dev", path=path)
+    assert_schema(df)
+    assert df["label"].tolist() == ["entailment", "neutral", "contradiction"]
+    assert df["pair_id"].tolist() == ["fixture.jpg#0r1e", "fixture.jpg#0r1n", "fixture.jpg#0r1c"]
+    assert df.loc[2, "annotator_labels"] == ["contradiction"] * 4
+    assert df.loc[0, "caption_id"] == "fixture.jpg#0"
+    assert df.attrs == {"source": str(path), "dropped": 3, "no_gold": 1}
+    for line, kind in ((5, "invalid JSON"), (6, "empty text"), (7, "unknown label")):
+        assert f"{path}:{line} ({kind}" in message
+    with pytest.raises(MalformedDataError, match="3 malformed"):
+        L.load_snli_jsonl("dev", path=path, strict=True)
+
+
+def test_chaosnli_fixture():
+    path = FIX / "chaosnli" / "chaosNLI_snli.jsonl"
+    df, message = load_dropping(L.load_chaosnli, "snli", path=path)
+    assert_schema(df)
+    assert df["label"].tolist() == ["neutral", "entailment", "contradiction"]
+    # label_counter {"n": 60, "c": 30, "e": 10} -> our order e, n, c
+    assert df.loc[0, "label_count"] == [10, 60, 30]
+    assert df.loc[0, "label_dist"] == pytest.approx([0.1, 0.6, 0.3])
+    assert df.loc[2, "label_dist"] == pytest.approx([0.3, 0.0, 0.7])
+    assert df.loc[0, "old_label"] == "neutral" and df.loc[0, "old_labels"][-1] == "contradiction"
+    assert df.loc[0, "pair_id"] == "fixture.jpg#0r1n" and df.loc[0, "origin"] == "snli_agree_3"
+    assert df.attrs["dropped"] == 2
+    assert f"{path}:4 (unknown label" in message and f"{path}:5 (missing field: 'hypothesis')" in message
+    with pytest.raises(MalformedDataError):
+        L.load_chaosnli("snli", path=path, strict=True)
+
+
+def test_taxinli_fixture():
+    path = FIX / "taxinli" / "taxinli10k.tsv"
+    df, message = load_dropping(L.load_taxinli, "taxinli10k", path=path)
+    assert_schema(df)
+    assert len(df) == 6 and df.attrs["dropped"] == 2
+    assert f"{path}:6 (wrong column count" in message and f"{path}:7 (unknown label" in message
+    assert list(df.columns) == [*L._TAXINLI_BASE, "annotated_label", *L.TAXINLI_CATEGORIES, *L.TAXINLI_NEUTRAL_FEATURES]
+    assert all(df[c].dtype == "int64" for c in L.TAXINLI_CATEGORIES)
+    assert all(df[c].dtype == "Int64" for c in L.TAXINLI_NEUTRAL_FEATURES)
+    neutral = df[df["pair_id"] == "1003n"].iloc[0]
+    assert (neutral["general_q2"], neutral["subject_q2"], neutral["object_q2"]) == (1, 0, 1)
+    assert df["general_q2"].isna().sum() == 5
+    assert df["annotated_label"].tolist()[:4] == ["neutral", "entailment", "neutral", None]
+    assert df.loc[1, "temporal_reasoning"] == 1 and df.loc[1, "world_knowledge"] == 1
+    assert df.loc[1, "premise"] == "The dax café opens at nine and closes at five."
+    with pytest.raises(MalformedDataError, match="taxinli10k.tsv:6"):
+        L.load_taxinli("taxinli10k", path=path, strict=True)
+
+
+def test_taxinli_mnli_dev_fixture():
+    path = FIX / "taxinli" / "taxinli10k_MNLIDev.tsv"
+    df, message = load_dropping(L.load_taxinli, "mnli_dev", path=path)
+    assert_schema(df)
+    assert df["taxinli_row"].tolist() == [1, 2]
+    assert df[["pred_nb", "pred_bert", "pred_esim"]].values.tolist() == [
+        ["neutral", "entailment", "entailment"], ["neutral", "neutral", "contradiction"]]
+    assert "annotated_label" not in df and "general_q2" not in df
+    assert f"{path}:4 (unknown label: 'positive')" in message
+
+
+def test_taxinli_constants():
+    assert len(L.TAXINLI_CATEGORIES) == 15 and len(L.TAXINLI_NEUTRAL_FEATURES) == 3
+    assert Counter(L.TAXINLI_HIGH_LEVEL.values()) == {"linguistic": 3, "logic": 5, "deductions": 5, "knowledge": 2}
+    group_of_suffix = {"linguistic": "linguistic", "logic": "logic", "reasoning": "deductions", "knowledge": "knowledge"}
+    for category, group in L.TAXINLI_HIGH_LEVEL.items():
+        assert group_of_suffix[category.rsplit("_", 1)[1]] == group
+
+
+def test_mnli_from_taxinli_fixture():
+    paths = {"taxinli10k": FIX / "taxinli" / "taxinli10k.tsv", "mnli_dev": FIX / "taxinli" / "taxinli10k_MNLIDev.tsv"}
+    df, message = load_dropping(L.load_mnli_from_taxinli, paths=paths)
+    assert_schema(df)
+    assert list(df.columns) == ["premise", "hypothesis", "label", "pair_id", "genre", "in_mnli_dev"]
+    # dev rows 1 and 2 once; row 6 (mojibake copy of row 1) dropped; row 7 shares row 0's pairID but is another pair
+    assert df["pair_id"].tolist() == ["1002e", "1003n", "1001c", "1004c", "1001c"]
+    assert df["in_mnli_dev"].tolist() == [True, True, False, False, False]
+    assert df.attrs["duplicates"] == 3 and df.attrs["dropped"] == 3
+    assert "3 malformed" in message
+
+
+def test_dnli_fixture():
+    path = FIX / "dnli" / "snli_test.jsonl"
+    df, message = load_dropping(L.load_dnli, "snli", "test", path=path)
+    assert_schema(df, labels=L.UPDATE_TYPES)
+    assert list(df.columns) == [*L._DNLI_BASE, *L.DNLI_EXTRA["snli"]]
+    assert (df["label"] == df["update_type"]).all()
+    assert df["impossible"].tolist() == [False, False, True, True]
+    assert df.loc[2, "update"] == ""
+    assert df.loc[2, "impossible_reason"] == "The hypothesis is too obvious to the premise."
+    assert df.loc[3, "impossible_reason"] == ""
+    assert df.loc[0, "pair_id"] == "dnli-snli-test-000000" and df.loc[0, "snli_pair_id"] == "fixture.jpg#0r1n"
+    assert df.attrs == {"source": str(path), "dropped": 3, "impossible": 2}
+    for line in (5, 6, 7):
+        assert f"{path}:{line} (" in message
+    kept, _ = load_dropping(L.load_dnli, "snli", "test", path=path, drop_impossible=True)
+    assert len(kept) == 2 and not kept["impossible"].any() and kept.attrs["impossible"] == 2
+    with pytest.raises(MalformedDataError, match="booster"):
+        L.load_dnli("snli", "test", path=path, strict=True)
+
+
+def test_dnli_atomic_fixture():
+    path = FIX / "dnli" / "atomic_dev.jsonl"
+    df, message = load_dropping(L.load_dnli, "atomic", "dev", path=path)
+    assert list(df.columns) == [*L._DNLI_BASE, *L.DNLI_EXTRA["atomic"]]
+    assert df["atomic_relation"].tolist() == ["xIntent", "xIntent"]
+    assert f"{path}:3 (invalid JSON" in message
+
+
+def test_dsnli_train_subset_fixture():
+    path = FIX / "dsnli" / "aflite_train_examples.json"
+    df, message = load_dropping(L.load_dsnli_train_subset, path=path)
+    assert_schema(df, labels=L.UPDATE_TYPES)
+    assert list(df.columns) == list(L.DSNLI_TRAIN_COLUMNS)
+    assert df["pair_id"].tolist() == ["snli.train.900", "snli.train.901"]
+    assert df["label"].tolist() == ["strengthener", "weakener"] and not df["impossible"].any()
+    assert df.loc[0, "snli_pair_id"] == "fixture.jpg#3r1n"
+    assert f"{path}[2] (unknown label" in message and f"{path}[3] (missing field" in message
+    with pytest.raises(MalformedDataError):
+        L.load_dsnli_train_subset(path=path, strict=True)
+
+
+PHRASIS_PATHS = {"train.images.positives": FIX / "phrasis" / "PhrasIS.train.images.positives.txt",
+                 "test.headlines.negatives": FIX / "phrasis" / "PhrasIS.test.headlines.negatives.txt"}
+
+
+def test_phrasis_fixture():
+    df, message = load_dropping(L.load_phrasis, paths=PHRASIS_PATHS)
+    assert_schema(df, labels=L.PHRASIS_LABELS)
+    assert (df["premise"] == df["phrase1"]).all() and (df["hypothesis"] == df["phrase2"]).all()
+    assert df["label"].tolist() == ["BACK", "EQUI", "FORW", "SIMI", "UNR", "UNR"]  # 'FORW   ' stripped
+    assert df.loc[0, "phrase2"] == "A small blue wug"
+    assert df["score"].tolist()[:3] == [4.0, 5.0, 3.0] and pd.isna(df.loc[3, "score"])  # NIL -> NaN
+    assert df.loc[0, "tokens2"] == [1, 2, 3, 4]
+    assert df["pair_id"].tolist() == [
+        "train.images.positives.1.1", "train.images.positives.1.2", "train.images.positives.2.1",
+        "train.images.positives.3.1", "test.headlines.negatives.1.1", "test.headlines.negatives.1.2"]
+    assert df["pair_id"].is_unique
+    assert df.loc[4, ["split", "source", "polarity"]].tolist() == ["test", "headlines", "negatives"]
+    assert df.attrs["dropped"] == 3
+    positives = PHRASIS_PATHS["train.images.positives"]
+    assert f"{positives}:5 (unknown label" in message and f"{positives}:6 (wrong column count" in message
+    assert f"{PHRASIS_PATHS['test.headlines.negatives']}:3 (empty text" in message
+
+
+def test_phrasis_filters_and_strict():
+    test_only, _ = load_dropping(L.load_phrasis, split="test", paths=PHRASIS_PATHS)
+    assert set(test_only["split"]) == {"test"} and len(test_only) == 2
+    assert test_only.attrs["source"] == [str(PHRASIS_PATHS["test.headlines.negatives"])]
+    with pytest.raises(MalformedDataError):
+        L.load_phrasis(polarity="positives", paths=PHRASIS_PATHS, strict=True)
+    with pytest.raises(ValueError, match="source must be one of"):
+        L.load_phrasis(source="news")
+
+
+def test_cad_fixture():
+    path = FIX / "cad" / "original_dev.tsv"
+    df, message = load_dropping(L.load_cad, "original", "dev", path=path)
+    assert_schema(df)
+    assert df.loc[1, "hypothesis"] == 'The daxes play a game called "blicket".'  # CSV quoting undone
+    assert df["orig_index"].tolist() == [0, 1, 2] and set(df["kind"]) == {"original"}
+    assert df.loc[0, "pair_id"] == "cad-original-dev-000000"
+    assert f"{path}:5 (unknown label: 'unsure')" in message
+
+
+def test_cad_revised_keeps_alignment_after_drops():
+    path = FIX / "cad" / "revised_hypothesis_dev.tsv"
+    df, message = load_dropping(L.load_cad, "revised_hypothesis", "dev", path=path)
+    assert df["orig_index"].tolist() == [0, 0, 1, 2, 2]  # the malformed 4th row still counts as a revision of pair 1
+    assert f"{path}:5 (wrong column count" in message
+    with pytest.raises(MalformedDataError):
+        L.load_cad("revised_hypothesis", "dev", path=path, strict=True)
+
+
+def test_numeric_labels_only_where_documented():
+    assert L._nli_label("E") == "entailment" and L._nli_label(" contradiction ") == "contradiction"
+    assert L._nli_label(2, numeric=LABELS) == "contradiction"
+    with pytest.raises(L._BadRow):
+        L._nli_label(2)
+    with pytest.raises(L._BadRow):
+        L._nli_label("-")
+
+
+def test_stopwords_from_zip(tmp_path):
+    path = tmp_path / "stopwords.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("stopwords/", "")
+        zf.writestr("stopwords/english", "the\na\nwug\n")
+        zf.writestr("stopwords/README", "fixture")
+    assert L.load_stopwords(path=path) == {"the", "a", "wug"}
+    with pytest.raises(ValueError, match="available: \\['english'\\]"):
+        L.load_stopwords("klingon", path=path)
+
+
+def _tagger_zip(path: Path, model) -> Path:
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("averaged_perceptron_tagger/averaged_perceptron_tagger.pickle", pickle.dumps(model, protocol=2))
+    return path
+
+
+def test_pos_tagger_from_zip(tmp_path):
+    path = _tagger_zip(tmp_path / "tagger.zip", ({}, {"the": "DT", "wug": "NN"}, {"DT", "NN"}))
+    tagger = L.load_pos_tagger(path=path)
+    assert tagger.tag(["the", "wug"]) == [("the", "DT"), ("wug", "NN")]
+    assert L.load_pos_tagger(path=path) is tagger  # cached in-process
+    evil = _tagger_zip(tmp_path / "evil.zip", (OrderedDict(), {}, set()))
+    with pytest.raises(pickle.UnpicklingError, match="refusing"):
+        L.load_pos_tagger(path=evil)
+
+
+WORDNET_PATHS = sorted((FIX / "oewn").glob("*.yaml"))
+
+
+@pytest.fixture()
+def fixture_wordnet(tmp_path, monkeypatch):
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(L, "_WORDNETS", {})
+    return L.load_wordnet(paths=WORDNET_PATHS)
+
+
+def test_wordnet_fixture(fixture_wordnet):
+    wn = fixture_wordnet
+    assert len(wn) == 9
+    assert wn.synsets("wug") == ["90000003-n", "90000006-v"]
+    assert wn.synsets("WUG", pos="v") == ["90000006-v"]
+    assert wn.synsets("fixture_entity") == ["90000001-n"]
+    assert wn.synsets("glorpish", pos="a") == ["90000009-s"]  # satellites count as adjectives
+    assert wn.definition("90000003-n") == "a small invented animal that says wug"
+    assert wn.examples("90000003-n") == ["the wug hopped away", "a wug is never late"]
+    assert wn.lemmas("90000002-n") == ["creature", "beastie"]
+    assert wn.hypernyms("90000003-n") == ["90000002-n"]
+    assert wn.hypernyms("90000005-n") == ["90000003-n"]  # instance hypernym
+    assert wn.hypernym_closure("90000003-n") == {"90000002-n", "90000001-n"}
+    assert wn.hypernym_closure("90000003-n", depth=1) == {"90000002-n"}
+    assert wn.synonyms("wug") == {"wuggle"} and wn.synonyms("creature") == {"beastie"}
+    assert wn.antonyms("glorpy") == {"unglorpy"}
+    assert wn.is_hypernym("creature", "wug") and wn.is_hypernym("fixture entity", "Wugbert")
+    assert not wn.is_hypernym("wug", "creature") and not wn.is_hypernym("dax", "wug")
+    assert wn.synset("90000004-n").lemmas == ("dax",)
+    with pytest.raises(KeyError, match="unknown synset"):
+        wn.definition("00000000-n")
+
+
+def test_wordnet_cache_is_reused(fixture_wordnet, tmp_path, monkeypatch):
+    (cached,) = (tmp_path / "wordnet").glob("oewn-*.json")
+    monkeypatch.setattr(L, "_WORDNETS", {})
+    monkeypatch.setattr(L, "_parse_wordnet", lambda files: pytest.fail("YAML parsed again despite the cache"))
+    again = L.load_wordnet(paths=WORDNET_PATHS)
+    assert again.synsets("wug") == fixture_wordnet.synsets("wug")
+    assert L.load_wordnet(paths=WORDNET_PATHS) is again
+    assert cached.is_file()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# fetch(): mirror, checksum, download, error messages
+# ---------------------------------------------------------------------------------------------------------------
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+CONTENT = b"premise\thypothesis\tlabel\nA wug.\tA wug.\tentailment\n"
+
+
+def write_manifest(path: Path, rows: list[dict]) -> dict:
+    fields = ["key", "dataset", "split", "url", "sha256", "bytes", "licence", "offline"]
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=fields)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({"dataset": row["key"].split("/")[0], "split": "dev", "bytes": "", "licence": "test",
+                             "offline": "yes", **row})
+    return fetch_mod.load_manifest(path)
+
+
+@pytest.fixture()
+def sandbox(tmp_path, monkeypatch):
+    """A temp manifest (GitHub-style and online-only entries), mirror dir and cache dir."""
+    mirror, cache = tmp_path / "mirror", tmp_path / "cache"
+    monkeypatch.setenv("NLI_CACHE_DIR", str(cache))
+    monkeypatch.delenv("NLI_DATA_MIRROR", raising=False)
+    monkeypatch.delenv("NLI_RUN_RECORD", raising=False)
+    monkeypatch.setattr(fetch_mod, "USED", {})  # keep toy keys out of the process-wide record
+    digest = hashlib.sha256(CONTENT).hexdigest()
+    source = tmp_path / "upstream" / "toy.tsv"
+    source.parent.mkdir()
+    source.write_bytes(CONTENT)
+    manifest = write_manifest(tmp_path / "manifest.csv", [
+        {"key": "toy/dev", "url": f"https://raw.githubusercontent.com/wugs/toys/{COMMIT}/data/toy.tsv",
+         "sha256": digest},
+        {"key": "toy/online", "url": "https://example.org/toy_full.zip", "sha256": "", "offline": "no"},
+        {"key": "toy/file", "url": source.as_uri(), "sha256": digest},
+        {"key": "toy/pinned", "url": source.as_uri(), "sha256": ""},
+    ])
+    return manifest, mirror, cache, monkeypatch
+
+
+def test_fetch_from_mirror(sandbox):
+    manifest, mirror, _, mp = sandbox
+    target = mirror / "github" / "wugs" / "toys" / "data" / "toy.tsv"
+    target.parent.mkdir(parents=True)
+    target.write_bytes(CONTENT)
+    mp.setenv("NLI_DATA_MIRROR", str(mirror))
+    assert fetch_mod.fetch("toy/dev", manifest) == target.resolve()
+    assert fetch_mod.used_data()["toy/dev"] == hashlib.sha256(CONTENT).hexdigest()
+
+
+def test_fetch_checksum_mismatch_names_file_url_and_fix(sandbox):
+    manifest, mirror, _, mp = sandbox
+    target = mirror / "github" / "wugs" / "toys" / "data" / "toy.tsv"
+    target.parent.mkdir(parents=True)
+    target.write_bytes(CONTENT.replace(b"wug", b"dax"))
+    mp.setenv("NLI_DATA_MIRROR", str(mirror))
+    with pytest.raises(DataError) as err:
+        fetch_mod.fetch("toy/dev", manifest)
+    message = str(err.value)
+    assert "checksum mismatch for toy/dev" in message and str(target.resolve()) in message
+    assert manifest["toy/dev"].url in message and "Delete it and fetch again" in message
+
+
+def test_fetch_missing_mirror_file(sandbox):
+    manifest, mirror, _, mp = sandbox
+    mirror.mkdir()
+    mp.setenv("NLI_DATA_MIRROR", str(mirror))
+    with pytest.raises(DataError, match="mirror file .*toy.tsv is missing") as err:
+        fetch_mod.fetch("toy/dev", manifest)
+    assert "unset NLI_DATA_MIRROR" in str(err.value) and manifest["toy/dev"].url in str(err.value)
+
+
+def test_fetch_online_only_with_mirror(sandbox):
+    manifest, mirror, _, mp = sandbox
+    mirror.mkdir()
+    mp.setenv("NLI_DATA_MIRROR", str(mirror))
+    with pytest.raises(DataError, match="online-only") as err:
+        fetch_mod.fetch("toy/online", manifest)
+    assert "https://example.org/toy_full.zip" in str(err.value) and "needs network" in str(err.value)
+
+
+def test_fetch_without_network(sandbox):
+    manifest, _, cache, mp = sandbox
+
+    def offline(*args, **kwargs):
+        raise urllib.error.URLError("Temporary failure in name resolution")
+
+    mp.setattr(urllib.request, "urlopen", offline)
+    with pytest.raises(DataError, match="No network\\? Set NLI_DATA_MIRROR") as err:
+        fetch_mod.fetch("toy/online", manifest)
+    assert "https://example.org/toy_full.zip" in str(err.value)
+    assert not [p for p in cache.rglob("*") if p.is_file()]  # no partial download left behind
+
+
+def test_fetch_unknown_key(sandbox):
+    manifest, *_ = sandbox
+    with pytest.raises(DataError, match="not in the data manifest.*toy"):
+        fetch_mod.fetch("toy/nope", manifest)
+
+
+def test_fetch_downloads_file_url_atomically(sandbox):
+    manifest, _, cache, _ = sandbox
+    path = fetch_mod.fetch("toy/file", manifest)
+    assert path == cache / "data" / "toy" / "toy.tsv" and path.read_bytes() == CONTENT
+    assert not list(path.parent.glob(".part-*"))
+    assert fetch_mod.fetch("toy/file", manifest) == path  # second call: verified cache, no download
+
+
+class _BrokenResponse(io.BytesIO):
+    """A response that delivers one block and then fails, like a dropped connection."""
+
+    headers = {"Content-Length": str(1 << 20)}
+
+    def read(self, size=-1):
+        if self.tell():
+            raise TimeoutError("connection dropped")
+        return super().read(16)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_fetch_interrupted_download_leaves_nothing(sandbox):
+    manifest, _, cache, mp = sandbox
+    mp.setattr(urllib.request, "urlopen", lambda url, timeout=None: _BrokenResponse(CONTENT))
+    with pytest.raises(DataError, match="could not download toy/file"):
+        fetch_mod.fetch("toy/file", manifest)
+    assert not [p for p in cache.rglob("*") if p.is_file()]
+
+
+def test_fetch_online_only_pins_checksum_on_first_use(sandbox):
+    manifest, _, cache, _ = sandbox
+    path = fetch_mod.fetch("toy/pinned", manifest)
+    pin = path.with_name(path.name + ".sha256")
+    assert pin.read_text() == hashlib.sha256(CONTENT).hexdigest()
+    path.write_bytes(CONTENT + b"tampered\n")
+    with pytest.raises(DataError, match="changed since first download"):
+        fetch_mod.fetch("toy/pinned", manifest)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Real mirror files
+# ---------------------------------------------------------------------------------------------------------------
+
+def load_clean(loader, *args, **kwargs) -> pd.DataFrame:
+    """Load real data, asserting no row was dropped as malformed."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MalformedRowWarning)
+        df = loader(*args, **kwargs)
+    assert df.attrs["dropped"] == 0
+    return df
+
+
+@needs_mirror
+@pytest.mark.mirror
+@pytest.mark.parametrize("split, rows", [("dev", 9842), ("test", 9824)])
+def test_real_esnli(split, rows):
+    df = load_clean(L.load_esnli, split)
+    assert len(df) == rows and set(df["label"]) == set(LABELS)
+    assert_schema(df)
+    assert df["pair_id"].is_unique and (df[["explanation_1", "explanation_2", "explanation_3"]] != "").all().all()
+    assert df.attrs["source"][0] == f"esnli/s1.{split}"
+
+
+@needs_mirror
+@pytest.mark.mirror
+@pytest.mark.parametrize("split, rows, no_gold", [("dev", 1273, 16), ("test", 1254, 23)])
+def test_real_snli_subset(split, rows, no_gold):
+    df = load_clean(L.load_snli_jsonl, split)
+    assert (len(df), df.attrs["no_gold"]) == (rows, no_gold)
+    assert_schema(df)
+    assert set(df["label"]) == set(LABELS) and df["pair_id"].is_unique
+    assert df["annotator_labels"].map(len).isin([4, 5]).all()
+
+
+@needs_mirror
+@pytest.mark.mirror
+@pytest.mark.parametrize("subset, rows", [("snli", 1514), ("mnli_m", 1599)])
+def test_real_chaosnli(subset, rows):
+    df = load_clean(L.load_chaosnli, subset)
+    assert len(df) == rows and df["pair_id"].is_unique
+    assert_schema(df)
+    assert (df["label_count"].map(sum) == 100).all()
+    assert df["label_dist"].map(sum).sub(1).abs().max() < 1e-9
+    unique_max = df["label_count"].map(lambda c: sorted(c)[-1] > sorted(c)[-2])
+    argmax = df["label_count"].map(lambda c: LABELS[c.index(max(c))])
+    assert (df.loc[unique_max, "label"] == argmax[unique_max]).all()
+    assert (~unique_max).sum() == 14  # ties broken by the source
+
+
+@needs_mirror
+@pytest.mark.mirror
+def test_real_taxinli():
+    full = load_clean(L.load_taxinli, "taxinli10k")
+    assert len(full) == 10071 and Counter(full["label"]) == {"entailment": 3495, "contradiction": 3375, "neutral": 3201}
+    assert_schema(full)
+    assert full[L.TAXINLI_CATEGORIES].isin([0, 1, 2]).all().all()
+    assert full.loc[full["label"] == "neutral", TAXINLI_Q2].notna().all().all()  # asked for every gold neutral
+    assert full["general_q2"].notna().sum() == 5601 and full["annotated_label"].isna().sum() == 39
+    dev = load_clean(L.load_taxinli, "mnli_dev")
+    assert len(dev) == 7727
+    assert_schema(dev)
+    for col in ("pred_nb", "pred_bert", "pred_esim"):
+        assert set(dev[col]) == set(LABELS)
+    linked = full.loc[dev["taxinli_row"], ["pair_id", "premise", "label", *L.TAXINLI_CATEGORIES]].reset_index(drop=True)
+    assert linked.equals(dev[["pair_id", "premise", "label", *L.TAXINLI_CATEGORIES]])
+
+
+@needs_mirror
+@pytest.mark.mirror
+def test_real_mnli_from_taxinli():
+    df = load_clean(L.load_mnli_from_taxinli)
+    assert len(df) == 10070 and df["in_mnli_dev"].sum() == 7727
+    assert (~df["in_mnli_dev"]).sum() == 2343  # the README's MNLI-train overlap
+    assert not df.duplicated(["pair_id", "premise", "hypothesis"]).any()
+
+
+@needs_mirror
+@pytest.mark.mirror
+@pytest.mark.parametrize("subset, split, rows, impossible", [
+    ("snli", "dev", 1888, 103), ("snli", "test", 1972, 135),
+    ("atomic", "dev", 4310, 470), ("atomic", "test", 4654, 516)])
+def test_real_dnli(subset, split, rows, impossible):
+    df = load_clean(L.load_dnli, subset, split)
+    assert (len(df), df.attrs["impossible"], int(df["impossible"].sum())) == (rows, impossible, impossible)
+    assert_schema(df, labels=L.UPDATE_TYPES)
+    assert (df.loc[~df["impossible"], "update"] != "").all() and df["pair_id"].is_unique
+    kept = load_clean(L.load_dnli, subset, split, drop_impossible=True)
+    assert len(kept) == rows - impossible and kept.attrs["impossible"] == impossible
+
+
+@needs_mirror
+@pytest.mark.mirror
+def test_real_dsnli_test_matches_atoms_paper():
+    assert len(load_clean(L.load_dnli, "snli", "test", drop_impossible=True)) == 1837  # atoms paper, Table 1
+
+
+@needs_mirror
+@pytest.mark.mirror
+def test_real_dsnli_train_subset():
+    df = load_clean(L.load_dsnli_train_subset)
+    assert len(df) == 8872 and df["pair_id"].is_unique
+    assert Counter(df["label"]) == {"strengthener": 4475, "weakener": 4397}
+    assert_schema(df, labels=L.UPDATE_TYPES)
+
+
+@needs_mirror
+@pytest.mark.mirror
+def test_real_phrasis():
+    df = load_clean(L.load_phrasis)
+    sizes = df.groupby(["split", "source", "polarity"]).size().to_dict()
+    assert sizes == {
+        ("test", "headlines", "negatives"): 1186, ("test", "headlines", "positives"): 519,
+        ("test", "images", "negatives"): 1347, ("test", "images", "positives"): 671,
+        ("train", "headlines", "negatives"): 2164, ("train", "headlines", "positives"): 1049,
+        ("train", "images", "negatives"): 2196, ("train", "images", "positives"): 1082,
+    }
+    # the dataset README: 6491 train / 3723 test pairs; positives 2131 / 1190, negatives 4360 / 2533
+    assert df.groupby("split").size().to_dict() == {"train": 6491, "test": 3723}
+    assert df.groupby(["split", "polarity"]).size().to_dict() == {
+        ("test", "negatives"): 2533, ("test", "positives"): 1190,
+        ("train", "negatives"): 4360, ("train", "positives"): 2131}
+    assert_schema(df, labels=L.PHRASIS_LABELS)
+    assert df["pair_id"].is_unique and set(df["label"]) == set(L.PHRASIS_LABELS)
+    negatives = df[df["polarity"] == "negatives"]
+    assert (negatives["label"] == "UNR").all() and (negatives["score"] == 0).all()
+    assert df["score"].between(0, 5).all()
+    assert len(load_clean(L.load_phrasis, split="test", source="images", polarity="positives")) == 671
+
+
+@needs_mirror
+@pytest.mark.mirror
+@pytest.mark.parametrize("split, originals", [("train", 1666), ("dev", 200), ("test", 400)])
+def test_real_cad(split, originals):
+    original = load_clean(L.load_cad, "original", split)
+    assert len(original) == originals
+    for kind, fixed in (("revised_hypothesis", "premise"), ("revised_premise", "hypothesis")):
+        revised = load_clean(L.load_cad, kind, split)
+        assert len(revised) == 2 * originals
+        assert_schema(revised)
+        source = original.loc[revised["orig_index"], fixed].str.split().str.join(" ").reset_index(drop=True)
+        agree = (source == revised[fixed].str.split().str.join(" ")).mean()
+        assert agree > 0.99  # one revised_premise row in train carries another hypothesis in the source
+        assert (original.loc[revised["orig_index"], "label"].values != revised["label"].values).all()
+
+
+@needs_mirror
+@pytest.mark.mirror
+def test_real_stopwords():
+    words = L.load_stopwords()
+    assert len(words) == 179 and {"the", "not", "no"} <= words
+
+
+@needs_mirror
+@pytest.mark.mirror
+def test_real_pos_tagger():
+    tags = [tag for _, tag in L.load_pos_tagger().tag("A man is playing a guitar .".split())]
+    assert tags == ["DT", "NN", "VBZ", "VBG", "DT", "NN", "."]
+
+
+@needs_mirror
+@pytest.mark.mirror
+def test_real_wordnet(monkeypatch):
+    wn = L.load_wordnet()
+    assert len(wn) == 107525
+    dog = wn.synsets("dog", pos="n")[0]
+    assert "domestic dog" in wn.lemmas(dog) and "Canis" in wn.definition(dog)
+    assert wn.is_hypernym("animal", "dog") and not wn.is_hypernym("dog", "animal")
+    assert {"automobile", "auto"} <= wn.synonyms("car")
+    assert "cold" in wn.antonyms("hot")
+    assert wn.examples(wn.synsets("run", pos="v")[0])
+    monkeypatch.setattr(L, "_WORDNETS", {})
+    start = time.perf_counter()
+    again = L.load_wordnet()  # from the on-disk cache
+    assert time.perf_counter() - start < 5 and again.synsets("dog") == wn.synsets("dog")

@@ -1,0 +1,157 @@
+"""Model layer tests with tiny BERT models created from a config in a temp dir (no hub download)."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from nli_lib.cache import CallCache
+from nli_lib.config import LABELS
+from nli_lib.models import training as ft
+from nli_lib.models.baselines import NaiveBayesPairClassifier, TfidfPairClassifier, overlap_features
+from nli_lib.models.hf import HFClassifier, map_label_order
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+WORDS = "a an the man woman person dog cat is are sleeping running playing eats sits outside inside not no on in".split()
+
+
+def make_tiny_bert(path, id2label, seed=0):
+    """A 2-layer BERT classifier + WordPiece tokenizer saved to `path`, loadable via from_pretrained."""
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", ","] + WORDS
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "vocab.txt").write_text("\n".join(vocab) + "\n")
+    BertTokenizerFast(vocab_file=str(path / "vocab.txt")).save_pretrained(path)
+    torch.manual_seed(seed)
+    cfg = BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                     intermediate_size=32, max_position_embeddings=64, num_labels=len(id2label),
+                     id2label=dict(id2label), label2id={v: k for k, v in id2label.items()})
+    BertForSequenceClassification(cfg).eval().save_pretrained(path)
+    return path
+
+
+PAIRS = [
+    ("a man is sleeping outside .", "a person is sleeping ."),
+    ("the dog runs", "a cat sits on the man in the dog , no"),
+    ("a woman eats", "a woman is not eating"),
+    ("the cat is sleeping in the dog on a man outside , the person is running", "a dog"),
+    ("no", "a man"),
+]
+
+
+def raw_probs(path, pairs):
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    tok, model = AutoTokenizer.from_pretrained(path), AutoModelForSequenceClassification.from_pretrained(path).eval()
+    out = []
+    with torch.no_grad():
+        for p, h in pairs:
+            out.append(torch.softmax(model(**tok(p, h, return_tensors="pt")).logits, -1)[0].numpy())
+    return np.array(out)
+
+
+def test_label_mapping_and_order_restoration(tmp_path):
+    path = make_tiny_bert(tmp_path / "m", {0: "CONTRADICTION", 1: "NEUTRAL", 2: "ENTAILMENT"})
+    clf = HFClassifier(path, batch_size=2, progress=False, cache=CallCache(":memory:"))
+    probs = clf.predict_proba([p for p, _ in PAIRS], [h for _, h in PAIRS])
+    expected = raw_probs(path, PAIRS)[:, [2, 1, 0]]  # head (c, n, e) -> our (e, n, c)
+    np.testing.assert_allclose(probs, expected, atol=1e-5)
+    assert clf.predict([PAIRS[0][0]], [PAIRS[0][1]])[0] == LABELS[int(expected[0].argmax())]
+
+
+def test_generic_labels_need_explicit_order(tmp_path):
+    path = make_tiny_bert(tmp_path / "m", {0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"})
+    with pytest.raises(ValueError, match="label_order"):
+        HFClassifier(path, progress=False)
+    clf = HFClassifier(path, label_order=["neutral", "entailment", "contradiction"], progress=False,
+                       cache=CallCache(":memory:"))
+    np.testing.assert_allclose(clf.predict_proba(["a man"], ["a dog"]), raw_probs(path, [("a man", "a dog")])[:, [1, 0, 2]],
+                               atol=1e-5)
+
+
+def test_map_label_order_k_way():
+    assert map_label_order({0: "b", 1: "a"}, ("a", "b")) == [1, 0]
+    with pytest.raises(ValueError):
+        map_label_order({0: "x", 1: "y"}, ("a", "b"))
+
+
+def test_predictions_are_cached(tmp_path):
+    path = make_tiny_bert(tmp_path / "m", {0: "entailment", 1: "neutral", 2: "contradiction"})
+    cache = CallCache(tmp_path / "c.sqlite")
+    clf = HFClassifier(path, progress=False, cache=cache)
+    first = clf.predict_proba(["a man", "a man", "the dog"], ["a dog", "a dog", "a cat"])
+    calls = []
+    clf._predict_proba_uncached = lambda p, h: calls.append(p) or np.zeros((len(p), 3))
+    again = HFClassifier(path, progress=False, cache=CallCache(tmp_path / "c.sqlite"))
+    again._predict_proba_uncached = clf._predict_proba_uncached
+    np.testing.assert_allclose(again.predict_proba(["a man", "the dog"], ["a dog", "a cat"]), first[[0, 2]])
+    assert calls == []
+    assert cache.stats()["classifier"]["writes"] == 2  # duplicate pair computed once
+
+
+def test_hidden_states_layers_and_pooling(tmp_path):
+    path = make_tiny_bert(tmp_path / "m", {0: "entailment", 1: "neutral", 2: "contradiction"})
+    clf = HFClassifier(path, batch_size=2, progress=False)
+    layers = clf.hidden_states([p for p, _ in PAIRS], [h for _, h in PAIRS], pooling="cls+max")
+    assert len(layers) == 3 and layers[0].shape == (len(PAIRS), 32)
+    single = clf.hidden_states([PAIRS[3][0]], [PAIRS[3][1]], pooling="cls")
+    np.testing.assert_allclose(single[2][0], layers[2][3, 16:], atol=1e-5)  # [CLS] is the second half
+
+
+def tiny_train_frame(n=24):
+    rng = np.random.default_rng(0)
+    rows = []
+    for i in range(n):
+        lab = LABELS[i % 3]
+        h = {"entailment": "a person is sleeping", "neutral": "a man is running outside", "contradiction": "no man is sleeping"}[lab]
+        rows.append({"premise": "a man is sleeping " + rng.choice(["inside", "outside"]), "hypothesis": h, "label": lab})
+    return pd.DataFrame(rows)
+
+
+def test_finetune_trains_once_then_loads_from_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    base = make_tiny_bert(tmp_path / "base", {0: "LABEL_0", 1: "LABEL_1"})
+    df = tiny_train_frame()
+    spec = ft.TrainSpec(base=str(base), epochs=2, batch_size=8, max_length=32, lr=1e-3)
+    clf = ft.finetune(spec, df, eval_df=df, name="tiny", progress=False)
+    assert [e["epoch"] for e in clf.train_log] == [1, 2] and "eval_accuracy" in clf.train_log[-1]
+    assert clf.model_dir.name.startswith("tiny-") and (clf.model_dir / "train_log.json").is_file()
+
+    def boom(*a, **k):
+        raise AssertionError("should load the cached model, not train")
+
+    monkeypatch.setattr(ft, "_train", boom)
+    again = ft.finetune(spec, df, eval_df=df, name="tiny", progress=False)
+    assert again.model_dir == clf.model_dir
+    with pytest.raises(AssertionError):  # different hyper-parameters -> different key -> would train
+        ft.finetune(ft.TrainSpec(base=str(base), epochs=1, batch_size=8, max_length=32), df, name="tiny", progress=False)
+
+
+def test_k_way_finetune_single_text(tmp_path, monkeypatch):
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    base = make_tiny_bert(tmp_path / "base", {0: "LABEL_0", 1: "LABEL_1"})
+    df = pd.DataFrame({"premise": ["a man", "a dog", "a cat", "a woman"] * 3, "hypothesis": [""] * 12,
+                       "label": ["x", "y", "z", "w"] * 3})
+    spec = ft.TrainSpec(base=str(base), labels=("w", "x", "y", "z"), epochs=1, batch_size=4, max_length=16,
+                        text_cols=("premise", None))
+    clf = ft.finetune(spec, df, name="kway", progress=False)
+    assert clf.labels == ("w", "x", "y", "z") and clf.predict_proba(["a man"], ["a"]).shape == (1, 4)
+
+
+def test_baselines_protocol_and_learning():
+    df = tiny_train_frame(60)
+    for clf in (TfidfPairClassifier("logreg"), TfidfPairClassifier("svm"), NaiveBayesPairClassifier()):
+        clf._cache = CallCache(":memory:")
+        clf.fit(df)
+        probs = clf.predict_proba(df.premise, df.hypothesis)
+        assert probs.shape == (60, 3) and np.allclose(probs.sum(1), 1)
+        assert (clf.predict_frame(df)["correct"]).mean() > 0.9, clf.name
+    assert overlap_features(["a man sleeps"], ["no man"]).tolist()[0][4] == 1.0
+
+
+def test_unfitted_baseline_refuses():
+    with pytest.raises(RuntimeError, match="fit"):
+        TfidfPairClassifier().fingerprint
