@@ -22,16 +22,19 @@ LICENCES = {
     "globalwordnet/english-wordnet": "CC BY 4.0",
 }
 
+DNLI = "https://raw.githubusercontent.com/rudinger/defeasible-nli/c675ffc1b0eec5fa56287f08490da8ed43c1ecc5"
+ESNLI = "https://raw.githubusercontent.com/OanaMariaCamburu/e-SNLI/7b585a3f077fdea899780eb0473940522ae44a2e"
 ONLINE_ONLY = [
     ("snli_full", "snli_1.0.zip", "all", "https://nlp.stanford.edu/projects/snli/snli_1.0.zip", "CC BY-SA 4.0"),
     ("mnli_full", "multinli_1.0.zip", "train+dev", "https://cims.nyu.edu/~sbowman/multinli/multinli_1.0.zip",
      "see MultiNLI licence (OANC / CC BY-SA 3.0 parts)"),
-    ("dnli_full", "defeasible-nli.zip", "train+dev+test",
-     "https://github.com/rudinger/defeasible-nli/raw/main/data/defeasible-nli.zip", "see LICENSE in source repo"),
-    ("esnli_train", "esnli_train_1.csv", "train",
-     "https://raw.githubusercontent.com/OanaMariaCamburu/e-SNLI/master/dataset/esnli_train_1.csv", "see LICENSE"),
-    ("esnli_train", "esnli_train_2.csv", "train",
-     "https://raw.githubusercontent.com/OanaMariaCamburu/e-SNLI/master/dataset/esnli_train_2.csv", "see LICENSE"),
+    ("dnli_full", "snli.train", "train", f"{DNLI}/data/defeasible-nli/defeasible-snli/train.jsonl", "see LICENSE"),
+    ("dnli_full", "atomic.train", "train", f"{DNLI}/data/defeasible-nli/defeasible-atomic/train.jsonl", "see LICENSE"),
+    ("dnli_full", "social.train", "train", f"{DNLI}/data/defeasible-nli/defeasible-social/train.jsonl", "see LICENSE"),
+    ("dnli_full", "social.dev", "dev", f"{DNLI}/data/defeasible-nli/defeasible-social/dev.jsonl", "see LICENSE"),
+    ("dnli_full", "social.test", "test", f"{DNLI}/data/defeasible-nli/defeasible-social/test.jsonl", "see LICENSE"),
+    ("esnli_train", "esnli_train_1.csv", "train", f"{ESNLI}/dataset/esnli_train_1.csv", "see LICENSE"),
+    ("esnli_train", "esnli_train_2.csv", "train", f"{ESNLI}/dataset/esnli_train_2.csv", "see LICENSE"),
 ]
 
 

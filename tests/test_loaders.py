@@ -418,7 +418,7 @@ def test_fetch_online_only_with_mirror(sandbox):
     mp.setenv("NLI_DATA_MIRROR", str(mirror))
     with pytest.raises(DataError, match="online-only") as err:
         fetch_mod.fetch("toy/online", manifest)
-    assert "https://example.org/toy_full.zip" in str(err.value) and "needs network" in str(err.value)
+    assert "https://example.org/toy_full.zip" in str(err.value) and "network access" in str(err.value)
 
 
 def test_fetch_without_network(sandbox):

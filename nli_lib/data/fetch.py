@@ -140,7 +140,7 @@ def fetch(key: str, manifest: dict[str, ManifestEntry] | None = None) -> Path:
                         f"{sorted({e.dataset for e in manifest.values()})}")
     entry = manifest[key]
     mirror = mirror_dir()
-    if mirror is not None and entry.mirror_relpath:
+    if mirror is not None and entry.mirror_relpath and (entry.offline or (mirror / entry.mirror_relpath).is_file()):
         path = mirror / entry.mirror_relpath
         if not path.is_file():
             raise DataError(
@@ -149,9 +149,10 @@ def fetch(key: str, manifest: dict[str, ManifestEntry] | None = None) -> Path:
             )
         _note_use(key, _verify(entry, path, "mirror"))
         return path
-    if mirror is not None and not entry.offline:
-        raise DataError(f"{entry.key} is online-only (not in any offline mirror). {_how_to_get(entry)}")
     dest = cache_dir("data") / (entry.mirror_relpath or f"{entry.dataset}/{entry.filename}")
+    if mirror is not None and not entry.offline and not dest.is_file():
+        raise DataError(f"{entry.key} is online-only (not in the offline mirror {mirror}): download it from "
+                        f"{entry.url} with network access (unset NLI_DATA_MIRROR to let the companion download it).")
     if not dest.is_file():
         _download(entry, dest)
     if not entry.sha256:  # online-only file: trust on first use, pin the checksum next to it
