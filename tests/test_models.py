@@ -155,3 +155,25 @@ def test_baselines_protocol_and_learning():
 def test_unfitted_baseline_refuses():
     with pytest.raises(RuntimeError, match="fit"):
         TfidfPairClassifier().fingerprint
+
+
+def test_hparam_search_with_optuna(tmp_path, monkeypatch):
+    pytest.importorskip("optuna")
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    base = make_tiny_bert(tmp_path / "base", {0: "LABEL_0", 1: "LABEL_1"})
+    df = tiny_train_frame(12)
+    spec = ft.TrainSpec(base=str(base), batch_size=4, max_length=16)
+    best, study = ft.hparam_search(df, df, spec, n_trials=2, name="hp",
+                                   space={"lr": (1e-4, 1e-3), "batch_size": [4], "epochs": (1, 1)})
+    assert len(study.trials) == 2 and best.epochs == 1 and 1e-4 <= best.lr <= 1e-3
+    assert len(list((tmp_path / "cache" / "models").glob("hp-t*"))) == 2  # each trial is a cached model
+
+
+def test_hidden_states_are_cached_on_disk(tmp_path, monkeypatch):
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    path = make_tiny_bert(tmp_path / "m", {0: "entailment", 1: "neutral", 2: "contradiction"})
+    clf = HFClassifier(path, progress=False)
+    first = clf.hidden_states(["a man"], ["a dog"])
+    clf.model = None  # a second call must not touch the model
+    again = clf.hidden_states(["a man"], ["a dog"])
+    assert len(again) == len(first) and all(np.array_equal(a, b) for a, b in zip(first, again))

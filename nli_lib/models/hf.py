@@ -21,8 +21,8 @@ from typing import Sequence
 
 import numpy as np
 
-from ..config import LABELS
-from .base import Classifier
+from ..config import LABELS, cache_dir
+from .base import Classifier, text_hash
 
 _ALIASES = {
     "entailment": "entailment", "entail": "entailment", "entailed": "entailment", "e": "entailment",
@@ -151,11 +151,22 @@ class HFClassifier(Classifier):
         """Per-layer pooled representations: a list (embeddings layer first) of (n, d or 2d) arrays.
 
         pooling: 'cls' ([CLS] vector), 'max' (max over non-padding tokens), 'mean', or 'cls+max'
-        (the TaxiNLI paper's concatenation of max-pooled tokens and [CLS]).
+        (the TaxiNLI paper's concatenation of max-pooled tokens and [CLS]). Cached on disk per call.
         """
-        return pooled_hidden_states(self.model, self.tokenizer, list(premises), list(hypotheses) if hypotheses else None,
-                                    pooling=pooling, max_length=self.max_length, batch_size=self.batch_size,
-                                    device=self.device, batches=self._batches)
+        premises, hypotheses = [str(p) for p in premises], [str(h) for h in hypotheses] if hypotheses is not None else None
+        # Arrays are too large for the SQLite call cache: one .npz per call, keyed like a cache entry.
+        key = text_hash(self.fingerprint, pooling, *premises, "\x1e", *(hypotheses or []))
+        path = cache_dir("hidden_states") / f"{key}.npz"
+        if path.is_file():
+            with np.load(path) as stored:
+                return [stored[f"layer{i}"] for i in range(len(stored.files))]
+        layers = pooled_hidden_states(self.model, self.tokenizer, premises, hypotheses, pooling=pooling,
+                                      max_length=self.max_length, batch_size=self.batch_size, device=self.device,
+                                      batches=self._batches)
+        tmp = path.with_name(path.stem + ".partial.npz")
+        np.savez(tmp, **{f"layer{i}": layer for i, layer in enumerate(layers)})
+        tmp.rename(path)
+        return layers
 
 
 def pool(hidden, mask, pooling: str):
