@@ -36,7 +36,7 @@ def overlap_features(premises: Sequence[str], hypotheses: Sequence[str]) -> np.n
     """Dense features: hyp-in-prem share, prem-in-hyp share, length diff, negation in P, negation in H.
 
     >>> overlap_features(["a man sleeps"], ["a man"]).round(2).tolist()
-    [[1.0, 0.67, -1.0, 0.0, 0.0]]
+    [[1.0, 0.67, -0.1, 0.0, 0.0]]
     """
     rows = []
     for p, h in zip(premises, hypotheses):

@@ -1,7 +1,7 @@
 """Hugging Face sequence classifiers (any hub id or local directory) behind the companion protocol.
 
-    >>> clf = HFClassifier("roberta-large-mnli")          # doctest: +SKIP  (paper profile: hub id)
-    >>> clf = HFClassifier("/path/to/finetuned-dir")      # doctest: +SKIP  (offline: local directory)
+    >>> clf = HFClassifier("roberta-large-mnli")          # paper profile: hub id     # doctest: +SKIP
+    >>> clf = HFClassifier("/path/to/finetuned-dir")      # offline: local directory  # doctest: +SKIP
     >>> clf.predict(["A man plays."], ["A person plays."])  # doctest: +SKIP
     ['entailment']
 
