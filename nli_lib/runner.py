@@ -145,11 +145,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def print_timings(timings) -> None:
+    import resource
+
     width = max([len(n) for n, _, _ in timings] + [8])
     print(f"\n{'notebook':<{width}}  {'status':<20} {'seconds':>8}")
     for name, status, secs in timings:
         print(f"{name:<{width}}  {status:<20} {secs:8.1f}")
     print(f"{'total':<{width}}  {'':<20} {sum(s for _, _, s in timings):8.1f}")
+    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # largest finished kernel process
+    print(f"peak memory of a notebook kernel: {peak_kib / 2**20:.2f} GiB")
 
 
 if __name__ == "__main__":
