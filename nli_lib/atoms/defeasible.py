@@ -1,0 +1,475 @@
+"""§5 Atoms in defeasible inference: atom labels, critical atoms, Table 3, and the δ-SNLI-TEST pipeline.
+
+A δ-SNLI atomic sub-problem is (P, aᵢ, U): does U strengthen, weaken or leave unchanged the belief in aᵢ?
+Labels use the paper's five-point scale -2 (strongly weakens) .. 0 (no effect) .. +2 (strongly strengthens),
+plus 'invalid'. Label sources, always named in the `label_source` column:
+
+* gold: a CSV in the documented format (`read_gold_labels`; example: data/fixtures/atoms_gold_labels_example.csv),
+  e.g. written by the notebook's annotation tool (`annotate.AnnotationTool`);
+* silver, paper profile: Prompt C.2 (more / less / none -> +1 / -1 / 0; no magnitude, so every atom with the
+  example's polarity is critical);
+* silver, offline: `silver_labels_nli`, the NLI model's belief shift (documented below).
+
+Critical atoms (§5.2): among an example's valid, labelled atoms, those whose label has the example's polarity
+(+ for strengtheners, - for weakeners) with the largest magnitude; ties give several critical atoms, and an
+example with no atom of its polarity has none.
+
+>>> df = pd.DataFrame({"pair_id": ["x"] * 5, "update_type": ["strengthener"] * 5, "label": [2, "invalid", 0, 1, 2]})
+>>> mark_critical(df)["critical"].tolist()        # Table 1 row 2: a1 and a5 are critical
+[True, False, False, False, True]
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..llm import PROMPTS
+from ..llm.prompts import DEFEASIBLE_ATOM_EXAMPLES
+
+SCALE = (-2, -1, 0, 1, 2)
+SCALE_NAMES = {-2: "strongly weakens", -1: "weakens", 0: "no effect", 1: "strengthens", 2: "strongly strengthens"}
+GOLD_REQUIRED = ("atom", "label")
+GOLD_KEYS = ("pair_id",)  # or all of premise, hypothesis, update
+GOLD_COLUMNS = ("pair_id", "premise", "hypothesis", "update", "update_type", "atom", "label", "annotator", "note")
+THREE_WAY = ("strengthener", "weakener", "no effect")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Labels: parsing, gold CSV files
+# --------------------------------------------------------------------------------------------------------------
+
+def parse_label(value) -> int | str | None:
+    """-2..2 (ints, '+2', '−1', floats like 2.0) or 'invalid'; blank -> None; anything else raises ValueError.
+
+    >>> [parse_label(v) for v in ["+2", "-1", 0, "2.0", "invalid", "", "−2"]]
+    [2, -1, 0, 2, 'invalid', None, -2]
+    """
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return None
+    text = str(value).strip().replace("−", "-").replace("–", "-")
+    if not text:
+        return None
+    if text.lower() == "invalid":
+        return "invalid"
+    try:
+        number = float(text)
+    except ValueError:
+        raise ValueError(f"atom label {value!r} is not -2..+2 or 'invalid'") from None
+    if number != int(number) or int(number) not in SCALE:
+        raise ValueError(f"atom label {value!r} is not -2..+2 or 'invalid'")
+    return int(number)
+
+
+def _key(text) -> str:
+    return re.sub(r"\s+", " ", str(text)).strip().lower()
+
+
+def read_gold_labels(path: str | Path, dnli: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Read atom labels in the companion's gold CSV format and join them to δ-SNLI rows.
+
+    Format (UTF-8 CSV, header row; see data/fixtures/atoms_gold_labels_example.csv):
+
+    ===========  ==================================================================================
+    pair_id      δ-SNLI test id as `load_dnli` gives it (dnli-snli-test-NNNNNN); or leave it empty and
+                 give premise, hypothesis and update (matched case- and whitespace-insensitively)
+    atom         the atom text (any atoms: the file defines the atom set it labels)
+    label        -2, -1, 0, +1, +2 (strongly weakens .. strongly strengthens) or 'invalid'
+    annotator    optional: who labelled it
+    note         optional
+    ===========  ==================================================================================
+
+    With `dnli` (load_dnli output) rows are matched to δ-SNLI and get premise/hypothesis/update/update_type;
+    unmatched rows raise ValueError naming them. Blank labels are dropped (unfinished annotation).
+    """
+    raw = pd.read_csv(path, dtype=str, keep_default_na=False)
+    missing = [c for c in GOLD_REQUIRED if c not in raw.columns]
+    if missing:
+        raise ValueError(f"{path}: missing column(s) {missing}; required {GOLD_REQUIRED} plus pair_id or "
+                         "premise/hypothesis/update")
+    if "pair_id" not in raw.columns and not {"premise", "hypothesis", "update"} <= set(raw.columns):
+        raise ValueError(f"{path}: needs a pair_id column or premise, hypothesis and update columns")
+    out = raw.copy()
+    for col in GOLD_COLUMNS:
+        if col not in out.columns:
+            out[col] = ""
+    labels = []
+    for i, v in enumerate(out["label"]):
+        try:
+            labels.append(parse_label(v))
+        except ValueError as exc:
+            raise ValueError(f"{path}:{i + 2}: {exc}") from None
+    out["label"] = labels
+    out = out[out["label"].notna() & (out["atom"].str.strip() != "")].copy()
+    out["label_source"] = f"gold:{Path(path).name}"
+    if dnli is not None:
+        out = _match_dnli(out, dnli, path)
+    return out[list(GOLD_COLUMNS) + ["label_source"]].reset_index(drop=True)
+
+
+def _match_dnli(gold: pd.DataFrame, dnli: pd.DataFrame, path) -> pd.DataFrame:
+    by_id = dnli.set_index("pair_id")
+    by_text = {(_key(p), _key(h), _key(u)): pid for pid, p, h, u in
+               zip(dnli["pair_id"], dnli["premise"], dnli["hypothesis"], dnli["update"])}
+    ids, unmatched = [], []
+    for i, r in gold.iterrows():
+        pid = r["pair_id"].strip()
+        if not pid:
+            pid = by_text.get((_key(r["premise"]), _key(r["hypothesis"]), _key(r["update"])), "")
+        if pid not in by_id.index:
+            unmatched.append(i + 2)
+        ids.append(pid)
+    if unmatched:
+        raise ValueError(f"{path}: rows {unmatched[:10]} match no δ-SNLI example (pair_id or premise/hypothesis/update)")
+    gold = gold.assign(pair_id=ids)
+    for col in ("premise", "hypothesis", "update", "update_type"):
+        gold[col] = gold["pair_id"].map(by_id[col])
+    return gold
+
+
+def write_labels(labels: pd.DataFrame, path: str | Path) -> Path:
+    """Write labels in the gold CSV format (labels as -2..+2 with sign, or 'invalid')."""
+    out = labels.copy()
+    for col in GOLD_COLUMNS:
+        if col not in out.columns:
+            out[col] = ""
+    out["label"] = out["label"].apply(lambda v: v if isinstance(v, str) else f"{int(v):+d}" if v != 0 else "0")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    out[list(GOLD_COLUMNS)].to_csv(path, index=False)
+    return path
+
+
+def to_three_way(label) -> str | None:
+    """-2..-1 -> weakener, 0 -> no effect, 1..2 -> strengthener; 'invalid'/None -> None."""
+    if label is None or isinstance(label, str) or (isinstance(label, float) and np.isnan(label)):
+        return None
+    return "strengthener" if label > 0 else "weakener" if label < 0 else "no effect"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Sub-problems and silver labels
+# --------------------------------------------------------------------------------------------------------------
+
+def subproblems(dnli: pd.DataFrame, validated: pd.DataFrame) -> pd.DataFrame:
+    """(P, aᵢ, U) rows: every δ-SNLI example × the valid atoms of its (P, H)."""
+    valid = validated.loc[validated["valid"], ["premise", "hypothesis", "atom"]].drop_duplicates()
+    cols = ["pair_id", "premise", "hypothesis", "update", "update_type"]
+    return dnli[cols].merge(valid, on=["premise", "hypothesis"], how="inner").reset_index(drop=True)
+
+
+def silver_labels_nli(sub: pd.DataFrame, nli, thresholds: tuple[float, float] = (0.2, 0.6)) -> pd.DataFrame:
+    """Offline silver labels: how much U shifts the NLI model's belief in aᵢ given P.
+
+    belief(x, a) = P(entailment | x, a) - P(contradiction | x, a) in [-1, 1];
+    shift = belief(P + " " + U, a) - belief(P, a) in [-2, 2];
+    label = 0 if |shift| < t0, ±1 if t0 <= |shift| < t1, ±2 if |shift| >= t1 (sign of the shift).
+
+    An estimate, not an annotation: it inherits the NLI model's errors, and U's effect on a is read through
+    an entailment model that was never trained on defeasible updates. Adds shift, label, label_source.
+    """
+    t0, t1 = thresholds
+    e, c = list(nli.labels).index("entailment"), list(nli.labels).index("contradiction")
+    pa = sub[["premise", "atom"]].drop_duplicates()
+    before = nli.predict_proba(pa["premise"].tolist(), pa["atom"].tolist())
+    pa = pa.assign(belief_before=before[:, e] - before[:, c])
+    pua = sub[["premise", "update", "atom"]].drop_duplicates()
+    after = nli.predict_proba((pua["premise"] + " " + pua["update"]).tolist(), pua["atom"].tolist())
+    pua = pua.assign(belief_after=after[:, e] - after[:, c])
+    out = sub.merge(pa, on=["premise", "atom"], how="left").merge(pua, on=["premise", "update", "atom"], how="left")
+    out["shift"] = out["belief_after"] - out["belief_before"]
+    mag = out["shift"].abs()
+    out["label"] = (np.sign(out["shift"]) * np.where(mag < t0, 0, np.where(mag < t1, 1, 2))).astype(int)
+    out["label"] = out["label"].astype(object)
+    out["label_source"] = f"silver:nli-belief-shift({nli.name}; t={t0},{t1})"
+    return out
+
+
+def atom_shots(n: int = 10) -> list[dict]:
+    """Prompt C.2 exemplars: the paper's printed atom-level labels (Table 1, Table 7, §6), atoms as hypotheses."""
+    rows = [dict(r) for r in DEFEASIBLE_ATOM_EXAMPLES]
+    order = sorted(range(len(rows)), key=lambda i: (rows[i]["source"] == "atoms Table 7", i))  # Table 7 last
+    return [rows[i] for i in order][:n]
+
+
+def dnli_shots(n: int = 10, seed: int = 0) -> list[dict]:
+    """Prompt C.1 exemplars: `n` δ-SNLI train-subset examples, half strengtheners, half weakeners."""
+    from ..data.loaders import load_dsnli_train_subset
+    from .consistency import balanced_shots
+
+    rows = balanced_shots(load_dsnli_train_subset(), n, ("strengthener", "weakener"), seed=seed)
+    return [{"premise": r["premise"], "hypothesis": r["hypothesis"], "update": r["update"], "label": r["update_type"]}
+            for r in rows]
+
+
+def _chat_labels(llm, template: str, rows: pd.DataFrame, hypothesis_col: str, shots: Sequence[dict]) -> list:
+    t = PROMPTS[template]
+    results = llm.chat_many([t.render(context=p, hypothesis=h, evidence=u, shots=list(shots)) for p, h, u in
+                             zip(rows["premise"], rows[hypothesis_col], rows["update"])], progress=False)
+    out = []
+    for r in results:
+        parsed = t.parse(getattr(r, "text", None)) if getattr(r, "ok", False) else None
+        out.append(parsed.value if parsed is not None and parsed.ok else None)
+    return out
+
+
+def silver_labels_llm(sub: pd.DataFrame, llm, shots: Sequence[dict] | None = None) -> pd.DataFrame:
+    """Paper-profile silver labels with Prompt C.2: more/less/none -> +1/-1/0 ('invalid' kept; failures NaN)."""
+    shots = atom_shots() if shots is None else shots
+    values = _chat_labels(llm, "atoms.C2", sub, "atom", shots)
+    conv = {"strengthener": 1, "weakener": -1, "no effect": 0, "invalid": "invalid"}
+    out = sub.copy()
+    out["label"] = [conv.get(v) if v is not None else None for v in values]
+    out["label_source"] = f"silver:C.2({getattr(llm, 'model', 'llm')}; ±1/0 only)"
+    return out
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Critical atoms
+# --------------------------------------------------------------------------------------------------------------
+
+def _numeric(label) -> float:
+    if label is None or isinstance(label, str):
+        return np.nan
+    try:
+        return float(label)
+    except (TypeError, ValueError):
+        return np.nan
+
+
+def mark_critical(df: pd.DataFrame, label_col: str = "label") -> pd.DataFrame:
+    """Add `critical`: the valid atoms with the strongest label of the example's polarity (ties all critical)."""
+    out = df.copy()
+    value = out[label_col].apply(_numeric)
+    polarity = np.where(out["update_type"] == "strengthener", 1.0, -1.0)
+    signed = value * polarity  # > 0 when the atom moves with the example's label
+    out["_signed"] = signed.where(signed > 0)
+    best = out.groupby("pair_id")["_signed"].transform("max")
+    out["critical"] = (out["_signed"].notna() & (out["_signed"] == best)).astype(bool)
+    return out.drop(columns="_signed")
+
+
+def example_summary(labeled: pd.DataFrame) -> pd.DataFrame:
+    """Per example: atoms, valid labelled atoms, critical atoms, label counts -2..+2, weakener share."""
+    lab = labeled.copy()
+    lab["value"] = lab["label"].apply(_numeric)
+    valid = lab[lab["value"].notna()]
+    g = valid.groupby("pair_id")
+    out = pd.DataFrame({"n_atoms": lab.groupby("pair_id").size(), "n_valid": g.size(),
+                        "n_critical": g["critical"].sum()}).fillna(0)
+    for v in SCALE:
+        out[f"n_{v:+d}" if v else "n_0"] = valid.assign(hit=valid["value"] == v).groupby("pair_id")["hit"].sum()
+    out = out.fillna(0).astype(int)
+    out["weakener_share"] = out[["n_-2", "n_-1"]].sum(axis=1) / out["n_valid"].replace(0, np.nan)
+    out["strengthener_share"] = out[["n_+1", "n_+2"]].sum(axis=1) / out["n_valid"].replace(0, np.nan)
+    out["critical_share"] = out["n_critical"] / out["n_valid"].replace(0, np.nan)
+    meta = labeled.drop_duplicates("pair_id").set_index("pair_id")[["update_type"]]
+    return meta.join(out, how="right").reset_index()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Model predictions on full examples and on atoms
+# --------------------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class DefeasiblePredictor:
+    """A δ-NLI model for Table 3: full examples (binary) and atomic sub-problems (binary or 3-way)."""
+
+    name: str  # model name
+    tier: str  # offline | paper
+    kind: str  # "encoder" (binary, fine-tuned) | "llm" (C.1 full / C.2 atoms)
+    model: object  # a Classifier over dnli_frame rows, or a chat client
+    full_shots: tuple = ()  # C.1 exemplars (llm)
+    atom_shots: tuple = ()  # C.2 exemplars (llm)
+
+    @property
+    def ternary(self) -> bool:
+        return self.kind == "llm"
+
+    def predict_full(self, dnli: pd.DataFrame) -> list:
+        if self.kind == "encoder":
+            from ..models import dnli_frame
+
+            return self.model.predict(*_cols(dnli_frame(dnli)))
+        return _chat_labels(self.model, "atoms.C1", dnli, "hypothesis", self.full_shots)
+
+    def predict_atoms(self, sub: pd.DataFrame) -> list:
+        if self.kind == "encoder":
+            from ..models import dnli_frame
+
+            return self.model.predict(*_cols(dnli_frame(sub.assign(hypothesis=sub["atom"]))))
+        return _chat_labels(self.model, "atoms.C2", sub, "atom", self.atom_shots)
+
+
+def _cols(frame: pd.DataFrame):
+    return frame["premise"].tolist(), frame["hypothesis"].tolist()
+
+
+def encoder_predictor(model) -> DefeasiblePredictor:
+    """A fine-tuned δ-NLI classifier (labels strengthener/weakener) as a Table 3 model."""
+    return DefeasiblePredictor(model.name, model.tier, "encoder", model)
+
+
+def llm_predictor(llm, full_shots: Sequence[dict] | None = None, atom_shots_: Sequence[dict] | None = None,
+                  seed: int = 0) -> DefeasiblePredictor:
+    """A prompted LLM: C.1 with 10 balanced δ-SNLI exemplars (full), C.2 with the paper's atom exemplars."""
+    return DefeasiblePredictor(f"{llm.model} (C.1/C.2)", "paper", "llm", llm,
+                               tuple(dnli_shots(10, seed) if full_shots is None else full_shots),
+                               tuple(atom_shots() if atom_shots_ is None else atom_shots_))
+
+
+def predict(predictor: DefeasiblePredictor, dnli: pd.DataFrame, labeled: pd.DataFrame):
+    """(full rows: pair_id, label, pred, correct; atom rows: labeled + pred, gold3, correct)."""
+    full = dnli[["pair_id", "premise", "hypothesis", "update", "update_type"]].copy()
+    full["label"] = full["update_type"]
+    full["pred"] = predictor.predict_full(full)
+    full["correct"] = full["pred"] == full["label"]
+    atoms = labeled[labeled["label"].apply(_numeric).notna()].copy()
+    atoms["pred"] = predictor.predict_atoms(atoms) if len(atoms) else []
+    atoms["gold3"] = atoms["label"].apply(to_three_way)
+    atoms["correct"] = atoms["pred"] == atoms["gold3"]
+    atoms["scored"] = True if predictor.ternary else atoms["gold3"] != "no effect"
+    full["model"] = atoms["model"] = predictor.name
+    return full, atoms
+
+
+def table3_row(name: str, tier: str, full: pd.DataFrame, atoms: pd.DataFrame, ternary: bool) -> dict:
+    """One Table 3 row (percentages) from `predict` outputs."""
+    scored = atoms[atoms["scored"]]
+    crit = scored[scored["critical"]]
+    per_ex = crit.groupby("pair_id")["correct"].all()  # all critical sub-problems of the example solved?
+    full_ok = full.set_index("pair_id")["correct"]
+    ok = full_ok.reindex(per_ex.index[per_ex.values]).dropna().astype(bool)
+    bad = full_ok.reindex(per_ex.index[~per_ex.values]).dropna().astype(bool)
+    pct = lambda s: 100.0 * float(s.mean()) if len(s) else float("nan")  # noqa: E731
+    return {"model": name, "tier": tier, "n_full": len(full), "full_accuracy": pct(full["correct"]),
+            "n_atoms": len(scored), "atom_accuracy": pct(scored["correct"]), "n_critical": len(crit),
+            "critical_accuracy": pct(crit["correct"]), "p_full_given_critical_correct": pct(ok),
+            "p_full_given_critical_wrong": pct(bad), "n_examples_critical_correct": len(ok),
+            "n_examples_critical_wrong": len(bad),
+            "atoms_scored": "all (3-way)" if ternary else "non-neutral only (binary model)*"}
+
+
+def table3(results: Mapping[str, tuple], predictors: Mapping[str, DefeasiblePredictor], label_source: str,
+           self_labelled: Sequence[str] = ()) -> pd.DataFrame:
+    """Table 3 from {name: (full, atoms)} `predict` outputs; every row carries the label source.
+
+    Models in `self_labelled` produced the (silver) labels themselves: their atom-level columns would only
+    measure agreement with their own answers, so they are blanked (NaN) and flagged.
+    """
+    rows = []
+    for n, (f, a) in results.items():
+        row = table3_row(n, predictors[n].tier, f, a, predictors[n].ternary)
+        if n in set(self_labelled):
+            for col in ("atom_accuracy", "critical_accuracy", "p_full_given_critical_correct", "p_full_given_critical_wrong"):
+                row[col] = np.nan
+            row["atoms_scored"] = "not scored: this model produced the silver labels"
+        rows.append(row)
+    return pd.DataFrame(rows).assign(label_source=label_source)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Dataset statistics (Table 5, δ-SNLI column) and the end-to-end pipeline
+# --------------------------------------------------------------------------------------------------------------
+
+def dsnli_statistics(dnli: pd.DataFrame, validated: pd.DataFrame, labeled: pd.DataFrame) -> dict:
+    """Table 5, δ-SNLI column: counts and label shares of the sub-problems (labels from `labeled`)."""
+    value = labeled["label"].apply(_numeric)
+    valid = labeled[value.notna()]
+    v = value[value.notna()]
+    strat = (dnli["update_type"] == "strengthener").mean() * 100
+    return {
+        "delta-SNLI test examples": len(dnli),
+        "delta-SNLI % strengtheners (label)": round(strat, 1),
+        "delta-SNLI % weakeners (label)": round(100 - strat, 1),
+        "delta-SNLI unique hypotheses": dnli["hypothesis"].nunique(),
+        "delta-SNLI unique generated atoms": validated["atom"].nunique(),
+        "delta-SNLI unique valid atoms": valid["atom"].nunique(),
+        "delta-SNLI unique atomic sub-problems": len(valid[["pair_id", "atom"]].drop_duplicates()),
+        "delta-SNLI % strengtheners (atoms)": round(100 * float((v > 0).mean()), 1) if len(v) else np.nan,
+        "delta-SNLI % weakeners (atoms)": round(100 * float((v < 0).mean()), 1) if len(v) else np.nan,
+        "delta-SNLI % no effect (atoms)": round(100 * float((v == 0).mean()), 1) if len(v) else np.nan,
+        "delta-SNLI unique critical atoms": labeled.loc[labeled["critical"], "atom"].nunique(),
+        "delta-SNLI examples with a valid atom": valid["pair_id"].nunique(),
+    }
+
+
+def dsnli_test(quick: bool = False, seed: int = 0, groups: int = 20) -> pd.DataFrame:
+    """δ-SNLI-TEST (1,837 examples, impossible updates removed); quick: all updates of `groups` seeded P-H pairs."""
+    from ..data.loaders import load_dnli
+
+    df = load_dnli("snli", "test", drop_impossible=True)
+    if quick:
+        pairs = df[["premise", "hypothesis"]].drop_duplicates().sample(n=groups, random_state=seed)
+        df = df.merge(pairs, on=["premise", "hypothesis"])
+    return df.reset_index(drop=True)
+
+
+@dataclass
+class DSNLIAtoms:
+    """Everything behind the δ-SNLI analyses: examples, generated/validated atoms, labelled sub-problems."""
+
+    examples: pd.DataFrame  # δ-SNLI-TEST rows used
+    generated: pd.DataFrame  # generate_atoms output for the hypotheses
+    validated: pd.DataFrame  # (P, H, atom) rows with h_entails / p_entails / valid
+    labeled: pd.DataFrame  # valid sub-problems with label, label_source and critical
+    label_source: str  # where the atom labels came from
+    generator: str  # atom generator name
+    validator: str  # NLI model used for pruning
+
+
+def prepare_dsnli(generator, validator, examples: pd.DataFrame, gold: pd.DataFrame | None = None,
+                  silver_llm=None, thresholds: tuple[float, float] = (0.2, 0.6)) -> DSNLIAtoms:
+    """Generate, validate and label δ-SNLI atoms, then mark critical atoms.
+
+    Label source, in order of preference: `gold` (read_gold_labels output: its atoms and labels are used as
+    they are, 'invalid' rows dropped), `silver_llm` (Prompt C.2), otherwise the NLI belief shift of `validator`.
+    """
+    from .generate import generate_atoms, validate_atoms
+
+    ph = examples[["premise", "hypothesis"]].drop_duplicates()
+    generated = generate_atoms(ph["hypothesis"].tolist(), generator)
+    rows = ph.merge(generated[generated["parse_ok"]].rename(columns={"sentence": "hypothesis"}), on="hypothesis")
+    validated = validate_atoms(rows, validator, check_premise=True)
+    if gold is not None:
+        g = gold[gold["pair_id"].isin(set(examples["pair_id"]))]
+        labeled = g[g["label"].apply(lambda v: v != "invalid")].copy()
+        source = labeled["label_source"].iloc[0] if len(labeled) else "gold (empty)"
+    else:
+        sub = subproblems(examples, validated)
+        labeled = silver_labels_llm(sub, silver_llm) if silver_llm is not None else silver_labels_nli(sub, validator, thresholds)
+        labeled = labeled[labeled["label"].apply(lambda v: v is not None and v != "invalid")]
+        source = labeled["label_source"].iloc[0] if len(labeled) else "silver (empty)"
+    labeled = mark_critical(labeled.reset_index(drop=True))
+    return DSNLIAtoms(examples, generated, validated, labeled, source, generator.name, validator.name)
+
+
+def label_agreement(gold: pd.DataFrame, other: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+    """Agreement of two label sets on the same (pair_id, atom) sub-problems: exact, 3-way (sign), Kendall's τ.
+
+    The paper reports τ = 0.79 between its two annotators (100 sub-problems); here it measures how far a
+    silver source is from gold labels (e.g. the paper's printed labels in the fixture file).
+    """
+    from scipy.stats import kendalltau
+
+    a = gold[["pair_id", "atom", "label"]].rename(columns={"label": "gold"})
+    b = other[["pair_id", "atom", "label"]].rename(columns={"label": "other"})
+    rows = a.merge(b, on=["pair_id", "atom"], how="inner")
+    g, o = rows["gold"].apply(_numeric), rows["other"].apply(_numeric)
+    keep = g.notna() & o.notna()
+    rows = rows.assign(exact=(g == o) & keep, same_direction=(np.sign(g) == np.sign(o)) & keep)
+    tau = kendalltau(g[keep], o[keep]).statistic if keep.sum() > 1 else np.nan
+    return rows, {"sub_problems": int(keep.sum()), "exact_agreement_%": 100 * float(rows.loc[keep, "exact"].mean()) if keep.any() else np.nan,
+                  "direction_agreement_%": 100 * float(rows.loc[keep, "same_direction"].mean()) if keep.any() else np.nan,
+                  "kendall_tau": float(tau) if tau == tau else np.nan}
+
+
+def silver_for_gold(gold: pd.DataFrame, nli=None, llm=None, thresholds: tuple[float, float] = (0.2, 0.6)) -> pd.DataFrame:
+    """Silver labels (NLI belief shift, or C.2 with `llm`) for the atoms of a gold file (its valid rows)."""
+    sub = gold[gold["label"].apply(lambda v: v != "invalid")][["pair_id", "premise", "hypothesis", "update",
+                                                                "update_type", "atom"]]
+    return silver_labels_llm(sub, llm) if llm is not None else silver_labels_nli(sub, nli, thresholds)

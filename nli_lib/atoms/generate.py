@@ -1,0 +1,215 @@
+"""§3.1 atom generation (Prompt A.1) and §3.2 validation, with the paper's own decompositions as exemplars.
+
+One interface for both tiers: an `AtomGenerator` wraps a cached chat client and Prompt A.1.
+
+* paper profile: `LLMClient` + A.1 with the paper's printed decompositions as in-context exemplars
+  (`PAPER_DECOMPOSITIONS`: Table 1, Table 7, Table 8, Figure 3, Appendix B.1);
+* offline profile: `OfflineLLM` over the rule-based decomposer (`decompose.RuleDecomposer`): it reads the
+  sentence out of the rendered A.1 prompt and answers in the A.1 format, so its outputs are cached and parsed
+  exactly like an LLM's.
+
+>>> gen = rule_generator(decomposer=lambda s: ["There is a person.", "The person dances."])   # doctest: +SKIP
+>>> generate_atoms(["The man dances."], gen)[["sentence", "atom"]].values.tolist()             # doctest: +SKIP
+[['The man dances.', 'There is a person.'], ['The man dances.', 'The person dances.']]
+
+Coverage (§3.1 / Appendix A.1): a paper atom counts as covered when the NLI model says a generated atom and
+it entail each other (both directions predicted 'entailment').
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..llm import PROMPTS, OfflineLLM, make_llm
+from ..llm.prompts import ATOM_DECOMPOSITIONS
+
+#: The paper's printed decompositions (the A.1 exemplars and the coverage evaluation items). Figure 3's
+#: hypothesis and atoms and the Appendix B.1 "the man dances" example are added to the prompt registry's rows.
+PAPER_DECOMPOSITIONS: tuple[dict, ...] = tuple(ATOM_DECOMPOSITIONS) + (
+    {"sentence": "A man in an orange vest stands on a dock.",
+     "atoms": ["The vest that the person wears is orange.", "The person stands.", "The person is on a dock."],
+     "invalid_atoms": [], "source": "atoms Figure 3 (the three atoms the figure's updates target)"},
+    {"sentence": "The man dances.", "atoms": ["There is a person.", "The person is a man.", "The person dances."],
+     "invalid_atoms": [], "source": "atoms Appendix B.1 (use of hypernyms)"},
+)
+
+
+@dataclass(frozen=True)
+class AtomGenerator:
+    """Prompt A.1 through a cached chat client (an LLM endpoint, or the offline rules)."""
+
+    client: object  # LLMClient or OfflineLLM (both cached through the call cache)
+    name: str  # model / generator name printed beside every result
+    tier: str  # "paper" (LLM endpoint) or "offline" (rule-based decomposer)
+    shots: tuple = field(default=(), repr=False)  # A.1 exemplar rows ({"sentence", "atoms"})
+
+    def messages(self, sentence: str, exclude: str | None = None) -> list[dict]:
+        """A.1 prompt for `sentence`; `exclude` drops an exemplar with that sentence (leave-one-out)."""
+        shots = [s for s in self.shots if _norm(s["sentence"]) != _norm(exclude or "")]
+        return PROMPTS["atoms.A1"].render(sentence=sentence, shots=shots)
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\W+", " ", text.lower()).strip()
+
+
+def sentence_from_a1(messages) -> str:
+    """The query sentence of a rendered A.1 prompt (the last 'SENTENCE:' line)."""
+    content = messages[-1]["content"] if isinstance(messages, list) else str(messages)
+    found = re.findall(r"SENTENCE:\s*(.*)", content)
+    if not found:
+        raise ValueError("not an A.1 prompt: no 'SENTENCE:' line")
+    return found[-1].strip()
+
+
+def rule_generator(style: str = "incremental", decomposer: Callable[[str], list[str]] | None = None,
+                   cache=None) -> AtomGenerator:
+    """The offline generator: the rule-based decomposer behind the A.1 interface (cached as an OfflineLLM)."""
+    from .decompose import RULES_VERSION, default_decomposer
+
+    fn = decomposer or default_decomposer(style).decompose
+    name = f"{RULES_VERSION}-{style}" if decomposer is None else getattr(decomposer, "__name__", "custom-rules")
+
+    def answer(messages) -> str:
+        atoms = fn(sentence_from_a1(messages))
+        return "\n".join(f"{i}. {a}" for i, a in enumerate(atoms, 1)) + "\n[END]"
+
+    return AtomGenerator(OfflineLLM(answer, name=name, cache=cache), name=name, tier="offline")
+
+
+def llm_generator(llm, shots: Sequence[dict] = PAPER_DECOMPOSITIONS) -> AtomGenerator:
+    """Prompt A.1 with the paper's decompositions as exemplars. `llm`: an LLMClient or a profile's llm section."""
+    client = llm if hasattr(llm, "chat_many") else make_llm({"llm": llm})
+    if client is None:
+        raise ValueError("llm_generator needs an LLM endpoint (profile llm section); use rule_generator offline")
+    return AtomGenerator(client, name=client.model, tier="paper",
+                         shots=tuple({"sentence": s["sentence"], "atoms": list(s["atoms"])} for s in shots))
+
+
+def atom_generator(llm=None, style: str = "incremental") -> AtomGenerator:
+    """The profile's generator: `llm` None -> rules (offline); a profile llm section or client -> Prompt A.1."""
+    return rule_generator(style) if llm is None else llm_generator(llm)
+
+
+def generate_atoms(sentences: Sequence[str], generator: AtomGenerator, leave_one_out: bool = False,
+                   progress: bool = False) -> pd.DataFrame:
+    """One row per (sentence, atom): sentence, atom_index, atom, generator, tier, parse_ok.
+
+    Duplicate sentences are generated once. `leave_one_out` drops a sentence's own exemplar from its prompt
+    (use it when scoring on the exemplars themselves). Unparsable answers give a row with atom NaN and
+    parse_ok False (kept so failures are visible).
+    """
+    unique = list(dict.fromkeys(str(s) for s in sentences))
+    prompts = [generator.messages(s, exclude=s if leave_one_out else None) for s in unique]
+    results = generator.client.chat_many(prompts, progress=progress)
+    rows = []
+    for sentence, res in zip(unique, results):
+        parsed = PROMPTS["atoms.A1"].parse(getattr(res, "text", None)) if getattr(res, "ok", False) else None
+        if parsed is None or not parsed.ok:
+            rows.append({"sentence": sentence, "atom_index": -1, "atom": np.nan, "parse_ok": False})
+            continue
+        atoms = list(dict.fromkeys(a.strip() for a in parsed.value if a.strip()))
+        rows += [{"sentence": sentence, "atom_index": i, "atom": a, "parse_ok": True} for i, a in enumerate(atoms)]
+    out = pd.DataFrame(rows, columns=["sentence", "atom_index", "atom", "parse_ok"])
+    out["generator"], out["tier"] = generator.name, generator.tier
+    return out
+
+
+def attach_atoms(examples: pd.DataFrame, atoms: pd.DataFrame, hypothesis_col: str = "hypothesis") -> pd.DataFrame:
+    """Example rows × their hypothesis' atoms (one row per example and atom; parse failures dropped)."""
+    good = atoms[atoms["parse_ok"]].rename(columns={"sentence": hypothesis_col})
+    return examples.merge(good, on=hypothesis_col, how="inner")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Coverage of the paper's atoms (§3.1, Appendix A.1)
+# --------------------------------------------------------------------------------------------------------------
+
+def coverage(items: Sequence[dict], generated: pd.DataFrame, nli) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """How many of the paper's atoms each generated set covers (mutual entailment by `nli`).
+
+    Returns (per-sentence summary, per-paper-atom rows). A row's `best_match` is the generated atom with the
+    highest min(P(e | g→a), P(e | a→g)); `covered` requires both directions to be predicted 'entailment'.
+    """
+    pairs, meta = [], []
+    for item in items:
+        gen = generated.loc[(generated["sentence"] == item["sentence"]) & generated["parse_ok"], "atom"].tolist()
+        for atom in item["atoms"]:
+            for g in gen:
+                pairs.append((g, atom))
+                meta.append((item["sentence"], atom, g))
+    rows = []
+    if pairs:
+        fwd = nli.predict_proba([g for g, _ in pairs], [a for _, a in pairs])
+        bwd = nli.predict_proba([a for _, a in pairs], [g for g, _ in pairs])
+        e = list(nli.labels).index("entailment")
+        scored = pd.DataFrame(meta, columns=["sentence", "paper_atom", "generated_atom"])
+        scored["p_fwd"], scored["p_bwd"] = fwd[:, e], bwd[:, e]
+        scored["mutual"] = (fwd.argmax(1) == e) & (bwd.argmax(1) == e)
+        scored["score"] = np.minimum(scored["p_fwd"], scored["p_bwd"])
+    else:
+        scored = pd.DataFrame(columns=["sentence", "paper_atom", "generated_atom", "p_fwd", "p_bwd", "mutual", "score"])
+    for item in items:
+        for atom in item["atoms"]:
+            cand = scored[(scored["sentence"] == item["sentence"]) & (scored["paper_atom"] == atom)]
+            best = cand.sort_values(["mutual", "score"], ascending=False).head(1)
+            rows.append({"sentence": item["sentence"], "source": item.get("source", ""), "paper_atom": atom,
+                         "covered": bool(cand["mutual"].any()) if len(cand) else False,
+                         "best_match": best["generated_atom"].iloc[0] if len(best) else None,
+                         "best_score": float(best["score"].iloc[0]) if len(best) else np.nan})
+    detail = pd.DataFrame(rows)
+    counts = generated[generated["parse_ok"]].groupby("sentence")["atom"].nunique()
+    summary = detail.groupby(["sentence", "source"], sort=False).agg(paper_atoms=("paper_atom", "size"),
+                                                                      covered=("covered", "sum")).reset_index()
+    summary["generated_atoms"] = summary["sentence"].map(counts).fillna(0).astype(int)
+    summary["coverage"] = summary["covered"] / summary["paper_atoms"]
+    total = pd.DataFrame([{"sentence": "ALL", "source": "", "paper_atoms": summary["paper_atoms"].sum(),
+                           "covered": summary["covered"].sum(), "generated_atoms": summary["generated_atoms"].sum(),
+                           "coverage": summary["covered"].sum() / max(summary["paper_atoms"].sum(), 1)}])
+    return pd.concat([summary, total], ignore_index=True), detail
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Validation (§3.2)
+# --------------------------------------------------------------------------------------------------------------
+
+def validate_atoms(rows: pd.DataFrame, nli, check_premise: bool = True) -> pd.DataFrame:
+    """Prune atoms with the NLI model: keep atoms entailed by H and (δ-SNLI) not entailed by P.
+
+    `rows` needs hypothesis and atom columns (and premise when check_premise). Adds h_entails, p_entails,
+    valid and the entailment probabilities. Each distinct (H, a) / (P, a) pair is scored once (cached).
+    The paper follows this pruning with a human pass; import its outcome as 'invalid' gold labels.
+    """
+    out = rows.copy()
+    e = list(nli.labels).index("entailment")
+    ha = out[["hypothesis", "atom"]].drop_duplicates()
+    ph = nli.predict_proba(ha["hypothesis"].tolist(), ha["atom"].tolist())
+    ha = ha.assign(p_h_entails=ph[:, e], h_entails=ph.argmax(1) == e)
+    out = out.merge(ha, on=["hypothesis", "atom"], how="left")
+    if check_premise:
+        pa = out.loc[out["h_entails"], ["premise", "atom"]].drop_duplicates()
+        pp = nli.predict_proba(pa["premise"].tolist(), pa["atom"].tolist()) if len(pa) else np.zeros((0, len(nli.labels)))
+        pa = pa.assign(p_p_entails=pp[:, e] if len(pa) else [], p_entails=(pp.argmax(1) == e) if len(pa) else [])
+        out = out.merge(pa, on=["premise", "atom"], how="left")
+        out["p_entails"] = out["p_entails"].eq(True)
+        out["valid"] = out["h_entails"] & ~out["p_entails"]
+    else:
+        out["valid"] = out["h_entails"]
+    out.attrs["validator"] = nli.name
+    return out
+
+
+def pruning_counts(validated: pd.DataFrame, key: str = "hypothesis") -> pd.DataFrame:
+    """Unique atoms generated, entailed by H, surviving the P check (Table 5 rows 4-5), per validation stage."""
+    gen = validated[["hypothesis", "atom"]].drop_duplicates()
+    by_h = validated[validated["h_entails"]][["hypothesis", "atom"]].drop_duplicates()
+    valid = validated[validated["valid"]][["hypothesis", "atom"]].drop_duplicates()
+    return pd.DataFrame([
+        {"stage": "generated", "unique_atoms": gen["atom"].nunique(), "hypothesis_atom_pairs": len(gen)},
+        {"stage": "entailed by H", "unique_atoms": by_h["atom"].nunique(), "hypothesis_atom_pairs": len(by_h)},
+        {"stage": "entailed by H, not by P", "unique_atoms": valid["atom"].nunique(), "hypothesis_atom_pairs": len(valid)},
+    ])

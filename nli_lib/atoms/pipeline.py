@@ -1,0 +1,191 @@
+"""The notebooks' model line-ups and end-to-end runs (short calls, so notebooks stay narrative).
+
+    nb = start("11_atoms_snli_consistency", globals())
+    run = snli_consistency(nb)                 # Table 2 / Table 6 inputs for every model of the profile
+    dr = defeasible_run(nb)                    # δ-SNLI atoms, labels, critical atoms, predictions (Tables 3-4)
+
+Offline profile: the profile's NLI model (MiniLM fine-tuned on e-SNLI dev), the TF-IDF baseline(s), the
+rule-based atom generator, the MiniLM δ-NLI classifier and a TF-IDF δ-NLI baseline. Paper profile adds hub
+NLI models (`extra_models`), the LLM through Prompts A.1/B.1/C.1/C.2, and roberta-large / deberta-v3-large
+fine-tuned on δ-SNLI train with the paper's settings (2 epochs, lr 2e-5, batch 32).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from ..llm import make_llm
+from .consistency import PromptNLIClassifier, run_consistency, snli_shots, snli_test_sample
+from .defeasible import (DSNLIAtoms, dsnli_test, encoder_predictor, llm_predictor, predict, prepare_dsnli,
+                         read_gold_labels)
+from .generate import atom_generator, attach_atoms, generate_atoms
+
+QUICK_SNLI = 80  # SNLI-TEST-SAMPLE size in quick runs (full: 1,000)
+QUICK_GROUPS = 16  # δ-SNLI P-H pairs (with all their updates) in quick runs (full: all 203)
+QUICK_BASELINE_ROWS = 2000  # quick runs fit the TF-IDF baselines on a seeded e-SNLI-dev sample
+PAPER_DNLI_ENCODERS = ("roberta-large", "microsoft/deberta-v3-large")
+GOLD_ENV = "NLI_ATOMS_GOLD"  # path of a gold atom-label CSV (read_gold_labels format) to use instead of silver
+
+
+def baseline(name: str, quick: bool, seed: int = 0, labels=None, train: pd.DataFrame | None = None):
+    """A TF-IDF / NB baseline fitted on e-SNLI dev (quick: a seeded 2,000-row sample) or on `train`."""
+    from ..data.loaders import load_esnli
+    from ..models import NaiveBayesPairClassifier, TfidfPairClassifier
+
+    if train is None:
+        train = load_esnli("dev")
+        if quick:
+            train = train.sample(n=QUICK_BASELINE_ROWS, random_state=seed)
+    kw = {"labels": labels} if labels else {}
+    clf = NaiveBayesPairClassifier(**kw) if name == "naive-bayes" else TfidfPairClassifier(name.split("-")[1], seed=seed, **kw)
+    if quick:
+        clf.name = f"{clf.name} (quick: {len(train)} rows)"
+    return clf.fit(train)
+
+
+def snli_models(nb) -> list:
+    """The profile's NLI models for §4: main model, baselines, extra hub models, and the LLM with Prompt B.1."""
+    from ..models import get_nli_model
+
+    models = [nb.nli_model()]
+    for b in nb.params.get("baselines") or []:
+        if b != nb.params.get("nli_model"):
+            models.append(baseline(b, nb.quick, nb.seed))
+    for m in nb.params.get("extra_models") or []:
+        models.append(get_nli_model(m, quick=nb.quick, seed=nb.seed))
+    llm = make_llm(nb.params)
+    if llm is not None:
+        models.append(PromptNLIClassifier(llm, snli_shots(12, nb.seed)))
+    return models
+
+
+@dataclass
+class SNLIRun:
+    """§4 inputs and outputs: SNLI-TEST-SAMPLE, its atoms, and per model the consistency rows."""
+
+    examples: pd.DataFrame  # SNLI-TEST-SAMPLE
+    atoms: pd.DataFrame  # generate_atoms output
+    rows: pd.DataFrame  # example × atom rows
+    generator: str  # atom generator name
+    per_example: dict = field(default_factory=dict)  # model -> consistency_frame
+    per_atom: dict = field(default_factory=dict)  # model -> atom_judgements
+    tiers: dict = field(default_factory=dict)  # model -> tier
+    models: list = field(default_factory=list)  # the classifiers themselves
+
+
+def snli_consistency(nb, n: int = 1000, models=None) -> SNLIRun:
+    """Generate atoms for SNLI-TEST-SAMPLE and run every model through the §4.1 checks."""
+    examples = snli_test_sample(QUICK_SNLI if nb.quick else n, nb.seed)
+    gen = atom_generator(make_llm(nb.params))
+    atoms = generate_atoms(examples["hypothesis"].tolist(), gen)
+    rows = attach_atoms(examples[["pair_id", "premise", "hypothesis", "label"]], atoms)
+    run = SNLIRun(examples, atoms, rows, gen.name)
+    run.models = list(models or snli_models(nb))
+    for model in run.models:
+        per, judged = run_consistency(model, examples, rows)
+        run.per_example[model.name], run.per_atom[model.name], run.tiers[model.name] = per, judged, model.tier
+    return run
+
+
+def dnli_predictors(nb) -> dict:
+    """Table 3 models: the offline δ-NLI MiniLM, a TF-IDF δ-NLI baseline; paper: fine-tuned encoders + LLM."""
+    from ..data.loaders import load_dnli, load_dsnli_train_subset
+    from ..models import DNLI_LABELS, TrainSpec, dnli_frame, finetune, offline_dnli_model
+
+    train = dnli_frame(load_dsnli_train_subset())
+    preds = {}
+    main = offline_dnli_model(quick=nb.quick, seed=nb.seed, progress=False)
+    preds[main.name] = encoder_predictor(main)
+    if nb.params.get("baselines"):
+        sub = train.sample(n=QUICK_BASELINE_ROWS, random_state=nb.seed) if nb.quick else train
+        tf = baseline("tfidf-logreg", False, nb.seed, labels=DNLI_LABELS, train=sub)
+        tf.name = "tfidf-logreg-dsnli" + (f" (quick: {len(sub)} rows)" if nb.quick else "")
+        preds[tf.name] = encoder_predictor(tf)
+    if nb.tier == "paper":
+        dev = dnli_frame(load_dnli("snli", "dev", drop_impossible=True))
+        for base in PAPER_DNLI_ENCODERS:
+            spec = TrainSpec(base=base, labels=DNLI_LABELS, epochs=1 if nb.quick else 2, lr=2e-5, batch_size=32,
+                             max_length=128, seed=nb.seed)
+            clf = finetune(spec, train.sample(n=QUICK_BASELINE_ROWS, random_state=nb.seed) if nb.quick else train,
+                           dev.sample(n=min(1000, len(dev)), random_state=nb.seed), name=base.split("/")[-1] + "-dsnli",
+                           tier="paper", progress=False)
+            preds[clf.name] = encoder_predictor(clf)
+    llm = make_llm(nb.params)
+    if llm is not None:
+        p = llm_predictor(llm, seed=nb.seed)
+        preds[p.name] = p
+    return preds
+
+
+@dataclass
+class DefeasibleRun:
+    """§5-6 inputs and outputs: atoms and labels (`data`), models and their predictions."""
+
+    data: DSNLIAtoms
+    predictors: dict
+    results: dict  # model -> (full rows, atom rows) from defeasible.predict
+    self_labelled: tuple = ()  # predictors whose own answers are the silver labels (atom metrics blanked)
+
+    def table3(self):
+        from .defeasible import table3
+
+        return table3(self.results, self.predictors, self.data.label_source, self.self_labelled)
+
+    def correct(self) -> dict:
+        """model -> Series(pair_id -> full prediction correct), for inferential consistency."""
+        return {name: full.set_index("pair_id")["correct"] for name, (full, _) in self.results.items()}
+
+
+def gold_labels(path: str | None = None):
+    """Gold atom labels from `path` or $NLI_ATOMS_GOLD (None when neither is set)."""
+    from ..data.loaders import load_dnli
+
+    path = path or os.environ.get(GOLD_ENV)
+    if not path:
+        return None
+    return read_gold_labels(path, dnli=load_dnli("snli", "test", drop_impossible=True))
+
+
+def defeasible_run(nb, gold_path: str | None = None, predictors: dict | None = None) -> DefeasibleRun:
+    """δ-SNLI-TEST atoms (generated, validated, labelled, critical) and every Table 3 model's predictions."""
+    examples = dsnli_test(quick=nb.quick, seed=nb.seed, groups=QUICK_GROUPS)
+    llm = make_llm(nb.params)
+    gen = atom_generator(llm)
+    data = prepare_dsnli(gen, nb.nli_model(), examples, gold=gold_labels(gold_path), silver_llm=llm)
+    predictors = predictors if predictors is not None else dnli_predictors(nb)
+    results = {name: predict(p, examples, data.labeled) for name, p in predictors.items()}
+    gold_used = data.label_source.startswith("gold")
+    same = tuple(n for n, p in predictors.items() if not gold_used and llm is not None and p.kind == "llm"
+                 and getattr(p.model, "model", None) == llm.model)
+    return DefeasibleRun(data, predictors, results, same)
+
+
+def paper_reference(ref: str, metrics: dict) -> pd.DataFrame:
+    """The paper's printed rows of a table, from data/paper_values/atoms.csv, one row per model.
+
+    Quantities are stored as '<model> <metric>'; `metrics` maps our column names to those metric texts.
+    Rows carry tier 'paper (printed)' so they are never mistaken for numbers computed here.
+    """
+    from ..paper_values import paper_values_frame
+
+    frame = paper_values_frame("atoms")
+    frame = frame[frame["ref"] == ref]
+    rows: dict = {}
+    for quantity, value in zip(frame["quantity"], frame["value"]):
+        for col, metric in metrics.items():
+            if quantity.endswith(" " + metric):
+                model = quantity[: -len(metric) - 1]
+                rows.setdefault(model, {"model": model, "tier": "paper (printed)"})[col] = value
+    return pd.DataFrame(list(rows.values()))
+
+
+def paper_atom_check(model) -> pd.DataFrame:
+    """The model on the paper's printed SNLI items (Table 1 rows 3-4 and §2.1): full pairs and (P, aᵢ) atoms."""
+    from ..llm.prompts import NLI_EXAMPLES
+
+    items = pd.DataFrame([dict(r) for r in NLI_EXAMPLES])
+    out = model.predict_frame(items)
+    out["model"], out["tier"] = model.name, model.tier
+    return out[["source", "kind", "premise", "hypothesis", "label", "pred", "correct", "model", "tier"]]

@@ -1,0 +1,44 @@
+"""FactNLI (fact-based augmentation of NLI benchmarks): retrieve–filter–fuse to levels L=1..3, and §4's evaluation.
+
+Modules, in the order of the paper's method (§3) and experiments (§4):
+
+    retrieval   §3.2 premise-conditioned snippet pool: WordNetPages (offline) / WikipediaPages (online) +
+                SnippetRetriever (MiniLM cosine >= tau)
+    extraction  §3.2 atomic facts through Prompt B.1 (LLM, or the rule-based `atomize` offline)
+    filtering   §3.3 / App. C truth-set filter, neutral graph, maximum clique (Bron-Kerbosch + pivot),
+                entailment subgraph, NO-FILTER
+    fusion      §3.4 Prompt B.2 fusion (LLM, or the template `compose` offline); hypothesis fact subsets
+    pipeline    the level loop over a dataset (batched, cached, resumable), App. D controls
+    evaluation  Table 2/3/7 accuracies, Fig. 3 growth, Fig. 4 confusions, §4.5 automatic diagnostics
+    session     notebook glue: sample sizes, tier components, models to evaluate
+
+>>> from nli_lib.factnli import filter_facts, TableJudge
+>>> filter_facts(["A man sleeps."], ["A man is awake.", "It is night."],
+...              TableJudge({("A man sleeps.", "A man is awake."): "contradiction"})).clique
+['It is night.']
+
+CLI: ``python -m nli_lib.factnli build [--quick] [--n-premises N]`` builds SNLI test levels (all 9,824 pairs
+by default) with progress bars, resuming from the cache.
+"""
+from .evaluation import (ablation_table, accuracy_by_level, accuracy_long, confusions, controls_table, diagnostics,
+                         diagnostics_table, figure3, figure4, growth_by_level, long_context, paper_table,
+                         predict_variants)
+from .extraction import Fact, FactExtractor, atomize, llm_extractor, rule_extractor
+from .filtering import (FilterResult, NLIJudge, TableJudge, draw_filter, filter_facts, max_clique, no_filter,
+                        truth_set_filter)
+from .fusion import Fuser, FusionResult, check_fusion, compose, hypothesis_subsets, llm_fuser, template_fuser
+from .pipeline import (PAPER_JUDGE, REWRITE_PROMPT, Augmenter, FactNLIData, FactNLISettings, mnli_sample,
+                       offline_augmenter, paper_augmenter, rewrite_only, snli_sample, trace_frame, unrelated_facts)
+from .retrieval import Page, Snippet, SnippetRetriever, WikipediaPages, WordNetPages, definition_sentences
+
+__all__ = [
+    "ablation_table", "accuracy_by_level", "accuracy_long", "confusions", "controls_table", "diagnostics",
+    "diagnostics_table", "figure3", "figure4", "growth_by_level", "long_context", "paper_table", "predict_variants",
+    "Fact", "FactExtractor", "atomize", "llm_extractor", "rule_extractor",
+    "FilterResult", "NLIJudge", "TableJudge", "draw_filter", "filter_facts", "max_clique", "no_filter",
+    "truth_set_filter",
+    "Fuser", "FusionResult", "check_fusion", "compose", "hypothesis_subsets", "llm_fuser", "template_fuser",
+    "PAPER_JUDGE", "REWRITE_PROMPT", "Augmenter", "FactNLIData", "FactNLISettings", "mnli_sample",
+    "offline_augmenter", "paper_augmenter", "rewrite_only", "snli_sample", "trace_frame", "unrelated_facts",
+    "Page", "Snippet", "SnippetRetriever", "WikipediaPages", "WordNetPages", "definition_sentences",
+]

@@ -1,0 +1,167 @@
+"""Small text helpers shared by the FactNLI steps: tokens, sentences, query keywords, pronouns, word counts.
+
+>>> words("A woman wearing a yellow tank top .")
+7
+>>> split_sentences("Carnaby Street is in Soho. It is pedestrianised! St. Mary's is near.")
+['Carnaby Street is in Soho.', 'It is pedestrianised!', "St. Mary's is near."]
+>>> has_deictic_pronoun("The street is busy and it is long."), has_deictic_pronoun("A street that is long.")
+(True, False)
+>>> has_deictic_pronoun("There were two men on the bus."), has_deictic_pronoun("There the bus stopped.")
+(False, True)
+>>> finish("the dog barked all night")
+'The dog barked all night.'
+
+Trade-off: regular expressions and NLTK's perceptron tagger (from the data mirror), not a parser; the rules
+err on the side of dropping a sentence they cannot make self-contained.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from typing import Sequence
+
+TOKEN = re.compile(r"\d+(?:[.,:]\d+)+|[A-Za-z0-9]+(?:[-'’][A-Za-z0-9]+)*|[^\sA-Za-z0-9]")
+WORD = re.compile(r"[A-Za-z0-9]+(?:[-'’][A-Za-z0-9]+)*")
+
+#: Prompt B.1 rule 4 lists "it, they, he, she, this, that, former, latter, here, there"; their object and
+#: possessive forms count too. "that" is only deictic when it does not introduce a relative/complement clause.
+PRONOUNS = {"it", "its", "they", "them", "their", "theirs", "he", "him", "his", "she", "her", "hers", "former",
+            "latter", "this", "these", "those", "here", "we", "us", "our", "you", "your", "i", "me", "my", "one's",
+            "someone's", "itself", "themselves", "himself", "herself"}
+DEICTIC_START = {"that", "there", "this", "these", "those", "here"}  # only as the first word ("There is ...")
+ABBREVIATIONS = {"st", "mr", "mrs", "ms", "dr", "prof", "jr", "sr", "vs", "etc", "e.g", "i.e", "inc", "ltd", "co",
+                 "mt", "ft", "no", "u.s", "u.k", "jan", "feb", "aug", "sept", "oct", "nov", "dec", "c", "ca"}
+
+
+def tokens(text: str) -> list[str]:
+    """Word and punctuation tokens."""
+    return TOKEN.findall(str(text))
+
+
+def words(text: str) -> int:
+    """Word count (punctuation excluded), the unit of the paper's Fig. 3a."""
+    return len(WORD.findall(str(text)))
+
+
+def finish(text: str) -> str:
+    """Whitespace normalised, tokenizer spaces before punctuation removed, capitalised, final period."""
+    text = re.sub(r"\s+", " ", str(text)).strip()
+    text = re.sub(r"\s+([,.;:!?])", r"\1", text).strip(" ,;:")
+    if not text:
+        return ""
+    text = text[0].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split prose into sentences at . ! ? followed by a capital/digit, keeping common abbreviations whole."""
+    text = re.sub(r"\s+", " ", str(text)).strip()
+    if not text:
+        return []
+    out, start = [], 0
+    for m in re.finditer(r"[.!?]+[\"')\]]*\s+(?=[A-Z0-9\"'(])", text):
+        before = text[start : m.start()].split()
+        last = before[-1].lower().rstrip(".") if before else ""
+        if text[m.start()] == "." and (last in ABBREVIATIONS or re.fullmatch(r"[a-z]", last)):
+            continue
+        out.append(text[start : m.end()].strip())
+        start = m.end()
+    out.append(text[start:].strip())
+    return [s for s in out if s]
+
+
+def has_deictic_pronoun(sentence: str) -> bool:
+    """True when the sentence uses a pronoun Prompt B.1 forbids (it, they, he, she, this, that, here, there, ...)."""
+    toks = [t.lower() for t in WORD.findall(sentence)]
+    if not toks:
+        return False
+    existential = toks[0] == "there" and len(toks) > 1 and toks[1] in {"is", "are", "was", "were", "be", "has", "have"}
+    if toks[0] in DEICTIC_START and not existential:  # "There were two women on the bus." is not deictic
+        return True
+    return any(t in PRONOUNS for t in toks)
+
+
+def strip_parentheticals(text: str) -> str:
+    """Remove (...) and [...] asides; they carry separate content that an atomic fact should not bundle."""
+    prev = None
+    while prev != text:
+        prev, text = text, re.sub(r"\s*[(\[][^()\[\]]*[)\]]", "", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def normalise(text: str) -> str:
+    """Lower-cased words only: the key for de-duplicating facts and snippets."""
+    return " ".join(w.lower() for w in WORD.findall(str(text)))
+
+
+@functools.lru_cache(maxsize=1)
+def tagger():
+    from ..data.loaders import load_pos_tagger
+
+    return load_pos_tagger()
+
+
+@functools.lru_cache(maxsize=1)
+def stopwords() -> frozenset[str]:
+    from ..data.loaders import load_stopwords
+
+    return load_stopwords()
+
+
+def pos_tag(words_: Sequence[str]) -> list[tuple[str, str]]:
+    """Penn tags from NLTK's perceptron tagger (mirror copy)."""
+    return list(tagger().tag(list(words_))) if words_ else []
+
+
+GENERIC_NOUNS = {"thing", "things", "something", "someone", "one", "ones", "part", "kind", "type", "lot", "way",
+                 "side", "front", "back", "top", "bottom", "end", "use", "time", "times", "other", "others"}
+
+
+def query_nouns(query: str, wordnet=None, max_terms: int | None = None) -> list[str]:
+    """Noun lemmas of a query in order of appearance (compounds such as 'tank top' first), de-duplicated.
+
+    Used as the page-search terms of both retrievers (a title search per noun, like a Wikipedia page search).
+    With `wordnet`, a term is kept only if WordNet knows it as a noun; plurals are reduced by WordNet lookup.
+    """
+    toks = WORD.findall(str(query))
+    tagged = pos_tag(toks)
+    stop = stopwords()
+    out: list[str] = []
+    i = 0
+    while i < len(tagged):
+        word, tag = tagged[i]
+        low = word.lower()
+        if i + 1 < len(tagged) and wordnet is not None and tag.startswith(("NN", "JJ", "VBG")) \
+                and tagged[i + 1][0].isalpha():  # "tank top": the tagger often calls 'top' an adjective
+            pair = f"{low} {tagged[i + 1][0].lower()}"
+            lemma = noun_lemma(pair, wordnet)
+            if lemma:
+                out.append(lemma)
+                i += 2
+                continue
+        if tag.startswith("NN") and low not in stop and low not in GENERIC_NOUNS and len(low) > 2 \
+                and not low.isdigit():
+            lemma = noun_lemma(low, wordnet) if wordnet is not None else low
+            if lemma:
+                out.append(lemma)
+        i += 1
+    out = list(dict.fromkeys(out))
+    return out[:max_terms] if max_terms else out
+
+
+def noun_lemma(word: str, wordnet) -> str | None:
+    """The WordNet noun lemma of `word` (plural reduced), or None when WordNet has no such noun."""
+    low = word.lower()
+    candidates = [low]
+    if low.endswith("ies"):
+        candidates.append(low[:-3] + "y")
+    if low.endswith("es"):
+        candidates.append(low[:-2])
+    if low.endswith("s") and not low.endswith("ss"):
+        candidates.append(low[:-1])
+    if low.endswith("men"):
+        candidates.append(low[:-3] + "man")
+    for c in candidates:  # the surface form first: 'pants' and 'glasses' are lemmas of their own
+        if wordnet.synsets(c, "n"):
+            return c
+    return None

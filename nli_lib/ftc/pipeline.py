@@ -1,0 +1,154 @@
+"""Counterfactual hypotheses from explanations: extract (regex | FSP) × transform (regex | FSP) (§2.4, Fig. 2).
+
+`counterfactual_rows` returns one row per (pair, counterfactual slot) — E, C, N[A], N[B] — with the spans,
+the counterfactual and, for failures, the reason (kept as rows for inspection, never dropped silently).
+
+Regex transform (`regex_transform`): stem-tolerant substitution (`text.find_span`):
+
+* E, C: the span found in the hypothesis is replaced by the other one (x[B\\A], or x[A\\B] when only B
+  occurs); when both occur, A is replaced (the printed direction) and the row says so;
+* N: x_cf[A] = the hypothesis with B replaced by A; x_cf[B] = the hypothesis with A replaced by B,
+  or — when A does not occur — with its B span re-worded as B (the neutral claim kept).
+
+A counterfactual equal to the hypothesis (after normalisation) does not express R(A, B) and counts as a
+failure (`ok=False`, x_cf kept for inspection), except for N[B], which may legitimately keep the
+hypothesis (Proposition 3: the neutral claim stays truth-valueless).
+
+>>> rows = regex_transform("Two kids walk home from school .", "walking down a sidewalk", "walk home from school", "neutral")
+>>> [(r.slot, r.x_cf) for r in rows]
+[('N[A]', 'Two kids walking down a sidewalk .'), ('N[B]', 'Two kids walk home from school .')]
+>>> regex_transform("There is a cat running", "dog", "cat", "contradiction")[0].x_cf
+'There is a dog running'
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import pandas as pd
+
+from .fewshot import FewShotRewriter
+from .logic import as_label, counterfactual_targets
+from .templates import extract_regex
+from .text import find_span, normalize, replace_at
+
+METHODS = ("regex", "fsp")
+PIPELINES = (("regex", "regex"), ("regex", "fsp"), ("fsp", "regex"), ("fsp", "fsp"))  # Table 4 row order
+
+
+def pipeline_name(extract: str, transform: str) -> str:
+    return f"{extract}-{transform}"
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """One counterfactual slot produced by a transform step."""
+
+    slot: str  # 'E', 'C', 'N[A]', 'N[B]'
+    y_cf: str  # derived counterfactual label
+    x_cf: str | None  # counterfactual hypothesis (None: failed)
+    reason: str = ""  # why it failed, or a note ('both spans in hypothesis', 'A→B', ...)
+
+
+def regex_transform(hypothesis: str, a: str, b: str, label: str) -> list[Rewrite]:
+    """Regex substitution for every slot of `label` (see module doc)."""
+    label = as_label(label)
+    targets = counterfactual_targets(label)
+    ma, mb = find_span(hypothesis, a), find_span(hypothesis, b)
+    if label != "neutral":
+        t = targets[0]
+        if ma is not None and mb is not None:
+            return [Rewrite(t.slot, t.y_cf, replace_at(hypothesis, ma, b), "both spans in hypothesis: A→B")]
+        if ma is not None:
+            return [Rewrite(t.slot, t.y_cf, replace_at(hypothesis, ma, b), f"A→B ({ma.kind})")]
+        if mb is not None:
+            return [Rewrite(t.slot, t.y_cf, replace_at(hypothesis, mb, a), f"B→A ({mb.kind})")]
+        return [Rewrite(t.slot, t.y_cf, None, "transform: neither span in hypothesis")]
+    t_a, t_b = targets
+    x_a = Rewrite(t_a.slot, t_a.y_cf, replace_at(hypothesis, mb, a), f"B→A ({mb.kind})") if mb is not None else \
+        Rewrite(t_a.slot, t_a.y_cf, None, "transform: B not in hypothesis")
+    if ma is not None:
+        x_b = Rewrite(t_b.slot, t_b.y_cf, replace_at(hypothesis, ma, b), f"A→B ({ma.kind})")
+    elif mb is not None:
+        x_b = Rewrite(t_b.slot, t_b.y_cf, replace_at(hypothesis, mb, b), f"B kept ({mb.kind})")
+    else:
+        x_b = Rewrite(t_b.slot, t_b.y_cf, None, "transform: neither span in hypothesis")
+    return [x_a, x_b]
+
+
+def _fsp_rewrites(parsed, label: str) -> list[Rewrite]:
+    targets = counterfactual_targets(label)
+    if not parsed.ok:
+        return [Rewrite(t.slot, t.y_cf, None, f"transform: unparsable answer ({parsed.error})") for t in targets]
+    if as_label(label) == "neutral":
+        return [Rewrite(targets[0].slot, targets[0].y_cf, parsed.value["A"]),
+                Rewrite(targets[1].slot, targets[1].y_cf, parsed.value["B"])]
+    return [Rewrite(targets[0].slot, targets[0].y_cf, parsed.value)]
+
+
+ROW_COLUMNS = ["pair_id", "premise", "hypothesis", "label", "explanation", "pipeline", "extract", "transform",
+               "template", "A", "B", "extract_ok", "slot", "y_cf", "x_cf", "ok", "changed", "reason"]
+
+
+def counterfactual_rows(df: pd.DataFrame, extract: str = "regex", transform: str = "regex",
+                        rewriter: FewShotRewriter | None = None, explanation_col: str = "explanation_1",
+                        label_col: str = "label", progress: bool = False) -> pd.DataFrame:
+    """One row per (pair, slot) with spans A/B, the counterfactual x_cf, ok/changed flags and a reason.
+
+    `df` needs premise, hypothesis, pair_id, `label_col` (the label the explanation explains) and
+    `explanation_col`. FSP steps need `rewriter` (`FewShotRewriter.offline()` or `.from_llm(client)`).
+    """
+    if extract not in METHODS or transform not in METHODS:
+        raise ValueError(f"extract/transform must be one of {METHODS}")
+    if "fsp" in (extract, transform) and rewriter is None:
+        raise ValueError("FSP steps need a FewShotRewriter (FewShotRewriter.offline() offline)")
+    df = df.reset_index(drop=True)
+    labels = [as_label(x) for x in df[label_col]]
+    explanations = df[explanation_col].fillna("").astype(str).tolist()
+    # Extract
+    if extract == "regex":
+        ex = [extract_regex(z, y) for z, y in zip(explanations, labels)]
+        spans = [(e.A, e.B, e.template, "" if e.ok else "extract: no template matched") for e in ex]
+    else:
+        parsed = rewriter.extract(explanations, labels, progress=progress)
+        spans = [(p.value["A"], p.value["B"], None, "") if p.ok else (None, None, None, f"extract: unparsable ({p.error})")
+                 for p in parsed]
+    # Transform
+    ok_idx = [i for i, s in enumerate(spans) if s[0] and s[1]]
+    rewrites: dict[int, list[Rewrite]] = {}
+    if transform == "regex":
+        for i in ok_idx:
+            rewrites[i] = regex_transform(df.at[i, "hypothesis"], spans[i][0], spans[i][1], labels[i])
+    elif ok_idx:
+        parsed = rewriter.transform([df.at[i, "hypothesis"] for i in ok_idx], [spans[i][0] for i in ok_idx],
+                                    [spans[i][1] for i in ok_idx], [labels[i] for i in ok_idx], progress=progress)
+        for i, p in zip(ok_idx, parsed):
+            rewrites[i] = _fsp_rewrites(p, labels[i])
+    rows = []
+    for i in range(len(df)):
+        a, b, template, why = spans[i]
+        base = {"pair_id": df.at[i, "pair_id"], "premise": df.at[i, "premise"], "hypothesis": df.at[i, "hypothesis"],
+                "label": labels[i], "explanation": explanations[i], "pipeline": pipeline_name(extract, transform),
+                "extract": extract, "transform": transform, "template": template, "A": a, "B": b,
+                "extract_ok": i in rewrites}
+        items = rewrites.get(i) or [Rewrite(t.slot, t.y_cf, None, why) for t in counterfactual_targets(labels[i])]
+        for r in items:
+            produced = bool(r.x_cf and r.x_cf.strip())
+            changed = produced and normalize(r.x_cf) != normalize(base["hypothesis"])
+            ok = produced and (changed or r.slot == "N[B]")  # N[B] may keep the hypothesis (Prop. 3)
+            reason = r.reason if ok or not produced else "transform: counterfactual = hypothesis"
+            rows.append({**base, "slot": r.slot, "y_cf": r.y_cf, "x_cf": r.x_cf if produced else None, "ok": ok,
+                         "changed": changed, "reason": reason})
+    out = pd.DataFrame(rows, columns=ROW_COLUMNS)
+    out.attrs["fsp_model"] = rewriter.name if rewriter is not None and "fsp" in (extract, transform) else None
+    return out
+
+
+def all_pipelines(df: pd.DataFrame, rewriter: FewShotRewriter | None, pipelines: Sequence[tuple[str, str]] = PIPELINES,
+                  explanation_col: str = "explanation_1", label_col: str = "label") -> pd.DataFrame:
+    """`counterfactual_rows` for every (extract, transform) combination, stacked (column `pipeline`)."""
+    frames = [counterfactual_rows(df, e, t, rewriter, explanation_col=explanation_col, label_col=label_col)
+              for e, t in pipelines]
+    out = pd.concat(frames, ignore_index=True)
+    out["fsp_model"] = [rewriter.name if rewriter is not None and "fsp" in p.split("-") else "" for p in out["pipeline"]]
+    return out

@@ -1,0 +1,189 @@
+"""§2.4 "extract and transform with regex": the extraction templates of Tables 15 (E), 16 (C), 17 (N).
+
+Each template is compiled from its printed form: `A` and `B` are the two spans, `R<k>` an alternation
+of the family's word lists, anything else a literal word. Templates run on `text.normalize`d
+explanations. Matching rules (companion choices, stated because the paper does not print them):
+
+* a template that starts with a span starts at a clause boundary (text start or after , . ; : ! ?);
+  spans never cross those punctuation marks; a template ending in a span runs to the clause end;
+* between a span and the next literal a comma and one resumptive pronoun may sit
+  ("just because A, it does not mean B"), except before a copula (is/are);
+* spans lose leading determiners ('the dog' -> 'dog', as in Table 13's gold spans), a leading 'that' (also
+  'imply that', left when R3 lacks 'necessarily imply' and P7 matches 'does not necessarily imply that B');
+  a leading conjunction ('and', 'so', ...) is dropped too; a span of function words only ('there') does not count;
+* when several templates match, the most specific one wins: the longest connective text (the matched
+  characters that are not A or B), then the earliest start, then the printed order. All matching
+  templates are still reported (`Extraction.matched`), so per-template hit rates can count either.
+
+Printed quirks kept as printed: Table 17 lists "there is more A than B" twice (P2, P3) and two different
+P12s (the second is `P12b` here); Table 16's P3 and P12 are both "A R1 be B". A duplicate can never be
+the selected template (the first copy wins the tie), which the hit-rate tables show as 0.
+
+>>> extract_regex("a dog is not a cat .", "contradiction")
+Extraction(label='contradiction', template='P1', A='dog', B='cat', matched=('P1', 'P4', 'P6'))
+>>> e = extract_regex("Just because he has a mop, does not mean he has a broom.", "neutral")
+>>> e.template, e.A, e.B
+('P4', 'he has a mop', 'he has a broom')
+>>> extract_regex("protective gear is a piece of safety equipment", "entailment").template
+'P1'
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .logic import as_label
+from .text import FUNCTION_WORDS, normalize, strip_determiners, words
+
+# Word lists (the R<k> rows of each table).
+E_WORDS = {
+    "R1": ("a", "an", "a type of", "a way of saying", "the same as", "a rephrasing of", "a form of",
+           "another form of", "synonymous with"),
+    "R2": ("is", "are"),
+    "R3": ("synonyms",),
+    "R4": ("then", "so", "must be", "has to be", "have to be"),
+}
+C_WORDS = {
+    "R1": ("cant", "cannot", "can't", "can not"),
+    "R2": ("at the same time", "simultaneously", "at once"),
+    "R3": ("is", "are"),
+    "R4": ("not the same as", "not", "the opposite of", "different than"),
+    "R5": ("he", "she", "they"),
+    "R6": ("a", "an"),
+}
+N_WORDS = {
+    "R1": ("is", "are"),
+    "R2": ("not all", "not every"),
+    "R3": ("mean", "necessarily mean", "make", "necessarily make", "imply", "indicate"),
+    "R4": ("does not", "doesnt", "doesn't"),
+    "R5": ("did not", "didn't", "didnt"),
+}
+
+# (id, printed pattern) in printed order.
+E_PATTERNS = (("P1", "A is R1 B"), ("P2", "A implies B"), ("P3", "A and B are R3"),
+              ("P4", "A and B R2 the same thing"), ("P5", "if A then B"), ("P6", "A R4 B"), ("P7", "A R2 B"))
+C_PATTERNS = (("P1", "A R3 not R6 B"), ("P2", "R1 be A and B R2"), ("P3", "A R1 be B"), ("P4", "A R3 R4 B"),
+              ("P5", "R3 either A or B"), ("P6", "A R3 not B"), ("P7", "A R3 different than B"),
+              ("P8", "R1 be A if R3 B"), ("P9", "R1 be A if R5 is B"), ("P13", "R1 A if B"),
+              ("P10", "A and B R3 different"), ("P11", "A would not be able to B"), ("P12", "A R1 be B"))
+N_PATTERNS = (("P1", "R2 A R1 B"), ("P2", "there is more A than B"), ("P3", "there is more A than B"),
+              ("P4", "just because A R4 R3 B"), ("P5", "A R1 not necessarily B"), ("P6", "A R4 have to be B"),
+              ("P7", "A R4 necessarily B"), ("P8", "A R4 R3 B"), ("P9", "can A without B"),
+              ("P10", "could be A not just B"), ("P12", "we R5 know A to B"), ("P11", "we R5 know if A or B"),
+              ("P12b", "we can't tell if A is B"), ("P13", "if A then B"), ("P14", "this R4 imply A or B"),
+              ("P15", "A and B R1 two different"), ("P16", "A and B R1 different"),
+              ("P17", "not everyone A will B"), ("P18", "A may not be B"), ("P19", "it cannot be assumed that A is B"),
+              ("P20", "some A or B"), ("P21", "A might not be B"), ("P22", "there is not evidence A or B"),
+              ("P23", "R4 have to be A to B"), ("P24", "no way to know A or B"))
+
+FAMILIES = {"entailment": (E_PATTERNS, E_WORDS, "Table 15"), "contradiction": (C_PATTERNS, C_WORDS, "Table 16"),
+            "neutral": (N_PATTERNS, N_WORDS, "Table 17")}
+
+_SPAN = r"[^,.;:!?]+?"
+_CLAUSE_START = r"(?:^|(?<=[,.;:!?]))\s*"
+_GAP_AFTER_SPAN = r"(?:\s*,\s*|\s+)(?:(?:it|this|that|they)\s+)?"
+
+
+@dataclass(frozen=True)
+class Template:
+    """One extraction rule of Tables 15–17."""
+
+    label: str  # family: entailment (Table 15), contradiction (16), neutral (17)
+    id: str  # printed id, e.g. 'P4' ('P12b' for Table 17's second P12)
+    pattern: str  # as printed, e.g. 'just because A R4 R3 B'
+    regex: re.Pattern  # compiled matcher with groups A and B
+
+
+def _literal(word: str) -> str:
+    return r"\b" + re.escape(word).replace(r"\ ", r"\s+") + r"\b"
+
+
+def compile_pattern(pattern: str, word_lists: dict[str, tuple[str, ...]]) -> re.Pattern:
+    """Regex for a printed template such as 'A R3 not R6 B'."""
+    parts, prev_span = [], False
+    elements = pattern.split()
+    for k, el in enumerate(elements):
+        is_span = el in ("A", "B")
+        if k == 0:
+            parts.append(_CLAUSE_START if is_span else "")
+        else:
+            copula = el in ("is", "are") or (el in word_lists and "is" in word_lists[el])
+            gap = (_GAP_AFTER_SPAN if not copula else r"(?:\s*,\s*|\s+)") if prev_span else r"\s+"
+            parts.append(r"(?:\s*,\s*|\s+)" if is_span else gap)
+        if is_span:
+            parts.append(f"(?P<{el}>{_SPAN})")
+        elif re.fullmatch(r"R\d+", el):
+            alts = sorted(word_lists[el], key=len, reverse=True)
+            parts.append("(?:" + "|".join(_literal(a) for a in alts) + ")")
+        else:
+            parts.append(_literal(el))
+        prev_span = is_span
+    if elements[-1] in ("A", "B"):
+        parts.append(r"\s*(?=[,.;:!?]|$)")
+    return re.compile("".join(parts))
+
+
+TEMPLATES: dict[str, tuple[Template, ...]] = {
+    label: tuple(Template(label, tid, pat, compile_pattern(pat, word_lists)) for tid, pat in patterns)
+    for label, (patterns, word_lists, _) in FAMILIES.items()
+}
+
+
+def _clean_span(span: str) -> str:
+    s = span.strip(" ,.;:!?\"'")
+    s = re.sub(r"^(?:(?:imply|implies|mean|means|indicate|indicates|suggest|suggests)\s+that\s+)", "", s)
+    s = re.sub(r"^(?:(?:that|if|whether|and|but|or|so|because|then)\s+)+", "", s)
+    return strip_determiners(s).strip()
+
+
+def _has_content(span: str) -> bool:
+    return any(w not in FUNCTION_WORDS for w, _, _ in words(span))
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """Spans A and B extracted from one explanation (A = B = None when no template fits)."""
+
+    label: str  # template family used
+    template: str | None  # id of the selected template, or None
+    A: str | None
+    B: str | None
+    matched: tuple[str, ...] = ()  # ids of every template that matched (printed order)
+
+    @property
+    def ok(self) -> bool:
+        return self.template is not None
+
+
+def template_matches(explanation: str, label: str) -> list[tuple[Template, str, str, int, int]]:
+    """Every template of `label`'s family that matches: (template, A, B, start, connective length)."""
+    text = normalize(explanation)
+    out = []
+    for t in TEMPLATES[as_label(label)]:
+        for m in t.regex.finditer(text):
+            a, b = _clean_span(m.group("A")), _clean_span(m.group("B"))
+            if _has_content(a) and _has_content(b):
+                connective = (m.end() - m.start()) - len(m.group("A")) - len(m.group("B"))
+                out.append((t, a, b, m.start(), connective))
+                break
+    return out
+
+
+def extract_regex(explanation: str, label: str) -> Extraction:
+    """Regex extraction of (A, B) with the family of `label` (most specific matching template wins)."""
+    label = as_label(label)
+    hits = template_matches(explanation, label)
+    if not hits:
+        return Extraction(label, None, None, None, ())
+    order = {t.id: i for i, t in enumerate(TEMPLATES[label])}
+    best = min(hits, key=lambda h: (-h[4], h[3], order[h[0].id]))
+    return Extraction(label, best[0].id, best[1], best[2], tuple(h[0].id for h in hits))
+
+
+def template_table() -> "pd.DataFrame":  # noqa: F821
+    """Every template as printed (family, table, id, pattern) — the appendix tables as a frame."""
+    import pandas as pd
+
+    rows = [{"label": label, "table": FAMILIES[label][2], "template": t.id, "pattern": t.pattern}
+            for label, ts in TEMPLATES.items() for t in ts]
+    return pd.DataFrame(rows)

@@ -1,0 +1,25 @@
+"""PhrasIS causal coherence (Apaolaza et al.): baselines, reversal, SoftCoh / HardCoh, error analysis.
+
+Submodules: `data` (six scenarios, seeded 80/20 validation split), `coherence` (Rev, reversed pairs,
+SoftCoh/HardCoh), `features` (lexical + WordNet pair analysis, offline relation rules, §5.2 phenomena),
+`models` (feature SVM, prompted and NLI-both-ways classifiers, the paper's hub models and Optuna space),
+`evaluate` (training per scenario, weighted F, coherence rows), `analysis` (error analysis, the paper's
+printed tables, figures). Notebooks 20-22 call these; everything is re-exported here.
+
+    >>> from nli_lib import phrasis as phr
+    >>> phr.reverse_label("FORW"), phr.soft_coh(["FORW", "EQUI"], ["BACK", "SIMI"])
+    ('BACK', 0.5)
+"""
+from .analysis import (PHENOMENA, add_phenomena, beside_paper_table, direction_table, incoherent_patterns,  # noqa: F401
+                       paper_long, paper_wide, phenomenon_examples, phenomenon_table, plot_coherence, plot_contingency)
+from .coherence import (REVERSAL, REVERSED_LABELS, coherence_table, hard_coh, hard_coherent, pair_table,  # noqa: F401
+                        reverse_label, reverse_labels, reversed_pairs, score_pairs, soft_coh, soft_coherent, summarize)
+from .data import (POSITIVE_LABELS, SCENARIO_KEYS, SCENARIOS, PhrasisSplits, Scenario, load_splits,  # noqa: F401
+                   scenario, stratified_take, validation_mask)
+from .evaluate import (MINILM, FamilySpec, TrainedModels, best_model, coherence_rows, coherence_summary,  # noqa: F401
+                       f1_summary, hub_families, offline_families, paper_families, predict_rows, profile_families,
+                       train_family, train_models, weighted_f1, wide, zero_shot_models)
+from .features import PairAnalysis, analyze, dense_features, phenomena, rule_relation, toy_wordnet  # noqa: F401
+from .models import (PAPER_MODELS, PAPER_SEARCH_SPACE, FeatureSVMClassifier, NLIRelationClassifier,  # noqa: F401
+                     PromptedRelationClassifier, nli_pair_to_relation, offline_relation_llm, paper_search,
+                     phrases_from_prompt, prepare_base)

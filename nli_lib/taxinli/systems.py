@@ -1,0 +1,217 @@
+"""Systems scored on the TaxiNLI ∩ MNLI-dev rows (§4.1): Table 3 and Figure 5.
+
+The MNLI-dev overlap file ships the paper's own predictions of three systems (naive Bayes on bag-of-words,
+ESIM, BERT-base = `aloxatel/bert-base-mnli`); any `Classifier` of ours is scored on the same rows. Every
+analysis in this package starts from the long per-example frame of `system_rows`:
+
+    >>> from nli_lib.data.loaders import load_taxinli                 # doctest: +SKIP
+    >>> dev = load_taxinli("mnli_dev")                                # doctest: +SKIP
+    >>> rows = system_rows(dev, {"MiniLM": model.predict_frame(dev)})  # doctest: +SKIP
+    >>> accuracy_by_category(rows).head()                             # doctest: +SKIP
+
+one row per (system, example): system, model, tier, row (the example's taxinli10k row), genre, matched,
+label, pred, correct, the 15 indicators (short names), premise_len and hypothesis_len (words).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+import pandas as pd
+
+from ..evaluation import wilson_interval
+from ..paper_values import paper_value
+from .taxonomy import NAMES, indicators
+
+
+@dataclass(frozen=True)
+class ShippedSystem:
+    """A system whose predictions ship in taxinli10k_MNLIDev.tsv."""
+
+    name: str  # name in the paper's figures
+    column: str  # prediction column of load_taxinli('mnli_dev')
+    model: str  # what produced it, as the file's README names it
+
+
+SHIPPED = (
+    ShippedSystem("NB", "pred_nb", "bag-of-words naive Bayes (TaxiNLI release)"),
+    ShippedSystem("ESIM", "pred_esim", "ESIM (TaxiNLI release)"),
+    ShippedSystem("BERT", "pred_bert", "aloxatel/bert-base-mnli (TaxiNLI release)"),
+)
+# MNLI dev: matched = genres seen in MNLI train; mismatched = the other five.
+MATCHED_GENRES = frozenset({"fiction", "government", "slate", "telephone", "travel"})
+MISMATCHED_GENRES = frozenset({"facetoface", "letters", "nineeleven", "oup", "verbatim"})
+PAPER_SYSTEMS = ("NB", "ESIM", "BERT", "RoBERTa")  # system names in data/paper_values/taxinli.csv
+
+
+def paper_system(system: str, model: str = "") -> str:
+    """The paper's system a row of ours corresponds to ('' if none), for putting printed values beside ours.
+
+    >>> paper_system("BERT"), paper_system("x", "roberta-large-mnli"), paper_system("MiniLM", "minilm-esnli")
+    ('BERT', 'RoBERTa', '')
+    """
+    if system in PAPER_SYSTEMS:
+        return system
+    model = model.lower()
+    if "roberta-large" in model:
+        return "RoBERTa"
+    if "bert-base" in model and "roberta" not in model:
+        return "BERT"
+    return ""
+
+
+def n_words(texts: pd.Series) -> pd.Series:
+    """Whitespace word counts (the length confounds of §4.2)."""
+    return texts.astype(str).str.split().str.len().astype(int)
+
+
+def _frame(dev: pd.DataFrame, system: str, model: str, tier: str, pred: pd.Series) -> pd.DataFrame:
+    row = dev["taxinli_row"] if "taxinli_row" in dev else pd.Series(dev.index, index=dev.index)
+    out = pd.DataFrame({
+        "system": system, "model": model, "tier": tier, "row": row.to_numpy(), "genre": dev["genre"].to_numpy(),
+        "label": dev["label"].to_numpy(), "pred": pred.to_numpy(),
+    }, index=dev.index)
+    out["matched"] = out["genre"].isin(MATCHED_GENRES)
+    out["correct"] = (out["pred"] == out["label"]).astype(int)
+    out = pd.concat([out, indicators(dev)], axis=1)
+    out["premise_len"] = n_words(dev["premise"])
+    out["hypothesis_len"] = n_words(dev["hypothesis"])
+    return out.reset_index(drop=True)
+
+
+def shipped_rows(dev: pd.DataFrame, systems=SHIPPED) -> pd.DataFrame:
+    """Long rows of the paper's shipped predictions (tier 'paper-release': their models, their outputs)."""
+    return pd.concat([_frame(dev, s.name, s.model, "paper-release", dev[s.column]) for s in systems],
+                     ignore_index=True)
+
+
+def system_rows(dev: pd.DataFrame, scored: Mapping[str, pd.DataFrame] | None = None, shipped: bool = True) -> pd.DataFrame:
+    """Long per-example rows for the shipped systems plus our scored frames.
+
+    `scored` maps a system name to a `Classifier.predict_frame` output over (a subset of) `dev` rows; its
+    attrs give model and tier. Our systems may cover fewer rows (quick runs use a sample): every table
+    carries n per system.
+    """
+    parts = [shipped_rows(dev)] if shipped else []
+    for name, frame in (scored or {}).items():
+        sub = dev.loc[frame.index]
+        parts.append(_frame(sub, name, frame.attrs.get("model", name), frame.attrs.get("tier", "offline"),
+                            frame["pred"]))
+    return pd.concat(parts, ignore_index=True)
+
+
+def score_models(dev: pd.DataFrame, classifiers: Mapping[str, object]) -> dict[str, pd.DataFrame]:
+    """`predict_frame` of each classifier on the dev rows (cached per pair by the classifier)."""
+    return {name: clf.predict_frame(dev) for name, clf in classifiers.items()}
+
+
+def evaluation_sample(dev: pd.DataFrame, quick: bool, seed: int = 0, n_quick: int = 400) -> pd.DataFrame:
+    """All dev rows, or in quick mode a seeded sample stratified by gold label (index kept)."""
+    if not quick or len(dev) <= n_quick:
+        return dev
+    per = n_quick // dev["label"].nunique()
+    keep = [i for _, g in dev.groupby("label") for i in g.sample(n=min(per, len(g)), random_state=seed).index]
+    return dev.loc[sorted(keep)]
+
+
+def _acc_row(sub: pd.DataFrame) -> dict:
+    k, n = int(sub["correct"].sum()), len(sub)
+    lo, hi = wilson_interval(k, n)
+    return {"n": n, "correct": k, "accuracy": k / n if n else np.nan, "ci_low": lo, "ci_high": hi}
+
+
+def _ident(rows: pd.DataFrame) -> pd.DataFrame:
+    return rows.groupby("system", sort=False)[["model", "tier"]].first()
+
+
+def table3(rows: pd.DataFrame) -> pd.DataFrame:
+    """Table 3: accuracy of each system on the overlap rows, split into MNLI-dev matched / mismatched genres.
+
+    The paper reports accuracy on the full MNLI dev sets; we have only the TaxiNLI overlap (7,727 pairs),
+    so `paper` is beside ours for reference, not for an exact match. Wilson 95% intervals.
+    """
+    ident = _ident(rows)
+    out = []
+    for system, sub in rows.groupby("system", sort=False):
+        for split, mask in (("matched", sub["matched"]), ("mismatched", ~sub["matched"]),
+                            ("overlap (all)", pd.Series(True, index=sub.index))):
+            r = {"system": system, "model": ident.at[system, "model"], "tier": ident.at[system, "tier"],
+                 "split": split, **_acc_row(sub[mask])}
+            r["paper_system"] = paper_system(system, ident.at[system, "model"])
+            try:
+                r["paper"] = paper_value("taxinli-table-3", f"{r['paper_system']} {split}")
+            except KeyError:
+                r["paper"] = np.nan
+            out.append(r)
+    table = pd.DataFrame(out)
+    table["accuracy_pct"] = 100 * table["accuracy"]
+    table["difference_pct"] = table["accuracy_pct"] - table["paper"]
+    return table
+
+
+def accuracy_by_category(rows: pd.DataFrame, categories=NAMES) -> pd.DataFrame:
+    """Figure 5: per system and category c, #(c=1, correct=1) / #(c=1), with n and a Wilson 95% interval.
+
+    Also the accuracy on the examples without the category (`accuracy_without`) and the overall accuracy,
+    so a bar can be read against its baseline.
+    """
+    ident = _ident(rows)
+    out = []
+    for system, sub in rows.groupby("system", sort=False):
+        overall = float(sub["correct"].mean())
+        for c in categories:
+            has = sub[c] == 1
+            r = {"system": system, "model": ident.at[system, "model"], "tier": ident.at[system, "tier"],
+                 "category": c, **_acc_row(sub[has])}
+            r["accuracy_without"] = float(sub.loc[~has, "correct"].mean()) if (~has).any() else np.nan
+            r["overall"] = overall
+            out.append(r)
+    return pd.DataFrame(out)
+
+
+def improvement_over(acc: pd.DataFrame, base: str = "NB") -> pd.DataFrame:
+    """Per category, each system's accuracy minus `base`'s (the paper compares BERT and ESIM with NB)."""
+    wide = acc.pivot(index="category", columns="system", values="accuracy")
+    return wide.sub(wide[base], axis=0).drop(columns=base).reindex(acc["category"].unique())
+
+
+def plot_accuracy_by_category(acc: pd.DataFrame, ax=None, min_n: int = 1):
+    """Figure 5: grouped bars (one colour per system) with Wilson 95% error bars; n below each category."""
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(12, 4))
+    systems = list(dict.fromkeys(acc["system"]))
+    cats = list(dict.fromkeys(acc["category"]))
+    width = 0.8 / max(len(systems), 1)
+    for j, system in enumerate(systems):
+        sub = acc[acc["system"] == system].set_index("category").reindex(cats)
+        ok = sub["n"] >= min_n
+        x = np.arange(len(cats)) + (j - (len(systems) - 1) / 2) * width
+        y = sub["accuracy"].where(ok)
+        err = np.vstack([(y - sub["ci_low"]).clip(lower=0), (sub["ci_high"] - y).clip(lower=0)])
+        ax.bar(x, y, width, yerr=np.nan_to_num(err), capsize=1.5, error_kw={"lw": 0.6},
+               label=f"{system} ({sub['tier'].iloc[0]})")
+    counts = acc.groupby("category", sort=False)["n"].apply(lambda s: "/".join(str(v) for v in s.unique()))
+    ax.set_xticks(np.arange(len(cats)), [f"{c}\nn={counts[c]}" for c in cats], rotation=45, fontsize=7, ha="right",
+                  rotation_mode="anchor")
+    ax.set_ylabel("fraction predicted correctly")
+    ax.set_ylim(0, 1.05)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    return ax.figure
+
+
+def profile_classifiers(nb, baselines: bool = True) -> dict[str, object]:
+    """Our systems for a notebook session (nli_lib.notebook.start): the profile's NLI model, then its
+    `baselines` and `extra_models`, each loaded once per run through `nb.nli_model(spec)`; keyed by name."""
+    out = {}
+    main = nb.nli_model()
+    out[main.name] = main
+    specs = (list(nb.params.get("baselines") or []) if baselines else []) + list(nb.params.get("extra_models") or [])
+    for spec in dict.fromkeys(specs):
+        if spec != nb.params.get("nli_model"):
+            clf = nb.nli_model(spec)
+            out[clf.name] = clf
+    return out

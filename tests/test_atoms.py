@@ -1,0 +1,558 @@
+"""Atoms paper (nli_lib.atoms): §4.1 rules, label induction, critical atoms, I_C, cliques, labels I/O,
+generation plumbing and the rule-based decomposer. Hand-made frames; no model training."""
+from __future__ import annotations
+
+import os
+import re
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+import pytest
+
+from nli_lib.cache import CallCache
+from nli_lib.config import LABELS, REPO_ROOT
+from nli_lib.llm import OfflineLLM
+from nli_lib.models.base import Classifier
+from nli_lib.atoms import consistency as C
+from nli_lib.atoms import defeasible as D
+from nli_lib.atoms import inferential as I
+from nli_lib.atoms.annotate import AnnotationTool
+from nli_lib.atoms.generate import (PAPER_DECOMPOSITIONS, AtomGenerator, coverage, generate_atoms, rule_generator,
+                                    sentence_from_a1, validate_atoms)
+from nli_lib.atoms.quds import RuleQUDGenerator, generate_quds
+
+E, N, X = "entailment", "neutral", "contradiction"
+MIRROR = pytest.mark.skipif(not os.environ.get("NLI_DATA_MIRROR"), reason="needs the offline data mirror")
+GOLD_FIXTURE = REPO_ROOT / "data" / "fixtures" / "atoms_gold_labels_example.csv"
+
+
+class TableNLI(Classifier):
+    """A fake NLI model: labels looked up in a dict of (premise, hypothesis) -> label or probabilities."""
+
+    labels, name, tier = LABELS, "table-nli", "offline"
+
+    def __init__(self, table: dict, default=N):
+        super().__init__(cache=CallCache(":memory:"))
+        self.table, self.default = table, default
+        self.calls = 0
+
+    def _predict_proba_uncached(self, premises, hypotheses):
+        self.calls += len(premises)
+        out = []
+        for p, h in zip(premises, hypotheses):
+            v = self.table.get((p, h), self.default)
+            out.append(v if not isinstance(v, str) else [0.9 if l == v else 0.05 for l in LABELS])
+        return np.asarray(out, dtype=float)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# §4.1 rules and label induction
+# ---------------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("full, atoms, expected", [
+    (E, [E, E, E], True), (E, [E, N], False), (E, [E, X], False), (E, [], True),          # rule 1
+    (X, [E, X, E], True), (X, [E, N], False), (X, [], False),                              # rule 2
+    (N, [E, N], True), (N, [N, N], True), (N, [E, E], False), (N, [N, X], False), (N, [], False),  # rule 3
+])
+def test_consistency_rules(full, atoms, expected):
+    assert C.is_consistent(full, atoms) is expected
+
+
+def test_consistency_rejects_unknown_label():
+    with pytest.raises(ValueError):
+        C.is_consistent("maybe", [E])
+
+
+@pytest.mark.parametrize("atoms, induced", [
+    ([E, E], E), ([E, N], N), ([N, X, E], X), ([X], X), ([N], N), ([], E),
+    # Table 1 rows 3 (neutral) and 4 (contradiction), with the paper's atom labels (invalid atoms dropped)
+    ([E, N, E, E, N, N, N], N), ([E, X, E, E, E, X], X),
+])
+def test_induce_label(atoms, induced):
+    assert C.induce_label(atoms) == induced
+
+
+def test_completeness_dependence():
+    assert C.depends_on_completeness(X, [X]) and C.depends_on_completeness(N, [E, E])
+    assert not C.depends_on_completeness(N, [E, N]) and not C.depends_on_completeness(E, [E, N])
+
+
+def _judged():
+    # example a: gold E, pred E, atoms E,E (consistent); b: gold N, pred E, atoms E,N (inconsistent, induced N ✓)
+    # c: gold C, pred C, one atom rejected by the model, valid atom N (inconsistent, induced N ✗)
+    full = pd.DataFrame({"pair_id": list("abc"), "premise": ["p"] * 3, "hypothesis": ["h"] * 3,
+                         "label": [E, N, X], "pred": [E, E, X]})
+    judged = pd.DataFrame({"pair_id": ["a", "a", "b", "b", "c", "c"], "atom": list("xyzwuv"),
+                           "valid": [True, True, True, True, False, True], "p_pred": [E, E, E, N, np.nan, N]})
+    return full, judged
+
+
+def test_consistency_frame_and_table2_hand_computed():
+    full, judged = _judged()
+    per = C.consistency_frame(full, judged)
+    assert per["consistent"].tolist() == [True, False, False]
+    assert per["induced"].tolist() == [E, N, N]
+    assert per["n_valid"].tolist() == [2, 2, 1] and per["n_atoms"].tolist() == [2, 2, 2]
+    row = C.table2({"m": per}).iloc[0]
+    assert row["full_accuracy"] == pytest.approx(200 / 3) and row["consistency"] == pytest.approx(100 / 3)
+    assert row["consistency_correct"] == pytest.approx(50.0) and row["consistency_incorrect"] == 0.0
+    assert row["consistency_pred_entailment"] == 50.0 and row["consistency_pred_contradiction"] == 0.0
+    assert np.isnan(row["consistency_pred_neutral"])
+    assert row["induced_accuracy"] == pytest.approx(200 / 3)
+    assert C.table6({"m": per}).iloc[0]["completeness_dependent_pct"] == pytest.approx(100 / 3)
+
+
+def test_consistency_frame_empty_policy():
+    full, judged = _judged()
+    judged.loc[judged["pair_id"] == "a", "valid"] = False
+    assert len(C.consistency_frame(full, judged, empty="exclude")) == 2
+    lit = C.consistency_frame(full, judged, empty="literal")
+    assert lit.loc[0, "consistent"] and lit.loc[0, "induced"] == E  # vacuous rule 1, empty conjunction
+
+
+def test_atom_judgements_uses_model_own_validity():
+    rows = pd.DataFrame({"pair_id": ["a", "a"], "premise": ["P", "P"], "hypothesis": ["H", "H"], "atom": ["a1", "a2"]})
+    nli = TableNLI({("H", "a1"): E, ("H", "a2"): N, ("P", "a1"): X})
+    judged = C.atom_judgements(nli, rows)
+    assert judged["valid"].tolist() == [True, False]
+    assert judged["p_pred"].iloc[0] == X and pd.isna(judged["p_pred"].iloc[1])
+
+
+def test_prompt_nli_classifier_parses_b1_answers():
+    answers = {"A man sleeps.": "c\nSleeping is not running. [END]", "A man naps.": "garbage"}
+
+    def gen(messages):
+        premise = re.findall(r"Premise: (.*)", messages[-1]["content"])[-1]
+        return answers.get(premise, "e\nAn animal is running. [END]")
+
+    llm = OfflineLLM(gen, name="fake-b1", cache=CallCache(":memory:"))
+    clf = C.PromptNLIClassifier(llm, shots=[{"premise": "p", "hypothesis": "h", "label": N}])
+    preds = clf.predict(["A man sleeps.", "A man naps.", "A dog runs."], ["A man runs.", "A man rests.", "An animal runs."])
+    assert preds == [X, N, E] and clf.parse_failures == 1
+
+
+def test_balanced_shots():
+    df = pd.DataFrame({"label": [E] * 5 + [N] * 5 + [X] * 5, "i": range(15)})
+    shots = C.balanced_shots(df, 12, LABELS, seed=1)
+    assert [s["label"] for s in shots] == [E, N, X] * 4
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# δ-SNLI: labels, critical atoms, Table 3
+# ---------------------------------------------------------------------------------------------------------------
+
+def test_parse_label_and_errors():
+    assert [D.parse_label(v) for v in ["+2", "-2", "1.0", "invalid", " "]] == [2, -2, 1, "invalid", None]
+    for bad in ["3", "1.5", "strong"]:
+        with pytest.raises(ValueError):
+            D.parse_label(bad)
+
+
+def test_critical_atoms_with_ties_and_polarity():
+    df = pd.DataFrame({
+        "pair_id": ["s"] * 5 + ["w"] * 4 + ["z"] * 2,
+        "update_type": ["strengthener"] * 5 + ["weakener"] * 4 + ["strengthener"] * 2,
+        "label": [2, "invalid", 0, 1, 2,   -1, 1, -1, 0,   0, -1],
+    })
+    crit = D.mark_critical(df)["critical"].tolist()
+    assert crit[:5] == [True, False, False, False, True]     # Table 1 row 2: two +2 atoms tie
+    assert crit[5:9] == [True, False, True, False]           # weakener: both -1 atoms (ties), +1 ignored
+    assert crit[9:] == [False, False]                        # no atom in the example's direction: none critical
+
+
+def test_table1_row1_critical_atom():
+    rows = [dict(r) for r in D.DEFEASIBLE_ATOM_EXAMPLES if r["source"] == "atoms Table 1 row 1"]
+    df = pd.DataFrame(rows).assign(pair_id="t1", update_type="weakener", label=[r["scale"] for r in rows])
+    assert D.mark_critical(df)["critical"].tolist() == [r["critical"] for r in rows]
+
+
+def test_gold_fixture_reads_and_matches_dnli():
+    dnli = pd.DataFrame({"pair_id": ["dnli-snli-test-001132", "dnli-snli-test-001181", "dnli-snli-test-000398"],
+                         "premise": ["p1", "p2", "p3"], "hypothesis": ["h1", "h2", "h3"], "update": ["u1", "u2", "u3"],
+                         "update_type": ["weakener", "strengthener", "weakener"]})
+    gold = D.read_gold_labels(GOLD_FIXTURE, dnli=dnli)
+    assert len(gold) == 13 and gold["label_source"].iloc[0] == "gold:atoms_gold_labels_example.csv"
+    assert gold["label"].tolist()[:5] == [-1, 1, 0, 2, "invalid"]
+    valid = gold[gold["label"] != "invalid"]
+    crit = D.mark_critical(valid)
+    assert crit.loc[crit["critical"], "atom"].tolist() == [
+        "The thing the person is trying to do is finish.", "The person is a garbage man.",
+        "The person is sweeping up a spill."]
+    # Table 7: no atom in the weakening direction, so no critical atom
+    assert not crit.loc[crit["pair_id"] == "dnli-snli-test-000398", "critical"].any()
+
+
+def test_gold_matching_by_text_and_errors(tmp_path):
+    dnli = pd.DataFrame({"pair_id": ["x1"], "premise": ["A wug naps."], "hypothesis": ["The wug dreams."],
+                         "update": ["The wug smiles."], "update_type": ["strengthener"]})
+    good = tmp_path / "g.csv"
+    good.write_text("premise,hypothesis,update,atom,label\n a wug  naps.,The wug dreams.,The wug smiles.,The wug dreams.,+1\n")
+    assert D.read_gold_labels(good, dnli=dnli)["pair_id"].tolist() == ["x1"]
+    bad = tmp_path / "b.csv"
+    bad.write_text("pair_id,atom,label\nx1,The wug dreams.,+3\n")
+    with pytest.raises(ValueError, match=":2:"):
+        D.read_gold_labels(bad)
+    unknown = tmp_path / "u.csv"
+    unknown.write_text("pair_id,atom,label\nnope,The wug dreams.,0\n")
+    with pytest.raises(ValueError, match="match no"):
+        D.read_gold_labels(unknown, dnli=dnli)
+
+
+def test_write_and_read_round_trip(tmp_path):
+    labels = pd.DataFrame({"pair_id": ["a", "a", "b"], "atom": ["x", "y", "z"], "label": [2, "invalid", -1]})
+    path = D.write_labels(labels, tmp_path / "l.csv")
+    assert D.read_gold_labels(path)["label"].tolist() == [2, "invalid", -1]
+    assert "+2" in path.read_text()
+
+
+def test_annotation_tool_saves_and_resumes(tmp_path):
+    sub = pd.DataFrame({"pair_id": ["a", "a", "b"], "premise": ["P"] * 3, "hypothesis": ["H"] * 3, "update": ["U"] * 3,
+                        "update_type": ["weakener"] * 3, "atom": ["x", "y", "z"]})
+    path = tmp_path / "ann.csv"
+    tool = AnnotationTool(sub, path, annotator="me")
+    assert tool.position == 0 and tool.done == 0
+    tool.label(0, -2)
+    tool.label(2, "invalid", note="ungrammatical")
+    again = AnnotationTool(sub, path, annotator="me")
+    assert again.done == 2 and again.position == 1
+    got = D.read_gold_labels(path)
+    assert got["label"].tolist() == [-2, "invalid"] and got["note"].tolist()[1] == "ungrammatical"
+    again.label(0, None)
+    assert AnnotationTool(sub, path).done == 1
+
+
+def test_silver_labels_from_belief_shift():
+    # belief = p_e - p_c. a1: before 0.0, after +0.8 -> shift 0.8 -> +2; a2: before 0.1, after -0.2 -> -0.3 -> -1;
+    # a3: before 0.2, after 0.25 -> 0.05 -> 0
+    table = {("P", "a1"): [0.3, 0.4, 0.3], ("P U", "a1"): [0.85, 0.1, 0.05],
+             ("P", "a2"): [0.4, 0.3, 0.3], ("P U", "a2"): [0.2, 0.4, 0.4],
+             ("P", "a3"): [0.4, 0.4, 0.2], ("P U", "a3"): [0.45, 0.35, 0.2]}
+    sub = pd.DataFrame({"pair_id": ["e"] * 3, "premise": ["P"] * 3, "hypothesis": ["H"] * 3, "update": ["U"] * 3,
+                        "update_type": ["strengthener"] * 3, "atom": ["a1", "a2", "a3"]})
+    out = D.silver_labels_nli(sub, TableNLI(table), thresholds=(0.2, 0.6))
+    assert out["shift"].round(2).tolist() == [0.8, -0.3, 0.05]
+    assert out["label"].tolist() == [2, -1, 0] and out["label_source"].iloc[0].startswith("silver:nli-belief-shift")
+
+
+def test_table3_row_hand_computed():
+    full = pd.DataFrame({"pair_id": ["a", "b", "c"], "correct": [True, False, True]})
+    atoms = pd.DataFrame({"pair_id": ["a", "a", "b", "c", "c"], "critical": [True, False, True, True, False],
+                          "correct": [True, False, False, True, True],
+                          "gold3": ["strengthener", "no effect", "weakener", "weakener", "strengthener"]})
+    binary = atoms.assign(scored=atoms["gold3"] != "no effect")
+    row = D.table3_row("m", "offline", full, binary, ternary=False)
+    assert row["full_accuracy"] == pytest.approx(200 / 3)
+    assert row["n_atoms"] == 4 and row["atom_accuracy"] == 75.0      # the no-effect atom is not scored
+    assert row["critical_accuracy"] == pytest.approx(200 / 3)
+    assert row["p_full_given_critical_correct"] == 100.0 and row["p_full_given_critical_wrong"] == 0.0
+    tern = D.table3_row("m", "paper", full, atoms.assign(scored=True), ternary=True)
+    assert tern["n_atoms"] == 5 and tern["atom_accuracy"] == 60.0
+
+
+def test_table3_blanks_self_labelled_models():
+    full = pd.DataFrame({"pair_id": ["a"], "correct": [True]})
+    atoms = pd.DataFrame({"pair_id": ["a"], "critical": [True], "correct": [True], "gold3": ["weakener"], "scored": [True]})
+    preds = {"llm": D.DefeasiblePredictor("llm", "paper", "llm", None)}
+    t = D.table3({"llm": (full, atoms)}, preds, "silver:C.2", self_labelled=["llm"])
+    assert np.isnan(t["atom_accuracy"].iloc[0]) and t["full_accuracy"].iloc[0] == 100.0
+
+
+def test_example_summary_shares():
+    df = D.mark_critical(pd.DataFrame({"pair_id": ["a"] * 4, "update_type": ["weakener"] * 4, "label": [-2, -1, 0, 1]}))
+    s = D.example_summary(df).iloc[0]
+    assert (s["n_valid"], s["n_critical"], s["n_-2"], s["n_+1"]) == (4, 1, 1, 1)
+    assert s["weakener_share"] == 0.5 and s["critical_share"] == 0.25
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# §6 inferential consistency
+# ---------------------------------------------------------------------------------------------------------------
+
+def test_inferential_consistency_hand_computed_with_fractional_weights():
+    # bucket 0: a (w 1, ✓), b (w 0.5, ✗)  -> θ0 = 1/1.5 = 2/3; bucket 1: b (w 0.5, ✗), c (w 1, ✗) -> θ1 = 0
+    rows = pd.DataFrame({"bucket": [0, 0, 1, 1], "pair_id": ["a", "b", "b", "c"], "weight": [1.0, 0.5, 0.5, 1.0]})
+    acc = I.bucket_accuracy(rows, {"a": True, "b": False, "c": False})
+    assert acc["theta"].round(4).tolist() == [0.6667, 0.0]
+    ic = I.inferential_consistency(acc["theta"])
+    assert ic == pytest.approx(((4 / 9 + 1 / 9) + 1.0) / 2)   # (5/9 + 1) / 2 = 7/9
+    lo, hi = I.ic_bootstrap(acc["theta"], n_boot=500, seed=0)
+    assert 5 / 9 - 1e-9 <= lo <= ic <= hi <= 1.0 + 1e-9
+
+
+def test_cliques_on_hand_graph_and_buckets():
+    g = nx.Graph()
+    g.add_edges_from([("A", "B"), ("B", "C"), ("A", "C"), ("C", "D")])
+    g.add_node("E")
+    cliques = I.atom_cliques(g)
+    assert cliques == [("A", "B", "C"), ("C", "D"), ("E",)]
+    crit = pd.DataFrame({"pair_id": ["x", "y", "y", "z"], "atom": ["A", "C", "E", "D"]})
+    rows = I.buckets(crit, cliques)
+    weights = {(r.bucket, r.pair_id): r.weight for r in rows.itertuples()}
+    assert weights[(0, "x")] == 1.0 and weights[(2, "y")] == pytest.approx(1 / 3)  # y: C in 2 cliques + E
+    assert weights[(0, "y")] == pytest.approx(1 / 3) and weights[(1, "y")] == pytest.approx(1 / 3)
+    assert weights[(1, "z")] == 1.0 and rows.groupby("pair_id")["weight"].sum().round(6).eq(1).all()
+
+
+def test_equivalence_graph_needs_similarity_and_mutual_entailment():
+    class Enc:
+        def encode(self, texts):
+            vec = {"The people are friends.": [1, 0, 0], "The others are friends of the person.": [0.9, 0.1, 0],
+                   "The person is a man.": [0.8, 0.2, 0], "The dog is brown.": [0, 0, 1]}
+            return np.asarray([vec[t] for t in texts], dtype=float)
+
+    a, b, c = "The people are friends.", "The others are friends of the person.", "The person is a man."
+    nli = TableNLI({(a, b): E, (b, a): E, (a, c): E, (c, a): N, (b, c): N, (c, b): N})
+    graph, edges = I.equivalence_graph([a, b, c, "The dog is brown.", a], Enc(), nli, threshold=0.75)
+    assert set(map(frozenset, graph.edges)) == {frozenset((a, b))}
+    assert len(graph) == 4 and edges["edge"].sum() == 1 and (edges["cosine"] >= 0.75).all()
+
+
+def test_table4_min_examples():
+    rows = pd.DataFrame({"bucket": [0, 0, 1], "pair_id": ["a", "b", "c"], "weight": [1.0, 1.0, 1.0]})
+    t = I.table4(rows, {"m": pd.Series({"a": True, "b": False, "c": True})}, min_examples=2).iloc[0]
+    assert t["buckets"] == 1 and t["inferential_consistency"] == pytest.approx(50.0)
+    assert t["ic_all_buckets"] == pytest.approx(75.0)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Generation plumbing, validation, coverage
+# ---------------------------------------------------------------------------------------------------------------
+
+def _rules(sentence):
+    return ["There is a person.", f"The person says {sentence.rstrip('.').lower()}."]
+
+
+def test_rule_generator_through_offline_llm_cache():
+    cache = CallCache(":memory:")
+    gen = rule_generator(decomposer=_rules, cache=cache)
+    out = generate_atoms(["Hi there.", "Hi there.", "Bye."], gen)
+    assert out["sentence"].tolist() == ["Hi there.", "Hi there.", "Bye.", "Bye."]
+    assert out["atom"].tolist()[1] == "The person says hi there." and out["parse_ok"].all()
+    generate_atoms(["Bye."], gen)
+    assert gen.client.stats()["hits"] == 1
+
+
+def test_llm_generator_leave_one_out_drops_own_exemplar():
+    seen = []
+    llm = OfflineLLM(lambda m: (seen.append(m[-1]["content"]), "1. x\n[END]")[1], name="echo", cache=CallCache(":memory:"))
+    gen = AtomGenerator(llm, "echo", "paper", shots=tuple(PAPER_DECOMPOSITIONS[:2]))
+    own = PAPER_DECOMPOSITIONS[0]["sentence"]
+    generate_atoms([own], gen, leave_one_out=True)
+    assert seen[-1].count("SENTENCE:") == 2 and sentence_from_a1([{"content": seen[-1]}]) == own
+    generate_atoms([own], gen, leave_one_out=False)
+    assert seen[-1].count("SENTENCE:") == 3
+
+
+def test_unparsable_generation_is_kept_visible():
+    llm = OfflineLLM(lambda m: "", name="empty", cache=CallCache(":memory:"))
+    out = generate_atoms(["S."], AtomGenerator(llm, "empty", "paper"))
+    assert not out["parse_ok"].iloc[0] and pd.isna(out["atom"].iloc[0])
+
+
+def test_validate_atoms_prunes_h_and_p():
+    rows = pd.DataFrame({"premise": ["P"] * 3, "hypothesis": ["H"] * 3, "atom": ["a1", "a2", "a3"]})
+    nli = TableNLI({("H", "a1"): E, ("H", "a2"): E, ("H", "a3"): N, ("P", "a2"): E})
+    out = validate_atoms(rows, nli)
+    assert out["h_entails"].tolist() == [True, True, False]
+    assert out["valid"].tolist() == [True, False, False]
+    assert validate_atoms(rows, nli, check_premise=False)["valid"].tolist() == [True, True, False]
+
+
+def test_coverage_requires_mutual_entailment():
+    items = [{"sentence": "S", "atoms": ["p1", "p2"], "source": "t"}]
+    gen = pd.DataFrame({"sentence": ["S", "S"], "atom": ["g1", "g2"], "parse_ok": [True, True]})
+    nli = TableNLI({("g1", "p1"): E, ("p1", "g1"): E, ("g2", "p2"): E, ("p2", "g2"): N})
+    summary, detail = coverage(items, gen, nli)
+    assert detail["covered"].tolist() == [True, False]
+    assert summary.iloc[-1]["coverage"] == 0.5 and summary.iloc[0]["generated_atoms"] == 2
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# QUDs
+# ---------------------------------------------------------------------------------------------------------------
+
+CATS = {"kids": "person", "grandpa": "person", "women": "person", "girls": "person", "person": "person",
+        "people": "person", "man": "person", "dog": "animal", "bike": "thing", "vest": "clothing"}
+
+
+def _category(noun):
+    return CATS.get(noun, "thing")
+
+
+def test_rule_quds_reproduce_table9():
+    from nli_lib.llm.prompts import QUD_EXAMPLES
+
+    rules = RuleQUDGenerator(_category)
+    for r in [r for r in QUD_EXAMPLES if r["source"] == "atoms Table 9"]:
+        assert rules.question(r["atom"])[0] == r["qud"], r["atom"]
+    assert rules.question("The person is on a dock.") == ("Where is the person?", "location")
+    assert rules.question("The person is not sleeping.") == (None, "unmatched")
+
+
+def test_generate_quds_offline_marks_unmatched():
+    out = generate_quds(["The dog is brown.", "The person is not sleeping."], category=_category)
+    assert out["qud"].tolist()[0] == "What color is the dog?" and out["qud"].isna().tolist()[1]
+    assert out["tier"].iloc[0] == "offline" and "companion-authored" in out["generator"].iloc[0]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The rule-based decomposer (needs the NLTK tagger and WordNet from the data mirror)
+# ---------------------------------------------------------------------------------------------------------------
+
+@MIRROR
+@pytest.mark.parametrize("sentence, expected", [
+    ("A man in an orange vest stands on a dock.",
+     ["There is a person.", "The person is a man.", "The person is wearing a vest.", "The vest is orange.",
+      "The person stands.", "The person stands on a dock."]),
+    ("The man dances.", ["There is a person.", "The person is a man.", "The person dances."]),
+    ("two men cut grass by hand", ["There are two people.", "The people are men.", "The people cut.",
+                                   "The people cut grass.", "The people cut by hand."]),
+])
+def test_decomposer_on_paper_examples(sentence, expected):
+    from nli_lib.atoms.decompose import decompose
+
+    assert decompose(sentence) == expected
+
+
+@MIRROR
+def test_decomposer_patterns_and_fallbacks():
+    from nli_lib.atoms.decompose import decompose
+
+    purpose = decompose("Two brothers are climbing a tree to get down their Frisbee.")
+    assert "There is a purpose for the people climbing a tree." in purpose
+    assert "The thing the people are trying to get down is a Frisbee." in purpose
+    assert "There is a can." in decompose("The garbage man sweeps up where the can spilled.")
+    assert decompose("Nobody is wearing a uniform") == ["Nobody is wearing a uniform."]
+    neg = decompose("A young girl does n't jump while performing her routine .")
+    assert "The person does not jump." in neg and "The person is performing." in neg
+    cleft = decompose("The man is riding on the sidewalk.", style="cleft")
+    assert "The thing the person is riding on is a sidewalk." in cleft
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Paper-profile paths (LLM prompts C.1 / C.2 / D.1 / A.1) with a local stand-in client (no network)
+# ---------------------------------------------------------------------------------------------------------------
+
+def _fake_defeasible_llm():
+    def gen(messages):
+        content = messages[-1]["content"]
+        hypothesis = re.findall(r"Hypothesis: (.*)", content)[-1]
+        allows_none = "output ‘none’" in content
+        if "uniform" in re.findall(r"Evidence: (.*)", content)[-1]:
+            return "more\nUniforms suggest work. [END]"
+        return ("none\nUnrelated. [END]" if allows_none and "can" in hypothesis else "less\nUnlikely. [END]")
+
+    return OfflineLLM(gen, name="fake-defeasible", cache=CallCache(":memory:"))
+
+
+def test_llm_predictor_and_silver_labels_with_stand_in():
+    llm = _fake_defeasible_llm()
+    dnli = pd.DataFrame({"pair_id": ["a", "b"], "premise": ["P"] * 2, "hypothesis": ["H"] * 2,
+                         "update": ["He wears a city uniform.", "He is asleep."], "update_type": ["strengthener"] * 2})
+    sub = dnli.merge(pd.DataFrame({"atom": ["The person is a garbage man.", "There is a can."]}), how="cross")
+    silver = D.silver_labels_llm(sub, llm, shots=D.atom_shots(3))
+    assert silver["label"].tolist() == [1, 1, -1, 0] and silver["label_source"].iloc[0].startswith("silver:C.2")
+    labeled = D.mark_critical(silver)
+    pred = D.llm_predictor(llm, full_shots=[{"premise": "p", "hypothesis": "h", "update": "u", "label": "weakener"}])
+    assert pred.ternary and len(pred.full_shots) == 1 and len(pred.atom_shots) == 10
+    full, atoms = D.predict(pred, dnli, labeled)
+    assert full["pred"].tolist() == ["strengthener", "weakener"] and full["correct"].tolist() == [True, False]
+    assert atoms["scored"].all() and atoms["correct"].all()  # the stand-in labelled its own atoms
+    row = D.table3({pred.name: (full, atoms)}, {pred.name: pred}, "silver:C.2", self_labelled=[pred.name]).iloc[0]
+    assert row["full_accuracy"] == 50.0 and np.isnan(row["atom_accuracy"])
+
+
+def test_c1_prompt_has_balanced_shots_and_query():
+    seen = []
+    llm = OfflineLLM(lambda m: (seen.append(m[-1]["content"]), "more")[1], name="spy", cache=CallCache(":memory:"))
+    shots = [{"premise": f"p{i}", "hypothesis": "h", "update": "u", "label": lab}
+             for i, lab in enumerate(["strengthener", "weakener"] * 5)]
+    pred = D.llm_predictor(llm, full_shots=shots, atom_shots_=[])
+    pred.predict_full(pd.DataFrame({"premise": ["A man sleeps."], "hypothesis": ["He dreams."], "update": ["He smiles."]}))
+    prompt = seen[-1]
+    assert prompt.count("Situation:") == 11 and prompt.count("\nmore\n") == 5 and prompt.count("\nless\n") == 5
+    assert prompt.rstrip().endswith("more or less likely to be true?") and "Evidence: He smiles." in prompt
+
+
+def test_quds_through_d1_stand_in():
+    llm = OfflineLLM(lambda m: "Question: Where is the person?", name="fake-d1", cache=CallCache(":memory:"))
+    out = generate_quds(["The person is on a dock."], llm=llm)
+    assert out["qud"].tolist() == ["Where is the person?"] and out["tier"].iloc[0] == "paper"
+    assert "D.1" in out["generator"].iloc[0]
+
+
+def test_llm_generator_from_client_uses_paper_exemplars():
+    from nli_lib.atoms.generate import llm_generator
+
+    llm = OfflineLLM(lambda m: "1. There is a person.\n[END]", name="fake-a1", cache=CallCache(":memory:"))
+    gen = llm_generator(llm)
+    assert gen.tier == "paper" and len(gen.shots) == len(PAPER_DECOMPOSITIONS)
+    msg = gen.messages("A dog runs.")[-1]["content"]
+    assert msg.count("SENTENCE:") == len(PAPER_DECOMPOSITIONS) + 1 and "There is a person who is a man." in msg
+
+
+@MIRROR
+def test_snli_consistency_paper_profile_wiring(monkeypatch):
+    """The paper-profile path end to end (A.1 atoms + B.1 judgements) with a stand-in LLM, on 80 SNLI pairs."""
+    from types import SimpleNamespace
+
+    from nli_lib.atoms import pipeline
+
+    def gen(messages):
+        content = messages[-1]["content"]
+        if "SENTENCE:" in content:
+            return "1. There is a person.\n2. The person is outside.\n[END]"
+        hypothesis = re.findall(r"Hypothesis: (.*)", content)[-1]
+        return ("e" if hypothesis.startswith("There is") else "n") + "\nBecause. [END]"
+
+    stand_in = OfflineLLM(gen, name="stand-in", cache=CallCache(":memory:"))
+    monkeypatch.setattr(pipeline, "make_llm", lambda params: stand_in if params.get("llm") else None)
+    nb = SimpleNamespace(quick=True, seed=0, tier="paper", nli_model=lambda: TableNLI({}, default=E),
+                         params={"llm": {"base_url": "http://127.0.0.1:9/v1", "model": "m"}, "baselines": [],
+                                 "extra_models": [], "nli_model": "x"})
+    run = pipeline.snli_consistency(nb)
+    assert run.generator == "stand-in" and len(run.examples) == pipeline.QUICK_SNLI
+    llm_name = [m for m in run.per_example if "B.1, 12-shot" in m][0]
+    per = run.per_example[llm_name]
+    # the stand-in admits only "There is a person." (H ⊨ a: e) and says "n" for full pairs not starting "There is"
+    assert (per["n_valid"] == 1).all()
+    neutral = per[per["pred"] == N]
+    assert len(neutral) >= 70 and (neutral["hypothesis"].str.startswith("There is") == False).all()  # noqa: E712
+    # predicted neutral with the only admitted atom entailed: inconsistent, completeness-dependent, induced E
+    assert not neutral["consistent"].any() and neutral["completeness_dependent"].all() and (neutral["induced"] == E).all()
+    assert run.tiers[llm_name] == "paper"
+
+
+@MIRROR
+def test_defeasible_run_paper_profile_wiring(monkeypatch):
+    """δ-SNLI path with a stand-in LLM: A.1 atoms, NLI pruning, C.2 silver labels, C.1/C.2 predictions."""
+    from types import SimpleNamespace
+
+    from nli_lib.atoms import pipeline
+
+    def gen(messages):
+        content = messages[-1]["content"]
+        if "SENTENCE:" in content:
+            return "1. There is a person.\n2. The person is busy.\n[END]"
+        evidence = re.findall(r"Evidence: (.*)", content)[-1]
+        return "more" if len(evidence) % 2 else "less"
+
+    class FnNLI(TableNLI):
+        def _predict_proba_uncached(self, premises, hypotheses):  # H ⊨ both atoms; P ⊨ only "There is a person."
+            return np.asarray([[0.9, 0.05, 0.05] if (h == "There is a person." or p in hyps) else [0.1, 0.8, 0.1]
+                               for p, h in zip(premises, hypotheses)])
+
+    stand_in = OfflineLLM(gen, name="stand-in", cache=CallCache(":memory:"))
+    monkeypatch.setattr(pipeline, "make_llm", lambda params: stand_in)
+    hyps = set(pipeline.dsnli_test(quick=True, groups=pipeline.QUICK_GROUPS)["hypothesis"])
+    nb = SimpleNamespace(quick=True, seed=0, tier="paper", nli_model=lambda: FnNLI({}),
+                         params={"llm": {"base_url": "http://127.0.0.1:9/v1", "model": "m"}})
+    pred = D.llm_predictor(stand_in, full_shots=[], atom_shots_=[])
+    dr = pipeline.defeasible_run(nb, predictors={pred.name: pred})
+    assert set(dr.data.labeled["atom"]) == {"The person is busy."}
+    assert dr.data.label_source.startswith("silver:C.2") and dr.self_labelled == (pred.name,)
+    lab = dr.data.labeled
+    assert lab["critical"].sum() == (lab["label"] == np.where(lab["update_type"] == "strengthener", 1, -1)).sum()
+    t3 = dr.table3().iloc[0]
+    assert np.isnan(t3["atom_accuracy"]) and 0 <= t3["full_accuracy"] <= 100

@@ -1,0 +1,433 @@
+"""FTC (faithfulness through counterfactuals): label derivation, regex families, transforms, FTC-δ/K/W,
+Wilcoxon ρ, METEOR, the FSP path (offline stand-ins and a local OpenAI-compatible server), sensitivity
+donors and the noise check. Tiny hand-made inputs only; no data mirror needed except where marked."""
+from __future__ import annotations
+
+import json
+import math
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from nli_lib.cache import CallCache
+from nli_lib.config import LABELS
+from nli_lib.ftc import (FewShotRewriter, TEMPLATES, cost_matrix, counterfactual_rows, counterfactual_targets,
+                         derived_label, exemplar_rows, extract_regex, ftc_delta, ftc_kl, ftc_scores, ftc_wasserstein,
+                         hit_rates, meteor, metric_validation, pathological_explanations, regex_transform, relation,
+                         rho_table, score_rows, shot_sets, wasserstein, wilcoxon_rho)
+from nli_lib.ftc.fewshot import align_transform, query_explanation, query_transform, rule_extract
+from nli_lib.ftc.metrics import EPS, OEWNForMeteor
+from nli_lib.ftc.text import find_span, normalize, substitute
+from nli_lib.llm import PROMPTS, LLMClient, LLMConfig
+from nli_lib.models.base import Classifier
+
+
+# ------------------------------------------------------------------------------------------------
+# §2.2 label derivation (Table 2)
+# ------------------------------------------------------------------------------------------------
+
+def test_label_derivation_table_2():
+    assert [(t.slot, t.y_cf) for t in counterfactual_targets("entailment")] == [("E", "entailment")]
+    assert [(t.slot, t.y_cf) for t in counterfactual_targets("C")] == [("C", "entailment")]
+    assert [(t.slot, t.y_cf) for t in counterfactual_targets("neutral")] == [("N[A]", "entailment"), ("N[B]", "neutral")]
+    assert derived_label("neutral", "N[B]") == "neutral" and derived_label("contradiction") == "entailment"
+    with pytest.raises(ValueError):
+        derived_label("neutral")  # two counterfactuals: slot needed
+    with pytest.raises(ValueError):
+        derived_label("entailment", "N[A]")
+    assert relation("neutral", "walking", "going home") == "¬(walking ⇒ going home)"
+    assert relation("entailment", "a", "b") == "(a ⇔ b)"
+
+
+# ------------------------------------------------------------------------------------------------
+# §2.3 FTC-δ, FTC-K, FTC-W on hand-computed vectors
+# ------------------------------------------------------------------------------------------------
+
+def test_ftc_delta_kl_wasserstein_by_hand():
+    p = [0.6, 0.3, 0.1]  # E, N, C
+    assert ftc_delta(p, "entailment") == 1.0 and ftc_delta(p, "neutral") == 0.0
+    assert ftc_kl(p, "entailment") == pytest.approx(1 + math.log(0.6))          # 0.48917
+    assert ftc_kl(p, "neutral") == pytest.approx(1 + math.log(0.3))             # -0.20397
+    assert ftc_wasserstein(p, "entailment") == pytest.approx(1 - (0.3 * 0.7 + 0.1 * 1.0))  # 0.69
+    assert ftc_wasserstein(p, "neutral") == pytest.approx(1 - 0.7 * (0.6 + 0.1))           # 0.51
+    assert ftc_wasserstein(p, "entailment", alpha=0.5) == pytest.approx(1 - (0.15 + 0.1))  # 0.75
+    # one-hot on the target: perfect scores; on the opposite label: FTC-W = 0
+    assert ftc_kl([1, 0, 0], "entailment") == 1.0 and ftc_wasserstein([0, 0, 1], "entailment") == 0.0
+    assert ftc_kl([0, 0, 1], "entailment") == pytest.approx(1 + math.log(EPS))  # clipped, finite
+
+
+def test_ftc_vectorised_matches_scalar():
+    probs = np.array([[0.6, 0.3, 0.1], [0.2, 0.2, 0.6], [0.1, 0.8, 0.1]])
+    ys = ["entailment", "entailment", "neutral"]
+    s = ftc_scores(probs, ys, alpha=0.7)
+    assert s["ftc_delta"].tolist() == [1.0, 0.0, 1.0]
+    assert s["ftc_k"] == pytest.approx([ftc_kl(p, y) for p, y in zip(probs, ys)])
+    assert s["ftc_w"] == pytest.approx([0.69, 1 - (0.2 * 0.7 + 0.6), 1 - 0.7 * 0.2])
+
+
+def test_wasserstein_cost_and_transport():
+    c = cost_matrix(0.7)
+    assert c.tolist() == [[0, 0.7, 1], [0.7, 0, 0.7], [1, 0.7, 0]]
+    with pytest.raises(ValueError):
+        cost_matrix(1.5)
+    # one-hot targets: the transport problem equals the closed form used by FTC-W
+    for p in ([0.6, 0.3, 0.1], [0.2, 0.5, 0.3]):
+        for j, y in enumerate(LABELS):
+            assert 1 - wasserstein(p, np.eye(3)[j], c) == pytest.approx(ftc_wasserstein(p, y))
+    # general case by hand: E .5 N .5 -> N .5 C .5 costs .5 (E->C) with alpha .7, .4 (E->N, N->C) with alpha .2
+    assert wasserstein([0.5, 0.5, 0], [0, 0.5, 0.5], cost_matrix(0.7)) == pytest.approx(0.5)
+    assert wasserstein([0.5, 0.5, 0], [0, 0.5, 0.5], cost_matrix(0.2)) == pytest.approx(0.2)
+
+
+# ------------------------------------------------------------------------------------------------
+# §3.3 Wilcoxon rank-sum ρ = U / (n1 n0)
+# ------------------------------------------------------------------------------------------------
+
+def test_rho_against_hand_computed_u():
+    # pairs (a, b): 3>1, 3>2, 3=3 (½), 4>all (3), 5>all (3): U = 8.5 of 9
+    res = wilcoxon_rho([3, 4, 5], [1, 2, 3])
+    assert res["U"] == 8.5 and res["rho"] == pytest.approx(8.5 / 9) and (res["n1"], res["n0"]) == (3, 3)
+    assert wilcoxon_rho([1, 2], [3, 4])["rho"] == 0.0
+    assert wilcoxon_rho([1, 2, 3], [1, 2, 3])["rho"] == pytest.approx(0.5)
+    empty = wilcoxon_rho([1.0, float("nan")], [])
+    assert math.isnan(empty["rho"]) and empty["n1"] == 1
+
+
+def test_metric_validation_groups_and_table():
+    scored = pd.DataFrame({"pair_id": list("abcdef"), "slot": ["C"] * 6, "pipeline": ["fsp-fsp"] * 6, "ok": True,
+                           "ftc_delta": [1, 1, 1, 0, 0, 1.0], "ftc_k": [0.9, 0.8, 0.7, 0.1, 0.2, 0.3],
+                           "ftc_w": [0.9, 0.8, 0.7, 0.1, 0.2, 0.3]})
+    ref = pd.DataFrame({"pair_id": list("abcdef"), "slot": ["C"] * 6, "ref_label": ["entailment"] * 6,
+                        "ref_pred": ["entailment"] * 3 + ["neutral"] * 3})
+    long, merged = metric_validation(scored, ref)
+    k = long[long["metric"] == "FTC-K"].iloc[0]
+    assert k["rho"] == 1.0 and (k["n1"], k["n0"]) == (3, 3)
+    d = long[long["metric"] == "FTC-δ"].iloc[0]  # agree (1,1,1) vs disagree (0,0,1): U = 3+3+1.5 = 7.5
+    assert d["U"] == 7.5 and d["rho"] == pytest.approx(7.5 / 9)
+    assert merged["agree"].sum() == 3
+    assert rho_table(long).set_index("metric").loc["FTC-K", "C"] == "1.000"
+
+
+# ------------------------------------------------------------------------------------------------
+# §2.4 regex families: the paper's example explanations (Table 13 rows) and every template
+# ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("explanation,label,template,a,b", [
+    ("a dog is not a cat.", "C", "P1", "dog", "cat"),
+    ("One cannot be happy and angry at the same time.", "C", "P2", "happy", "angry"),
+    ("Star is not balloon", "C", "P4", "star", "balloon"),  # P4 and P6 tie; printed order
+    ("kneeling and eating are different actions .", "C", "P10", "kneeling", "eating"),
+    ("the man is either painting or taking a photograph .", "C", "P5", "painting", "taking a photograph"),
+    ("The guy on the phone is sitting at a desk.", "E", "P7", "guy on the phone", "sitting at a desk"),
+    ("If your pausing for a photo then they are having their photo taken", "E", "P5", "your pausing for a photo",
+     "they are having their photo taken"),
+    ("protective gear is a piece of safety equipment", "E", "P1", "protective gear", "piece of safety equipment"),
+    ("in the park implies outside .", "E", "P2", "in the park", "outside"),
+    ("Just because he has a mop, does not mean he has a broom.", "N", "P4", "he has a mop", "he has a broom"),
+    ("Just because a track athlete is carrying a large pole it does not mean they gets ready for their turn at the "
+     "pole vault.", "N", "P4", "track athlete is carrying a large pole", "they gets ready for their turn at the pole vault"),
+    ("Looking on does not mean waiting for their turn", "N", "P8", "looking on", "waiting for their turn"),
+    ("not all women in red jackets are tall", "N", "P1", "women in red jackets", "tall"),
+    ("a cloudy day does n't necessarily imply that it is going to rain soon .", "N", "P7", "cloudy day",
+     "it is going to rain soon"),
+])
+def test_regex_families_on_paper_style_explanations(explanation, label, template, a, b):
+    ex = extract_regex(explanation, label)
+    assert (ex.template, ex.A, ex.B) == (template, a, b)
+
+
+def test_no_template_for_paper_examples_outside_the_families():
+    # Table 13 rows the printed templates do not cover (the paper's regex N scores are near zero)
+    assert not extract_regex("There is no evidence that the women talking to the man outside the building are sad",
+                             "neutral").ok
+    assert not extract_regex("Jail cells aren't pastel-colored or a classroom.", "contradiction").ok
+
+
+def test_every_printed_template_matches_its_own_filled_pattern():
+    fills = {"A": "red cat", "B": "blue dog"}
+    from nli_lib.ftc.templates import FAMILIES
+
+    for label, templates in TEMPLATES.items():
+        words = FAMILIES[label][1]
+        for t in templates:
+            text = " ".join(fills.get(el) or (words[el][0] if re.fullmatch(r"R\d+", el) else el)
+                            for el in t.pattern.split())
+            ex = extract_regex(text, label)
+            assert t.id in ex.matched, (label, t.id, text, ex)
+
+
+def test_normalize_reattaches_ptb_clitics():
+    assert normalize("`` a man '' ca n't be sleeping .") == "a man can't be sleeping"
+    assert normalize("he does n't mean they 're here .") == "he doesn't mean they're here"
+
+
+# ------------------------------------------------------------------------------------------------
+# Transform: stem-tolerant substitution, slots, failures
+# ------------------------------------------------------------------------------------------------
+
+def test_substitution_is_stem_tolerant_and_keeps_determiners():
+    assert find_span("Two kids are walking home .", "walk home").kind == "stem"
+    assert find_span("A dog runs", "the dog").kind == "exact"  # determiner optional
+    assert substitute("The dog is barking at the girl .", "dog", "an animal") == "The animal is barking at the girl ."
+    assert substitute("an angry man grills", "angry", "happy") == "a happy man grills"  # article agreement
+    assert substitute("A man sleeps", "cat", "dog") is None
+
+
+def test_regex_transform_slots_table_14_and_figure_2():
+    assert regex_transform("There is a cat running", "cat", "dog", "contradiction")[0].x_cf == "There is a dog running"
+    fig2 = regex_transform("The woman is standing on a snake", "standing on a snake", "sitting on a fake alligator",
+                           "contradiction")[0]
+    assert (fig2.slot, fig2.y_cf, fig2.x_cf) == ("C", "entailment", "The woman is sitting on a fake alligator")
+    n = regex_transform("Two kids walk home from school .", "walking down a sidewalk", "walk home from school", "neutral")
+    assert [(r.slot, r.y_cf) for r in n] == [("N[A]", "entailment"), ("N[B]", "neutral")]
+    assert n[0].x_cf == "Two kids walking down a sidewalk ."
+    miss = regex_transform("A man sleeps .", "cat", "dog", "entailment")[0]
+    assert miss.x_cf is None and "neither span" in miss.reason
+
+
+def test_counterfactual_rows_keep_failures_and_flag_unchanged():
+    df = pd.DataFrame({
+        "pair_id": ["p1", "p2", "p3", "p4"], "premise": ["u"] * 4,
+        "hypothesis": ["There is a cat running .", "A man sleeps .", "The girl threw the basketball .", "A dog runs ."],
+        "label": ["contradiction", "entailment", "neutral", "entailment"],
+        "explanation_1": ["a dog is not a cat .", "nothing to see here", "two girls playing basketball does n't imply "
+                          "that the girl threw the basketball", "a dog is a dog ."]})
+    rows = counterfactual_rows(df, "regex", "regex")
+    assert len(rows) == 5  # 1 + 1 + 2 (neutral) + 1
+    r1 = rows[rows["pair_id"] == "p1"].iloc[0]
+    assert r1["ok"] and r1["x_cf"] == "There is a dog running ." and r1["y_cf"] == "entailment"
+    r2 = rows[rows["pair_id"] == "p2"].iloc[0]
+    assert not r2["ok"] and r2["reason"].startswith("extract: no template")
+    p3 = rows[rows["pair_id"] == "p3"].set_index("slot")
+    assert p3.loc["N[B]", "ok"] and not p3.loc["N[B]", "changed"]  # N[B] may keep the hypothesis
+    r4 = rows[rows["pair_id"] == "p4"].iloc[0]
+    assert not r4["ok"] and r4["reason"] == "transform: counterfactual = hypothesis"
+
+
+def test_hit_rates_counts_on_a_tiny_frame():
+    df = pd.DataFrame({"pair_id": ["a", "b", "c"], "hypothesis": ["There is a cat .", "A man sleeps .", "x"],
+                       "label": ["contradiction", "contradiction", "entailment"],
+                       "explanation_1": ["a dog is not a cat .", "blah", "cowboy is a man ."]})
+    hr = hit_rates(df, explanation_cols=("explanation_1",))
+    c = hr["per_label"].set_index("label").loc["contradiction"]
+    assert (c["explanations"], c["extracted"], c["counterfactual_rate[C]"]) == (2, 1, 0.5)
+    t = hr["per_template"].set_index(["label", "template"])
+    assert t.loc[("contradiction", "P1"), "n_selected"] == 1 and t.loc[("contradiction", "P4"), "n_matched"] == 1
+    assert t.loc[("contradiction", "P1"), "rate_selected"] == 0.5
+    assert (hr["rows"]["failure"] != "").sum() == 2  # 'blah' (no template) and 'x' (spans not in hypothesis)
+
+
+# ------------------------------------------------------------------------------------------------
+# FSP: offline stand-ins through the prompts, and the paper path against a local server
+# ------------------------------------------------------------------------------------------------
+
+def test_offline_stand_ins_answer_the_ftc_prompts_and_are_cached():
+    cache = CallCache(":memory:")
+    rw = FewShotRewriter.offline(cache=cache)
+    msgs = PROMPTS["ftc.extract.C"].render(explanation="one cannot be happy and angry at the same time .")
+    assert query_explanation(msgs) == "one cannot be happy and angry at the same time ."
+    out = rw.extract(["one cannot be happy and angry at the same time ."], ["contradiction"])
+    assert out[0].ok and out[0].value == {"A": "happy", "B": "angry"}
+    rw.extract(["one cannot be happy and angry at the same time ."], ["contradiction"])
+    assert rw.extract_clients["contradiction"].stats()["hits"] == 1
+    tmsgs = PROMPTS["ftc.transform.N"].render(hypothesis="H .", A="a", B="b")
+    assert query_transform(tmsgs) == ("H .", "a", "b")
+    tr = rw.transform(["an angry man grills vegetables ."], ["angry"], ["happy"], ["contradiction"])
+    assert tr[0].value == "a happy man grills vegetables ."
+    n = rw.transform(["The skateboarders are waiting for their turn at a competition ."], ["looking"],
+                     ["waiting for their turn"], ["neutral"])
+    assert n[0].value["A"] == "The skateboarders are looking at a competition ."
+
+
+def test_rule_extract_and_align_transform():
+    assert rule_extract("just because he has a mop, does not mean he has a broom", "neutral") == ("he has a mop",
+                                                                                                   "he has a broom")
+    assert rule_extract("nothing here", "entailment") is None
+    assert align_transform("A man sleeps .", "cat", "dog", "entailment") == "A man sleeps ."  # nothing to substitute
+
+
+def test_exemplar_rows_fill_to_20_with_flagged_pool_rows():
+    printed = exemplar_rows("extract", "contradiction", n=None)
+    assert len(printed) == 5 and printed[0]["A"] == "jail cells"
+    pool = pd.DataFrame({"pair_id": [f"p{i}" for i in range(30)], "label": "contradiction", "ok": True,
+                         "explanation": [f"a dog{i} is not a cat" for i in range(30)], "A": "dog", "B": "cat",
+                         "hypothesis": "There is a cat", "x_cf": "There is a dog", "slot": "C"})
+    rows = exemplar_rows("extract", "contradiction", n=20, pool=pool)
+    assert len(rows) == 20 and rows[:5] == printed and all(r["source"].startswith("companion") for r in rows[5:])
+    assert len(exemplar_rows("transform", "contradiction", n=20, pool=pool)) == 20
+
+
+class _FTCServer(BaseHTTPRequestHandler):
+    """OpenAI-compatible stand-in: answers FTC extraction/transformation prompts in their formats."""
+
+    def do_POST(self):  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        user = [m["content"] for m in body["messages"] if m["role"] == "user"][-1]
+        self.server.prompts.append(user)
+        if user.rstrip().endswith("A:"):
+            text = "A: angry\nB: happy"
+        elif "Counterfactual:" in user:
+            text = "A happy man grills vegetables .\n\nHypothesis: (model kept going)"
+        else:
+            text = "?"
+        data = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
+                           "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                        "finish_reason": "stop"}], "usage": {"prompt_tokens": 1, "completion_tokens": 1}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_paper_path_through_a_local_openai_compatible_server(monkeypatch):
+    pytest.importorskip("openai")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _FTCServer)
+    server.prompts = []
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("FTC_TEST_KEY", "sk-test")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    try:
+        client = LLMClient(LLMConfig(base_url=f"http://127.0.0.1:{server.server_address[1]}/v1", model="fake-neo",
+                                     api_key_env="FTC_TEST_KEY", max_retries=0, concurrency=1),
+                           cache=CallCache(":memory:"))
+        pool = pd.DataFrame({"pair_id": [f"p{i}" for i in range(30)], "label": "contradiction", "ok": True,
+                             "explanation": [f"a dog{i} is not a cat" for i in range(30)], "A": "dog", "B": "cat",
+                             "hypothesis": "There is a cat", "x_cf": "There is a dog", "slot": "C"})
+        rw = FewShotRewriter.from_llm(client, shots=shot_sets(pool, n=20))
+        df = pd.DataFrame({"pair_id": ["q"], "premise": ["u"], "hypothesis": ["An angry man grills vegetables ."],
+                           "label": ["contradiction"], "explanation_1": ["one can't be happy and angry"]})
+        rows = counterfactual_rows(df, "fsp", "fsp", rw)
+        assert rows.iloc[0]["x_cf"] == "A happy man grills vegetables ." and rows.iloc[0]["ok"]
+        assert rows.attrs["fsp_model"] == "fake-neo"
+        assert server.prompts[0].count("Explanation: ") == 21  # 20 priming rows + the query
+        assert "Jail cells aren’t pastel-colored" in server.prompts[0]
+        n_requests = len(server.prompts)
+        counterfactual_rows(df, "fsp", "fsp", rw)  # cached: no new request
+        assert len(server.prompts) == n_requests
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+# ------------------------------------------------------------------------------------------------
+# Scoring with a task model, METEOR
+# ------------------------------------------------------------------------------------------------
+
+class _Fixed(Classifier):
+    """Entailment-leaning on hypotheses mentioning 'dog', neutral otherwise."""
+
+    labels, name, tier = LABELS, "fixed", "offline"
+
+    def _predict_proba_uncached(self, p, h):
+        return np.array([[0.6, 0.3, 0.1] if "dog" in x else [0.2, 0.5, 0.3] for x in h])
+
+
+def test_score_rows_adds_probabilities_and_ftc():
+    rows = pd.DataFrame({"pair_id": ["a", "b"], "premise": ["u", "u"], "hypothesis": ["a cat", "a cat"],
+                         "label": ["contradiction", "entailment"], "slot": ["C", "E"], "y_cf": ["entailment"] * 2,
+                         "x_cf": ["a dog", None], "ok": [True, False], "pipeline": ["regex-regex"] * 2})
+    s = score_rows(rows, _Fixed(cache=CallCache(":memory:")))
+    assert s.loc[0, "pred"] == "neutral" and s.loc[0, "pred_cf"] == "entailment"
+    assert s.loc[0, "ftc_w"] == pytest.approx(0.69) and s.loc[0, "ftc_k"] == pytest.approx(1 + math.log(0.6))
+    assert math.isnan(s.loc[1, "ftc_k"]) and s.loc[1, "pred_cf"] is None
+
+
+class _TinyWordNet:
+    def __init__(self, groups):
+        self.groups = groups
+
+    def synsets(self, lemma, pos=None):
+        return [i for i, g in enumerate(self.groups) if lemma in g]
+
+    def lemmas(self, synset_id):
+        return list(self.groups[synset_id])
+
+
+def test_meteor_with_an_offline_wordnet_adapter():
+    wn = OEWNForMeteor(_TinyWordNet([("dog", "hound"), ("run", "sprint")]))
+    assert wn.synsets("dogs")[0].lemmas()[1].name() == "hound"  # plural folded like nltk's morphy
+    with_syn = meteor("the hound runs fast", ["the dog runs fast"], wordnet=wn)
+    without = meteor("the hound runs fast", ["the dog runs fast"], wordnet=OEWNForMeteor(_TinyWordNet([])))
+    assert with_syn > without
+    assert meteor("the dog runs fast", ["the dog runs fast"], wordnet=wn) > 0.9
+    assert meteor(None, ["the dog runs"], wordnet=wn) == 0.0  # failed counterfactual
+    assert math.isnan(meteor("x", [], wordnet=wn))
+
+
+# ------------------------------------------------------------------------------------------------
+# §3.4 donors for pathological explanations; LRA-style noise check
+# ------------------------------------------------------------------------------------------------
+
+def test_pathological_donors_share_only_one_input():
+    pool = pd.DataFrame({
+        "pair_id": ["a", "b", "c", "d", "e"],
+        "premise": ["P1", "P1", "P2", "P3", "P3"],
+        "hypothesis": ["a man plays guitar", "a man sleeps", "a man plays a guitar outside", "a dog runs", "cats nap"],
+        "label": ["entailment", "contradiction", "neutral", "entailment", "neutral"],
+        "explanation_1": ["za", "zb", "zc", "zd", "ze"], "explanation_2": "", "explanation_3": ""})
+    cond = pathological_explanations(pool.iloc[[0]], pool, seed=0).set_index("condition")
+    assert cond.loc["x,u,y", "explanation"] == "za"
+    assert cond.loc["u only", "donor_pair_id"] == "b"           # same premise, other label
+    assert cond.loc["y only", "donor_pair_id"] == "d"           # same label, other premise
+    assert cond.loc["x only", "donor_pair_id"] == "c"           # nearest hypothesis, other premise and label
+    assert cond.loc["x only", "explanation"] == "zc"
+
+
+def _tiny_bert(path):
+    torch = pytest.importorskip("torch")
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", "a", "man", "dog", "sleeps", "runs", "is"]
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "vocab.txt").write_text("\n".join(vocab) + "\n")
+    BertTokenizerFast(vocab_file=str(path / "vocab.txt")).save_pretrained(path)
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                     intermediate_size=16, max_position_embeddings=32, num_labels=3,
+                     id2label={0: "entailment", 1: "neutral", 2: "contradiction"},
+                     label2id={"entailment": 0, "neutral": 1, "contradiction": 2})
+    BertForSequenceClassification(cfg).save_pretrained(path)
+    return path
+
+
+def test_noise_label_flips_zero_noise_and_cache(tmp_path):
+    from nli_lib.ftc import noise_label_flips
+    from nli_lib.models.hf import HFClassifier
+
+    cache = CallCache(":memory:")
+    clf = HFClassifier(_tiny_bert(tmp_path / "bert"), max_length=16, batch_size=2, progress=False, cache=cache)
+    df = pd.DataFrame({"pair_id": ["a", "b", "c"], "premise": ["a man sleeps .", "a dog runs .", "a man runs ."],
+                       "hypothesis": ["a man is .", "a dog sleeps .", "a dog ."], "label": ["entailment", "neutral", "contradiction"]})
+    zero = noise_label_flips(clf, df, scales=(0.0,), cache=cache)
+    assert not zero["flipped"].any()  # no noise: same predictions as the clean model
+    big = noise_label_flips(clf, df, scales=(50.0,), seed=1, cache=cache)
+    again = noise_label_flips(clf, df, scales=(50.0,), seed=1, cache=cache)
+    assert big["pred_noisy"].tolist() == again["pred_noisy"].tolist()
+    assert cache.stats()["ftc.noise"]["hits"] >= 3
+
+
+def test_shot_sets_from_a_regex_pool_cover_every_prompt():
+    df = pd.DataFrame({
+        "pair_id": [f"n{i}" for i in range(3)] + [f"c{i}" for i in range(3)], "premise": "u",
+        "hypothesis": ["The girl threw the basketball ."] * 3 + ["There is a cat running ."] * 3,
+        "label": ["neutral"] * 3 + ["contradiction"] * 3,
+        "explanation_1": ["two girls playing basketball does n't imply that the girl threw the basketball"] * 3
+        + ["a dog is not a cat ."] * 3})
+    pool = counterfactual_rows(df, "regex", "regex")
+    shots = shot_sets(pool, n=7)
+    assert set(shots) == {(s, lab) for s in ("extract", "transform") for lab in LABELS}
+    n_tr = shots[("transform", "neutral")]
+    assert len(n_tr) == 7 and n_tr[-1]["hyp_cf"].startswith("A: ") and "; B: " in n_tr[-1]["hyp_cf"]
+    assert len(shots[("extract", "entailment")]) == 5  # nothing to add from the pool: printed rows only
+    msgs = PROMPTS["ftc.transform.N"].render(shots=n_tr, hypothesis="H", A="a", B="b")
+    assert msgs[-1]["content"].count("Counterfactual:") == 8

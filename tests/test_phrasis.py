@@ -1,0 +1,470 @@
+"""PhrasIS causal coherence: reversal, SoftCoh/HardCoh, weighted F1, scenarios, features, models (tiny data only)."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from nli_lib import phrasis as phr
+from nli_lib.cache import CallCache
+from nli_lib.data.loaders import PHRASIS_LABELS
+from nli_lib.models.base import Classifier
+from nli_lib.phrasis.features import toy_wordnet
+
+STOP = {"the", "a", "an", "in", "on", "of", "is", "are"}
+mirror = pytest.mark.skipif(not os.environ.get("NLI_DATA_MIRROR"), reason="needs the offline data mirror")
+
+
+def frame(rows):
+    """PhrasIS-schema frame from (phrase1, phrase2, label[, source, polarity]) tuples."""
+    out = []
+    for i, r in enumerate(rows):
+        p1, p2, label = r[:3]
+        source = r[3] if len(r) > 3 else "images"
+        polarity = r[4] if len(r) > 4 else ("negatives" if label == "UNR" else "positives")
+        out.append({"phrase1": p1, "phrase2": p2, "premise": p1, "hypothesis": p2, "label": label, "source": source,
+                    "polarity": polarity, "pair_id": f"{source}.{polarity}.{i}"})
+    return pd.DataFrame(out)
+
+
+# ------------------------------------------------------------------------------------------------ reversal
+
+
+def test_reverse_label_swaps_direction_and_keeps_symmetric_labels():
+    assert phr.reverse_label("FORW") == "BACK" and phr.reverse_label("BACK") == "FORW"
+    for label in ("EQUI", "SIMI", "REL", "OPPO", "UNR"):
+        assert phr.reverse_label(label) == label
+    for label in PHRASIS_LABELS:  # an involution
+        assert phr.reverse_label(phr.reverse_label(label)) == label
+    with pytest.raises(ValueError):
+        phr.reverse_label("entailment")
+
+
+def test_reversed_pairs_duplicates_only_directional_pairs_swapped():
+    df = frame([("Everyone is hungry", "Someone is hungry", "FORW"), ("22 dead", "89 dead", "BACK"),
+                ("clings", "hold on", "EQUI"), ("smiling", "are posing", "REL"), ("says", "Syria peace", "UNR"),
+                ("February 25", "April 21", "SIMI"), ("Doing back flip", "Jumping headfirst", "OPPO")])
+    out = phr.reversed_pairs(df)
+    assert len(out) == 6 and set(out["orig_label"]) == {"FORW", "BACK", "EQUI"}
+    orig = out[out["direction"] == "original"].set_index("pair_id")
+    rev = out[out["direction"] == "reversed"].set_index("pair_id").loc[orig.index]
+    assert (rev["phrase1"] == orig["phrase2"]).all() and (rev["phrase2"] == orig["phrase1"]).all()
+    assert (rev["premise"] == orig["hypothesis"]).all() and (rev["hypothesis"] == orig["premise"]).all()
+    assert rev["label"].tolist() == ["BACK", "FORW", "EQUI"]
+    # originals and reversals alternate, so a pair's two rows stay together
+    assert out["direction"].tolist() == ["original", "reversed"] * 3
+
+
+# ------------------------------------------------------------------------------------- SoftCoh / HardCoh
+
+# Hand-computed example (gold y, f(x), f(x_rev)); y_rev = Rev(y):
+#  1 FORW: FORW / BACK -> coherent and correct          SC 1 HC 1
+#  2 EQUI: EQUI / EQUI -> coherent and correct          SC 1 HC 1
+#  3 BACK: SIMI / SIMI -> coherent (Rev(SIMI)=SIMI), wrong  SC 1 HC 0
+#  4 FORW: FORW / FORW -> incoherent                    SC 0 HC 0
+#  5 FORW: BACK / FORW -> coherent but both wrong       SC 1 HC 0
+# SoftCoh = 4/5 = 0.8, HardCoh = 2/5 = 0.4
+GOLD = ["FORW", "EQUI", "BACK", "FORW", "FORW"]
+PRED = ["FORW", "EQUI", "SIMI", "FORW", "BACK"]
+PRED_REV = ["BACK", "EQUI", "SIMI", "FORW", "FORW"]
+
+
+def test_soft_and_hard_coherence_on_a_hand_computed_example():
+    gold_rev = phr.reverse_labels(GOLD)
+    assert phr.soft_coherent(PRED, PRED_REV).tolist() == [True, True, True, False, True]
+    assert phr.hard_coherent(PRED, PRED_REV, GOLD, gold_rev).tolist() == [True, True, False, False, False]
+    assert phr.soft_coh(PRED, PRED_REV) == pytest.approx(0.8)
+    assert phr.hard_coh(PRED, PRED_REV, GOLD, gold_rev) == pytest.approx(0.4)
+    assert np.isnan(phr.soft_coh([], []))
+
+
+class Lookup(Classifier):
+    """Predicts from a {(premise, hypothesis): label} table (no model, no disk cache)."""
+
+    name, tier = "lookup", "offline"
+
+    def __init__(self, table, labels=PHRASIS_LABELS):
+        super().__init__(CallCache(":memory:"))
+        self.table, self.labels = table, tuple(labels)
+
+    def _predict_proba_uncached(self, premises, hypotheses):
+        out = np.zeros((len(premises), len(self.labels)))
+        for i, pair in enumerate(zip(premises, hypotheses)):
+            out[i, self.labels.index(self.table[pair])] = 1.0
+        return out
+
+
+def test_score_pairs_runs_a_classifier_on_both_directions_and_matches_the_hand_example():
+    df = frame([(f"p{i}", f"h{i}", g) for i, g in enumerate(GOLD)])
+    table = {**{(f"p{i}", f"h{i}"): p for i, p in enumerate(PRED)}, **{(f"h{i}", f"p{i}"): p for i, p in enumerate(PRED_REV)}}
+    rows = phr.score_pairs(Lookup(table), phr.reversed_pairs(df))
+    assert rows["pred"].tolist() == PRED and rows["pred_rev"].tolist() == PRED_REV
+    assert rows["label_rev"].tolist() == ["BACK", "EQUI", "FORW", "BACK", "BACK"]
+    s = phr.summarize(rows.assign(model="lookup", split="unseen", scenario="Positives-I"))
+    assert s.loc[0, "SoftCoh"] == pytest.approx(0.8) and s.loc[0, "HardCoh"] == pytest.approx(0.4)
+    assert s.loc[0, "n_pairs"] == 5
+    wide = phr.coherence_table(s, "HardCoh", "unseen")
+    assert wide.loc[0, "Positives-I"] == pytest.approx(0.4) and wide.loc[0, "n_pairs"] == "5"
+
+
+def test_pair_table_refuses_pairs_without_their_reversal():
+    df = phr.reversed_pairs(frame([("a", "b", "FORW"), ("c", "d", "EQUI")])).assign(pred="SIMI")
+    with pytest.raises(ValueError, match="lack"):
+        phr.pair_table(df.iloc[:-1])
+
+
+# ----------------------------------------------------------------------------------------------- weighted F1
+
+
+def test_weighted_f1_agrees_with_scikit_learn():
+    from sklearn.metrics import f1_score
+
+    rng = np.random.default_rng(0)
+    for trial in range(20):
+        n = int(rng.integers(1, 60))
+        gold = rng.choice(PHRASIS_LABELS[: 3 + trial % 5], size=n)
+        pred = rng.choice(PHRASIS_LABELS[trial % 3:], size=n)  # labels absent on either side
+        ours = phr.weighted_f1(gold, pred)
+        theirs = f1_score(gold, pred, average="weighted", zero_division=0)
+        assert ours == pytest.approx(theirs, abs=1e-4)
+    assert phr.weighted_f1(["FORW", "FORW", "BACK", "SIMI"], ["FORW", "BACK", "BACK", "FORW"]) == pytest.approx(0.4167)
+    with pytest.raises(ValueError):
+        phr.weighted_f1(["FORW"], [])
+
+
+# ------------------------------------------------------------------------------------- scenarios and splits
+
+
+def synthetic_phrasis(n_per: int = 10, seed: int = 0) -> pd.DataFrame:
+    """Tiny PhrasIS-like frame: both sources, positives with 4 labels, UNR negatives."""
+    rng = np.random.default_rng(seed)
+    words = ["dog", "cat", "man", "train", "water", "street", "car", "child"]
+    rows = []
+    for source in ("images", "headlines"):
+        for label in ("EQUI", "FORW", "BACK", "SIMI", "UNR"):
+            for _ in range(n_per):
+                w, v = rng.choice(words, 2, replace=False)
+                p1, p2 = {"EQUI": (f"the {w}", f"a {w}"), "FORW": (f"big {w}", f"the {w}"),
+                          "BACK": (f"a {w}", f"small {w}"), "SIMI": (f"a {w}", f"the {v}"),
+                          "UNR": (f"is {w}", f"on {v} street")}[label]
+                rows.append((p1, p2, label, source))
+    return frame(rows)
+
+
+def test_scenarios_select_tracks_and_sources():
+    df = synthetic_phrasis(2)
+    assert len(phr.SCENARIOS) == 6 and phr.SCENARIO_KEYS[0] == "Positives-I"
+    assert set(phr.scenario("Positives-A").select(df)["label"]) == {"EQUI", "FORW", "BACK", "SIMI"}
+    assert "UNR" in set(phr.scenario("All-H").select(df)["label"])
+    assert set(phr.scenario("All-H").select(df)["source"]) == {"headlines"}
+    assert "UNR" not in phr.scenario("Positives-I").labels and len(phr.scenario("All-I").labels) == 7
+    with pytest.raises(KeyError):
+        phr.scenario("Positives-X")
+
+
+def test_validation_split_is_stratified_seeded_and_shared_by_scenarios():
+    train = synthetic_phrasis(10)
+    splits = phr.load_splits(train=train, test=synthetic_phrasis(3, seed=1), seed=7)
+    val = splits.train[splits.train["validation"]]
+    assert (val.groupby(["source", "label"]).size() == 2).all()  # 20% of every stratum of 10
+    again = phr.load_splits(train=train, test=synthetic_phrasis(3, seed=1), seed=7)
+    assert again.train["validation"].equals(splits.train["validation"])
+    other = phr.load_splits(train=train, test=synthetic_phrasis(3, seed=1), seed=8)
+    assert not other.train["validation"].equals(splits.train["validation"])
+    sc = phr.scenario("Positives-I")
+    assert len(splits.fit_rows(sc)) == 40 and len(splits.fit_rows(sc, final=False)) == 32
+    assert len(splits.validation_rows(sc)) == 8 and not splits.validation_rows(sc).index.isin(
+        splits.fit_rows(sc, final=False).index).any()
+    sizes = splits.sizes().set_index("scenario")
+    assert sizes.loc["All-A", "train"] == 100 and sizes.loc["Positives-A", "seen pairs (validation EQUI/FORW/BACK)"] == 12
+
+
+# ------------------------------------------------------------------------------- features, rules, phenomena
+
+
+def test_rules_follow_natural_logic_on_the_paper_examples():
+    wn = toy_wordnet()
+    rel = lambda a, b: phr.rule_relation(phr.analyze(a, b, wordnet=wn, stopwords=STOP))  # noqa: E731
+    assert rel("Everyone is hungry", "Someone is hungry") == "FORW"  # Figure 1
+    assert rel("22 dead", "89 dead") == "BACK"  # Table 1: the larger count entails the smaller
+    assert rel("Two trains", "The train") == "FORW" and rel("women", "woman") == "FORW"  # Appendix A.1
+    assert rel("a dog", "an animal") == "FORW" and rel("a black dog", "a white dog") == "OPPO"
+    assert rel("a dog", "the dog") == "EQUI" and rel("says", "Syria peace") == "UNR"
+
+
+def test_rules_are_coherent_under_reversal():
+    wn = toy_wordnet()
+    pairs = [("Two trains", "The train"), ("a dog", "an animal"), ("a black dog", "the German shepherd"),
+             ("big dog", "a dog"), ("22 dead", "89 dead"), ("everyone", "someone"), ("a cat", "a dog"), ("x", "y")]
+    fwd = [phr.rule_relation(phr.analyze(a, b, wordnet=wn, stopwords=STOP)) for a, b in pairs]
+    bwd = [phr.rule_relation(phr.analyze(b, a, wordnet=wn, stopwords=STOP)) for a, b in pairs]
+    assert phr.soft_coh(fwd, bwd) == 1.0
+
+
+def test_phenomena_tags():
+    wn = toy_wordnet()
+    tag = lambda a, b: phr.phenomena(phr.analyze(a, b, wordnet=wn, stopwords=STOP))  # noqa: E731
+    assert tag("in the water", "the water")["preposition"] == "one"
+    assert tag("on the grass", "through the snow")["preposition"] == "both (different)"
+    assert tag("in the city", "in town")["preposition"] == "both (same)"
+    t = tag("Two trains", "The train")
+    assert t["numeral"] and t["plural_singular"] and not t["near_synonym"]
+    assert tag("a dog", "a cat")["near_synonym"]  # co-hyponyms under 'animal'
+    assert tag("everyone", "someone")["quantifier"]
+
+
+def test_dense_features_are_mirrored_under_reversal():
+    wn = toy_wordnet()
+    f = phr.dense_features(phr.analyze("big dog", "an animal", wordnet=wn, stopwords=STOP))
+    g = phr.dense_features(phr.analyze("an animal", "big dog", wordnet=wn, stopwords=STOP))
+    names = phr.features.DENSE_NAMES
+    assert len(f) == len(names)
+    ix = names.index
+    assert f[ix("len_diff")] == -g[ix("len_diff")] and f[ix("wn_hyponym_1of2")] == g[ix("wn_hyponym_2of1")] == 1
+    assert f[ix("rule_FORW")] == g[ix("rule_BACK")] == 1
+
+
+@mirror
+def test_rules_are_coherent_on_real_phrasis_pairs():
+    from nli_lib.data.loaders import load_phrasis
+
+    test = load_phrasis("test", polarity="positives").sample(n=150, random_state=0)
+    fwd = [phr.rule_relation(phr.analyze(a, b)) for a, b in zip(test["phrase1"], test["phrase2"])]
+    bwd = [phr.rule_relation(phr.analyze(b, a)) for a, b in zip(test["phrase1"], test["phrase2"])]
+    assert phr.soft_coh(fwd, bwd) == 1.0
+    assert set(fwd) <= set(PHRASIS_LABELS)
+
+
+# ------------------------------------------------------------------------------------------------- models
+
+
+def test_feature_svm_learns_direction_and_fingerprints_its_settings():
+    df = synthetic_phrasis(6)
+    pos = df[df["label"] != "UNR"]
+    wn = toy_wordnet()
+    clf = phr.FeatureSVMClassifier(labels=phr.POSITIVE_LABELS, C=1.0, wordnet=wn, stopwords=STOP,
+                                   cache=CallCache(":memory:")).fit(pos)
+    probs = clf.predict_proba(pos["premise"], pos["hypothesis"])
+    assert probs.shape == (len(pos), 6) and np.allclose(probs.sum(1), 1)
+    pred = clf.predict(["huge cat", "a cat"], ["the cat", "tiny cat"])
+    assert pred == ["FORW", "BACK"]
+    other = phr.FeatureSVMClassifier(labels=phr.POSITIVE_LABELS, C=0.1, wordnet=wn, stopwords=STOP).fit(pos)
+    assert clf.fingerprint != other.fingerprint
+
+
+def test_train_models_per_scenario_and_per_track_and_coherence_rows(monkeypatch):
+    monkeypatch.setattr(phr.features, "_DEFAULTS", {"wordnet": toy_wordnet(), "stopwords": frozenset(STOP)})
+    splits = phr.load_splits(train=synthetic_phrasis(10), test=synthetic_phrasis(4, seed=3), seed=0)
+    fams = [f for f in phr.offline_families(["tfidf-logreg", "naive-bayes"]) if f.kind != "minilm"]
+    per = phr.train_models(fams, splits, per_scenario=True, svm_grid=(0.1, 1.0))
+    track = phr.train_models(fams, splits, per_scenario=False, quick=True)
+    assert per.get("feature-svm", "Positives-I") is not per.get("feature-svm", "Positives-H")
+    assert track.get("feature-svm", "Positives-I") is track.get("feature-svm", "Positives-A")
+    assert per.get("feature-svm", "Positives-I").labels == phr.POSITIVE_LABELS
+    log = per.selection()
+    assert {"C=0.1", "C=1.0"} <= set(log["setting"]) and log["validation_wF1"].notna().any()
+    rows = phr.predict_rows(per, splits)
+    summary = phr.f1_summary(rows)
+    assert len(summary) == 3 * 6 and summary["weighted_F1"].between(0, 1).all()
+    table = phr.wide(summary, "weighted_F1")
+    assert list(table.columns[2:]) == list(phr.SCENARIO_KEYS)
+    coh = phr.coherence_rows(per, splits)
+    assert set(coh["split"]) == {"seen", "unseen"} and (coh["hard"] <= coh["soft"]).all()
+    n_unseen = coh[(coh["split"] == "unseen") & (coh["scenario"] == "All-A") & (coh["model"] == "feature-svm")]
+    assert len(n_unseen) == 4 * 3 * 2  # EQUI/FORW/BACK test pairs, both sources
+    cs = phr.coherence_summary(coh)
+    assert (cs["HardCoh"] <= cs["SoftCoh"]).all()
+    best = phr.beside_paper_table(cs[cs["split"] == "unseen"], "phrasis-table-6", "SoftCoh")
+    assert best.loc[best["scenario"] == "Positives-A", "paper best"].iloc[0] == pytest.approx(0.84)
+
+
+def test_prompted_classifier_parses_falls_back_and_goes_through_the_llm_cache():
+    from nli_lib.llm import OfflineLLM
+
+    answers = {"a dog": "Label: FORW", "a cat": "I am not sure.", "a car": "UNRELATED"}
+    calls = []
+
+    def generate(messages):
+        p1, _ = phr.phrases_from_prompt(messages)
+        calls.append(p1)
+        return answers[p1]
+
+    cache = CallCache(":memory:")
+    clf = phr.PromptedRelationClassifier(OfflineLLM(generate, name="fake", cache=cache), shots=2)
+    assert clf.predict(["a dog", "a cat", "a car"], ["an animal"] * 3) == ["FORW", "UNR", "UNR"]
+    assert clf.predict(["a dog"], ["an animal"]) == ["FORW"] and calls.count("a dog") == 1  # cached answer
+    table = clf.answers(["a dog", "a cat"], ["an animal"] * 2)
+    assert table["ok"].tolist() == [True, False]
+    positives = phr.PromptedRelationClassifier(OfflineLLM(generate, name="fake", cache=cache),
+                                               labels=phr.POSITIVE_LABELS, fallback="SIMI")
+    assert positives.predict(["a car"], ["an animal"]) == ["SIMI"]  # UNR is not a Positives label
+    msg = clf.messages(["a dog"], ["an animal"])[0][-1]["content"]
+    assert "PHRASE 1: clings" in msg and msg.rstrip().endswith("PHRASE 1: a dog\nPHRASE 2: an animal\nLabel:")
+
+
+def test_prompted_classifier_does_not_freeze_failed_calls():
+    from nli_lib.llm import OfflineLLM
+
+    state = {"fail": True}
+
+    def generate(messages):
+        if state["fail"]:
+            raise RuntimeError("endpoint down")
+        return "EQUI"
+
+    clf = phr.PromptedRelationClassifier(OfflineLLM(generate, name="flaky", cache=CallCache(":memory:")))
+    assert clf.predict(["x"], ["y"]) == ["UNR"] and clf.answers(["x"], ["y"])["ok"].tolist() == [False]
+    state["fail"] = False
+    assert clf.predict(["x"], ["y"]) == ["EQUI"]
+
+
+def test_offline_rule_llm_is_an_offline_prompted_model():
+    llm = phr.offline_relation_llm(wordnet=toy_wordnet(), stopwords=STOP, cache=CallCache(":memory:"))
+    clf = phr.PromptedRelationClassifier(llm)
+    assert clf.tier == "offline"
+    df = frame([("a dog", "an animal", "FORW"), ("Two trains", "The train", "FORW"), ("a cat", "the cat", "EQUI")])
+    rows = phr.score_pairs(clf, phr.reversed_pairs(df))
+    assert rows["soft"].all() and rows["hard"].all()
+
+
+class ThreeWay(Classifier):
+    """3-way NLI stub: entailment when every word of the hypothesis is in the premise."""
+
+    labels, name, tier = ("entailment", "neutral", "contradiction"), "subset-nli", "offline"
+
+    def _predict_proba_uncached(self, premises, hypotheses):
+        out = np.zeros((len(premises), 3))
+        for i, (p, h) in enumerate(zip(premises, hypotheses)):
+            out[i, 0 if set(h.split()) <= set(p.split()) else 1] = 1
+        return out
+
+
+def test_nli_both_ways_is_coherent_by_construction():
+    clf = phr.NLIRelationClassifier(ThreeWay(CallCache(":memory:")))
+    assert clf.predict(["big dog", "dog", "dog", "cat"], ["dog", "big dog", "dog", "dog"]) == ["FORW", "BACK", "EQUI", "SIMI"]
+    df = frame([("big red dog", "red dog", "FORW"), ("dog", "a cat", "BACK"), ("cat", "cat", "EQUI")])
+    rows = phr.score_pairs(clf, phr.reversed_pairs(df))
+    assert rows["soft"].all() and rows["hard"].tolist() == [True, False, True]
+    with pytest.raises(ValueError):
+        phr.NLIRelationClassifier(Lookup({}))
+
+
+def test_zero_shot_models_offline_profile():
+    models = phr.zero_shot_models(None, nli=ThreeWay(CallCache(":memory:")))
+    names = list(models)
+    assert names[0].startswith("prompted: phrasis-rules") and names[1] == "NLI both ways: subset-nli"
+    assert all(m.tier == "offline" for m in models.values())
+
+
+# --------------------------------------------------------------------------------------- paper profile bits
+
+
+def test_paper_models_and_families():
+    assert len(phr.PAPER_MODELS) == 18
+    assert {m.family for m in phr.PAPER_MODELS} == {"encoder", "decoder", "encoder-decoder"}
+    offline = phr.profile_families("offline", ["tfidf-logreg", "roberta-large-mnli"], ["some/model"])
+    assert [f.name for f in offline] == ["feature-svm", "tfidf-logreg", "MiniLM-L6 fine-tuned", "some/model"]
+    paper = phr.profile_families("paper", [], [], paper_models=["DeBERTa v3 B", "openai-community/gpt2"])
+    assert [f.base for f in paper if f.kind == "hf"] == ["microsoft/deberta-v3-base", "openai-community/gpt2"]
+
+
+def test_paper_values_cover_tables_3_to_7():
+    for number in range(3, 8):
+        long = phr.paper_long(f"phrasis-table-{number}")
+        assert len(long) == 18 * 6, number
+    t3 = phr.paper_wide("phrasis-table-3").set_index("model")
+    assert t3.loc["DeBERTa v3 B", "Positives-A"] == 0.75 and t3.loc["Flan-T5 S", "Positives-H"] == 0.34
+    soft = phr.paper_long("phrasis-table-6").set_index(["model", "scenario"])["value"]
+    hard = phr.paper_long("phrasis-table-7").set_index(["model", "scenario"])["value"]
+    assert (hard <= soft.loc[hard.index]).all()  # HardCoh <= SoftCoh holds in the paper's tables too
+
+
+def test_paper_search_uses_the_papers_space_and_weighted_f1(monkeypatch, tmp_path):
+    pytest.importorskip("optuna")
+    import nli_lib.models.training as training
+    from nli_lib.models import TrainSpec
+
+    seen = []
+
+    class Fake:
+        def __init__(self, spec, path):
+            self.spec, self.model_dir = spec, path
+
+        def predict(self, premises, hypotheses):  # better with more epochs: the search must find epochs=10
+            return ["FORW" if self.spec.epochs >= 8 else "BACK"] * len(list(premises))
+
+    def fake_finetune(spec, train_df, eval_df=None, name="m", **kw):
+        path = tmp_path / name
+        path.mkdir()
+        seen.append(spec)
+        return Fake(spec, path)
+
+    monkeypatch.setattr(training, "finetune", fake_finetune)
+    val = frame([("a", "b", "FORW"), ("c", "d", "FORW")])
+    best, trials = phr.paper_search(val, val, TrainSpec(base="x", labels=phr.POSITIVE_LABELS), n_trials=12, name="s")
+    assert len(trials) == 12 and best.epochs >= 8
+    for spec in seen:
+        assert 1e-6 <= spec.lr <= 1e-4 and spec.batch_size in (8, 16, 32, 64) and 1 <= spec.epochs <= 10
+        assert 0.01 <= spec.warmup_ratio <= 0.10 and 0 <= spec.weight_decay <= 0.1
+    assert len(list(tmp_path.iterdir())) == 1  # only the best trial's model directory is kept
+
+
+def test_prepare_base_adds_a_pad_token_only_when_missing(tmp_path, monkeypatch):
+    torch = pytest.importorskip("torch")
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification, BertTokenizerFast
+
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "tiny"
+    path.mkdir()
+    (path / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "dog", "cat"]) + "\n")
+    BertTokenizerFast(vocab_file=str(path / "vocab.txt")).save_pretrained(path)
+    torch.manual_seed(0)
+    BertForSequenceClassification(BertConfig(vocab_size=7, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
+                                             intermediate_size=16, max_position_embeddings=16)).save_pretrained(path)
+    assert phr.prepare_base(str(path)) == str(path)  # BERT pads already
+
+    real = AutoTokenizer.from_pretrained
+
+    def no_pad(name, *a, **kw):  # a decoder-like tokenizer: no pad token
+        tok = real(name, *a, **kw)
+        if str(name) == str(path):
+            tok.pad_token = None
+        return tok
+
+    monkeypatch.setattr(AutoTokenizer, "from_pretrained", staticmethod(no_pad))
+    copy = phr.prepare_base(str(path))
+    assert copy != str(path) and (tmp_path / "cache" / "phrasis" / "bases").exists()
+    monkeypatch.setattr(AutoTokenizer, "from_pretrained", staticmethod(real))
+    tok = AutoTokenizer.from_pretrained(copy)
+    assert tok.pad_token == "[SEP]"  # no eos token: sep is used
+    from transformers import AutoConfig
+
+    assert AutoConfig.from_pretrained(copy).pad_token_id == tok.pad_token_id
+
+
+# --------------------------------------------------------------------------------------------- error analysis
+
+
+def test_phenomenon_table_counts_incoherence_and_simi_share():
+    rows = pd.DataFrame({
+        "phrase1": ["in the water", "on the grass", "Two trains", "a dog"],
+        "phrase2": ["the water", "through the snow", "The train", "a cat"],
+        "label": ["FORW", "BACK", "FORW", "EQUI"], "label_rev": ["BACK", "FORW", "BACK", "EQUI"],
+        "pred": ["FORW", "SIMI", "FORW", "SIMI"], "pred_rev": ["BACK", "FORW", "FORW", "SIMI"]})
+    rows["soft"] = phr.soft_coherent(rows["pred"], rows["pred_rev"])
+    rows["hard"] = phr.hard_coherent(rows["pred"], rows["pred_rev"], rows["label"], rows["label_rev"])
+    tagged = phr.add_phenomena(rows, wordnet=toy_wordnet(), stopwords=STOP)
+    t = phr.phenomenon_table(tagged).set_index(["phenomenon", "value"])
+    assert t.loc[("all pairs", ""), "soft_incoherent"] == 2 and t.loc[("all pairs", ""), "hard_incoherent"] == 3
+    assert t.loc[("preposition", "both (different)"), "soft_incoherence_rate"] == 1.0
+    assert t.loc[("preposition", "one"), "soft_incoherence_rate"] == 0.0
+    assert t.loc[("numeral", True), "simi_share_of_incoherent"] == 0.0  # FORW / FORW: no SIMI involved
+    assert t.loc[("all pairs", ""), "simi_share_of_incoherent"] == 0.5
+    d = phr.direction_table(tagged).set_index("gold (original)")
+    assert d.loc["FORW", "n_pairs"] == 2 and d.loc["FORW", "SoftCoh"] == 0.5
+    ex = phr.phenomenon_examples(tagged, "preposition", "both (different)")
+    assert ex["phrase1"].tolist() == ["on the grass"]
+    patterns = phr.incoherent_patterns(tagged)
+    assert patterns["pairs"].sum() == 2

