@@ -58,6 +58,7 @@ class Outputs:
     tier: str = "offline"  # model tier that produced the numbers
     seed: int = 0  # random seed of the run
     written: list = field(default_factory=list)  # paths written so far
+    scored: list = field(default_factory=list)  # scorecard entries recorded by this run (see `score`)
 
     def _sidecar(self, kind: str, name: str, ref: str, models, caption: str) -> dict:
         return {
@@ -93,6 +94,85 @@ class Outputs:
         self.written.append(png)
         rebuild_index()
         return png
+
+    def records(self, df: pd.DataFrame, name: str, ref: str, filters=(), text=(), models=(), caption: str = "",
+                max_rows: int | None = 20000) -> Path:
+        """Save the per-example rows behind a table (gzipped CSV + sidecar) for the explorer (notebook 91).
+
+        `filters` names the columns a reader filters by (label, category, level, outcome ...); `text` the
+        long-text columns shown in the detail view. Cells holding lists/dicts are stored as JSON strings.
+        Larger frames are truncated to `max_rows` rows (seeded sample), and the sidecar says so.
+        """
+        _check_ref(ref)
+        folder = output_dir() / "tables" / self.notebook / "records"
+        folder.mkdir(parents=True, exist_ok=True)
+        n_total = len(df)
+        if max_rows is not None and n_total > max_rows:
+            df = df.sample(max_rows, random_state=self.seed).sort_index()
+        df = df.copy()
+        for col in df.columns:
+            if df[col].dtype == object and df[col].map(lambda v: isinstance(v, (list, tuple, dict, set))).any():
+                df[col] = df[col].map(lambda v: json.dumps(sorted(v) if isinstance(v, set) else v, default=str)
+                                      if isinstance(v, (list, tuple, dict, set)) else v)
+        path = folder / f"{name}{RECORD_SUFFIX}"
+        df.to_csv(path, index=False)
+        meta = self._sidecar("records", name, ref, models, caption)
+        meta.update(filters=[c for c in filters if c in df.columns], text=[c for c in text if c in df.columns],
+                    n_rows=len(df), n_total=n_total)
+        (folder / f"{name}.json").write_text(json.dumps(meta, indent=1, default=str))
+        self.written.append(path)
+        return path
+
+    def score(self, ref: str, quantity: str, ours: float, model: str, note: str = "") -> dict:
+        """Record one of our numbers against the paper's value (ref, quantity) for the scorecard (notebook 90).
+
+        The (ref, quantity) pair must exist in data/paper_values/<paper>.csv (a typo raises KeyError).
+        Entries go to tables/<notebook>/scorecard.jsonl, rewritten from scratch by each run.
+        """
+        from .paper_values import paper_value
+        paper = paper_value(ref, quantity)
+        entry = {"ref": ref, "quantity": quantity, "paper": paper, "ours": float(ours), "model": model,
+                 "tier": self.tier, "notebook": self.notebook, "quick": bool(self.params.get("quick", False)),
+                 "note": note}
+        self.scored = [e for e in self.scored if (e["ref"], e["quantity"], e["model"]) != (ref, quantity, model)]
+        self.scored.append(entry)
+        folder = output_dir() / "tables" / self.notebook
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "scorecard.jsonl").write_text("".join(json.dumps(e) + "\n" for e in self.scored))
+        return entry
+
+
+RECORD_SUFFIX = ".csv.gz"
+
+
+def scorecard_entries(root: Path | None = None) -> pd.DataFrame:
+    """Every entry recorded with `Outputs.score` under tables/*/scorecard.jsonl."""
+    root = root or output_dir()
+    rows = [json.loads(line) for path in sorted((root / "tables").glob("*/scorecard.jsonl"))
+            for line in path.read_text().splitlines() if line.strip()]
+    return pd.DataFrame(rows, columns=["ref", "quantity", "paper", "ours", "model", "tier", "notebook", "quick", "note"])
+
+
+def list_records(root: Path | None = None) -> pd.DataFrame:
+    """One row per saved per-example record set: notebook, name, paper, filters, caption, n_rows, path."""
+    root = root or output_dir()
+    rows = []
+    for side in sorted((root / "tables").glob("*/records/*.json")):
+        meta = json.loads(side.read_text())
+        rows.append({"notebook": meta["notebook"], "name": meta["name"], "paper": meta["ref"].split("-")[0],
+                     "ref": meta["ref"], "filters": meta.get("filters", []), "text": meta.get("text", []),
+                     "caption": meta.get("caption", ""), "n_rows": meta.get("n_rows"), "tier": meta["tier"],
+                     "path": str(side.parent / (side.stem + RECORD_SUFFIX))})
+    return pd.DataFrame(rows, columns=["notebook", "name", "paper", "ref", "filters", "text", "caption", "n_rows",
+                                       "tier", "path"])
+
+
+def load_records(notebook: str, name: str, root: Path | None = None) -> pd.DataFrame:
+    """Read back a record set written by `Outputs.records`."""
+    path = (root or output_dir()) / "tables" / notebook / "records" / f"{name}{RECORD_SUFFIX}"
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist: run notebook {notebook} first (./run_all.sh --only {notebook[:2]})")
+    return pd.read_csv(path)
 
 
 def rebuild_index(root: Path | None = None) -> pd.DataFrame:

@@ -24,19 +24,21 @@ class PaperValue:
     quantity: str  # what is measured, unique within ref
     value: float  # as printed in the paper (percentages as printed, e.g. 36.0 for 36%)
     setting: str = ""  # model / split / condition the value belongs to
+    reason: str = ""  # why the companion cannot compute it (empty when it can)
 
 
 PAPER_VALUES_DIR = REPO_ROOT / "data" / "paper_values"
 
 
 def load_values() -> list[PaperValue]:
-    """Every reference value, read from data/paper_values/<paper>.csv (columns ref, quantity, value, setting)."""
+    """Every reference value, read from data/paper_values/<paper>.csv (columns ref, quantity, value, setting[, reason])."""
     values = []
     for path in sorted(PAPER_VALUES_DIR.glob("*.csv")):
         with open(path, newline="") as fh:
             for row in csv.DictReader(fh):
                 values.append(PaperValue(paper=path.stem, ref=row["ref"], quantity=row["quantity"],
-                                         value=float(row["value"]), setting=row.get("setting", "")))
+                                         value=float(row["value"]), setting=row.get("setting") or "",
+                                         reason=row.get("reason") or ""))
     return values
 
 
