@@ -50,7 +50,14 @@ class CallCache:
         self.path = str(path or cache_dir() / "calls.sqlite")
         self._lock = threading.RLock()
         self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=60)
-        self._conn.execute("PRAGMA journal_mode=WAL" if self.path != ":memory:" else "PRAGMA journal_mode=MEMORY")
+        try:
+            self._conn.execute("PRAGMA journal_mode=WAL" if self.path != ":memory:" else "PRAGMA journal_mode=MEMORY")
+            self._conn.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
+        except sqlite3.DatabaseError as exc:
+            self._conn.close()
+            raise CacheCorruptError(
+                f"call cache {self.path} is not a readable SQLite database ({exc}); move it aside or delete it "
+                f"(every model/LLM result will then be recomputed), or point NLI_CACHE_DIR elsewhere") from exc
         self._tables: set[str] = set()
         self.counters: dict[str, dict[str, int]] = defaultdict(lambda: {"hits": 0, "misses": 0, "writes": 0})
 

@@ -141,6 +141,16 @@ class Outputs:
         (folder / "scorecard.jsonl").write_text("".join(json.dumps(e) + "\n" for e in self.scored))
         return entry
 
+    def score_frame(self, frame: pd.DataFrame, ref: str, note: str = "") -> int:
+        """`score` every row of a `paper_values.beside_paper` frame (quantity, paper, ours, model) that has both
+        values; returns how many were recorded."""
+        n = 0
+        for row in frame.itertuples(index=False):
+            if pd.notna(row.ours) and pd.notna(row.paper):
+                self.score(ref, row.quantity, row.ours, row.model, note)
+                n += 1
+        return n
+
 
 RECORD_SUFFIX = ".csv.gz"
 

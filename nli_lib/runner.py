@@ -5,7 +5,8 @@
     python -m nli_lib.runner --force 50_taxinli_dataset   # re-run one notebook even if unchanged
     python -m nli_lib.runner --profile paper    # hub models and an OpenAI-compatible endpoint
 
-Notebooks under notebooks/ whose names start with two digits run in numeric order. Executed copies go to
+Notebooks under notebooks/ whose names start with two digits run in numeric order; the summary notebooks
+(9x) also re-run whenever an earlier notebook ran in the same call. Executed copies go to
 runs/<profile>[-quick]/, never over the sources. A notebook is skipped when its inputs are unchanged:
 the sha256 of its code cells, the nli_lib sources, its parameters and the checksums of the data files
 it read last time (recorded through $NLI_RUN_RECORD by the data layer). Quick runs write their tables
@@ -119,6 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     for path in notebooks(args.only, args.notebook_dir):
         stamp_path, record = out_dir / f"{path.stem}.stamp.json", out_dir / f"{path.stem}.data.json"
         forced = args.force == "__all__" or (args.force and args.force.removesuffix(".ipynb") in (path.stem, path.stem[:2]))
+        # summary notebooks (9x: scorecard, explorer) read the other notebooks' outputs: re-run them after any run
+        forced = forced or (path.stem.startswith("9") and any(status == "ran" for _, status, _ in timings))
         if stamp_path.exists() and not forced:
             stamp = json.loads(stamp_path.read_text())
             if stamp["hash"] == input_hash(path, params, stamp["data_keys"]) and (out_dir / path.name).exists():

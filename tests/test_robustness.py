@@ -1,0 +1,98 @@
+"""Interrupted or damaged runs: finished work is kept, damage is reported clearly, nothing is silently reused."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nli_lib.cache import CacheCorruptError, CallCache
+from nli_lib.models.base import Classifier
+
+from test_runner import run, write_nb  # noqa: F401  (fixtures and helpers shared with the runner tests)
+from test_runner import nb_dir  # noqa: F401
+
+
+def test_interrupted_run_resumes_without_recomputing(nb_dir, tmp_path, capsys):  # noqa: F811
+    """Notebook 02 fails (an interruption); after the fix only 02 runs, 00 and 01 are not recomputed."""
+    write_nb(nb_dir / "02_flaky.ipynb", "raise KeyboardInterrupt('stopped by the reader')")
+    assert run(nb_dir, tmp_path) == 1
+    assert capsys.readouterr().out.count("[run ]") == 3
+    write_nb(nb_dir / "02_flaky.ipynb", "x = 'fixed'")
+    assert run(nb_dir, tmp_path) == 0
+    out = capsys.readouterr().out
+    assert "[skip] 00_zero" in out and "[skip] 01_first" in out and "[run ] 02_flaky" in out
+
+
+def test_summary_notebooks_rerun_after_any_run(nb_dir, tmp_path, capsys):  # noqa: F811
+    write_nb(nb_dir / "90_summary.ipynb", "y = 2")
+    assert run(nb_dir, tmp_path) == 0
+    capsys.readouterr()
+    assert run(nb_dir, tmp_path) == 0  # nothing changed: everything skipped, the summary too
+    assert capsys.readouterr().out.count("[skip]") == 3
+    write_nb(nb_dir / "00_zero.ipynb", "x = 5")
+    assert run(nb_dir, tmp_path) == 0
+    out = capsys.readouterr().out
+    assert "[run ] 00_zero" in out and "[skip] 01_first" in out and "[run ] 90_summary" in out
+
+
+class Flaky(Classifier):
+    """Fails on the pair whose premise is 'boom' unless healed; counts model calls."""
+
+    labels, name, tier = ("entailment", "neutral", "contradiction"), "flaky", "offline"
+
+    def __init__(self, cache):
+        super().__init__(cache)
+        self.calls, self.healed = 0, False
+
+    def _predict_proba_uncached(self, p, h):
+        self.calls += len(p)
+        if "boom" in p and not self.healed:
+            raise RuntimeError("model crashed")
+        return np.tile([0.2, 0.5, 0.3], (len(p), 1))
+
+
+def test_interrupted_prediction_keeps_finished_chunks(tmp_path, monkeypatch):
+    import nli_lib.models.base as base
+
+    monkeypatch.setattr(base, "CHUNK", 2)  # two pairs per chunk, so the crash happens in the second chunk
+    clf = Flaky(CallCache(tmp_path / "c.sqlite"))
+    premises, hyps = ["a", "b", "boom", "d"], ["x", "y", "z", "w"]
+    with pytest.raises(RuntimeError, match="crashed"):
+        clf.predict_proba(premises, hyps)
+    clf2 = Flaky(CallCache(tmp_path / "c.sqlite"))
+    clf2.healed = True
+    assert clf2.predict_proba(premises, hyps).shape == (4, 3)
+    assert clf2.calls == 2  # the first chunk was not recomputed
+
+
+def test_cache_file_that_is_not_a_database(tmp_path):
+    path = tmp_path / "calls.sqlite"
+    path.write_bytes(b"this is not sqlite at all" * 100)
+    with pytest.raises(CacheCorruptError, match=r"calls\.sqlite.*delete it"):
+        CallCache(path)
+
+
+def test_half_written_model_directory_is_never_reused(tmp_path, monkeypatch):
+    """A crash during fine-tuning leaves only `<name>-<hash>.partial`; the next run trains again, never loads it."""
+    pytest.importorskip("transformers")
+    from nli_lib.models import training
+    from test_models import make_tiny_bert, tiny_train_frame
+
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    base = make_tiny_bert(tmp_path / "base", {0: "LABEL_0", 1: "LABEL_1"})
+    df = tiny_train_frame(12)
+    spec = training.TrainSpec(base=str(base), epochs=1, batch_size=8, max_length=32)
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt("killed during the epoch-end evaluation")
+
+    monkeypatch.setattr(training, "evaluate", killed)
+    with pytest.raises(KeyboardInterrupt):
+        training.finetune(spec, df, eval_df=df, name="crashy", progress=False)
+    left = sorted(p.name for p in (tmp_path / "cache" / "models").iterdir())
+    assert len(left) == 1 and left[0].endswith(".partial")  # weights were written, but only as .partial
+
+    monkeypatch.undo()
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    clf = training.finetune(spec, df, eval_df=df, name="crashy", progress=False)
+    assert clf.model_dir.name == left[0].removesuffix(".partial") and (clf.model_dir / "train_log.json").is_file()
+    assert "eval_accuracy" in clf.train_log[0]
