@@ -556,3 +556,141 @@ def test_defeasible_run_paper_profile_wiring(monkeypatch):
     assert lab["critical"].sum() == (lab["label"] == np.where(lab["update_type"] == "strengthener", 1, -1)).sum()
     t3 = dr.table3().iloc[0]
     assert np.isnan(t3["atom_accuracy"]) and 0 <= t3["full_accuracy"] <= 100
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Scorecard mapping, paper rows, diagnostics and explorer records
+# ---------------------------------------------------------------------------------------------------------------
+
+def test_paper_reference_keeps_atom_and_critical_atom_apart():
+    from nli_lib.atoms.pipeline import paper_reference, split_quantity
+
+    metrics = {"atom_accuracy": "atom accuracy", "critical_accuracy": "critical atom accuracy"}
+    assert split_quantity("gemma-2-9b-it critical atom accuracy", metrics.values()) == ("gemma-2-9b-it", "critical atom accuracy")
+    assert split_quantity("gemma-2-9b-it atom accuracy", metrics.values()) == ("gemma-2-9b-it", "atom accuracy")
+    assert split_quantity("Human full example accuracy", metrics.values()) is None
+    ref = paper_reference("atoms-table-3", metrics).set_index("model")
+    assert not any(m.endswith(" critical") for m in ref.index)  # the old suffix match made 'llama-3-8b-it critical' rows
+    assert ref.loc["llama-3-8b-it", "atom_accuracy"] == 65.3 and ref.loc["llama-3-8b-it", "critical_accuracy"] == 77.0
+
+
+class _Out:
+    def __init__(self):
+        self.entries = []
+
+    def score(self, ref, quantity, ours, model, note=""):
+        self.entries.append((ref, quantity, ours, model))
+
+
+def test_score_table_maps_paper_rows_to_our_models():
+    from nli_lib.atoms.pipeline import score_table
+
+    metrics = {"full_accuracy": "full example accuracy", "critical_accuracy": "critical atom accuracy"}
+    ours = pd.DataFrame({"model": ["minilm-dsnli", "roberta-large-dsnli", "gpt-4o-mini-2024-07-18 (C.1/C.2)"],
+                         "full_accuracy": [70.0, 85.0, 88.0], "critical_accuracy": [60.0, np.nan, 75.0]})
+    out = _Out()
+    n = score_table(out, ours, "atoms-table-3", metrics, main="minilm-dsnli")
+    got = {(q, m): v for _, q, v, m in out.entries}
+    assert got[("roberta-large full example accuracy", "roberta-large-dsnli")] == 85.0  # same model: matched by name
+    assert got[("gpt-4o-mini-2024-07-18 critical atom accuracy", "gpt-4o-mini-2024-07-18 (C.1/C.2)")] == 75.0
+    assert got[("llama-3-8b-it full example accuracy", "minilm-dsnli")] == 70.0  # no llama run: the main model
+    assert ("roberta-large critical atom accuracy", "roberta-large-dsnli") not in got  # NaN is not scored
+    assert not any(q.startswith("Human") for q, _ in got) and n == len(out.entries) == 15  # 8 models x 2, one NaN
+    with pytest.raises(KeyError):
+        score_table(out, ours, "atoms-table-3", metrics, main="missing-model")
+
+
+def test_placebo_subproblems_take_updates_from_other_pairs():
+    sub = pd.DataFrame({"pair_id": ["a1", "a1", "a2", "b1", "c1"], "premise": ["P1", "P1", "P1", "P2", "P3"],
+                        "hypothesis": ["H1", "H1", "H1", "H2", "H3"], "update": ["u1", "u1", "u2", "v1", "w1"],
+                        "update_type": ["strengthener"] * 5, "atom": ["x", "y", "x", "z", "q"]})
+    plac = D.placebo_subproblems(sub, n=10, seed=3)
+    assert len(plac) == 5 and plac.equals(D.placebo_subproblems(sub, n=10, seed=3))
+    own = {("P1", "H1"): {"u1", "u2"}, ("P2", "H2"): {"v1"}, ("P3", "H3"): {"w1"}}
+    assert all(u not in own[(p, h)] for p, h, u in zip(plac["premise"], plac["hypothesis"], plac["update"]))
+    assert (plac["real_update"] != plac["update"]).all()
+
+
+def test_silver_diagnostics_without_shift_uses_labels():
+    lab = D.mark_critical(pd.DataFrame({"pair_id": ["a", "a", "b", "b"], "update_type": ["strengthener"] * 2 + ["weakener"] * 2,
+                                        "label": [2, 0, 1, 0]}))  # b (weakener) has no atom in its direction
+    d = D.silver_diagnostics(lab)
+    assert d["examples_with_critical_%"] == 50.0 and d["nonzero_labels_%"] == 50.0 and "placebo_auc" not in d
+    assert d["direction_corr"] == pytest.approx(1.0 / np.sqrt(2.75 * 4))  # cov 1.0 / sqrt(var·var), hand-computed
+
+
+def test_equivalent_examples_exact_and_equivalent():
+    class Enc:
+        def encode(self, texts):
+            vec = {"The person is a man.": [1, 0], "The individual is a man.": [0.95, 0.1], "The man is tall.": [0.9, 0.2],
+                   "The dog runs.": [0, 1]}
+            return np.asarray([vec[t] for t in texts], dtype=float)
+
+    a, b, c = "The person is a man.", "The individual is a man.", "The man is tall."
+    crit = pd.DataFrame({"pair_id": ["e1", "e2", "e3", "e4"], "atom": ["the person is a man", b, c, "The dog runs."]})
+    nli = TableNLI({(a, b): E, (b, a): E, (a, c): N, (c, a): E})
+    hits = I.equivalent_examples(a, crit, Enc(), nli)
+    assert dict(zip(hits["pair_id"], hits["match"])) == {"e1": "exact", "e2": "equivalent"}
+
+
+def test_explorer_records_shapes():
+    per = C.consistency_frame(pd.DataFrame({"pair_id": ["p"], "premise": ["P"], "hypothesis": ["H"], "label": [E], "pred": [E]}),
+                              pd.DataFrame({"pair_id": ["p", "p"], "atom": ["a1", "a2"], "h_pred": [E, N],
+                                            "valid": [True, False], "p_pred": [E, np.nan]}))
+    judged = pd.DataFrame({"pair_id": ["p", "p"], "atom": ["a1", "a2"], "h_pred": [E, N], "valid": [True, False],
+                           "p_pred": [E, np.nan]})
+    rec = C.consistency_records({"m": per}, {"m": judged})
+    assert rec["outcome"].tolist() == ["consistent"] and "a2 [H⊨a: neutral → P: -]" in rec["atoms"].iloc[0]
+    labeled = D.mark_critical(pd.DataFrame({"pair_id": ["x", "x"], "premise": ["P"] * 2, "hypothesis": ["H"] * 2,
+                                            "update": ["U"] * 2, "update_type": ["weakener"] * 2, "atom": ["a", "b"],
+                                            "label": [-2, 0]}))
+    full = pd.DataFrame({"pair_id": ["x"], "premise": ["P"], "hypothesis": ["H"], "update": ["U"], "update_type": ["weakener"],
+                         "pred": ["weakener"], "correct": [True], "model": ["m"]})
+    atoms = labeled.assign(pred=["weakener", "weakener"], gold3=["weakener", "no effect"], correct=[True, False],
+                           scored=[True, False], model="m")
+    ex = D.example_records({"m": (full, atoms)}, labeled, "gold:x")
+    assert ex.loc[0, "critical_atoms"] == "a" and ex.loc[0, "critical_solved"] == "all correct"
+    assert ex.loc[0, "atoms"] == "a (-2, critical) | b (0)" and ex.loc[0, "n_valid"] == 2
+    sub = D.subproblem_records({"m": (full, atoms)}, "gold:x")
+    assert sub["label"].tolist() == ["-2", "0"] and len(sub) == 2
+    rows = pd.DataFrame({"bucket": [0, 0, 1], "pair_id": ["x", "y", "x"], "weight": [0.5, 1.0, 0.5]})
+    ex2 = pd.DataFrame({"pair_id": ["x", "y"], "premise": ["P", "Q"], "hypothesis": ["H", "H"], "update": ["U", "V"],
+                        "update_type": ["weakener", "strengthener"]})
+    br = I.bucket_records(rows, [("a", "a2"), ("b",)], ex2, {"m": pd.Series({"x": True, "y": False})})
+    assert br["bucket_size"].tolist() == ["2", "2", "1"] and br["critical_atoms"].iloc[0] == "a | a2"
+    assert br["correct: m"].tolist() == [True, False, True]
+
+
+def test_annotation_widget_click_saves_gold_file(tmp_path):
+    pytest.importorskip("ipywidgets")
+    dnli = pd.DataFrame({"pair_id": ["d1"], "premise": ["P"], "hypothesis": ["H"], "update": ["U"],
+                         "update_type": ["strengthener"]})
+    sub = dnli.assign(atom="The person is a man.")
+    tool = AnnotationTool(sub, tmp_path / "g.csv", annotator="tester")
+    ui = tool.widget()
+    buttons = ui.children[1].children
+    assert [b.description for b in buttons][-1] == "invalid" and "The person is a man." in ui.children[0].value
+    buttons[4].click()  # "+2 strongly strengthens"
+    gold = D.read_gold_labels(tmp_path / "g.csv", dnli=dnli)
+    assert gold[["pair_id", "atom", "label", "annotator"]].values.tolist() == [["d1", "The person is a man.", 2, "tester"]]
+    assert gold["update_type"].iloc[0] == "strengthener" and gold["label_source"].iloc[0] == "gold:g.csv"
+
+
+@MIRROR
+def test_decomposer_v2_patterns():
+    from nli_lib.atoms.decompose import decompose
+
+    assert decompose("Some of the people are wearing sunglasses .")[:2] == ["There are people.", "The people are wearing something."]
+    top = decompose("A woman in a blue tank top holding a car .")
+    assert "The person is holding a car." in top and not any(a.startswith("The top is holding") for a in top)
+    assert "The person sits in front of ruins." in decompose("A woman sits in front of ancient indian ruins")
+    assert decompose("Four men and a young boy are at the lake swimming .")[0] == "There are people."
+    assert decompose("A man and a woman are dancing .")[0] == "There are two people."
+    assert not any(" he." in a or "chop" in a for a in decompose("A lumberjack poses with a tree he 's about to chop down"))
+
+
+def test_rule_quds_catenatives_and_events():
+    rules = RuleQUDGenerator(category=lambda noun: "person" if noun in {"person", "people"} else "thing")
+    assert rules.question("The person is about to take a ride in a canoe.") == ("What is the person about to do?", "activity")
+    assert rules.question("The can has spilled.") == ("What happened to the object?", "event")
+    assert rules.question("The people are going to a movie.")[1] != "activity"

@@ -473,6 +473,12 @@ def test_wordnet_pages_and_definition_sentences():
         == ["A street is a thoroughfare that is lined with buildings."]
     assert definition_sentences("dog", "a member of the genus Canis; occurs in many breeds") == [
         "A dog is a member of the genus Canis.", "A dog occurs in many breeds."]
+    assert definition_sentences("laborer", "someone who works with their hands") == [
+        "A laborer is someone who works with their hands."]  # not "Laborer is a someone ..."
+    assert definition_sentences("bird", "warm-blooded egg-laying vertebrates characterized by feathers") == [
+        "Birds are warm-blooded egg-laying vertebrates characterized by feathers."]
+    assert definition_sentences("water", "binary compound that occurs at room temperature as a clear liquid") == [
+        "Water is a binary compound that occurs at room temperature as a clear liquid."]
     pages = WordNetPages().search("A woman wearing a tank top looks into a window on a city street .")
     titles = [p.title for p in pages]
     assert {"woman", "tank top", "window", "street"} <= set(titles)
@@ -527,13 +533,24 @@ def test_diagnostics_hand_computed():
                         (p + " F1. F2. F3.", "F1."): "entailment", (p + " F1. F2. F3.", "F2."): "entailment",
                         ("A man rests . F1.", "F1."): "entailment"})
     labeller = _FixedProbs({(p, "A man rests ."): [0.8, 0.1, 0.1], (p + " F1. F2. F3.", "A man rests . F1."): [0.2, 0.7, 0.1]})
-    rows = diagnostics(items, judge, long_judge=judge, label_model=labeller)
+    rows = diagnostics(items, judge, long_judge=judge, label_model=labeller, support="text")
     r = rows.iloc[0]
     assert r["conflict"] and r["n_redundant"] == 1 and r["n_facts"] == 3  # F3 entailed by p
+    assert r["conflict_forward"] and r["conflict_pair"] == "F1. ⊥ F2."
     assert r["n_supported"] == 3 and r["n_checks"] == 4  # F3 not entailed by p(1)
     assert r["label_pred"] == "neutral" and not r["label_preserved"] and not r["label_stable"]
     t = diagnostics_table(rows, "table-judge").iloc[0]
     assert (t["Conflict (%)"], round(t["Redundancy (%)"], 2), t["Factuality (%)"]) == (100.0, 33.33, 75.0)
+    # sentence-level support: a fact counts when one of its most related sentences entails it
+    sent_judge = TableJudge({("F1.", "F1."): "entailment", ("F3.", "F3."): "entailment",
+                             ("F2.", "F1."): "contradiction"})
+    rows = diagnostics(items, sent_judge, label_model=labeller)
+    r = rows.iloc[0]
+    assert r["n_supported"] == 3 and r["n_checks"] == 4  # F1 twice (p and h), F3; F2 never entailed
+    assert r["conflict"] and not r["conflict_forward"]  # only the reverse order (F2 ⊥ F1) contradicts
+    assert ("A man rests . F1.", "F1.") not in sent_judge.asked  # whole texts are not judged
+    with pytest.raises(ValueError):
+        diagnostics(items, sent_judge, label_model=labeller, support="paragraph")
 
 
 def test_paper_values_table():
@@ -541,3 +558,128 @@ def test_paper_values_table():
     assert t["Acc L=0"].tolist() == [84.8, 80.7] and t["Acc L=3"].tolist() == [55.3, 56.7]
     t7 = paper_table("factnli-table-7", ["GPT-4o"], ["Original", "Rewrite"], dataset="")
     assert t7.iloc[0][["Original", "Rewrite"]].tolist() == [84.8, 78.6]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Scorecard rows, audit sample, records
+# --------------------------------------------------------------------------------------------------------------
+
+def _scoreable_quantities():
+    """Every (ref, quantity) the notebooks' scoring functions produce for an offline MiniLM run."""
+    from nli_lib.factnli import accuracy_scores, diagnostics_scores, growth_scores
+
+    model = "minilm-esnli"
+    t2 = pd.DataFrame([{"model": model, **{f"Acc L={k}": 50.0 + k for k in range(4)}}])
+    t3 = pd.DataFrame([{"model": model, "Acc L=0": 1.0, "Acc L=3, Full": 2.0, "Acc L=3, No-Filter": 3.0}])
+    t7 = pd.DataFrame([{"model": model, "Original": 1.0, "FactNLI L=1": 2.0, "Rewrite": 3.0, "Unrelated-Facts": 4.0}])
+    metrics = {"Label pres. (%)": 90.0, "Conflict (%)": 5.0, "Redundancy (%)": 10.0, "Factuality (%)": 80.0}
+    diag = pd.DataFrame([{"variant": "full", "level": lv, **metrics} for lv in (1, 2, 3)]
+                        + [{"variant": "no-filter", "level": 3, **metrics}])
+    growth = growth_by_level(pd.DataFrame({"level": [0, 3], "premise_words": [10, 100], "hyp_words": [5, 50],
+                                           "n_premise_facts": [0, 9], "n_hyp_facts": [0, 5]}))
+    frames = [accuracy_scores(t2, "factnli-table-2", {f"Acc L={k}": f"SNLI Acc L={k}" for k in range(4)}),
+              accuracy_scores(t3, "factnli-table-3", {c: c for c in t3.columns[1:]}),
+              accuracy_scores(t7, "factnli-table-7", {c: c for c in t7.columns[1:]}),
+              diagnostics_scores(diag, "judge"),
+              growth_scores(growth, pd.DataFrame({"premise": ["a b"], "hypothesis": ["c"]}), "gen")]
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_every_factnli_paper_value_is_scored_or_has_a_reason():
+    from nli_lib.paper_values import paper_values_frame
+
+    values = paper_values_frame("factnli")
+    scored = _scoreable_quantities()
+    keys = set(zip(scored["ref"], scored["quantity"]))
+    assert len(keys) == len(scored)  # no quantity scored twice for one model
+    assert keys <= set(zip(values["ref"], values["quantity"]))  # every score() call names a real paper value
+    without_reason = set(zip(values.loc[values["reason"] == "", "ref"], values.loc[values["reason"] == "", "quantity"]))
+    # notebook 00 scores the SNLI test size; everything else without a reason is scored by notebooks 40/41
+    assert without_reason == keys | {("factnli-table-1", "SNLI test size")}
+    assert not keys & set(zip(values.loc[values["reason"] != "", "ref"], values.loc[values["reason"] != "", "quantity"]))
+
+
+def test_accuracy_scores_use_the_analogue_row_and_skip_baselines():
+    from nli_lib.factnli import accuracy_scores, paper_analogue
+
+    t = pd.DataFrame({"model": ["minilm-esnli", "tfidf-logreg", "cross-encoder/nli-deberta-v3-large"],
+                      "Original": [80.0, 60.0, 90.0]})
+    rows = accuracy_scores(t, "factnli-table-7", {"Original": "Original"}, note="n=3")
+    assert rows["quantity"].tolist() == ["DeBERTa-v3-large Original"] * 2
+    assert rows["ours"].tolist() == [80.0, 90.0]
+    assert "different model" in rows["note"][0] and rows["note"][1] == "n=3"
+    assert paper_analogue("deepseek-reasoner", ["DeepSeek-V3", "DeepSeek-R1"]) == "DeepSeek-R1"
+    assert paper_analogue("deepseek-chat", ["DeepSeek-V3", "DeepSeek-R1"]) == "DeepSeek-V3"
+
+
+def test_diagnostics_scores_and_growth_scores_hand_computed():
+    from nli_lib.factnli import diagnostics_scores, growth_scores
+
+    diag = pd.DataFrame([{"variant": "full", "level": 3, "Label pres. (%)": 75.0, "Conflict (%)": 0.0,
+                          "Redundancy (%)": 10.0, "Factuality (%)": 50.0},
+                         {"variant": "no-filter", "level": 3, "Label pres. (%)": 50.0, "Conflict (%)": 25.0,
+                          "Redundancy (%)": 40.0, "Factuality (%)": 60.0}])
+    s = diagnostics_scores(diag, "judge").set_index(["ref", "quantity"])["ours"]
+    assert s[("factnli-table-4", "L=3 Label pres. (%)")] == 75.0 and s[("factnli-table-5", "Full Conflict (%)")] == 0.0
+    assert s[("factnli-table-5", "No-Filter Redundancy (%)")] == 40.0
+    assert ("factnli-table-5", "No-Filter Label pres. (%)") not in s.index  # unreadable in the paper
+    growth = growth_by_level(pd.DataFrame({"level": [0, 0, 3, 3], "premise_words": [10, 20, 90, 150],
+                                           "hyp_words": [5, 5, 40, 60], "n_premise_facts": [0, 0, 9, 11],
+                                           "n_hyp_facts": [0, 0, 4, 6]}))
+    test = pd.DataFrame({"premise": ["one two three", "one"], "hypothesis": ["a b", "c d"]})
+    g = growth_scores(growth, test, "gen").set_index("quantity")["ours"]
+    assert g["Premise words L=0 (low end)"] == 2.0 and g["Hypothesis words L=0 (low end)"] == 2.0
+    assert g["Premise words L=3 (low end)"] == 120.0 and g["Premise growth L=0 to L=3 (x, low end)"] == 8.0
+    assert g["Hypothesis growth L=0 to L=3 (x, low end)"] == 10.0
+
+
+def test_diagnostic_sample_distinct_premises_balanced_labels_and_levels():
+    from types import SimpleNamespace
+
+    from nli_lib.factnli import session as S
+
+    cache = CallCache(":memory:")
+    examples = pd.DataFrame({
+        "premise": [f"A dog runs on the street number {i} ." for i in range(6) for _ in range(3)],
+        "hypothesis": [f"h{i}-{lab}" for i in range(6) for lab in LABELS],
+        "label": [lab for _ in range(6) for lab in LABELS], "pair_id": [f"{i}-{j}" for i in range(6) for j in range(3)]})
+    aug = _augmenter(cache)
+    data = {"full": aug.build(examples, progress=False),
+            "no-filter": aug.with_settings(use_filter=False).build(examples, progress=False)}
+    audit = S.diagnostic_items(SimpleNamespace(quick=False, seed=0), data, n=3)
+    full, nf = audit["full"], audit["no-filter"]
+    assert full["pair_id"].nunique() == 3 and full.groupby("pair_id")["orig_premise"].first().nunique() == 3
+    assert sorted(full.drop_duplicates("pair_id")["label"]) == sorted(LABELS)  # one per label
+    assert sorted(full["level"].unique()) == [0, 1, 2, 3] and sorted(nf["level"].unique()) == [0, 3]
+    assert set(nf["pair_id"]) == set(full["pair_id"])
+
+
+def test_sample_size_override(monkeypatch):
+    from types import SimpleNamespace
+
+    from nli_lib.factnli import session as S
+
+    nb = SimpleNamespace(quick=False, tier="offline", seed=0)
+    monkeypatch.delenv(S.PREMISES_ENV, raising=False)
+    assert S.n_premises(nb) == S.OFFLINE_PREMISES
+    assert S.n_premises(SimpleNamespace(quick=True, tier="offline")) == S.QUICK_PREMISES
+    assert S.n_premises(SimpleNamespace(quick=False, tier="paper")) is None  # all 9,824 pairs
+    monkeypatch.setenv(S.PREMISES_ENV, "all")
+    assert S.n_premises(nb) is None
+    monkeypatch.setenv(S.PREMISES_ENV, "7")
+    assert S.n_premises(nb) == 7
+
+
+def test_prediction_and_diagnostic_records():
+    from nli_lib.factnli import diagnostic_records, prediction_records
+
+    preds = _preds([("m", "full", 0, "entailment", "entailment"), ("m", "full", 1, "entailment", "neutral"),
+                    ("m", "no-filter", 1, "entailment", "entailment")])
+    preds["pair_id"] = 7
+    rec = prediction_records(preds)
+    assert rec["flipped"].tolist() == [False, True, False] and rec["right_at_L0"].all()
+    rows = pd.DataFrame({"variant": ["full"], "pair_id": [7], "level": [1], "conflict": [True]})
+    items = pd.DataFrame({"pair_id": [7, 7], "level": [0, 1], "premise": ["p", "p F."], "hypothesis": ["h", "h F."],
+                          "premise_facts": [[], ["F."]], "hyp_facts": [[], ["F."]]})
+    out = diagnostic_records(rows, {"full": items, "no-filter": items})
+    assert len(out) == 1 and out.loc[0, "premise"] == "p F." and out.loc[0, "premise_facts"] == ["F."]

@@ -431,3 +431,102 @@ def test_shot_sets_from_a_regex_pool_cover_every_prompt():
     assert len(shots[("extract", "entailment")]) == 5  # nothing to add from the pool: printed rows only
     msgs = PROMPTS["ftc.transform.N"].render(shots=n_tr, hypothesis="H", A="a", B="b")
     assert msgs[-1]["content"].count("Counterfactual:") == 8
+
+
+# ------------------------------------------------------------------------------------------------
+# LAS / LRA (simulate.py) on hand-computed labels; the simulator; Table 5 with pair-level metrics
+# ------------------------------------------------------------------------------------------------
+
+def test_las_and_lra_by_hand():
+    from nli_lib.ftc import las_rows, las_score, lra_score
+
+    # ŷ = E C N E; sim(x,e) = E C C N; sim(x) = E N C E; sim(e) = E C N N
+    rows = las_rows(list("ECNE"), list("ECCN"), list("ENCE"), list("ECNN"))
+    assert rows["delta"].tolist() == [0, 1, 0, -1] and rows["leak"].tolist() == [1, 1, 1, 0]
+    s = las_score(rows)
+    assert (s["LAS0"], s["n0"], s["n1"]) == (-1.0, 1, 3) and s["LAS1"] == pytest.approx(1 / 3)
+    assert s["LAS"] == pytest.approx(0.5 * (-1 + 1 / 3))  # macro average over the leakage groups
+    # F (label survives noise) = 1 1 0 0 vs Z = Δ = 0 1 0 -1: agree on examples 2 and 3
+    assert lra_score([True, True, False, False], rows["delta"])["LRA"] == 0.5
+    only_leaking = las_score(rows[rows["leak"] == 1])
+    assert only_leaking["LAS"] == pytest.approx(1 / 3) and math.isnan(only_leaking["LAS0"])
+
+
+def test_simulator_uses_the_explanation_and_the_dropout_formats():
+    from nli_lib.ftc import Simulator, las_lra_rows, las_lra_summary, las_score
+
+    rng = np.random.default_rng(0)
+    words = {"entailment": "same thing", "neutral": "not necessarily", "contradiction": "cannot be both"}
+    labels = rng.choice(LABELS, size=120)
+    df = pd.DataFrame({"pair_id": [f"p{i}" for i in range(120)], "premise": "a person is outside",
+                       "hypothesis": [f"someone stands {i % 7}" for i in range(120)],
+                       "explanation_1": [f"it is {words[y]} here" for y in labels]})
+    sim = Simulator().fit(df, labels)  # the pair says nothing about the label; the explanation says all
+    test = df.assign(explanation=df["explanation_1"])
+    rows = las_lra_rows(sim, test, labels, robust=[True] * len(df))
+    assert (rows["sim_xe"] == rows["task_pred"]).mean() == 1.0 and (rows["sim_e"] == rows["task_pred"]).mean() == 1.0
+    assert (rows["sim_x"] == rows["task_pred"]).mean() < 0.6
+    assert rows["delta"].mean() > 0.4 and las_score(rows)["LAS"] > 0.4
+    assert rows["lra"].tolist() == (rows["delta"] == 1).astype(float).tolist()
+    summ = las_lra_summary(rows)
+    assert summ["sim(x,e) = ŷ"] == 1.0 and summ["LRA"] == rows["lra"].mean() and summ["label survives noise (F)"] == 1.0
+    with pytest.raises(RuntimeError):
+        Simulator().predict(test, "xe")
+
+
+def test_metric_validation_adds_las_lra_on_every_row_with_a_reference():
+    from nli_lib.ftc import attach_pair_scores
+
+    scored = pd.DataFrame({"pair_id": list("abcd"), "slot": "C", "pipeline": "fsp-fsp", "ok": [True, True, True, False],
+                           "ftc_delta": [1, 0, 1, np.nan], "ftc_k": [0.9, 0.1, 0.5, np.nan],
+                           "ftc_w": [0.9, 0.1, 0.5, np.nan]})
+    pairs = pd.DataFrame({"pair_id": list("abcd"), "las": [1.0, 0.0, 0.0, -1.0], "lra": [1.0, 0.0, 1.0, 0.0]})
+    scored = attach_pair_scores(scored, pairs)
+    ref = pd.DataFrame({"pair_id": list("abcd"), "slot": "C", "ref_label": "entailment",
+                        "ref_pred": ["entailment", "neutral", "entailment", "neutral"]})
+    long, _ = metric_validation(scored, ref)
+    las = long[long["metric"] == "LAS"].iloc[0]
+    assert (las["n1"], las["n0"]) == (2, 2) and las["U"] == 3.5  # (1,0) vs (0,-1): 1>0, 1>-1, 0=0 (½), 0>-1
+    k = long[long["metric"] == "FTC-K"].iloc[0]
+    assert (k["n1"], k["n0"]) == (2, 1) and k["rho"] == 1.0  # the failed counterfactual drops out
+    assert rho_table(long)["metric"].tolist() == ["LAS", "LRA", "FTC-δ", "FTC-K", "FTC-W"]
+
+
+def test_sensitivity_table_reports_las_and_lra_per_condition():
+    from nli_lib.ftc import sensitivity_table
+
+    scored = pd.DataFrame({"pair_id": ["a", "a"], "condition": ["x,u,y", "y only"], "pipeline": "fsp-fsp",
+                           "ok": True, "ftc_delta": [1.0, 0.0], "ftc_k": [0.5, -1.0], "ftc_w": [0.8, 0.2]})
+    simulated = pd.DataFrame({"pair_id": ["a", "a"], "condition": ["x,u,y", "y only"], "delta": [1, -1],
+                              "leak": [1, 1], "lra": [1.0, 0.0]})
+    t = sensitivity_table(scored, simulated=simulated).set_index("condition")
+    assert t.loc["x,u,y", "LAS"] == 1.0 and t.loc["y only", "LAS"] == -1.0 and t.loc["y only", "LRA"] == 0.0
+    assert t.loc["y only", "FTC-K"] == -1.0 and t.loc["y only", "y"] == "✓" and t.loc["y only", "x"] == ""
+
+
+# ------------------------------------------------------------------------------------------------
+# The paper's printed counterfactuals; failure kinds of the hit-rate rows
+# ------------------------------------------------------------------------------------------------
+
+def test_printed_rewrites_through_the_regex_pipeline():
+    from nli_lib.ftc import PAPER_REWRITES, printed_rewrites
+
+    assert sum(len(r[-1]) for r in PAPER_REWRITES) == 9
+    rows = printed_rewrites().set_index("source")  # no rewriter: regex-regex only
+    assert set(rows["pipeline"]) == {"regex-regex"} and len(rows) == 9
+    fig2 = rows.loc["Figure 2"]
+    assert fig2["x_cf"] == "The woman is sitting on a fake alligator" and fig2["exact"] and fig2["meteor"] > 0.99
+    intro = rows.loc["§1 example"]
+    assert (intro["A"], intro["B"], intro["exact"]) == ("dog", "animal", True)
+    fig7 = rows.loc["Figure 7"]  # "The man is on a lake with a monoboard": no Table 16 template
+    assert not fig7["ok"] and fig7["meteor"] == 0.0
+
+
+def test_hit_rate_failure_kinds():
+    df = pd.DataFrame({"pair_id": list("abc"), "hypothesis": ["There is a cat .", "A man sleeps .", "A dog runs ."],
+                       "label": ["contradiction", "contradiction", "entailment"],
+                       "explanation_1": ["a dog is not a cat .", "blah", "a dog is a dog ."]})
+    rows = hit_rates(df, explanation_cols=("explanation_1",))["rows"].set_index("pair_id")
+    assert rows.loc["a", "failure_kind"] == "" and rows.loc["b", "failure_kind"] == "no template"
+    assert rows.loc["c", "failure_kind"] == "counterfactual = hypothesis"
+    assert rows.loc["c", "failure"] == "E: transform: counterfactual = hypothesis"

@@ -210,9 +210,14 @@ def test_phenomena_tags():
     assert tag("on the grass", "through the snow")["preposition"] == "both (different)"
     assert tag("in the city", "in town")["preposition"] == "both (same)"
     t = tag("Two trains", "The train")
-    assert t["numeral"] and t["plural_singular"] and not t["near_synonym"]
+    assert t["numeral"] and t["plural_singular"] and not t["near_synonym"] and not t["added_words"]
     assert tag("a dog", "a cat")["near_synonym"]  # co-hyponyms under 'animal'
     assert tag("everyone", "someone")["quantifier"]
+    # plural/singular needs the same lemma in different number, not just a plural word somewhere
+    assert not tag("London Marathon runners", "London Marathon")["plural_singular"]
+    assert tag("London Marathon runners", "London Marathon")["added_words"]  # one phrase = other + words
+    assert tag("Two girls", "Two blonde girls")["added_words"] and not tag("a dog", "a cat")["added_words"]
+    assert not tag("in the water", "the water")["added_words"]  # a preposition is not an added content word
 
 
 def test_dense_features_are_mirrored_under_reversal():
@@ -462,9 +467,166 @@ def test_phenomenon_table_counts_incoherence_and_simi_share():
     assert t.loc[("preposition", "one"), "soft_incoherence_rate"] == 0.0
     assert t.loc[("numeral", True), "simi_share_of_incoherent"] == 0.0  # FORW / FORW: no SIMI involved
     assert t.loc[("all pairs", ""), "simi_share_of_incoherent"] == 0.5
+    # exactly one direction right: 'on the grass' (reversed right), 'Two trains' (original right); 'a dog' neither
+    assert t.loc[("all pairs", ""), "one_direction_right"] == 2
+    assert t.loc[("preposition", "one"), "one_direction_right_rate"] == 0.0
     d = phr.direction_table(tagged).set_index("gold (original)")
     assert d.loc["FORW", "n_pairs"] == 2 and d.loc["FORW", "SoftCoh"] == 0.5
     ex = phr.phenomenon_examples(tagged, "preposition", "both (different)")
     assert ex["phrase1"].tolist() == ["on the grass"]
     patterns = phr.incoherent_patterns(tagged)
     assert patterns["pairs"].sum() == 2
+
+
+# ------------------------------------------------------------------------------ paper values and scorecard
+
+
+def test_paper_best_breaks_ties_by_the_models_mean_like_the_papers_bold_face():
+    best = phr.paper_best("phrasis-table-6").set_index("scenario")
+    assert best.loc["All-H", "model"] == "DeBERTa v3 B"  # ALBERT v2 L ties at 0.75 but is printed first
+    assert best.loc["All-A", "model"] == "DeBERTa v3 B"  # ties with Flan-T5 S at 0.80
+    assert best.loc["Positives-I", "model"] == "DeBERTa v3 L" and best.loc["Positives-I", "value"] == 0.85
+
+
+def test_paper_comparisons_pair_our_models_with_the_right_paper_cell():
+    ours = pd.DataFrame({"model": ["MiniLM-L6 fine-tuned", "RoBERTa B", "feature-svm"],
+                         "scenario": ["Positives-H", "Positives-H", "Positives-H"], "HardCoh": [0.5, 0.4, 0.3]})
+    comps = phr.paper_comparisons(ours, "phrasis-table-7", "HardCoh", ["MiniLM-L6 fine-tuned", "RoBERTa B"])
+    assert comps["quantity"].tolist() == ["DeBERTa v3 L | Positives-H", "RoBERTa B | Positives-H"]
+    assert comps["ours"].tolist() == [0.5, 0.4] and "different model" in comps["note"].iloc[0]
+
+    class Out:
+        def __init__(self):
+            self.calls = []
+
+        def score(self, ref, quantity, ours, model, note=""):
+            self.calls.append((ref, quantity, ours, model))
+
+    out = Out()
+    assert phr.record_scores(out, comps) == 2 and out.calls[1] == ("phrasis-table-7", "RoBERTa B | Positives-H", 0.4, "RoBERTa B")
+
+
+def test_paper_values_csv_has_a_reason_exactly_where_the_offline_run_scores_nothing():
+    from nli_lib.paper_values import paper_values_frame
+
+    pv = paper_values_frame("phrasis")
+    assert len(pv) == 1 + 18 + 2 + 5 * 18 * 6 and pv[["ref", "quantity"]].duplicated().sum() == 0
+    scored = {(f"phrasis-table-{n}", f"{r.model} | {r.scenario}") for n in range(3, 8)
+              for r in phr.paper_best(f"phrasis-table-{n}").itertuples()}
+    scored |= {("phrasis-table-1", "PhrasIS phrase pairs (train + test)")}
+    scored |= {("phrasis-table-3", f"prior feature-based SVM best accuracy | {t}") for t in ("Positives", "All")}
+    for r in pv.itertuples():
+        assert (r.reason == "") == ((r.ref, r.quantity) in scored), (r.ref, r.quantity, r.reason)
+    sizes = pv[pv["ref"] == "phrasis-table-2"].set_index("quantity")["value"]
+    assert sizes["ALBERT v2 B parameters (M)"] == 11.8 and sizes["Flan-T5 S parameters (M)"] == 60
+
+
+def test_find_examples_orients_the_gold_label_as_printed():
+    data = frame([("for democracy march", "for huge democracy rally", "BACK"), ("clings", "hold on", "EQUI")])
+    data = data.assign(split="test")
+    out = phr.find_examples(data).set_index("phrase1")
+    assert out.loc["for huge democracy rally", "gold (as printed)"] == "FORW"  # stored reversed: Rev(BACK)
+    assert out.loc["for huge democracy rally", "agrees"] and out.loc["clings", "agrees"]
+    assert not out.loc["22 dead", "found"] and out["found"].sum() == 2
+
+
+def test_dedupe_tracks_keeps_a_rows_of_per_track_models_only():
+    rows = pd.DataFrame({"scenario": ["Positives-I", "Positives-A", "Positives-H", "All-I", "All-A"],
+                         "model": ["m"] * 5, "model_id": ["pos", "pos", "pos-h", "all", "all"],
+                         "pair_id": ["a", "a", "b", "a", "a"]})
+    out = phr.dedupe_tracks(rows)
+    # Positives-I repeats the A row of the same classifier; Positives-H came from its own (per-scenario) model
+    assert out["scenario"].tolist() == ["Positives-A", "Positives-H", "All-A"]
+    assert out["track"].tolist() == ["Positives", "Positives", "All"]
+
+
+def test_train_family_defaults_to_one_model_per_track(monkeypatch):
+    monkeypatch.setattr(phr.features, "_DEFAULTS", {"wordnet": toy_wordnet(), "stopwords": frozenset(STOP)})
+    splits = phr.load_splits(train=synthetic_phrasis(6), test=synthetic_phrasis(2, seed=3), seed=0)
+    out = phr.train_family(phr.FamilySpec("feature-svm", "feature-svm"), splits, svm_grid=(1.0,))
+    assert out.get("feature-svm", "All-I") is out.get("feature-svm", "All-H") is out.get("feature-svm", "All-A")
+    assert out.get("feature-svm", "Positives-I") is not out.get("feature-svm", "All-I")
+    assert phr.model_sizes(out).empty  # no paper model trained
+
+
+def test_parameter_millions_counts_a_transformers_model():
+    torch = pytest.importorskip("torch")
+    from transformers import BertConfig, BertForSequenceClassification
+
+    torch.manual_seed(0)
+    model = BertForSequenceClassification(BertConfig(vocab_size=10, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
+                                                     intermediate_size=16, max_position_embeddings=16, num_labels=3))
+    clf = type("C", (), {"model": model})()
+    assert phr.parameter_millions(clf) == pytest.approx(sum(p.numel() for p in model.parameters()) / 1e6)
+    assert phr.parameter_millions(Lookup({})) is None
+
+
+def test_zero_shot_prompted_model_talks_to_an_openai_compatible_endpoint(tmp_path, monkeypatch):
+    """Paper-profile path: the profile's `llm` section -> LLMClient -> phrasis.relation prompt, via a local server."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    requests = []
+    answers = {"a dog": "FORW", "an animal": "Label: BACK", "x": "no idea"}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            requests.append(body)
+            p1, _ = phr.phrases_from_prompt(body["messages"])
+            data = json.dumps({"id": "c", "object": "chat.completion", "created": 1, "model": body["model"],
+                               "choices": [{"index": 0, "message": {"role": "assistant", "content": answers[p1]},
+                                            "finish_reason": "stop"}],
+                               "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    monkeypatch.setenv("PHRASIS_TEST_KEY", "sk-test")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    try:
+        profile = {"base_url": f"http://127.0.0.1:{server.server_address[1]}/v1", "model": "fake-llm",
+                   "api_key_env": "PHRASIS_TEST_KEY", "max_retries": 0, "timeout_s": 5}
+        models = phr.zero_shot_models(profile, shots=2, cache=CallCache(tmp_path / "calls.sqlite"))
+        (name, clf), = models.items()
+        assert name == "prompted: fake-llm" and clf.tier == "paper"
+        df = frame([("a dog", "an animal", "FORW")])
+        rows = phr.score_pairs(clf, phr.reversed_pairs(df))
+        assert rows[["pred", "pred_rev", "soft", "hard"]].values.tolist() == [["FORW", "BACK", True, True]]
+        assert clf.predict(["x"], ["y"]) == ["UNR"]  # unparsable answer -> fallback
+        n = len(requests)
+        clf.predict(["a dog"], ["an animal"])
+        assert len(requests) == n  # answered from the call cache
+        user = requests[0]["messages"][-1]["content"]
+        assert "PHRASE 1: clings" in user and user.rstrip().endswith("PHRASE 1: a dog\nPHRASE 2: an animal\nLabel:")
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_minilm_family_gets_per_track_epochs_and_trains_once_per_track(monkeypatch):
+    import nli_lib.models.training as training
+
+    seen = []
+
+    def fake_finetune(spec, train_df, eval_df=None, name="m", tier=None, progress=None):
+        seen.append((name, spec.epochs, spec.labels, len(train_df)))
+        return Lookup({}, labels=spec.labels)
+
+    monkeypatch.setattr(training, "finetune", fake_finetune)
+    splits = phr.load_splits(train=synthetic_phrasis(5), test=synthetic_phrasis(2, seed=3), seed=0)
+    out = phr.train_family(phr.MINILM, splits, epochs={"positives": 3, "all": 1})
+    assert [(n, e, len(lab), rows) for n, e, lab, rows in seen] == [
+        ("phrasis-minilm-Positives-A", 3, 6, 40), ("phrasis-minilm-All-A", 1, 7, 50)]
+    assert out.get(phr.MINILM.name, "Positives-H") is out.get(phr.MINILM.name, "Positives-A")

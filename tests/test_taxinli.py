@@ -93,10 +93,24 @@ def test_table2_counts_on_a_hand_made_frame():
     assert t2.at["avg. datapoints per domain", "ours"] == pytest.approx(4 / 3)
     assert t2.at["avg. categories per datapoint", "ours"] == pytest.approx(4 / 4)
     assert t2.at["neutral: same general topic", "ours"] == 2
-    assert t2.at["neutral: same subject", "ours"] == 1 and t2.at["neutral: same object", "ours"] == 0
-    # the paper prints subject/object swapped: ours is compared with the printed number of the other label
-    assert t2.at["neutral: same subject", "paper"] == 2843 and t2.at["neutral: same object", "paper"] == 877
-    assert t2.at["total datapoints", "paper"] == 10071
+    # the paper prints subject/object swapped: its "same object" (2843) is the file's subject_q2 (here 1)
+    assert t2.at["neutral: same object", "ours"] == 1 and t2.at["neutral: same object", "computed_as"] == "sum of subject_q2"
+    assert t2.at["neutral: same subject", "ours"] == 0 and "object_q2" in t2.at["neutral: same subject", "computed_as"]
+    assert t2.at["neutral: same object", "paper"] == 2843 and t2.at["total datapoints", "paper"] == 10071
+    nest = tx.neutral_nesting(taxi).set_index(["first", "then"])
+    assert nest.at[("subject_q2", "object_q2"), "first_yes"] == 1 and nest.at[("subject_q2", "object_q2"), "then_yes"] == 0
+    split = tx.label_split(taxi, dev, "causal")
+    assert split.loc["neutral"].tolist() == [1, 1, 0] and split.index.tolist() == ["entailment", "contradiction", "neutral"]
+
+
+def test_example_records_for_the_explorer():
+    taxi = make_taxi()
+    rec = tx.example_records(taxi, pd.DataFrame({"taxinli_row": [0, 2]}))
+    assert rec["categories"].tolist() == ["lexical+syntactic", "negation", "causal", "none"]
+    assert rec["groups"].tolist() == ["linguistic", "connectives", "deductions", "none"]
+    assert rec["mnli_split"].tolist() == ["dev", "train", "dev", "train"]
+    assert rec["annotator_agrees"].tolist() == [True, False, True, False]
+    assert rec["same_subject"].tolist() == ["not asked", "not asked", "yes", "no"]
 
 
 def test_category_counts_correlation_and_agreement():
@@ -111,6 +125,7 @@ def test_category_counts_correlation_and_agreement():
     agree = tx.annotation_agreement(taxi).set_index("subset")
     assert agree.loc["all rows ('-' counts as wrong)", ["n", "agree"]].tolist() == [4, 2]
     assert agree.loc["rows with an annotated label", "accuracy"] == pytest.approx(2 / 3)
+    assert math.isnan(agree.loc["gold neutral", "cohen_kappa"])  # undefined within one gold label
     assert tx.cohen_kappa(pd.Series(list("aabb")), pd.Series(list("aabb"))) == pytest.approx(1.0)
     share = tx.genre_share(taxi, ("negation",), "telephone")
     assert (share["n"], share["from_genre"], share["share"]) == (1, 1, 1.0)
@@ -152,6 +167,32 @@ def test_table3_splits_matched_and_puts_paper_values_beside():
     assert t3.loc[("NB", "matched"), "paper"] == 51.46 and t3.loc[("BERT", "mismatched"), "paper"] == 84.8
     assert math.isnan(t3.loc[("NB", "overlap (all)"), "paper"])
     assert tx.paper_system("rob", "roberta-large-mnli") == "RoBERTa"
+    assert (t3.loc[("NB", "matched"), "relation"]) == "paper's predictions"
+    scores = tx.table3_scores(tx.table3(make_rows())).set_index(["quantity", "model"])
+    assert len(scores) == 6 and "overlap" not in " ".join(scores.index.get_level_values(0))
+    assert scores.loc[("NB mismatched", "bag-of-words naive Bayes (TaxiNLI release) predictions"), "ours"] == \
+        pytest.approx(100 / 3)
+
+
+def test_stand_ins_are_labelled_as_such():
+    rows = make_rows()
+    mine = rows[rows.system == "NB"].assign(system="minilm-esnli", model="minilm-esnli", tier="offline")
+    hub = rows[rows.system == "NB"].assign(system="roberta-large-mnli", model="roberta-large-mnli", tier="paper")
+    rows = pd.concat([rows, mine, hub], ignore_index=True)
+
+    class Clf:
+        def __init__(self, name):
+            self.name = name
+
+    stand = tx.stand_ins({n: Clf(n) for n in ("minilm-esnli", "tfidf-logreg", "bow-naive-bayes",
+                                              "roberta-large-mnli")}, main="minilm-esnli")
+    assert stand == {"minilm-esnli": "BERT", "bow-naive-bayes": "NB"}
+    t3 = tx.table3(rows, stand).set_index(["system", "split"])
+    assert t3.loc[("minilm-esnli", "matched"), ["paper_system", "relation", "paper"]].tolist() == ["BERT", "stand-in", 84.7]
+    assert t3.loc[("roberta-large-mnli", "matched"), ["paper_system", "relation", "paper"]].tolist() == \
+        ["RoBERTa", "same architecture", 92.3]
+    models = set(tx.table3_scores(t3.reset_index())["model"])
+    assert "minilm-esnli (offline stand-in for BERT)" in models and "roberta-large-mnli" in models
 
 
 def test_our_classifier_scored_on_the_same_rows():
@@ -174,6 +215,11 @@ def test_our_classifier_scored_on_the_same_rows():
     assert set(rows.system) == {"NB", "ESIM", "BERT", "mine"}
     sample = tx.evaluation_sample(pd.concat([dev] * 10, ignore_index=True), quick=True, seed=0, n_quick=6)
     assert len(sample) == 6 and sample["label"].value_counts().tolist() == [3, 3]
+    assert len(tx.evaluation_sample(dev, quick=False)) == 3
+    rec = tx.prediction_records(dev, rows)
+    assert len(rec) == 3 and rec["correct mine"].tolist() == ["right", "wrong", "not scored"]
+    assert rec["pred mine"].tolist() == ["entailment", "entailment", "not scored"]
+    assert rec["n_paper_systems_right"].tolist() == [3, 3, 3] and rec["categories"].tolist() == ["lexical", "causal", "causal"]
 
 
 # --------------------------------------------------------------------------------------------------- factors
@@ -204,6 +250,10 @@ def test_logistic_regression_recovers_a_planted_effect():
     assert fa.at["premise_len", "paper_term"] == "Length1" and fa["fit"].eq("newton").all()
     with_label = tx.factor_analysis(rows, with_label=True)
     assert {"label=neutral", "label=contradiction"} <= set(with_label["term"])
+    _, fitted = tx.factor_analysis(rows, per_example=True)
+    p = fitted["lr_p_correct"]
+    assert p.between(0, 1).all() and p.mean() == pytest.approx(rows["correct"].mean(), abs=1e-6)  # ML: mean fit = mean y
+    assert p[rows["negation"] == 1].mean() > p[rows["negation"] == 0].mean()
 
 
 def test_factor_analysis_skips_constant_terms_and_constant_outcomes():
@@ -227,6 +277,14 @@ def test_stars_and_comparison_with_the_papers_list():
     assert cmp.at["negation", "paper_stars"] == "***" and cmp.at["lexical", "paper_stars"] == ""
     assert cmp.at["negation", "agree"] == (cmp.at["negation", "our_stars"] != "")
     assert tx.compare_with_paper(tx.factor_analysis(rows)).empty  # 'synthetic' has no paper counterpart
+    stand = tx.compare_with_paper(tx.factor_analysis(rows), {"synthetic": "BERT"})
+    assert len(stand) == 17 and set(stand["relation"]) == {"stand-in"}
+    scores = tx.significance_scores(cmp.reset_index()).set_index("quantity")
+    assert len(scores) == 17 and set(scores["ref"]) == {"taxinli-fig-6"}
+    assert scores.at["LR stars negation", "ours"] == len(cmp.at["negation", "our_stars"])
+    from nli_lib.paper_values import paper_value
+    for q in scores.index:  # every term has a paper value (unlisted terms: 0 stars)
+        assert paper_value("taxinli-fig-6", q) == len(cmp.at[q.removeprefix("LR stars "), "paper_stars"])
 
 
 # --------------------------------------------------------------------------------------------------- Bayes
@@ -257,6 +315,50 @@ def test_bayesian_category_accuracy_on_a_hand_made_frame():
     assert est.loc[("BERT", "world"), "post_mean"] == 0.5  # no examples: prior mean
     jeffreys = tx.bayesian_category_accuracy(make_rows(), prior=(0.5, 0.5)).set_index(["system", "category"])
     assert jeffreys.loc[("NB", "lexical"), "post_mean"] == pytest.approx(2.5 / 4)
+
+
+def test_bayes_net_estimate_matches_brute_force_enumeration():
+    """P(correct=1 | c_i=1) = sum over all configurations of the other roots of theta(config) * P(config)."""
+    import itertools
+
+    rng = np.random.default_rng(1)
+    cats = ("lexical", "negation", "world")
+    n = 60
+    rows = pd.DataFrame({c: rng.binomial(1, q, n) for c, q in zip(cats, (0.5, 0.3, 0.15))})
+    rows["correct"] = rng.binomial(1, 0.7, n)
+    rows["system"], rows["model"], rows["tier"] = "s", "m", "t"
+    est = tx.bn_category_accuracy(rows, prior=(1, 1), categories=cats, draws=4000).set_index("category")
+    X = rows[list(cats)].to_numpy()
+    p = (X.sum(0) + 1) / (n + 2)
+    for i, c in enumerate(cats):
+        total = 0.0
+        for rest in itertools.product([0, 1], repeat=len(cats) - 1):
+            config = list(rest[:i]) + [1] + list(rest[i:])
+            match = (X == config).all(axis=1)
+            k, m = rows.loc[match, "correct"].sum(), match.sum()
+            weight = np.prod([p[j] if config[j] else 1 - p[j] for j in range(len(cats)) if j != i])
+            total += weight * (1 + k) / (2 + m)  # unseen configurations (m = 0) contribute the prior mean 0.5
+        assert est.at[c, "bn_mean"] == pytest.approx(total, abs=1e-12), c
+        assert est.at[c, "bn_low"] < total < est.at[c, "bn_high"]
+    # world (rare) has unseen configurations; the empirical frequency ignores the network's weights
+    assert est.at["world", "share_unobserved"] >= 0 and est.at["lexical", "empirical"] == pytest.approx(
+        rows.loc[rows.lexical == 1, "correct"].mean())
+    cpt = tx.bn_cpt(rows, categories=cats)
+    assert cpt["n"].sum() == n and cpt["weight"].sum() <= 1 + 1e-12
+    assert cpt.loc[cpt.categories == "none", "theta_mean"].iloc[0] == pytest.approx(
+        (1 + rows.loc[X.sum(1) == 0, "correct"].sum()) / (2 + (X.sum(1) == 0).sum()))
+
+
+def test_bayes_net_shrinks_a_category_seen_only_with_rare_companions():
+    """A category that only co-occurs with a rare one: most of its network weight is unseen (prior 0.5)."""
+    rows = make_rows()
+    est = tx.bn_category_accuracy(rows, categories=("lexical", "negation")).set_index(["system", "category"])
+    # BERT: lexical seen with negation=0 (2 right of 2) and negation=1 (1 right of 1); P(negation=1) = 3/7
+    p_neg = 3 / 7
+    assert est.loc[("BERT", "lexical"), "bn_mean"] == pytest.approx((1 - p_neg) * 3 / 4 + p_neg * 2 / 3)
+    assert est.loc[("BERT", "lexical"), "share_unobserved"] == pytest.approx(0.0)
+    world = tx.bn_category_accuracy(rows, categories=("lexical", "world")).set_index(["system", "category"])
+    assert world.loc[("NB", "world"), "bn_mean"] == 0.5 and world.loc[("NB", "world"), "share_unobserved"] == 1.0
 
 
 # --------------------------------------------------------------------------------------------------- representations
@@ -292,6 +394,24 @@ def test_separability_finds_the_layer_that_encodes_a_category():
     assert res["layer"] == 1 and res["n"] <= 15
 
 
+def test_paper_layer_scores_and_tsne_records():
+    rng = np.random.default_rng(0)
+    n = 60
+    df = make_dev([{"label": ["entailment", "neutral", "contradiction"][i % 3],
+                    "cats": ("lexical",) if i % 2 else ()} for i in range(n)])
+    y = df["lexical_linguistic"].to_numpy()
+    coords = {i: np.c_[i * y + rng.normal(0, 0.3, n), rng.normal(0, 0.3, n)] for i in range(4)}  # separates from layer 2
+    layers = [rng.normal(size=(n, 6)) + i * y[:, None] for i in range(4)]
+    sep = rep.separability(layers, df, coords=coords, model="bert-base (NLI fine-tuned)", tier="paper", pca_dims=4)
+    scores = rep.paper_layer_scores(sep, {"bert-base (NLI fine-tuned)": "BERT"}).set_index("quantity")
+    assert "BERT lexical layer" in scores.index and scores.at["BERT lexical layer", "ours"] >= 2
+    assert rep.paper_layer_scores(sep, {}).empty  # no counterpart (offline MiniLM): nothing to score
+    pts = rep.tsne_records({"m": coords}, df, {"m": [0, 3]})
+    assert len(pts) == 2 * n and set(pts["layer"]) == {0, 3}
+    assert pts.loc[pts.layer == 3, "x"].tolist() == pytest.approx(coords[3][:, 0].tolist())
+    assert set(pts["linguistic"]) == {"none", "lexical"}
+
+
 def test_tsne_is_cached(tmp_path, monkeypatch):
     monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path))
     X = np.random.default_rng(0).normal(size=(40, 8))
@@ -318,6 +438,19 @@ def test_encoder_hidden_states_pool_max_and_cls(tmp_path, monkeypatch):
     assert len(list((tmp_path / "hidden_states").glob("*.npz"))) == 1
 
 
+def test_score_rows_records_every_valued_row(tmp_path, monkeypatch):
+    from nli_lib.outputs import Outputs
+
+    monkeypatch.setenv("NLI_OUTPUT_DIR", str(tmp_path))
+    out = Outputs("50_test", params={"quick": True})
+    frame = pd.DataFrame([{"quantity": "total datapoints", "ours": 10071, "model": "data", "note": "n"},
+                          {"quantity": "neutral: same object", "ours": float("nan"), "model": "data", "note": ""}])
+    assert tx.score_rows(out, frame, "taxinli-table-2") == 1
+    assert out.scored[0]["paper"] == 10071 and out.scored[0]["ours"] == 10071
+    with pytest.raises(KeyError):
+        tx.score_rows(out, frame.assign(quantity="no such number"), "taxinli-table-2")
+
+
 # --------------------------------------------------------------------------------------------------- real data
 
 @needs_mirror
@@ -327,9 +460,87 @@ def test_real_files_reproduce_table2_counts_and_berts_significant_terms():
     taxi, dev = load_taxinli("taxinli10k"), load_taxinli("mnli_dev")
     t2 = tx.table2(taxi, dev).set_index("quantity")
     for q in ("total datapoints", "datapoints labelled contradiction", "datapoints labelled neutral",
-              "datapoints labelled entailment", "neutral: same general topic"):
+              "datapoints labelled entailment", "neutral: same general topic", "neutral: same object",
+              "neutral: same subject", "avg. datapoints per domain"):
         assert t2.at[q, "ours"] == t2.at[q, "paper"], q
     rows = tx.system_rows(dev)
     fa = tx.factor_analysis(rows[rows.system == "BERT"]).set_index("term")
     for term in ("negation", "causal", "world"):  # the paper's *** terms for BERT (Fig. 6)
         assert fa.at[term, "stars"] == "***", term
+
+
+# --------------------------------------------------------------------------------------------------- paper profile
+
+def _tiny_bert(path, id2label=None):
+    """A 2-layer BERT (classifier head when id2label is given) with a WordPiece vocabulary, saved to `path`."""
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, BertModel, BertTokenizerFast
+
+    words = "a the man woman dog cat is sleeping running eats not no outside inside".split()
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "."] + words
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "vocab.txt").write_text("\n".join(vocab) + "\n")
+    BertTokenizerFast(vocab_file=str(path / "vocab.txt")).save_pretrained(path)
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                     intermediate_size=32, max_position_embeddings=64, num_labels=len(id2label or {0: 0, 1: 1}),
+                     id2label=dict(id2label or {}), label2id={v: k for k, v in (id2label or {}).items()})
+    (BertForSequenceClassification(cfg) if id2label else BertModel(cfg)).eval().save_pretrained(path)
+    return path
+
+
+def test_paper_profile_path_with_a_local_hub_stand_in(tmp_path, monkeypatch):
+    """The paper profile's route (hub NLI model, hub encoder) with tiny local models: a BERT-base-named
+    classifier is put beside the paper's BERT (same architecture), and its layers reach the Figure 7 scorecard."""
+    pytest.importorskip("transformers")
+    from nli_lib.cache import CallCache
+    from nli_lib.models.base import Classifier
+    from nli_lib.models.hf import HFClassifier
+
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    hub_dir = _tiny_bert(tmp_path / "hub" / "bert-base-mnli", {0: "entailment", 1: "neutral", 2: "contradiction"})
+    encoder_dir = _tiny_bert(tmp_path / "hub" / "encoder")
+    cache = CallCache(":memory:")
+    hub = HFClassifier(hub_dir, tier="paper", max_length=32, batch_size=8, progress=False, cache=cache)
+
+    class BowNB(Classifier):
+        name, tier = "bow-naive-bayes", "offline"
+
+        def _predict_proba_uncached(self, p, h):
+            return np.tile([0.2, 0.5, 0.3], (len(p), 1))
+
+    class FakeSession:  # what notebooks get from nli_lib.notebook.start, reduced to what these functions use
+        tier, quick, seed = "paper", True, 0
+        params = {"nli_model": str(hub_dir), "baselines": [], "extra_models": [], "embedder": str(encoder_dir)}
+        models = {str(hub_dir): hub, "naive-bayes": BowNB(cache=cache)}
+
+        def nli_model(self, spec=None):
+            return self.models[spec or self.params["nli_model"]]
+
+    nb = FakeSession()
+    ours = tx.profile_classifiers(nb)
+    assert set(ours) == {hub.name, "bow-naive-bayes"}
+    stand = tx.stand_ins(ours, main=hub.name)
+    assert stand == {"bow-naive-bayes": "NB"}  # the hub BERT needs no stand-in
+    texts = ["a man is sleeping outside", "the dog eats", "a woman is not running", "the cat is inside"]
+    dev = make_dev([{"label": ["entailment", "neutral", "contradiction"][i % 3], "premise": texts[i % 4],
+                     "hypothesis": texts[(i + 1) % 4] + " ." * (i % 3), "cats": ("lexical",) if i % 2 else ("negation",)}
+                    for i in range(30)])
+    rows = tx.system_rows(dev, tx.score_models(dev, ours))
+    t3 = tx.table3(rows, stand).set_index(["system", "split"])
+    assert t3.loc[(hub.name, "matched"), ["paper_system", "relation"]].tolist() == ["BERT", "same architecture"]
+    fa = tx.factor_analysis(rows)
+    assert hub.name in set(tx.compare_with_paper(fa, stand)["system"])
+
+    sources = rep.representation_sources(nb)
+    assert list(sources) == ["encoder (pre-trained)", f"{hub.name} (NLI fine-tuned)"]
+    counterparts = rep.paper_counterparts(sources)
+    assert counterparts == {f"{hub.name} (NLI fine-tuned)": "BERT"}
+    seps = []
+    for name, source in sources.items():
+        layers = rep.layer_states(source, dev)
+        assert len(layers) == 3 and layers[0].shape == (30, 32)  # embeddings + 2 layers; max-pool ++ [CLS]
+        coords = rep.tsne_layers(layers, seed=0)
+        seps.append(rep.separability(layers, dev, coords=coords, model=name, tier="paper", pca_dims=4))
+    scores = rep.paper_layer_scores(pd.concat(seps), counterparts)
+    assert "BERT lexical layer" in set(scores["quantity"]) and scores["ours"].between(0, 2).all()

@@ -218,3 +218,22 @@ class PromptNLIClassifier(Classifier):
             else:
                 out[i, LABELS.index(parsed.value)] = 1.0
         return out
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Per-example rows for the explorer
+# --------------------------------------------------------------------------------------------------------------
+
+def consistency_records(per_example: Mapping[str, pd.DataFrame], per_atom: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """One row per (model, SNLI example): texts, gold, full and induced labels, consistency, and the atoms with
+    the model's two judgements ('atom [H⊨a: entailment → P: neutral]'); the rows behind Tables 2 and 6."""
+    frames = []
+    for model, per in per_example.items():
+        judged = per_atom[model]
+        text = [f"{a} [H⊨a: {h} → P: {p if v else '-'}]" for a, h, p, v in
+                zip(judged["atom"], judged["h_pred"], judged["p_pred"], judged["valid"])]
+        atoms = judged.assign(text=text).groupby("pair_id")["text"].agg(" | ".join).rename("atoms")
+        f = per.drop(columns=["atom_labels"]).join(atoms, on="pair_id")
+        f["outcome"] = np.where(f["consistent"], "consistent", "inconsistent")
+        frames.append(f.assign(model=model))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

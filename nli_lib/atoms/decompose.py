@@ -32,7 +32,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-RULES_VERSION = "atoms-rules-v1"  # change when the rules change: it names the OfflineLLM cache namespace
+RULES_VERSION = "atoms-rules-v2"  # change when the rules change: it names the OfflineLLM cache namespace
 
 # --------------------------------------------------------------------------------------------------------------
 # Word lists (small, closed classes; WordNet decides open-class questions such as "is this noun a person?")
@@ -277,6 +277,12 @@ class _Morph:
 # The decomposer
 # --------------------------------------------------------------------------------------------------------------
 
+# multi-word prepositions, merged into one IN token after tagging ("in front of the ruins")
+MULTIWORD_PREPS = (("in", "front", "of"), ("on", "top", "of"), ("in", "the", "middle", "of"), ("next", "to"),
+                   ("out", "of"), ("close", "to"), ("ahead", "of"), ("because", "of"), ("instead", "of"))
+PARTITIVES = {"some", "several", "many", "most", "all", "both", "few"}  # "some of the people" -> the people
+SUBJECT_PRONOUNS = {"he", "she", "they", "we", "i"}  # after an object: a relative clause without "that"
+
 _TOKEN = re.compile(r"n't|[A-Za-z0-9]+(?:[-'’][A-Za-z0-9]+)*|'s|[^\sA-Za-z0-9]")
 _DROP = {"``", "''", '"', "`", "'", "“", "”", "(", ")", "[", "]"}
 
@@ -356,7 +362,7 @@ class RuleDecomposer:
         if words[0][:1].isupper() and not words[0].isupper() and self._common(words[0].lower()):
             words[0] = words[0].lower()  # sentence-initial capital of a common word ("Friends wait ...")
         tags = self.tagger.tag(words)
-        toks = [_Tok(w, t) for w, t in tags]
+        toks = _merge_preps([_Tok(w, t) for w, t in tags])
         self._repair(toks)
         return toks
 
@@ -427,6 +433,11 @@ class RuleDecomposer:
     def _np(self, toks: list[_Tok], i: int) -> tuple[_NP | None, int]:
         """One base NP starting at i (no coordination, no post-modifiers)."""
         n, np_ = len(toks), _NP()
+        if i + 2 < n and toks[i].low in PARTITIVES and toks[i + 1].low == "of":  # "some of the people"
+            inner, k = self._np(toks, i + 2)
+            if inner is not None:
+                inner._plural_tag = inner._plural_tag or bool(inner.head) and inner.head[-1].lower() in IRREGULAR_NOUNS
+                return inner, k
         if i < n and toks[i].tag in {"PRP", "EX"} and toks[i].low != "there":
             np_.pron = toks[i].word
             return np_, i + 1
@@ -504,8 +515,11 @@ class RuleDecomposer:
             return _NP(conj=items), j
         return first, j
 
-    def _np_mods(self, toks, j, np_: _NP) -> int:
-        """Post-modifiers of np_: 'of' groups, PPs, participles, relatives, post-nominal adjectives."""
+    def _np_mods(self, toks, j, np_: _NP, participles: bool = True) -> int:
+        """Post-modifiers of np_: 'of' groups, PPs, participles, relatives, post-nominal adjectives.
+
+        `participles=False` inside a PP object: a participle after "a man in a red shirt" modifies the man.
+        """
         n = len(toks)
         while j < n:
             t = toks[j]
@@ -523,10 +537,10 @@ class RuleDecomposer:
                 inner, k = self._np_coord(toks, j + 1, allow_mods=False)
                 if inner is not None and self._is_subject_region:
                     np_.mods.append(("pp", t.low, inner))
-                    j = self._np_mods(toks, k, inner)
+                    j = self._np_mods(toks, k, inner, participles=False)
                     continue
                 break
-            if t.tag in {"VBG", "VBN"} and self._is_subject_region:
+            if t.tag in {"VBG", "VBN"} and self._is_subject_region and participles:
                 vp, k = self._vp(toks, j, participle=True)
                 if vp is not None:
                     np_.mods.append(("vp", vp))
@@ -650,6 +664,10 @@ class RuleDecomposer:
                 if vp.copula and t.tag == "CD" and j + 2 < n and toks[j + 2].tag == "JJ":  # "100 years old"
                     vp.adjs.append(" ".join(x.word for x in toks[j : j + 3]))
                     j += 3
+                    continue
+                if t.tag == "PRP" and t.low in SUBJECT_PRONOUNS and (vp.objects or vp.pps or vp.pred_nps):
+                    while j < n and toks[j].word not in {",", ";"}:  # a relative clause without "that": skip it
+                        j += 1
                     continue
                 if t.tag in {"DT", "PRP$", "CD", "JJ", "NN", "NNS", "NNP", "NNPS", "PRP"} or t.low in {"someone", "something"}:
                     if t.tag == "JJ" and not vp.copula:
@@ -899,7 +917,8 @@ class RuleDecomposer:
         if np_.conj:
             cats = [self.category(c.head_text) for c in np_.conj]
             if ref == "the people":
-                out.add(f"There are {_number_word(len(np_.conj))} people.", "entity")
+                singles = all(not c.plural for c in np_.conj)  # "a man and a woman" -> two; "four men and a boy" -> ?
+                out.add(f"There are {_number_word(len(np_.conj)) + ' ' if singles else ''}people.", "entity")
                 members = [self._np_text(c, indefinite=True) for c in np_.conj]
                 if any(c.head_text.lower() not in GENERIC_PERSON for c in np_.conj):
                     out.add(f"The people are {_join(members)}.", "type")
@@ -1157,6 +1176,21 @@ class _AtomList:
         if text and key not in self._seen:
             self._seen.add(key)
             self.atoms.append(Atom(text, kind, self.source))
+
+
+def _merge_preps(toks: list) -> list:
+    """Merge MULTIWORD_PREPS into single IN tokens ('in front of' keeps its words)."""
+    out, i = [], 0
+    while i < len(toks):
+        for mw in MULTIWORD_PREPS:
+            if tuple(t.low for t in toks[i : i + len(mw)]) == mw:
+                out.append(_Tok(" ".join(t.word for t in toks[i : i + len(mw)]), "IN"))
+                i += len(mw)
+                break
+        else:
+            out.append(toks[i])
+            i += 1
+    return out
 
 
 def _finish(text: str) -> str:

@@ -136,3 +136,45 @@ def top_critical_atoms(bucket_rows: pd.DataFrame, cliques: Sequence[Sequence[str
         rows.append({"bucket": b, "critical_atom": rep, "examples": int(r["examples"]), "weight": float(r["weight"]),
                      "clique_size": len(clique), "members": " | ".join(clique)})
     return pd.DataFrame(rows)
+
+
+def equivalent_examples(atom: str, critical: pd.DataFrame, encoder, nli, threshold: float = 0.75) -> pd.DataFrame:
+    """Examples whose critical atoms include `atom` or an atom equivalent to it by the graph's edge rule
+    (cosine >= threshold and mutual entailment): how we count the paper's top critical atoms in our data.
+
+    Returns the matching (pair_id, atom) rows of `critical` with a `match` column ('exact' or 'equivalent').
+    """
+    from ..models import cosine_matrix
+
+    norm = lambda t: " ".join(str(t).lower().rstrip(".").split())  # noqa: E731
+    atoms = sorted(set(critical["atom"].astype(str)))
+    exact = {a for a in atoms if norm(a) == norm(atom)}
+    others = [a for a in atoms if a not in exact]
+    equivalent: set[str] = set()
+    if others:
+        sim = cosine_matrix(encoder.encode([atom]), encoder.encode(others))[0]
+        cand = [a for a, s in zip(others, sim) if s >= threshold]
+        if cand:
+            e = list(nli.labels).index("entailment")
+            fwd = nli.predict_proba([atom] * len(cand), cand).argmax(1) == e
+            bwd = nli.predict_proba(cand, [atom] * len(cand)).argmax(1) == e
+            equivalent = {a for a, f, b in zip(cand, fwd, bwd) if f and b}
+    rows = critical[critical["atom"].isin(exact | equivalent)].copy()
+    rows["match"] = np.where(rows["atom"].isin(exact), "exact", "equivalent")
+    return rows
+
+
+def bucket_records(bucket_rows: pd.DataFrame, cliques: Sequence[Sequence[str]], examples: pd.DataFrame,
+                   correct: Mapping[str, pd.Series]) -> pd.DataFrame:
+    """One row per (bucket, example): the bucket's atoms, the example's texts, its weight and, per model,
+    whether the full prediction was correct; the rows behind Table 4."""
+    size = bucket_rows.groupby("bucket")["pair_id"].nunique()
+    out = bucket_rows.copy()
+    out["bucket_examples"] = out["bucket"].map(size)
+    out["bucket_size"] = pd.cut(out["bucket_examples"], [0, 1, 2, 5, 10, np.inf], labels=["1", "2", "3-5", "6-10", ">10"]).astype(str)
+    out["critical_atoms"] = out["bucket"].map(lambda b: " | ".join(cliques[b]))
+    cols = ["pair_id", "premise", "hypothesis", "update", "update_type"]
+    out = out.merge(examples[cols].drop_duplicates("pair_id"), on="pair_id", how="left")
+    for model, corr in correct.items():
+        out[f"correct: {model}"] = out["pair_id"].map(corr)
+    return out

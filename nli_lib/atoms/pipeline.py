@@ -32,17 +32,19 @@ GOLD_ENV = "NLI_ATOMS_GOLD"  # path of a gold atom-label CSV (read_gold_labels f
 def baseline(name: str, quick: bool, seed: int = 0, labels=None, train: pd.DataFrame | None = None):
     """A TF-IDF / NB baseline fitted on e-SNLI dev (quick: a seeded 2,000-row sample) or on `train`."""
     from ..data.loaders import load_esnli
-    from ..models import NaiveBayesPairClassifier, TfidfPairClassifier
+    from ..models import NaiveBayesPairClassifier, TfidfPairClassifier, fit_cached
 
     if train is None:
         train = load_esnli("dev")
         if quick:
             train = train.sample(n=QUICK_BASELINE_ROWS, random_state=seed)
     kw = {"labels": labels} if labels else {}
-    clf = NaiveBayesPairClassifier(**kw) if name == "naive-bayes" else TfidfPairClassifier(name.split("-")[1], seed=seed, **kw)
+    make = (lambda: NaiveBayesPairClassifier(**kw)) if name == "naive-bayes" else \
+        (lambda: TfidfPairClassifier(name.split("-")[1], seed=seed, **kw))
+    clf = fit_cached(make, train, name=name)  # fitted once per training set, then unpickled (notebooks 11-13)
     if quick:
         clf.name = f"{clf.name} (quick: {len(train)} rows)"
-    return clf.fit(train)
+    return clf
 
 
 def snli_models(nb) -> list:
@@ -148,9 +150,14 @@ def gold_labels(path: str | None = None):
     return read_gold_labels(path, dnli=load_dnli("snli", "test", drop_impossible=True))
 
 
-def defeasible_run(nb, gold_path: str | None = None, predictors: dict | None = None) -> DefeasibleRun:
-    """δ-SNLI-TEST atoms (generated, validated, labelled, critical) and every Table 3 model's predictions."""
-    examples = dsnli_test(quick=nb.quick, seed=nb.seed, groups=QUICK_GROUPS)
+def defeasible_run(nb, gold_path: str | None = None, predictors: dict | None = None,
+                   examples: pd.DataFrame | None = None) -> DefeasibleRun:
+    """δ-SNLI-TEST atoms (generated, validated, labelled, critical) and every Table 3 model's predictions.
+
+    `examples` overrides the δ-SNLI rows (default: all 1,837; quick: all updates of QUICK_GROUPS P-H pairs).
+    """
+    if examples is None:
+        examples = dsnli_test(quick=nb.quick, seed=nb.seed, groups=QUICK_GROUPS)
     llm = make_llm(nb.params)
     gen = atom_generator(llm)
     data = prepare_dsnli(gen, nb.nli_model(), examples, gold=gold_labels(gold_path), silver_llm=llm)
@@ -174,11 +181,64 @@ def paper_reference(ref: str, metrics: dict) -> pd.DataFrame:
     frame = frame[frame["ref"] == ref]
     rows: dict = {}
     for quantity, value in zip(frame["quantity"], frame["value"]):
-        for col, metric in metrics.items():
-            if quantity.endswith(" " + metric):
-                model = quantity[: -len(metric) - 1]
-                rows.setdefault(model, {"model": model, "tier": "paper (printed)"})[col] = value
+        split = split_quantity(quantity, metrics.values())
+        if split is None:
+            continue
+        model, metric = split
+        col = next(c for c, m in metrics.items() if m == metric)
+        rows.setdefault(model, {"model": model, "tier": "paper (printed)"})[col] = value
     return pd.DataFrame(list(rows.values()))
+
+
+def split_quantity(quantity: str, metrics) -> tuple[str, str] | None:
+    """('<paper model>', '<metric>') of a per-model paper quantity; the longest matching metric wins.
+
+    >>> split_quantity("llama-3-8b-it critical atom accuracy", ["atom accuracy", "critical atom accuracy"])
+    ('llama-3-8b-it', 'critical atom accuracy')
+    """
+    found = [m for m in metrics if quantity.endswith(" " + m)]
+    if not found:
+        return None
+    metric = max(found, key=len)
+    return quantity[: -len(metric) - 1], metric
+
+
+def _model_key(name: str) -> str:
+    """Model name without our suffixes (' (B.1, 12-shot)', '-dsnli', '-quick'), lower-case alphanumerics only."""
+    base = str(name).split(" (")[0].lower()
+    for suffix in ("-dsnli", "-quick"):
+        base = base.replace(suffix, "")
+    return "".join(ch for ch in base if ch.isalnum())
+
+
+def score_table(out, ours: pd.DataFrame, ref: str, metrics: dict, main: str, note: str = "") -> int:
+    """Record our Table 2/3/4/6 numbers in the scorecard beside every per-model value the paper prints.
+
+    Each paper row '<paper model> <metric>' gets our row of the same model when this run has it (paper
+    profile, e.g. gpt-4o-mini through Prompt B.1), otherwise our `main` model's row (offline: the MiniLM
+    classifier), so the scorecard shows the paper's models beside the model we could run; the entry's
+    `model` says which. Paper rows of models we have no stand-in for (the 'Human' row) and NaN values are
+    skipped. Returns the number of entries.
+    """
+    from ..paper_values import paper_values_frame
+
+    by_key = {_model_key(m): r for m, r in zip(ours["model"], ours.to_dict("records"))}
+    if main not in set(ours["model"]):
+        raise KeyError(f"main model {main!r} is not a row of the table ({list(ours['model'])})")
+    frame = paper_values_frame("atoms")
+    n = 0
+    for quantity in frame.loc[frame["ref"] == ref, "quantity"]:
+        split = split_quantity(quantity, metrics.values())
+        if split is None or split[0].lower() == "human":
+            continue
+        paper_model, metric = split
+        row = by_key.get(_model_key(paper_model)) or by_key[_model_key(main)]
+        value = row[next(c for c, m in metrics.items() if m == metric)]
+        if pd.isna(value):
+            continue
+        out.score(ref, quantity, float(value), row["model"], note=note)
+        n += 1
+    return n
 
 
 def paper_atom_check(model) -> pd.DataFrame:

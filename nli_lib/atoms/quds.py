@@ -24,6 +24,8 @@ time            The people wait at night.                          When are the 
 manner          The person practices briefly.                      How is the person practicing?
 object          The person is playing a guitar.                    What is the person playing?
 activity        The kids are waiting. / The person stands.         What are the people doing?
+                The person is about to take a ride.                What is the person about to do?
+event           The can has spilled.                               What happened to the object?
 ==============  =================================================  ===========================================
 
 An atom no pattern matches gets no QUD (pattern 'unmatched'), and is counted as such: never a made-up one.
@@ -38,7 +40,7 @@ import pandas as pd
 from ..llm import PROMPTS, OfflineLLM, make_llm
 from ..llm.prompts import QUD_EXAMPLES
 
-QUD_RULES_VERSION = "qud-rules-v1"
+QUD_RULES_VERSION = "qud-rules-v2"
 AUX = {"is", "are", "was", "were", "has", "have", "had", "does", "do", "did"}
 RELATIONSHIPS = {"sister", "sisters", "brother", "brothers", "friend", "friends", "couple", "family", "mother",
                  "father", "daughter", "son", "husband", "wife", "girlfriend", "boyfriend", "parents", "siblings",
@@ -55,6 +57,8 @@ LOCATIVE = {"in", "on", "at", "near", "by", "under", "inside", "outside", "besid
             "there", "here", "upstairs", "downstairs", "nearby", "away", "toward", "towards"}
 TIME = {"today", "tonight", "yesterday", "tomorrow", "night", "morning", "evening", "afternoon", "summer", "winter",
         "noon", "midnight", "dawn", "dusk", "now"}
+DETERMINERS = {"a", "an", "the", "some", "his", "her", "their", "its", "my", "our", "your", "this", "that"}
+CATENATIVE = {"about", "trying", "going", "ready", "preparing", "planning", "waiting", "getting", "learning", "starting"}
 NUMBERS = {"two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "several", "many"}
 
 
@@ -145,6 +149,8 @@ class RuleQUDGenerator:
             comp = plower[1:]
             if comp[0] == "not":
                 return None, "unmatched"
+            if len(comp) >= 3 and comp[0] in CATENATIVE and comp[1] == "to" and comp[2] not in DETERMINERS:  # "about to take"
+                return f"What {'are' if plural else 'is'} {gen} {comp[0]} to do?", "activity"
             head = comp[-1]
             people = self.category(subj[-1].lower()) in {"person", "group"}
             if comp[0] in RELATIONSHIPS or (people and head in RELATIONSHIPS):
@@ -174,6 +180,8 @@ class RuleQUDGenerator:
                 return f"What is the condition of {gen}?", "condition"
             if comp[0].endswith("ing"):
                 return self._activity(gen, plural, ["is" if not plural else "are"] + comp, progressive=True)
+        if plower[0] in {"has", "have"} and len(plower) == 2 and re.search(r"(ed|en)$", plower[1]):  # "has spilled"
+            return f"What happened to {gen}?", "event"
         if plower[0] in {"has", "have"} and len(plower) >= 2:
             return f"What {'do' if plural else 'does'} {gen} have?", "object"
         return self._activity(gen, plural, plower, progressive=be)
@@ -245,7 +253,7 @@ def qud_generator(llm=None, category=None):
 
 
 def generate_quds(atoms: Sequence[str], llm=None, category=None, temperature: float = 0.01) -> pd.DataFrame:
-    """QUD per unique atom: atom, qud (None when unanswered/unmatched), generator, tier."""
+    """QUD per unique atom: atom, qud (None when unanswered/unmatched), generator, tier (+ pattern offline)."""
     client, name, tier, shots = qud_generator(llm, category)
     unique = list(dict.fromkeys(str(a) for a in atoms))
     t = PROMPTS["atoms.D1"]
@@ -256,6 +264,9 @@ def generate_quds(atoms: Sequence[str], llm=None, category=None, temperature: fl
         parsed = t.parse(getattr(r, "text", None)) if getattr(r, "ok", False) else None
         rows.append({"atom": atom, "qud": parsed.value if parsed is not None and parsed.ok else None})
     out = pd.DataFrame(rows, columns=["atom", "qud"]).assign(generator=name, tier=tier)
+    if tier == "offline":  # which rule answered (or 'unmatched'), for error analysis
+        rules = RuleQUDGenerator(category)
+        out["pattern"] = [rules.question(a)[1] for a in out["atom"]]
     out.attrs["generator"], out.attrs["tier"] = name, tier
     return out
 

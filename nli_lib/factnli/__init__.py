@@ -9,7 +9,8 @@ Modules, in the order of the paper's method (§3) and experiments (§4):
                 entailment subgraph, NO-FILTER
     fusion      §3.4 Prompt B.2 fusion (LLM, or the template `compose` offline); hypothesis fact subsets
     pipeline    the level loop over a dataset (batched, cached, resumable), App. D controls
-    evaluation  Table 2/3/7 accuracies, Fig. 3 growth, Fig. 4 confusions, §4.5 automatic diagnostics
+    evaluation  Table 2/3/7 accuracies, Fig. 3 growth, Fig. 4 confusions, §4.5 automatic diagnostics,
+                scorecard rows (which paper row each number sits beside) and per-example records
     session     notebook glue: sample sizes, tier components, models to evaluate
 
 >>> from nli_lib.factnli import filter_facts, TableJudge
@@ -18,11 +19,13 @@ Modules, in the order of the paper's method (§3) and experiments (§4):
 ['It is night.']
 
 CLI: ``python -m nli_lib.factnli build [--quick] [--n-premises N]`` builds SNLI test levels (all 9,824 pairs
-by default) with progress bars, resuming from the cache.
+by default) with progress bars, resuming from the cache; ``NLI_FACTNLI_PREMISES=all`` then makes notebooks 40/41
+use all of it (offline they use a seeded 40-premise sample by default, see `session`).
 """
-from .evaluation import (ablation_table, accuracy_by_level, accuracy_long, confusions, controls_table, diagnostics,
-                         diagnostics_table, figure3, figure4, growth_by_level, long_context, paper_table,
-                         predict_variants)
+from .evaluation import (ablation_table, accuracy_by_level, accuracy_long, accuracy_scores, confusions, controls_table,
+                         diagnostic_records, diagnostics, diagnostics_scores, diagnostics_table, figure3, figure4,
+                         growth_by_level, growth_scores, long_context, paper_analogue, paper_table, predict_variants,
+                         prediction_records)
 from .extraction import Fact, FactExtractor, atomize, llm_extractor, rule_extractor
 from .filtering import (FilterResult, NLIJudge, TableJudge, draw_filter, filter_facts, max_clique, no_filter,
                         truth_set_filter)
@@ -32,8 +35,10 @@ from .pipeline import (PAPER_JUDGE, REWRITE_PROMPT, Augmenter, FactNLIData, Fact
 from .retrieval import Page, Snippet, SnippetRetriever, WikipediaPages, WordNetPages, definition_sentences
 
 __all__ = [
-    "ablation_table", "accuracy_by_level", "accuracy_long", "confusions", "controls_table", "diagnostics",
-    "diagnostics_table", "figure3", "figure4", "growth_by_level", "long_context", "paper_table", "predict_variants",
+    "ablation_table", "accuracy_by_level", "accuracy_long", "accuracy_scores", "confusions", "controls_table",
+    "diagnostic_records", "diagnostics", "diagnostics_scores", "diagnostics_table", "figure3", "figure4",
+    "growth_by_level", "growth_scores", "long_context", "paper_analogue", "paper_table", "predict_variants",
+    "prediction_records",
     "Fact", "FactExtractor", "atomize", "llm_extractor", "rule_extractor",
     "FilterResult", "NLIJudge", "TableJudge", "draw_filter", "filter_facts", "max_clique", "no_filter",
     "truth_set_filter",

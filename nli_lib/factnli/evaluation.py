@@ -235,21 +235,51 @@ def controls_table(preds: pd.DataFrame, lengths: Mapping[str, pd.DataFrame] | No
 # §4.5 automatic diagnostics
 # --------------------------------------------------------------------------------------------------------------
 
+def support_pairs(text: str, fact: str, k: int = 2) -> list[tuple[str, str]]:
+    """(sentence, fact) pairs for a sentence-level factuality check: the `k` sentences of `text` sharing
+    the most words with `fact` (Jaccard; ties by position).
+
+    Short-context NLI models cannot judge a 150-word text against a fact (the offline MiniLM never
+    reaches P(entailment) >= 0.8 on whole L=3 premises, even for facts they contain verbatim), so a fact
+    counts as entailed by the text when one of its most related sentences entails it — the max-over-
+    sentences reading of SummaC (Laban et al., 2022), with a lexical pre-selection to bound the cost.
+
+    >>> support_pairs("A man sleeps. Additionally, a bench is a seat. Meanwhile, a park is green.", "A bench is a seat.", k=1)
+    [('Additionally, a bench is a seat.', 'A bench is a seat.')]
+    """
+    from .text import normalise, split_sentences
+
+    sentences = split_sentences(text) or [str(text)]
+    fw = set(normalise(fact).split())
+
+    def overlap(i: int) -> float:
+        sw = set(normalise(sentences[i]).split())
+        return len(fw & sw) / max(1, len(fw | sw))
+
+    order = sorted(range(len(sentences)), key=lambda i: (-overlap(i), i))
+    return [(sentences[i], fact) for i in order[:k]]
+
+
 def diagnostics(items: pd.DataFrame, judge: NLIJudge, long_judge: NLIJudge | None = None,
-                label_model=None) -> pd.DataFrame:
+                label_model=None, support: str = "sentences", k: int = 2) -> pd.DataFrame:
     """Per item (level >= 1) the four automatic proxies of §4.5, judged by the NLI judge M:
 
     * label_pred / label_preserved: M's label for (p(t), h(t)) and whether it equals the gold (baseline)
       label; label_stable: whether it equals M's own label at L=0;
-    * conflict: some pair among {p} ∪ fused premise facts has CONTRADICTS (either order);
+    * conflict: some pair among {p} ∪ fused premise facts has CONTRADICTS, in either order;
+      conflict_forward: only CONTRADICTS(a, b) with a before b in the fused order — the one direction
+      Appendix C's truth-set test checks (NLI judges are not symmetric); conflict_pair names the first hit;
     * n_redundant / n_facts: fused facts entailed by p or by another fused fact;
     * n_supported / n_checks: fused facts entailed by the final text that holds them (p(t) for premise
-      facts, h(t) for hypothesis facts).
+      facts, h(t) for hypothesis facts): with support="sentences" (default) by one of the text's `k`
+      most related sentences (`support_pairs`), with support="text" by the whole text (`long_judge`).
 
-    `long_judge` (default: `judge` over a long-context view of its model) scores facts against the long
-    texts; `label_model` (default: that long-context model) gives the labels. `items` must hold the L=0 rows
-    too (for label_stable). Readability (a human Likert rating in the paper) has no automatic proxy here.
+    `long_judge` (default: `judge` over a long-context view of its model) is used by support="text";
+    `label_model` (default: the long-context view) gives the labels. `items` must hold the L=0 rows too
+    (for label_stable). Readability (a human Likert rating in the paper) has no automatic proxy here.
     """
+    if support not in ("sentences", "text"):
+        raise ValueError("support must be 'sentences' or 'text'")
     long_judge = long_judge or NLIJudge(long_context(judge.model), judge.tau_e, judge.tau_c)
     labels_model = label_model or long_context(judge.model)
     deep = items[items["level"] >= 1]
@@ -258,23 +288,33 @@ def diagnostics(items: pd.DataFrame, judge: NLIJudge, long_judge: NLIJudge | Non
         facts = max(g["premise_facts"], key=len)
         groups[p] = list(dict.fromkeys([p, *facts]))
     judge.prefetch([(a, b) for members in groups.values() for a in members for b in members if a != b])
-    fact_checks = [(r.premise, f) for r in deep.itertuples() for f in r.premise_facts] + \
-                  [(r.hypothesis, f) for r in deep.itertuples() for f in r.hyp_facts]
-    long_judge.prefetch(fact_checks)
+    checks = [(r.premise, f) for r in deep.itertuples() for f in r.premise_facts] + \
+             [(r.hypothesis, f) for r in deep.itertuples() for f in r.hyp_facts]
+    if support == "text":
+        long_judge.prefetch(checks)
+        supported_by = long_judge.entails
+    else:
+        windows = {c: support_pairs(*c, k=k) for c in dict.fromkeys(checks)}
+        judge.prefetch([pair for pairs in windows.values() for pair in pairs])
+
+        def supported_by(text, fact):
+            return any(judge.entails(s, f) for s, f in windows[(text, fact)])
     probs = labels_model.predict_proba(items["premise"].tolist(), items["hypothesis"].tolist()) if len(items) else np.zeros((0, 3))
     model_labels = list(getattr(labels_model, "labels", LABELS))
     pred = pd.Series([model_labels[i] for i in np.asarray(probs).argmax(axis=1)], index=items.index) if len(items) else pd.Series(dtype=str)
     base = {pid: pred[idx] for idx, pid in zip(items.index, items["pair_id"]) if items.at[idx, "level"] == 0}
     rows = []
     for idx, r in deep.iterrows():
-        members = [r["orig_premise"], *r["premise_facts"]]
-        conflict = any(judge.contradicts(a, b) for a in members for b in members if a != b)
+        members = list(dict.fromkeys([r["orig_premise"], *r["premise_facts"]]))
+        hits = [(a, b) for i, a in enumerate(members) for j, b in enumerate(members) if i != j and judge.contradicts(a, b)]
+        forward = [(a, b) for a, b in hits if members.index(a) < members.index(b)]
         redundant = sum(any(judge.entails(g, f) for g in members if g != f) for f in r["premise_facts"])
-        supported = sum(long_judge.entails(r["premise"], f) for f in r["premise_facts"]) + \
-            sum(long_judge.entails(r["hypothesis"], f) for f in r["hyp_facts"])
+        supported = sum(supported_by(r["premise"], f) for f in r["premise_facts"]) + \
+            sum(supported_by(r["hypothesis"], f) for f in r["hyp_facts"])
         rows.append({"pair_id": r["pair_id"], "variant": r.get("variant", "full"), "level": int(r["level"]),
                      "label": r["label"], "label_pred": pred[idx], "label_preserved": pred[idx] == r["label"],
-                     "label_stable": pred[idx] == base.get(r["pair_id"], pred[idx]), "conflict": conflict,
+                     "label_stable": pred[idx] == base.get(r["pair_id"], pred[idx]), "conflict": bool(hits),
+                     "conflict_forward": bool(forward), "conflict_pair": " ⊥ ".join(hits[0]) if hits else "",
                      "n_facts": len(r["premise_facts"]), "n_redundant": int(redundant),
                      "n_checks": len(r["premise_facts"]) + len(r["hyp_facts"]), "n_supported": int(supported)})
     return pd.DataFrame(rows)
@@ -289,7 +329,144 @@ def diagnostics_table(rows: pd.DataFrame, judge_name: str = "") -> pd.DataFrame:
                     "Label pres. (%)": 100 * g["label_preserved"].mean(),
                     "Label stable vs L=0 (%)": 100 * g["label_stable"].mean(),
                     "Conflict (%)": 100 * g["conflict"].mean(),
+                    "Conflict, fused order (%)": 100 * g["conflict_forward"].mean() if "conflict_forward" in g else np.nan,
                     "Redundancy (%)": 100 * g["n_redundant"].sum() / max(1, g["n_facts"].sum()),
                     "Factuality (%)": 100 * g["n_supported"].sum() / max(1, g["n_checks"].sum()),
                     "judge": judge_name})
     return pd.DataFrame(out)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Scorecard: which paper row each of our numbers is set beside
+# --------------------------------------------------------------------------------------------------------------
+
+#: (substring of a model name, paper row). Order matters: 'deberta' before 'roberta', 'r1' before 'deepseek'.
+_ANALOGUES = (("deberta", "DeBERTa-v3-large"), ("roberta", "RoBERTa-large"), ("llama", "Llama-3-8B-Instruct"),
+              ("qwen", "Qwen2.5-14B-Instruct"), ("gpt-4o", "GPT-4o"), ("deepseek-r1", "DeepSeek-R1"),
+              ("deepseek-reasoner", "DeepSeek-R1"), ("deepseek", "DeepSeek-V3"))
+#: Fine-tuned encoders without a paper row of their own (the offline MiniLM) sit beside the paper's
+#: fine-tuned encoder: RoBERTa-large where the table prints it, else DeBERTa-v3-large.
+_ENCODERS = ("minilm", "bert", "electra")
+
+
+def paper_analogue(model: str, rows: Sequence[str]) -> str | None:
+    """The paper row (among `rows`) that `model`'s number is set beside in the scorecard, or None.
+
+    Same model family -> that row; an offline fine-tuned encoder -> the first fine-tuned encoder row
+    printed; anything else (TF-IDF, an unknown LLM) -> None (not scored: the paper has no such model).
+
+    >>> rows = ["RoBERTa-large", "DeBERTa-v3-large", "GPT-4o"]
+    >>> paper_analogue("minilm-esnli", rows), paper_analogue("minilm-esnli", rows[1:])
+    ('RoBERTa-large', 'DeBERTa-v3-large')
+    >>> paper_analogue("microsoft/deberta-v3-large-mnli", rows), paper_analogue("gpt-4o-2024-08-06 (B.1, 0-shot)", rows)
+    ('DeBERTa-v3-large', 'GPT-4o')
+    >>> paper_analogue("tfidf-logreg", rows) is None
+    True
+    """
+    low = model.lower()
+    for key, row in _ANALOGUES:
+        if key in low:
+            return row if row in rows else None
+    if any(k in low for k in _ENCODERS):
+        return next((r for r in ("RoBERTa-large", "DeBERTa-v3-large") if r in rows), None)
+    return None
+
+
+def _rows_of(ref: str) -> list[str]:
+    from ..paper_values import VALUES
+
+    return list(dict.fromkeys(v.quantity.split(" ")[0] for v in VALUES if v.ref == ref))
+
+
+def accuracy_scores(table: pd.DataFrame, ref: str, columns: Mapping[str, str], note: str = "") -> pd.DataFrame:
+    """Scorecard rows (ref, quantity, ours, model, note) for a wide accuracy table.
+
+    `columns` maps our column to the paper's quantity suffix, e.g. {"Acc L=1": "SNLI Acc L=1"}; each of our
+    models is scored against its `paper_analogue` row (models without one are skipped).
+
+    >>> t = pd.DataFrame({"model": ["minilm-esnli", "tfidf-logreg"], "Acc L=0": [80.0, 60.0]})
+    >>> accuracy_scores(t, "factnli-table-2", {"Acc L=0": "SNLI Acc L=0"})[["quantity", "ours", "model"]].values.tolist()
+    [['RoBERTa-large SNLI Acc L=0', 80.0, 'minilm-esnli']]
+    """
+    rows = _rows_of(ref)
+    out = []
+    for r in table.to_dict("records"):
+        model = str(r["model"])
+        row = paper_analogue(model, rows)
+        if row is None:
+            continue
+        same_family = any(key in model.lower() and r_ == row for key, r_ in _ANALOGUES)
+        extra = "" if same_family else f"different model, set beside the paper's {row}"
+        for ours_col, suffix in columns.items():
+            value = r.get(ours_col)
+            if value is not None and pd.notna(value):
+                out.append({"ref": ref, "quantity": f"{row} {suffix}", "ours": float(value), "model": model,
+                            "note": "; ".join(x for x in (extra, note) if x)})
+    return pd.DataFrame(out, columns=["ref", "quantity", "ours", "model", "note"])
+
+
+def diagnostics_scores(table: pd.DataFrame, model: str, note: str = "") -> pd.DataFrame:
+    """Scorecard rows for Tables 4 (full, per level) and 5 (full vs NO-FILTER at the deepest level).
+
+    Ours are automatic NLI-judge proxies; the paper's are human-audit rates (readability is not scored).
+    """
+    metrics = ["Label pres. (%)", "Conflict (%)", "Redundancy (%)", "Factuality (%)"]
+    deepest = int(table["level"].max()) if len(table) else 0
+    out = []
+    for r in table.to_dict("records"):
+        for m in metrics:
+            if r["variant"] == "full":
+                out.append({"ref": "factnli-table-4", "quantity": f"L={r['level']} {m}", "ours": r[m]})
+            if r["level"] == deepest == 3:
+                label = {"full": "Full", "no-filter": "No-Filter"}[r["variant"]]
+                if (label, m) != ("No-Filter", "Label pres. (%)"):  # unreadable in the paper's PDF
+                    out.append({"ref": "factnli-table-5", "quantity": f"{label} {m}", "ours": r[m]})
+    frame = pd.DataFrame(out, columns=["ref", "quantity", "ours"])
+    frame["model"], frame["note"] = model, note
+    return frame[frame["ref"].ne("factnli-table-4") | frame["quantity"].str.match(r"L=[123] ")].reset_index(drop=True)
+
+
+def growth_scores(growth: pd.DataFrame, snli_test: pd.DataFrame, generator: str, note: str = "") -> pd.DataFrame:
+    """Scorecard rows for §4.3 / Fig. 3: L=0 lengths of all of SNLI test (data), L=3 lengths and growth
+    factors of our levels (generator), each beside the low end of the paper's SNLI/MNLI range."""
+    from .text import words
+
+    p0, h0 = snli_test["premise"].map(words).mean(), snli_test["hypothesis"].map(words).mean()
+    rows = [("Premise words L=0 (low end)", p0, "none (data)", "all of SNLI test; the paper prints 14–20 over SNLI/MNLI"),
+            ("Hypothesis words L=0 (low end)", h0, "none (data)", "all of SNLI test; the paper prints 7–10 over SNLI/MNLI")]
+    g = growth.set_index("level")
+    if 3 in g.index:
+        rows += [("Premise words L=3 (low end)", g.at[3, "premise_words"], generator, note),
+                 ("Hypothesis words L=3 (low end)", g.at[3, "hypothesis_words"], generator, note),
+                 ("Premise growth L=0 to L=3 (x, low end)", g.at[3, "premise ×L0"], generator, note),
+                 ("Hypothesis growth L=0 to L=3 (x, low end)", g.at[3, "hypothesis ×L0"], generator, note)]
+    return pd.DataFrame([{"ref": "factnli-fig-3", "quantity": q, "ours": float(v), "model": m, "note": n}
+                         for q, v, m, n in rows])
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Per-example rows for the explorer (notebook 91)
+# --------------------------------------------------------------------------------------------------------------
+
+def prediction_records(preds: pd.DataFrame) -> pd.DataFrame:
+    """The predictions behind Tables 2/3/7 and Fig. 4, with `right_at_L0` (the model was right on the original
+    pair) and `flipped` (right at L=0, wrong here): the pairs behind an accuracy drop.
+
+    >>> p = pd.DataFrame({"model": ["m"] * 3, "variant": ["full"] * 3, "pair_id": [1, 1, 2], "level": [0, 1, 1],
+    ...                   "correct": [True, False, True]})
+    >>> prediction_records(p)[["level", "right_at_L0", "flipped"]].values.tolist()
+    [[0, True, False], [1, True, True], [1, False, False]]
+    """
+    base = preds[(preds["variant"] == "full") & (preds["level"] == 0)].set_index(["model", "pair_id"])["correct"]
+    out = preds.copy()
+    key = pd.MultiIndex.from_arrays([out["model"], out["pair_id"]])
+    out["right_at_L0"] = base.reindex(key).astype("boolean").fillna(False).astype(bool).to_numpy()
+    out["flipped"] = out["right_at_L0"] & ~out["correct"].astype(bool)
+    return out
+
+
+def diagnostic_records(rows: pd.DataFrame, frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """The §4.5 diagnostic rows with the texts and facts they judged (`frames`: variant -> items)."""
+    texts = pd.concat([df.assign(variant=v) for v, df in frames.items()], ignore_index=True)
+    texts = texts[["variant", "pair_id", "level", "premise", "hypothesis", "premise_facts", "hyp_facts"]]
+    return rows.merge(texts, on=["variant", "pair_id", "level"], how="left")

@@ -65,6 +65,7 @@ class PageSource(Protocol):
 # Offline: Open English WordNet as an encyclopedia
 # --------------------------------------------------------------------------------------------------------------
 
+GLOSS_RULES_VERSION = "gloss-rules-v2"  # part of WordNetPages.name (and so of every cache key): bump when rules change
 _DETERMINERS = {"a", "an", "the", "any", "one", "some", "each", "every", "either", "all", "two"}
 _FINITE = ("VBZ", "VBP", "VBD", "MD")
 
@@ -87,6 +88,10 @@ def definition_sentences(title: str, definition: str) -> list[str]:
     ['A dog is a member of the genus Canis.', 'A dog occurs in many breeds.']
     >>> definition_sentences("water", "binary compound that occurs at room temperature as a clear liquid")  # doctest: +SKIP
     ['Water is a binary compound that occurs at room temperature as a clear liquid.']
+    >>> definition_sentences("laborer", "someone who works with their hands")  # doctest: +SKIP
+    ['A laborer is someone who works with their hands.']
+    >>> definition_sentences("bird", "warm-blooded egg-laying vertebrates characterized by feathers")  # doctest: +SKIP
+    ['Birds are warm-blooded egg-laying vertebrates characterized by feathers.']
     """
     out, subject, plural = [], None, False
     for k, part in enumerate(str(definition).split(";")):
@@ -95,12 +100,20 @@ def definition_sentences(title: str, definition: str) -> list[str]:
         if len(toks) < 2:
             continue
         tags = [t for _, t in pos_tag(toks)]
-        if subject is None:  # the first part decides the subject's form: "A street" (count) or "Water"
-            counted = toks[0].lower() in ("a", "an")
-            subject = title if title[:1].isupper() or not counted else f"{_article(title)} {title}"
+        first = toks[0].lower()
+        if subject is None:  # the first part decides the subject's form: "A street" (count), "Water" or "Birds"
+            bare_plural = first not in _DETERMINERS and next((t for t in tags if t.startswith("NN")), "") == "NNS"
+            counted = first in ("a", "an") or first in _PRONOMINAL
+            if title[:1].isupper():
+                subject = title
+            elif bare_plural and not title.lower().endswith("s"):  # "bird: warm-blooded ... vertebrates"
+                subject, plural = _plural(title), True
+            elif counted:
+                subject = f"{_article(title)} {title}"
+            else:  # mass-noun style gloss: "water: binary compound that ..."
+                subject = title
+                plural = title.lower().endswith("s") and not title.lower().endswith(("ss", "us", "is")) and "NNS" in tags[:3]
             subject = subject[:1].upper() + subject[1:]
-            plural = (not counted and title.lower().endswith("s") and not title.lower().endswith(("ss", "us", "is"))
-                      and "NNS" in tags[:3])
         if k > 0:  # later parts may be verb phrases about the subject: "occurs in many breeds"
             verb_tags = [t for _, t in pos_tag(["It", *toks])][1:]
             i = next((j for j, t in enumerate(verb_tags) if not t.startswith("RB")), 0)
@@ -108,12 +121,28 @@ def definition_sentences(title: str, definition: str) -> list[str]:
             if finite:  # "occurs in many breeds"; not "often worn over ..." (a participle)
                 out.append(finish(f"{subject} {gloss}"))
                 continue
-        if toks[0].lower() not in _DETERMINERS and tags[0] in ("JJ", "NN", "JJR", "JJS", "CD") and not plural:
+        if first not in _DETERMINERS and first not in _PRONOMINAL and tags[0] in ("JJ", "NN", "JJR", "JJS", "CD") \
+                and not plural:
             first_noun = next((t for t in tags if t.startswith("NN")), "NN")
             if first_noun == "NN":
                 gloss = f"{_article(gloss)} {gloss}"
         out.append(finish(f"{subject} {'are' if plural else 'is'} {gloss}"))
     return out
+
+
+_PRONOMINAL = {"someone", "somebody", "something", "anyone", "anybody", "anything", "one"}  # "someone who ..."
+
+
+def _plural(title: str) -> str:
+    """'bird' -> 'birds', 'gallinaceous bird' -> 'gallinaceous birds', 'berry' -> 'berries', 'box' -> 'boxes'."""
+    head, _, last = title.rpartition(" ")
+    if last.endswith(("s", "x", "z", "ch", "sh")):
+        last += "es"
+    elif last.endswith("y") and last[-2:-1] not in ("a", "e", "i", "o", "u"):
+        last = last[:-1] + "ies"
+    else:
+        last += "s"
+    return f"{head} {last}" if head else last
 
 
 def example_sentence(example: str) -> str | None:
@@ -136,7 +165,8 @@ class WordNetPages:
             wordnet = load_wordnet()
         self.wn = wordnet
         self.senses_per_term, self.hypernyms, self.max_terms, self.examples = senses_per_term, hypernyms, max_terms, examples
-        self.name = f"oewn-pages(senses={senses_per_term},hyper={int(hypernyms)},terms={max_terms},ex={int(examples)})"
+        self.name = (f"oewn-pages(senses={senses_per_term},hyper={int(hypernyms)},terms={max_terms},ex={int(examples)},"
+                     f"{GLOSS_RULES_VERSION})")
         self._pages: dict[tuple[str, str], Page] = {}
 
     def page(self, synset_id: str, title: str) -> Page:

@@ -2,24 +2,39 @@
 sample, the components of each tier and the models to evaluate, so notebooks 40 and 41 build the same data
 (the second one reads it from the call cache).
 
-Sizes, stated plainly: the paper augments all of SNLI test (9,824 pairs); the paper profile here does too.
-The offline profile augments every hypothesis of a seeded sample of premises (OFFLINE_PREMISES; QUICK_PREMISES
-with --quick) because the NLI filter costs ~250 cross-encoder calls per premise and the whole offline run
-has a 30-minute CPU budget. `python -m nli_lib.factnli build` builds the full set offline (resumable).
+Sizes, stated plainly: the paper augments all of SNLI test (9,824 pairs, 3,323 premises); the paper
+profile here does too. The offline profile augments every hypothesis of a seeded sample of premises
+(OFFLINE_PREMISES; QUICK_PREMISES with --quick). Measured on the 2-core CPU machine, one premise costs
+~3 s to build (about 200 filter judgements with the MiniLM judge, plus retrieval embeddings) and each of
+its ~3 pairs ~0.5 s to evaluate (nine long inputs per pair and model), so all of SNLI test is hours of
+CPU while the whole offline run has a 30-minute budget. The same code path runs on everything:
+``python -m nli_lib.factnli build`` fills the cache (resumable), then ``NLI_FACTNLI_PREMISES=all``
+makes both notebooks use all pairs.
 """
 from __future__ import annotations
+
+import os
 
 from ..llm import make_llm
 from .pipeline import (PAPER_JUDGE, Augmenter, FactNLIData, FactNLISettings, offline_augmenter, paper_augmenter,
                        snli_sample)
 
-QUICK_PREMISES = 2  # --quick: 2 premises, i.e. ~6 SNLI pairs
-OFFLINE_PREMISES = 40  # offline full run: ~120 SNLI test pairs
-DIAGNOSTIC_PREMISES = 12  # §4.5 diagnostics on a sub-sample (~36 items per level; the paper audits 20 SNLI items per level)
+QUICK_PREMISES = 2  # --quick: 2 premises (seed 0), i.e. ~6 SNLI pairs
+OFFLINE_PREMISES = 40  # offline full run: 40 premises (seed 0), i.e. ~120 SNLI test pairs
+DIAGNOSTIC_ITEMS = 12  # §4.5 audit sample: 12 pairs per level, distinct premises, 4 per label (paper: 20 SNLI + 40 MNLI)
+
+PREMISES_ENV = "NLI_FACTNLI_PREMISES"  # 'all' or a number: overrides the sample size of both notebooks
 
 
 def n_premises(nb) -> int | None:
-    """Premises to augment: None (all of SNLI test) for the paper tier, a seeded sample offline."""
+    """Premises to augment: None (all of SNLI test) for the paper tier, a seeded sample offline.
+
+    ``NLI_FACTNLI_PREMISES=all`` (or a number) overrides this for both notebooks, e.g. after
+    ``python -m nli_lib.factnli build`` has filled the cache with all 9,824 pairs (resumable).
+    """
+    override = os.environ.get(PREMISES_ENV, "").strip().lower()
+    if override:
+        return None if override == "all" else int(override)
     if nb.quick:
         return QUICK_PREMISES
     return None if nb.tier == "paper" else OFFLINE_PREMISES
@@ -92,3 +107,42 @@ def evaluation_models(nb) -> dict:
         clf = PromptNLIClassifier(client, shots=())
         models[clf.name] = clf
     return models
+
+
+def diagnostic_items(nb, data: dict[str, FactNLIData], n: int | None = None) -> dict:
+    """The §4.5 audit sample: `n` pairs with distinct premises (labels balanced where possible, seeded), at
+    every level for the full framework and at L=0 and the deepest level for NO-FILTER (Table 5 compares
+    the variants at L=3 only). Returns {variant: items}.
+
+    Like the paper's audit (20 SNLI items per level, root labels balanced at sampling time), one pair per
+    premise; the long-input NLI checks behind factuality make each item cost ~40 model calls.
+    """
+    import pandas as pd
+
+    n = n or (min(DIAGNOSTIC_ITEMS, 3) if nb.quick else DIAGNOSTIC_ITEMS)
+    base = data["full"].level(0)
+    base = base.sample(frac=1.0, random_state=nb.seed).drop_duplicates("orig_premise")
+    by_label = [g.reset_index(drop=True) for _, g in base.groupby("label", sort=True)]
+    picked = []
+    for i in range(max((len(g) for g in by_label), default=0)):  # round-robin over labels
+        picked += [g.at[i, "pair_id"] for g in by_label if i < len(g)]
+    ids = set(picked[:n])
+    deepest = data["full"].settings.levels
+    out = {"full": data["full"].items[data["full"].items["pair_id"].isin(ids)]}
+    nf = data["no-filter"].items
+    out["no-filter"] = nf[nf["pair_id"].isin(ids) & nf["level"].isin([0, deepest])]
+    return {k: pd.DataFrame(v).reset_index(drop=True) for k, v in out.items()}
+
+
+def score(nb, frame) -> int:
+    """`nb.out.score` every row of a scorecard frame (ref, quantity, ours, model, note); returns the count."""
+    for r in frame.itertuples(index=False):
+        nb.out.score(r.ref, r.quantity, r.ours, r.model, note=r.note)
+    return len(frame)
+
+
+def sample_note(nb, examples) -> str:
+    """One line naming the data behind a scored number (tier, sample, generator)."""
+    size = f"{len(examples):,} SNLI test pairs ({examples['premise'].nunique():,} premises, seed {nb.seed})"
+    generator = "WordNet + rule B.1 + template B.2" if llm_client(nb) is None else "Wikipedia + the profile's LLM"
+    return f"{nb.tier} levels ({generator}) on {size}; paper: GPT-4o generator on all 9,824 pairs"

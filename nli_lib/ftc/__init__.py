@@ -16,16 +16,19 @@ model's distribution on (u, x_cf) against y_cf: FTC-δ, FTC-K, FTC-W (§2.3).
 Modules: `logic` (Tables 1–2), `text` (normalisation, stem-tolerant substitution), `templates` (regex
 extraction), `fewshot` (prompts through the cached LLM client; offline rule stand-ins), `pipeline` (the
 four extract × transform combinations), `metrics` (FTC-δ/K/W, Wilcoxon ρ, METEOR), `analysis` (tables
-of §2.4, §3.2, §3.3, worked examples, figures), `sensitivity` (§3.4 and the LRA-style noise check).
+of §2.4, §3.2, §3.3, worked examples, figures), `sensitivity` (§3.4, Tables 6/12, input-embedding
+noise), `simulate` (LAS and LRA with an offline TF-IDF simulator of the task model).
 
 What differs from the paper (stated in the notebooks too): text premises instead of e-SNLI-VE images;
 no human-written counterfactuals or human labels on them (CAD revisions and counterfactuals from the
 pair's other explanations stand in); no explanation generator (pathological explanations are borrowed
-from pairs that share only one input); offline, the FSP steps are rule-based stand-ins, not GPT-Neo.
+from pairs that share only one input); LAS/LRA simulators are TF-IDF models trained on e-SNLI test pairs
+outside the evaluated sample; offline, the FSP steps are rule-based stand-ins, not GPT-Neo.
 """
-from .analysis import (balanced_sample, cad_pairs, cad_reference, explanation_reference, ftc_summary, hit_rates,
-                       metric_validation, plot_ftc_distributions, printed_examples, quality_long, quality_table,
-                       rho_table, score_rows, with_paper, worked_examples)
+from .analysis import (PAPER_REWRITES, attach_pair_scores, balanced_sample, cad_pairs, cad_reference,
+                       explanation_reference, ftc_summary, hit_rates, metric_validation, plot_ftc_distributions,
+                       printed_examples, printed_rewrites, quality_long, quality_rows, quality_table, rho_table,
+                       score_rows, with_paper, worked_examples)
 from .fewshot import FewShotRewriter, align_transform, exemplar_rows, rule_extract, shot_sets
 from .logic import SLOTS, CounterfactualTarget, counterfactual_targets, derived_label, relation
 from .metrics import (ALPHA, OEWNForMeteor, cost_matrix, ftc_delta, ftc_kl, ftc_scores, ftc_wasserstein, meteor,
@@ -33,17 +36,20 @@ from .metrics import (ALPHA, OEWNForMeteor, cost_matrix, ftc_delta, ftc_kl, ftc_
 from .pipeline import PIPELINES, all_pipelines, counterfactual_rows, regex_transform
 from .sensitivity import (CONDITIONS, explanation_similarity, noise_label_flips, noise_summary,
                           pathological_explanations, sensitivity_by_pipeline, sensitivity_by_slot, sensitivity_rho,
-                          sensitivity_rows, sensitivity_table)
+                          sensitivity_rows, sensitivity_table, simulated_rows)
+from .simulate import Simulator, fit_simulator, las_lra_rows, las_lra_summary, las_rows, las_score, lra_score
 from .templates import TEMPLATES, Extraction, extract_regex, template_table
 
 __all__ = [
-    "ALPHA", "CONDITIONS", "PIPELINES", "SLOTS", "TEMPLATES", "CounterfactualTarget", "Extraction", "FewShotRewriter",
-    "OEWNForMeteor", "align_transform", "all_pipelines", "balanced_sample", "cad_pairs", "cad_reference", "cost_matrix",
-    "counterfactual_rows", "counterfactual_targets", "derived_label", "exemplar_rows", "explanation_reference",
-    "explanation_similarity", "extract_regex", "ftc_delta", "ftc_kl", "ftc_scores", "ftc_summary", "ftc_wasserstein",
-    "hit_rates", "meteor", "meteor_wordnet", "metric_validation", "noise_label_flips", "noise_summary",
-    "pathological_explanations", "plot_ftc_distributions", "printed_examples", "quality_long", "quality_table",
-    "regex_transform", "relation", "rho_table", "rule_extract", "score_rows", "sensitivity_by_pipeline",
-    "sensitivity_by_slot", "sensitivity_rho", "sensitivity_rows", "sensitivity_table", "shot_sets", "template_table",
-    "wasserstein", "wilcoxon_rho", "with_paper", "worked_examples",
+    "ALPHA", "CONDITIONS", "PAPER_REWRITES", "PIPELINES", "SLOTS", "TEMPLATES", "CounterfactualTarget",
+    "Extraction", "FewShotRewriter", "OEWNForMeteor", "Simulator", "align_transform", "all_pipelines",
+    "attach_pair_scores", "balanced_sample", "cad_pairs", "cad_reference", "cost_matrix", "counterfactual_rows",
+    "counterfactual_targets", "derived_label", "exemplar_rows", "explanation_reference", "explanation_similarity",
+    "extract_regex", "fit_simulator", "ftc_delta", "ftc_kl", "ftc_scores", "ftc_summary", "ftc_wasserstein",
+    "hit_rates", "las_lra_rows", "las_lra_summary", "las_rows", "las_score", "lra_score", "meteor",
+    "meteor_wordnet", "metric_validation", "noise_label_flips", "noise_summary", "pathological_explanations",
+    "plot_ftc_distributions", "printed_examples", "printed_rewrites", "quality_long", "quality_rows",
+    "quality_table", "regex_transform", "relation", "rho_table", "rule_extract", "score_rows",
+    "sensitivity_by_pipeline", "sensitivity_by_slot", "sensitivity_rho", "sensitivity_rows", "sensitivity_table",
+    "shot_sets", "simulated_rows", "template_table", "wasserstein", "wilcoxon_rho", "with_paper", "worked_examples",
 ]

@@ -25,7 +25,8 @@ from .templates import extract_regex, template_table
 from .text import normalize
 
 METRICS = ("ftc_delta", "ftc_k", "ftc_w")
-METRIC_NAMES = {"ftc_delta": "FTC-δ", "ftc_k": "FTC-K", "ftc_w": "FTC-W"}
+PAIR_METRICS = ("las", "lra")  # per-pair LAS/LRA scores (`simulate.las_lra_rows`), Table 5's first two rows
+METRIC_NAMES = {"ftc_delta": "FTC-δ", "ftc_k": "FTC-K", "ftc_w": "FTC-W", "las": "LAS", "lra": "LRA"}
 EXPLANATION_COLS = ("explanation_1", "explanation_2", "explanation_3")
 
 
@@ -40,6 +41,17 @@ def balanced_sample(df: pd.DataFrame, n_per_label: int | None, seed: int = 0) ->
 # ---------------------------------------------------------------------------------------------------
 # §2.4 regex hit rates
 # ---------------------------------------------------------------------------------------------------
+
+def _failure_kind(failure: str) -> str:
+    """Short category of a hit-rate failure message (for filtering): '' when every slot was produced."""
+    if not failure:
+        return ""
+    if failure.startswith("extract"):
+        return "no template"
+    if "neither span" in failure or "not in hypothesis" in failure:
+        return "span not in hypothesis"
+    return "counterfactual = hypothesis"
+
 
 def hit_rates(df: pd.DataFrame, explanation_cols: Sequence[str] = EXPLANATION_COLS) -> dict[str, pd.DataFrame]:
     """Regex extraction and transformation coverage on e-SNLI explanations.
@@ -60,13 +72,18 @@ def hit_rates(df: pd.DataFrame, explanation_cols: Sequence[str] = EXPLANATION_CO
                    "explanation": z, "template": ex.template, "A": ex.A, "B": ex.B, "matched": ",".join(ex.matched),
                    "extracted": ex.ok}
             rewrites = regex_transform(r.hypothesis, ex.A, ex.B, r.label) if ex.ok else []
+            problems = []
             for t in counterfactual_targets(r.label):
                 rw = next((w for w in rewrites if w.slot == t.slot), None)
                 changed = bool(rw and rw.x_cf) and (normalize(rw.x_cf) != normalize(r.hypothesis) or t.slot == "N[B]")
                 rec[f"x_cf[{t.slot}]"] = rw.x_cf if rw else None
                 rec[f"ok[{t.slot}]"] = changed
-            rec["failure"] = ("extract: no template matched" if not ex.ok else
-                              "; ".join(w.reason for w in rewrites if w.x_cf is None) or "")
+                if rw is not None and rw.x_cf is None:
+                    problems.append(f"{t.slot}: {rw.reason}")
+                elif rw is not None and not changed:
+                    problems.append(f"{t.slot}: transform: counterfactual = hypothesis")
+            rec["failure"] = "extract: no template matched" if not ex.ok else "; ".join(problems)
+            rec["failure_kind"] = _failure_kind(rec["failure"])
             records.append(rec)
     rows = pd.DataFrame(records)
     per_label = []
@@ -190,6 +207,22 @@ def quality_long(by_explanation: Mapping[str, pd.DataFrame], reference_pipeline:
     return pd.DataFrame(records)
 
 
+def quality_rows(by_explanation: Mapping[str, pd.DataFrame], long: pd.DataFrame) -> pd.DataFrame:
+    """Per-example rows behind `quality_table`: explanation_1 counterfactuals of every pipeline, the other
+    explanations' counterfactuals (the references), and one METEOR column per reference kind."""
+    first = by_explanation["explanation_1"].copy()
+    for col, frame in by_explanation.items():
+        if col == "explanation_1":
+            continue
+        ref = frame[["pipeline", "pair_id", "slot", "explanation", "x_cf"]].rename(
+            columns={"explanation": col, "x_cf": f"x_cf from {col}"})
+        first = first.merge(ref, on=["pipeline", "pair_id", "slot"], how="left")
+    wide = long[~long["pipeline"].str.startswith("copy")].pivot_table(
+        index=["pipeline", "pair_id", "slot"], columns="reference", values="meteor", aggfunc="first")
+    wide.columns = [f"METEOR vs {c}" for c in wide.columns]
+    return first.merge(wide.reset_index(), on=["pipeline", "pair_id", "slot"], how="left")
+
+
 def quality_table(long: pd.DataFrame, reference: str = "other explanations", produced_only: bool = False) -> pd.DataFrame:
     """Table 4 layout: rows = pipelines (extract, transform), columns = C, E, N[A], N[B]; mean METEOR."""
     sub = long[long["reference"] == reference]
@@ -268,20 +301,32 @@ def explanation_reference(scored: pd.DataFrame, pipeline: str = "fsp-fsp", sourc
                          "ref_source": f"{pipeline} counterfactual from {source}"}).reset_index(drop=True)
 
 
+def attach_pair_scores(scored: pd.DataFrame, pair_scores: pd.DataFrame) -> pd.DataFrame:
+    """Copy of `scored` with the per-pair LAS/LRA columns of `pair_scores` (pair_id, las[, lra]) merged in."""
+    cols = ["pair_id"] + [c for c in PAIR_METRICS if c in pair_scores]
+    out = scored.drop(columns=[c for c in cols[1:] if c in scored]).merge(
+        pair_scores[cols].drop_duplicates("pair_id"), on="pair_id", how="left")
+    out.attrs.update(scored.attrs)
+    return out
+
+
 def metric_validation(scored: pd.DataFrame, reference: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Wilcoxon rank-sum ρ of each FTC variant between 'model agrees' and 'model disagrees' groups.
+    """Wilcoxon rank-sum ρ of each metric between 'model agrees' and 'model disagrees' groups.
 
     Agreement: the model's prediction on the reference counterfactual equals the reference label. FTC is
-    computed on the pipeline's own counterfactual (from explanation_1). Rows without a produced
-    counterfactual or reference are left out (n1/n0 count what remains).
-    Returns (long table: pipeline, slot, metric, rho, p_value, U, n1, n0; merged per-example rows).
+    computed on the pipeline's own counterfactual (from explanation_1); rows where the pipeline produced
+    none have NaN FTC and drop out of the FTC tests (n1/n0 count what remains). LAS/LRA columns, when
+    `scored` has them (`attach_pair_scores`), belong to the pair's explanation and are tested on every
+    row with a reference. Returns (long table: pipeline, slot, metric, rho, p_value, U, n1, n0;
+    merged per-example rows).
     """
     ref = reference.drop_duplicates(["pair_id", "slot"])
-    merged = scored[scored["ok"]].merge(ref, on=["pair_id", "slot"], how="inner")
+    merged = scored.merge(ref, on=["pair_id", "slot"], how="inner")
     merged["agree"] = merged["ref_pred"] == merged["ref_label"]
+    metrics = [m for m in PAIR_METRICS if m in merged] + list(METRICS)
     rows = []
     for (pipe, slot), g in merged.groupby(["pipeline", "slot"], sort=False):
-        for m in METRICS:
+        for m in metrics:
             res = wilcoxon_rho(g.loc[g["agree"], m], g.loc[~g["agree"], m])
             rows.append({"pipeline": pipe, "slot": slot, "metric": METRIC_NAMES[m], **res,
                          "significant": bool(res["p_value"] < 0.05) if res["p_value"] == res["p_value"] else False})
@@ -289,11 +334,12 @@ def metric_validation(scored: pd.DataFrame, reference: pd.DataFrame) -> tuple[pd
 
 
 def rho_table(long: pd.DataFrame, pipeline: str = "fsp-fsp") -> pd.DataFrame:
-    """Table 5 layout for one pipeline: rows = FTC variants, columns = slots, cells 'ρ*' (* p < 0.05)."""
+    """Table 5 layout for one pipeline: rows = LAS, LRA (when computed), FTC variants; columns = slots; 'ρ*' (* p < 0.05)."""
     sub = long[long["pipeline"] == pipeline]
     cell = sub.assign(cell=[("" if r != r else f"{r:.3f}" + ("*" if s else "")) for r, s in zip(sub["rho"], sub["significant"])])
     table = cell.pivot(index="metric", columns="slot", values="cell")
-    table = table.reindex(index=[METRIC_NAMES[m] for m in METRICS], columns=[s for s in SLOTS if s in table.columns])
+    order = [METRIC_NAMES[m] for m in PAIR_METRICS + METRICS if METRIC_NAMES[m] in table.index]
+    table = table.reindex(index=order, columns=[s for s in SLOTS if s in table.columns])
     table.columns.name = None
     return table.reset_index()
 
@@ -383,6 +429,54 @@ def printed_examples(rewriter=None) -> dict[str, pd.DataFrame]:
     tr["regex METEOR"] = [meteor(h, [g]) for h, g in zip(tr["regex"], tr["gold"])]
     tr["fsp METEOR"] = [meteor(h, [g]) if rewriter else np.nan for h, g in zip(tr["fsp"], tr["gold"])]
     return {"extract": pd.DataFrame(ex_rows), "transform": tr}
+
+
+# The paper's own rewrites: (source, label, hypothesis, explanation, {slot: counterfactual}), as printed.
+PAPER_REWRITES = (
+    ("§1 example", "entailment", "The dog is barking at the girl.", "The dog is an animal.",
+     {"E": "The animal is barking at the girl."}),
+    ("Figure 2", "contradiction", "The woman is standing on a snake",
+     "Standing on a snake is not the same as sitting on a fake alligator",
+     {"C": "The woman is sitting on a fake alligator"}),
+    ("Table 3 row 1", "contradiction", "There are people playing the piano",
+     "The people in the photo are not playing the piano. They are instead playing other woodwind instruments.",
+     {"C": "There are people playing woodwind instruments."}),
+    ("Table 3 row 2", "entailment", "A man in safety equipment is working on a piece of metal.",
+     "Protective gear is a piece of safety equipment",
+     {"E": "A man in protective gear is working on a piece of metal."}),
+    ("Table 3 row 3", "neutral", "Two kids walk home from school.",
+     "Kids walking down a sidewalk are not necessarily going home from school.",
+     {"N[A]": "Two kids are walking down a sidewalk.", "N[B]": "Two kids are going home from school."}),
+    ("Figure 5", "contradiction", "Two men shooting each other.", "Dogs and men are different species.",
+     {"C": "Two dogs are shooting each other."}),
+    ("Figure 6", "contradiction", "A dog is sitting on a porch.",
+     "A dog cannot be running and sitting at the same time.", {"C": "A dog is running on a porch."}),
+    ("Figure 7", "contradiction", "Man riding a motorcycle.", "The man is on a lake with a monoboard.",
+     {"C": "Man riding a monoboard."}),
+)
+
+
+def printed_rewrites(rewriter=None, pipelines: Sequence[tuple[str, str]] = PIPELINES, wordnet=None) -> pd.DataFrame:
+    """The paper's printed counterfactual rewrites (§1, Fig. 2, Table 3, Figs. 5–7) through our pipelines.
+
+    These are the only human-written counterfactuals the paper prints (9 slots). Per (example, slot,
+    pipeline): spans, our counterfactual, METEOR against the paper's, and whether they are equal after
+    normalisation. FSP pipelines need `rewriter`; without one only regex-regex runs.
+    """
+    from .pipeline import counterfactual_rows
+
+    df = pd.DataFrame([{"pair_id": f"paper-{i}", "premise": "", "hypothesis": h, "label": lab, "explanation_1": z,
+                        "source": src} for i, (src, lab, h, z, _) in enumerate(PAPER_REWRITES)])
+    gold = {(f"paper-{i}", slot): cf for i, (*_, cfs) in enumerate(PAPER_REWRITES) for slot, cf in cfs.items()}
+    pipes = [p for p in pipelines if rewriter is not None or p == ("regex", "regex")]
+    rows = pd.concat([counterfactual_rows(df, e, t, rewriter) for e, t in pipes], ignore_index=True)
+    rows = rows.merge(df[["pair_id", "source"]], on="pair_id")
+    rows["paper_x_cf"] = [gold[(p, s)] for p, s in zip(rows["pair_id"], rows["slot"])]
+    rows["meteor"] = [meteor(x if ok else None, [g], wordnet=wordnet) for x, ok, g in
+                      zip(rows["x_cf"], rows["ok"], rows["paper_x_cf"])]
+    rows["exact"] = [bool(ok) and normalize(x) == normalize(g) for x, ok, g in zip(rows["x_cf"], rows["ok"], rows["paper_x_cf"])]
+    return rows[["source", "label", "slot", "hypothesis", "explanation", "pipeline", "A", "B", "x_cf", "ok", "reason",
+                 "paper_x_cf", "meteor", "exact"]]
 
 
 # ---------------------------------------------------------------------------------------------------

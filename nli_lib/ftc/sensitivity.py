@@ -1,4 +1,4 @@
-"""§3.4 sensitivity analysis (Tables 6 and 12) and an LRA-style noise check (§4.2 / Appendix 7.4).
+"""§3.4 sensitivity analysis (Tables 6 and 12) and label flips under input-embedding noise (LRA's F, Appendix 7.4).
 
 The paper makes explanations pathological by withholding inputs from its explanation generator: it sees
 only the hypothesis x, only the premise u, or only the label y. The companion has no explanation
@@ -16,10 +16,10 @@ pair's own hypothesis, y_cf from the pair's label). Text similarity to the pair'
 (explanation_2/3) is reported beside it, as the paper does with METEOR and BERTScore (BERTScore's
 roberta-large is not available offline; a MiniLM embedding cosine stands in and is named so).
 
-LRA (Wiegreffe et al. 2021) needs an explanation generator and a simulator trained with explanations;
-neither exists offline. `noise_label_flips` implements its first half — the task model's label flips
-under Gaussian noise N(0, σ²) added to its input (word) embeddings — and `noise_summary` relates
-flips to FTC. That is an LRA-style check, not LRA.
+LAS and LRA (Table 6's other faithfulness columns) come from `simulate`: a TF-IDF simulator of the task
+model reads the condition's explanation (`simulated_rows`); LRA's F is the task model's label surviving
+Gaussian noise N(0, σ²) added to its input (word) embeddings (`noise_label_flips`). `noise_summary` also
+relates those flips to FTC directly.
 """
 from __future__ import annotations
 
@@ -119,9 +119,29 @@ def _with_marks(df: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([marks, df], axis=1)
 
 
+def simulated_rows(conditions: pd.DataFrame, sim, task_pred: dict, robust: dict | None = None) -> pd.DataFrame:
+    """LAS/LRA inputs per (pair, condition): the simulator reads the condition's explanation.
+
+    `task_pred` maps pair_id -> the task model's label on the pair, `robust` pair_id -> whether that label
+    survives the input noise (F of LRA). Returns `simulate.las_lra_rows` columns plus condition, label.
+    """
+    from .simulate import las_lra_rows
+
+    conditions = conditions.reset_index(drop=True)
+    pred = [task_pred[p] for p in conditions["pair_id"]]
+    flags = [robust[p] for p in conditions["pair_id"]] if robust is not None else None
+    rows = las_lra_rows(sim, conditions, pred, flags, explanation_col="explanation")
+    rows.insert(1, "condition", conditions["condition"].to_numpy())
+    rows.insert(2, "label", conditions["label"].to_numpy())
+    return rows
+
+
 def sensitivity_table(scored: pd.DataFrame, similarity: pd.DataFrame | None = None,
-                      pipeline: str = "fsp-fsp") -> pd.DataFrame:
-    """Table 6 layout: one row per condition; text similarity (MET, COS) and FTC-δ/K/W means (one pipeline)."""
+                      pipeline: str = "fsp-fsp", simulated: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Table 6 layout: one row per condition; text similarity (MET, COS), LAS and LRA (with `simulated`,
+    `simulated_rows` output) and FTC-δ/K/W means (one pipeline)."""
+    from .simulate import las_score
+
     sub = scored[scored["pipeline"] == pipeline]
     rows = []
     for cond in CONDITIONS:
@@ -135,6 +155,11 @@ def sensitivity_table(scored: pd.DataFrame, similarity: pd.DataFrame | None = No
             row["MET"] = s["MET"].mean()
             if "COS" in s:
                 row["COS (embedding cosine, BERTScore stand-in)"] = s["COS"].mean()
+        if simulated is not None:
+            r = simulated[simulated["condition"] == cond]
+            row["LAS"] = las_score(r)["LAS"]
+            if "lra" in r:
+                row["LRA"] = r["lra"].mean()
         row.update({METRIC_NAMES[m]: ok[m].mean() for m in METRICS})
         rows.append(row)
     return _with_marks(pd.DataFrame(rows))
@@ -181,7 +206,7 @@ def sensitivity_rho(scored: pd.DataFrame, pipeline: str = "fsp-fsp") -> pd.DataF
 
 
 # ---------------------------------------------------------------------------------------------------
-# LRA-style check: label flips under Gaussian noise on the input embeddings
+# Label flips under Gaussian noise on the input embeddings (F of LRA; `simulate` computes LRA itself)
 # ---------------------------------------------------------------------------------------------------
 
 NOISE_NAMESPACE = "ftc.noise"

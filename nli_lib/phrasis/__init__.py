@@ -10,15 +10,18 @@ printed tables, figures). Notebooks 20-22 call these; everything is re-exported 
     >>> phr.reverse_label("FORW"), phr.soft_coh(["FORW", "EQUI"], ["BACK", "SIMI"])
     ('BACK', 0.5)
 """
-from .analysis import (PHENOMENA, add_phenomena, beside_paper_table, direction_table, incoherent_patterns,  # noqa: F401
-                       paper_long, paper_wide, phenomenon_examples, phenomenon_table, plot_coherence, plot_contingency)
+from .analysis import (PAPER_EXAMPLES, PHENOMENA, add_phenomena, beside_paper_table, dedupe_tracks,  # noqa: F401
+                       direction_table, find_examples, incoherent_patterns, paper_best, paper_comparisons, paper_long,
+                       paper_wide, phenomenon_examples, phenomenon_table, plot_coherence, plot_contingency,
+                       record_scores)
 from .coherence import (REVERSAL, REVERSED_LABELS, coherence_table, hard_coh, hard_coherent, pair_table,  # noqa: F401
                         reverse_label, reverse_labels, reversed_pairs, score_pairs, soft_coh, soft_coherent, summarize)
 from .data import (POSITIVE_LABELS, SCENARIO_KEYS, SCENARIOS, PhrasisSplits, Scenario, load_splits,  # noqa: F401
                    scenario, stratified_take, validation_mask)
-from .evaluate import (MINILM, FamilySpec, TrainedModels, best_model, coherence_rows, coherence_summary,  # noqa: F401
-                       f1_summary, hub_families, offline_families, paper_families, predict_rows, profile_families,
-                       train_family, train_models, weighted_f1, wide, zero_shot_models)
+from .evaluate import (MINILM, MINILM_EPOCHS, FamilySpec, TrainedModels, best_model, coherence_rows,  # noqa: F401
+                       coherence_summary, f1_summary, hub_families, model_sizes, offline_families, paper_families,
+                       parameter_millions, predict_rows, profile_families, train_family, train_models, weighted_f1, wide,
+                       zero_shot_models)
 from .features import PairAnalysis, analyze, dense_features, phenomena, rule_relation, toy_wordnet  # noqa: F401
 from .models import (PAPER_MODELS, PAPER_SEARCH_SPACE, FeatureSVMClassifier, NLIRelationClassifier,  # noqa: F401
                      PromptedRelationClassifier, nli_pair_to_relation, offline_relation_llm, paper_search,

@@ -26,7 +26,7 @@ from ..paper_values import paper_values_frame
 from .data import SCENARIO_KEYS
 from .features import analyze, default_stopwords, default_wordnet, phenomena, toy_wordnet  # noqa: F401
 
-PHENOMENA = ("preposition", "numeral", "plural_singular", "near_synonym", "quantifier")
+PHENOMENA = ("preposition", "numeral", "plural_singular", "near_synonym", "added_words", "quantifier")
 
 
 def add_phenomena(rows: pd.DataFrame, wordnet=None, stopwords=None) -> pd.DataFrame:
@@ -41,8 +41,11 @@ def _group_stats(part: pd.DataFrame) -> dict:
     n = len(part)
     soft_bad, hard_bad = part[~part["soft"]], part[~part["hard"]]
     simi = (soft_bad["pred"] == "SIMI") | (soft_bad["pred_rev"] == "SIMI")
+    # §5.2's focus: one direction right, the other wrong
+    one_right = (part["pred"] == part["label"]) != (part["pred_rev"] == part["label_rev"])
     return {"n_pairs": n, "soft_incoherent": len(soft_bad), "soft_incoherence_rate": len(soft_bad) / n if n else np.nan,
             "hard_incoherent": len(hard_bad), "hard_incoherence_rate": len(hard_bad) / n if n else np.nan,
+            "one_direction_right": int(one_right.sum()), "one_direction_right_rate": float(one_right.mean()) if n else np.nan,
             "simi_share_of_incoherent": float(simi.mean()) if len(soft_bad) else np.nan}
 
 
@@ -112,7 +115,9 @@ def beside_paper_table(ours: pd.DataFrame, ref: str, value: str) -> pd.DataFrame
     rows = []
     for key in SCENARIO_KEYS:
         mine = ours[ours["scenario"] == key].sort_values(value, ascending=False)
-        theirs = paper[paper["scenario"] == key].sort_values("value", ascending=False)
+        theirs = paper[paper["scenario"] == key]
+        theirs = theirs.assign(_mean=theirs["model"].map(paper.groupby("model")["value"].mean())).sort_values(
+            ["value", "_mean"], ascending=False, kind="stable")
         if not len(mine):
             continue
         row = {"scenario": key, "our best model": mine["model"].iloc[0], "tier": mine["tier"].iloc[0],
@@ -128,6 +133,118 @@ def beside_paper_table(ours: pd.DataFrame, ref: str, value: str) -> pd.DataFrame
                         "paper median": float(theirs["value"].median()), "paper worst": theirs["value"].iloc[-1]})
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def paper_best(ref: str) -> pd.DataFrame:
+    """Per scenario, the paper's best model and value under `ref` (ties: the model with the higher mean over
+    the whole table, then the first printed; e.g. DeBERTa v3 B, not ALBERT v2 L, for Table 6 All-H).
+
+    >>> best = paper_best("phrasis-table-3").set_index("scenario")
+    >>> best.loc["Positives-A", "model"], float(best.loc["Positives-A", "value"])
+    ('DeBERTa v3 L', 0.76)
+    """
+    long = paper_long(ref)
+    long = long.assign(_mean=long["model"].map(long.groupby("model")["value"].mean()))
+    best = long.sort_values(["value", "_mean"], ascending=False, kind="stable").drop_duplicates("scenario").drop(columns="_mean")
+    return best.set_index("scenario").reindex([k for k in SCENARIO_KEYS if k in set(best["scenario"])]).reset_index()
+
+
+def paper_comparisons(summary: pd.DataFrame, ref: str, value: str, models) -> pd.DataFrame:
+    """Scorecard rows (ref, quantity, ours, model, note) for `models` of a long summary (model, scenario, value).
+
+    A model printed in the paper's tables (the paper profile trains them under the same names) is set beside
+    its own value; any other model (the offline MiniLM, extra hub models) beside the paper's best model on that
+    scenario, and the note says so: same metric and test pairs, a different (usually far smaller) model.
+
+    >>> ours = pd.DataFrame({"model": ["MiniLM-L6 fine-tuned", "DeBERTa v3 B"], "scenario": ["All-A", "All-A"],
+    ...                      "weighted_F1": [0.8, 0.87]})
+    >>> paper_comparisons(ours, "phrasis-table-3", "weighted_F1", ["MiniLM-L6 fine-tuned", "DeBERTa v3 B"])[
+    ...     ["quantity", "ours", "model"]].values.tolist()
+    [['DeBERTa v3 L | All-A', 0.8, 'MiniLM-L6 fine-tuned'], ['DeBERTa v3 B | All-A', 0.87, 'DeBERTa v3 B']]
+    """
+    paper = paper_long(ref)
+    printed = set(paper["model"])
+    best = paper_best(ref).set_index("scenario")
+    rows = []
+    for r in summary[summary["model"].isin(list(models))].itertuples(index=False):
+        r = r._asdict()
+        if pd.isna(r[value]) or r["scenario"] not in best.index:
+            continue
+        if r["model"] in printed:
+            quantity, note = f"{r['model']} | {r['scenario']}", "the paper's model, trained here"
+        else:
+            quantity = f"{best.loc[r['scenario'], 'model']} | {r['scenario']}"
+            note = (f"ours: {r['model']} beside the paper's best model on {r['scenario']} "
+                    f"({best.loc[r['scenario'], 'model']}): same metric and pairs, a different model")
+        rows.append({"ref": ref, "quantity": quantity, "ours": float(r[value]), "model": r["model"], "note": note})
+    return pd.DataFrame(rows, columns=["ref", "quantity", "ours", "model", "note"])
+
+
+def record_scores(out, comparisons: pd.DataFrame) -> int:
+    """`out.score` every row of `paper_comparisons` frames; returns how many were recorded."""
+    for r in comparisons.itertuples(index=False):
+        out.score(r.ref, r.quantity, r.ours, r.model, note=r.note)
+    return len(comparisons)
+
+
+# The paper's own example pairs (Table 1, §5.2), to look up in the released data.
+PAPER_EXAMPLES = (
+    ("clings", "hold on", "EQUI", "Table 1"), ("2 car bombs", "Car bombing", "FORW", "Table 1"),
+    ("22 dead", "89 dead", "BACK", "Table 1"), ("Doing back flip", "Jumping headfirst", "OPPO", "Table 1"),
+    ("February 25", "April 21", "SIMI", "Table 1"), ("Brief Gaza truce", "Temporary truce", "SIMI", "Table 1"),
+    ("smiling", "are posing", "REL", "Table 1"), ("says", "Syria peace", "UNR", "Table 1"),
+    ("Everyone is hungry", "Someone is hungry", "FORW", "Figure 1"),
+    ("for huge democracy rally", "for democracy march", "FORW", "§5.2 (near-synonyms; label as the text implies)"),
+    ("a black dog", "the German shepherd dog", "BACK", "§5.2 (world knowledge; 'plausible entailment')"),
+    ("in the water", "the water", "FORW", "§5.2 (preposition in one phrase)"),
+)
+
+
+def find_examples(df: pd.DataFrame, examples=PAPER_EXAMPLES) -> pd.DataFrame:
+    """Look the paper's example pairs up in PhrasIS rows (case-insensitive, either order).
+
+    The gold label is oriented as the paper prints the pair: a pair stored the other way round has its
+    label reversed (Rev), so 'agrees' compares like with like.
+
+    >>> data = pd.DataFrame({"phrase1": ["89 dead"], "phrase2": ["22 Dead"], "label": ["FORW"], "pair_id": ["x"],
+    ...                      "split": ["test"], "source": ["headlines"]})
+    >>> find_examples(data, [("22 dead", "89 dead", "BACK", "Table 1")])[["gold (as printed)", "agrees"]].values.tolist()
+    [['BACK', True]]
+    """
+    from .coherence import reverse_label
+
+    key = lambda a, b: (str(a).strip().lower(), str(b).strip().lower())  # noqa: E731
+    index = {}
+    for r in df.itertuples(index=False):
+        index.setdefault(key(r.phrase1, r.phrase2), (r, False))
+        index.setdefault(key(r.phrase2, r.phrase1), (r, True))
+    rows = []
+    for a, b, label, where in examples:
+        hit = index.get(key(a, b))
+        row = {"where in the paper": where, "phrase1": a, "phrase2": b, "paper label": label}
+        if hit is None:
+            rows.append({**row, "found": False, "gold (as printed)": None, "agrees": None, "pair_id": None,
+                         "split": None, "source": None})
+            continue
+        r, swapped = hit
+        gold = reverse_label(r.label) if swapped else r.label
+        rows.append({**row, "found": True, "gold (as printed)": gold, "agrees": gold == label, "pair_id": r.pair_id,
+                     "split": r.split, "source": r.source})
+    return pd.DataFrame(rows)
+
+
+def dedupe_tracks(rows: pd.DataFrame) -> pd.DataFrame:
+    """Drop I/H rows that repeat an All-source (A) row of the same track, model and classifier.
+
+    With one model per track the Images and Headlines scenarios are slices of the A scenario, so the
+    per-example records keep only the A rows (plus I/H rows of per-scenario models); `track` is added.
+    """
+    rows = rows.assign(track=rows["scenario"].str.split("-").str[0])
+    a_rows = rows[rows["scenario"].str.endswith("-A")]
+    keys = ["track", "model", "model_id", "pair_id"] + (["split"] if "split" in rows else [])
+    seen = pd.MultiIndex.from_frame(a_rows[keys])
+    dup = pd.MultiIndex.from_frame(rows[keys]).isin(seen) & ~rows["scenario"].str.endswith("-A")
+    return rows[~dup].reset_index(drop=True)
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ else derives from it:
   "2 over 1" mirror, so the classifier can tell FORW from BACK);
 * `rule_relation` - a rule-based labeller that stands in for an LLM in the offline profile;
 * `phenomena` - the §5.2 error-analysis categories (prepositions in one/both phrases, numerals,
-  plural/singular, near-synonyms, plus quantifiers).
+  plural/singular, near-synonyms, added words, plus quantifiers).
 
 Worked example with a hand-made WordNet (the real one is the Open English WordNet from the data mirror):
 
@@ -337,16 +337,25 @@ def phenomena(a: PairAnalysis) -> dict[str, object]:
     """§5.2 categories of a pair.
 
     preposition: 'both (same)', 'both (different)', 'one', 'none' - whether each phrase carries a preposition
-    (and whether the first prepositions agree); numeral / plural_singular / near_synonym / quantifier: bool.
-    near_synonym means a WordNet synonym or co-hyponym link between unshared words.
+    (and whether the first prepositions agree); numeral / plural_singular / near_synonym / added_words /
+    quantifier: bool. plural_singular needs a word in both phrases with the same lemma in different number
+    ('trains' / 'train'); near_synonym a WordNet synonym or co-hyponym link between unshared words
+    ('rally' / 'march'); added_words means one phrase is the other plus extra content words (the paper's
+    "adding an adjective to a context": 'Two girls' / 'Two blonde girls').
+
+    >>> tags = phenomena(analyze("Two big trains", "in the train", wordnet=toy_wordnet(), stopwords={"the"}))
+    >>> tags["preposition"], tags["numeral"], tags["plural_singular"], tags["added_words"]
+    ('one', True, True, True)
     """
     if a.preps1 and a.preps2:
         prep = "both (same)" if a.preps1[0] == a.preps2[0] else "both (different)"
     else:
         prep = "one" if (a.preps1 or a.preps2) else "none"
-    return {"preposition": prep, "numeral": bool(a.numbers1 or a.numbers2),
-            "plural_singular": bool(a.plural_pairs) or (a.plural1 != a.plural2 and bool(a.shared)),
-            "near_synonym": bool(a.synonyms or a.cohyponyms), "quantifier": bool(a.quant1 or a.quant2)}
+    extra1 = {w for w in a.only1 if w not in PREPOSITIONS and number_value(w) is None}
+    extra2 = {w for w in a.only2 if w not in PREPOSITIONS and number_value(w) is None}
+    return {"preposition": prep, "numeral": bool(a.numbers1 or a.numbers2), "plural_singular": bool(a.plural_pairs),
+            "near_synonym": bool(a.synonyms or a.cohyponyms),
+            "added_words": bool(a.shared) and bool(extra1) != bool(extra2), "quantifier": bool(a.quant1 or a.quant2)}
 
 
 def toy_wordnet():

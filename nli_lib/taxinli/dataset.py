@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..config import LABELS
 from ..paper_values import beside_paper
-from .taxonomy import NAMES, indicators
+from .taxonomy import COLUMNS, GROUPS, NAMES, group_indicators, indicators
 
 NEUTRAL_QUESTIONS = {"general_q2": "same general topic", "subject_q2": "same subject", "object_q2": "same object"}
 LABEL_LETTER = {"contradiction": "C", "neutral": "N", "entailment": "E"}
@@ -28,46 +28,73 @@ def example_rows(taxi: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([taxi[keep], ind, ind.sum(axis=1).rename("n_categories")], axis=1)
 
 
+# Table 2 prints "2843 (Same object), 877 (Same subject)". In the file the 2843 ones are `subject_q2` and the 877
+# `object_q2`, and Questionnaire 2 asked about the object only when the subject was the same: of the 877
+# object-yes answers 827 also say subject-yes, while of the 2843 subject-yes answers only 827 say object-yes
+# (`neutral_nesting`). So the file's names fit the questionnaire and the paper's table swaps the two labels.
+# Each printed number is therefore compared with the column it counts, and the row says so.
+PAPER_NEUTRAL_COLUMN = {"neutral: same general topic": "general_q2", "neutral: same object": "subject_q2",
+                        "neutral: same subject": "object_q2"}
+
+
 def table2(taxi: pd.DataFrame, dev: pd.DataFrame, tier: str = "data") -> pd.DataFrame:
-    """Table 2 quantities computed from the files, beside the paper's printed values.
+    """Table 2 quantities computed from the files, beside the paper's printed values (one row per printed number).
 
     `dev` is the MNLI-dev overlap file; its `taxinli_row` says which taxinli10k rows are MNLI dev pairs, the
     rest overlap MNLI train. 'avg. datapoints per domain' divides by the number of MNLI genres present.
-    Neutral characteristics count 1-answers of the three questions asked for neutral pairs (§3.1): the
-    paper's Table 2 prints 2843 as "same object" and 877 as "same subject", but in the file the 2843 are
-    `subject_q2` and the 877 `object_q2`, and the questionnaire only asked about the object when the subject
-    was the same, so we name them by column (see `note`).
+    `computed_as` says what we count; for the neutral characteristics the paper's labels for subject and
+    object are swapped (see PAPER_NEUTRAL_COLUMN), so each printed number is matched with the column it counts.
+
+    >>> taxi = pd.DataFrame({"label": ["neutral"], "genre": ["fiction"], "general_q2": [1], "subject_q2": [1],
+    ...                      "object_q2": [0], **{c: [0] for c in COLUMNS}})
+    >>> t2 = table2(taxi, pd.DataFrame({"taxinli_row": [0]})).set_index("quantity")
+    >>> t2.loc[["neutral: same object", "neutral: same subject"], ["ours", "computed_as"]].values.tolist()
+    [[1.0, 'sum of subject_q2'], [0.0, 'sum of object_q2']]
     """
     rows = example_rows(taxi)
     in_dev = taxi.index.isin(dev["taxinli_row"]) if "taxinli_row" in dev else np.zeros(len(taxi), bool)
+    n_cat = rows["n_categories"]
     ours = {
-        "total datapoints": len(taxi),
-        "datapoints overlapping MNLI train": int((~in_dev).sum()),
-        "datapoints overlapping MNLI dev": int(in_dev.sum()),
-        **{f"datapoints labelled {lab}": int((taxi["label"] == lab).sum()) for lab in ("contradiction", "neutral",
-                                                                                      "entailment")},
-        "avg. datapoints per domain": len(taxi) / taxi["genre"].nunique(),
-        "avg. categories per datapoint": float(rows["n_categories"].mean()),
+        "total datapoints": (len(taxi), "rows of taxinli10k.tsv", ""),
+        "datapoints overlapping MNLI train": (int((~in_dev).sum()), "rows not in taxinli10k_MNLIDev.tsv",
+                                              "total minus the MNLI-dev overlap"),
+        "datapoints overlapping MNLI dev": (int(in_dev.sum()), "rows of taxinli10k_MNLIDev.tsv",
+                                            f"the file has {len(dev)} rows; the paper says 7,728"),
+        **{f"datapoints labelled {lab}": (int((taxi["label"] == lab).sum()), f"gold label == {lab}", "")
+           for lab in ("contradiction", "neutral", "entailment")},
+        "avg. datapoints per domain": (len(taxi) / taxi["genre"].nunique(),
+                                       f"rows / {taxi['genre'].nunique()} MNLI genres", ""),
+        "avg. categories per datapoint": (float(n_cat.mean()), "mean number of the 15 categories per row",
+                                          f"{n_cat[n_cat > 0].mean():.3f} over rows with >=1 category "
+                                          f"({int((n_cat == 0).sum())} have none); median {n_cat.median():.0f}"),
     }
-    neutral = {f"neutral: {name}": int(taxi[col].fillna(0).sum()) for col, name in NEUTRAL_QUESTIONS.items()}
-    out = beside_paper({**ours, **neutral}, "taxinli-table-2", tier=tier)
-    paper = dict(zip(out["quantity"], out["paper"]))
-    notes = {
-        "datapoints overlapping MNLI dev": f"file taxinli10k_MNLIDev.tsv has {len(dev)} rows",
-        "avg. categories per datapoint": (f"{rows['n_categories'].mean():.3f} over all rows; "
-                                          f"{rows.loc[rows.n_categories > 0, 'n_categories'].mean():.3f} over rows "
-                                          f"with >=1 category ({int((rows.n_categories == 0).sum())} have none)"),
-        "neutral: same subject": f"paper prints {paper.get('neutral: same object', np.nan):.0f} as 'same object'",
-        "neutral: same object": f"paper prints {paper.get('neutral: same subject', np.nan):.0f} as 'same subject'",
-    }
-    # compare subject/object with the printed value of the other label (the paper swaps them)
-    swap = {"neutral: same subject": "neutral: same object", "neutral: same object": "neutral: same subject"}
-    for i, q in enumerate(out["quantity"]):
-        if q in swap:
-            out.loc[i, "paper"] = paper.get(swap[q], np.nan)
-            out.loc[i, "difference"] = out.loc[i, "ours"] - out.loc[i, "paper"]
-    out["note"] = out["quantity"].map(notes).fillna("")
+    for quantity, col in PAPER_NEUTRAL_COLUMN.items():
+        note = ""
+        if col != "general_q2":
+            other = "object_q2" if col == "subject_q2" else "subject_q2"
+            note = (f"paper's label swapped: the printed number is the file's {col} "
+                    f"('same {col.split('_')[0]}'); {other} sums to {int(taxi[other].fillna(0).sum())}")
+        ours[quantity] = (int(taxi[col].fillna(0).sum()), f"sum of {col}", note)
+    out = beside_paper({q: v[0] for q, v in ours.items()}, "taxinli-table-2", tier=tier)
+    out["computed_as"] = [ours[q][1] for q in out["quantity"]]
+    out["note"] = [ours[q][2] for q in out["quantity"]]
     return out
+
+
+def neutral_nesting(taxi: pd.DataFrame) -> pd.DataFrame:
+    """Evidence for the subject/object swap in Table 2: how the three Questionnaire 2 answers nest.
+
+    One row per (question, follow-up question): rows answering yes to the first, and how many of those also
+    answer yes to the second. The questionnaire asks about the subject only after a same-topic yes, and about
+    the object only after a same-subject yes, so P(first = 1 | second = 1) should be close to 1.
+    """
+    out = []
+    for first, second in (("general_q2", "subject_q2"), ("subject_q2", "object_q2"), ("object_q2", "subject_q2")):
+        a, b = taxi[first].fillna(0).astype(int), taxi[second].fillna(0).astype(int)
+        both = int(((a == 1) & (b == 1)).sum())
+        out.append({"first": first, "then": second, "first_yes": int(a.sum()), "then_yes": int(b.sum()),
+                    "both_yes": both, "share_of_then_yes_with_first_yes": both / max(int(b.sum()), 1)})
+    return pd.DataFrame(out)
 
 
 def category_label_counts(taxi: pd.DataFrame) -> pd.DataFrame:
@@ -80,6 +107,16 @@ def category_label_counts(taxi: pd.DataFrame) -> pd.DataFrame:
     wide["total"] = wide.sum(axis=1)
     wide["share_of_examples"] = wide["total"] / len(rows)
     return wide.rename_axis("category").reset_index()
+
+
+def label_split(taxi: pd.DataFrame, dev: pd.DataFrame, category: str) -> pd.DataFrame:
+    """Gold-label counts of one category's examples in all rows, the MNLI-dev rows and the MNLI-train rows
+    (index: entailment, contradiction, neutral, the order of the Figure 3 caption)."""
+    in_dev = taxi.index.isin(dev["taxinli_row"])
+    parts = {"all rows": taxi, "MNLI-dev rows": taxi[in_dev], "MNLI-train rows": taxi[~in_dev]}
+    order = ["entailment", "contradiction", "neutral"]
+    return pd.DataFrame({name: category_label_counts(part).set_index("category").loc[category, order]
+                         for name, part in parts.items()}).astype(int).rename_axis("label")
 
 
 def category_correlation(taxi: pd.DataFrame, method: str = "pearson") -> pd.DataFrame:
@@ -132,8 +169,13 @@ def annotation_agreement(taxi: pd.DataFrame) -> pd.DataFrame:
         lo, hi = wilson_interval(k, len(sub))
         rows.append({"subset": name, "n": len(sub), "agree": k, "accuracy": k / len(sub) if len(sub) else np.nan,
                      "ci_low": lo, "ci_high": hi,
-                     "cohen_kappa": cohen_kappa(sub["annotated_label"], sub["label"]) if len(sub) else np.nan})
+                     # kappa is undefined within one gold label (no chance agreement to correct for)
+                     "cohen_kappa": cohen_kappa(sub["annotated_label"], sub["label"])
+                     if sub["label"].nunique() > 1 else np.nan})
     return pd.DataFrame(rows)
+
+
+INFERENCE_SUBSET = "entailment + contradiction (Questionnaire 1)"  # the subset compared with the paper's 86.7%
 
 
 def annotation_confusion(taxi: pd.DataFrame) -> pd.DataFrame:
@@ -152,6 +194,40 @@ def genre_share(taxi: pd.DataFrame, categories: tuple[str, ...], genre: str = "t
     k = int((taxi.loc[mask, "genre"] == genre).sum())
     return {"categories": "+".join(categories), "genre": genre, "n": n, "from_genre": k,
             "share": k / n if n else np.nan, "genre_share_overall": float((taxi["genre"] == genre).mean())}
+
+
+def example_records(taxi: pd.DataFrame, dev: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per-example rows for the explorer: the pair, gold and annotated label, genre, MNLI split, the annotated
+    categories and high-level groups as readable strings, their number, and the neutral questions' answers.
+
+    >>> taxi = pd.DataFrame({"premise": ["P"], "hypothesis": ["H"], "label": ["entailment"], "genre": ["travel"],
+    ...                      "annotated_label": ["entailment"], **{c: [int(c == "negation_logic")] for c in COLUMNS}})
+    >>> example_records(taxi)[["categories", "groups", "n_categories", "annotator_agrees"]].values.tolist()
+    [['negation', 'connectives', 1, True]]
+    """
+    rows = example_rows(taxi)
+    ind, grp = rows[list(NAMES)], group_indicators(taxi)
+    out = pd.DataFrame({"taxinli_row": taxi.index, "pair_id": taxi.get("pair_id"), "premise": taxi["premise"],
+                        "hypothesis": taxi["hypothesis"], "label": taxi["label"],
+                        "annotated_label": taxi["annotated_label"].fillna("-") if "annotated_label" in taxi else "-",
+                        "genre": taxi["genre"]}, index=taxi.index)
+    out["annotator_agrees"] = out["annotated_label"] == out["label"]
+    if dev is not None and "taxinli_row" in dev:
+        out["mnli_split"] = np.where(taxi.index.isin(dev["taxinli_row"]), "dev", "train")
+    out["categories"] = join_names(ind)
+    out["groups"] = join_names(grp[list(GROUPS)])
+    out["n_categories"] = rows["n_categories"]
+    for col, name in NEUTRAL_QUESTIONS.items():
+        if col in taxi:
+            out[name.replace(" ", "_")] = taxi[col].map({1: "yes", 0: "no"}).fillna("not asked")
+    return out.reset_index(drop=True)
+
+
+def join_names(ind: pd.DataFrame, empty: str = "none") -> pd.Series:
+    """Per row, the names of the 0/1 columns that are 1, joined by '+' (`empty` when none)."""
+    names = np.asarray(ind.columns)
+    values = ind.to_numpy().astype(bool)
+    return pd.Series(["+".join(names[row]) or empty for row in values], index=ind.index, dtype=object)
 
 
 def categories_per_example(taxi: pd.DataFrame) -> pd.DataFrame:

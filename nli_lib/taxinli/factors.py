@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..paper_values import VALUES
-from .systems import paper_system
+from .systems import counterpart, model_label
 from .taxonomy import NAMES
 
 LENGTHS = ("premise_len", "hypothesis_len")
@@ -67,17 +67,21 @@ def _logit(y: np.ndarray, X: pd.DataFrame):
     return res, method
 
 
-def factor_analysis(rows: pd.DataFrame, standardize_lengths: bool = True, with_label: bool = False) -> pd.DataFrame:
+def factor_analysis(rows: pd.DataFrame, standardize_lengths: bool = True, with_label: bool = False,
+                    per_example: bool = False):
     """LDA and LR coefficients of every term for every system in the long `rows` (systems.system_rows).
 
     Columns: system, model, tier, term, paper_term, n, n_with (examples where the indicator is 1; n for
     lengths), lda_coef, lr_coef, lr_se, lr_z, lr_p, stars, odds_ratio, fit (optimiser), pseudo_r2.
     Terms whose column is constant in a system's rows (e.g. a category absent from a small sample) are
     left out of that system's fit and reported with NaN coefficients.
+
+    per_example=True also returns the rows behind the fits: `rows` plus `lr_p_correct`, the LR's fitted
+    probability that the prediction is correct (NaN where no model was fitted).
     """
     from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 
-    out = []
+    out, fitted_p = [], pd.Series(np.nan, index=rows.index)
     for system, sub in rows.groupby("system", sort=False):
         X = design(sub, standardize_lengths=standardize_lengths, with_label=with_label)
         y = sub["correct"].astype(int).to_numpy()
@@ -88,6 +92,7 @@ def factor_analysis(rows: pd.DataFrame, standardize_lengths: bool = True, with_l
         else:
             fitted, method = _logit(y, X[varying])
             r2 = float(fitted.prsquared)
+            fitted_p[sub.index] = np.asarray(fitted.predict())
             model = LinearDiscriminantAnalysis(solver="svd").fit(X[varying].to_numpy(), y)
             lda = dict(zip(varying, model.coef_[0]))
         for term in X.columns:
@@ -102,38 +107,66 @@ def factor_analysis(rows: pd.DataFrame, standardize_lengths: bool = True, with_l
                 r.update(lr_coef=np.nan, lr_se=np.nan, lr_z=np.nan, lr_p=np.nan, stars="", odds_ratio=np.nan)
             r.update(fit=method, pseudo_r2=r2)
             out.append(r)
-    return pd.DataFrame(out)
+    table = pd.DataFrame(out)
+    return (table, rows.assign(lr_p_correct=fitted_p)) if per_example else table
 
 
 def paper_significance(paper_sys: str) -> dict[str, int]:
     """The paper's significant LR coefficients for 'BERT' (Fig. 6) or 'RoBERTa' (Fig. 9): term -> stars.
 
-    Read from data/paper_values/taxinli.csv (quantity 'LR stars <term>', value = number of stars).
+    Read from data/paper_values/taxinli.csv (quantity 'LR stars <term>', value = number of stars; terms the
+    caption does not list are stored with 0 stars and left out here).
     """
     ref = FIGURE_FOR.get(paper_sys)
     return {v.quantity.removeprefix("LR stars ").strip(): int(v.value) for v in VALUES
-            if v.ref == ref and v.quantity.startswith("LR stars ")}
+            if v.ref == ref and v.quantity.startswith("LR stars ") and v.value > 0}
 
 
-def compare_with_paper(factors: pd.DataFrame) -> pd.DataFrame:
+def compare_with_paper(factors: pd.DataFrame, stand_ins: dict[str, str] | None = None) -> pd.DataFrame:
     """Our LR significance beside the paper's list, for every system that has a paper counterpart.
 
     One row per (system, term): paper_stars ('' = not listed as significant), our stars, p-value and
-    coefficient sign, and `agree` (both significant at 0.05 or both not).
+    coefficient sign, and `agree` (both significant at 0.05 or both not). Counterparts as in
+    `systems.counterpart`: the shipped BERT predictions (Fig. 6), hub BERT-base / RoBERTa-large models, and
+    offline `stand_ins` (e.g. the profile's NLI model beside BERT), whose `relation` says so.
     """
     out = []
     for system, sub in factors.groupby("system", sort=False):
-        ps = paper_system(system, sub["model"].iloc[0])
+        ps, relation = counterpart(system, sub["model"].iloc[0], stand_ins)
         if ps not in FIGURE_FOR:
             continue
         listed = paper_significance(ps)
         for _, r in sub.iterrows():
             paper_stars = "*" * listed.get(r["paper_term"], 0)
             out.append({"system": system, "model": r["model"], "tier": r["tier"], "paper_system": ps,
-                        "paper_figure": FIGURE_FOR[ps], "term": r["paper_term"], "paper_stars": paper_stars,
-                        "our_stars": r["stars"], "our_p": r["lr_p"], "our_lr_coef": r["lr_coef"],
-                        "agree": bool(paper_stars) == bool(r["stars"])})
+                        "relation": relation, "paper_figure": FIGURE_FOR[ps], "term": r["paper_term"],
+                        "paper_stars": paper_stars, "our_stars": r["stars"], "our_p": r["lr_p"],
+                        "our_lr_coef": r["lr_coef"], "agree": bool(paper_stars) == bool(r["stars"])})
     return pd.DataFrame(out)
+
+
+def significance_scores(cmp: pd.DataFrame) -> pd.DataFrame:
+    """Scorecard rows (ref, quantity 'LR stars <term>', ours = number of stars, model, note) from
+    `compare_with_paper`; terms we could not fit (NaN p-value) are left out."""
+    rows = []
+    for r in cmp.dropna(subset=["our_p"]).itertuples(index=False):
+        rows.append({"ref": r.paper_figure, "quantity": f"LR stars {r.term}", "ours": len(r.our_stars),
+                     "model": model_label(r.model, r.relation, r.paper_system),
+                     "note": f"p = {r.our_p:.3g}, coefficient {r.our_lr_coef:+.2f}; {r.relation}"})
+    return pd.DataFrame(rows, columns=["ref", "quantity", "ours", "model", "note"])
+
+
+def correctness_records(dev: pd.DataFrame, fitted: pd.DataFrame, systems: Sequence[str] | None = None) -> pd.DataFrame:
+    """The rows behind the fits, for the explorer: per (system, example) the pair (`systems.pair_records`), the
+    prediction, 'right' / 'wrong', and the LR's fitted P(correct) (`factor_analysis(..., per_example=True)`).
+    Sorted by system, then fitted probability (high first: the top 'wrong' rows are the surprising errors)."""
+    from .systems import pair_records
+
+    sub = fitted if systems is None else fitted[fitted["system"].isin(list(systems))]
+    out = pair_records(dev).merge(sub[["system", "model", "row", "pred", "correct", "lr_p_correct"]],
+                                  left_on="taxinli_row", right_on="row").drop(columns="row")
+    out["correct"] = out["correct"].map({1: "right", 0: "wrong"})
+    return out.sort_values(["system", "lr_p_correct"], ascending=[True, False]).reset_index(drop=True)
 
 
 def plot_coefficients(factors: pd.DataFrame, systems: Sequence[str] | None = None, sharex: bool = False):

@@ -40,7 +40,7 @@ NLI_COLORS = {"entailment": "#4c72b0", "neutral": "#999999", "contradiction": "#
 # ------------------------------------------------------------------------------------------------------------
 
 def encoder_hidden_states(model: str, premises: Sequence[str], hypotheses: Sequence[str], pooling: str = "cls+max",
-                          max_length: int = 128, batch_size: int = 32, device: str | None = None) -> list[np.ndarray]:
+                          max_length: int = 128, batch_size: int = 64, device: str | None = None) -> list[np.ndarray]:
     """Pooled per-layer states of a bare pre-trained encoder (hub id or local dir), cached on disk.
 
     Same pooling and caching scheme as `HFClassifier.hidden_states` (one .npz per call under
@@ -63,8 +63,17 @@ def encoder_hidden_states(model: str, premises: Sequence[str], hypotheses: Seque
     device = pick_device(device)
     tokenizer = AutoTokenizer.from_pretrained(str(model))
     encoder = AutoModel.from_pretrained(str(model)).to(device).eval()
+
+    def batches(p, h):  # length-sorted batches (less padding; pooled_hidden_states puts rows back in order)
+        order = np.argsort([len(a) + len(b) for a, b in zip(p, h)], kind="stable")
+        for start in range(0, len(order), batch_size):
+            idx = order[start:start + batch_size]
+            enc = tokenizer([p[i] for i in idx], [h[i] for i in idx], truncation=True, max_length=max_length,
+                            padding=True, return_tensors="pt")
+            yield idx, {k: v.to(device) for k, v in enc.items()}
+
     layers = pooled_hidden_states(encoder, tokenizer, premises, hypotheses, pooling=pooling, max_length=max_length,
-                                  batch_size=batch_size, device=device)
+                                  batch_size=batch_size, device=device, batches=batches)
     tmp = path.with_name(path.stem + ".partial.npz")
     np.savez(tmp, **{f"layer{i}": layer for i, layer in enumerate(layers)})
     tmp.rename(path)
@@ -199,7 +208,7 @@ def plot_tsne_panel(ax, coords: np.ndarray, df: pd.DataFrame, group: str | None,
     ax.set_xticks([])
     ax.set_yticks([])
     if inset:
-        sub = ax.inset_axes([0.70, 0.70, 0.30, 0.30])
+        sub = ax.inset_axes([0.74, 0.74, 0.26, 0.26])
         for lab in LABELS:
             m = (df["label"] == lab).to_numpy()
             sub.scatter(coords[m, 0], coords[m, 1], s=1.5, color=NLI_COLORS[lab], linewidths=0)
@@ -372,6 +381,19 @@ def representation_sources(nb) -> dict[str, object]:
     return out
 
 
+def paper_counterparts(sources: Mapping[str, object]) -> dict[str, str]:
+    """Source name -> 'BERT' | 'RoBERTa' for sources of the paper's families (hub BERT-base / RoBERTa-large
+    NLI models); the offline MiniLM encoders have none (6 layers: their layer numbers are not comparable)."""
+    from .systems import paper_system
+
+    out = {}
+    for name, source in sources.items():
+        ps = paper_system(name, str(getattr(source, "name", source)))
+        if ps in ("BERT", "RoBERTa") and "fine-tuned" in name:
+            out[name] = ps
+    return out
+
+
 def slug(name: str) -> str:
     """File-name form of a model name.
 
@@ -399,6 +421,72 @@ def figure7_panels(coords: Mapping[int, np.ndarray], sep: pd.DataFrame, df: pd.D
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig, chosen
+
+
+def layer_chunks(layers: Sequence[int], per_figure: int = 7) -> list[list[int]]:
+    """Split layer indices into figure-sized groups (every layer gets a t-SNE panel).
+
+    >>> layer_chunks(range(7)), layer_chunks(range(13), 7)
+    ([[0, 1, 2, 3, 4, 5, 6]], [[0, 1, 2, 3, 4, 5, 6], [7, 8, 9, 10, 11, 12]])
+    """
+    layers = list(layers)
+    return [layers[i:i + per_figure] for i in range(0, len(layers), per_figure)]
+
+
+def tsne_records(maps: Mapping[str, Mapping[int, np.ndarray]], df: pd.DataFrame, layers: Mapping[str, Sequence[int]],
+                 extra: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per (model, layer, example): t-SNE x, y, the pair, gold label, categories and group combinations (the
+    points of Figure 7), for the chosen `layers` of each model. `extra` (indexed like df) adds columns, e.g.
+    a model's prediction."""
+    from .dataset import join_names
+
+    base = pd.DataFrame({"taxinli_row": df["taxinli_row"] if "taxinli_row" in df else df.index,
+                         "premise": df["premise"], "hypothesis": df["hypothesis"], "label": df["label"],
+                         "categories": join_names(indicators(df)), "groups": combo_labels(df, None, max_combo=4)},
+                        index=df.index)
+    for g in GROUPS:
+        base[g] = combo_labels(df, g).fillna("more than two")
+    if extra is not None:
+        base = base.join(extra)
+    parts = []
+    for model, coords in maps.items():
+        for layer in layers[model]:
+            xy = coords[layer]
+            parts.append(base.assign(model=model, layer=layer, x=xy[:, 0], y=xy[:, 1]))
+    cols = ["model", "layer", "x", "y"]
+    out = pd.concat(parts, ignore_index=True)
+    return out[cols + [c for c in out.columns if c not in cols]]
+
+
+# The layers at which the paper sees each cluster in Figure 7 / §5 (BERT-base: 12 layers, RoBERTa-large: 24;
+# layer 0 = embeddings, as in our `layer` index). Keys: (kind, target) of `separability`.
+PAPER_LAYERS = {("category", "lexical"): "lexical", ("group", "connectives"): "connectives",
+                ("category", "syntactic"): "syntactic", ("group", "deductions"): "deductions",
+                ("group", "knowledge"): "knowledge", ("label", "NLI label"): "NLI label"}
+
+
+def paper_layer_scores(sep: pd.DataFrame, systems: Mapping[str, str], metric: str = "silhouette_2d",
+                       share: float = 0.95) -> pd.DataFrame:
+    """Scorecard rows for Figure 7's layers: for each model with a paper counterpart (`systems`: model name ->
+    'BERT' | 'RoBERTa') and each cluster the paper names, the earliest layer whose `metric` reaches `share`
+    of its best gain over chance (`best_layers`), as quantity '<system> <target> layer'."""
+    from ..paper_values import VALUES
+
+    known = {(v.ref, v.quantity) for v in VALUES}
+    best = best_layers(sep, metric=metric, share=share)
+    early = f"earliest_layer_{int(share * 100)}pct"
+    rows = []
+    for r in best.itertuples(index=False):
+        paper_sys = systems.get(r.model, "")
+        target = PAPER_LAYERS.get((r.kind, r.target))
+        quantity = f"{paper_sys} {target} layer"
+        if not paper_sys or not target or ("taxinli-fig-7", quantity) not in known:
+            continue
+        rows.append({"quantity": quantity, "ours": getattr(r, early), "model": r.model,
+                     "note": f"earliest layer within {share:.0%} of the best {metric} gain; best layer "
+                             f"{r.best_layer} ({metric} {getattr(r, f'best_{metric}'):.3f}); the paper reads its "
+                             f"layer off the t-SNE plots"})
+    return pd.DataFrame(rows, columns=["quantity", "ours", "model", "note"])
 
 
 def cache_files(folder: str = "taxinli_tsne") -> list[Path]:

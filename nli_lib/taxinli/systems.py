@@ -61,6 +61,59 @@ def paper_system(system: str, model: str = "") -> str:
     return ""
 
 
+RELATIONS = ("paper's predictions", "same architecture", "stand-in")  # how a system of ours relates to the paper's
+
+
+def counterpart(system: str, model: str, stand_ins: Mapping[str, str] | None = None) -> tuple[str, str]:
+    """(paper system, relation) for a row of `system_rows`; ('', '') when it has no counterpart.
+
+    Relations: "paper's predictions" (the shipped NB/ESIM/BERT outputs), "same architecture" (a hub model
+    of the paper's family, e.g. roberta-large-mnli), "stand-in" (an offline model put beside a paper system
+    only for orientation, named in `stand_ins`: system -> paper system).
+
+    >>> counterpart("BERT", "aloxatel/bert-base-mnli")
+    ('BERT', "paper's predictions")
+    >>> counterpart("minilm-esnli", "minilm-esnli", {"minilm-esnli": "BERT"})
+    ('BERT', 'stand-in')
+    """
+    if system in PAPER_SYSTEMS:  # the shipped predictions carry the paper's system names
+        return system, RELATIONS[0]
+    same = paper_system(system, model)
+    if same:
+        return same, RELATIONS[1]
+    if stand_ins and system in stand_ins:
+        return stand_ins[system], RELATIONS[2]
+    return "", ""
+
+
+def stand_ins(classifiers: Mapping[str, object], main: str) -> dict[str, str]:
+    """Which of our offline systems to put beside which paper system: the profile's NLI model beside BERT-base
+    (both are fine-tuned Transformer cross-encoders) and the bag-of-words naive Bayes beside NB. Systems
+    that already have a same-architecture counterpart (paper profile) are left out."""
+    out = {}
+    for name, clf in classifiers.items():
+        if paper_system(name, getattr(clf, "name", name)):
+            continue
+        if name == main:
+            out[name] = "BERT"
+        elif "naive-bayes" in name:
+            out[name] = "NB"
+    return out
+
+
+def model_label(model: str, relation: str, paper_sys: str) -> str:
+    """How a scorecard entry names the model behind our number.
+
+    >>> model_label("minilm-esnli", "stand-in", "BERT")
+    'minilm-esnli (offline stand-in for BERT)'
+    """
+    if relation == RELATIONS[0]:
+        return f"{model} predictions"
+    if relation == RELATIONS[2]:
+        return f"{model} (offline stand-in for {paper_sys})"
+    return model
+
+
 def n_words(texts: pd.Series) -> pd.Series:
     """Whitespace word counts (the length confounds of §4.2)."""
     return texts.astype(str).str.split().str.len().astype(int)
@@ -106,13 +159,18 @@ def score_models(dev: pd.DataFrame, classifiers: Mapping[str, object]) -> dict[s
     return {name: clf.predict_frame(dev) for name, clf in classifiers.items()}
 
 
+def stratified_sample(df: pd.DataFrame, n: int, seed: int = 0) -> pd.DataFrame:
+    """A seeded sample of about n rows, equally many per gold label (index and row order kept)."""
+    if len(df) <= n:
+        return df
+    per = n // df["label"].nunique()
+    keep = [i for _, g in df.groupby("label") for i in g.sample(n=min(per, len(g)), random_state=seed).index]
+    return df.loc[sorted(keep)]
+
+
 def evaluation_sample(dev: pd.DataFrame, quick: bool, seed: int = 0, n_quick: int = 400) -> pd.DataFrame:
-    """All dev rows, or in quick mode a seeded sample stratified by gold label (index kept)."""
-    if not quick or len(dev) <= n_quick:
-        return dev
-    per = n_quick // dev["label"].nunique()
-    keep = [i for _, g in dev.groupby("label") for i in g.sample(n=min(per, len(g)), random_state=seed).index]
-    return dev.loc[sorted(keep)]
+    """All dev rows (full mode), or in quick mode a seeded sample of n_quick rows stratified by gold label."""
+    return stratified_sample(dev, n_quick, seed) if quick else dev
 
 
 def _acc_row(sub: pd.DataFrame) -> dict:
@@ -125,22 +183,24 @@ def _ident(rows: pd.DataFrame) -> pd.DataFrame:
     return rows.groupby("system", sort=False)[["model", "tier"]].first()
 
 
-def table3(rows: pd.DataFrame) -> pd.DataFrame:
+def table3(rows: pd.DataFrame, stand_ins: Mapping[str, str] | None = None) -> pd.DataFrame:
     """Table 3: accuracy of each system on the overlap rows, split into MNLI-dev matched / mismatched genres.
 
     The paper reports accuracy on the full MNLI dev sets; we have only the TaxiNLI overlap (7,727 pairs),
-    so `paper` is beside ours for reference, not for an exact match. Wilson 95% intervals.
+    so `paper` is beside ours for reference, not for an exact match. `paper_system` / `relation` say which
+    paper column a row is put beside (see `counterpart`). Wilson 95% intervals.
     """
     ident = _ident(rows)
     out = []
     for system, sub in rows.groupby("system", sort=False):
+        model, tier = ident.at[system, "model"], ident.at[system, "tier"]
+        paper_sys, relation = counterpart(system, model, stand_ins)
         for split, mask in (("matched", sub["matched"]), ("mismatched", ~sub["matched"]),
                             ("overlap (all)", pd.Series(True, index=sub.index))):
-            r = {"system": system, "model": ident.at[system, "model"], "tier": ident.at[system, "tier"],
-                 "split": split, **_acc_row(sub[mask])}
-            r["paper_system"] = paper_system(system, ident.at[system, "model"])
+            r = {"system": system, "model": model, "tier": tier, "split": split, **_acc_row(sub[mask]),
+                 "paper_system": paper_sys, "relation": relation}
             try:
-                r["paper"] = paper_value("taxinli-table-3", f"{r['paper_system']} {split}")
+                r["paper"] = paper_value("taxinli-table-3", f"{paper_sys} {split}")
             except KeyError:
                 r["paper"] = np.nan
             out.append(r)
@@ -148,6 +208,52 @@ def table3(rows: pd.DataFrame) -> pd.DataFrame:
     table["accuracy_pct"] = 100 * table["accuracy"]
     table["difference_pct"] = table["accuracy_pct"] - table["paper"]
     return table
+
+
+def table3_scores(t3: pd.DataFrame) -> pd.DataFrame:
+    """Scorecard rows (quantity, ours, model, note) for every Table 3 row that has a paper value."""
+    rows = []
+    for r in t3.dropna(subset=["paper"]).itertuples(index=False):
+        rows.append({"quantity": f"{r.paper_system} {r.split}", "ours": r.accuracy_pct,
+                     "model": model_label(r.model, r.relation, r.paper_system),
+                     "note": f"accuracy on the {r.n} TaxiNLI ∩ MNLI-dev {r.split} rows (paper: full MNLI dev "
+                             f"{r.split}); {r.relation}"})
+    return pd.DataFrame(rows, columns=["quantity", "ours", "model", "note"])
+
+
+def pair_records(dev: pd.DataFrame) -> pd.DataFrame:
+    """Per MNLI-dev pair: taxinli_row, texts, gold label, genre, matched/mismatched split, the categories and
+    high-level groups as '+'-joined names, their number, and the premise / hypothesis lengths in words."""
+    from .dataset import join_names
+    from .taxonomy import GROUPS, group_indicators
+
+    base = dev.reset_index(drop=True)
+    row_id = base["taxinli_row"] if "taxinli_row" in base else pd.Series(base.index)
+    out = pd.DataFrame({"taxinli_row": row_id, "premise": base["premise"], "hypothesis": base["hypothesis"],
+                        "label": base["label"], "genre": base["genre"],
+                        "split": np.where(base["genre"].isin(MATCHED_GENRES), "matched", "mismatched"),
+                        "categories": join_names(indicators(base)),
+                        "groups": join_names(group_indicators(base)[list(GROUPS)])})
+    out["n_categories"] = indicators(base).sum(axis=1)
+    out["premise_len"], out["hypothesis_len"] = n_words(base["premise"]), n_words(base["hypothesis"])
+    return out
+
+
+def prediction_records(dev: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
+    """Per example (one row per MNLI-dev pair): `pair_records` plus, for every system, its prediction and
+    'right' / 'wrong' ('not scored' where a quick run skipped it). `n_paper_systems_right` counts the shipped
+    NB/ESIM/BERT predictions that are right (0-3).
+    """
+    out = pair_records(dev)
+    shipped = [s.name for s in SHIPPED]
+    for system, sub in rows.groupby("system", sort=False):
+        sub = sub.drop_duplicates("row").set_index("row")
+        out[f"pred {system}"] = out["taxinli_row"].map(sub["pred"]).fillna("not scored")
+        out[f"correct {system}"] = out["taxinli_row"].map(sub["correct"].map({1: "right", 0: "wrong"})).fillna(
+            "not scored")
+    present = [s for s in shipped if f"correct {s}" in out]
+    out["n_paper_systems_right"] = sum((out[f"correct {s}"] == "right").astype(int) for s in present)
+    return out
 
 
 def accuracy_by_category(rows: pd.DataFrame, categories=NAMES) -> pd.DataFrame:
@@ -203,13 +309,18 @@ def plot_accuracy_by_category(acc: pd.DataFrame, ax=None, min_n: int = 1):
     return ax.figure
 
 
+PAPER_BASELINES = ("naive-bayes",)  # bag-of-words naive Bayes, our counterpart of the paper's NB (fit on e-SNLI dev)
+
+
 def profile_classifiers(nb, baselines: bool = True) -> dict[str, object]:
     """Our systems for a notebook session (nli_lib.notebook.start): the profile's NLI model, then its
-    `baselines` and `extra_models`, each loaded once per run through `nb.nli_model(spec)`; keyed by name."""
+    `baselines`, the bag-of-words naive Bayes (PAPER_BASELINES, the paper's NB analogue) and `extra_models`,
+    each loaded once per run through `nb.nli_model(spec)`; keyed by name."""
     out = {}
     main = nb.nli_model()
     out[main.name] = main
-    specs = (list(nb.params.get("baselines") or []) if baselines else []) + list(nb.params.get("extra_models") or [])
+    specs = ((list(nb.params.get("baselines") or []) + list(PAPER_BASELINES)) if baselines else []) \
+        + list(nb.params.get("extra_models") or [])
     for spec in dict.fromkeys(specs):
         if spec != nb.params.get("nli_model"):
             clf = nb.nli_model(spec)
