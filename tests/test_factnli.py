@@ -9,15 +9,14 @@ import itertools
 import json
 import os
 import random
-import threading
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import networkx as nx
 import numpy as np
 import pandas as pd
 import pytest
 
+from stand_ins import local_server
 from nli_lib.cache import CallCache, ReplayMiss
 from nli_lib.config import LABELS
 from nli_lib.factnli import (Augmenter, FactExtractor, FactNLISettings, NLIJudge, Page, Snippet, SnippetRetriever,
@@ -399,39 +398,26 @@ def test_parse_b1_attributes_facts_to_snippets():
     assert snippets_from_b1(messages) == [s.text for s in snippets]
 
 
-class _WikiStandIn(BaseHTTPRequestHandler):
-    hits: list = []
+WIKI_HITS: list = []
 
-    def do_GET(self):  # noqa: N802
-        q = dict(urllib.parse.parse_qsl(urllib.parse.urlparse(self.path).query))
-        type(self).hits.append(q)
-        if q.get("list") == "search":
-            titles = {"street": ["Carnaby Street"], "fashion": ["Street fashion"]}.get(q["srsearch"], [])
-            body = {"query": {"search": [{"title": t} for t in titles]}}
-        else:
-            extracts = {"Carnaby Street": "Carnaby Street is a shopping street in Soho. It is pedestrianised.",
-                        "Street fashion": "Street fashion is associated with youth culture."}
-            body = {"query": {"pages": {str(i): {"title": t, "extract": extracts[t]}
-                                        for i, t in enumerate(q["titles"].split("|"))}}}
-        data = json.dumps(body).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
-    def log_message(self, *args):
-        pass
+def _wiki_answer(method, path, body):
+    q = dict(urllib.parse.parse_qsl(urllib.parse.urlparse(path).query))
+    WIKI_HITS.append(q)
+    if q.get("list") == "search":
+        titles = {"street": ["Carnaby Street"], "fashion": ["Street fashion"]}.get(q["srsearch"], [])
+        return 200, {"query": {"search": [{"title": t} for t in titles]}}
+    extracts = {"Carnaby Street": "Carnaby Street is a shopping street in Soho. It is pedestrianised.",
+                "Street fashion": "Street fashion is associated with youth culture."}
+    return 200, {"query": {"pages": {str(i): {"title": t, "extract": extracts[t]}
+                                     for i, t in enumerate(q["titles"].split("|"))}}}
 
 
 @pytest.fixture()
 def wiki_server():
-    _WikiStandIn.hits = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _WikiStandIn)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/w/api.php"
-    server.shutdown()
+    WIKI_HITS.clear()
+    with local_server(_wiki_answer) as url:
+        yield f"{url}/w/api.php"
 
 
 def test_wikipedia_pages_against_a_local_stand_in(wiki_server):
@@ -441,8 +427,8 @@ def test_wikipedia_pages_against_a_local_stand_in(wiki_server):
     assert [p.title for p in pages] == ["Carnaby Street", "Street fashion"]
     assert pages[0].sentences == ("Carnaby Street is a shopping street in Soho.", "It is pedestrianised.")
     assert pages[0].source == "wikipedia:Carnaby Street"
-    n = len(_WikiStandIn.hits)
-    assert wiki.search("A woman on a street looks at fashion.") == pages and len(_WikiStandIn.hits) == n  # cached
+    n = len(WIKI_HITS)
+    assert wiki.search("A woman on a street looks at fashion.") == pages and len(WIKI_HITS) == n  # cached
     from nli_lib.factnli.text import normalise
     assert [p.title for p in wiki.search("x", exclude={normalise(s) for s in pages[1].sentences})] == ["Carnaby Street"]
     offline = WikipediaPages("http://127.0.0.1:9/w/api.php", cache=CallCache(":memory:"), replay_only=True,

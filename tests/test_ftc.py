@@ -3,16 +3,14 @@ Wilcoxon ρ, METEOR, the FSP path (offline stand-ins and a local OpenAI-compatib
 donors and the noise check. Tiny hand-made inputs only; no data mirror needed except where marked."""
 from __future__ import annotations
 
-import json
 import math
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from stand_ins import chat_completion, local_server, no_proxy
 from nli_lib.cache import CallCache
 from nli_lib.config import LABELS
 from nli_lib.ftc import (FewShotRewriter, TEMPLATES, cost_matrix, counterfactual_rows, counterfactual_targets,
@@ -261,45 +259,31 @@ def test_exemplar_rows_fill_to_20_with_flagged_pool_rows():
     assert len(exemplar_rows("transform", "contradiction", n=20, pool=pool)) == 20
 
 
-class _FTCServer(BaseHTTPRequestHandler):
+def _ftc_answer(prompts):
     """OpenAI-compatible stand-in: answers FTC extraction/transformation prompts in their formats."""
 
-    def do_POST(self):  # noqa: N802
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+    def answer(method, path, body):
         user = [m["content"] for m in body["messages"] if m["role"] == "user"][-1]
-        self.server.prompts.append(user)
+        prompts.append(user)
         if user.rstrip().endswith("A:"):
             text = "A: angry\nB: happy"
         elif "Counterfactual:" in user:
             text = "A happy man grills vegetables .\n\nHypothesis: (model kept going)"
         else:
             text = "?"
-        data = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-                           "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                                        "finish_reason": "stop"}], "usage": {"prompt_tokens": 1, "completion_tokens": 1}}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        return 200, chat_completion(body["model"], text)
 
-    def log_message(self, *args):
-        pass
+    return answer
 
 
 def test_paper_path_through_a_local_openai_compatible_server(monkeypatch):
     pytest.importorskip("openai")
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _FTCServer)
-    server.prompts = []
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    prompts = []
     monkeypatch.setenv("FTC_TEST_KEY", "sk-test")
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(var, raising=False)
-    try:
-        client = LLMClient(LLMConfig(base_url=f"http://127.0.0.1:{server.server_address[1]}/v1", model="fake-neo",
-                                     api_key_env="FTC_TEST_KEY", max_retries=0, concurrency=1),
-                           cache=CallCache(":memory:"))
+    no_proxy(monkeypatch)
+    with local_server(_ftc_answer(prompts)) as url:
+        client = LLMClient(LLMConfig(base_url=f"{url}/v1", model="fake-neo", api_key_env="FTC_TEST_KEY",
+                                     max_retries=0, concurrency=1), cache=CallCache(":memory:"))
         pool = pd.DataFrame({"pair_id": [f"p{i}" for i in range(30)], "label": "contradiction", "ok": True,
                              "explanation": [f"a dog{i} is not a cat" for i in range(30)], "A": "dog", "B": "cat",
                              "hypothesis": "There is a cat", "x_cf": "There is a dog", "slot": "C"})
@@ -309,14 +293,11 @@ def test_paper_path_through_a_local_openai_compatible_server(monkeypatch):
         rows = counterfactual_rows(df, "fsp", "fsp", rw)
         assert rows.iloc[0]["x_cf"] == "A happy man grills vegetables ." and rows.iloc[0]["ok"]
         assert rows.attrs["fsp_model"] == "fake-neo"
-        assert server.prompts[0].count("Explanation: ") == 21  # 20 priming rows + the query
-        assert "Jail cells aren’t pastel-colored" in server.prompts[0]
-        n_requests = len(server.prompts)
+        assert prompts[0].count("Explanation: ") == 21  # 20 priming rows + the query
+        assert "Jail cells aren’t pastel-colored" in prompts[0]
+        n_requests = len(prompts)
         counterfactual_rows(df, "fsp", "fsp", rw)  # cached: no new request
-        assert len(server.prompts) == n_requests
-    finally:
-        server.shutdown()
-        server.server_close()
+        assert len(prompts) == n_requests
 
 
 # ------------------------------------------------------------------------------------------------

@@ -48,6 +48,19 @@ def test_every_notebook_writes_registered_outputs(quick_run):
         assert meta["tier"] and meta["params"]["quick"] is True and "nli_lib_hash" in meta
 
 
+def test_records_and_scorecard_cover_every_paper(quick_run):
+    from nli_lib.outputs import list_records
+
+    root = QUICK_DIR / "outputs"
+    records = list_records(root)
+    assert set(records["paper"]) >= {"atoms", "phrasis", "ftc", "factnli", "taxinli"}
+    assert (records["n_rows"] > 0).all()
+    card = pd.read_csv(root / "tables" / "scorecard.csv")
+    computed = card[~card["status"].str.startswith("not computed")]
+    assert set(computed["paper"]) == {"atoms", "phrasis", "ftc", "factnli", "taxinli"}
+    assert computed["quick"].astype(bool).all() and computed["model"].notna().all()
+
+
 def test_sources_have_parameters_cell_and_no_outputs():
     for path in notebooks():
         nb = nbformat.read(path, as_version=4)

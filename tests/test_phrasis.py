@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from stand_ins import chat_completion, local_server, no_proxy
 from nli_lib import phrasis as phr
 from nli_lib.cache import CallCache
 from nli_lib.data.loaders import PHRASIS_LABELS
@@ -563,40 +564,18 @@ def test_parameter_millions_counts_a_transformers_model():
 
 def test_zero_shot_prompted_model_talks_to_an_openai_compatible_endpoint(tmp_path, monkeypatch):
     """Paper-profile path: the profile's `llm` section -> LLMClient -> phrasis.relation prompt, via a local server."""
-    import json
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
     requests = []
     answers = {"a dog": "FORW", "an animal": "Label: BACK", "x": "no idea"}
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            requests.append(body)
-            p1, _ = phr.phrases_from_prompt(body["messages"])
-            data = json.dumps({"id": "c", "object": "chat.completion", "created": 1, "model": body["model"],
-                               "choices": [{"index": 0, "message": {"role": "assistant", "content": answers[p1]},
-                                            "finish_reason": "stop"}],
-                               "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def answer(method, path, body):
+        requests.append(body)
+        p1, _ = phr.phrases_from_prompt(body["messages"])
+        return 200, chat_completion(body["model"], answers[p1])
 
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
     monkeypatch.setenv("PHRASIS_TEST_KEY", "sk-test")
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(var, raising=False)
-    try:
-        profile = {"base_url": f"http://127.0.0.1:{server.server_address[1]}/v1", "model": "fake-llm",
+    no_proxy(monkeypatch)
+    with local_server(answer) as url:
+        profile = {"base_url": f"{url}/v1", "model": "fake-llm",
                    "api_key_env": "PHRASIS_TEST_KEY", "max_retries": 0, "timeout_s": 5}
         models = phr.zero_shot_models(profile, shots=2, cache=CallCache(tmp_path / "calls.sqlite"))
         (name, clf), = models.items()
@@ -610,9 +589,6 @@ def test_zero_shot_prompted_model_talks_to_an_openai_compatible_endpoint(tmp_pat
         assert len(requests) == n  # answered from the call cache
         user = requests[0]["messages"][-1]["content"]
         assert "PHRASE 1: clings" in user and user.rstrip().endswith("PHRASE 1: a dog\nPHRASE 2: an animal\nLabel:")
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_minilm_family_gets_per_track_epochs_and_trains_once_per_track(monkeypatch):

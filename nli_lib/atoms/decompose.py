@@ -217,6 +217,22 @@ def gerund(lemma: str) -> str:
     return lemma + "ing"
 
 
+def singular_candidates(low: str) -> list[str]:
+    """Possible singulars of a lower-cased plural noun, most specific first (check them against WordNet).
+
+    >>> singular_candidates("ladies"), singular_candidates("boxes"), singular_candidates("glass")
+    (['lady', 'ladi', 'ladie'], ['box', 'boxe'], [])
+    """
+    candidates = []
+    if low.endswith("ies"):
+        candidates.append(low[:-3] + "y")
+    if low.endswith("es"):
+        candidates.append(low[:-2])
+    if low.endswith("s") and not low.endswith("ss"):
+        candidates.append(low[:-1])
+    return candidates
+
+
 class _Morph:
     """Noun/verb lemmatisation checked against WordNet's lemma index."""
 
@@ -233,14 +249,7 @@ class _Morph:
             return IRREGULAR_NOUNS[low]
         if low.endswith("men") and self._known(low[:-3] + "man", "n"):
             return low[:-3] + "man"
-        candidates = []
-        if low.endswith("ies"):
-            candidates.append(low[:-3] + "y")
-        if low.endswith("es"):
-            candidates.append(low[:-2])
-        if low.endswith("s") and not low.endswith("ss"):
-            candidates.append(low[:-1])
-        for c in candidates:
+        for c in singular_candidates(low):
             if self._known(c, "n"):
                 return c
         return low
@@ -915,7 +924,6 @@ class RuleDecomposer:
         ref = self._ref(np_, ctx)
         be = "are" if self._plural_ref(ref, np_) else "is"
         if np_.conj:
-            cats = [self.category(c.head_text) for c in np_.conj]
             if ref == "the people":
                 singles = all(not c.plural for c in np_.conj)  # "a man and a woman" -> two; "four men and a boy" -> ?
                 out.add(f"There are {_number_word(len(np_.conj)) + ' ' if singles else ''}people.", "entity")

@@ -151,14 +151,10 @@ def query_nouns(query: str, wordnet=None, max_terms: int | None = None) -> list[
 
 def noun_lemma(word: str, wordnet) -> str | None:
     """The WordNet noun lemma of `word` (plural reduced), or None when WordNet has no such noun."""
+    from ..atoms.decompose import singular_candidates
+
     low = word.lower()
-    candidates = [low]
-    if low.endswith("ies"):
-        candidates.append(low[:-3] + "y")
-    if low.endswith("es"):
-        candidates.append(low[:-2])
-    if low.endswith("s") and not low.endswith("ss"):
-        candidates.append(low[:-1])
+    candidates = [low, *singular_candidates(low)]
     if low.endswith("men"):
         candidates.append(low[:-3] + "man")
     for c in candidates:  # the surface form first: 'pants' and 'glasses' are lemmas of their own

@@ -1,0 +1,58 @@
+"""Local HTTP stand-ins for online services (OpenAI-compatible chat, Wikipedia), shared by the paper tests.
+
+    with local_server(lambda method, path, body: (200, {"ok": True})) as url: ...
+
+`answer(method, path, body)` returns (status, JSON object); `body` is the parsed JSON request body (None for GET).
+Proxies are cleared by `no_proxy(monkeypatch)` so the clients talk to 127.0.0.1 directly.
+"""
+from __future__ import annotations
+
+import json
+import threading
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def chat_completion(model: str, text: str) -> dict:
+    """A minimal OpenAI chat.completion response carrying `text`."""
+    return {"id": "c", "object": "chat.completion", "created": 1, "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+
+
+@contextmanager
+def local_server(answer):
+    """Serve `answer` on 127.0.0.1 (random port); yields the base URL 'http://127.0.0.1:<port>'."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def _reply(self, method: str, body):
+            status, obj = answer(method, self.path, body)
+            data = json.dumps(obj).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self):  # noqa: N802
+            self._reply("GET", None)
+
+        def do_POST(self):  # noqa: N802
+            self._reply("POST", json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def no_proxy(monkeypatch) -> None:
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
