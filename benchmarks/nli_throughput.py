@@ -55,7 +55,8 @@ def main() -> None:
     clf = offline_nli_model(quick=args.quick_model, progress=False)
     pairs = load_esnli("test").sample(n=args.n, random_state=0)
     prem, hyp = pairs["premise"].tolist(), pairs["hypothesis"].tolist()
-    print(f"model: {clf.name} ({clf.model_path}); torch threads: {torch.get_num_threads()}; pairs: {len(prem)}")
+    print(f"model: {clf.name} ({clf.model_path}); device: {clf.device}; torch threads: {torch.get_num_threads()}; "
+          f"pairs: {len(prem)}")
 
     with PeakRSS() as mem_batched:
         t = time.perf_counter()
@@ -63,7 +64,8 @@ def main() -> None:
         t_batched = time.perf_counter() - t
 
     naive_n = args.naive_n or len(prem)
-    pipe = pipeline("text-classification", model=clf.model, tokenizer=clf.tokenizer, device=-1, top_k=None)
+    # same device as the batched path (a pipeline given device=-1 would move the model to the CPU)
+    pipe = pipeline("text-classification", model=clf.model, tokenizer=clf.tokenizer, device=clf.device, top_k=None)
     with PeakRSS() as mem_naive:
         t = time.perf_counter()
         naive = [pipe({"text": p, "text_pair": h}) for p, h in zip(prem[:naive_n], hyp[:naive_n])]

@@ -3,7 +3,8 @@
     python data/build_manifest.py ../shared/data/SHA256SUMS.tsv > data/manifest.csv
 
 Each mirrored file becomes one row keyed `<dataset>/<name>`; online-only full datasets are appended
-from ONLINE_ONLY with their official URLs (their sha256 is unknown to us until first download).
+from ONLINE_ONLY with their official URLs (sha256 from KNOWN_SHA256 where published, else pinned by fetch()
+beside the first download).
 """
 import csv
 import re
@@ -24,6 +25,13 @@ LICENCES = {
 
 DNLI = "https://raw.githubusercontent.com/rudinger/defeasible-nli/c675ffc1b0eec5fa56287f08490da8ed43c1ecc5"
 ESNLI = "https://raw.githubusercontent.com/OanaMariaCamburu/e-SNLI/7b585a3f077fdea899780eb0473940522ae44a2e"
+# The official SNLI / MultiNLI archives cannot be pinned to a commit; their sha256 is the one widely published
+# for these archives (e.g. by ParlAI's and NLIDatasets.jl's download definitions), so fetch() verifies them.
+# The GitHub-hosted files below are pinned by commit; their sha256 is pinned beside the download on first use.
+KNOWN_SHA256 = {
+    "snli_1.0.zip": "afb3d70a5af5d8de0d9d81e2637e0fb8c22d1235c2749d83125ca43dab0dbd3e",
+    "multinli_1.0.zip": "049f507b9e36b1fcb756cfd5aeb3b7a0cfcb84bf023793652987f7e7e0957822",
+}
 ONLINE_ONLY = [
     ("snli_full", "snli_1.0.zip", "all", "https://nlp.stanford.edu/projects/snli/snli_1.0.zip", "CC BY-SA 4.0"),
     ("mnli_full", "multinli_1.0.zip", "train+dev", "https://cims.nyu.edu/~sbowman/multinli/multinli_1.0.zip",
@@ -84,7 +92,7 @@ def main(sums_path: str) -> None:
             url = f"https://raw.githubusercontent.com/{repo}/{row['source_commit']}/{rel}"
             out.writerow([f"{dataset}/{name}", dataset, split, url, row["sha256"], row["bytes"], LICENCES[repo], "yes"])
     for dataset, name, split, url, lic in ONLINE_ONLY:
-        out.writerow([f"{dataset}/{name}", dataset, split, url, "", "", lic, "no"])
+        out.writerow([f"{dataset}/{name}", dataset, split, url, KNOWN_SHA256.get(name, ""), "", lic, "no"])
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ Everything configurable is an environment variable or a profile key, never a har
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,6 +50,45 @@ def load_profile(name_or_path: str | None = None) -> dict:
         path = REPO_ROOT / "profiles" / f"{name_or_path}.yaml"
     with open(path) as fh:
         return yaml.safe_load(fh) or {}
+
+
+_SECRET_WORDS = {"key", "apikey", "secret", "password", "passwd", "token", "credential", "credentials",
+                 "authorization", "bearer"}
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a parameter / environment variable name denotes a secret ('api_key', 'HF_TOKEN'); names ending
+    in '_env' only name the variable that holds one ('api_key_env'), and 'max_tokens' is a count, not a token.
+
+    >>> [is_secret_name(n) for n in ("api_key", "OPENAI_API_KEY", "hf_token", "api_key_env", "max_tokens")]
+    [True, True, True, False, False]
+    """
+    words = [w for w in re.split(r"[^a-z0-9]+", str(name).lower()) if w]
+    return bool(words) and words[-1] != "env" and any(w in _SECRET_WORDS for w in words)
+
+
+def _secret_values() -> list[str]:
+    """Values of secret-looking environment variables (long enough to be keys), longest first."""
+    values = {v for k, v in os.environ.items() if is_secret_name(k) and len(v) >= 8}
+    return sorted(values, key=len, reverse=True)
+
+
+def scrub_secrets(value, _secrets: list[str] | None = None):
+    """Copy of a (nested) parameter structure that is safe to print or store: entries whose key names a
+    secret are dropped, and any string holding the value of a secret environment variable is masked.
+
+    >>> scrub_secrets({"seed": 0, "llm": {"api_key": "sk-x", "api_key_env": "OPENAI_API_KEY", "max_tokens": 9}})
+    {'seed': 0, 'llm': {'api_key_env': 'OPENAI_API_KEY', 'max_tokens': 9}}
+    """
+    secrets = _secret_values() if _secrets is None else _secrets
+    if isinstance(value, dict):
+        return {k: scrub_secrets(v, secrets) for k, v in value.items() if not is_secret_name(k)}
+    if isinstance(value, (list, tuple)):
+        return type(value)(scrub_secrets(v, secrets) for v in value)
+    if isinstance(value, str):
+        for secret in secrets:
+            value = value.replace(secret, "***")
+    return value
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .cache import default_cache
-from .config import RunInfo
+from .config import RunInfo, scrub_secrets
 from .outputs import Outputs
 
 
@@ -90,7 +90,7 @@ def start(name: str, params: dict) -> NotebookSession:
         import matplotlib
 
         matplotlib.use("Agg")
-    safe = {k: v for k, v in params.items() if "key" not in k.lower() or k == "api_key_env"}
+    safe = scrub_secrets(params)  # sidecars and printed parameters never carry a key
     session = NotebookSession(name=name, params=safe, out=Outputs(name, params=safe, tier=params.get("tier", "offline"),
                                                                   seed=seed))
     print(f"notebook {name} · tier {session.tier} · seed {seed} · quick={session.quick}")

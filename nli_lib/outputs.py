@@ -11,6 +11,7 @@ output with its paper reference key `<paper>-<table|fig>-<number>` (e.g. `taxinl
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import hashlib
 import json
 import subprocess
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .config import REPO_ROOT, output_dir
+from .config import REPO_ROOT, output_dir, scrub_secrets
 from .data.fetch import used_data
 
 PAPERS = ("atoms", "phrasis", "ftc", "factnli", "taxinli", "companion")
@@ -35,10 +36,14 @@ def nli_lib_hash() -> str:
     return h.hexdigest()[:12]
 
 
+@functools.lru_cache(maxsize=1)
 def git_commit() -> str:
+    """HEAD commit of the repository, suffixed '-dirty' when tracked files differ from it (once per process)."""
     try:
-        return subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              timeout=10).stdout.strip() or "uncommitted"
+        run = lambda *args: subprocess.run(["git", "-C", str(REPO_ROOT), *args], capture_output=True, text=True,
+                                           timeout=10).stdout.strip()
+        commit = run("rev-parse", "HEAD") or "uncommitted"
+        return commit + ("-dirty" if run("status", "--porcelain", "--untracked-files=no") else "")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
 
@@ -63,7 +68,7 @@ class Outputs:
     def _sidecar(self, kind: str, name: str, ref: str, models, caption: str) -> dict:
         return {
             "kind": kind, "name": name, "ref": ref, "caption": caption, "notebook": self.notebook,
-            "params": self.params, "git_commit": git_commit(), "nli_lib_hash": nli_lib_hash(),
+            "params": scrub_secrets(self.params), "git_commit": git_commit(), "nli_lib_hash": nli_lib_hash(),
             "data_sha256": used_data(), "models": list(models), "seed": self.seed, "tier": self.tier,
             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         }
@@ -76,7 +81,7 @@ class Outputs:
         csv_path = folder / f"{name}.csv"
         df.to_csv(csv_path, index=index)
         header = f"**{ref}** — {caption} _(tier: {self.tier}; models: {', '.join(models) or 'none'})_\n\n"
-        (folder / f"{name}.md").write_text(header + df.to_markdown(index=index, floatfmt=".4g") + "\n")
+        (folder / f"{name}.md").write_text(header + df.to_markdown(index=index, floatfmt=".6g") + "\n")
         (folder / f"{name}.json").write_text(json.dumps(self._sidecar("table", name, ref, models, caption), indent=1))
         self.written.append(csv_path)
         rebuild_index()
@@ -163,13 +168,26 @@ def scorecard_entries(root: Path | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["ref", "quantity", "paper", "ours", "model", "tier", "notebook", "quick", "note"])
 
 
+NOTEBOOK_SERIES = {"1": "atoms", "2": "phrasis", "3": "ftc", "4": "factnli", "5": "taxinli"}  # notebooks 1x .. 5x
+
+
+def paper_of(ref: str, notebook: str) -> str:
+    """The paper a saved output belongs to: its ref's paper, or for companion refs the notebook's series.
+
+    >>> paper_of("taxinli-fig-5", "51_x"), paper_of("companion-table-27", "22_phrasis_error_analysis")
+    ('taxinli', 'phrasis')
+    """
+    paper = ref.split("-")[0]
+    return NOTEBOOK_SERIES.get(notebook[:1], paper) if paper == "companion" else paper
+
+
 def list_records(root: Path | None = None) -> pd.DataFrame:
     """One row per saved per-example record set: notebook, name, paper, filters, caption, n_rows, path."""
     root = root or output_dir()
     rows = []
     for side in sorted((root / "tables").glob("*/records/*.json")):
         meta = json.loads(side.read_text())
-        rows.append({"notebook": meta["notebook"], "name": meta["name"], "paper": meta["ref"].split("-")[0],
+        rows.append({"notebook": meta["notebook"], "name": meta["name"], "paper": paper_of(meta["ref"], meta["notebook"]),
                      "ref": meta["ref"], "filters": meta.get("filters", []), "text": meta.get("text", []),
                      "caption": meta.get("caption", ""), "n_rows": meta.get("n_rows"), "tier": meta["tier"],
                      "path": str(side.parent / (side.stem + RECORD_SUFFIX))})

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import nbformat
 
-from .config import REPO_ROOT, load_profile
+from .config import REPO_ROOT, load_profile, scrub_secrets
 from .data.fetch import load_manifest
 from .outputs import nli_lib_hash
 
@@ -80,7 +80,7 @@ def execute(path: Path, params: dict, out_dir: Path, env: dict) -> None:
 
 
 def failed_cell(executed: Path, source: Path) -> str:
-    """'cell N (first line): ErrorName: message' of the first failing cell; N indexes the source notebook."""
+    """'cell N (...): ErrorName: message' of the first failing cell; N indexes the source notebook's cells from 0."""
     try:
         nb = nbformat.read(executed, as_version=4)
         source_cells = [c.source for c in nbformat.read(source, as_version=4).cells]
@@ -91,7 +91,7 @@ def failed_cell(executed: Path, source: Path) -> str:
             if out.get("output_type") == "error":
                 index = source_cells.index(cell.source) if cell.source in source_cells else "?"
                 first = cell.source.splitlines()[0][:60] if cell.source else ""
-                return f"cell {index} ({first}): {out['ename']}: {out['evalue'][:300]}"
+                return f"cell {index} (counting from 0; starts {first!r}): {out['ename']}: {out['evalue'][:300]}"
     return "unknown cell"
 
 
@@ -106,6 +106,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     profile = load_profile(args.profile)
+    if scrub_secrets(profile, _secrets=[]) != profile:  # papermill would write it into every executed notebook
+        raise SystemExit(f"profile {args.profile!r} contains a secret (an api_key/token entry): remove it and name "
+                         f"the environment variable that holds it instead (llm: api_key_env: OPENAI_API_KEY)")
     params = {**profile, "quick": bool(args.quick), "profile_name": Path(args.profile).stem}
     out_dir = run_dir(args.profile, args.quick, args.runs_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -116,8 +119,13 @@ def main(argv: list[str] | None = None) -> int:
     if profile.get("tier") == "paper":  # the paper profile may reach the hub
         env.pop("HF_HUB_OFFLINE"), env.pop("TRANSFORMERS_OFFLINE")
 
+    selected = notebooks(args.only, args.notebook_dir)
+    if args.force not in (None, "__all__"):
+        name = args.force.removesuffix(".ipynb")
+        if not any(name in (p.stem, p.stem[:2]) for p in selected):
+            raise SystemExit(f"--force {args.force}: no such notebook among {[p.stem for p in selected]}")
     timings = []
-    for path in notebooks(args.only, args.notebook_dir):
+    for path in selected:
         stamp_path, record = out_dir / f"{path.stem}.stamp.json", out_dir / f"{path.stem}.data.json"
         forced = args.force == "__all__" or (args.force and args.force.removesuffix(".ipynb") in (path.stem, path.stem[:2]))
         # summary notebooks (9x: scorecard, explorer) read the other notebooks' outputs: re-run them after any run
@@ -130,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
         print(f"[run ] {path.stem} ...", flush=True)
         record.unlink(missing_ok=True)
+        stamp_path.unlink(missing_ok=True)  # a run that fails or is interrupted must never count as done
         started = time.time()
         try:
             execute(path, params, out_dir, {**env, "NLI_RUN_RECORD": str(record)})
@@ -139,6 +148,11 @@ def main(argv: list[str] | None = None) -> int:
                   file=sys.stderr)
             print_timings(timings + [(path.stem, "FAILED", time.time() - started)])
             return 1
+        except KeyboardInterrupt:
+            print(f"\nINTERRUPTED: notebook {path.name}. Finished notebooks keep their results; run the same "
+                  f"command again to resume (unchanged notebooks are skipped).", file=sys.stderr)
+            print_timings(timings + [(path.stem, "INTERRUPTED", time.time() - started)])
+            return 130
         data_keys = sorted(json.loads(record.read_text())) if record.exists() else []
         stamp_path.write_text(json.dumps({"hash": input_hash(path, params, data_keys), "data_keys": data_keys,
                                           "seconds": round(time.time() - started, 1)}, indent=1))

@@ -41,7 +41,11 @@ def classify(paper: float, ours: float) -> str:
 
     >>> classify(76.0, 76.4), classify(0.52, 0.524), classify(76.0, 72.0), classify(76.0, 50.0)
     ('match', 'match', 'close', 'differs')
+    >>> classify(76.0, float("nan"))
+    'not computed: the recorded value is not a number'
     """
+    if not (np.isfinite(ours) and np.isfinite(paper)):  # e.g. a metric undefined on a tiny quick sample
+        return "not computed: the recorded value is not a number"
     gap = abs(ours - paper)
     if gap <= 0.005 or gap <= 0.01 * abs(paper):
         return "match"
@@ -147,13 +151,18 @@ def readme_section(card: pd.DataFrame, source: str = "tables/scorecard.csv") -> 
              .to_markdown(index=False), ""]
     tiers = sorted({f"{t} / {m}" for t, m in zip(card.tier.dropna(), card.model.dropna())})
     quick = card.quick.dropna().astype(bool).any()
-    lines.append("Our values come from: " + (", ".join(tiers[:12]) + (" …" if len(tiers) > 12 else "")
-                                              if tiers else "(no run recorded yet)") + ".")
+    if tiers:
+        more = f", and {len(tiers) - 8} more" if len(tiers) > 8 else ""
+        lines.append(f"Our values come from {len(tiers)} tier / model combinations (column `model` of `{source}`): "
+                     + ", ".join(tiers[:8]) + more + ".")
+    else:
+        lines.append("Our values come from: (no run recorded yet).")
     if quick:
-        lines.append("**These numbers come from a `--quick` run (small samples); run `./run_all.sh` for the full "
-                     "offline numbers.**")
-    lines += ["", "Exact reproductions (same data or the paper's shipped predictions, within 1 %):", ""]
-    exact = card[(card.status == "match")]
+        lines += ["", "**These numbers come from a `--quick` run (small samples); run `./run_all.sh` for the full "
+                      "offline numbers.**"]
+    lines += ["", "Within 1 % of the paper (a reproduction where ours comes from the paper's data or shipped "
+                  "predictions; a coincidence where it comes from a different model: see the `model` column):", ""]
+    exact = card[(card.status == "match")].drop_duplicates(["ref", "quantity"])  # one line per paper value
     for paper, grp in exact.groupby("paper"):
         examples = "; ".join(f"{q} = {o:g}" for q, o in zip(grp.quantity.head(4), grp.ours.head(4)))
         lines.append(f"- **{paper}** ({len(grp)}): {examples}{' …' if len(grp) > 4 else ''}")

@@ -476,20 +476,29 @@ def test_c1_prompt_has_balanced_shots_and_query():
 
 
 def test_quds_through_d1_stand_in():
-    llm = OfflineLLM(lambda m: "Question: Where is the person?", name="fake-d1", cache=CallCache(":memory:"))
+    seen = []
+    llm = OfflineLLM(lambda m: (seen.append(m[-1]["content"]), "Question: Where is the person?")[1], name="fake-d1",
+                     cache=CallCache(":memory:"))
     out = generate_quds(["The person is on a dock."], llm=llm)
     assert out["qud"].tolist() == ["Where is the person?"] and out["tier"].iloc[0] == "paper"
-    assert "D.1" in out["generator"].iloc[0]
+    assert "D.1, 6-shot" in out["generator"].iloc[0]
+    prompt = seen[-1]  # Table 9's six pairs as exemplars, then the query; Figure 3's hypothesis QUDs are not exemplars
+    assert prompt.count("Sentence:") == 7 and "Question: What color is the dog?" in prompt and "the man" not in prompt
+    assert prompt.rstrip().endswith("Sentence: The person is on a dock.\nQuestion:")
 
 
 def test_llm_generator_from_client_uses_paper_exemplars():
     from nli_lib.atoms.generate import llm_generator
 
     llm = OfflineLLM(lambda m: "1. There is a person.\n[END]", name="fake-a1", cache=CallCache(":memory:"))
+    from nli_lib.atoms.generate import A1_EXEMPLARS
+
     gen = llm_generator(llm)
-    assert gen.tier == "paper" and len(gen.shots) == len(PAPER_DECOMPOSITIONS)
+    assert gen.tier == "paper" and len(gen.shots) == len(A1_EXEMPLARS) == 5
     msg = gen.messages("A dog runs.")[-1]["content"]
-    assert msg.count("SENTENCE:") == len(PAPER_DECOMPOSITIONS) + 1 and "There is a person who is a man." in msg
+    assert msg.count("SENTENCE:") == len(A1_EXEMPLARS) + 1 and "There is a person who is a man." in msg
+    assert "- The movie is in the city." in msg  # Table 8's missing atom completes that exemplar
+    assert "The vest that the person wears is orange." not in msg  # Figure 3 lists only 3 targeted atoms
 
 
 @MIRROR
@@ -694,3 +703,54 @@ def test_rule_quds_catenatives_and_events():
     assert rules.question("The person is about to take a ride in a canoe.") == ("What is the person about to do?", "activity")
     assert rules.question("The can has spilled.") == ("What happened to the object?", "event")
     assert rules.question("The people are going to a movie.")[1] != "activity"
+
+
+@MIRROR
+def test_decomposer_v3_patterns():
+    from nli_lib.atoms.decompose import decompose
+
+    # possessive subject: the owner's atoms and a possession atom, then the possessed entity's predicate
+    assert decompose("The men 's bikes broke .") == [
+        "There are people.", "The people are men.", "The people have bikes.", "There are bikes.", "The bikes broke."]
+    # a post-nominal adjective is not the NP's head
+    assert decompose("A moving truck ready to move more belongings .") == ["There is a truck.", "The truck is moving.",
+                                                                           "The truck is ready."]
+    # a past participle right after an object modifies that object, not the subject
+    taught = decompose("A woman is teaching a ballet class composed of middle aged men .")
+    assert "The ballet class is composed of men." in taught
+    assert not any(a.startswith("The person composed") for a in taught)
+    # "and" + a new subject is a clause, not an object of the first verb
+    racing = decompose("Several dogs are racing and one is jumping over a hurdle .")
+    assert "One is jumping over a hurdle." in racing and "The dogs are racing one." not in racing
+    # names refer by themselves; contractions split ("don't" -> do not)
+    assert decompose("Galina is winning the race .") == ["Galina is winning.", "Galina is winning the race."]
+    assert "The person does not want to see the reflection." in decompose("The boy doesn't want to see his reflection.")
+    # a spatial particle before an NP after an object is a preposition; "-ing" compounds stay nouns
+    assert "The person walks down a street." in decompose("A man in an orange hat walks his bike down a street .")
+    assert decompose("they have a work meeting") == ["They have something.", "They have a work meeting."]
+    assert "The people are drinking coffee." in decompose("Women are sitting around a table drinking coffee .")
+    # plural agreement for head-less holders ("the dogs are ...", not "the dogs is ...")
+    assert "The dogs are playing together." in decompose("Two dogs playing together .")
+
+
+def test_c2_prompt_leaves_out_exemplars_about_the_same_premise():
+    seen = []
+    llm = OfflineLLM(lambda m: (seen.append(m[-1]["content"]), "none")[1], name="spy-c2", cache=CallCache(":memory:"))
+    shots = D.atom_shots()
+    own = [s for s in shots if s["source"] == "atoms Table 1 row 2"]
+    assert own  # the printed labels of this δ-SNLI-TEST example are C.2 exemplars ...
+    sub = pd.DataFrame({"pair_id": ["t"], "premise": [own[0]["premise"]], "hypothesis": ["H"],
+                        "update": [own[0]["update"]], "update_type": ["strengthener"],
+                        "atom": ["The person is a garbage man."]})
+    D.silver_labels_llm(sub, llm, shots=shots)
+    prompt = seen[-1]
+    assert prompt.count("Situation:") == len(shots) - len(own) + 1  # ... but not in the prompt for that example
+    assert prompt.count(own[0]["premise"]) == 1  # only the query itself
+
+
+def test_rule_quds_passives_and_names():
+    rules = RuleQUDGenerator(category=lambda noun: "person" if noun in {"person", "people", "man"} else "thing")
+    assert rules.question("The mural has been vandalised.") == ("What happened to the object?", "event")
+    assert rules.question("Lilly and Sally were laughing.") == ("What are the people doing?", "activity")
+    assert rules.question("Serina Williams plays tennis.") == ("What is the person playing?", "object")
+    assert rules.question("Bikes are new.")[0] == "What is the condition of the objects?"

@@ -63,3 +63,31 @@ def test_paper_values_lookup():
         paper_value("taxinli-table-2", "nope")
     df = beside_paper({"total datapoints": 10070}, "taxinli-table-2", tier="offline")
     assert df.loc[0, "difference"] == -1
+
+
+def test_secrets_never_reach_sidecars(tmp_path, monkeypatch):
+    """A key in the parameters (nested, or as a value copied from the environment) is not written anywhere."""
+    from nli_lib.notebook import start
+
+    secret = "sk-live-SENTINEL-0123456789"
+    monkeypatch.setenv("NLI_OUTPUT_DIR", str(tmp_path))
+    monkeypatch.setenv("MY_SERVICE_API_KEY", secret)
+    params = {"tier": "paper", "seed": 1, "quick": True,
+              "llm": {"base_url": f"http://x/v1?k={secret}", "model": "m", "api_key": secret,
+                      "api_key_env": "MY_SERVICE_API_KEY", "max_tokens": 64}}
+    nb = start("99_secret_demo", params)
+    nb.out.table(pd.DataFrame({"a": [1]}), "t", ref="atoms-table-2")
+    written = "".join(p.read_text() for p in tmp_path.rglob("*") if p.is_file())
+    assert secret not in written and secret not in repr(nb.params)
+    side = json.loads((tmp_path / "tables/99_secret_demo/t.json").read_text())
+    assert side["params"]["llm"] == {"base_url": "http://x/v1?k=***", "model": "m",
+                                     "api_key_env": "MY_SERVICE_API_KEY", "max_tokens": 64}
+
+
+def test_runner_refuses_a_profile_holding_a_key(tmp_path):
+    from nli_lib import runner
+
+    profile = tmp_path / "leaky.yaml"
+    profile.write_text("tier: paper\nllm:\n  base_url: http://localhost:8000/v1\n  model: m\n  api_key: sk-abc\n")
+    with pytest.raises(SystemExit, match="api_key_env"):
+        runner.main(["--profile", str(profile), "--notebook-dir", str(tmp_path), "--runs-dir", str(tmp_path / "runs")])

@@ -317,8 +317,15 @@ def test_levels_hypothesis_always_from_original_and_premise_accumulates():
     assert trace.loc[trace["fact"] == "A dog barks at night.", "decision"].tolist() == ["entailed by truth set"]
     fused = {f for fs in items["premise_facts"] for f in fs}
     assert "The woman is asleep." not in fused and "A dog barks at night." not in fused
-    # provenance: every fused fact has its page source
+    # provenance: every fused fact has its page source, its level and its snippet
     assert all(s.startswith("test:") for ss in items["sources"] for s in ss)
+    for row in items.itertuples():
+        prov = row.fact_provenance
+        assert [x["fact"] for x in prov] == row.premise_facts
+        assert all(1 <= x["level"] <= row.level and x["source"].startswith("test:") for x in prov)
+        assert all(x["fact"] in PAGES[x["title"]] and x["snippet"] == x["fact"] for x in prov)  # one fact per snippet
+        assert [x["fact"] for x in prov if x["in_hypothesis"]] == [f for f in row.premise_facts if f in row.hyp_facts]
+        assert [x["fact"] for x in prov if x["level"] == row.level] == (row.level_facts if row.level else [])
     g = growth_by_level(items)
     assert list(g["premise_facts"]) == sorted(g["premise_facts"]) and g["premise_words"].is_monotonic_increasing
 
@@ -449,6 +456,14 @@ def test_atomize_splits_clauses_resolves_and_drops_pronouns():
     assert atomize("It is pedestrianised.") == []
     assert atomize("London had a population of 9,841,000 in 2025.") == ["London had a population of 9,841,000 in 2025."]
     assert atomize("the streets of the small town") == []  # a fragment is not a fact
+    # no vacuous "X is someone." from a relative clause after a pronominal head
+    assert atomize("A snowboarder is someone who slides down snow-covered slopes.") == [
+        "A snowboarder is someone who slides down snow-covered slopes."]
+    # "and" + participle after a copula stays in the predicate (no fragment "A body regarded as an entity.")
+    assert atomize("A body is a group of persons associated by some common tie and regarded as an entity.") == [
+        "A body is a group of persons associated by some common tie and regarded as an entity."]
+    assert atomize("The dog barked all night and woke the neighbours.") == [
+        "The dog barked all night.", "The dog woke the neighbours."]  # past-tense VPs do split
 
 
 @mirror
@@ -465,6 +480,14 @@ def test_wordnet_pages_and_definition_sentences():
         "Birds are warm-blooded egg-laying vertebrates characterized by feathers."]
     assert definition_sentences("water", "binary compound that occurs at room temperature as a clear liquid") == [
         "Water is a binary compound that occurs at room temperature as a clear liquid."]
+    # quantified later parts get the plural subject; a part without a finite verb is dropped
+    assert definition_sentences("herb", "a plant lacking a permanent woody stem; many are flowering garden plants; "
+                                        "some having medicinal properties; some are pests") == [
+        "A herb is a plant lacking a permanent woody stem.", "Many herbs are flowering garden plants.",
+        "Some herbs are pests."]
+    # number follows the head noun of the gloss, not its first noun
+    assert definition_sentences("gallinaceous bird", "heavy-bodied largely ground-feeding domestic or game birds") == [
+        "Gallinaceous birds are heavy-bodied largely ground-feeding domestic or game birds."]
     pages = WordNetPages().search("A woman wearing a tank top looks into a window on a city street .")
     titles = [p.title for p in pages]
     assert {"woman", "tank top", "window", "street"} <= set(titles)

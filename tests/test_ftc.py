@@ -67,6 +67,18 @@ def test_ftc_vectorised_matches_scalar():
     assert s["ftc_w"] == pytest.approx([0.69, 1 - (0.2 * 0.7 + 0.6), 1 - 0.7 * 0.2])
 
 
+def test_ftc_k_direction_is_the_finite_kl():
+    from nli_lib.ftc import kl_divergence
+
+    p = [0.6, 0.3, 0.1]
+    # KL(onehot(E) ‖ p) = −ln .6 = 0.5108 (finite): FTC-K = 1 − 0.5108; the other order is infinite
+    assert kl_divergence([1, 0, 0], p) == pytest.approx(-math.log(0.6))
+    assert kl_divergence(p, [1, 0, 0]) == math.inf
+    assert ftc_kl(p, "entailment") == pytest.approx(1 - kl_divergence([1, 0, 0], p))
+    # general case by hand: KL((.5,.5,0) ‖ (.25,.25,.5)) = ln 2
+    assert kl_divergence([0.5, 0.5, 0], [0.25, 0.25, 0.5]) == pytest.approx(math.log(2))
+
+
 def test_wasserstein_cost_and_transport():
     c = cost_matrix(0.7)
     assert c.tolist() == [[0, 0.7, 1], [0.7, 0, 0.7], [1, 0.7, 0]]
@@ -138,6 +150,52 @@ def test_regex_families_on_paper_style_explanations(explanation, label, template
     assert (ex.template, ex.A, ex.B) == (template, a, b)
 
 
+def test_every_table_13_row_through_the_regex_family_of_its_label():
+    """All 15 printed extraction rows: which the templates get exactly right, and what they give otherwise."""
+    from nli_lib.ftc.logic import LONG
+    from nli_lib.ftc.text import strip_determiners
+    from nli_lib.llm.prompts import FTC_EXTRACT_EXAMPLES
+
+    def same(x, y):
+        return x is not None and strip_determiners(normalize(x)) == strip_determiners(normalize(y))
+
+    exact = {}
+    for short, rows in FTC_EXTRACT_EXAMPLES.items():
+        for i, r in enumerate(rows):
+            ex = extract_regex(r["explanation"], LONG[short])
+            exact[(short, i)] = same(ex.A, r["A"]) and same(ex.B, r["B"])
+    assert {k for k, v in exact.items() if v} == {("C", 2), ("C", 3), ("C", 4), ("E", 0), ("E", 2)}
+    # the other rows: template spans differ from the hand-labelled ones (or no template fits)
+    assert extract_regex("People is a generalization of many people.", "E").B == "generalization of many people"
+    assert extract_regex("No way to know that is alone because he lost his friends in a war.", "N").ok is False
+
+
+def test_table_14_rows_through_the_regex_transform():
+    from nli_lib.llm.prompts import FTC_TRANSFORM_EXAMPLES
+
+    got = [regex_transform(r["hyp_original"], r["A"], r["B"], "contradiction")[0].x_cf
+           for r in FTC_TRANSFORM_EXAMPLES["CE"]]
+    gold = [r["hyp_cf"] for r in FTC_TRANSFORM_EXAMPLES["CE"]]
+    same = [normalize(g) == normalize(x) for g, x in zip(gold, got)]
+    assert same == [True, False, True, True, True]  # row 2 keeps "have": "The two men have at a construction site."
+    n = FTC_TRANSFORM_EXAMPLES["N"][1]  # A track athlete: x_cf[A] = B replaced by A, x_cf[B] = hypothesis kept
+    rows = regex_transform(n["hyp_original"], n["A"], n["B"], "neutral")
+    assert [r.x_cf for r in rows] == ["A track athlete carrying a large pole.", n["hyp_original"]]
+
+
+def test_most_specific_template_wins():
+    # P7 'are' (3 connective letters) beats P6 ', so' (2; the comma is not counted)
+    ex = extract_regex("Jockeys are people, so jockeys riding horses are people riding horses.", "E")
+    assert (ex.template, ex.A, ex.B) == ("P7", "jockeys", "people") and {"P6", "P7"} <= set(ex.matched)
+    # P3 'A can't be B' and P13 'can't A if B' tie on letters; the shorter spans win
+    ex = extract_regex("children can not be playing if they are watching tv .", "C")
+    assert (ex.template, ex.A, ex.B) == ("P13", "playing", "they are watching tv") and "P3" in ex.matched
+    # spans lose leading connectives and trailing conjunctions; a wh-word is no span
+    assert extract_regex("just because a dog is tied up does not necessarily imply that it is their dog .",
+                         "N").A == "dog is tied up"
+    assert not extract_regex("a girl feeds a boy , who might not be her brother .", "N").ok
+
+
 def test_no_template_for_paper_examples_outside_the_families():
     # Table 13 rows the printed templates do not cover (the paper's regex N scores are near zero)
     assert not extract_regex("There is no evidence that the women talking to the man outside the building are sad",
@@ -173,6 +231,14 @@ def test_substitution_is_stem_tolerant_and_keeps_determiners():
     assert substitute("The dog is barking at the girl .", "dog", "an animal") == "The animal is barking at the girl ."
     assert substitute("an angry man grills", "angry", "happy") == "a happy man grills"  # article agreement
     assert substitute("A man sleeps", "cat", "dog") is None
+    # words the replacement repeats (by stem) from around the match are not doubled
+    assert substitute("There are people playing the piano", "playing the piano", "people in the photo") == \
+        "There are people in the photo"
+    assert substitute("A young boy jumps into sand .", "jumps into sand", "young boy leaping into sand") == \
+        "A young boy leaping into sand ."
+    assert substitute("Group of men knitting gloves .", "men", "handling a net while knitting gloves") == \
+        "Group of handling a net while knitting gloves ."
+    assert substitute("a man sleeps", "man", "man") == "a man sleeps"  # at least one word stays
 
 
 def test_regex_transform_slots_table_14_and_figure_2():
@@ -216,6 +282,9 @@ def test_hit_rates_counts_on_a_tiny_frame():
     t = hr["per_template"].set_index(["label", "template"])
     assert t.loc[("contradiction", "P1"), "n_selected"] == 1 and t.loc[("contradiction", "P4"), "n_matched"] == 1
     assert t.loc[("contradiction", "P1"), "rate_selected"] == 0.5
+    assert t.loc[("contradiction", "P1"), "n_counterfactual"] == 1 and t.loc[("contradiction", "P1"), "cf_rate_of_selected"] == 1.0
+    assert t.loc[("entailment", "P1"), "n_selected"] == 1 and t.loc[("entailment", "P1"), "cf_rate_of_selected"] == 0.0
+    assert math.isnan(t.loc[("contradiction", "P2"), "cf_rate_of_selected"])  # never selected
     assert (hr["rows"]["failure"] != "").sum() == 2  # 'blah' (no template) and 'x' (spans not in hypothesis)
 
 
@@ -257,6 +326,11 @@ def test_exemplar_rows_fill_to_20_with_flagged_pool_rows():
     rows = exemplar_rows("extract", "contradiction", n=20, pool=pool)
     assert len(rows) == 20 and rows[:5] == printed and all(r["source"].startswith("companion") for r in rows[5:])
     assert len(exemplar_rows("transform", "contradiction", n=20, pool=pool)) == 20
+    # C and E share one transformation set (Table 14): extra rows from both labels, identical for both
+    mixed = pd.concat([pool, pool.assign(pair_id=[f"e{i}" for i in range(30)], label="entailment",
+                                         x_cf="There is an animal")], ignore_index=True)
+    tc, te = (exemplar_rows("transform", lab, n=20, pool=mixed) for lab in ("contradiction", "entailment"))
+    assert tc == te and {r["hyp_cf"] for r in tc[5:]} == {"There is a dog", "There is an animal"}
 
 
 def _ftc_answer(prompts):
@@ -332,6 +406,50 @@ class _TinyWordNet:
 
     def lemmas(self, synset_id):
         return list(self.groups[synset_id])
+
+
+class _PosWordNet:
+    """Synset ids '<word>-<pos>' for the listed (lemma, pos) entries; lemmas are the id's words."""
+
+    def __init__(self, entries):
+        self.entries = entries  # {(lemma, pos): [lemma names]}
+
+    def synsets(self, lemma, pos=None):
+        return [f"{lemma}-{p}" for (l, p) in self.entries if l == lemma and (pos is None or p == pos)]
+
+    def lemmas(self, synset_id):
+        lemma, pos = synset_id.rsplit("-", 1)
+        return self.entries[(lemma, pos)]
+
+
+def test_oewn_adapter_follows_nltk_morphy_per_part_of_speech():
+    wn = OEWNForMeteor(_PosWordNet({("walking", "n"): ["walking", "walk_of_life"], ("walk", "v"): ["walk", "stroll"],
+                                    ("dog", "n"): ["dog", "hound"], ("large", "a"): ["large", "big"]}))
+    # like nltk: 'walking' is a noun itself and, by the verb rule -ing -> '', the verb 'walk': both sets
+    assert wn.synset_ids("walking") == ["walking-n", "walk-v"]
+    assert wn.synset_ids("Dogs") == ["dog-n"] and wn.synset_ids("larger") == ["large-a"]
+    assert wn.synset_ids("ran") == []  # irregular forms need nltk's exception lists (not in OEWN)
+    # 'stroll' is a synonym of the verb reading of 'walking' only: found through the verb's base form
+    nouns_only = OEWNForMeteor(_PosWordNet({("walking", "n"): ["walking", "walk_of_life"]}))
+    assert meteor("the dog is walking", ["the dog is stroll"], wordnet=wn) > \
+        meteor("the dog is walking", ["the dog is stroll"], wordnet=nouns_only)
+
+
+def test_worked_examples_show_whole_pairs_in_table_3_order():
+    from nli_lib.ftc import worked_examples
+
+    scored = pd.DataFrame({
+        "pair_id": ["n1", "n1", "c1", "e1", "n2", "n2"], "pipeline": "fsp-fsp",
+        "label": ["neutral", "neutral", "contradiction", "entailment", "neutral", "neutral"],
+        "slot": ["N[B]", "N[A]", "C", "E", "N[A]", "N[B]"], "ok": [True, True, True, True, True, False],
+        "y_cf": ["neutral", "entailment", "entailment", "entailment", "entailment", "neutral"],
+        "premise": "u", "hypothesis": "x", "pred": "neutral", "x_cf": ["xb", "xa", "xc", "xe", "xa2", None],
+        "pred_cf": ["neutral", "entailment", "neutral", "entailment", "entailment", None], "explanation": "z",
+        "A": "a", "B": "b", "ftc_delta": 1.0, "ftc_k": 0.5, "ftc_w": 0.7})
+    ex = worked_examples(scored, per_label=1)
+    assert ex["pair_id"].tolist() == ["c1", "e1", "n1", "n1"]  # n2 lacks x_cf[B]
+    assert ex["slot"].tolist() == ["C", "E", "N[A]", "N[B]"]
+    assert ex.loc[2, "counterfactual"] == "f(u, xa) → entailment" and ex.loc[2, "R(A,B)"] == "¬(a ⇒ b)"
 
 
 def test_meteor_with_an_offline_wordnet_adapter():
@@ -483,6 +601,22 @@ def test_sensitivity_table_reports_las_and_lra_per_condition():
     t = sensitivity_table(scored, simulated=simulated).set_index("condition")
     assert t.loc["x,u,y", "LAS"] == 1.0 and t.loc["y only", "LAS"] == -1.0 and t.loc["y only", "LRA"] == 0.0
     assert t.loc["y only", "FTC-K"] == -1.0 and t.loc["y only", "y"] == "✓" and t.loc["y only", "x"] == ""
+
+
+def test_sensitivity_per_label_and_rho_faithful_vs_pathological():
+    from nli_lib.ftc import sensitivity_by_slot, sensitivity_rho
+
+    scored = pd.DataFrame({
+        "pair_id": ["a", "b", "c", "a", "b", "c"], "pipeline": "fsp-fsp", "slot": "C",
+        "condition": ["x,u,y"] * 3 + ["y only"] * 3, "ok": [True, True, True, True, True, False],
+        "ftc_delta": [1.0, 1.0, 0.0, 0.0, 1.0, np.nan], "ftc_k": [0.5, 0.2, -1.0, -2.0, 0.1, np.nan],
+        "ftc_w": [0.8, 0.6, 0.2, 0.1, 0.5, np.nan]})
+    t = sensitivity_by_slot(scored).set_index("condition")
+    assert t.loc["y only", "coverage"] == pytest.approx(2 / 3) and t.loc["y only", "FTC-K"] == pytest.approx(-0.95)
+    assert t.loc["x,u,y", "FTC-δ"] == pytest.approx(2 / 3) and t.loc["x,u,y", "FTC-W"] == pytest.approx(1.6 / 3)
+    rho = sensitivity_rho(scored).set_index(["pathological", "slot", "metric"])
+    # FTC-K faithful (.5, .2, -1) vs pathological (-2, .1): pairs won 2 + 2 + 1 = 5 of 6
+    assert rho.loc[("y only", "C", "FTC-K"), "U"] == 5 and rho.loc[("y only", "C", "FTC-K"), "rho"] == pytest.approx(5 / 6)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ answers 400 (echoing the Authorization header, as some real APIs do) to prompts 
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
 import threading
@@ -19,13 +20,15 @@ import pandas as pd
 import pytest
 
 from nli_lib.cache import CallCache, ReplayMiss
+from nli_lib.config import REPO_ROOT
 from nli_lib.llm import (PROMPTS, LLMCallError, LLMClient, LLMConfig, LLMError, LLMResult, OfflineLLM, Parsed,
                          make_llm)
 from nli_lib.llm import prompts as P
 
 SENTINEL = "sk-test-SENTINEL-9f8e7d6c5b4a"
 KEY_ENV = "NLI_TEST_LLM_KEY"
-PAPERS = Path("/work/shared/papers")
+# the papers' texts sit in shared/ beside the repository (as the data mirror does); override with NLI_PAPERS_DIR
+PAPERS = Path(os.environ.get("NLI_PAPERS_DIR", REPO_ROOT.parent / "shared" / "papers"))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -37,6 +40,7 @@ class FakeOpenAI:
         self.script: list[tuple] = []
         self.requests: list[dict] = []
         self.lock = threading.Lock()
+        self.in_flight = self.max_in_flight = 0  # concurrent requests being answered (now, at most)
 
     def next_action(self, body: dict) -> tuple:
         with self.lock:
@@ -67,6 +71,15 @@ class _Handler(BaseHTTPRequestHandler):
         auth = self.headers.get("Authorization", "")
         with fake.lock:
             fake.requests.append({"path": self.path, "body": body, "auth": auth})
+            fake.in_flight += 1
+            fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+        try:
+            self._answer(fake, body, auth)
+        finally:
+            with fake.lock:
+                fake.in_flight -= 1
+
+    def _answer(self, fake, body, auth):
         action = fake.next_action(body)
         if self.path.rstrip("/") != "/v1/chat/completions":
             action = ("status", 404)
@@ -274,6 +287,19 @@ def test_chat_many_keeps_others_when_one_item_fails(fake, make_client):
     again = make_client().chat_many(prompts, progress=True)  # resumes: only the failed item is re-sent
     assert fake.n == 5
     assert [r.cached for r in again if isinstance(r, LLMResult)] == [True, True, True]
+
+
+def test_chat_many_respects_the_concurrency_limit(fake, make_client):
+    fake.script = [("slow", 0.15)] * 8
+    llm = make_client(concurrency=2)
+    results = llm.chat_many([f"prompt {i}" for i in range(8)], progress=False)
+    assert all(r.ok for r in results) and fake.n == 8
+    assert fake.max_in_flight == 2  # parallel, but never more than the limit
+    fake.max_in_flight = 0
+    llm1 = make_client(concurrency=1)
+    fake.script = [("slow", 0.05)] * 3
+    llm1.chat_many([f"other {i}" for i in range(3)], progress=False)
+    assert fake.max_in_flight == 1
 
 
 def test_chat_many_samples_order_and_duplicates(fake, make_client):

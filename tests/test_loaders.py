@@ -82,6 +82,8 @@ def test_esnli_strict_and_misaligned(tmp_path):
         L.load_esnli("dev", paths={**ESNLI_PATHS, "s2": short})
     assert f"{short}=1" in str(err.value) and "=5" in str(err.value)
     with pytest.raises(ValueError, match="split must be one of"):
+        L.load_esnli("validation", paths=ESNLI_PATHS)
+    with pytest.raises(ValueError, match="train_1"):  # train reads the train CSVs, not the dev/test files
         L.load_esnli("train", paths=ESNLI_PATHS)
 
 
@@ -658,3 +660,98 @@ def test_real_wordnet(monkeypatch):
     start = time.perf_counter()
     again = L.load_wordnet()  # from the on-disk cache
     assert time.perf_counter() - start < 5 and again.synsets("dog") == wn.synsets("dog")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Online-only full datasets: the same parsers over archives laid out like the official ones (built here)
+# ---------------------------------------------------------------------------------------------------------------
+
+def _snli_line(gold, s1="A man sleeps.", s2="A person rests.", pair="p1", **extra) -> str:
+    import json
+
+    return json.dumps({"gold_label": gold, "sentence1": s1, "sentence2": s2, "pairID": pair,
+                       "annotator_labels": [gold if gold != "-" else "neutral"], **extra})
+
+
+def _zip(path: Path, members: dict[str, list[str]]) -> Path:
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, lines in members.items():
+            zf.writestr(name, "\n".join(lines) + "\n")
+        zf.writestr("__MACOSX/snli_1.0/._snli_1.0_dev.jsonl", "junk")
+    return path
+
+
+def test_snli_full_from_the_official_archive_layout(tmp_path):
+    archive = _zip(tmp_path / "snli_1.0.zip", {"snli_1.0/snli_1.0_dev.jsonl": [
+        _snli_line("entailment", captionID="c1"), _snli_line("-", pair="p2"), "{broken", _snli_line("contradiction", pair="p4")]})
+    df, message = load_dropping(L.load_snli_full, "dev", path=archive)
+    assert_schema(df)
+    assert df["pair_id"].tolist() == ["p1", "p4"] and df.attrs["no_gold"] == 1 and df.attrs["dropped"] == 1
+    assert "snli_1.0_dev.jsonl:3" in message  # file inside the archive and line
+    with pytest.raises(DataError, match="expected one member ending in 'snli_1.0_train.jsonl'"):
+        L.load_snli_full("train", path=archive)
+
+
+def test_mnli_dev_matched_from_the_official_archive_layout(tmp_path):
+    lines = [_snli_line("neutral", pair=f"m{i}", genre="fiction", promptID=f"q{i}") for i in range(3)]
+    archive = _zip(tmp_path / "multinli_1.0.zip", {"multinli_1.0/multinli_1.0_dev_matched.jsonl":
+                                                   lines + [_snli_line("-", pair="m9", genre="slate")]})
+    df = L.load_mnli("dev_matched", path=archive)
+    assert_schema(df)
+    assert list(df.columns) == list(L.MNLI_COLUMNS) and df["genre"].unique().tolist() == ["fiction"]
+    assert len(df) == 3 and df.attrs["no_gold"] == 1
+    (tmp_path / "bad.zip").write_bytes(b"not a zip")
+    with pytest.raises(DataError, match="not a readable zip"):
+        L.load_mnli("dev_matched", path=tmp_path / "bad.zip")
+
+
+def test_esnli_train_csvs(tmp_path):
+    header = "pairID,gold_label,Sentence1,Sentence2,Explanation_1,Sentence1_marked_1,Sentence2_marked_1\n"
+    (tmp_path / "t1.csv").write_text(header + '3416050480.jpg#4r1n,neutral,"A person, on a horse.",A person is '
+                                     'training.,"the person is not necessarily training, ""maybe""",x,y\n'
+                                     "id2,entailment,,A horse.,empty premise,x,y\n")
+    (tmp_path / "t2.csv").write_text(header + "id3,contradiction,A dog.,A cat.,a dog is not a cat,x,y\n")
+    df, message = load_dropping(L.load_esnli, "train", paths={"train_1": tmp_path / "t1.csv", "train_2": tmp_path / "t2.csv"})
+    assert_schema(df)
+    assert df["pair_id"].tolist() == ["3416050480.jpg#4r1n", "id3"]
+    assert df.loc[0, "explanation_1"] == 'the person is not necessarily training, "maybe"'
+    assert df.loc[0, "explanation_2"] == "" and "t1.csv:3" in message and "empty text" in message
+
+
+def test_dnli_train_uses_the_online_only_key(tmp_path, monkeypatch):
+    keys = []
+    monkeypatch.setattr(L, "fetch", lambda key: keys.append(key) or FIX / "dnli" / "snli_test.jsonl")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MalformedRowWarning)  # the fixture holds malformed rows on purpose
+        df = L.load_dnli("snli", "train")
+    assert keys == ["dnli_full/snli.train"] and len(df) > 0
+
+
+def test_available_checks_mirror_and_cache_without_network(sandbox):
+    manifest, mirror, cache, mp = sandbox
+    mp.setattr(urllib.request, "urlopen", lambda *a, **k: pytest.fail("available() must not download"))
+    assert not fetch_mod.available("toy/online", manifest) and not fetch_mod.available("toy/dev", manifest)
+    (cache / "data" / "toy").mkdir(parents=True)
+    (cache / "data" / "toy" / "toy_full.zip").write_bytes(b"x")
+    assert fetch_mod.available("toy/online", manifest)
+    target = mirror / "github" / "wugs" / "toys" / "data" / "toy.tsv"
+    target.parent.mkdir(parents=True)
+    target.write_bytes(CONTENT)
+    mp.setenv("NLI_DATA_MIRROR", str(mirror))
+    assert fetch_mod.available("toy/dev", manifest)
+
+
+def test_factnli_sizes_use_mnli_when_at_hand(tmp_path, monkeypatch):
+    from nli_lib.data import stats
+
+    archive = _zip(tmp_path / "multinli_1.0.zip", {
+        "multinli_1.0/multinli_1.0_dev_matched.jsonl": [_snli_line("neutral", genre="g", pair=f"a{i}") for i in range(4)],
+        "multinli_1.0/multinli_1.0_dev_mismatched.jsonl": [_snli_line("neutral", genre="g")] + [_snli_line("-", genre="g")]})
+    monkeypatch.setattr(L, "load_esnli", lambda split: pd.DataFrame({"premise": ["p"] * 7}))
+    monkeypatch.setattr(stats, "available", lambda key: False)
+    missing = stats.factnli_sizes().set_index("quantity")
+    assert missing["ours"].isna().sum() == 2 and "download=True" in missing.loc["MNLI validation_matched size", "model"]
+    monkeypatch.setattr(stats, "available", lambda key: True)
+    monkeypatch.setattr(L, "fetch", lambda key: archive if key == "mnli_full/multinli_1.0.zip" else pytest.fail(key))
+    sizes = stats.factnli_sizes().set_index("quantity")
+    assert sizes["ours"].tolist() == [7, 4, 1] and sizes.loc["MNLI validation_matched size", "paper"] == 9815

@@ -1,6 +1,8 @@
 """Model layer tests with tiny BERT models created from a config in a temp dir (no hub download)."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -137,8 +139,12 @@ def test_k_way_finetune_single_text(tmp_path, monkeypatch):
                        "label": ["x", "y", "z", "w"] * 3})
     spec = ft.TrainSpec(base=str(base), labels=("w", "x", "y", "z"), epochs=1, batch_size=4, max_length=16,
                         text_cols=("premise", None))
-    clf = ft.finetune(spec, df, name="kway", progress=False)
+    eps_seen = []
+    adamw = torch.optim.AdamW
+    monkeypatch.setattr(torch.optim, "AdamW", lambda *a, **k: eps_seen.append(k.get("eps")) or adamw(*a, **k))
+    clf = ft.finetune(dataclasses.replace(spec, adam_eps=1e-6), df, name="kway", progress=False)
     assert clf.labels == ("w", "x", "y", "z") and clf.predict_proba(["a man"], ["a"]).shape == (1, 4)
+    assert eps_seen == [1e-6]  # the spec's AdamW epsilon reaches the optimiser
 
 
 def test_baselines_protocol_and_learning():
@@ -192,3 +198,22 @@ def test_fit_cached_baseline_fits_once(tmp_path, monkeypatch):
                                first._predict_proba_uncached(["a man"], ["a dog"]))
     with pytest.raises(AssertionError, match="refit"):  # other data -> other key -> fits
         fit_cached(lambda: TfidfPairClassifier("logreg"), df.iloc[:20], name="tfidf-logreg")
+
+
+def test_sentence_encoder_unit_vectors_and_cache(tmp_path):
+    """Sentence embeddings through sentence-transformers from a local directory; cached per text."""
+    pytest.importorskip("sentence_transformers")
+    from nli_lib.models.embeddings import SentenceEncoder, cosine_matrix
+
+    path = make_tiny_bert(tmp_path / "enc", {0: "entailment", 1: "neutral", 2: "contradiction"})
+    enc = SentenceEncoder(str(path), batch_size=2, device="cpu", cache=CallCache(tmp_path / "c.sqlite"), progress=False)
+    texts = ["a man is sleeping", "a dog runs", "a man is sleeping", "the cat sits on the man"]
+    vecs = enc.encode(texts)
+    assert vecs.shape[0] == 4 and vecs.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    np.testing.assert_allclose(vecs[0], vecs[2])
+    np.testing.assert_allclose(cosine_matrix(vecs, vecs).diagonal(), 1.0, atol=1e-5)
+    again = SentenceEncoder(str(path), cache=CallCache(tmp_path / "c.sqlite"), progress=False)
+    again._model = "must not be used"  # every text is cached: the model is never touched
+    np.testing.assert_array_equal(again.encode(texts[::-1]), vecs[::-1])
+    assert again.cache.stats()["embedding"] == {"hits": 4, "misses": 0, "writes": 0}

@@ -348,8 +348,11 @@ class ThreeWay(Classifier):
 
 
 def test_nli_both_ways_is_coherent_by_construction():
-    clf = phr.NLIRelationClassifier(ThreeWay(CallCache(":memory:")))
+    clf = phr.NLIRelationClassifier(ThreeWay(CallCache(":memory:")), neutral_label="SIMI")
     assert clf.predict(["big dog", "dog", "dog", "cat"], ["dog", "big dog", "dog", "dog"]) == ["FORW", "BACK", "EQUI", "SIMI"]
+    assert phr.NLIRelationClassifier(ThreeWay(CallCache(":memory:"))).neutral_label == "UNR"  # 7 labels: UNR
+    with pytest.raises(ValueError):
+        phr.NLIRelationClassifier(ThreeWay(CallCache(":memory:")), neutral_label="UNR", labels=phr.POSITIVE_LABELS)
     df = frame([("big red dog", "red dog", "FORW"), ("dog", "a cat", "BACK"), ("cat", "cat", "EQUI")])
     rows = phr.score_pairs(clf, phr.reversed_pairs(df))
     assert rows["soft"].all() and rows["hard"].tolist() == [True, False, True]
@@ -358,10 +361,44 @@ def test_nli_both_ways_is_coherent_by_construction():
 
 
 def test_zero_shot_models_offline_profile():
-    models = phr.zero_shot_models(None, nli=ThreeWay(CallCache(":memory:")))
+    models = phr.zero_shot_models(None, nli=ThreeWay(CallCache(":memory:")), cache=CallCache(":memory:"))
     names = list(models)
     assert names[0].startswith("prompted: phrasis-rules") and names[1] == "NLI both ways: subset-nli"
-    assert all(m.tier == "offline" for m in models.values())
+    assert all(m.tier == "offline" and m.labels == PHRASIS_LABELS for m in models.values())
+    six = phr.zero_shot_models(None, nli=ThreeWay(CallCache(":memory:")), track="positives", cache=CallCache(":memory:"))
+    assert list(six) == names and all(m.labels == phr.POSITIVE_LABELS for m in six.values())
+    with pytest.raises(ValueError):
+        phr.zero_shot_models(None, track="images")
+
+
+def test_zero_shot_models_choose_among_the_tracks_labels(monkeypatch):
+    monkeypatch.setattr(phr.features, "_DEFAULTS", {"wordnet": toy_wordnet(), "stopwords": frozenset(STOP)})
+    cache = CallCache(":memory:")
+    trained = phr.TrainedModels()
+    names = phr.add_zero_shot(trained, None, nli=ThreeWay(CallCache(":memory:")), cache=cache)
+    prompted, nli = names
+    # unrelated phrases: UNR in the All track; the Positives prompt offers no UNR, so the rules answer REL
+    assert trained.get(prompted, "All-I").predict(["says"], ["Syria peace"]) == ["UNR"]
+    assert trained.get(prompted, "Positives-H").predict(["says"], ["Syria peace"]) == ["REL"]
+    assert trained.get(prompted, "Positives-A").template.name == "phrasis.relation[positives]"
+    # NLI neutral both ways: UNR in All (its commonest label), SIMI in Positives
+    assert trained.get(nli, "All-A").predict(["dog"], ["cat"]) == ["UNR"]
+    assert trained.get(nli, "Positives-A").predict(["dog"], ["cat"]) == ["SIMI"]
+    assert trained.get(nli, "All-A") is not trained.get(nli, "Positives-A") and set(trained.models[nli]) == set(phr.SCENARIO_KEYS)
+
+
+def test_positives_prompt_drops_only_the_unr_definition_and_exemplar():
+    from nli_lib.llm import PROMPTS
+
+    seven, six = phr.relation_template(PHRASIS_LABELS), phr.relation_template(phr.POSITIVE_LABELS)
+    assert seven is PROMPTS["phrasis.relation"]
+    a = seven.render(shots=8, phrase1="x", phrase2="y")[-1]["content"]
+    b = six.render(shots=8, phrase1="x", phrase2="y")[-1]["content"]
+    assert a.replace(phr.models.UNR_LINE, "").replace("PHRASE 1: says\nPHRASE 2: Syria peace\nLabel: UNR\n\n", "") == b
+    assert "UNR" not in b and b.count("PHRASE 1:") == 8  # 7 exemplars + the query
+    with pytest.raises(ValueError):
+        phr.PromptedRelationClassifier(phr.offline_relation_llm(cache=CallCache(":memory:")), labels=phr.POSITIVE_LABELS,
+                                       fallback="UNR")
 
 
 # --------------------------------------------------------------------------------------- paper profile bits
@@ -408,13 +445,67 @@ def test_paper_search_uses_the_papers_space_and_weighted_f1(monkeypatch, tmp_pat
         return Fake(spec, path)
 
     monkeypatch.setattr(training, "finetune", fake_finetune)
+    monkeypatch.setattr(phr.models, "with_head_dropout", lambda base, p: f"{base}@dropout={round(p, 1)}")
     val = frame([("a", "b", "FORW"), ("c", "d", "FORW")])
     best, trials = phr.paper_search(val, val, TrainSpec(base="x", labels=phr.POSITIVE_LABELS), n_trials=12, name="s")
     assert len(trials) == 12 and best.epochs >= 8
     for spec in seen:
         assert 1e-6 <= spec.lr <= 1e-4 and spec.batch_size in (8, 16, 32, 64) and 1 <= spec.epochs <= 10
         assert 0.01 <= spec.warmup_ratio <= 0.10 and 0 <= spec.weight_decay <= 0.1
+        assert spec.adam_eps == 1e-6  # the paper's AdamW epsilon
+        assert spec.base in {f"x@dropout={p / 10}" for p in range(6)}  # head dropout 0..0.5, step 0.1
+    assert best.base == f"x@dropout={trials.loc[trials['value'].idxmax(), 'params_head_dropout']:.1f}"
     assert len(list(tmp_path.iterdir())) == 1  # only the best trial's model directory is kept
+    seen.clear()
+    no_dropout, _ = phr.paper_search(val, val, TrainSpec(base="x", labels=phr.POSITIVE_LABELS), n_trials=2, name="n",
+                                     space={"head_dropout": None})
+    assert no_dropout.base == "x" and all(spec.base == "x" for spec in seen)
+
+
+def tiny_bert(path):
+    """A one-layer BERT classifier with its tokenizer in `path` (no download)."""
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+
+    path.mkdir()
+    (path / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "dog", "cat"]) + "\n")
+    BertTokenizerFast(vocab_file=str(path / "vocab.txt")).save_pretrained(path)
+    BertForSequenceClassification(BertConfig(vocab_size=7, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
+                                             intermediate_size=16, max_position_embeddings=16)).save_pretrained(path)
+    return path
+
+
+def test_with_head_dropout_sets_the_heads_dropout_without_copying_weights(tmp_path, monkeypatch):
+    torch = pytest.importorskip("torch")
+    from transformers import AutoModelForSequenceClassification
+
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    torch.manual_seed(0)
+    base = tiny_bert(tmp_path / "tiny")
+    out = phr.with_head_dropout(str(base), 0.3)
+    assert phr.with_head_dropout(str(base), 0.3) == out != phr.with_head_dropout(str(base), 0.0)
+    from pathlib import Path
+
+    weights = [f for f in Path(out).iterdir() if f.suffix in (".safetensors", ".bin")]
+    assert weights and all(f.is_symlink() for f in weights)
+    model = AutoModelForSequenceClassification.from_pretrained(out)
+    assert model.dropout.p == pytest.approx(0.3)  # BERT's head reads classifier_dropout
+    assert AutoModelForSequenceClassification.from_pretrained(str(base)).dropout.p == pytest.approx(0.1)
+    from nli_lib.models.hf import weights_fingerprint
+
+    assert weights_fingerprint(out) != weights_fingerprint(phr.with_head_dropout(str(base), 0.0))  # distinct cache keys
+    # the other encoder families keep their head dropout under other config names
+    from transformers import AlbertConfig, AlbertForSequenceClassification, DebertaV2Config, DebertaV2ForSequenceClassification
+
+    small = dict(vocab_size=16, hidden_size=8, num_hidden_layers=1, num_attention_heads=2, intermediate_size=16,
+                 max_position_embeddings=16)
+    for cls, config in ((DebertaV2ForSequenceClassification, DebertaV2Config(**small)),
+                        (AlbertForSequenceClassification, AlbertConfig(embedding_size=8, **small))):
+        path = tmp_path / cls.__name__
+        cls(config).save_pretrained(path)
+        model = AutoModelForSequenceClassification.from_pretrained(phr.with_head_dropout(str(path), 0.4))
+        assert model.dropout.p == pytest.approx(0.4), cls.__name__
+        if hasattr(model, "pooler"):  # DeBERTa's context pooler belongs to the head too
+            assert model.pooler.dropout.p == pytest.approx(0.4)
 
 
 def test_prepare_base_adds_a_pad_token_only_when_missing(tmp_path, monkeypatch):
@@ -587,8 +678,15 @@ def test_zero_shot_prompted_model_talks_to_an_openai_compatible_endpoint(tmp_pat
         n = len(requests)
         clf.predict(["a dog"], ["an animal"])
         assert len(requests) == n  # answered from the call cache
-        user = requests[0]["messages"][-1]["content"]
+        # the two directions go out concurrently: find the forward request rather than trusting the order
+        user = next(r["messages"][-1]["content"] for r in requests
+                    if phr.phrases_from_prompt(r["messages"]) == ("a dog", "an animal"))
         assert "PHRASE 1: clings" in user and user.rstrip().endswith("PHRASE 1: a dog\nPHRASE 2: an animal\nLabel:")
+        assert "UNR (unrelated)" in user  # the All prompt
+        positives = phr.zero_shot_models(profile, shots=2, track="positives", cache=CallCache(tmp_path / "calls.sqlite"))
+        (clf6,) = positives.values()
+        assert clf6.predict(["a dog"], ["an animal"]) == ["FORW"] and len(requests) == n + 1  # a different prompt
+        assert "UNR" not in requests[-1]["messages"][-1]["content"]
 
 
 def test_minilm_family_gets_per_track_epochs_and_trains_once_per_track(monkeypatch):

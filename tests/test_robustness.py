@@ -96,3 +96,52 @@ def test_half_written_model_directory_is_never_reused(tmp_path, monkeypatch):
     clf = training.finetune(spec, df, eval_df=df, name="crashy", progress=False)
     assert clf.model_dir.name == left[0].removesuffix(".partial") and (clf.model_dir / "train_log.json").is_file()
     assert "eval_accuracy" in clf.train_log[0]
+
+
+# Derived on-disk caches (fitted baselines, hidden states, the parsed WordNet): a damaged file is reported
+# with a warning naming it and rebuilt from its sources; it is never half-used and never crashes the run.
+
+def test_damaged_baseline_pickle_is_refitted(tmp_path, monkeypatch):
+    from nli_lib.models import fit_cached
+    from nli_lib.models.baselines import TfidfPairClassifier
+    from test_models import tiny_train_frame
+
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path))
+    df = tiny_train_frame(30)
+    first = fit_cached(lambda: TfidfPairClassifier("logreg"), df, name="tfidf-logreg")
+    (pickled,) = (tmp_path / "models").glob("tfidf-logreg-*.pkl")
+    pickled.write_bytes(pickled.read_bytes()[:100])  # truncated, as by a full disk
+    with pytest.warns(RuntimeWarning, match=r"tfidf-logreg-.*\.pkl is unreadable"):
+        again = fit_cached(lambda: TfidfPairClassifier("logreg"), df, name="tfidf-logreg")
+    assert again.fingerprint == first.fingerprint and pickled.stat().st_size > 100
+
+
+def test_damaged_hidden_state_file_is_recomputed(tmp_path, monkeypatch):
+    pytest.importorskip("transformers")
+    from nli_lib.models.hf import HFClassifier
+    from test_models import make_tiny_bert
+
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    clf = HFClassifier(make_tiny_bert(tmp_path / "m", {0: "entailment", 1: "neutral", 2: "contradiction"}),
+                       progress=False)
+    first = clf.hidden_states(["a man"], ["a dog"])
+    (stored,) = (tmp_path / "cache" / "hidden_states").glob("*.npz")
+    stored.write_bytes(b"not a zip file")
+    with pytest.warns(RuntimeWarning, match="hidden states .* unreadable"):
+        again = clf.hidden_states(["a man"], ["a dog"])
+    assert all(np.allclose(a, b) for a, b in zip(first, again))
+
+
+def test_damaged_wordnet_cache_is_rebuilt(tmp_path, monkeypatch):
+    from nli_lib.data import loaders as L
+    from test_loaders import WORDNET_PATHS
+
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(L, "_WORDNETS", {})
+    wn = L.load_wordnet(paths=WORDNET_PATHS)
+    (cached,) = (tmp_path / "wordnet").glob("oewn-*.json")
+    cached.write_text('{"format": 1, "synsets": {')  # cut off mid-write by an older version
+    monkeypatch.setattr(L, "_WORDNETS", {})
+    with pytest.warns(RuntimeWarning, match="WordNet cache .* unreadable"):
+        again = L.load_wordnet(paths=WORDNET_PATHS)
+    assert again.synsets("wug") == wn.synsets("wug") and len(again) == len(wn)

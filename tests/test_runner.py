@@ -22,6 +22,8 @@ def write_nb(path, code: str):
 @pytest.fixture
 def nb_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    # pin the library hash: an edit of nli_lib during the test (by a developer) must not look like a change
+    monkeypatch.setattr(runner, "nli_lib_hash", lambda: "pinned-for-test")
     folder = tmp_path / "notebooks"
     folder.mkdir()
     write_nb(folder / "01_first.ipynb", "import json, os\nprint('quick', quick)\n"
@@ -65,3 +67,36 @@ def test_failure_names_notebook_and_cell(nb_dir, tmp_path, capsys):
 def test_only_unknown_notebook(nb_dir, tmp_path):
     with pytest.raises(SystemExit, match="no notebook"):
         run(nb_dir, tmp_path, "--only", "77_nothing")
+
+
+def test_a_failed_rerun_is_never_skipped_later(nb_dir, tmp_path, capsys, monkeypatch):
+    """A notebook that ran once, then failed on a forced re-run (e.g. a broken environment), must run again
+    next time even though its inputs are unchanged: the old stamp may not vouch for the failed executed copy."""
+    write_nb(nb_dir / "00_zero.ipynb", "import os\nassert not os.environ.get('NLI_TEST_BREAK'), 'environment broken'")
+    assert run(nb_dir, tmp_path) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("NLI_TEST_BREAK", "1")
+    assert run(nb_dir, tmp_path, "--force", "00") == 1
+    assert "environment broken" in capsys.readouterr().err
+    monkeypatch.delenv("NLI_TEST_BREAK")
+    assert run(nb_dir, tmp_path) == 0  # same inputs as the first, successful run: still must execute
+    out = capsys.readouterr().out
+    assert "[run ] 00_zero" in out and "[skip] 00_zero" not in out
+
+
+def test_force_unknown_notebook(nb_dir, tmp_path):
+    with pytest.raises(SystemExit, match="no such notebook"):
+        run(nb_dir, tmp_path, "--force", "77")
+
+
+def test_timing_table_lists_every_notebook(nb_dir, tmp_path, capsys):
+    assert run(nb_dir, tmp_path) == 0
+    table = capsys.readouterr().out.split("notebook", 1)[-1]
+    assert "00_zero" in table and "01_first" in table and "total" in table and "peak memory" in table
+
+
+def test_library_change_reruns_everything(nb_dir, tmp_path, capsys, monkeypatch):
+    assert run(nb_dir, tmp_path) == 0
+    monkeypatch.setattr(runner, "nli_lib_hash", lambda: "edited")
+    assert run(nb_dir, tmp_path) == 0
+    assert capsys.readouterr().out.count("[run ]") == 4  # twice two notebooks

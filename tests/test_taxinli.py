@@ -225,12 +225,14 @@ def test_our_classifier_scored_on_the_same_rows():
 # --------------------------------------------------------------------------------------------------- factors
 
 def synthetic_rows(n: int = 4000, seed: int = 0) -> tuple[pd.DataFrame, dict]:
-    """Correctness with planted effects: negation +1.5, world -1.0, hypothesis length -0.5 per SD."""
+    """Correctness with planted effects: negation +1.5, world -1.0, hypothesis length -0.5 per SD (in chars)."""
     rng = np.random.default_rng(seed)
     df = pd.DataFrame({c: rng.binomial(1, 0.2, n) for c in NAMES})
-    df["premise_len"] = rng.integers(5, 40, n)
-    df["hypothesis_len"] = rng.integers(3, 20, n)
-    z = (df["hypothesis_len"] - df["hypothesis_len"].mean()) / df["hypothesis_len"].std(ddof=0)
+    df["premise_chars"] = rng.integers(25, 200, n)
+    df["hypothesis_chars"] = rng.integers(15, 100, n)
+    df["premise_words"] = df["premise_chars"] // 5 + rng.integers(0, 12, n)  # noisy word counts of the same texts
+    df["hypothesis_words"] = df["hypothesis_chars"] // 5 + rng.integers(0, 12, n)
+    z = (df["hypothesis_chars"] - df["hypothesis_chars"].mean()) / df["hypothesis_chars"].std(ddof=0)
     logit = 0.5 + 1.5 * df["negation"] - 1.0 * df["world"] - 0.5 * z
     df["correct"] = rng.binomial(1, 1 / (1 + np.exp(-logit)))
     df["label"] = rng.choice(["entailment", "neutral", "contradiction"], n)
@@ -248,6 +250,18 @@ def test_logistic_regression_recovers_a_planted_effect():
     null = fa.drop(index=list(truth))
     assert (null["lr_p"] < 0.01).sum() <= 1  # no planted effect: rarely significant
     assert fa.at["premise_len", "paper_term"] == "Length1" and fa["fit"].eq("newton").all()
+    assert fa["length_unit"].eq("chars").all()
+    # the effect is planted on character length; word counts are a noisy proxy: weaker, same sign
+    words = tx.factor_analysis(rows, lengths="words").set_index("term")
+    assert words["length_unit"].eq("words").all()
+    assert fa.at["hypothesis_len", "lr_coef"] < words.at["hypothesis_len", "lr_coef"] < 0  # attenuated towards 0
+    # z-scoring only rescales: per-character coefficient x SD = per-SD coefficient, same p-value
+    raw = tx.factor_analysis(rows, standardize_lengths=False).set_index("term")
+    sd = rows["hypothesis_chars"].std(ddof=0)
+    assert raw.at["hypothesis_len", "lr_coef"] * sd == pytest.approx(fa.at["hypothesis_len", "lr_coef"], rel=1e-6)
+    assert raw.at["hypothesis_len", "lr_p"] == pytest.approx(fa.at["hypothesis_len", "lr_p"], rel=1e-6)
+    with pytest.raises(ValueError, match="lengths must be one of"):
+        tx.design(rows, lengths="tokens")
     with_label = tx.factor_analysis(rows, with_label=True)
     assert {"label=neutral", "label=contradiction"} <= set(with_label["term"])
     _, fitted = tx.factor_analysis(rows, per_example=True)
@@ -276,9 +290,20 @@ def test_stars_and_comparison_with_the_papers_list():
     cmp = tx.compare_with_paper(fa).set_index("term")
     assert cmp.at["negation", "paper_stars"] == "***" and cmp.at["lexical", "paper_stars"] == ""
     assert cmp.at["negation", "agree"] == (cmp.at["negation", "our_stars"] != "")
+    assert cmp.at["negation", "same_stars"] == (cmp.at["negation", "our_stars"] == "***")
+    units = tx.length_unit_comparison(rows.assign(system="BERT")).set_index("length_unit")
+    assert list(units.index) == ["chars", "words"] and (units["terms"] == 17).all()
+    assert units.at["chars", "agree"] == int(cmp["agree"].sum()) and units.at["chars", "same_stars"] == int(cmp["same_stars"].sum())
+    extra = [t for t in cmp.index if cmp.at[t, "our_stars"] and not cmp.at[t, "paper_stars"]]
+    assert units.at["chars", "only_ours"] == ", ".join(t + cmp.at[t, "our_stars"] for t in extra)
     assert tx.compare_with_paper(tx.factor_analysis(rows)).empty  # 'synthetic' has no paper counterpart
     stand = tx.compare_with_paper(tx.factor_analysis(rows), {"synthetic": "BERT"})
     assert len(stand) == 17 and set(stand["relation"]) == {"stand-in"}
+    fig = tx.plot_coefficients(fa, paper_stars={"BERT": tx.paper_significance("BERT")})
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    ours_stars = [s for s in fa["stars"] if s]
+    assert texts.count("***") == ours_stars.count("***") + 3  # ours plus the paper's negation, causal, world
+    assert "paper" in texts and "ours" in texts
     scores = tx.significance_scores(cmp.reset_index()).set_index("quantity")
     assert len(scores) == 17 and set(scores["ref"]) == {"taxinli-fig-6"}
     assert scores.at["LR stars negation", "ours"] == len(cmp.at["negation", "our_stars"])
@@ -386,9 +411,11 @@ def test_separability_finds_the_layer_that_encodes_a_category():
     neg = sep[(sep.target == "negation")].set_index("layer")
     assert neg.at[1, "probe_auc"] > 0.95 and neg.at[0, "probe_auc"] < 0.75 and neg.at[2, "probe_auc"] < 0.75
     assert neg.at[1, "silhouette_2d"] > 0.5 and math.isnan(neg.at[0, "silhouette_2d"])
+    assert neg.at[1, "probe_auc_low"] > 0.5 and neg.at[0, "probe_auc_low"] < 0.5 < neg.at[0, "probe_auc_high"]
     assert sep[sep.target == "world"]["probe_auc"].isna().all()  # no positives: not scored
     best = rep.best_layers(sep).set_index("target")
     assert best.at["negation", "best_layer"] == 1 and best.at["negation", "earliest_layer_95pct"] == 1
+    assert best.at["negation", "above_chance"] and best.at["negation", "layers_within_ci"] == "1"
     acc = pd.DataFrame({"system": "s", "category": list(NAMES), "accuracy": np.linspace(0, 1, 15)})
     res = rep.clustering_vs_accuracy(sep, acc, model="toy", system="s", layer=1)
     assert res["layer"] == 1 and res["n"] <= 15
@@ -412,6 +439,19 @@ def test_paper_layer_scores_and_tsne_records():
     assert set(pts["linguistic"]) == {"none", "lexical"}
 
 
+def test_auc_standard_error_matches_the_null_distribution():
+    # under H0 (AUC = 0.5) the Mann-Whitney AUC has SD sqrt((n1 + n2 + 1) / (12 n1 n2)) exactly
+    for n1, n2 in ((50, 50), (13, 587), (200, 400)):
+        assert rep.auc_se(0.5, n1, n2) == pytest.approx(math.sqrt((n1 + n2 + 1) / (12 * n1 * n2)), rel=1e-12)
+    rng = np.random.default_rng(0)  # away from 0.5 (binormal scores, AUC ~ 0.76) it is close and, as known, conservative
+    from sklearn.metrics import roc_auc_score
+
+    y = np.r_[np.ones(40), np.zeros(120)]
+    aucs = [roc_auc_score(y, rng.normal(size=160) + y) for _ in range(3000)]
+    assert np.std(aucs) <= rep.auc_se(float(np.mean(aucs)), 40, 120) <= 1.2 * np.std(aucs)
+    assert math.isnan(rep.auc_se(0.7, 0, 10))
+
+
 def test_tsne_is_cached(tmp_path, monkeypatch):
     monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path))
     X = np.random.default_rng(0).normal(size=(40, 8))
@@ -422,6 +462,9 @@ def test_tsne_is_cached(tmp_path, monkeypatch):
     df = make_dev([{"label": "entailment", "cats": ("lexical",) if i % 2 else ()} for i in range(40)])
     fig = rep.plot_tsne_grid({0: a, 3: b}, df, groups=("linguistic", None))
     assert len(fig.axes) >= 4
+    fig = rep.plot_tsne_grid({0: a, 3: b}, df)  # default: high-level groups first, then one row per group
+    rows = [ax.get_ylabel() for ax in fig.axes if ax.get_ylabel()]
+    assert rows == ["high-level groups", *tx.GROUPS]
 
 
 def test_encoder_hidden_states_pool_max_and_cls(tmp_path, monkeypatch):
@@ -464,9 +507,13 @@ def test_real_files_reproduce_table2_counts_and_berts_significant_terms():
               "neutral: same subject", "avg. datapoints per domain"):
         assert t2.at[q, "ours"] == t2.at[q, "paper"], q
     rows = tx.system_rows(dev)
-    fa = tx.factor_analysis(rows[rows.system == "BERT"]).set_index("term")
-    for term in ("negation", "causal", "world"):  # the paper's *** terms for BERT (Fig. 6)
-        assert fa.at[term, "stars"] == "***", term
+    # with character lengths the shipped BERT predictions give exactly Figure 6's list of significant terms
+    cmp = tx.compare_with_paper(tx.factor_analysis(rows[rows.system == "BERT"]))
+    assert len(cmp) == 17 and cmp["same_stars"].all(), cmp.loc[~cmp["same_stars"], ["term", "paper_stars", "our_stars"]]
+    t3 = tx.table3(rows).set_index(["system", "split"])
+    for system in ("NB", "ESIM"):  # the shipped predictions are within a point of Table 3 on the overlap rows
+        for split in ("matched", "mismatched"):
+            assert abs(t3.at[(system, split), "difference_pct"]) < 1.0, (system, split)
 
 
 # --------------------------------------------------------------------------------------------------- paper profile

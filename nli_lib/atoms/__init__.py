@@ -26,8 +26,8 @@ from .defeasible import (  # noqa: F401
     read_gold_labels, silver_labels_llm, silver_labels_nli, table3, write_labels,
 )
 from .generate import (  # noqa: F401
-    PAPER_DECOMPOSITIONS, AtomGenerator, atom_generator, coverage, generate_atoms, llm_generator, rule_generator,
-    validate_atoms,
+    A1_EXEMPLARS, PAPER_DECOMPOSITIONS, AtomGenerator, atom_generator, coverage, generate_atoms, llm_generator,
+    rule_generator, validate_atoms,
 )
 from .inferential import (  # noqa: F401
     atom_cliques, bucket_accuracy, buckets, equivalence_graph, ic_bootstrap, inferential_consistency, table4,

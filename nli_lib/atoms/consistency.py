@@ -84,6 +84,7 @@ def atom_judgements(model, rows: pd.DataFrame) -> pd.DataFrame:
     pa = out.loc[out["valid"], ["premise", "atom"]].drop_duplicates()
     pa["p_pred"] = model.predict(pa["premise"].tolist(), pa["atom"].tolist()) if len(pa) else []
     out = out.merge(pa, on=["premise", "atom"], how="left")
+    out.loc[~out["valid"], "p_pred"] = np.nan  # the same (P, a) may be admitted for another hypothesis
     out["model"] = model.name
     return out
 

@@ -8,8 +8,9 @@ does the same job with rules over NLTK's perceptron POS tags (from the data mirr
 * attributes: one atom per adjective ("The vest is orange."), clothing ("in a vest" -> "is wearing a vest");
 * actions: the verb with its subject ("The person stands."), negation kept whole;
 * arguments: one atom per object, prepositional phrase and adverb ("The person stands on a dock.");
-* purposes ("There is a purpose for ..."), subordinate and relative clauses, coordinated verbs, verbless
-  captions ("A dog sleeping on the porch." -> "The dog is sleeping on the porch.").
+* purposes ("There is a purpose for ..."), subordinate and relative clauses, coordinated verbs and clauses
+  ("... and one is jumping"), verbless captions ("A dog sleeping on the porch." -> "The dog is sleeping on the
+  porch."), possessives ("The men 's bikes" -> "The people have bikes."), names ("Galina", never "the Galina").
 
 >>> decompose("A man in an orange vest stands on a dock.")          # doctest: +SKIP
 ['There is a person.', 'The person is a man.', 'The person is wearing a vest.', 'The vest is orange.',
@@ -21,7 +22,8 @@ riding on is the sidewalk."). The paper notes clefts are out of domain for SNLI-
 incremental style is the default for the offline NLI model.
 
 Trade-offs, stated plainly: a POS-tag grammar, not a parser. Prepositional phrases after an object attach
-to the verb except "of"/"for" (which attach to the noun); tagging errors on headline-style captions can
+to the verb except "of"/"for" (which attach to the noun); a past participle right after a noun modifies that
+noun, a present participle the subject; tagging errors on headline-style captions can
 produce odd atoms, which the §3.2 validation (H must entail the atom) prunes. A sentence the rules cannot
 analyse (negated subjects such as "Nobody ...", expletive "it") is returned whole as its single atom.
 Library helpers for other papers: `decompose`, `decompose_records`, `RuleDecomposer.explain`.
@@ -32,7 +34,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-RULES_VERSION = "atoms-rules-v2"  # change when the rules change: it names the OfflineLLM cache namespace
+RULES_VERSION = "atoms-rules-v3"  # change when the rules change: it names the OfflineLLM cache namespace
 
 # --------------------------------------------------------------------------------------------------------------
 # Word lists (small, closed classes; WordNet decides open-class questions such as "is this noun a person?")
@@ -62,6 +64,14 @@ POSTURE = {"sit", "stand", "lie", "kneel", "walk", "run", "lean", "crouch", "squ
 CATENATIVE_ADJ = {"ready", "about", "going", "able", "set", "trying", "preparing", "eager"}
 LIGHT_VERBS = {"have", "take", "make", "hold", "wear", "carry", "get", "give", "put", "do", "use", "bring", "buy",
                "grab", "contain", "own", "receive", "sell", "show", "keep", "pull", "push", "throw", "catch", "hit", "say"}
+ING_NOUNS = {"building", "buildings", "meeting", "meetings", "painting", "paintings", "drawing", "drawings", "clothing",
+             "ceiling", "wedding", "weddings", "evening", "morning", "railing", "sibling", "siblings", "pudding",
+             "frosting", "icing", "awning", "bedding", "carving", "dwelling", "filling", "landing", "lightning",
+             "outing", "recording", "seating", "setting", "siding", "stocking", "stockings", "topping", "writing",
+             "shooting", "crossing", "opening", "gathering", "parking", "housing", "lighting", "stuffing",
+             "boxing", "sailing", "bowling", "fishing", "skiing", "hiking", "camping"}  # "-ing" heads of compounds
+SPATIAL_PARTICLES = {"down", "up", "across", "through", "over", "along", "around", "into", "off", "past", "under",
+                     "toward", "towards"}  # tagged RP/RB before an NP after an object: a preposition
 NOUN_ATTACHING_PREPS = {"of", "for"}  # after an object, these modify the noun; other preps modify the verb
 TIME_WORDS = {"today", "tonight", "yesterday", "tomorrow", "now", "night", "morning", "evening", "afternoon", "day",
               "summer", "winter", "spring", "fall", "autumn", "weekend", "noon", "midnight", "dawn", "dusk"}
@@ -120,6 +130,8 @@ class _NP:
     conj: list = field(default_factory=list)  # coordinated NPs (self is the first)
     mods: list = field(default_factory=list)  # post-modifiers: ("pp", prep, NP) | ("adj", word) | ("vp", VP) | ("rel", clause-tokens)
     of_np: "_NP | None" = None  # "a group of males": the NP after a group noun
+    possessor: "_NP | None" = None  # "the men 's bikes": the NP before the possessive 's
+    proper: bool = False  # a bare proper name ("Lilly"): referred to by name, no existence atom
     ref: str = ""  # referring expression assigned during generation
 
     @property
@@ -133,13 +145,13 @@ class _NP:
         if self.conj:
             return True
         if self.pron:
-            return self.pron.lower() in {"they", "them", "we", "us", "these", "those"}
+            return self.pron.lower() in {"they", "them", "we", "us", "these", "those"} | set(_NUMBER_WORDS.values())
         if self.num and self.num.lower() not in {"one", "1", "a"}:
             return True
         last = self.head[-1].lower() if self.head else ""
         if last in IRREGULAR_NOUNS or last in {"people", "police", "cattle"}:
             return True
-        return bool(self.head) and self._plural_tag
+        return self._plural_tag  # also for a head-less holder NP that only carries a referring expression
 
     _plural_tag: bool = False
 
@@ -163,6 +175,8 @@ class _VP:
     extra: list = field(default_factory=list)  # coordinated / participial VPs sharing the subject
     clauses: list = field(default_factory=list)  # subordinate clauses (token lists)
     raw: list = field(default_factory=list)  # all tokens of the predicate, for negated atoms
+    last_np: "_NP | None" = None  # the object / PP noun phrase that ends at `last_np_end`
+    last_np_end: int = -1  # token index right after last_np (a participle there modifies it)
 
     def group(self) -> str:
         words = [*self.aux, self.verb] + ([self.particle] if self.particle else [])
@@ -292,7 +306,9 @@ MULTIWORD_PREPS = (("in", "front", "of"), ("on", "top", "of"), ("in", "the", "mi
 PARTITIVES = {"some", "several", "many", "most", "all", "both", "few"}  # "some of the people" -> the people
 SUBJECT_PRONOUNS = {"he", "she", "they", "we", "i"}  # after an object: a relative clause without "that"
 
-_TOKEN = re.compile(r"n't|[A-Za-z0-9]+(?:[-'’][A-Za-z0-9]+)*|'s|[^\sA-Za-z0-9]")
+# words, with contractions split the PTB way ("don't" -> do n't)
+_TOKEN = re.compile(r"[A-Za-z]+(?=n't\b)|n't|[A-Za-z0-9]+(?:[-'’][A-Za-z0-9]+)*|'s|[^\sA-Za-z0-9]")
+_CONTRACTED = {"ca": "can", "wo": "will", "sha": "shall"}  # "can't" -> ca n't -> can not
 _DROP = {"``", "''", '"', "`", "'", "“", "”", "(", ")", "[", "]"}
 
 
@@ -347,7 +363,10 @@ class RuleDecomposer:
         if last in NOT_PERSON or self.wn is None:
             return "thing"
         for form in dict.fromkeys([low, self.morph.noun(low) if " " not in low else low, self.morph.noun(last)]):
-            ids = self.wn.synsets(form, "n")[:3]
+            ids = self.wn.synsets(form, "n")
+            if form.islower():  # "job" is not the Biblical Job: skip proper-name senses of a common noun
+                ids = [i for i in ids if any(l[:1].islower() for l in self.wn.lemmas(i))] or ids
+            ids = ids[:3]
             if not ids:
                 continue
             closures = [self.wn.hypernym_closure(i) for i in ids]
@@ -364,6 +383,8 @@ class RuleDecomposer:
     # -- tokens and tags ------------------------------------------------------------------------------------
     def tag(self, sentence: str) -> list[_Tok]:
         words = [w for w in _TOKEN.findall(sentence.replace("’", "'")) if w not in _DROP]
+        words = [_CONTRACTED.get(w.lower(), w) if i + 1 < len(words) and words[i + 1] == "n't" else w
+                 for i, w in enumerate(words)]
         while words and words[-1] in {".", "!", "?", ",", ";", ":"}:
             words.pop()
         if not words:
@@ -409,6 +430,9 @@ class RuleDecomposer:
                         t.tag = "RB"
             if i == 0 and low == "there":
                 t.tag = "EX"
+            if prev is not None and prev.tag == "POS" and t.tag in {"WP", "WDT", "VB", "VBP", "IN", "RB"} and \
+                    self._pos(self.morph.noun(low), "n"):
+                t.tag = "NNS" if self.morph.noun(low) != low else "NN"  # "the man 's hat" (tagged WP)
             if self.wn is None:
                 continue
             if t.tag == "JJ" and low not in COLORS and not self._pos(low, "a") and self._pos(self.morph.noun(low), "n"):
@@ -421,8 +445,9 @@ class RuleDecomposer:
                     self._pos(low, "v") and not (nxt is not None and nxt.tag == "POS"):
                 t.tag = "VB"  # "to sing", "to work"
             elif t.tag in {"NN", "JJ"} and low.endswith("ing") and len(low) > 5 and (prev is None or prev.tag not in {
-                    "DT", "JJ", "PRP$", "IN", "POS", "CD"}) and self._pos(self.morph.verb(low), "v") and i > 0:
-                t.tag = "VBG"  # "outside reading and singing"
+                    "DT", "JJ", "PRP$", "IN", "POS", "CD"}) and self._pos(self.morph.verb(low), "v") and i > 0 and not (
+                    prev.tag in {"NN", "NNS"} and low in ING_NOUNS):
+                t.tag = "VBG"  # "outside reading and singing", "a boy swimming" (not "a work meeting")
         if not any(t.tag.startswith("VB") or t.tag == "MD" for t in toks[:-1] if True):
             pass
         # headline verbs tagged as plural nouns: "the man dances", "A youth skateboards by a mural"
@@ -460,14 +485,17 @@ class RuleDecomposer:
         if j < n and toks[j].tag == "CD":
             np_.num = toks[j].word.lower()
             j += 1
-        if j + 1 < n and toks[j].tag in {"NN", "NNP"} and toks[j + 1].tag == "POS":  # "the man 's hat"
-            j += 2
         pre: list[_Tok] = []
         while j < n:
             t = toks[j]
             if t.tag in {"JJ", "JJR", "JJS", "NN", "NNS", "NNP", "NNPS", "VBN", "VBG", "CD", "HYPH"} or (
                     t.word == "," and pre and j + 1 < n and toks[j + 1].tag in {"JJ", "VBN"}) or (
                     t.low == "and" and pre and pre[-1].tag == "JJ" and j + 1 < n and toks[j + 1].tag == "JJ"):
+                if t.tag in {"JJ", "JJR", "JJS"} and any(p.tag.startswith("NN") for p in pre) and (
+                        (j + 1 < n and toks[j + 1].tag == "TO") or
+                        ((j + 1 == n or toks[j + 1].tag == "IN" or toks[j + 1].word == ",")
+                         and not self._pos(t.low, "n"))):
+                    break  # "a truck ready to move": a post-nominal adjective (but "a tank top": a mis-tagged noun)
                 if t.tag in {"VBN", "VBG"}:  # participle as prenominal adjective only if a noun follows
                     if any(p.tag.startswith("NN") for p in pre):
                         break  # "teams playing soccer": a reduced relative, not a prenominal participle
@@ -490,8 +518,11 @@ class RuleDecomposer:
                     np_.adjs = [t.word for t in pre[:-1] if t.tag not in {",", "CC"} and t.low != "and" and t.word != ","]
                     np_.head = [pre[-1].word]
                     return np_, j
-                if np_.num:
-                    np_.head = [np_.num]
+                if np_.num:  # "one is jumping": a bare number is a pronoun-like subject
+                    if np_.det:
+                        np_.head = [np_.num]
+                    else:
+                        np_.pron = np_.num
                     np_.num = ""
                     return np_, j
                 if np_.det in {"this", "that", "these", "those", "some", "all", "both", "each", "another"}:
@@ -502,6 +533,15 @@ class RuleDecomposer:
         np_.adjs = [t.word for t in pre[:k] if t.word != "," and t.low != "and"]
         np_.head = [t.word for t in pre[k:]]
         np_._plural_tag = pre[-1].tag in {"NNS", "NNPS"}
+        np_.proper = not np_.det and not np_.num and all(t.tag in {"NNP", "NNPS"} for t in pre[k:])
+        if j + 1 < n and toks[j].tag == "POS":  # "the men 's bikes": the possessed NP, owned by np_
+            k1 = j + 1
+            while k1 < n - 1 and toks[k1].tag == "RB":  # "this person 's only job"
+                k1 += 1
+            owned, k2 = self._np(toks, k1)
+            if owned is not None and owned.head and not owned.pron:
+                owned.possessor, owned.det = np_, owned.det or "poss:'s"
+                return owned, k2
         return np_, j
 
     def _np_coord(self, toks, i, allow_mods=True):
@@ -693,6 +733,7 @@ class RuleDecomposer:
                         continue
                     k = self._obj_mods(toks, k, np_)
                     (vp.pred_nps if vp.copula else vp.objects).append(np_)
+                    vp.last_np, vp.last_np_end = np_, k
                     j = k
                     continue
                 if t.tag == "TO" and j + 1 < n and toks[j + 1].tag == "VB":
@@ -712,6 +753,7 @@ class RuleDecomposer:
                     if np_ is not None:
                         k = self._obj_mods(toks, k, np_)
                         vp.pps.append((t.low, np_))
+                        vp.last_np, vp.last_np_end = np_, k
                         j = k
                         continue
                     if toks[j + 1].tag in {"RB", "JJ"}:
@@ -720,6 +762,15 @@ class RuleDecomposer:
                         continue
                     j += 1
                     continue
+                if t.tag in {"RP", "RB"} and t.low in SPATIAL_PARTICLES and (vp.objects or vp.pps) and j + 1 < n and (
+                        toks[j + 1].tag in {"DT", "PRP$", "CD"}):
+                    np_, k = self._np_coord(toks, j + 1, allow_mods=False)
+                    if np_ is not None:
+                        k = self._obj_mods(toks, k, np_)
+                        vp.pps.append((t.low, np_))
+                        vp.last_np, vp.last_np_end = np_, k
+                        j = k
+                        continue
                 if t.low in {"before", "after", "since", "until", "during"} and not any(
                         x.tag.startswith("VB") or x.tag == "MD" for x in toks[j + 1:]):
                     np_, k = self._np_coord(toks, j + 1, allow_mods=False)
@@ -727,6 +778,12 @@ class RuleDecomposer:
                         vp.pps.append((t.low, np_))
                         j = k
                         continue
+                if t.low == "that" and j > 0 and not toks[j - 1].tag.startswith("NN") and \
+                        self._clause_end(toks, j + 1) is not None:  # "mad that it is ...", "knows that the dog ..."
+                    end = self._clause_end(toks, j + 1)
+                    vp.clauses.append(toks[j + 1 : end])
+                    j = end
+                    continue
                 if t.low in SUBORDINATORS or t.tag == "WRB":
                     k = j + 1
                     end = k
@@ -743,6 +800,11 @@ class RuleDecomposer:
                     continue
                 if t.low in {"and", "or", "but", "then"} and j + 1 < n:
                     k = j + 1
+                    end = self._clause_end(toks, k)
+                    if end is not None:  # "... and one is jumping over a hurdle": a clause with its own subject
+                        vp.clauses.append(toks[k:end])
+                        j = end
+                        continue
                     if toks[k].tag.startswith("VB") or toks[k].tag == "MD" or toks[k].low in BE | HAVE | DO:
                         sub, k2 = self._vp(toks, k, participle=toks[k].tag in {"VBG", "VBN"} and participle)
                         if sub is not None:
@@ -754,6 +816,13 @@ class RuleDecomposer:
                             continue
                     j += 1
                     continue
+                if t.tag == "VBN" and vp.last_np is not None and j == vp.last_np_end:
+                    sub, k = self._vp(toks, j, participle=True)
+                    if sub is not None:
+                        owner = vp.last_np.conj[-1] if vp.last_np.conj else vp.last_np
+                        owner.mods.append(("vp", sub))
+                        j = k
+                        continue
                 if t.tag == "VBG" or (t.tag == "VBN" and not participle):
                     sub, k = self._vp(toks, j, participle=True)
                     if sub is not None:
@@ -770,6 +839,27 @@ class RuleDecomposer:
         finally:
             self._is_subject_region = saved
         return j
+
+    def _clause_end(self, toks, k: int) -> int | None:
+        """End index of a clause with its own subject starting at k ('a woman reads'), else None."""
+        n = len(toks)
+        if k >= n or toks[k].tag.startswith("VB") or toks[k].tag in {"MD", "RB", "IN", "TO"}:
+            return None
+        saved = self._is_subject_region
+        self._is_subject_region = False
+        try:
+            subj, j = self._np(toks, k)
+        finally:
+            self._is_subject_region = saved
+        if subj is None or j >= n:
+            return None
+        t = toks[j]
+        if not (t.tag in {"VBZ", "VBP", "VBD", "MD"} or t.low in BE | {"has", "have", "had"}):
+            return None
+        end = j
+        while end < n and toks[end].word not in {",", ";"}:
+            end += 1
+        return end
 
     def _obj_mods(self, toks, k, np_: _NP) -> int:
         """Modifiers of an object NP: 'of'/'for' PPs, relative clauses, participles right after the noun."""
@@ -891,7 +981,8 @@ class RuleDecomposer:
                 ref = "the people"
             else:
                 heads = [self.morph.noun(c.head[-1]) if c.head else c.pron for c in np_.conj]
-                ref = "the " + pluralize(heads[0]) if len(set(heads)) == 1 else " and ".join("the " + c.head_text for c in np_.conj)
+                ref = "the " + pluralize(heads[0]) if len(set(heads)) == 1 else " and ".join(
+                    ("" if c.proper else "the ") + c.head_text for c in np_.conj)
         else:
             target = np_.of_np or np_
             cat = self.category(target.head_text)
@@ -899,6 +990,8 @@ class RuleDecomposer:
                 ref = "the group"
             elif cat in {"person"} or (np_.of_np is not None and self.category(np_.head_text) == "group"):
                 ref = "the people" if (target.plural or np_.of_np is not None) else "the person"
+            elif target.proper:  # a name refers by itself: "Lilly", not "the Lilly"
+                ref = target.head_text
             else:
                 ref = "the " + target.head_text
         if ref in ctx.used and not np_.conj:
@@ -935,12 +1028,18 @@ class RuleDecomposer:
                         out.add(f"The {c.head_text} is {adj}.", "attribute")
             else:
                 for c in np_.conj:
-                    out.add(f"There {'are' if c.plural else 'is'} {self._np_text(c, indefinite=True)}.", "entity")
+                    if not c.proper:
+                        out.add(f"There {'are' if c.plural else 'is'} {self._np_text(c, indefinite=True)}.", "entity")
                     for adj in c.adjs:
                         out.add(f"The {c.head_text} {'are' if c.plural else 'is'} {adj}.", "attribute")
             for c in np_.conj:
                 self._np_modifiers(c, ref if len(np_.conj) == 1 else "the " + c.head_text, ctx, out)
             return
+        if np_.possessor is not None:  # "the men 's bikes": the owner's atoms, then "The people have bikes."
+            owner = np_.possessor
+            self._entity(owner, ctx, out, is_subject=False)
+            have = "have" if self._plural_ref(owner.ref, owner) else "has"
+            out.add(f"{_cap(owner.ref)} {have} {self._np_text(np_, indefinite=True)}.", "argument")
         target = np_.of_np or np_
         cat = self.category(target.head_text)
         group_of = np_.of_np is not None and self.category(np_.head_text) == "group"
@@ -966,7 +1065,8 @@ class RuleDecomposer:
             for adj in np_.adjs:
                 out.add(f"The group is {adj}.", "attribute")
         else:
-            out.add(f"There {'are' if target.plural else 'is'} {self._np_text(target, indefinite=True)}.", "entity")
+            if not target.proper:
+                out.add(f"There {'are' if target.plural else 'is'} {self._np_text(target, indefinite=True)}.", "entity")
             if cat == "animal" and self.morph.noun(target.head[-1]) != "animal":
                 out.add(f"There {'are animals' if target.plural else 'is an animal'}.", "type")
             for adj in target.adjs:
@@ -1031,9 +1131,14 @@ class RuleDecomposer:
                 out.add(f"{_cap(subj_ref)} {verb_group} {text}.", kind)
             if m.pron:
                 continue
+            if m.possessor is not None and not m.possessor.pron:
+                owner = m.possessor
+                oref = owner.head_text if owner.proper else "the " + owner.head_text
+                have = "have" if owner.plural else "has"
+                out.add(f"{_cap(oref)} {have} {self._np_text(m, indefinite=True)}.", "argument")
             if m.head and m.head[-1].lower() in TIME_WORDS:
                 continue
-            mref = "the " + (m.of_np or m).head_text
+            mref = ("" if (m.of_np or m).proper else "the ") + (m.of_np or m).head_text
             if self.category(m.head_text) == "person" and "the person" not in ctx.used and subj_ref != "the person":
                 pass
             be = "are" if m.plural else "is"

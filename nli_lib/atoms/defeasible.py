@@ -209,9 +209,12 @@ def dnli_shots(n: int = 10, seed: int = 0) -> list[dict]:
 
 
 def _chat_labels(llm, template: str, rows: pd.DataFrame, hypothesis_col: str, shots: Sequence[dict]) -> list:
+    """One C.1 / C.2 answer per row. Exemplars about the row's own premise are left out of its prompt: the
+    printed atom labels used as C.2 exemplars (Table 1, Table 7, §6) are δ-SNLI-TEST sub-problems themselves."""
     t = PROMPTS[template]
-    results = llm.chat_many([t.render(context=p, hypothesis=h, evidence=u, shots=list(shots)) for p, h, u in
-                             zip(rows["premise"], rows[hypothesis_col], rows["update"])], progress=False)
+    results = llm.chat_many([t.render(context=p, hypothesis=h, evidence=u,
+                                      shots=[s for s in shots if _key(s["premise"]) != _key(p)])
+                             for p, h, u in zip(rows["premise"], rows[hypothesis_col], rows["update"])], progress=False)
     out = []
     for r in results:
         parsed = t.parse(getattr(r, "text", None)) if getattr(r, "ok", False) else None
@@ -340,7 +343,13 @@ def predict(predictor: DefeasiblePredictor, dnli: pd.DataFrame, labeled: pd.Data
 
 
 def table3_row(name: str, tier: str, full: pd.DataFrame, atoms: pd.DataFrame, ternary: bool) -> dict:
-    """One Table 3 row (percentages) from `predict` outputs."""
+    """One Table 3 row (percentages) from `predict` outputs.
+
+    Atom and critical-atom accuracy are over scored sub-problems (binary models: non-neutral atoms only).
+    P(full ✓ | critical ✓) is full accuracy over examples whose scored critical sub-problems are *all* right,
+    P(full ✓ | critical ✗) over examples with at least one of them wrong (§5.2); examples without a critical atom
+    enter neither.
+    """
     scored = atoms[atoms["scored"]]
     crit = scored[scored["critical"]]
     per_ex = crit.groupby("pair_id")["correct"].all()  # all critical sub-problems of the example solved?

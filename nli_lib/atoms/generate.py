@@ -2,8 +2,9 @@
 
 One interface for both tiers: an `AtomGenerator` wraps a cached chat client and Prompt A.1.
 
-* paper profile: `LLMClient` + A.1 with the paper's printed decompositions as in-context exemplars
-  (`PAPER_DECOMPOSITIONS`: Table 1, Table 7, Table 8, Figure 3, Appendix B.1);
+* paper profile: `LLMClient` + A.1 with the paper's printed whole decompositions as in-context exemplars
+  (`A1_EXEMPLARS`: Table 1 rows 3-4, Table 8, Appendix B.1); all printed decompositions
+  (`PAPER_DECOMPOSITIONS`: also Table 1 rows 1-2, Table 7, Figure 3) are the coverage evaluation items;
 * offline profile: `OfflineLLM` over the rule-based decomposer (`decompose.RuleDecomposer`): it reads the
   sentence out of the rendered A.1 prompt and answers in the A.1 format, so its outputs are cached and parsed
   exactly like an LLM's.
@@ -36,6 +37,18 @@ PAPER_DECOMPOSITIONS: tuple[dict, ...] = tuple(ATOM_DECOMPOSITIONS) + (
     {"sentence": "The man dances.", "atoms": ["There is a person.", "The person is a man.", "The person dances."],
      "invalid_atoms": [], "source": "atoms Appendix B.1 (use of hypernyms)"},
 )
+
+#: The A.1 in-context exemplars: the decompositions the paper prints *whole*, i.e. every generated atom of H
+#: (Table 1 rows 3-4 with their invalid atoms removed, Table 8 with the atom the paper says is missing added,
+#: both Appendix B.1 examples). The δ-SNLI rows (Table 1 rows 1-2, Table 7) list only the atoms left after
+#: pruning atoms that P entails (so no "There is a person."), and Figure 3 only the three atoms its updates
+#: target: as exemplars they would teach the model to leave information out, so they serve as evaluation
+#: items only (`coverage`).
+A1_EXEMPLARS: tuple[dict, ...] = tuple(
+    {"sentence": d["sentence"], "atoms": list(d["atoms"]) + list(d.get("missing_atoms", [])), "source": d["source"]}
+    for d in PAPER_DECOMPOSITIONS if d["source"] in {
+        "atoms Table 1 row 3", "atoms Table 1 row 4", "atoms Table 8", "atoms Appendix B.1",
+        "atoms Appendix B.1 (use of hypernyms)"})
 
 
 @dataclass(frozen=True)
@@ -81,8 +94,11 @@ def rule_generator(style: str = "incremental", decomposer: Callable[[str], list[
     return AtomGenerator(OfflineLLM(answer, name=name, cache=cache), name=name, tier="offline")
 
 
-def llm_generator(llm, shots: Sequence[dict] = PAPER_DECOMPOSITIONS) -> AtomGenerator:
-    """Prompt A.1 with the paper's decompositions as exemplars. `llm`: an LLMClient or a profile's llm section."""
+def llm_generator(llm, shots: Sequence[dict] = A1_EXEMPLARS) -> AtomGenerator:
+    """Prompt A.1 with the paper's whole decompositions as exemplars (`A1_EXEMPLARS`; pass `shots` to change).
+
+    `llm`: an LLMClient or a profile's llm section.
+    """
     client = llm if hasattr(llm, "chat_many") else make_llm({"llm": llm})
     if client is None:
         raise ValueError("llm_generator needs an LLM endpoint (profile llm section); use rule_generator offline")
@@ -129,16 +145,33 @@ def attach_atoms(examples: pd.DataFrame, atoms: pd.DataFrame, hypothesis_col: st
 # Coverage of the paper's atoms (§3.1, Appendix A.1)
 # --------------------------------------------------------------------------------------------------------------
 
+def _targets(item: dict) -> list[tuple[str, str]]:
+    """(atom, role) pairs to look for: the paper's valid atoms, then atoms its generator missed (Table 8)."""
+    return [(a, "paper atom") for a in item["atoms"]] + [(a, "missed by the paper's generator")
+                                                         for a in item.get("missing_atoms", [])]
+
+
 def coverage(items: Sequence[dict], generated: pd.DataFrame, nli) -> tuple[pd.DataFrame, pd.DataFrame]:
     """How many of the paper's atoms each generated set covers (mutual entailment by `nli`).
 
-    Returns (per-sentence summary, per-paper-atom rows). A row's `best_match` is the generated atom with the
+    Returns (per-sentence summary, per-atom rows). A row's `best_match` is the generated atom with the
     highest min(P(e | g→a), P(e | a→g)); `covered` requires both directions to be predicted 'entailment'.
+    Items may list `missing_atoms` (Table 8: information the paper's own generator left out); those rows have
+    role "missed by the paper's generator" and are counted apart (`missed_recovered`), not in `coverage`.
+
+    >>> class Same:  # a stand-in NLI model: entailment iff the two texts are equal
+    ...     labels = ("entailment", "neutral", "contradiction")
+    ...     def predict_proba(self, ps, hs):
+    ...         return np.array([[1.0, 0, 0] if p == h else [0, 1.0, 0] for p, h in zip(ps, hs)])
+    >>> gen = pd.DataFrame({"sentence": ["S"] * 2, "atom": ["a", "m"], "parse_ok": [True] * 2})
+    >>> summary, detail = coverage([{"sentence": "S", "atoms": ["a", "b"], "missing_atoms": ["m"]}], gen, Same())
+    >>> [float(summary.loc[0, c]) for c in ("paper_atoms", "covered", "coverage", "missed_recovered")]
+    [2.0, 1.0, 0.5, 1.0]
     """
     pairs, meta = [], []
     for item in items:
         gen = generated.loc[(generated["sentence"] == item["sentence"]) & generated["parse_ok"], "atom"].tolist()
-        for atom in item["atoms"]:
+        for atom, _ in _targets(item):
             for g in gen:
                 pairs.append((g, atom))
                 meta.append((item["sentence"], atom, g))
@@ -154,22 +187,26 @@ def coverage(items: Sequence[dict], generated: pd.DataFrame, nli) -> tuple[pd.Da
     else:
         scored = pd.DataFrame(columns=["sentence", "paper_atom", "generated_atom", "p_fwd", "p_bwd", "mutual", "score"])
     for item in items:
-        for atom in item["atoms"]:
+        for atom, role in _targets(item):
             cand = scored[(scored["sentence"] == item["sentence"]) & (scored["paper_atom"] == atom)]
             best = cand.sort_values(["mutual", "score"], ascending=False).head(1)
             rows.append({"sentence": item["sentence"], "source": item.get("source", ""), "paper_atom": atom,
+                         "role": role,
                          "covered": bool(cand["mutual"].any()) if len(cand) else False,
                          "best_match": best["generated_atom"].iloc[0] if len(best) else None,
                          "best_score": float(best["score"].iloc[0]) if len(best) else np.nan})
     detail = pd.DataFrame(rows)
     counts = generated[generated["parse_ok"]].groupby("sentence")["atom"].nunique()
-    summary = detail.groupby(["sentence", "source"], sort=False).agg(paper_atoms=("paper_atom", "size"),
-                                                                      covered=("covered", "sum")).reset_index()
+    paper = detail["role"] == "paper atom"
+    summary = detail.assign(paper=paper, covered_paper=paper & detail["covered"], missed=~paper,
+                            recovered=~paper & detail["covered"]).groupby(["sentence", "source"], sort=False).agg(
+        paper_atoms=("paper", "sum"), covered=("covered_paper", "sum"), missed_by_paper=("missed", "sum"),
+        missed_recovered=("recovered", "sum")).reset_index()
     summary["generated_atoms"] = summary["sentence"].map(counts).fillna(0).astype(int)
     summary["coverage"] = summary["covered"] / summary["paper_atoms"]
-    total = pd.DataFrame([{"sentence": "ALL", "source": "", "paper_atoms": summary["paper_atoms"].sum(),
-                           "covered": summary["covered"].sum(), "generated_atoms": summary["generated_atoms"].sum(),
-                           "coverage": summary["covered"].sum() / max(summary["paper_atoms"].sum(), 1)}])
+    total = pd.DataFrame([{"sentence": "ALL", "source": "", **{c: summary[c].sum() for c in (
+        "paper_atoms", "covered", "missed_by_paper", "missed_recovered", "generated_atoms")},
+        "coverage": summary["covered"].sum() / max(summary["paper_atoms"].sum(), 1)}])
     return pd.concat([summary, total], ignore_index=True), detail
 
 

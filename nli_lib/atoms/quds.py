@@ -1,7 +1,9 @@
 """Appendix D: questions under discussion (QUDs) for critical atoms.
 
-Paper profile: Prompt D.1 with the atom -> QUD exemplars the paper prints (Table 9 and Figure 3) through the
-cached LLM client (the paper used gpt-4o, temperature 0.01, 15 unprinted exemplars).
+Paper profile: Prompt D.1 with the six atom -> QUD pairs of Table 9 (gpt-4o outputs the paper validated) as
+exemplars, through the cached LLM client at temperature 0.01 (the paper used gpt-4o with 15 unprinted exemplars).
+Figure 3's questions are QUDs of the whole hypothesis and keep "the man" rather than a generic, unlike the D.1
+mapping the paper describes, so they are evaluation items (`qud_exemplar_check`), not exemplars.
 
 Offline: `RuleQUDGenerator`, a COMPANION-AUTHORED rule-based question generator for the common atom patterns
 (marked as such in every output). Like the paper's exemplars it maps specific people to generics ("girl" ->
@@ -40,7 +42,7 @@ import pandas as pd
 from ..llm import PROMPTS, OfflineLLM, make_llm
 from ..llm.prompts import QUD_EXAMPLES
 
-QUD_RULES_VERSION = "qud-rules-v2"
+QUD_RULES_VERSION = "qud-rules-v3"
 AUX = {"is", "are", "was", "were", "has", "have", "had", "does", "do", "did"}
 RELATIONSHIPS = {"sister", "sisters", "brother", "brothers", "friend", "friends", "couple", "family", "mother",
                  "father", "daughter", "son", "husband", "wife", "girlfriend", "boyfriend", "parents", "siblings",
@@ -89,6 +91,14 @@ class RuleQUDGenerator:
 
     def _generic(self, subject: list[str], keep_animals: bool = True) -> tuple[str, bool]:
         """('the person' | 'the people' | 'the two people' | 'the dog' | 'the object', plural?)."""
+        if len(subject) >= 3 and "and" in [w.lower() for w in subject[1:-1]]:  # "Lilly and Sally", "the man and ..."
+            i = [w.lower() for w in subject].index("and", 1)
+            parts = [self._generic(subject[:i])[0], self._generic(subject[i + 1:])[0]]
+            people = all(p.startswith("the ") and p.endswith(("person", "people")) for p in parts)
+            return ("the people" if people else "the objects"), True
+        if subject and all(w[:1].isupper() for w in subject) and subject[0].lower() not in DETERMINERS | NUMBERS and \
+                self.category(subject[-1].lower()) == "thing" and (len(subject) > 1 or not subject[0].endswith("s")):
+            return "the person", False  # a name ("Galina", "Serina Williams") stands for a person
         words = [w.lower() for w in subject]
         for rel in ("that", "who", "which"):  # "the vest that the person wears": the head is before the relative
             if rel in words[1:]:
@@ -180,7 +190,8 @@ class RuleQUDGenerator:
                 return f"What is the condition of {gen}?", "condition"
             if comp[0].endswith("ing"):
                 return self._activity(gen, plural, ["is" if not plural else "are"] + comp, progressive=True)
-        if plower[0] in {"has", "have"} and len(plower) == 2 and re.search(r"(ed|en)$", plower[1]):  # "has spilled"
+        if plower[0] in {"has", "have"} and len(plower) >= 2 and (plower[1] == "been" or (
+                len(plower) == 2 and re.search(r"(ed|en)$", plower[1]))):  # "has spilled", "has been vandalised"
             return f"What happened to {gen}?", "event"
         if plower[0] in {"has", "have"} and len(plower) >= 2:
             return f"What {'do' if plural else 'does'} {gen} have?", "object"
@@ -248,7 +259,7 @@ def qud_generator(llm=None, category=None):
         rules = RuleQUDGenerator(category)
         return OfflineLLM(rules.generate, name=QUD_RULES_VERSION), f"{QUD_RULES_VERSION} (companion-authored rules)", "offline", ()
     client = llm if hasattr(llm, "chat_many") else make_llm({"llm": llm})
-    shots = tuple({"atom": r["atom"], "qud": r["qud"]} for r in QUD_EXAMPLES)
+    shots = tuple({"atom": r["atom"], "qud": r["qud"]} for r in QUD_EXAMPLES if r["source"] == "atoms Table 9")
     return client, f"{client.model} (D.1, {len(shots)}-shot)", "paper", shots
 
 

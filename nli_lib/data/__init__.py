@@ -1,2 +1,2 @@
 """Data layer: manifest-driven fetching (fetch.py), loaders returning DataFrames (loaders.py), statistics (stats.py)."""
-from .fetch import DataError, load_manifest, used_data  # noqa: F401
+from .fetch import DataError, available, load_manifest, used_data  # noqa: F401

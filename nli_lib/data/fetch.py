@@ -110,7 +110,8 @@ def _download(entry: ManifestEntry, dest: Path) -> None:
     try:
         with os.fdopen(fd, "wb") as out, urllib.request.urlopen(entry.url, timeout=60) as resp:
             total = int(resp.headers.get("Content-Length") or 0) or None
-            with tqdm(total=total, unit="B", unit_scale=True, desc=entry.key, leave=False) as bar:
+            quiet = os.environ.get("NLI_PROGRESS") == "0"  # the runner turns bars off in executed notebooks
+            with tqdm(total=total, unit="B", unit_scale=True, desc=entry.key, leave=False, disable=quiet) as bar:
                 for block in iter(lambda: resp.read(1 << 16), b""):
                     out.write(block)
                     bar.update(len(block))
@@ -149,7 +150,7 @@ def fetch(key: str, manifest: dict[str, ManifestEntry] | None = None) -> Path:
             )
         _note_use(key, _verify(entry, path, "mirror"))
         return path
-    dest = cache_dir("data") / (entry.mirror_relpath or f"{entry.dataset}/{entry.filename}")
+    dest = _cache_path(entry)
     if mirror is not None and not entry.offline and not dest.is_file():
         raise DataError(f"{entry.key} is online-only (not in the offline mirror {mirror}): download it from "
                         f"{entry.url} with network access (unset NLI_DATA_MIRROR to let the companion download it).")
@@ -160,11 +161,32 @@ def fetch(key: str, manifest: dict[str, ManifestEntry] | None = None) -> Path:
         digest = sha256_file(dest)
         if pin.exists() and pin.read_text().strip() != digest:
             raise DataError(f"{entry.key}: {dest} changed since first download (sha256 {digest}); delete it and re-fetch")
-        pin.write_text(digest)
+        if not pin.exists():
+            pin.write_text(digest)
         _note_use(key, digest)
         return dest
     _note_use(key, _verify(entry, dest, "cached"))
     return dest
+
+
+def _cache_path(entry: ManifestEntry) -> Path:
+    """Where a download of `entry` lives in the data cache."""
+    return cache_dir("data") / (entry.mirror_relpath or f"{entry.dataset}/{entry.filename}")
+
+
+def available(key: str, manifest: dict[str, ManifestEntry] | None = None) -> bool:
+    """Whether `fetch(key)` can be served without network (the mirror or the download cache holds the file).
+
+    Online-only datasets are large; notebooks use them when a reader has fetched them once
+    (`fetch("mnli_full/multinli_1.0.zip")`) and otherwise say what is missing, instead of downloading silently.
+    """
+    manifest = manifest or load_manifest()
+    if key not in manifest:
+        raise DataError(f"{key!r} is not in the data manifest {MANIFEST_PATH}")
+    entry, mirror = manifest[key], mirror_dir()
+    if mirror is not None and entry.mirror_relpath and (mirror / entry.mirror_relpath).is_file():
+        return True
+    return _cache_path(entry).is_file()
 
 
 def used_data() -> dict[str, str]:

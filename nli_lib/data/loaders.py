@@ -23,6 +23,8 @@ followed by dataset-specific columns:
 |----------------------------|-------------------------------------------------------------------------|------------|
 | load_esnli(split)          | explanation_1, explanation_2, explanation_3 (lower-cased, tokenized)    |            |
 | load_snli_jsonl(split)     | annotator_labels (list[str], 4-5 labels), caption_id                    | no_gold    |
+| load_snli_full(split) *    | as load_snli_jsonl (train has 1 annotator label)                        | no_gold    |
+| load_mnli(split) *         | annotator_labels, genre, prompt_id                                      | no_gold    |
 | load_chaosnli(subset)      | label_count (list[int], LABELS order), label_dist (list[float]),        |            |
 |                            | entropy, old_label, old_labels (the original 5 labels), origin          |            |
 | load_taxinli(which)        | genre; TAXINLI_CATEGORIES (15, int); taxinli10k: annotated_label (None  |            |
@@ -40,6 +42,9 @@ followed by dataset-specific columns:
 |                            | tokens1, tokens2 (list[int] token positions)                            |            |
 | load_cad(kind, split)      | kind, split, orig_index (row of the original pair a revision comes      |            |
 |                            | from: revised files hold 2 revisions per original pair, in order)       |            |
+
+`*` = online-only source (official archive, not in the offline mirror; downloaded on first use). So are
+e-SNLI train (`load_esnli("train")`) and δ-NLI train (`load_dnli(subset, "train")`).
 
 `df.attrs` always holds `source` (the manifest key, a list of keys for multi-file loaders, or the override
 path) and `dropped` (number of malformed rows dropped); loaders add the counts listed above.
@@ -87,7 +92,7 @@ __all__ = [
     "MalformedDataError", "MalformedRowWarning", "PHRASIS_LABELS", "TAXINLI_CATEGORIES", "TAXINLI_HIGH_LEVEL",
     "TAXINLI_NEUTRAL_FEATURES", "UPDATE_TYPES", "WordNet", "load_cad", "load_chaosnli", "load_dnli",
     "load_dsnli_train_subset", "load_esnli", "load_mnli_from_taxinli", "load_phrasis", "load_pos_tagger",
-    "load_snli_jsonl", "load_stopwords", "load_taxinli", "load_wordnet",
+    "load_snli_jsonl", "load_stopwords", "load_taxinli", "load_wordnet", "load_snli_full", "load_mnli",
 ]
 
 PHRASIS_LABELS = ("EQUI", "FORW", "BACK", "SIMI", "REL", "OPPO", "UNR")
@@ -273,8 +278,32 @@ def _lines(path: Path) -> list[str]:
 
 
 def _jsonl_rows(path: Path) -> Iterator[RawRow]:
+    return _jsonl_lines(_lines(path), str(path))
+
+
+def _zip_member(path: Path, suffix: str) -> str:
+    """The one member of a zip archive whose name ends with `suffix` (macOS metadata ignored)."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = [n for n in zf.namelist() if n.endswith(suffix) and "__MACOSX" not in n]
+    except zipfile.BadZipFile as exc:
+        raise DataError(f"{path} is not a readable zip archive ({exc}); delete it and fetch it again") from exc
+    if len(names) != 1:
+        raise DataError(f"{path}: expected one member ending in {suffix!r}, found {names or 'none'}; "
+                        f"not the expected archive")
+    return names[0]
+
+
+def _zip_jsonl_rows(path: Path, member: str) -> Iterator[RawRow]:
+    """jsonl rows of a zip member, streamed; locations read '<zip>!<member>:<line>'."""
+    with zipfile.ZipFile(path) as zf, zf.open(member) as fh:
+        lines = (line.rstrip("\r\n") for line in io.TextIOWrapper(fh, encoding="utf-8", newline=""))
+        yield from _jsonl_lines(lines, f"{path}!{member}")
+
+
+def _jsonl_lines(lines: Iterable[str], where: str) -> Iterator[RawRow]:
     index = 0
-    for number, line in enumerate(_lines(path), start=1):
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
@@ -283,7 +312,7 @@ def _jsonl_rows(path: Path) -> Iterator[RawRow]:
                 value = _BadRow(BAD_JSON, "line is not a JSON object")
         except json.JSONDecodeError as exc:
             value = _BadRow(BAD_JSON, str(exc))
-        yield RawRow(f"{path}:{number}", index, value)
+        yield RawRow(f"{where}:{number}", index, value)
         index += 1
 
 
@@ -298,11 +327,12 @@ def _json_array_rows(path: Path) -> Iterator[RawRow]:
         yield RawRow(f"{path}[{i}]", i, item if isinstance(item, dict) else _BadRow(BAD_JSON, "item is not an object"))
 
 
-def _tsv(path: Path, *, header: bool, ncols: int | None = None,
-         quoting: int = csv.QUOTE_NONE) -> tuple[list[str], list[RawRow]]:
+def _tsv(path: Path, *, header: bool, ncols: int | None = None, quoting: int = csv.QUOTE_NONE,
+         delimiter: str = "\t") -> tuple[list[str], list[RawRow]]:
     """(header, rows) of a tab-separated file; rows whose column count differs from the header (or
     `ncols`) are _BadRows. quoting=csv.QUOTE_MINIMAL for files written with CSV quoting ("" escapes)."""
-    reader = csv.reader(io.StringIO(path.read_text(encoding="utf-8"), newline=""), delimiter="\t", quoting=quoting)
+    reader = csv.reader(io.StringIO(path.read_text(encoding="utf-8"), newline=""), delimiter=delimiter,
+                        quoting=quoting)
     names = next(reader, []) if header else []
     ncols = ncols or len(names)
     rows = []
@@ -336,10 +366,16 @@ ESNLI_COLUMNS = ("premise", "hypothesis", "label", "pair_id", "explanation_1", "
 def load_esnli(split: str, *, paths: dict[str, str | Path] | None = None, strict: bool = False) -> pd.DataFrame:
     """e-SNLI dev/test (9,842 / 9,824 pairs): line-aligned files s1, s2, labels, expl_1..3.
 
+    split='train' reads the ONLINE-ONLY train CSVs (esnli_train_1.csv + esnli_train_2.csv, not in the offline
+    mirror; one explanation per pair, so explanation_2/3 are ''; pair_id is SNLI's pairID); `paths` then maps
+    'train_1' / 'train_2' to files.
+
     pair_id is 'esnli-<split>-<line index>' (0-based, the SNLI dev/test order minus no-gold pairs).
     `paths` maps each of ESNLI_FILES to a file (all six needed). Files of different lengths raise DataError.
     """
-    _check_choice("split", split, ("dev", "test"))
+    _check_choice("split", split, ("train", "dev", "test"))
+    if split == "train":
+        return _load_esnli_train(paths, strict)
     if paths is None:
         keys = [f"esnli/{name}.{split}" for name in ESNLI_FILES]
         files, source = {name: fetch(k) for name, k in zip(ESNLI_FILES, keys)}, keys
@@ -374,6 +410,31 @@ def load_esnli(split: str, *, paths: dict[str, str | Path] | None = None, strict
     return _finish(_collect(rows, parse), columns=ESNLI_COLUMNS, source=source, strict=strict)
 
 
+ESNLI_TRAIN_PARTS = ("train_1", "train_2")
+
+
+def _load_esnli_train(paths: dict[str, str | Path] | None, strict: bool) -> pd.DataFrame:
+    if paths is not None and not set(paths) & set(ESNLI_TRAIN_PARTS):
+        raise ValueError(f"e-SNLI train: paths= maps {list(ESNLI_TRAIN_PARTS)} to the train CSVs; got {sorted(paths)}")
+    collected, sources = _Collected([], [], Counter()), []
+    for part in ESNLI_TRAIN_PARTS:
+        if paths is not None and part not in paths:
+            continue
+        path, src = _resolve(f"esnli_train/esnli_{part}.csv", (paths or {}).get(part))
+        sources.append(src)
+        names, rows = _tsv(path, header=True, quoting=csv.QUOTE_MINIMAL, delimiter=",")
+        _require_columns(path, names, ("pairID", "gold_label", "Sentence1", "Sentence2", "Explanation_1"))
+
+        def parse(row: RawRow) -> dict:
+            r = row.value
+            return {"premise": r["Sentence1"], "hypothesis": r["Sentence2"], "label": _nli_label(r["gold_label"]),
+                    "pair_id": r["pairID"], "explanation_1": r["Explanation_1"].strip(), "explanation_2": "",
+                    "explanation_3": ""}
+
+        collected += _collect(map(_as_dict(names), rows), parse)
+    return _finish(collected, columns=ESNLI_COLUMNS, source=sources, strict=strict)
+
+
 # --------------------------------------------------------------------------------------------------------------
 # SNLI 1.0 jsonl and ChaosNLI
 # --------------------------------------------------------------------------------------------------------------
@@ -403,6 +464,43 @@ def load_snli_jsonl(split: str, *, path: str | Path | None = None, strict: bool 
     path, source = _resolve(f"snli_subset/{split}", path)
     return _finish(_collect(_jsonl_rows(path), _parse_snli), columns=SNLI_COLUMNS, source=source, strict=strict,
                    counts=("no_gold",))
+
+
+def load_snli_full(split: str, *, path: str | Path | None = None, strict: bool = False) -> pd.DataFrame:
+    """Full SNLI 1.0 train/dev/test (550,152 / 10,000 / 10,000 lines) from the official snli_1.0.zip.
+
+    ONLINE-ONLY (manifest key snli_full/snli_1.0.zip, not in the offline mirror): the first call downloads
+    the zip (~94 MB) into the cache. Same columns and no-gold handling as `load_snli_jsonl`; `path` is
+    an archive laid out like the official one.
+    """
+    _check_choice("split", split, ("train", "dev", "test"))
+    path, source = _resolve("snli_full/snli_1.0.zip", path)
+    member = _zip_member(path, f"snli_1.0_{split}.jsonl")
+    return _finish(_collect(_zip_jsonl_rows(path, member), _parse_snli), columns=SNLI_COLUMNS,
+                   source=f"{source}!{member}", strict=strict, counts=("no_gold",))
+
+
+MNLI_COLUMNS = ("premise", "hypothesis", "label", "pair_id", "annotator_labels", "genre", "prompt_id")
+
+
+def _parse_mnli(row: RawRow) -> dict:
+    record = _parse_snli(row)
+    del record["caption_id"]
+    return {**record, "genre": _field(row.value, "genre"), "prompt_id": row.value.get("promptID")}
+
+
+def load_mnli(split: str, *, path: str | Path | None = None, strict: bool = False) -> pd.DataFrame:
+    """MultiNLI 1.0 'train', 'dev_matched' or 'dev_mismatched' from the official multinli_1.0.zip.
+
+    ONLINE-ONLY (manifest key mnli_full/multinli_1.0.zip, ~227 MB): fetched on first use. Pairs without
+    a gold label are counted in attrs['no_gold'] (dev_matched keeps 9,815 of 10,000; dev_mismatched
+    9,832 of 10,000: FactNLI Table 1's validation sizes). pair_id is MNLI's pairID.
+    """
+    _check_choice("split", split, ("train", "dev_matched", "dev_mismatched"))
+    path, source = _resolve("mnli_full/multinli_1.0.zip", path)
+    member = _zip_member(path, f"multinli_1.0_{split}.jsonl")
+    return _finish(_collect(_zip_jsonl_rows(path, member), _parse_mnli), columns=MNLI_COLUMNS,
+                   source=f"{source}!{member}", strict=strict, counts=("no_gold",))
 
 
 CHAOSNLI_COLUMNS = ("premise", "hypothesis", "label", "pair_id", "label_count", "label_dist", "entropy",
@@ -564,7 +662,7 @@ def _update(update_type: Any, update: Any, impossible: Any, drop_impossible: boo
 
 def load_dnli(subset: str, split: str, *, path: str | Path | None = None, drop_impossible: bool = False,
               strict: bool = False) -> pd.DataFrame:
-    """δ-NLI (Rudinger et al. 2020) dev/test of the SNLI or ATOMIC portion.
+    """δ-NLI (Rudinger et al. 2020) dev/test of the SNLI or ATOMIC portion (train: online-only, fetched on use).
 
     No 3-way label: `label` equals `update_type` ('strengthener' | 'weakener'). `impossible` rows are those
     where the annotator found no update possible (their update is ''); the paper's experiments omit them:
@@ -572,8 +670,9 @@ def load_dnli(subset: str, split: str, *, path: str | Path | None = None, drop_i
     pair_id is 'dnli-<subset>-<split>-<row>'.
     """
     _check_choice("subset", subset, tuple(DNLI_EXTRA))
-    _check_choice("split", split, ("dev", "test"))
-    path, source = _resolve(f"dnli/{subset}.{split}", path)
+    _check_choice("split", split, ("train", "dev", "test"))
+    key = f"dnli_full/{subset}.train" if split == "train" else f"dnli/{subset}.{split}"  # train: online-only
+    path, source = _resolve(key, path)
 
     def parse(row: RawRow) -> dict:
         r = row.value
@@ -963,10 +1062,14 @@ def _gc_paused() -> Iterator[None]:
 def _cached_parse(files: Sequence[Path], digest: str) -> dict:
     cache = cache_dir("wordnet") / f"oewn-{digest[:24]}.json"
     if cache.is_file():
-        with _gc_paused():  # the collector would rescan the growing containers many times (2-3x slower)
-            data = json.loads(cache.read_text(encoding="utf-8"))
-        if data.get("format") == _WORDNET_FORMAT:
-            return {k: data[k] for k in ("synsets", "index", "antonyms")}
+        try:
+            with _gc_paused():  # the collector would rescan the growing containers many times (2-3x slower)
+                data = json.loads(cache.read_text(encoding="utf-8"))
+            if data.get("format") == _WORDNET_FORMAT:
+                return {k: data[k] for k in ("synsets", "index", "antonyms")}
+        except (ValueError, KeyError, AttributeError) as exc:  # damaged cache: parse the sources again
+            warnings.warn(f"WordNet cache {cache} is unreadable ({type(exc).__name__}: {exc}); rebuilding it from "
+                          f"the YAML sources", RuntimeWarning, stacklevel=3)
     start = time.perf_counter()
     data = _parse_wordnet(files)
     tmp = cache.with_name(cache.name + ".part")

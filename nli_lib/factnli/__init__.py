@@ -25,7 +25,7 @@ use all of it (offline they use a seeded 40-premise sample by default, see `sess
 from .evaluation import (ablation_table, accuracy_by_level, accuracy_long, accuracy_scores, confusions, controls_table,
                          diagnostic_records, diagnostics, diagnostics_scores, diagnostics_table, figure3, figure4,
                          growth_by_level, growth_scores, long_context, paper_analogue, paper_table, predict_variants,
-                         prediction_records)
+                         prediction_mix, prediction_records)
 from .extraction import Fact, FactExtractor, atomize, llm_extractor, rule_extractor
 from .filtering import (FilterResult, NLIJudge, TableJudge, draw_filter, filter_facts, max_clique, no_filter,
                         truth_set_filter)
@@ -38,7 +38,7 @@ __all__ = [
     "ablation_table", "accuracy_by_level", "accuracy_long", "accuracy_scores", "confusions", "controls_table",
     "diagnostic_records", "diagnostics", "diagnostics_scores", "diagnostics_table", "figure3", "figure4",
     "growth_by_level", "growth_scores", "long_context", "paper_analogue", "paper_table", "predict_variants",
-    "prediction_records",
+    "prediction_mix", "prediction_records",
     "Fact", "FactExtractor", "atomize", "llm_extractor", "rule_extractor",
     "FilterResult", "NLIJudge", "TableJudge", "draw_filter", "filter_facts", "max_clique", "no_filter",
     "truth_set_filter",

@@ -207,6 +207,26 @@ def ablation_table(preds: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def prediction_mix(preds: pd.DataFrame) -> pd.DataFrame:
+    """Share (%) of each predicted label per model, variant and level, beside the gold mix of the same rows.
+
+    A variant that drives a model to one label (e.g. 'entailment' when both sides gain the same wording)
+    shows here, separately from its accuracy.
+
+    >>> p = pd.DataFrame({"model": "m", "variant": "full", "level": [0, 0, 1, 1], "pred": ["entailment", "neutral",
+    ...                   "entailment", "entailment"], "label": ["entailment", "neutral", "entailment", "neutral"]})
+    >>> prediction_mix(p)[["pred entailment (%)", "pred neutral (%)", "gold entailment (%)"]].values.tolist()
+    [[50.0, 50.0, 50.0], [100.0, 0.0, 50.0]]
+    """
+    rows = []
+    for (model, variant, level), g in preds.groupby(["model", "variant", "level"], sort=False):
+        row = {"model": model, "variant": variant, "level": int(level), "n": len(g)}
+        row.update({f"pred {lab} (%)": 100 * float((g["pred"] == lab).mean()) for lab in LABELS})
+        row.update({f"gold {lab} (%)": 100 * float((g["label"] == lab).mean()) for lab in LABELS})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def controls_table(preds: pd.DataFrame, lengths: Mapping[str, pd.DataFrame] | None = None) -> pd.DataFrame:
     """Table 7: Original, FactNLI L=1, Rewrite, Unrelated-Facts accuracy (%) per model (+ mean lengths row)."""
     acc = accuracy_long(preds)

@@ -35,12 +35,15 @@ from ..llm import PROMPTS, OfflineLLM
 from .retrieval import Snippet
 from .text import WORD, finish, has_deictic_pronoun, normalise, pos_tag, strip_parentheticals, tokens
 
-EXTRACT_RULES_VERSION = "factnli-extract-rules-v1"  # names the OfflineLLM cache namespace: bump when rules change
+EXTRACT_RULES_VERSION = "factnli-extract-rules-v2"  # names the OfflineLLM cache namespace: bump when rules change
 
 _RELATIVE = {"that", "which", "who"}
 _BE = {"is", "are", "was", "were"}
 _FINITE = {"VBZ", "VBP", "VBD", "MD"}
 _SPLIT_SUBORDINATORS = {"while", "whereas"}
+#: Heads whose relative clause is the whole content: "someone who works ..." must not become "X is someone."
+_PRONOMINAL_HEADS = {"someone", "somebody", "something", "anyone", "anybody", "anything", "everyone", "everybody",
+                     "everything", "nobody", "nothing", "one", "ones"}
 
 
 @dataclass(frozen=True)
@@ -93,20 +96,29 @@ def _clauses(sentence: str) -> list[str]:
 
 
 def _split_predicate(subject: str, predicate_toks: list[str], predicate_tags: list[str]) -> list[str]:
-    """Facts from one clause's predicate: copula + noun + relative clause split; coordinated VPs split."""
+    """Facts from one clause's predicate: copula + noun + relative clause split; coordinated VPs split.
+
+    Not split: a relative clause after a pronominal head ("is someone who works ..."), and "and" + a
+    past form after a copula or a non-past verb ("is a group ... associated by ... and regarded as ...":
+    the tagger's VBD there is a participle, and the split would leave the fragment "X regarded as ...").
+    """
     facts = []
     toks, tags = list(predicate_toks), list(predicate_tags)
     if toks and toks[0].lower() in _BE:  # "is a framework of wood that contains ... and is built ..."
         for i in range(2, len(toks)):
             if toks[i].lower() in _RELATIVE and tags[i - 1].startswith("NN") and i + 1 < len(toks) and \
+                    toks[i - 1].lower() not in _PRONOMINAL_HEADS and \
                     (tags[i + 1] in _FINITE or tags[i + 1].startswith(("VB", "MD", "RB"))):
                 facts.append(f"{subject} {' '.join(toks[:i])}")
                 toks, tags = toks[i + 1 :], tags[i + 1 :]
                 break
     # coordinated verb phrases sharing the subject: "contains a pane and is built into a wall"
+    past_main = bool(toks) and tags[0] == "VBD" and toks[0].lower() not in _BE  # "barked ... and woke ..."
     start = 0
     for i in range(1, len(toks) - 1):
-        if toks[i].lower() == "and" and (tags[i + 1] in _FINITE or toks[i + 1].lower() in _BE):
+        nxt, nxt_tag = toks[i + 1].lower(), tags[i + 1]
+        finite = nxt in _BE or (nxt_tag in _FINITE and (nxt_tag != "VBD" or past_main))
+        if toks[i].lower() == "and" and finite:
             facts.append(f"{subject} {' '.join(toks[start:i])}")
             start = i + 1
     facts.append(f"{subject} {' '.join(toks[start:])}")

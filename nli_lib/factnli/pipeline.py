@@ -29,6 +29,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from ..atoms.decompose import RULES_VERSION as ATOM_RULES_VERSION
 from ..cache import CallCache, default_cache
 from ..llm import OfflineLLM, PromptTemplate
 from .extraction import Fact, FactExtractor, llm_extractor, rule_extractor
@@ -122,7 +123,8 @@ def b1_premise_facts(extractor: FactExtractor) -> PremiseFacts:
 class FactNLIData:
     """A built augmentation: items (one row per pair and level) and the per-candidate trace behind them."""
 
-    items: pd.DataFrame  # pair_id, level, variant, premise, hypothesis, label, facts and provenance, word counts
+    items: pd.DataFrame  # pair_id, level, variant, premise, hypothesis, label, facts, sources, fact_provenance
+    #                      (level, page, title, snippet of every fused fact), word counts
     trace: pd.DataFrame  # one row per (premise, level, candidate fact): snippet, source, decision, blocking element
     chains: dict  # premise -> list of level records (JSON-able dicts, as cached)
     settings: FactNLISettings
@@ -308,16 +310,21 @@ class Augmenter:
             base = {"pair_id": ex.pair_id, "label": ex.label, "orig_premise": p, "orig_hypothesis": h,
                     "variant": self.settings.variant}
             rows.append({**base, "level": 0, "premise": p, "hypothesis": h, "level_facts": [], "premise_facts": [],
-                         "hyp_facts": [], "sources": [], "fusion_ok": True})
+                         "hyp_facts": [], "sources": [], "fact_provenance": [], "fusion_ok": True})
             for t in range(1, L + 1):
                 rec = recs[t - 1]
                 fu = fused[i * L + t - 1]
-                pf = [f for r in recs[:t] for f in r["facts"]]
+                pf = [(r["level"], f) for r in recs[:t] for f in r["facts"]]
+                in_h = set(fu.facts)
                 rows.append({**base, "level": t, "premise": rec["premise"], "hypothesis": fu.text,
                              "level_facts": [f["text"] for f in rec["facts"]],
-                             "premise_facts": [f["text"] for f in pf],
+                             "premise_facts": [f["text"] for _, f in pf],
                              "hyp_facts": list(fu.facts),
-                             "sources": list(dict.fromkeys(f["source"] for f in pf)),
+                             "sources": list(dict.fromkeys(f["source"] for _, f in pf)),
+                             # per fused fact: the level that selected it, its page and snippet, and whether h(t) has it
+                             "fact_provenance": [{"level": lv, "fact": f["text"], "source": f["source"],
+                                                  "title": f["title"], "snippet": f["snippet"],
+                                                  "in_hypothesis": f["text"] in in_h} for lv, f in pf],
                              "fusion_ok": bool(rec["fusion_ok"] and fu.ok)})
         items = pd.DataFrame(rows)
         items["n_premise_facts"] = items["premise_facts"].str.len()
@@ -462,7 +469,7 @@ REWRITE_PROMPT = PromptTemplate(
     parser=lambda text: _rewrite_value(text),
     notes="Companion-authored wording for the Appendix D rewrite-only control (no prompt printed).",
 )
-REWRITE_RULES_VERSION = "factnli-rewrite-atoms-v1"
+REWRITE_RULES_VERSION = f"factnli-rewrite-{ATOM_RULES_VERSION}"  # rewrites are atoms: versioned with the decomposer
 
 
 def _rewrite_value(text: str) -> str:

@@ -65,7 +65,7 @@ class PageSource(Protocol):
 # Offline: Open English WordNet as an encyclopedia
 # --------------------------------------------------------------------------------------------------------------
 
-GLOSS_RULES_VERSION = "gloss-rules-v2"  # part of WordNetPages.name (and so of every cache key): bump when rules change
+GLOSS_RULES_VERSION = "gloss-rules-v3"  # part of WordNetPages.name (and so of every cache key): bump when rules change
 _DETERMINERS = {"a", "an", "the", "any", "one", "some", "each", "every", "either", "all", "two"}
 _FINITE = ("VBZ", "VBP", "VBD", "MD")
 
@@ -92,6 +92,8 @@ def definition_sentences(title: str, definition: str) -> list[str]:
     ['A laborer is someone who works with their hands.']
     >>> definition_sentences("bird", "warm-blooded egg-laying vertebrates characterized by feathers")  # doctest: +SKIP
     ['Birds are warm-blooded egg-laying vertebrates characterized by feathers.']
+    >>> definition_sentences("herb", "a plant lacking a woody stem; many are garden plants; some having odours")  # doctest: +SKIP
+    ['A herb is a plant lacking a woody stem.', 'Many herbs are garden plants.']
     """
     out, subject, plural = [], None, False
     for k, part in enumerate(str(definition).split(";")):
@@ -101,8 +103,16 @@ def definition_sentences(title: str, definition: str) -> list[str]:
             continue
         tags = [t for _, t in pos_tag(toks)]
         first = toks[0].lower()
+        if k > 0 and subject is not None and first in _QUANTIFIERS:  # "many are ...", "some having ..."
+            if toks[1].lower() in ("are", "have", "were", "had") or tags[1] in ("VBP", "VBD", "MD"):
+                plural_subject = subject if plural else (_plural(title) if title[:1].islower() else "")
+                if plural_subject:  # "Many herbs are flowering garden plants."; "others are ..." -> "Other herbs are ..."
+                    quantifier = "other" if first == "others" else first
+                    rest = " ".join(gloss.split()[1:])
+                    out.append(finish(f"{quantifier} {plural_subject[:1].lower() + plural_subject[1:]} {rest}"))
+            continue  # a quantified fragment without a finite verb ("some having ...") is no sentence
         if subject is None:  # the first part decides the subject's form: "A street" (count), "Water" or "Birds"
-            bare_plural = first not in _DETERMINERS and next((t for t in tags if t.startswith("NN")), "") == "NNS"
+            bare_plural = first not in _DETERMINERS and _head_tag(toks, tags) == "NNS"
             counted = first in ("a", "an") or first in _PRONOMINAL
             if title[:1].isupper():
                 subject = title
@@ -131,6 +141,20 @@ def definition_sentences(title: str, definition: str) -> list[str]:
 
 
 _PRONOMINAL = {"someone", "somebody", "something", "anyone", "anybody", "anything", "one"}  # "someone who ..."
+_QUANTIFIERS = {"many", "some", "most", "few", "several", "all", "both", "others"}  # "…; many are garden plants"
+_CHUNK_END = {"IN", "WDT", "WP", "TO", "VBN", "VBD", "VBZ", "VBP", "MD"}
+
+
+def _head_tag(toks: Sequence[str], tags: Sequence[str]) -> str:
+    """Penn tag of the head (last noun) of a gloss's first noun phrase: 'domestic or game birds' -> NNS,
+    'fresh fruits and vegetable grown for ...' -> NN, 'thoroughfare that is ...' -> NN ('' if none)."""
+    head = ""
+    for i, (word, tag) in enumerate(zip(toks, tags)):
+        if i > 0 and (tag in _CHUNK_END or word.lower() in ("that", "which", "who")):
+            break
+        if tag.startswith("NN"):
+            head = tag
+    return head
 
 
 def _plural(title: str) -> str:

@@ -31,9 +31,9 @@ from .analysis import (PAPER_REWRITES, attach_pair_scores, balanced_sample, cad_
                        score_rows, with_paper, worked_examples)
 from .fewshot import FewShotRewriter, align_transform, exemplar_rows, rule_extract, shot_sets
 from .logic import SLOTS, CounterfactualTarget, counterfactual_targets, derived_label, relation
-from .metrics import (ALPHA, OEWNForMeteor, cost_matrix, ftc_delta, ftc_kl, ftc_scores, ftc_wasserstein, meteor,
-                      meteor_wordnet, wasserstein, wilcoxon_rho)
-from .pipeline import PIPELINES, all_pipelines, counterfactual_rows, regex_transform
+from .metrics import (ALPHA, OEWNForMeteor, cost_matrix, ftc_delta, ftc_kl, ftc_scores, ftc_wasserstein, kl_divergence,
+                      meteor, meteor_wordnet, wasserstein, wilcoxon_rho)
+from .pipeline import PIPELINES, all_pipelines, counterfactual_rows, paper_fsp_model, regex_transform
 from .sensitivity import (CONDITIONS, explanation_similarity, noise_label_flips, noise_summary,
                           pathological_explanations, sensitivity_by_pipeline, sensitivity_by_slot, sensitivity_rho,
                           sensitivity_rows, sensitivity_table, simulated_rows)
@@ -46,8 +46,9 @@ __all__ = [
     "attach_pair_scores", "balanced_sample", "cad_pairs", "cad_reference", "cost_matrix", "counterfactual_rows",
     "counterfactual_targets", "derived_label", "exemplar_rows", "explanation_reference", "explanation_similarity",
     "extract_regex", "fit_simulator", "ftc_delta", "ftc_kl", "ftc_scores", "ftc_summary", "ftc_wasserstein",
-    "hit_rates", "las_lra_rows", "las_lra_summary", "las_rows", "las_score", "lra_score", "meteor",
-    "meteor_wordnet", "metric_validation", "noise_label_flips", "noise_summary", "pathological_explanations",
+    "hit_rates", "kl_divergence", "las_lra_rows", "las_lra_summary", "las_rows", "las_score", "lra_score", "meteor",
+    "meteor_wordnet", "metric_validation", "noise_label_flips", "noise_summary", "paper_fsp_model",
+    "pathological_explanations",
     "plot_ftc_distributions", "printed_examples", "printed_rewrites", "quality_long", "quality_rows",
     "quality_table", "regex_transform", "relation", "rho_table", "rule_extract", "score_rows",
     "sensitivity_by_pipeline", "sensitivity_by_slot", "sensitivity_rho", "sensitivity_rows", "sensitivity_table",

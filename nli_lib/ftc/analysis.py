@@ -58,8 +58,10 @@ def hit_rates(df: pd.DataFrame, explanation_cols: Sequence[str] = EXPLANATION_CO
 
     Returns {"per_label", "per_template", "rows"}: per label the share of explanations some template
     extracts from and the share of counterfactual slots the regex transform then produces; per template
-    how often it is the selected one and how often it matches at all; `rows` has one row per explanation
-    (template, A, B, every matching template, the regex counterfactuals, and why it failed).
+    how often it is the selected one, how often it matches at all, and how often its extraction then
+    gives every counterfactual slot of the label (`n_counterfactual`; `cf_rate_of_selected` = that share
+    of its selections); `rows` has one row per explanation (template, A, B, every matching template, the
+    regex counterfactuals, and why it failed).
     """
     records = []
     for col in explanation_cols:
@@ -78,6 +80,7 @@ def hit_rates(df: pd.DataFrame, explanation_cols: Sequence[str] = EXPLANATION_CO
                 changed = bool(rw and rw.x_cf) and (normalize(rw.x_cf) != normalize(r.hypothesis) or t.slot == "N[B]")
                 rec[f"x_cf[{t.slot}]"] = rw.x_cf if rw else None
                 rec[f"ok[{t.slot}]"] = changed
+                rec["all_slots_ok"] = rec.get("all_slots_ok", True) and changed
                 if rw is not None and rw.x_cf is None:
                     problems.append(f"{t.slot}: {rw.reason}")
                 elif rw is not None and not changed:
@@ -102,10 +105,13 @@ def hit_rates(df: pd.DataFrame, explanation_cols: Sequence[str] = EXPLANATION_CO
     for r in per_template.itertuples(index=False):
         sub = rows[rows["label"] == r.label]
         n = max(len(sub), 1)
-        selected = int((sub["template"] == r.template).sum())
+        chosen = sub["template"] == r.template
+        selected = int(chosen.sum())
         matched = int(sub["matched"].str.split(",").apply(lambda ids: r.template in ids).sum()) if len(sub) else 0
+        produced = int(sub.loc[chosen, "all_slots_ok"].sum()) if selected else 0
         counts.append({"n_selected": selected, "rate_selected": selected / n, "n_matched": matched,
-                       "rate_matched": matched / n})
+                       "rate_matched": matched / n, "n_counterfactual": produced,
+                       "cf_rate_of_selected": produced / selected if selected else np.nan})
     per_template = pd.concat([per_template, pd.DataFrame(counts)], axis=1)
     return {"per_label": pd.DataFrame(per_label), "per_template": per_template, "rows": rows}
 
@@ -363,22 +369,30 @@ def with_paper(long: pd.DataFrame, ref: str, quantity: "Callable[[pd.Series], st
 # Worked examples (Table 3) and the paper's printed rows (Tables 13, 14)
 # ---------------------------------------------------------------------------------------------------
 
-def worked_examples(scored: pd.DataFrame, pipeline: str = "fsp-fsp", per_slot: int = 1, seed: int = 0) -> pd.DataFrame:
-    """Table 3 style: original f(u, x) → ŷ, counterfactual f(u, x_cf) → ŷ_cf, explanation, R(A, B), FTC."""
-    sub = scored[(scored["pipeline"] == pipeline) & scored["ok"]]
+def worked_examples(scored: pd.DataFrame, pipeline: str = "fsp-fsp", per_label: int = 1, seed: int = 0) -> pd.DataFrame:
+    """Table 3 style, one block per pair: original f(u, x) → ŷ, each counterfactual f(u, x_cf) → ŷ_cf with
+    its derived label, the explanation, R(A, B) and FTC-δ/K/W.
+
+    `per_label` pairs per original label (C, E, N as in Table 3), drawn (seeded) from the pairs whose
+    counterfactual slots `pipeline` all produced, so a neutral pair shows x_cf[A] and x_cf[B] together.
+    """
+    sub = scored[scored["pipeline"] == pipeline]
+    complete = sub.groupby("pair_id")["ok"].all()
+    sub = sub[sub["pair_id"].isin(complete[complete].index)]
     picks = []
-    for slot in SLOTS:
-        g = sub[sub["slot"] == slot]
-        if len(g):
-            picks.append(g.sample(n=min(per_slot, len(g)), random_state=seed))
+    for label in ("contradiction", "entailment", "neutral"):
+        ids = sub.loc[sub["label"] == label, "pair_id"].drop_duplicates()
+        for pid in ids.sample(n=min(per_label, len(ids)), random_state=seed):
+            g = sub[sub["pair_id"] == pid]
+            picks.append(g.assign(_order=g["slot"].map({s: i for i, s in enumerate(SLOTS)})).sort_values("_order"))
     if not picks:
         return pd.DataFrame()
     ex = pd.concat(picks)
     return pd.DataFrame({
-        "slot": ex["slot"], "premise": ex["premise"],
+        "pair_id": ex["pair_id"], "slot": ex["slot"], "premise": ex["premise"],
         "original": [f"f(u, {h}) → {p}" for h, p in zip(ex["hypothesis"], ex["pred"])],
         "counterfactual": [f"f(u, {x}) → {p}" for x, p in zip(ex["x_cf"], ex["pred_cf"])],
-        "expected": ex["y_cf"], "explanation": ex["explanation"],
+        "expected y_cf": ex["y_cf"], "explanation": ex["explanation"],
         "R(A,B)": [relation(lab, a, b) for lab, a, b in zip(ex["label"], ex["A"], ex["B"])],
         **{METRIC_NAMES[m]: ex[m].round(3) for m in METRICS},
     }).reset_index(drop=True)

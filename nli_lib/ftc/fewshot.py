@@ -77,7 +77,9 @@ EXTRACT_RULES: dict[str, list[tuple[str, re.Pattern]]] = {
     ]),
     "entailment": _rules([
         ("if-then", r"\bif\s+{A}(?:\s*,\s*|\s+)then\s+(?:(?:they|he|she|it)\s+)?(?:(?:must|has to|have to)\s+)?(?:be\s+)?{B}" + _END),
-        ("synonym", _LEAD + r"{A}\s+(?:is|are)\s+(?:a |another )?(?:type of|kind of|form of|same as|the same as|rephrasing of|"
+        ("synonym", _LEAD + r"{A}\s+(?:is|are)\s+(?:a |an |another |the )?(?:type of|kind of|form of|same as|the same as|"
+                            r"(?:rephrasing|rephrase|paraphrase|paraphrasing|rewording|restatement) of|"
+                            r"(?:different |other )?(?:wording|word|words|term|phrase|way to say) for|"
                             r"way of saying|synonym (?:for|of)|synonymous with|generalization of|more general (?:way of saying|term for)|"
                             r"part of|example of)\s+{B}" + _END),
         ("implies", _LEAD + r"{A}\s+(?:implies|imply|means|mean|indicates|entails|equals|refers to|suggests|shows)\s+(?:that\s+)?{B}" + _END),
@@ -242,12 +244,15 @@ def exemplar_rows(step: str, label: str, n: int | None = PAPER_SHOTS, pool: pd.D
     (if `n` and `pool` are given) regex-derived rows from `pool` up to `n` (companion-derived, see module doc).
 
     `pool` is a frame of pipeline rows (`counterfactual_rows(..., 'regex', 'regex')` output) with ok rows.
+    C and E transformation rows are one shared set drawn from both labels, as in the paper.
     """
     key = SHORT[as_label(label)]
     printed = list(FTC_EXTRACT_EXAMPLES[key] if step == "extract" else FTC_TRANSFORM_EXAMPLES["N" if key == "N" else "CE"])
     if not n or pool is None or len(printed) >= n:
         return printed[: n or None]
-    rows = pool[(pool["label"] == as_label(label)) & pool["ok"]]
+    # C and E share one transformation set (Table 14 caption), so its extra rows come from both labels.
+    same_set = ["entailment", "contradiction"] if step == "transform" and key != "N" else [as_label(label)]
+    rows = pool[pool["label"].isin(same_set) & pool["ok"]]
     if step == "extract":
         rows = rows.drop_duplicates("pair_id").sample(frac=1.0, random_state=seed)
         extra = [{"explanation": r.explanation, "A": r.A, "B": r.B} for r in rows.itertuples()]
@@ -257,7 +262,7 @@ def exemplar_rows(step: str, label: str, n: int | None = PAPER_SHOTS, pool: pd.D
         extra = [{"hyp_original": r.hypothesis, "A": r.A, "B": r.B, "hyp_cf": f"A: {r['N[A]']}; B: {r['N[B]']}"}
                  for _, r in wide.iterrows()]
     else:
-        rows = rows[rows["label"].isin(["entailment", "contradiction"])].sample(frac=1.0, random_state=seed)
+        rows = rows.sample(frac=1.0, random_state=seed)  # same rows for C and E: the same shared set
         extra = [{"hyp_original": r.hypothesis, "A": r.A, "B": r.B, "hyp_cf": r.x_cf} for r in rows.itertuples()]
     for row in extra:
         row["source"] = "companion: regex-labelled e-SNLI pair"

@@ -5,7 +5,12 @@ the one-hot distribution of the derived counterfactual label. Label order is LAB
 
 * FTC-δ: d = 1[argmax p(ŷ_cf) ≠ y_cf]  ->  1 when the model predicts y_cf, else 0.
 * FTC-K: d = KL(p(y_cf) ‖ p(ŷ_cf)) = −log p(ŷ_cf = y_cf)  ->  1 + log p; upper bound 1, no lower bound
-  (footnote 19). Probabilities are clipped at `EPS` = 1e-12 so a zero gives a finite score (≈ −26.6).
+  (footnote 19: "the KL term ... has lower bound 0 and no upper bound"). Direction: eq. (1) writes
+  d(p(ŷ_cf), p(y_cf)), but with a one-hot p(y_cf) the other order, KL(p(ŷ_cf) ‖ p(y_cf)), is +∞ for
+  every softmax output (`kl_divergence` shows both), while the paper reports finite FTC-K means
+  (Table 6: 0.126 … −0.245); KL from the derived label to the model is the reading that gives them
+  (it is also what torch's `kl_div(log p̂, onehot)` computes). Probabilities are clipped at `EPS` = 1e-12
+  so a zero gives a finite score (≈ −26.6).
 * FTC-W: d = Wasserstein-1 with ground distance 1 between E and C and α between N and either
   (α = 0.7 by default, as in Table 5). For a one-hot target all mass moves to y_cf, so
   d = Σ_j p_j · c(j, y_cf); `wasserstein` solves the general transport problem (same value; tested).
@@ -20,6 +25,8 @@ FTC-δ = 1; FTC-K = 1 + ln .6 = 0.4892; FTC-W = 1 − (.3 · .7 + .1 · 1) = 0.6
 0.51
 >>> wilcoxon_rho([3, 4, 5], [1, 2, 3])["U"]             # 2.5 + 3 + 3 (a tie counts one half)
 8.5
+>>> round(kl_divergence([1, 0, 0], p), 4), kl_divergence(p, [1, 0, 0])   # −ln .6; the other order diverges
+(0.5108, inf)
 """
 from __future__ import annotations
 
@@ -53,13 +60,22 @@ def cost_matrix(alpha: float = ALPHA, labels: Sequence[str] = LABELS) -> np.ndar
     return c
 
 
+def kl_divergence(p: Sequence[float], q: Sequence[float]) -> float:
+    """KL(p ‖ q) = Σ_i p_i log(p_i / q_i) in nats (0 log 0 = 0; +∞ where q_i = 0 < p_i)."""
+    p, q = np.asarray(p, float), np.asarray(q, float)
+    support = p > 0
+    if np.any(q[support] <= 0):
+        return float("inf")
+    return float(np.sum(p[support] * np.log(p[support] / q[support])))
+
+
 def ftc_delta(p: Sequence[float], y_cf: str, labels: Sequence[str] = LABELS) -> float:
     """1 if the model's argmax on the counterfactual is y_cf, else 0."""
     return float(int(np.argmax(p)) == _index(y_cf, labels))
 
 
 def ftc_kl(p: Sequence[float], y_cf: str, labels: Sequence[str] = LABELS, eps: float = EPS) -> float:
-    """1 − KL(onehot(y_cf) ‖ p) = 1 + log p[y_cf]."""
+    """1 − KL(onehot(y_cf) ‖ p) = 1 + log p[y_cf] (direction: module doc)."""
     return float(1.0 + np.log(max(float(p[_index(y_cf, labels)]), eps)))
 
 
@@ -104,7 +120,9 @@ def wilcoxon_rho(group1: Sequence[float], group0: Sequence[float]) -> dict:
     """Wilcoxon rank-sum (Mann–Whitney U) test; ρ = U / (n1 · n0), the effect size of §3.3.
 
     U counts pairs (a from group1, b from group0) with a > b, ties counting one half, so ρ estimates
-    P(a > b) + ½ P(a = b): 1 = group1 always higher, 0.5 = no separation. p-value: two-sided (scipy).
+    P(a > b) + ½ P(a = b): 1 = group1 always higher, 0.5 = no separation. U and the two-sided p-value
+    come from scipy's `mannwhitneyu` (the Mann–Whitney U form of the rank-sum test; scipy's `ranksums`
+    is the same test as a normal z without U). NaNs (failed counterfactuals) are dropped first.
     """
     from scipy.stats import mannwhitneyu
 
@@ -141,12 +159,24 @@ class _Synset:
         return self._lemmas
 
 
+# nltk's WordNetCorpusReader.MORPHOLOGICAL_SUBSTITUTIONS (detachment rules of WordNet's morphy)
+_MORPHY_RULES = {
+    "n": (("s", ""), ("ses", "s"), ("ves", "f"), ("xes", "x"), ("zes", "z"), ("ches", "ch"), ("shes", "sh"),
+          ("men", "man"), ("ies", "y")),
+    "v": (("s", ""), ("ies", "y"), ("es", "e"), ("es", ""), ("ed", "e"), ("ed", ""), ("ing", "e"), ("ing", "")),
+    "a": (("er", ""), ("est", ""), ("er", "e"), ("est", "e")),
+    "r": (),
+}
+
+
 class OEWNForMeteor:
     """The Open English WordNet (the companion's mirror copy) behind the interface nltk's METEOR uses.
 
     nltk calls `wordnet.synsets(word)` and `lemma.name()`; multi-word lemmas are written with '_' so
-    nltk skips them exactly as it does with its own WordNet. nltk's morphy is approximated: the word
-    itself, then the word minus a plural/-ing/-ed ending (first form with synsets wins).
+    nltk skips them exactly as it does with its own WordNet. `synsets` follows nltk's: for every part
+    of speech, the word itself and its morphy base forms (nltk's detachment rules, applied once) that
+    WordNet lists under that part of speech, all their synsets together. nltk's exception lists
+    (irregular forms such as 'ran' -> 'run') are not in the OEWN sources and are not applied.
     """
 
     source = "Open English WordNet (companion mirror)"
@@ -160,22 +190,23 @@ class OEWNForMeteor:
         self._cache: dict[str, list] = {}
 
     @staticmethod
-    def _forms(word: str) -> list[str]:
-        forms = [word]
-        for suffix, rep in (("ies", "y"), ("es", ""), ("s", ""), ("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e")):
-            if word.endswith(suffix) and len(word) > len(suffix) + 2:
-                forms.append(word[: -len(suffix)] + rep)
-        return forms
+    def _forms(word: str, pos: str) -> list[str]:
+        """The word and its base forms under `pos` by nltk's morphy rules (duplicates removed)."""
+        forms = [word] + [word[: -len(old)] + new for old, new in _MORPHY_RULES[pos] if word.endswith(old)]
+        return list(dict.fromkeys(f for f in forms if f))
+
+    def synset_ids(self, word: str) -> list:
+        """Synset ids nltk's `wordnet.synsets(word)` would return, in the same order (pos, then form)."""
+        word = word.lower()
+        ids = []
+        for pos in _MORPHY_RULES:
+            for form in self._forms(word, pos):
+                ids.extend(self._wn.synsets(form, pos=pos))
+        return list(dict.fromkeys(ids))
 
     def synsets(self, word: str):
         if word not in self._cache:
-            found = []
-            for form in self._forms(word):
-                ids = self._wn.synsets(form)
-                if ids:
-                    found = [_Synset(self._wn.lemmas(i)) for i in ids]
-                    break
-            self._cache[word] = found
+            self._cache[word] = [_Synset(self._wn.lemmas(i)) for i in self.synset_ids(word)]
         return self._cache[word]
 
 

@@ -40,6 +40,23 @@ def pipeline_name(extract: str, transform: str) -> str:
     return f"{extract}-{transform}"
 
 
+def paper_fsp_model(name: str) -> str:
+    """The Table 11 rewriter an FSP model id corresponds to: 'GPT2-xl', 'GPT-Neo1.3B' or 'GPT-Neo2.7B'.
+
+    GPT-Neo2.7B (Table 4's model) is also the row any other rewriter (offline stand-ins, other LLMs) is
+    set beside.
+
+    >>> paper_fsp_model("gpt2-xl"), paper_fsp_model("EleutherAI/gpt-neo-1.3B"), paper_fsp_model("offline://ftc-rules+align")
+    ('GPT2-xl', 'GPT-Neo1.3B', 'GPT-Neo2.7B')
+    """
+    low = str(name).lower()
+    if "gpt2-xl" in low or "gpt2xl" in low:
+        return "GPT2-xl"
+    if "neo" in low and "1.3b" in low:
+        return "GPT-Neo1.3B"
+    return "GPT-Neo2.7B"
+
+
 @dataclass(frozen=True)
 class Rewrite:
     """One counterfactual slot produced by a transform step."""

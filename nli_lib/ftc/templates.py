@@ -9,11 +9,13 @@ explanations. Matching rules (companion choices, stated because the paper does n
 * between a span and the next literal a comma and one resumptive pronoun may sit
   ("just because A, it does not mean B"), except before a copula (is/are);
 * spans lose leading determiners ('the dog' -> 'dog', as in Table 13's gold spans), a leading 'that' (also
-  'imply that', left when R3 lacks 'necessarily imply' and P7 matches 'does not necessarily imply that B');
-  a leading conjunction ('and', 'so', ...) is dropped too; a span of function words only ('there') does not count;
-* when several templates match, the most specific one wins: the longest connective text (the matched
-  characters that are not A or B), then the earliest start, then the printed order. All matching
-  templates are still reported (`Extraction.matched`), so per-template hit rates can count either.
+  'imply that', left when R3 lacks 'necessarily imply' and P7 matches 'does not necessarily imply that B'),
+  leading connectives and a leading 'be' ('just because', 'even if', 'and', 'so', 'be' of "can't be A if B"),
+  and trailing conjunctions ('A but' -> 'A'); a span of function words only ('there', 'who') does not count;
+* when several templates match, the most specific one wins: the most connective letters (the template's
+  own words in the match: not A, B, spaces, punctuation or a resumptive pronoun), then the shorter spans
+  A + B, then the earliest start, then the printed order. All matching templates are still reported
+  (`Extraction.matched`), so per-template hit rates can count either.
 
 Printed quirks kept as printed: Table 17 lists "there is more A than B" twice (P2, P3) and two different
 P12s (the second is `P12b` here); Table 16's P3 and P12 are both "A R1 be B". A duplicate can never be
@@ -81,7 +83,8 @@ FAMILIES = {"entailment": (E_PATTERNS, E_WORDS, "Table 15"), "contradiction": (C
 
 _SPAN = r"[^,.;:!?]+?"
 _CLAUSE_START = r"(?:^|(?<=[,.;:!?]))\s*"
-_GAP_AFTER_SPAN = r"(?:\s*,\s*|\s+)(?:(?:it|this|that|they)\s+)?"
+# After a span: a comma or space, then optionally a resumptive pronoun (group gap<k>: not connective text).
+_GAP_AFTER_SPAN = r"(?:\s*,\s*|\s+)(?P<gap{k}>(?:it|this|that|they)\s+)?"
 
 
 @dataclass(frozen=True)
@@ -108,7 +111,7 @@ def compile_pattern(pattern: str, word_lists: dict[str, tuple[str, ...]]) -> re.
             parts.append(_CLAUSE_START if is_span else "")
         else:
             copula = el in ("is", "are") or (el in word_lists and "is" in word_lists[el])
-            gap = (_GAP_AFTER_SPAN if not copula else r"(?:\s*,\s*|\s+)") if prev_span else r"\s+"
+            gap = (_GAP_AFTER_SPAN.format(k=k) if not copula else r"(?:\s*,\s*|\s+)") if prev_span else r"\s+"
             parts.append(r"(?:\s*,\s*|\s+)" if is_span else gap)
         if is_span:
             parts.append(f"(?P<{el}>{_SPAN})")
@@ -130,9 +133,15 @@ TEMPLATES: dict[str, tuple[Template, ...]] = {
 
 
 def _clean_span(span: str) -> str:
+    """Trim a captured span: connectives and determiners in front, conjunctions at the end.
+
+    >>> _clean_span("just because the man is using stereo equipment"), _clean_span("be a person"), _clean_span("on a hill but")
+    ('man is using stereo equipment', 'person', 'on a hill')
+    """
     s = span.strip(" ,.;:!?\"'")
     s = re.sub(r"^(?:(?:imply|implies|mean|means|indicate|indicates|suggest|suggests)\s+that\s+)", "", s)
-    s = re.sub(r"^(?:(?:that|if|whether|and|but|or|so|because|then)\s+)+", "", s)
+    s = re.sub(r"^(?:(?:that|if|whether|and|but|or|so|because|then|just|even|be)\s+)+", "", s)
+    s = re.sub(r"(?:\s+(?:and|but|or|so|then|because|if))+$", "", s)
     return strip_determiners(s).strip()
 
 
@@ -155,28 +164,46 @@ class Extraction:
         return self.template is not None
 
 
+def _connective_letters(m: re.Match) -> int:
+    """Letters of the template's own words in a match: everything but A, B and resumptive pronouns."""
+    keep = [True] * (m.end() - m.start())
+    for name, value in m.groupdict().items():
+        if value is not None and (name in ("A", "B") or name.startswith("gap")):
+            for i in range(m.start(name) - m.start(), m.end(name) - m.start()):
+                keep[i] = False
+    return sum(1 for ch, k in zip(m.group(0), keep) if k and ch.isalnum())
+
+
 def template_matches(explanation: str, label: str) -> list[tuple[Template, str, str, int, int]]:
-    """Every template of `label`'s family that matches: (template, A, B, start, connective length)."""
+    """Every template of `label`'s family that matches: (template, A, B, start, connective letters)."""
     text = normalize(explanation)
     out = []
     for t in TEMPLATES[as_label(label)]:
         for m in t.regex.finditer(text):
             a, b = _clean_span(m.group("A")), _clean_span(m.group("B"))
             if _has_content(a) and _has_content(b):
-                connective = (m.end() - m.start()) - len(m.group("A")) - len(m.group("B"))
-                out.append((t, a, b, m.start(), connective))
+                out.append((t, a, b, m.start(), _connective_letters(m)))
                 break
     return out
 
 
 def extract_regex(explanation: str, label: str) -> Extraction:
-    """Regex extraction of (A, B) with the family of `label` (most specific matching template wins)."""
+    """Regex extraction of (A, B) with the family of `label` (most specific matching template wins:
+    most connective letters, then shorter A + B, then earliest start, then printed order).
+
+    >>> e = extract_regex("jockeys are people , so jockeys riding horses are people riding horses .", "E")
+    >>> e.template, e.A, e.B                       # P7 ('are', 3 letters) beats P6 ('so', 2 letters)
+    ('P7', 'jockeys', 'people')
+    >>> e = extract_regex("the man ca n't be speaking if everyone is silent .", "C")
+    >>> e.template, e.A, e.B                       # P3 and P13 tie on letters; P13's spans are shorter
+    ('P13', 'speaking', 'everyone is silent')
+    """
     label = as_label(label)
     hits = template_matches(explanation, label)
     if not hits:
         return Extraction(label, None, None, None, ())
     order = {t.id: i for i, t in enumerate(TEMPLATES[label])}
-    best = min(hits, key=lambda h: (-h[4], h[3], order[h[0].id]))
+    best = min(hits, key=lambda h: (-h[4], len(h[1]) + len(h[2]), h[3], order[h[0].id]))
     return Extraction(label, best[0].id, best[1], best[2], tuple(h[0].id for h in hits))
 
 

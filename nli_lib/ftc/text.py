@@ -28,6 +28,7 @@ a an the some any this that these those there here it its they them their he him
 i me my one ones is are was were be been being am do does did not no nor n't and or but if then so than as of to
 in on at by for with from up down out into onto over under about s 's can can't cannot could would should will
 may might must has have had just because also very too all every each both either neither same different
+who whom whose which what where when while
 """.split())
 AUXILIARIES = frozenset("is are was were be been being has have had do does did can could will would may might "
                         "must should".split())
@@ -158,11 +159,38 @@ def align_span(text: str, phrase: str, min_score: float = 0.5, max_extra: int = 
     return SpanMatch(tw[i][1], tw[j][2], "partial", round(score, 3))
 
 
+def _trim_overlap(before: str, rep: str, after: str) -> str:
+    """`rep` without the words it repeats (by stem) from the text right before or after the match.
+
+    Spans often carry the subject or verb the text already has around the match ("Two kids walk" +
+    "kids walking down a sidewalk"); keeping both would double them. Only runs with a content word count,
+    and at least one word of `rep` stays.
+
+    >>> _trim_overlap("A young boy ", "young boy leaping into sand", " at a playground .")
+    'leaping into sand'
+    >>> _trim_overlap("Two ", "going home from school", " home from school .")
+    'going'
+    """
+    bw, rw, aw = words(before), words(rep), words(after)
+    stems = lambda ws: [stem(w) for w, _, _ in ws]  # noqa: E731
+    content = lambda ws: any(w not in FUNCTION_WORDS for w, _, _ in ws)  # noqa: E731
+    for k in range(min(len(bw), len(rw) - 1), 0, -1):
+        if stems(bw[-k:]) == stems(rw[:k]) and content(rw[:k]):
+            rep, rw = rep[rw[k][1]:], words(rep[rw[k][1]:])
+            break
+    for k in range(min(len(aw), len(rw) - 1), 0, -1):
+        if stems(rw[-k:]) == stems(aw[:k]) and content(rw[-k:]):
+            rep = rep[: rw[-k - 1][2]]
+            break
+    return rep.strip()
+
+
 def replace_at(text: str, match: SpanMatch, replacement: str) -> str:
-    """Put `replacement` at `match`; drop its leading determiner when the text already has one there."""
+    """Put `replacement` at `match`: words it repeats from the text around the match are dropped
+    (`_trim_overlap`), and its leading determiner when the text already has one there."""
     before = text[: match.start]
     prev = words(before)[-1:] if before.strip() else []
-    rep = replacement.strip()
+    rep = _trim_overlap(before, replacement.strip(), text[match.end :])
     if prev and prev[0][0] in DETERMINERS and before[prev[0][2]:].strip() == "":
         rep = strip_determiners(rep) or rep
     head = (words(rep)[:1] or [("", 0, 0)])[0][0]

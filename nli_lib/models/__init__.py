@@ -12,6 +12,7 @@ NLI on e-SNLI dev (SNLI test stays held out), δ-NLI on the δ-SNLI train subset
 from __future__ import annotations
 
 import dataclasses
+import warnings
 
 import pandas as pd
 
@@ -86,8 +87,13 @@ def fit_cached(make, train: pd.DataFrame, name: str):
     rows = ("\t".join(map(str, r)) for r in zip(train["premise"], train["hypothesis"], train["label"]))
     path = cache_dir("models") / f"{name}-{text_hash(type(clf).__name__, repr(sorted(settings.items())), *rows)}.pkl"
     if path.is_file():
-        with open(path, "rb") as fh:
-            return pickle.load(fh)
+        try:
+            with open(path, "rb") as fh:
+                return pickle.load(fh)
+        except Exception as exc:  # noqa: BLE001 - truncated or damaged file: refit rather than crash or reuse
+            warnings.warn(f"cached model {path} is unreadable ({type(exc).__name__}: {exc}); fitting it again",
+                          RuntimeWarning, stacklevel=2)
+            path.unlink(missing_ok=True)
     clf.fit(train)
     clf._cache = None  # the process-wide call cache is attached again on load
     tmp = path.with_suffix(".partial")

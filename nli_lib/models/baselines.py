@@ -9,8 +9,9 @@ word's role is kept), TF-IDF of hypothesis words absent from the premise, and de
 `NaiveBayesPairClassifier` is the paper-style bag-of-words multinomial NB (TaxiNLI's NB baseline):
 counts of premise words and of hypothesis words, prefixed so the two sides stay distinct.
 
-Trade-off: fitting takes seconds, so fitted baselines are not stored; their fingerprint is a hash of
-the training data and settings, so their predictions still come from the call cache on a re-run.
+Caching: a classifier's fingerprint is a hash of its training data and settings, so its predictions come
+from the call cache on a re-run; `nli_lib.models.fit_cached` also stores the fitted estimator on disk
+(fitting TF-IDF + a linear model on e-SNLI dev takes tens of seconds on 2 cores).
 """
 from __future__ import annotations
 

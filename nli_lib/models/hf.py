@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import warnings
 from pathlib import Path
 from typing import Sequence
 
@@ -120,7 +121,10 @@ class HFClassifier(Classifier):
         self.tokenizer = AutoTokenizer.from_pretrained(self.model_path)
         self.model = AutoModelForSequenceClassification.from_pretrained(self.model_path).to(self.device).eval()
         self.unit_for_label = map_label_order(self.model.config.id2label, self.labels, label_order)
-        self._fingerprint = f"{weights_fingerprint(self.model_path)}|max_len={max_length}"
+        # a hub id alone does not pin the weights: add the revision actually loaded (None for local dirs)
+        revision = getattr(self.model.config, "_commit_hash", None) if not Path(self.model_path).is_dir() else None
+        self._fingerprint = (f"{weights_fingerprint(self.model_path)}{'@' + revision if revision else ''}"
+                             f"|max_len={max_length}")
 
     @property
     def fingerprint(self) -> str:
@@ -164,8 +168,13 @@ class HFClassifier(Classifier):
         key = text_hash(self.fingerprint, pooling, *premises, "\x1e", *(hypotheses or []))
         path = cache_dir("hidden_states") / f"{key}.npz"
         if path.is_file():
-            with np.load(path) as stored:
-                return [stored[f"layer{i}"] for i in range(len(stored.files))]
+            try:
+                with np.load(path) as stored:
+                    return [stored[f"layer{i}"] for i in range(len(stored.files))]
+            except Exception as exc:  # noqa: BLE001 - a damaged cache file is recomputed, never half-used
+                warnings.warn(f"cached hidden states {path} are unreadable ({type(exc).__name__}: {exc}); "
+                              f"recomputing them", RuntimeWarning, stacklevel=2)
+                path.unlink(missing_ok=True)
         layers = pooled_hidden_states(self.model, self.tokenizer, premises, hypotheses, pooling=pooling,
                                       max_length=self.max_length, batch_size=self.batch_size, device=self.device,
                                       batches=self._batches)

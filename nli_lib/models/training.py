@@ -50,6 +50,7 @@ class TrainSpec:
     max_length: int = 128  # tokens per (premise, hypothesis) pair after truncation
     warmup_ratio: float = 0.1  # share of steps with linearly rising learning rate
     weight_decay: float = 0.01  # AdamW weight decay
+    adam_eps: float = 1e-8  # AdamW epsilon (torch's default; the PhrasIS paper's search uses 1e-6)
     seed: int = 0  # seeds torch, numpy, python and the data order
     text_cols: tuple = ("premise", "hypothesis")  # columns holding the pair (second may be None: single text)
 
@@ -121,7 +122,7 @@ def _train(spec: TrainSpec, train_df, eval_df, out_dir: Path, progress: bool, de
         {"params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)], "weight_decay": spec.weight_decay},
         {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)], "weight_decay": 0.0},
     ]
-    opt = torch.optim.AdamW(groups, lr=spec.lr)
+    opt = torch.optim.AdamW(groups, lr=spec.lr, eps=spec.adam_eps)
     sched = get_linear_schedule_with_warmup(opt, int(spec.warmup_ratio * total), total)
     rng = np.random.default_rng(spec.seed)
     tmp_dir = out_dir.with_name(out_dir.name + ".partial")

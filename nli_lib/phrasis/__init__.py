@@ -2,9 +2,9 @@
 
 Submodules: `data` (six scenarios, seeded 80/20 validation split), `coherence` (Rev, reversed pairs,
 SoftCoh/HardCoh), `features` (lexical + WordNet pair analysis, offline relation rules, §5.2 phenomena),
-`models` (feature SVM, prompted and NLI-both-ways classifiers, the paper's hub models and Optuna space),
-`evaluate` (training per scenario, weighted F, coherence rows), `analysis` (error analysis, the paper's
-printed tables, figures). Notebooks 20-22 call these; everything is re-exported here.
+`models` (feature SVM, track-aware prompted and NLI-both-ways classifiers, the paper's hub models and its
+Optuna space, head dropout included), `evaluate` (training per track or scenario, weighted F, coherence
+rows), `analysis` (error analysis, the paper's printed tables, figures). Notebooks 20-22 call these; everything is re-exported here.
 
     >>> from nli_lib import phrasis as phr
     >>> phr.reverse_label("FORW"), phr.soft_coh(["FORW", "EQUI"], ["BACK", "SIMI"])
@@ -18,11 +18,11 @@ from .coherence import (REVERSAL, REVERSED_LABELS, coherence_table, hard_coh, ha
                         reverse_label, reverse_labels, reversed_pairs, score_pairs, soft_coh, soft_coherent, summarize)
 from .data import (POSITIVE_LABELS, SCENARIO_KEYS, SCENARIOS, PhrasisSplits, Scenario, load_splits,  # noqa: F401
                    scenario, stratified_take, validation_mask)
-from .evaluate import (MINILM, MINILM_EPOCHS, FamilySpec, TrainedModels, best_model, coherence_rows,  # noqa: F401
-                       coherence_summary, f1_summary, hub_families, model_sizes, offline_families, paper_families,
-                       parameter_millions, predict_rows, profile_families, train_family, train_models, weighted_f1, wide,
-                       zero_shot_models)
+from .evaluate import (MINILM, MINILM_EPOCHS, FamilySpec, TrainedModels, add_zero_shot, best_model,  # noqa: F401
+                       coherence_rows, coherence_summary, f1_summary, hub_families, model_sizes, offline_families,
+                       paper_families, parameter_millions, predict_rows, profile_families, train_family, train_models,
+                       weighted_f1, wide, zero_shot_models)
 from .features import PairAnalysis, analyze, dense_features, phenomena, rule_relation, toy_wordnet  # noqa: F401
 from .models import (PAPER_MODELS, PAPER_SEARCH_SPACE, FeatureSVMClassifier, NLIRelationClassifier,  # noqa: F401
                      PromptedRelationClassifier, nli_pair_to_relation, offline_relation_llm, paper_search,
-                     phrases_from_prompt, prepare_base)
+                     phrases_from_prompt, prepare_base, relation_template, with_head_dropout)

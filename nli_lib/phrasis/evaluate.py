@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
+from ..data.loaders import PHRASIS_LABELS
 from ..models.base import Classifier
 from .coherence import reversed_pairs, score_pairs, summarize
 from .data import SCENARIOS, PhrasisSplits, Scenario
@@ -94,20 +96,45 @@ def profile_families(tier: str, baselines: Iterable[str] = ("tfidf-logreg",), ex
     return families + [f for f in hub_families(extra_models) if f.base not in known]
 
 
-def zero_shot_models(llm_profile=None, nli=None, shots: int = 0, neutral_label: str = "SIMI", cache=None) -> dict:
-    """Untrained models scored beside the fine-tuned ones: the phrase-relation prompt answered by the profile's
-    LLM (its `llm` section: an OpenAI-compatible endpoint; offline, the rule-based stand-in through OfflineLLM)
-    and, when given, a 3-way NLI model asked both ways. `cache` defaults to the process-wide call cache.
-    Returns {display name: Classifier}."""
+def zero_shot_models(llm_profile=None, nli=None, shots: int = 0, track: str = "all", neutral_label: str | None = None,
+                     cache=None) -> dict:
+    """Untrained models scored beside the fine-tuned ones on one track: the phrase-relation prompt answered by
+    the profile's LLM (its `llm` section: an OpenAI-compatible endpoint; offline, the rule-based stand-in
+    through OfflineLLM) and, when given, a 3-way NLI model asked both ways. Like the fine-tuned classifiers,
+    they choose among the track's labels: All, seven; Positives, six (the prompt without UNR, and NLI's
+    neutral-both-ways as SIMI instead of UNR). `cache` defaults to the process-wide call cache.
+    Returns {display name: Classifier}; the names do not depend on the track.
+
+    >>> from nli_lib.cache import CallCache
+    >>> [(name, clf.labels[-1]) for name, clf in zero_shot_models(track="positives", cache=CallCache(":memory:")).items()]
+    [('prompted: phrasis-rules-v1 (rule-based stand-in)', 'OPPO')]
+    """
     from ..llm import make_llm
+    from .data import POSITIVE_LABELS, TRACKS
     from .models import NLIRelationClassifier, PromptedRelationClassifier, offline_relation_llm
 
+    if track not in TRACKS:
+        raise ValueError(f"track must be one of {TRACKS}, got {track!r}")
+    labels = POSITIVE_LABELS if track == "positives" else PHRASIS_LABELS
     llm = make_llm({"llm": llm_profile}, cache=cache) if llm_profile else None
-    prompted = PromptedRelationClassifier(llm if llm is not None else offline_relation_llm(cache=cache), shots=shots)
+    prompted = PromptedRelationClassifier(llm if llm is not None else offline_relation_llm(cache=cache), shots=shots,
+                                          labels=labels)
     models = {f"prompted: {prompted.llm.model}" + ("" if llm is not None else " (rule-based stand-in)"): prompted}
     if nli is not None:
-        models[f"NLI both ways: {nli.name}"] = NLIRelationClassifier(nli, neutral_label=neutral_label)
+        models[f"NLI both ways: {nli.name}"] = NLIRelationClassifier(nli, neutral_label=neutral_label, labels=labels)
     return models
+
+
+def add_zero_shot(trained: "TrainedModels", llm_profile=None, nli=None, shots: int = 0, cache=None,
+                  scenarios: Sequence[Scenario] = SCENARIOS) -> list[str]:
+    """Add the zero-shot models of both tracks to `trained` (each scenario gets its track's classifier);
+    returns their display names."""
+    names = []
+    for track in dict.fromkeys(sc.track for sc in scenarios):
+        for name, clf in zero_shot_models(llm_profile, nli=nli, shots=shots, track=track, cache=cache).items():
+            trained.add_fixed(name, clf, [sc for sc in scenarios if sc.track == track])
+            names.append(name)
+    return list(dict.fromkeys(names))
 
 
 @dataclass
@@ -119,8 +146,9 @@ class TrainedModels:
     specs: dict = field(default_factory=dict)  # family name -> FamilySpec (None for zero-shot models)
 
     def add_fixed(self, name: str, clf: Classifier, scenarios: Sequence[Scenario] = SCENARIOS) -> None:
-        """A model used as is for every scenario (prompted LLM, NLI model asked both ways)."""
-        self.models[name] = {sc.key: clf for sc in scenarios}
+        """A model used as is for `scenarios` (prompted LLM, NLI model asked both ways); other scenarios of an
+        already added `name` keep their classifier."""
+        self.models.setdefault(name, {}).update({sc.key: clf for sc in scenarios})
         self.specs[name] = None
 
     def get(self, family: str, key: str) -> Classifier:
@@ -233,9 +261,10 @@ def train_family(spec: FamilySpec, splits: PhrasisSplits, scenarios: Sequence[Sc
                     out.log.append({"family": spec.name, "unit": unit.key, "setting": str({k[7:]: t[k] for k in t.index if k.startswith("params_")}),
                                     "validation_wF1": t["value"], "n_train": len(fit80), "n_validation": len(val)})
             clf = finetune(tspec, fit_all, None, name=name, tier=tier, progress=progress)
-            out.log.append({"family": spec.name, "unit": unit.key, "setting": f"final lr={tspec.lr} epochs={tspec.epochs} "
-                            f"batch={tspec.batch_size}", "validation_wF1": None, "n_train": len(fit_all), "n_validation": None,
-                            "seconds": round(time.time() - started, 1)})
+            setting = (f"final lr={tspec.lr} epochs={tspec.epochs} batch={tspec.batch_size} warmup={tspec.warmup_ratio} "
+                       f"wd={tspec.weight_decay}" + (f" base={Path(str(tspec.base)).name}" if spec.kind == "hf" else ""))
+            out.log.append({"family": spec.name, "unit": unit.key, "setting": setting, "validation_wF1": None,
+                            "n_train": len(fit_all), "n_validation": None, "seconds": round(time.time() - started, 1)})
         built[unit.key] = clf
         out.models.setdefault(spec.name, {})[key] = clf
     return out
@@ -344,6 +373,7 @@ def best_model(summary: pd.DataFrame, scenario: str, value: str, exclude: Iterab
     return part.sort_values(value, ascending=False, kind="stable")["model"].tolist()
 
 
-__all__ = ["weighted_f1", "FamilySpec", "profile_families", "zero_shot_models", "MINILM", "offline_families", "paper_families", "hub_families", "TrainedModels",
+__all__ = ["weighted_f1", "FamilySpec", "profile_families", "zero_shot_models", "add_zero_shot", "MINILM", "offline_families",
+           "paper_families", "hub_families", "TrainedModels",
            "train_family", "train_models", "predict_rows", "f1_summary", "wide", "coherence_rows", "coherence_summary",
            "best_model", "minilm_spec", "hub_spec", "MINILM_EPOCHS", "parameter_millions", "model_sizes"]

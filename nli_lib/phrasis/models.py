@@ -7,12 +7,14 @@ coherence code scores any of them the same way:
   and the directional lexical/WordNet features of `features.dense_features` (the paper's prior baselines
   were feature-based SVMs; it cites up to 0.52 accuracy on Positives and 0.81 on All).
 * `PromptedRelationClassifier` - any chat model (LLMClient, or OfflineLLM offline) answering the
-  `phrasis.relation` prompt; every call goes through the LLM call cache.
+  `phrasis.relation` prompt (its 6-label version without UNR on the Positives track, `relation_template`);
+  every call goes through the LLM call cache.
 * `NLIRelationClassifier` - a 3-way NLI model (e.g. the profile's `nb.nli_model()`) asked in both
   directions; (entailment, neutral) -> FORW and so on. Coherent by construction: reversing a pair swaps the
   two calls, so SoftCoh = 1 and HardCoh is its accuracy on both directions at once.
 * `PAPER_MODELS` - the 18 models of the paper's Table 2 by hub id, fine-tuned through
-  `AutoModelForSequenceClassification` (`prepare_base` gives decoder-only models a pad token).
+  `AutoModelForSequenceClassification` (`prepare_base` gives decoder-only models a pad token);
+  `paper_search` runs the paper's Optuna space (`PAPER_SEARCH_SPACE`; head dropout via `with_head_dropout`).
 
 >>> from nli_lib.cache import CallCache
 >>> llm = offline_relation_llm(wordnet=toy_wordnet(), stopwords={"the", "a"}, cache=CallCache(":memory:"))
@@ -22,9 +24,12 @@ coherence code scores any of them the same way:
 """
 from __future__ import annotations
 
+import dataclasses
+import json
 import re
 import shutil
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -152,15 +157,43 @@ def phrases_from_prompt(messages) -> tuple[str, str]:
     return found[-1][0].strip(), found[-1][1].strip()
 
 
+UNR_LINE = "UNR (unrelated): there is not any semantic relation involved.\n"  # line of the phrasis.relation prompt
+
+
+def relation_template(labels: Sequence[str] = PHRASIS_LABELS):
+    """The phrasis.relation prompt for a track: as registered for All (7 labels); for Positives (no UNR, as the
+    track's 6-way classifiers) the same text without the UNR definition line and without the UNR exemplar.
+
+    >>> t = relation_template(("EQUI", "FORW", "BACK", "SIMI", "REL", "OPPO"))
+    >>> t.name, "UNR" in t.render(phrase1="a", phrase2="b")[-1]["content"], len(t.exemplars)
+    ('phrasis.relation[positives]', False, 7)
+    """
+    from ..llm import PROMPTS
+
+    base = PROMPTS["phrasis.relation"]
+    if "UNR" in labels:
+        return base
+    if UNR_LINE not in base.template:
+        raise ValueError("phrasis.relation no longer has the UNR definition line; update relation_template")
+    return dataclasses.replace(base, name="phrasis.relation[positives]", template=base.template.replace(UNR_LINE, ""),
+                               exemplars=tuple(r for r in base.exemplars if r["label"] != "UNR"))
+
+
 def offline_relation_llm(wordnet=None, stopwords=None, cache=None):
-    """OfflineLLM answering the phrasis.relation prompt with `rule_relation` (the offline profile's stand-in)."""
+    """OfflineLLM answering the phrasis.relation prompt with `rule_relation` (the offline profile's stand-in).
+
+    When the prompt offers no UNR label (the Positives prompt of `relation_template`), the rules' UNR
+    ("no shared word, no WordNet link") is answered as REL, the weakest relation the prompt offers.
+    """
     from ..llm import OfflineLLM
 
     def generate(messages) -> str:
         p1, p2 = phrases_from_prompt(messages)
         wn = wordnet if wordnet is not None else default_wordnet()
         stop = stopwords if stopwords is not None else default_stopwords()
-        return rule_relation(analyze(p1, p2, wordnet=wn, stopwords=stop))
+        label = rule_relation(analyze(p1, p2, wordnet=wn, stopwords=stop))
+        offers_unr = UNR_LINE.strip() in (messages if isinstance(messages, str) else messages[-1]["content"])
+        return "REL" if label == "UNR" and not offers_unr else label
 
     tag = "" if wordnet is None else f"-{id(wordnet)}"  # a custom WordNet must not share cached answers
     return OfflineLLM(generate, name=f"phrasis-rules-v{FEATURE_VERSION}{tag}", cache=cache)
@@ -169,29 +202,34 @@ def offline_relation_llm(wordnet=None, stopwords=None, cache=None):
 class PromptedRelationClassifier(Classifier):
     """A chat model answering `PROMPTS[prompt]` (default 'phrasis.relation') for each pair.
 
-    Answers that do not parse, failed calls, and labels outside `labels` become `fallback` (default UNR: the
-    model named no relation); `answers()` shows the raw text and parse result of every pair. predict_proba
-    is one-hot and is not stored in the classifier cache: the LLM cache already holds every answer, and a
-    failed call must not be frozen as a prediction.
+    With the default prompt, `labels` picks the track's version (`relation_template`): all seven labels, or
+    the six Positives labels without UNR. Answers that do not parse, failed calls, and labels outside `labels`
+    become `fallback` (default UNR, "the model named no relation"; REL, the weakest relation, when UNR is not
+    a label); `answers()` shows the raw text and parse result of every pair. predict_proba is one-hot and is
+    not stored in the classifier cache: the LLM cache already holds every answer, and a failed call must not
+    be frozen as a prediction.
     """
 
     def __init__(self, llm, prompt: str = "phrasis.relation", shots: int = 0, labels: Sequence[str] = PHRASIS_LABELS,
-                 fallback: str = "UNR", tier: str | None = None, name: str | None = None):
+                 fallback: str | None = None, tier: str | None = None, name: str | None = None):
         super().__init__(None)
         from ..llm import PROMPTS, OfflineLLM
 
-        self.llm, self.prompt, self.shots = llm, prompt, int(shots)
-        self.template = PROMPTS[prompt]
+        self.llm, self.shots = llm, int(shots)
         self.labels = tuple(labels)
+        self.template = relation_template(self.labels) if prompt == "phrasis.relation" else PROMPTS[prompt]
+        self.prompt = self.template.name
+        fallback = fallback or ("UNR" if "UNR" in self.labels else "REL")
         if fallback not in self.labels:
             raise ValueError(f"fallback {fallback!r} is not one of {self.labels}")
         self.fallback = fallback
         self.tier = tier or ("offline" if isinstance(llm, OfflineLLM) else "paper")
-        self.name = name or f"prompted:{llm.model}" + (f" ({self.shots}-shot)" if self.shots else "")
+        self.name = name or f"prompted:{llm.model}" + (f" ({self.shots}-shot)" if self.shots else "") + (
+            "" if "UNR" in self.labels else f" [{len(self.labels)} labels]")
 
     @property
     def fingerprint(self) -> str:
-        return f"{self.llm.label}|{self.prompt}|shots={self.shots}"
+        return f"{self.llm.label}|{self.prompt}|shots={self.shots}|labels={','.join(self.labels)}|fallback={self.fallback}"
 
     def messages(self, premises: Sequence[str], hypotheses: Sequence[str]) -> list[list[dict]]:
         return [self.template.render(shots=self.shots, phrase1=str(a), phrase2=str(b)) for a, b in zip(premises, hypotheses)]
@@ -247,15 +285,20 @@ def nli_pair_to_relation(forward: str, backward: str, neutral_label: str = "SIMI
 class NLIRelationClassifier(Classifier):
     """`nli` (labels entailment/neutral/contradiction) on both directions -> PhrasIS relation.
 
-    neutral both ways maps to `neutral_label` (natural logic's 'independence' covers SIMI, REL and UNR
-    alike; SIMI is the commonest related label). Predictions come from the NLI model's own cache.
+    neutral both ways maps to `neutral_label`: natural logic's 'independence' covers SIMI, REL and UNR alike,
+    so by default it is the commonest of those in the track: UNR when UNR is a label (All: about two thirds
+    of the pairs), else SIMI (the commonest Positives label). Predictions come from the NLI model's own cache.
     """
 
-    def __init__(self, nli: Classifier, neutral_label: str = "SIMI", labels: Sequence[str] = PHRASIS_LABELS):
+    def __init__(self, nli: Classifier, neutral_label: str | None = None, labels: Sequence[str] = PHRASIS_LABELS):
         super().__init__(None)
         if set(("entailment", "neutral", "contradiction")) - set(nli.labels):
             raise ValueError(f"{nli.name} is not a 3-way NLI model (labels {nli.labels})")
-        self.nli, self.neutral_label, self.labels = nli, neutral_label, tuple(labels)
+        labels = tuple(labels)
+        neutral_label = neutral_label or ("UNR" if "UNR" in labels else "SIMI")
+        if neutral_label not in labels:
+            raise ValueError(f"neutral_label {neutral_label!r} is not one of {labels}")
+        self.nli, self.neutral_label, self.labels = nli, neutral_label, labels
         self.name, self.tier = f"nli-both-ways:{nli.name}", nli.tier
 
     @property
@@ -310,11 +353,54 @@ PAPER_MODELS: tuple[PaperModel, ...] = (
     PaperModel("Flan-T5 B", "google/flan-t5-base", "encoder-decoder", "220M"),
 )
 
-# §4: dropout [0, 0.5] step 0.1 (not searchable here: the spine's TrainSpec has no head-dropout field);
-# warm-up ratio [0.01, 0.10] step 0.01; "standard" learning-rate and weight-decay ranges; batch size
-# {8, 16, 32, 64}; up to 10 epochs; linear schedule; gradient clipping 1.0 (both as in the spine's loop).
-PAPER_SEARCH_SPACE = {"lr": (1e-6, 1e-4), "weight_decay": (0.0, 0.1), "warmup_ratio": (0.01, 0.10, 0.01),
-                      "batch_size": [8, 16, 32, 64], "epochs": (1, 10)}
+# §4: (i) task-head dropout [0, 0.5] step 0.1 (written into a config-only copy of the base, `with_head_dropout`);
+# (ii) warm-up ratio [0.01, 0.10] step 0.01; (iii) "standard" learning-rate and weight-decay ranges (ours:
+# 1e-6..1e-4 log-uniform, 0..0.1); (iv) batch size {8, 16, ..., 64} (read as powers of two); (v) up to 10
+# epochs; (vi) linear schedule, (vii) AdamW eps 1e-6 (`PAPER_ADAM_EPS`; betas 0.9/0.999 are torch's) and (viii)
+# gradient clipping at 1.0, as in the spine's training loop. Not reproduced: the paper's stratified batch
+# sampling (the loop shuffles).
+PAPER_SEARCH_SPACE = {"head_dropout": (0.0, 0.5, 0.1), "lr": (1e-6, 1e-4), "weight_decay": (0.0, 0.1),
+                      "warmup_ratio": (0.01, 0.10, 0.01), "batch_size": [8, 16, 32, 64], "epochs": (1, 10)}
+# config fields holding the classification head's dropout: BERT/RoBERTa/ModernBERT/BART/T5 ('classifier_dropout'),
+# ALBERT ('classifier_dropout_prob'), DeBERTa v2/v3 ('cls_dropout' and its pooler's 'pooler_dropout'). The
+# decoders' sequence-classification heads (GPT-2, OPT, Pythia) are a bare linear layer without dropout, so the
+# searched value does not change them (as in any AutoModelForSequenceClassification run of those models).
+PAPER_ADAM_EPS = 1e-6
+HEAD_DROPOUT_FIELDS = ("classifier_dropout", "classifier_dropout_prob", "cls_dropout", "pooler_dropout")
+
+
+def _local_model_dir(model_id: str):
+    """Directory holding `model_id`'s files: itself when local, else its hub snapshot (downloaded if needed)."""
+    if Path(model_id).is_dir():
+        return Path(model_id)
+    from huggingface_hub import snapshot_download
+
+    return Path(snapshot_download(model_id))
+
+
+def with_head_dropout(model_id: str, p: float) -> str:
+    """A directory that is `model_id` with the task-head dropout set to `p` (HEAD_DROPOUT_FIELDS in its config).
+
+    Only config.json is written; every other file is a symbolic link to the base's, so a search over six
+    dropout values costs six small directories (under cache_dir('phrasis', 'bases')), not six model copies.
+    """
+    src = _local_model_dir(model_id)
+    p = round(float(p), 4)
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", src.name if src == Path(model_id) else str(model_id)).strip("_")
+    out = cache_dir("phrasis", "bases") / f"{stem}-{text_hash(str(model_id))[:8]}-head-dropout-{p}"
+    if (out / "config.json").is_file():
+        return str(out)
+    config = json.loads((src / "config.json").read_text())
+    config.update({name: p for name in HEAD_DROPOUT_FIELDS})
+    tmp = out.with_name(out.name + ".partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for f in src.iterdir():
+        if f.name != "config.json" and not f.name.startswith("."):
+            (tmp / f.name).symlink_to(f.resolve())
+    (tmp / "config.json").write_text(json.dumps(config, indent=2))
+    tmp.rename(out)
+    return str(out)
 
 
 def prepare_base(model_id: str) -> str:
@@ -347,10 +433,10 @@ def paper_search(train_df: pd.DataFrame, val_df: pd.DataFrame, base_spec, n_tria
     """Optuna TPE search (the paper's §4 space, `PAPER_SEARCH_SPACE`) maximising weighted F1 on `val_df`.
 
     Returns (best TrainSpec, DataFrame of trials). Each trial is a `finetune` call; unless `keep_trials`, a
-    trial's model directory is deleted once a better one exists (150 large models would fill a disk).
+    trial's model directory is deleted once a better one exists (150 large models would fill a disk). The
+    head dropout of a trial is its base: `with_head_dropout(base_spec.base, p)` (space['head_dropout'] = None
+    leaves the base's own dropout).
     """
-    import dataclasses
-
     try:
         import optuna
     except ImportError as exc:  # optional dependency
@@ -361,10 +447,18 @@ def paper_search(train_df: pd.DataFrame, val_df: pd.DataFrame, base_spec, n_tria
     space = {**PAPER_SEARCH_SPACE, **(space or {})}
     best = {"score": -1.0, "dir": None}
 
+    def base_for(params: dict) -> str:
+        p = params.get("head_dropout")
+        return base_spec.base if p is None else with_head_dropout(base_spec.base, p)
+
     def objective(trial):
         lo, hi, step = space["warmup_ratio"]
+        dropout = None if space.get("head_dropout") is None else trial.suggest_float(
+            "head_dropout", space["head_dropout"][0], space["head_dropout"][1], step=space["head_dropout"][2])
         spec = dataclasses.replace(
             base_spec,
+            base=base_for({"head_dropout": dropout}),
+            adam_eps=PAPER_ADAM_EPS,
             lr=trial.suggest_float("lr", *space["lr"], log=True),
             weight_decay=trial.suggest_float("weight_decay", *space["weight_decay"]),
             warmup_ratio=round(trial.suggest_float("warmup_ratio", lo, hi, step=step), 4),
@@ -387,6 +481,7 @@ def paper_search(train_df: pd.DataFrame, val_df: pd.DataFrame, base_spec, n_tria
     study.optimize(objective, n_trials=n_trials)
     params = dict(study.best_params)
     params["warmup_ratio"] = round(params["warmup_ratio"], 4)
+    params["base"] = base_for({"head_dropout": params.pop("head_dropout", None)})
     trials = study.trials_dataframe(attrs=("number", "value", "params"))
     return dataclasses.replace(base_spec, **params), trials
 

@@ -18,8 +18,8 @@ from .dataset import (INFERENCE_SUBSET, annotation_agreement, annotation_confusi
                       categories_per_example, category_correlation, category_label_counts, cohen_kappa,
                       example_records, example_rows, genre_share, join_names, neutral_nesting,
                       plot_category_counts, plot_correlation, table2, top_correlations)
-from .factors import (compare_with_paper, correctness_records, design, factor_analysis, paper_significance,  # noqa: F401
-                      plot_coefficients, significance_scores, stars)
+from .factors import (LENGTH_UNITS, compare_with_paper, correctness_records, design, factor_analysis,  # noqa: F401
+                      length_unit_comparison, paper_significance, plot_coefficients, significance_scores, stars)
 from .scores import score_rows  # noqa: F401
 from .systems import (MATCHED_GENRES, SHIPPED, accuracy_by_category, counterpart, evaluation_sample,  # noqa: F401
                       improvement_over, model_label, pair_records, paper_system, plot_accuracy_by_category, prediction_records,

@@ -7,9 +7,13 @@ confounds, the premise and hypothesis lengths (the paper's Length1, Length2), wi
 * logistic regression (statsmodels `Logit`, maximum likelihood) with Wald p-values and the paper's stars
   (* p < 0.05, ** p < 0.01, *** p < 0.001).
 
-Lengths are z-scored by default so their coefficients are per standard deviation (scale does not change
-p-values); set `standardize_lengths=False` for per-word coefficients. `with_label=True` adds gold-label
-dummies, a check the paper suggests (categories dominated by one label are predicted better).
+The paper does not say how it measured length. Lengths are in characters by default: with them the fit on
+the shipped BERT predictions reproduces Figure 6's caption term for term and star for star, while
+whitespace word counts add a spurious coreference* and give Length2 one star fewer
+(`length_unit_comparison`); `lengths="words"` switches. Lengths are z-scored by default so their
+coefficients are per standard deviation (scale does not change p-values); `standardize_lengths=False`
+gives per-character (per-word) coefficients. `with_label=True` adds gold-label dummies, a check the paper
+suggests (categories dominated by one label are predicted better).
 
     >>> stars(0.0004), stars(0.004), stars(0.04), stars(0.4)
     ('***', '**', '*', '')
@@ -26,8 +30,10 @@ from ..paper_values import VALUES
 from .systems import counterpart, model_label
 from .taxonomy import NAMES
 
-LENGTHS = ("premise_len", "hypothesis_len")
+LENGTHS = ("premise_len", "hypothesis_len")  # the two length terms of the design
 PAPER_TERMS = {"premise_len": "Length1", "hypothesis_len": "Length2"}  # names in the paper's figures
+# Columns of systems.system_rows holding each length unit, in LENGTHS order.
+LENGTH_UNITS = {"chars": ("premise_chars", "hypothesis_chars"), "words": ("premise_words", "hypothesis_words")}
 FIGURE_FOR = {"BERT": "taxinli-fig-6", "RoBERTa": "taxinli-fig-9"}  # the paper's LR significance lists
 
 
@@ -39,12 +45,23 @@ def stars(p: float) -> str:
 
 
 def design(rows: pd.DataFrame, standardize_lengths: bool = True, with_label: bool = False,
-           categories: Sequence[str] = NAMES) -> pd.DataFrame:
-    """Design matrix: category indicators, lengths (optionally z-scored), optional label dummies."""
+           categories: Sequence[str] = NAMES, lengths: str = "chars") -> pd.DataFrame:
+    """Design matrix: category indicators, lengths in `lengths` units as terms premise_len / hypothesis_len
+    (optionally z-scored), optional label dummies.
+
+    >>> rows = pd.DataFrame({"negation": [1, 0, 0], "premise_chars": [10, 20, 30], "hypothesis_chars": [5, 5, 5],
+    ...                      "premise_words": [2, 4, 6], "hypothesis_words": [1, 1, 1]})
+    >>> design(rows, categories=["negation"])["premise_len"].round(4).tolist()
+    [-1.2247, 0.0, 1.2247]
+    >>> design(rows, categories=["negation"], standardize_lengths=False, lengths="words").columns.tolist()
+    ['negation', 'premise_len', 'hypothesis_len']
+    """
+    if lengths not in LENGTH_UNITS:
+        raise ValueError(f"lengths must be one of {list(LENGTH_UNITS)}, got {lengths!r}")
     X = rows[list(categories)].astype(float).copy()
-    for col in LENGTHS:
+    for term, col in zip(LENGTHS, LENGTH_UNITS[lengths]):
         x = rows[col].astype(float)
-        X[col] = (x - x.mean()) / x.std(ddof=0) if standardize_lengths and x.std(ddof=0) > 0 else x
+        X[term] = (x - x.mean()) / x.std(ddof=0) if standardize_lengths and x.std(ddof=0) > 0 else x
     if with_label:
         for lab in ("neutral", "contradiction"):  # entailment is the reference level
             X[f"label={lab}"] = (rows["label"] == lab).astype(float)
@@ -68,11 +85,12 @@ def _logit(y: np.ndarray, X: pd.DataFrame):
 
 
 def factor_analysis(rows: pd.DataFrame, standardize_lengths: bool = True, with_label: bool = False,
-                    per_example: bool = False):
+                    per_example: bool = False, lengths: str = "chars"):
     """LDA and LR coefficients of every term for every system in the long `rows` (systems.system_rows).
 
     Columns: system, model, tier, term, paper_term, n, n_with (examples where the indicator is 1; n for
-    lengths), lda_coef, lr_coef, lr_se, lr_z, lr_p, stars, odds_ratio, fit (optimiser), pseudo_r2.
+    lengths), lda_coef, lr_coef, lr_se, lr_z, lr_p, stars, odds_ratio, fit (optimiser), pseudo_r2,
+    length_unit (`lengths`: 'chars' or 'words').
     Terms whose column is constant in a system's rows (e.g. a category absent from a small sample) are
     left out of that system's fit and reported with NaN coefficients.
 
@@ -83,7 +101,7 @@ def factor_analysis(rows: pd.DataFrame, standardize_lengths: bool = True, with_l
 
     out, fitted_p = [], pd.Series(np.nan, index=rows.index)
     for system, sub in rows.groupby("system", sort=False):
-        X = design(sub, standardize_lengths=standardize_lengths, with_label=with_label)
+        X = design(sub, standardize_lengths=standardize_lengths, with_label=with_label, lengths=lengths)
         y = sub["correct"].astype(int).to_numpy()
         varying = [c for c in X if X[c].nunique() > 1]
         base = {"system": system, "model": sub["model"].iloc[0], "tier": sub["tier"].iloc[0], "n": len(sub)}
@@ -105,7 +123,7 @@ def factor_analysis(rows: pd.DataFrame, standardize_lengths: bool = True, with_l
                          odds_ratio=float(np.exp(fitted.params[term])))
             else:
                 r.update(lr_coef=np.nan, lr_se=np.nan, lr_z=np.nan, lr_p=np.nan, stars="", odds_ratio=np.nan)
-            r.update(fit=method, pseudo_r2=r2)
+            r.update(fit=method, pseudo_r2=r2, length_unit=lengths)
             out.append(r)
     table = pd.DataFrame(out)
     return (table, rows.assign(lr_p_correct=fitted_p)) if per_example else table
@@ -126,7 +144,7 @@ def compare_with_paper(factors: pd.DataFrame, stand_ins: dict[str, str] | None =
     """Our LR significance beside the paper's list, for every system that has a paper counterpart.
 
     One row per (system, term): paper_stars ('' = not listed as significant), our stars, p-value and
-    coefficient sign, and `agree` (both significant at 0.05 or both not). Counterparts as in
+    coefficient sign, `agree` (both significant at 0.05 or both not) and `same_stars` (equal star counts). Counterparts as in
     `systems.counterpart`: the shipped BERT predictions (Fig. 6), hub BERT-base / RoBERTa-large models, and
     offline `stand_ins` (e.g. the profile's NLI model beside BERT), whose `relation` says so.
     """
@@ -141,7 +159,30 @@ def compare_with_paper(factors: pd.DataFrame, stand_ins: dict[str, str] | None =
             out.append({"system": system, "model": r["model"], "tier": r["tier"], "paper_system": ps,
                         "relation": relation, "paper_figure": FIGURE_FOR[ps], "term": r["paper_term"],
                         "paper_stars": paper_stars, "our_stars": r["stars"], "our_p": r["lr_p"],
-                        "our_lr_coef": r["lr_coef"], "agree": bool(paper_stars) == bool(r["stars"])})
+                        "our_lr_coef": r["lr_coef"], "agree": bool(paper_stars) == bool(r["stars"]),
+                        "same_stars": paper_stars == r["stars"], "length_unit": r.get("length_unit", "")})
+    return pd.DataFrame(out)
+
+
+def length_unit_comparison(rows: pd.DataFrame, stand_ins: dict[str, str] | None = None,
+                           units: Sequence[str] = tuple(LENGTH_UNITS)) -> pd.DataFrame:
+    """How well our LR significance matches the paper's list with lengths measured in each unit.
+
+    One row per (system with a paper counterpart, unit): terms, agree (same significant / not significant
+    verdict), same_stars (identical star count), and the terms only we (`only_ours`) or only the paper
+    (`only_paper`) mark significant. The paper does not say how it measured length; on the shipped BERT
+    predictions characters reproduce its Figure 6 list exactly.
+    """
+    out = []
+    for unit in units:
+        cmp = compare_with_paper(factor_analysis(rows, lengths=unit), stand_ins)
+        for system, sub in cmp.groupby("system", sort=False):
+            ours, paper = sub["our_stars"] != "", sub["paper_stars"] != ""
+            out.append({"system": system, "model": sub["model"].iloc[0], "paper_system": sub["paper_system"].iloc[0],
+                        "relation": sub["relation"].iloc[0], "length_unit": unit, "terms": len(sub),
+                        "agree": int(sub["agree"].sum()), "same_stars": int(sub["same_stars"].sum()),
+                        "only_ours": ", ".join(sub.loc[ours & ~paper, "term"] + sub.loc[ours & ~paper, "our_stars"]),
+                        "only_paper": ", ".join(sub.loc[paper & ~ours, "term"] + sub.loc[paper & ~ours, "paper_stars"])})
     return pd.DataFrame(out)
 
 
@@ -152,7 +193,8 @@ def significance_scores(cmp: pd.DataFrame) -> pd.DataFrame:
     for r in cmp.dropna(subset=["our_p"]).itertuples(index=False):
         rows.append({"ref": r.paper_figure, "quantity": f"LR stars {r.term}", "ours": len(r.our_stars),
                      "model": model_label(r.model, r.relation, r.paper_system),
-                     "note": f"p = {r.our_p:.3g}, coefficient {r.our_lr_coef:+.2f}; {r.relation}"})
+                     "note": f"p = {r.our_p:.3g}, coefficient {r.our_lr_coef:+.2f}; lengths in {r.length_unit}; "
+                             f"{r.relation}"})
     return pd.DataFrame(rows, columns=["ref", "quantity", "ours", "model", "note"])
 
 
@@ -169,26 +211,38 @@ def correctness_records(dev: pd.DataFrame, fitted: pd.DataFrame, systems: Sequen
     return out.sort_values(["system", "lr_p_correct"], ascending=[True, False]).reset_index(drop=True)
 
 
-def plot_coefficients(factors: pd.DataFrame, systems: Sequence[str] | None = None, sharex: bool = False):
-    """Figures 6 / 9: per system, horizontal LDA and LR coefficient bars per term, LR stars on the right."""
+def plot_coefficients(factors: pd.DataFrame, systems: Sequence[str] | None = None, sharex: bool = False,
+                      paper_stars: dict[str, dict[str, int]] | None = None):
+    """Figures 6 / 9: per system, horizontal LDA and LR coefficient bars per term, our LR stars on the right.
+
+    `paper_stars` (system -> {paper term: number of stars}, e.g. {"BERT": paper_significance("BERT")}) adds
+    the paper's stars in grey in a second column, so the caption's list is read beside ours."""
     import matplotlib.pyplot as plt
 
     systems = list(systems or dict.fromkeys(factors["system"]))
-    fig, axes = plt.subplots(1, len(systems), figsize=(3.6 * len(systems), 5.6), sharey=True, sharex=sharex,
-                             squeeze=False)
+    paper_stars = paper_stars or {}
+    fig, axes = plt.subplots(1, len(systems), figsize=(3.6 * len(systems) + 0.6 * bool(paper_stars), 5.6),
+                             sharey=True, sharex=sharex, squeeze=False)
     for ax, system in zip(axes[0], systems):
         sub = factors[factors["system"] == system].reset_index(drop=True)
         y = np.arange(len(sub))
         ax.barh(y - 0.2, sub["lda_coef"].fillna(0), 0.4, label="LDA", color="#8172b2")
         ax.barh(y + 0.2, sub["lr_coef"].fillna(0), 0.4, label="LR", color="#55a868")
-        lim = np.nanmax(np.abs(sub[["lda_coef", "lr_coef"]].to_numpy(dtype=float))) if sub[["lda_coef", "lr_coef"]].notna().any().any() else 1
+        coefs = sub[["lda_coef", "lr_coef"]].to_numpy(dtype=float)
+        lim = np.nanmax(np.abs(coefs)) if np.isfinite(coefs).any() else 1
+        paper = paper_stars.get(system)
         for i, s in enumerate(sub["stars"]):
             if s:
-                ax.text(lim * 1.05, i + 0.2, s, va="center", fontsize=8, color="#2f6b3a")
+                ax.text(lim * 1.05, i, s, va="center", fontsize=8, color="#2f6b3a")
+            if paper and paper.get(sub.at[i, "paper_term"]):
+                ax.text(lim * 1.4, i, "*" * paper[sub.at[i, "paper_term"]], va="center", fontsize=8, color="0.45")
         ax.axvline(0, color="0.3", lw=0.6)
-        ax.set_xlim(-lim * 1.15, lim * 1.3)
+        ax.set_xlim(-lim * 1.15, lim * (1.75 if paper is not None else 1.3))
         ax.set_yticks(y, sub["paper_term"], fontsize=8)
-        ax.invert_yaxis()
+        ax.set_ylim(len(sub) - 0.4, -1.6 if paper is not None else -0.6)  # top to bottom; a header row for stars
+        if paper is not None:
+            ax.text(lim * 1.05, -1.0, "ours", fontsize=7, color="#2f6b3a", va="center")
+            ax.text(lim * 1.4, -1.0, "paper", fontsize=7, color="0.45", va="center")
         ax.set_title(f"{system}\n({sub['tier'].iloc[0]}, n={sub['n'].iloc[0]})", fontsize=9)
         ax.tick_params(axis="x", labelsize=7)
     axes[0][0].legend(fontsize=7, loc="lower left")

@@ -9,7 +9,8 @@ high-level group (combinations of up to two categories, as the paper), and inset
 Because "which layer separates which category" should be a number, `separability` scores every layer and
 target (15 categories, 4 groups, the NLI label) with
   * probe_auc: cross-validated ROC AUC of a linear probe (logistic regression on the layer's top principal
-    components; macro one-vs-rest AUC for the 3-way label), 0.5 = no linear separation;
+    components; macro one-vs-rest AUC for the 3-way label), 0.5 = no linear separation, with a 95% interval
+    (Hanley–McNeil standard error) so a layer's separation can be told from noise;
   * silhouette_2d: silhouette of members vs non-members in the t-SNE plane (what the eye sees; > 0 means
     members sit nearer each other than the rest), when t-SNE coordinates are given.
 
@@ -220,9 +221,15 @@ def plot_tsne_panel(ax, coords: np.ndarray, df: pd.DataFrame, group: str | None,
         ax.legend(fontsize=5.5, markerscale=1.5, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
 
 
-def plot_tsne_grid(coords: Mapping[int, np.ndarray], df: pd.DataFrame, groups: Sequence[str | None] = GROUPS,
+GRID_ROWS: tuple[str | None, ...] = (None, *GROUPS)  # None: colour by the high-level groups themselves
+
+
+def plot_tsne_grid(coords: Mapping[int, np.ndarray], df: pd.DataFrame, groups: Sequence[str | None] = GRID_ROWS,
                    title: str = ""):
-    """Figure 7 as a grid: rows = high-level groups, columns = layers; NLI-label insets in every panel."""
+    """Figure 7 as a grid: columns = layers; rows = colourings. The first row colours each point by its
+    high-level groups (linguistic / connectives / deductions / knowledge, combinations of up to two), the
+    next rows by the categories within one group (the paper's "Lexical coloured", "Connectives coloured",
+    ...). NLI-label insets in every panel."""
     import matplotlib.pyplot as plt
 
     layers = list(coords)
@@ -233,7 +240,7 @@ def plot_tsne_grid(coords: Mapping[int, np.ndarray], df: pd.DataFrame, groups: S
             plot_tsne_panel(axes[i][j], coords[layer], df, group, legend=j == len(layers) - 1)
             if i == 0:
                 axes[i][j].set_title(f"layer {layer}", fontsize=9)
-        axes[i][0].set_ylabel(group or "groups", fontsize=9)
+        axes[i][0].set_ylabel(group or "high-level groups", fontsize=9)
     handles = [plt.Line2D([], [], marker="o", ls="", color=NLI_COLORS[lab], label=lab) for lab in LABELS]
     fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=8, title="inset: NLI label", title_fontsize=8)
     fig.suptitle(title, fontsize=10)
@@ -245,10 +252,28 @@ def plot_tsne_grid(coords: Mapping[int, np.ndarray], df: pd.DataFrame, groups: S
 # Separability scores
 # ------------------------------------------------------------------------------------------------------------
 
-def probe_auc(X: np.ndarray, y: np.ndarray, seed: int = 0, folds: int = 5, C: float = 1.0) -> float:
+def auc_se(auc: float, n_pos: int, n_neg: int) -> float:
+    """Hanley & McNeil (1982) standard error of a binary ROC AUC with n_pos positives and n_neg negatives.
+
+    SE² = (A(1−A) + (n_pos−1)(Q1−A²) + (n_neg−1)(Q2−A²)) / (n_pos·n_neg), Q1 = A/(2−A), Q2 = 2A²/(1+A).
+
+    >>> round(auc_se(0.5, 50, 50), 4)       # = sqrt((n_pos + n_neg + 1) / (12 n_pos n_neg)), the null SD
+    0.058
+    """
+    if not (n_pos and n_neg) or not np.isfinite(auc):
+        return float("nan")
+    q1, q2 = auc / (2 - auc), 2 * auc ** 2 / (1 + auc)
+    var = (auc * (1 - auc) + (n_pos - 1) * (q1 - auc ** 2) + (n_neg - 1) * (q2 - auc ** 2)) / (n_pos * n_neg)
+    return float(np.sqrt(max(var, 0.0)))
+
+
+def probe_auc(X: np.ndarray, y: np.ndarray, seed: int = 0, folds: int = 5, C: float = 1.0,
+              return_se: bool = False):
     """Cross-validated ROC AUC of a logistic-regression probe (macro one-vs-rest for > 2 classes).
 
-    NaN when the rarest class has fewer than `folds` examples.
+    AUC of the pooled out-of-fold probabilities. NaN when the rarest class has fewer than `folds` examples.
+    return_se=True returns (auc, se): the Hanley–McNeil standard error (`auc_se`); for > 2 classes the mean
+    of the one-vs-rest SEs, an upper bound on the SE of their mean.
     """
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import StratifiedKFold, cross_val_predict
@@ -257,13 +282,18 @@ def probe_auc(X: np.ndarray, y: np.ndarray, seed: int = 0, folds: int = 5, C: fl
     y = np.asarray(y)
     classes, counts = np.unique(y, return_counts=True)
     if len(classes) < 2 or counts.min() < folds:
-        return float("nan")
+        return (float("nan"), float("nan")) if return_se else float("nan")
     cv = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
     probe = LogisticRegression(C=C, max_iter=2000, class_weight="balanced")
     proba = cross_val_predict(probe, X, y, cv=cv, method="predict_proba")
     if len(classes) == 2:
-        return float(roc_auc_score(y, proba[:, 1]))
-    return float(roc_auc_score(y, proba, multi_class="ovr", average="macro"))
+        auc = float(roc_auc_score(y, proba[:, 1]))
+        se = auc_se(auc, int(counts[1]), int(counts[0]))
+    else:
+        per_class = [float(roc_auc_score(y == c, proba[:, j])) for j, c in enumerate(classes)]
+        auc = float(np.mean(per_class))  # = roc_auc_score(..., multi_class="ovr", average="macro")
+        se = float(np.mean([auc_se(a, int(k), len(y) - int(k)) for a, k in zip(per_class, counts)]))
+    return (auc, se) if return_se else auc
 
 
 def _targets(df: pd.DataFrame) -> dict[tuple[str, str], np.ndarray]:
@@ -276,7 +306,9 @@ def _targets(df: pd.DataFrame) -> dict[tuple[str, str], np.ndarray]:
 
 def separability(layers: Sequence[np.ndarray], df: pd.DataFrame, coords: Mapping[int, np.ndarray] | None = None,
                  seed: int = 0, folds: int = 5, pca_dims: int = 64, model: str = "", tier: str = "") -> pd.DataFrame:
-    """Per layer and target (NLI label, 4 groups, 15 categories): n_pos, probe_auc, silhouette_2d.
+    """Per layer and target (NLI label, 4 groups, 15 categories): n_pos, probe_auc with a 95% interval
+    (probe_auc_low/high, ±1.96 Hanley–McNeil SE; a low end above 0.5 = linear separation beyond chance),
+    silhouette_2d.
 
     Each layer is standardised and reduced to `pca_dims` principal components (label-free, on all rows)
     before the probe; `silhouette_2d` needs t-SNE `coords` for that layer (NaN otherwise).
@@ -297,18 +329,23 @@ def _separability(layers, df, coords, seed, folds, pca_dims, model, tier) -> pd.
         Z = PCA(n_components=k, random_state=seed).fit_transform(Z)
         for (kind, name), y in targets.items():
             n_pos = int((y == 1).sum()) if kind != "label" else len(y)
-            auc = probe_auc(Z, y, seed=seed, folds=folds)
+            auc, se = probe_auc(Z, y, seed=seed, folds=folds, return_se=True)
             sil = np.nan
             if coords is not None and i in coords and len(np.unique(y)) > 1 and min(np.unique(y, return_counts=True)[1]) > 1:
                 sil = float(silhouette_score(coords[i], y))
             rows.append({"model": model, "tier": tier, "layer": i, "kind": kind, "target": name, "n": len(y),
-                         "n_pos": n_pos, "probe_auc": auc, "silhouette_2d": sil})
+                         "n_pos": n_pos, "probe_auc": auc, "probe_auc_low": auc - 1.96 * se,
+                         "probe_auc_high": auc + 1.96 * se, "silhouette_2d": sil})
     return pd.DataFrame(rows)
 
 
 def best_layers(sep: pd.DataFrame, metric: str = "probe_auc", share: float = 0.95) -> pd.DataFrame:
     """Which layer separates which target: per model and target, the best layer and its score, and the
-    earliest layer reaching `share` of the best gain over chance (0.5 for AUC, 0 for silhouette)."""
+    earliest layer reaching `share` of the best gain over chance (0.5 for AUC, 0 for silhouette).
+
+    For probe_auc also the best layer's 95% interval low end and `above_chance` (low end > 0.5), and
+    `layers_within_ci`: the layers whose AUC lies inside the best layer's interval — when that is most of
+    them, "the best layer" is not resolved by this sample."""
     chance = 0.5 if metric == "probe_auc" else 0.0
     out = []
     for (model, kind, target), sub in sep.groupby(["model", "kind", "target"], sort=False):
@@ -322,8 +359,17 @@ def best_layers(sep: pd.DataFrame, metric: str = "probe_auc", share: float = 0.9
                     "best_layer": int(best["layer"]), f"best_{metric}": float(best[metric]),
                     f"earliest_layer_{int(share * 100)}pct": int(early["layer"]),
                     f"first_layer_{metric}": float(sub[metric].iloc[0]),
-                    f"last_layer_{metric}": float(sub[metric].iloc[-1])})
+                    f"last_layer_{metric}": float(sub[metric].iloc[-1]),
+                    **_auc_interval(sub, best, metric)})
     return pd.DataFrame(out)
+
+
+def _auc_interval(sub: pd.DataFrame, best: pd.Series, metric: str) -> dict:
+    if metric != "probe_auc" or "probe_auc_low" not in sub:
+        return {}
+    within = sub[sub["probe_auc"] >= best["probe_auc_low"]]["layer"]
+    return {"best_probe_auc_low": float(best["probe_auc_low"]), "above_chance": bool(best["probe_auc_low"] > 0.5),
+            "layers_within_ci": ",".join(str(int(v)) for v in within)}
 
 
 def clustering_vs_accuracy(sep: pd.DataFrame, acc: pd.DataFrame, model: str, system: str, layer: int | None = None,

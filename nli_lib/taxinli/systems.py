@@ -10,7 +10,8 @@ analysis in this package starts from the long per-example frame of `system_rows`
     >>> accuracy_by_category(rows).head()                             # doctest: +SKIP
 
 one row per (system, example): system, model, tier, row (the example's taxinli10k row), genre, matched,
-label, pred, correct, the 15 indicators (short names), premise_len and hypothesis_len (words).
+label, pred, correct, the 15 indicators (short names), and the lengths of premise and hypothesis in characters
+(premise_chars, hypothesis_chars) and whitespace words (premise_words, hypothesis_words).
 """
 from __future__ import annotations
 
@@ -115,8 +116,29 @@ def model_label(model: str, relation: str, paper_sys: str) -> str:
 
 
 def n_words(texts: pd.Series) -> pd.Series:
-    """Whitespace word counts (the length confounds of §4.2)."""
+    """Whitespace word counts.
+
+    >>> n_words(pd.Series(["A man  sleeps.", ""])).tolist()
+    [3, 0]
+    """
     return texts.astype(str).str.split().str.len().astype(int)
+
+
+def n_chars(texts: pd.Series) -> pd.Series:
+    """Character counts: the length measure with which the factor analysis reproduces the paper's Figure 6
+    list of significant terms exactly (see factors.length_unit_comparison).
+
+    >>> n_chars(pd.Series(["A man  sleeps.", ""])).tolist()
+    [14, 0]
+    """
+    return texts.astype(str).str.len().astype(int)
+
+
+def add_lengths(out: pd.DataFrame, premises: pd.Series, hypotheses: pd.Series) -> pd.DataFrame:
+    """Add premise/hypothesis lengths in characters and words (the length confounds of §4.2)."""
+    out["premise_chars"], out["hypothesis_chars"] = n_chars(premises).to_numpy(), n_chars(hypotheses).to_numpy()
+    out["premise_words"], out["hypothesis_words"] = n_words(premises).to_numpy(), n_words(hypotheses).to_numpy()
+    return out
 
 
 def _frame(dev: pd.DataFrame, system: str, model: str, tier: str, pred: pd.Series) -> pd.DataFrame:
@@ -127,9 +149,7 @@ def _frame(dev: pd.DataFrame, system: str, model: str, tier: str, pred: pd.Serie
     }, index=dev.index)
     out["matched"] = out["genre"].isin(MATCHED_GENRES)
     out["correct"] = (out["pred"] == out["label"]).astype(int)
-    out = pd.concat([out, indicators(dev)], axis=1)
-    out["premise_len"] = n_words(dev["premise"])
-    out["hypothesis_len"] = n_words(dev["hypothesis"])
+    out = add_lengths(pd.concat([out, indicators(dev)], axis=1), dev["premise"], dev["hypothesis"])
     return out.reset_index(drop=True)
 
 
@@ -223,7 +243,7 @@ def table3_scores(t3: pd.DataFrame) -> pd.DataFrame:
 
 def pair_records(dev: pd.DataFrame) -> pd.DataFrame:
     """Per MNLI-dev pair: taxinli_row, texts, gold label, genre, matched/mismatched split, the categories and
-    high-level groups as '+'-joined names, their number, and the premise / hypothesis lengths in words."""
+    high-level groups as '+'-joined names, their number, and the premise / hypothesis lengths (characters, words)."""
     from .dataset import join_names
     from .taxonomy import GROUPS, group_indicators
 
@@ -235,8 +255,7 @@ def pair_records(dev: pd.DataFrame) -> pd.DataFrame:
                         "categories": join_names(indicators(base)),
                         "groups": join_names(group_indicators(base)[list(GROUPS)])})
     out["n_categories"] = indicators(base).sum(axis=1)
-    out["premise_len"], out["hypothesis_len"] = n_words(base["premise"]), n_words(base["hypothesis"])
-    return out
+    return add_lengths(out, base["premise"], base["hypothesis"])
 
 
 def prediction_records(dev: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
