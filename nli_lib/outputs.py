@@ -81,7 +81,7 @@ class Outputs:
         csv_path = folder / f"{name}.csv"
         df.to_csv(csv_path, index=index)
         header = f"**{ref}** — {caption} _(tier: {self.tier}; models: {', '.join(models) or 'none'})_\n\n"
-        (folder / f"{name}.md").write_text(header + df.to_markdown(index=index, floatfmt=".6g") + "\n")
+        (folder / f"{name}.md").write_text(header + markdown_table(df, index=index) + "\n")
         (folder / f"{name}.json").write_text(json.dumps(self._sidecar("table", name, ref, models, caption), indent=1))
         self.written.append(csv_path)
         rebuild_index()
@@ -155,6 +155,24 @@ class Outputs:
                 self.score(ref, row.quantity, row.ours, row.model, note)
                 n += 1
         return n
+
+
+def markdown_table(df: pd.DataFrame, index: bool = False) -> str:
+    """Markdown for reading: whole-number float columns (counts) as integers, other floats to 4 significant digits.
+
+    >>> print(markdown_table(pd.DataFrame({"n": [10071.0, 2.0], "acc": [0.76741, 1.2e-08]})))
+    |     n |     acc |
+    |------:|--------:|
+    | 10071 | 0.7674  |
+    |     2 | 1.2e-08 |
+    """
+    df = df.copy()
+    for col in df.columns:
+        values = df[col]
+        if pd.api.types.is_float_dtype(values) and values.notna().any() and (values.dropna() % 1 == 0).all() \
+                and values.abs().max() < 2**53:
+            df[col] = values.astype("Int64")
+    return df.to_markdown(index=index, floatfmt=".4g")
 
 
 RECORD_SUFFIX = ".csv.gz"

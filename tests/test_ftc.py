@@ -513,6 +513,9 @@ def test_noise_label_flips_zero_noise_and_cache(tmp_path):
     again = noise_label_flips(clf, df, scales=(50.0,), seed=1, cache=cache)
     assert big["pred_noisy"].tolist() == again["pred_noisy"].tolist()
     assert cache.stats()["ftc.noise"]["hits"] >= 3
+    warm = HFClassifier(clf.model_path, max_length=16, batch_size=2, progress=False, cache=cache)
+    assert noise_label_flips(warm, df, scales=(50.0,), seed=1, cache=cache).equals(again)
+    assert warm._model is None  # a fully cached call never loads the weights
 
 
 def test_shot_sets_from_a_regex_pool_cover_every_prompt():

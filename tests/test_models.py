@@ -180,9 +180,21 @@ def test_hidden_states_are_cached_on_disk(tmp_path, monkeypatch):
     path = make_tiny_bert(tmp_path / "m", {0: "entailment", 1: "neutral", 2: "contradiction"})
     clf = HFClassifier(path, progress=False)
     first = clf.hidden_states(["a man"], ["a dog"])
-    clf.model = None  # a second call must not touch the model
-    again = clf.hidden_states(["a man"], ["a dog"])
+    fresh = HFClassifier(path, progress=False)  # a new process: the second call must not load the model
+    monkeypatch.setattr(HFClassifier, "model", property(lambda self: pytest.fail("model loaded for a cached call")))
+    again = fresh.hidden_states(["a man"], ["a dog"])
     assert len(again) == len(first) and all(np.array_equal(a, b) for a, b in zip(first, again))
+
+
+def test_weights_load_only_when_a_prediction_is_not_cached(tmp_path):
+    path = make_tiny_bert(tmp_path / "m", {0: "entailment", 1: "neutral", 2: "contradiction"})
+    cache = CallCache(tmp_path / "calls.sqlite")
+    clf = HFClassifier(path, progress=False, cache=cache)
+    assert clf._model is None and clf._tokenizer is None  # construction reads the config only
+    first = clf.predict_proba(["a man"], ["a dog"])
+    assert clf._model is not None
+    warm = HFClassifier(path, progress=False, cache=cache)
+    assert np.allclose(warm.predict_proba(["a man"], ["a dog"]), first) and warm._model is None
 
 
 def test_fit_cached_baseline_fits_once(tmp_path, monkeypatch):
@@ -217,3 +229,16 @@ def test_sentence_encoder_unit_vectors_and_cache(tmp_path):
     again._model = "must not be used"  # every text is cached: the model is never touched
     np.testing.assert_array_equal(again.encode(texts[::-1]), vecs[::-1])
     assert again.cache.stats()["embedding"] == {"hits": 4, "misses": 0, "writes": 0}
+
+
+def test_bfloat16_precision_is_close_and_cached_apart(tmp_path):
+    path = make_tiny_bert(tmp_path / "m", {0: "entailment", 1: "neutral", 2: "contradiction"})
+    cache = CallCache(tmp_path / "calls.sqlite")
+    fp32 = HFClassifier(path, progress=False, cache=cache)
+    bf16 = HFClassifier(path, progress=False, cache=cache, precision="bfloat16")
+    assert fp32.fingerprint != bf16.fingerprint  # never answered from each other's cache entries
+    p, h = ["a man is sleeping", "a dog runs"], ["a person sleeps", "a cat sits"]
+    a, b = fp32.predict_proba(p, h), bf16.predict_proba(p, h)
+    assert np.allclose(b.sum(1), 1) and np.abs(a - b).max() < 0.05 and not np.array_equal(a, b)
+    with pytest.raises(ValueError, match="precision"):
+        HFClassifier(path, precision="int8")

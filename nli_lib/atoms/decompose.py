@@ -749,11 +749,8 @@ class RuleDecomposer:
                             vp.pps.append((t.low, sub))
                             j = k
                             continue
-                    np_, k = self._np_coord(toks, j + 1, allow_mods=False)
-                    if np_ is not None:
-                        k = self._obj_mods(toks, k, np_)
-                        vp.pps.append((t.low, np_))
-                        vp.last_np, vp.last_np_end = np_, k
+                    k = self._attach_pp(vp, toks, j, t.low)
+                    if k is not None:
                         j = k
                         continue
                     if toks[j + 1].tag in {"RB", "JJ"}:
@@ -764,11 +761,8 @@ class RuleDecomposer:
                     continue
                 if t.tag in {"RP", "RB"} and t.low in SPATIAL_PARTICLES and (vp.objects or vp.pps) and j + 1 < n and (
                         toks[j + 1].tag in {"DT", "PRP$", "CD"}):
-                    np_, k = self._np_coord(toks, j + 1, allow_mods=False)
-                    if np_ is not None:
-                        k = self._obj_mods(toks, k, np_)
-                        vp.pps.append((t.low, np_))
-                        vp.last_np, vp.last_np_end = np_, k
+                    k = self._attach_pp(vp, toks, j, t.low)
+                    if k is not None:
                         j = k
                         continue
                 if t.low in {"before", "after", "since", "until", "during"} and not any(
@@ -928,6 +922,16 @@ class RuleDecomposer:
         return subj, vp, "clause"
 
     # -- atom generation ------------------------------------------------------------------------------------
+    def _attach_pp(self, vp, toks, j: int, prep: str) -> int | None:
+        """Attach (prep, NP starting at j+1, with its modifiers) to `vp`; the index after it, or None if no NP."""
+        np_, k = self._np_coord(toks, j + 1, allow_mods=False)
+        if np_ is None:
+            return None
+        k = self._obj_mods(toks, k, np_)
+        vp.pps.append((prep, np_))
+        vp.last_np, vp.last_np_end = np_, k
+        return k
+
     def decompose(self, sentence: str) -> list[str]:
         """Atoms of `sentence` as strings (deduplicated, in order)."""
         return [a.text for a in self.decompose_records(sentence)]

@@ -227,15 +227,16 @@ def noise_label_flips(model, df: pd.DataFrame, scales: Sequence[float] = (0.5, 1
     the call cache (namespace 'ftc.noise'). Needs a Hugging Face classifier (`HFClassifier`).
     Returns pair_id, label, scale, sigma, draw, pred_clean, pred_noisy, flipped.
     """
-    import torch
-
     from ..cache import default_cache
 
-    if not hasattr(model, "model") or not hasattr(model, "tokenizer"):
+    if not all(hasattr(type(model), attr) or attr in vars(model) for attr in ("model", "tokenizer")):  # no load
         raise TypeError("noise_label_flips needs a Hugging Face classifier (HFClassifier): it perturbs input embeddings")
     cache = cache or default_cache()
-    emb = model.model.get_input_embeddings()
-    base_sigma = float(emb.weight.detach().float().std())
+    # σ's base (std of the word-embedding matrix) is cached too, so a fully cached call never loads the model
+    base_sigma = cache.get(NOISE_NAMESPACE, {"model": model.fingerprint, "quantity": "embedding std"})
+    if base_sigma is None:
+        base_sigma = float(model.model.get_input_embeddings().weight.detach().float().std())
+        cache.put(NOISE_NAMESPACE, {"model": model.fingerprint, "quantity": "embedding std"}, base_sigma)
     premises, hyps = df["premise"].astype(str).tolist(), df["hypothesis"].astype(str).tolist()
     clean = model.predict(premises, hyps)
     labels = list(model.labels)
@@ -247,6 +248,10 @@ def noise_label_flips(model, df: pd.DataFrame, scales: Sequence[float] = (0.5, 1
                     for p, h in zip(premises, hyps)]
             cached = cache.get_many(NOISE_NAMESPACE, keys)
             todo = [i for i, v in enumerate(cached) if v is None]
+            if todo:
+                import torch
+
+                emb = model.model.get_input_embeddings()
             for start in range(0, len(todo), model.batch_size):
                 idx = todo[start : start + model.batch_size]
                 enc = model.tokenizer([premises[i] for i in idx], [hyps[i] for i in idx], truncation=True,

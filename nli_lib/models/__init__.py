@@ -72,11 +72,11 @@ def offline_dnli_model(quick: bool = False, epochs: int = 1, seed: int = 0, prog
     return finetune(spec, train, dev, name="minilm-dsnli" + ("-quick" if quick else ""), progress=progress)
 
 
-def fit_cached(make, train: pd.DataFrame, name: str):
+def fit_cached(make, train: pd.DataFrame, name: str, version: str = ""):
     """Fit a scikit-learn pair classifier once per (settings, training data); later calls unpickle it.
 
     The pickle sits in $NLI_CACHE_DIR/models/<name>-<hash>.pkl, where the hash covers the class, its
-    settings and the training pairs: it is only ever loaded by the code version that wrote it.
+    settings, `version` (bump it when the feature code changes) and the training pairs.
     """
     import pickle
 
@@ -85,7 +85,7 @@ def fit_cached(make, train: pd.DataFrame, name: str):
     clf = make()
     settings = {k: v for k, v in vars(clf).items() if isinstance(v, (int, float, str, tuple))}
     rows = ("\t".join(map(str, r)) for r in zip(train["premise"], train["hypothesis"], train["label"]))
-    path = cache_dir("models") / f"{name}-{text_hash(type(clf).__name__, repr(sorted(settings.items())), *rows)}.pkl"
+    path = cache_dir("models") / f"{name}-{text_hash(type(clf).__name__, repr(sorted(settings.items())), version, *rows)}.pkl"
     if path.is_file():
         try:
             with open(path, "rb") as fh:

@@ -42,7 +42,7 @@ class SentenceEncoder:
         else:
             self.name = str(model) if not Path(str(model)).is_dir() else Path(str(model)).name
         self.model_path = str(model)
-        self.batch_size, self.device = batch_size, pick_device(device)
+        self.batch_size, self._device = batch_size, device
         self.progress = show_progress() if progress is None else progress
         self._cache = cache
         self._model = None
@@ -51,6 +51,12 @@ class SentenceEncoder:
     @property
     def cache(self) -> CallCache:
         return self._cache or default_cache()
+
+    @property
+    def device(self) -> str:
+        if self._device is None:  # resolved on first use: importing torch costs ~1.5 s a notebook
+            self._device = pick_device()
+        return self._device
 
     @property
     def model(self):

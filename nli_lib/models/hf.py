@@ -11,6 +11,11 @@ such as LABEL_0 are refused unless `label_order` says what each head unit means.
 
 Inference is batched with length sorting (pairs of similar length share a batch, so little padding),
 then the original order is restored.
+
+Precision: float32 by default, so numbers do not depend on the machine. `precision="bfloat16"` runs the
+forward pass under bf16 autocast: on a CPU with AVX-512 BF16 (and on GPUs) about 3x faster (measured here on
+2,000 SNLI pairs: 658 vs 224 pairs/s, 99.95 % identical labels, probabilities within 0.03), but very slow on
+CPUs without bf16 units. The precision is part of the cache fingerprint, so the two never mix.
 """
 from __future__ import annotations
 
@@ -31,6 +36,9 @@ _ALIASES = {
     "contradiction": "contradiction", "contradict": "contradiction", "c": "contradiction",
     "strengthener": "strengthener", "weakener": "weakener",
 }
+
+
+PRECISIONS = ("float32", "bfloat16")  # inference precision of HFClassifier (bf16 = autocast)
 
 
 def quiet_transformers() -> None:
@@ -73,6 +81,30 @@ def weights_fingerprint(path_or_id: str) -> str:
     return f"{path.name}@{h.hexdigest()[:12]}"
 
 
+def read_id2label(path_or_id: str) -> tuple[dict, str | None]:
+    """(id2label, hub revision) of a model: a local directory's config.json is read as JSON (no torch
+    import); a hub id goes through `AutoConfig`, whose resolved commit pins the weights loaded later.
+
+    >>> import json, tempfile; d = tempfile.mkdtemp(); _ = open(f"{d}/config.json", "w").write(json.dumps(
+    ...     {"id2label": {"0": "ENTAILMENT", "1": "NEUTRAL", "2": "CONTRADICTION"}}))
+    >>> read_id2label(d)
+    ({0: 'ENTAILMENT', 1: 'NEUTRAL', 2: 'CONTRADICTION'}, None)
+    """
+    config_file = Path(path_or_id) / "config.json"
+    if config_file.is_file():
+        import json
+
+        config = json.loads(config_file.read_text())
+        n = config.get("num_labels") or len(config.get("id2label") or {}) or 2  # transformers' default: 2 labels
+        id2label = {int(k): v for k, v in (config.get("id2label") or {}).items()} or {i: f"LABEL_{i}" for i in range(n)}
+        return id2label, None
+    from transformers import AutoConfig
+
+    quiet_transformers()
+    config = AutoConfig.from_pretrained(path_or_id)
+    return dict(config.id2label), getattr(config, "_commit_hash", None)
+
+
 def map_label_order(id2label: dict, labels: Sequence[str], label_order: Sequence[str] | None = None) -> list[int]:
     """Index of the head unit for each of `labels`.
 
@@ -104,27 +136,55 @@ class HFClassifier(Classifier):
         max_length: int = 128,
         batch_size: int = 64,
         device: str | None = None,
+        precision: str = "float32",
         progress: bool | None = None,
         cache=None,
     ):
         super().__init__(cache)
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-        quiet_transformers()
         self.model_path = str(model)
         self.labels = tuple(labels)
         self.tier = tier or ("offline" if Path(self.model_path).is_dir() else "paper")
         self.name = name or self.model_path
         self.max_length, self.batch_size = max_length, batch_size
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {PRECISIONS}, not {precision!r}")
+        self.precision = precision
         self.progress = show_progress() if progress is None else progress
-        self.device = pick_device(device)
-        self.tokenizer = AutoTokenizer.from_pretrained(self.model_path)
-        self.model = AutoModelForSequenceClassification.from_pretrained(self.model_path).to(self.device).eval()
-        self.unit_for_label = map_label_order(self.model.config.id2label, self.labels, label_order)
-        # a hub id alone does not pin the weights: add the revision actually loaded (None for local dirs)
-        revision = getattr(self.model.config, "_commit_hash", None) if not Path(self.model_path).is_dir() else None
-        self._fingerprint = (f"{weights_fingerprint(self.model_path)}{'@' + revision if revision else ''}"
-                             f"|max_len={max_length}")
+        self._device = device
+        # Only the config is read here; tokenizer and weights load on first use (`model`, `tokenizer`), so a
+        # warm run whose predictions are all cached never loads a model (nor, for a local directory, imports
+        # torch/transformers: about 2 s per notebook).
+        id2label, self.revision = read_id2label(self.model_path)
+        self.unit_for_label = map_label_order(id2label, self.labels, label_order)
+        self._fingerprint = (f"{weights_fingerprint(self.model_path)}{'@' + self.revision if self.revision else ''}"
+                             f"|max_len={max_length}{'' if precision == 'float32' else '|' + precision}")
+        self._model = self._tokenizer = None
+
+    @property
+    def device(self) -> str:
+        if self._device is None:
+            self._device = pick_device()
+        return self._device
+
+    @property
+    def model(self):
+        """The `AutoModelForSequenceClassification` (loaded on first access, same revision as the config)."""
+        if self._model is None:
+            from transformers import AutoModelForSequenceClassification
+
+            quiet_transformers()
+            self._model = AutoModelForSequenceClassification.from_pretrained(
+                self.model_path, revision=self.revision).to(self.device).eval()
+        return self._model
+
+    @property
+    def tokenizer(self):
+        if self._tokenizer is None:
+            from transformers import AutoTokenizer
+
+            quiet_transformers()
+            self._tokenizer = AutoTokenizer.from_pretrained(self.model_path, revision=self.revision)
+        return self._tokenizer
 
     @property
     def fingerprint(self) -> str:
@@ -148,7 +208,9 @@ class HFClassifier(Classifier):
 
         out = np.zeros((len(premises), len(self.labels)))
         n_batches = (len(premises) + self.batch_size - 1) // self.batch_size
-        with torch.inference_mode():
+        autocast = torch.autocast(torch.device(self.device).type, dtype=torch.bfloat16,
+                                  enabled=self.precision == "bfloat16")
+        with torch.inference_mode(), autocast:
             for idx, enc in tqdm(self._batches(premises, hypotheses), total=n_batches, desc=f"{self.name}",
                                  disable=not self.progress or n_batches < 2, leave=False):
                 logits = self.model(**enc).logits.float()

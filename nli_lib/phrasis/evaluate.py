@@ -168,13 +168,18 @@ def _units(scenarios: Sequence[Scenario], per_scenario: bool) -> dict[str, Scena
 
 
 def _fit_classical(spec: FamilySpec, rows: pd.DataFrame, labels, seed: int, C: float = 1.0) -> Classifier:
+    from ..models import fit_cached
     from ..models.baselines import NaiveBayesPairClassifier, TfidfPairClassifier
+    from .features import FEATURE_VERSION
 
     if spec.kind == "feature-svm":
-        return FeatureSVMClassifier(labels=labels, C=C, seed=seed).fit(rows)
-    if spec.kind == "naive-bayes":
-        return NaiveBayesPairClassifier(labels=labels).fit(rows)
-    return TfidfPairClassifier(spec.kind.split("-")[1], labels=labels, seed=seed).fit(rows)
+        make = lambda: FeatureSVMClassifier(labels=labels, C=C, seed=seed)  # noqa: E731
+    elif spec.kind == "naive-bayes":
+        make = lambda: NaiveBayesPairClassifier(labels=labels)  # noqa: E731
+    else:
+        make = lambda: TfidfPairClassifier(spec.kind.split("-")[1], labels=labels, seed=seed)  # noqa: E731
+    # fitted once per (settings, training rows), then unpickled: notebooks 20-22 share the models
+    return fit_cached(make, rows, name=f"phrasis-{spec.kind}", version=f"features-v{FEATURE_VERSION}")
 
 
 MINILM_EPOCHS = {"positives": 2, "all": 1}  # full runs: ~270 / ~400 optimisation steps at batch 16
