@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .cache import default_cache
-from .config import RunInfo, scrub_secrets
+from .config import RunInfo
 from .outputs import Outputs
 
 
@@ -87,8 +87,7 @@ def start(name: str, params: dict) -> NotebookSession:
         import matplotlib
 
         matplotlib.use("Agg")
-    safe = scrub_secrets(params)  # sidecars and printed parameters never carry a key
-    session = NotebookSession(name=name, params=safe, out=Outputs(name, params=safe, tier=params.get("tier", "offline"),
-                                                                  seed=seed))
+    out = Outputs(name, params=params, tier=params.get("tier", "offline"), seed=seed)  # scrubs keys from params
+    session = NotebookSession(name=name, params=out.params, out=out)  # printed parameters never carry a key
     print(f"notebook {name} · tier {session.tier} · seed {seed} · quick={session.quick}")
     return session

@@ -65,10 +65,13 @@ class Outputs:
     written: list = field(default_factory=list)  # paths written so far
     scored: list = field(default_factory=list)  # scorecard entries recorded by this run (see `score`)
 
+    def __post_init__(self):
+        self.params = scrub_secrets(self.params)  # sidecars never carry a key
+
     def _sidecar(self, kind: str, name: str, ref: str, models, caption: str) -> dict:
         return {
             "kind": kind, "name": name, "ref": ref, "caption": caption, "notebook": self.notebook,
-            "params": scrub_secrets(self.params), "git_commit": git_commit(), "nli_lib_hash": nli_lib_hash(),
+            "params": self.params, "git_commit": git_commit(), "nli_lib_hash": nli_lib_hash(),
             "data_sha256": used_data(), "models": list(models), "seed": self.seed, "tier": self.tier,
             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         }

@@ -448,7 +448,7 @@ def test_paper_search_uses_the_papers_space_and_weighted_f1(monkeypatch, tmp_pat
     monkeypatch.setattr(phr.models, "with_head_dropout", lambda base, p: f"{base}@dropout={round(p, 1)}")
     val = frame([("a", "b", "FORW"), ("c", "d", "FORW")])
     best, trials = phr.paper_search(val, val, TrainSpec(base="x", labels=phr.POSITIVE_LABELS), n_trials=12, name="s")
-    assert len(trials) == 12 and best.epochs >= 8
+    assert len(trials) == 12 and best.epochs >= 8 and best.adam_eps == 1e-6  # the final model trains like the trials
     for spec in seen:
         assert 1e-6 <= spec.lr <= 1e-4 and spec.batch_size in (8, 16, 32, 64) and 1 <= spec.epochs <= 10
         assert 0.01 <= spec.warmup_ratio <= 0.10 and 0 <= spec.weight_decay <= 0.1

@@ -773,8 +773,7 @@ class RuleDecomposer:
                         j = k
                         continue
                 if t.low == "that" and j > 0 and not toks[j - 1].tag.startswith("NN") and \
-                        self._clause_end(toks, j + 1) is not None:  # "mad that it is ...", "knows that the dog ..."
-                    end = self._clause_end(toks, j + 1)
+                        (end := self._clause_end(toks, j + 1)) is not None:  # "mad that it is ...", "knows that the dog ..."
                     vp.clauses.append(toks[j + 1 : end])
                     j = end
                     continue

@@ -233,10 +233,11 @@ def noise_label_flips(model, df: pd.DataFrame, scales: Sequence[float] = (0.5, 1
         raise TypeError("noise_label_flips needs a Hugging Face classifier (HFClassifier): it perturbs input embeddings")
     cache = cache or default_cache()
     # σ's base (std of the word-embedding matrix) is cached too, so a fully cached call never loads the model
-    base_sigma = cache.get(NOISE_NAMESPACE, {"model": model.fingerprint, "quantity": "embedding std"})
+    sigma_key = {"model": model.fingerprint, "quantity": "embedding std"}
+    base_sigma = cache.get(NOISE_NAMESPACE, sigma_key)
     if base_sigma is None:
         base_sigma = float(model.model.get_input_embeddings().weight.detach().float().std())
-        cache.put(NOISE_NAMESPACE, {"model": model.fingerprint, "quantity": "embedding std"}, base_sigma)
+        cache.put(NOISE_NAMESPACE, sigma_key, base_sigma)
     premises, hyps = df["premise"].astype(str).tolist(), df["hypothesis"].astype(str).tolist()
     clean = model.predict(premises, hyps)
     labels = list(model.labels)

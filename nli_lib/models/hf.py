@@ -14,7 +14,7 @@ then the original order is restored.
 
 Precision: float32 by default, so numbers do not depend on the machine. `precision="bfloat16"` runs the
 forward pass under bf16 autocast: on a CPU with AVX-512 BF16 (and on GPUs) about 3x faster (measured here on
-2,000 SNLI pairs: 658 vs 224 pairs/s, 99.95 % identical labels, probabilities within 0.03), but very slow on
+2,000 SNLI pairs by benchmarks/nli_throughput.py: 597 vs 220 pairs/s, 99.95 % identical labels, probabilities within 0.03), but very slow on
 CPUs without bf16 units. The precision is part of the cache fingerprint, so the two never mix.
 """
 from __future__ import annotations
@@ -229,21 +229,34 @@ class HFClassifier(Classifier):
         # Arrays are too large for the SQLite call cache: one .npz per call, keyed like a cache entry.
         key = text_hash(self.fingerprint, pooling, *premises, "\x1e", *(hypotheses or []))
         path = cache_dir("hidden_states") / f"{key}.npz"
-        if path.is_file():
-            try:
-                with np.load(path) as stored:
-                    return [stored[f"layer{i}"] for i in range(len(stored.files))]
-            except Exception as exc:  # noqa: BLE001 - a damaged cache file is recomputed, never half-used
-                warnings.warn(f"cached hidden states {path} are unreadable ({type(exc).__name__}: {exc}); "
-                              f"recomputing them", RuntimeWarning, stacklevel=2)
-                path.unlink(missing_ok=True)
-        layers = pooled_hidden_states(self.model, self.tokenizer, premises, hypotheses, pooling=pooling,
-                                      max_length=self.max_length, batch_size=self.batch_size, device=self.device,
-                                      batches=self._batches)
-        tmp = path.with_name(path.stem + ".partial.npz")
-        np.savez(tmp, **{f"layer{i}": layer for i, layer in enumerate(layers)})
-        tmp.rename(path)
+        layers = read_layers(path)
+        if layers is None:
+            layers = pooled_hidden_states(self.model, self.tokenizer, premises, hypotheses, pooling=pooling,
+                                          max_length=self.max_length, batch_size=self.batch_size, device=self.device,
+                                          batches=self._batches)
+            write_layers(path, layers)
         return layers
+
+
+def read_layers(path: Path) -> list[np.ndarray] | None:
+    """Per-layer arrays stored by `write_layers`, or None when absent; a damaged file is removed (recompute)."""
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path) as stored:
+            return [stored[f"layer{i}"] for i in range(len(stored.files))]
+    except Exception as exc:  # noqa: BLE001 - a damaged cache file is recomputed, never half-used
+        warnings.warn(f"cached hidden states {path} are unreadable ({type(exc).__name__}: {exc}); "
+                      f"recomputing them", RuntimeWarning, stacklevel=3)
+        path.unlink(missing_ok=True)
+        return None
+
+
+def write_layers(path: Path, layers: Sequence[np.ndarray]) -> None:
+    """Store per-layer arrays as one .npz, atomically (a partial file never has the final name)."""
+    tmp = path.with_name(path.stem + ".partial.npz")
+    np.savez(tmp, **{f"layer{i}": layer for i, layer in enumerate(layers)})
+    tmp.rename(path)
 
 
 def pool(hidden, mask, pooling: str):

@@ -361,11 +361,11 @@ PAPER_MODELS: tuple[PaperModel, ...] = (
 # sampling (the loop shuffles).
 PAPER_SEARCH_SPACE = {"head_dropout": (0.0, 0.5, 0.1), "lr": (1e-6, 1e-4), "weight_decay": (0.0, 0.1),
                       "warmup_ratio": (0.01, 0.10, 0.01), "batch_size": [8, 16, 32, 64], "epochs": (1, 10)}
+PAPER_ADAM_EPS = 1e-6  # (vii): every trial and the returned best spec use it
 # config fields holding the classification head's dropout: BERT/RoBERTa/ModernBERT/BART/T5 ('classifier_dropout'),
 # ALBERT ('classifier_dropout_prob'), DeBERTa v2/v3 ('cls_dropout' and its pooler's 'pooler_dropout'). The
 # decoders' sequence-classification heads (GPT-2, OPT, Pythia) are a bare linear layer without dropout, so the
 # searched value does not change them (as in any AutoModelForSequenceClassification run of those models).
-PAPER_ADAM_EPS = 1e-6
 HEAD_DROPOUT_FIELDS = ("classifier_dropout", "classifier_dropout_prob", "cls_dropout", "pooler_dropout")
 
 
@@ -447,9 +447,8 @@ def paper_search(train_df: pd.DataFrame, val_df: pd.DataFrame, base_spec, n_tria
     space = {**PAPER_SEARCH_SPACE, **(space or {})}
     best = {"score": -1.0, "dir": None}
 
-    def base_for(params: dict) -> str:
-        p = params.get("head_dropout")
-        return base_spec.base if p is None else with_head_dropout(base_spec.base, p)
+    def base_for(dropout: float | None) -> str:
+        return base_spec.base if dropout is None else with_head_dropout(base_spec.base, dropout)
 
     def objective(trial):
         lo, hi, step = space["warmup_ratio"]
@@ -457,7 +456,7 @@ def paper_search(train_df: pd.DataFrame, val_df: pd.DataFrame, base_spec, n_tria
             "head_dropout", space["head_dropout"][0], space["head_dropout"][1], step=space["head_dropout"][2])
         spec = dataclasses.replace(
             base_spec,
-            base=base_for({"head_dropout": dropout}),
+            base=base_for(dropout),
             adam_eps=PAPER_ADAM_EPS,
             lr=trial.suggest_float("lr", *space["lr"], log=True),
             weight_decay=trial.suggest_float("weight_decay", *space["weight_decay"]),
@@ -481,9 +480,9 @@ def paper_search(train_df: pd.DataFrame, val_df: pd.DataFrame, base_spec, n_tria
     study.optimize(objective, n_trials=n_trials)
     params = dict(study.best_params)
     params["warmup_ratio"] = round(params["warmup_ratio"], 4)
-    params["base"] = base_for({"head_dropout": params.pop("head_dropout", None)})
+    params["base"] = base_for(params.pop("head_dropout", None))
     trials = study.trials_dataframe(attrs=("number", "value", "params"))
-    return dataclasses.replace(base_spec, **params), trials
+    return dataclasses.replace(base_spec, adam_eps=PAPER_ADAM_EPS, **params), trials
 
 
 def slug(text: str) -> str:

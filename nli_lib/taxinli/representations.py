@@ -48,15 +48,16 @@ def encoder_hidden_states(model: str, premises: Sequence[str], hypotheses: Seque
     $NLI_CACHE_DIR/hidden_states, keyed by the weights' fingerprint, pooling, max_length and the texts).
     """
     from ..models.base import text_hash
-    from ..models.hf import pick_device, pooled_hidden_states, quiet_transformers, weights_fingerprint
+    from ..models.hf import (pick_device, pooled_hidden_states, quiet_transformers, read_layers, weights_fingerprint,
+                             write_layers)
 
     premises, hypotheses = [str(p) for p in premises], [str(h) for h in hypotheses]
     key = text_hash(f"encoder|{weights_fingerprint(str(model))}|max_len={max_length}", pooling, *premises, "\x1e",
                     *hypotheses)
     path = cache_dir("hidden_states") / f"{key}.npz"
-    if path.is_file():
-        with np.load(path) as stored:
-            return [stored[f"layer{i}"] for i in range(len(stored.files))]
+    cached = read_layers(path)
+    if cached is not None:
+        return cached
     import torch  # noqa: F401  (transformers needs it loaded)
     from transformers import AutoModel, AutoTokenizer
 
@@ -75,9 +76,7 @@ def encoder_hidden_states(model: str, premises: Sequence[str], hypotheses: Seque
 
     layers = pooled_hidden_states(encoder, tokenizer, premises, hypotheses, pooling=pooling, max_length=max_length,
                                   batch_size=batch_size, device=device, batches=batches)
-    tmp = path.with_name(path.stem + ".partial.npz")
-    np.savez(tmp, **{f"layer{i}": layer for i, layer in enumerate(layers)})
-    tmp.rename(path)
+    write_layers(path, layers)
     return layers
 
 
