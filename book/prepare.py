@@ -1,0 +1,529 @@
+"""Stage one executed run as the book's Sphinx source: one page per notebook, provenance under each saved output.
+
+    python book/prepare.py --run runs/offline-quick --dest book/_build/src
+
+Reads the executed notebooks of one run (`runs/<profile>[-quick]/`, written by run_all.sh) and the tables and
+figures that run saved (`<run>/outputs/` for a quick run, `$NLI_OUTPUT_DIR` or the repository root for a full
+one). Nothing is executed: outputs are copied as they are. Every code cell that saved a figure or table through
+`nb.out.figure(...)` / `nb.out.table(...)` is followed by a provenance block read from the output's JSON sidecar
+(paper reference, caption, tier, models, git commit, nli_lib hash, data files, seed) with links to the PNG/PDF/CSV.
+A run with a missing, failed or erroring notebook stops the build with a message naming it (failures are loud).
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import copy
+import datetime as dt
+import json
+import re
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+BOOK_DIR = Path(__file__).resolve().parent
+REPO_ROOT = BOOK_DIR.parent
+MANIFEST_NAME = "_book_manifest.json"  # written beside the staged pages; the browser test reads it
+
+# Navigation: notebooks are grouped by their first digit (9x by their two digits), in this order.
+SECTIONS = (
+    ("0", "Start here: data and models"),
+    ("1", "Atoms · NLI under the microscope"),
+    ("2", "PhrasIS · causal coherence"),
+    ("3", "FTC · faithfulness through counterfactuals"),
+    ("4", "FactNLI · fact-based augmentation"),
+    ("5", "TaxiNLI · a taxonomy of reasoning"),
+    ("90", "Scorecard"),
+    ("9", "Explorer"),
+)
+OTHER_SECTION = "More notebooks"  # a notebook no section claims is still shown, never dropped
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/svg+xml", "image/gif")
+
+
+class BookError(RuntimeError):
+    """The run cannot be published as it is (missing, failed or erroring notebooks)."""
+
+
+@dataclass(frozen=True)
+class SavedCall:
+    """One `out.figure(...)` / `out.table(...)` call found in a cell's source."""
+
+    kind: str  # 'figure' or 'table'
+    name: str  # regular expression the saved output's name must match in full
+    ref: str  # regular expression the paper reference must match in full ('.+' when not a literal)
+
+    def matches(self, sidecar: dict) -> bool:
+        """Whether a sidecar (its kind, name and ref) was written by a call like this one."""
+        return (sidecar.get("kind") == self.kind and re.fullmatch(self.name, sidecar.get("name", "")) is not None
+                and re.fullmatch(self.ref, sidecar.get("ref", "")) is not None)
+
+
+@dataclass(frozen=True)
+class Saved:
+    """One output saved by a notebook: its sidecar and where its files were staged."""
+
+    sidecar: dict  # the JSON sidecar, as written by nli_lib.outputs.Outputs
+    files: tuple  # (label, staged path relative to the book source) for each file staged, e.g. ('PDF', 'outputs/…')
+    stale: bool = False  # written outside the executed notebook's run window (so by another run)
+
+
+@dataclass
+class Page:
+    """One staged notebook page (mutable while it is being assembled)."""
+
+    stem: str  # notebook stem, e.g. '51_taxinli_error_analysis'
+    title: str  # first heading of the notebook
+    section: str  # navigation caption it is listed under
+    images: int = 0  # image outputs shown on the page (each must load in the browser)
+    figures: int = 0  # figure sidecars whose provenance is shown
+    tables: int = 0  # table sidecars whose provenance is shown
+    warnings: list = field(default_factory=list)  # what the reader is warned about on the page
+
+
+def section_of(stem: str) -> str:
+    """Navigation caption of a notebook.
+
+    >>> section_of("51_taxinli_error_analysis"), section_of("90_scorecard"), section_of("91_explorer")
+    ('TaxiNLI · a taxonomy of reasoning', 'Scorecard', 'Explorer')
+    >>> section_of("77_new")
+    'More notebooks'
+    """
+    for prefix, caption in SECTIONS:
+        if stem.startswith(prefix):
+            return caption
+    return OTHER_SECTION
+
+
+def md_escape(text) -> str:
+    """Text shown literally in MyST Markdown (CommonMark backslash escapes for every markup character).
+
+    >>> md_escape("x_cf * 2 <b> [a] | {r}`c`")
+    'x\\\\_cf \\\\* 2 \\\\<b\\\\> \\\\[a\\\\] \\\\| \\\\{r\\\\}\\\\`c\\\\`'
+    """
+    return re.sub(r"([\\`*_\[\]<>|${}#~!])", r"\\\1", str(text))
+
+
+def _pattern(node: ast.AST | None) -> str:
+    """Regex for a call argument: a literal exactly, an f-string with its holes as wildcards, anything else '.+'."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return re.escape(node.value)
+    if isinstance(node, ast.JoinedStr):
+        return "".join(re.escape(part.value) if isinstance(part, ast.Constant) else ".+?" for part in node.values)
+    return ".+"
+
+
+def _python_only(source: str) -> str:
+    """Cell source with IPython magics and shell escapes blanked (so `ast` can parse it)."""
+    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
+
+
+def saved_calls(source: str) -> list[SavedCall]:
+    """The `out.figure` / `out.table` calls of a code cell, in source order.
+
+    >>> [(c.kind, c.name, c.ref) for c in saved_calls('nb.out.figure(fig, "fig-5", ref="taxinli-fig-5")')]
+    [('figure', 'fig\\\\-5', 'taxinli\\\\-fig\\\\-5')]
+    >>> saved_calls('for m in ms:\\n    out.table(df, f"acc-{m}", ref=REF)')[0].name
+    'acc\\\\-.+?'
+    >>> saved_calls('plt.figure(figsize=(3, 2))')   # not an Outputs call
+    []
+    """
+    try:
+        tree = ast.parse(_python_only(source))
+    except SyntaxError:
+        return []
+    calls = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("figure", "table")):
+            continue
+        owner = node.func.value
+        if not ((isinstance(owner, ast.Name) and owner.id == "out")
+                or (isinstance(owner, ast.Attribute) and owner.attr == "out")):
+            continue
+        keywords = {k.arg: k.value for k in node.keywords}
+        name = node.args[1] if len(node.args) > 1 else keywords.get("name")
+        ref = node.args[2] if len(node.args) > 2 else keywords.get("ref")
+        calls.append((node.lineno, node.col_offset, SavedCall(node.func.attr, _pattern(name), _pattern(ref))))
+    return [call for _, _, call in sorted(calls, key=lambda c: (c[0], c[1]))]
+
+
+def _when(text: str | None) -> dt.datetime | None:
+    """A papermill / sidecar timestamp as an aware datetime (None when absent or unreadable)."""
+    if not text:
+        return None
+    try:
+        when = dt.datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)
+
+
+def within(created: str | None, start: str | None, end: str | None, slack_s: float = 1.0) -> bool | None:
+    """Whether a sidecar's `created` (whole seconds) falls inside [start, end]; None when a time is missing.
+
+    >>> within("2026-11-23T19:57:01+00:00", "2026-11-23T19:57:00.5+00:00", "2026-11-23T19:57:01.2+00:00")
+    True
+    >>> within("2026-11-23T06:32:47+00:00", "2026-11-23T19:57:00+00:00", "2026-11-23T19:58:00+00:00")
+    False
+    """
+    when, lo, hi = _when(created), _when(start), _when(end)
+    if when is None or lo is None or hi is None:
+        return None
+    slack = dt.timedelta(seconds=slack_s)
+    return lo - slack <= when <= hi + slack
+
+
+def assign(cells: list[tuple[int, list[SavedCall], tuple]], sidecars: list[dict]) -> tuple[dict, list]:
+    """Give each sidecar to the cell that wrote it: the only cell whose calls match it, else the matching cell
+    whose papermill time window holds its `created` time, else the first matching cell. Returns
+    ({cell index: [sidecars]}, [sidecars no cell matched]).
+
+    >>> fig = SavedCall("figure", "f\\\\-.+?", ".+")
+    >>> cells = [(3, [fig], ("2026-01-01T00:00:00", "2026-01-01T00:00:09")),
+    ...          (7, [fig], ("2026-01-01T00:00:10", "2026-01-01T00:00:20"))]
+    >>> sides = [{"kind": "figure", "name": "f-a", "ref": "x", "created": "2026-01-01T00:00:15"},
+    ...          {"kind": "figure", "name": "g", "ref": "x"}]
+    >>> by_cell, unmatched = assign(cells, sides)
+    >>> sorted(by_cell), [s["name"] for s in unmatched]
+    ([7], ['g'])
+    """
+    by_cell: dict[int, list[dict]] = {}
+    unmatched = []
+    for side in sidecars:
+        candidates = [(index, window) for index, calls, window in cells if any(c.matches(side) for c in calls)]
+        if not candidates:
+            unmatched.append(side)
+            continue
+        timed = [index for index, window in candidates if within(side.get("created"), *window)]
+        by_cell.setdefault((timed or [candidates[0][0]])[0], []).append(side)
+    return by_cell, unmatched
+
+
+def short_commit(commit: str) -> str:
+    """First 12 hex digits of a commit, keeping a '-dirty' mark.
+
+    >>> short_commit("4dfe7405b34546148def84518bb8faa21bf99fc8-dirty"), short_commit("unknown")
+    ('4dfe7405b345-dirty', 'unknown')
+    """
+    head, dirty = (commit[:-6], "-dirty") if commit.endswith("-dirty") else (commit, "")
+    return (head[:12] if re.fullmatch(r"[0-9a-f]{40}", head) else head) + dirty
+
+
+def data_summary(data: dict) -> str:
+    """Data files an output was computed from, grouped by dataset.
+
+    >>> data_summary({"esnli/s1.dev": "a", "esnli/s2.dev": "b", "taxinli/mnli_dev": "c"})
+    'esnli (2 files), taxinli/mnli_dev'
+    >>> data_summary({})
+    'none recorded'
+    """
+    groups: dict[str, list[str]] = {}
+    for key in sorted(data or {}):
+        groups.setdefault(key.split("/")[0], []).append(key)
+    parts = [keys[0] if len(keys) == 1 else f"{name} ({len(keys)} files)" for name, keys in groups.items()]
+    return ", ".join(parts) or "none recorded"
+
+
+def provenance_markdown(items: list[Saved], heading: str = "Saved by this cell") -> str:
+    """A MyST block listing each saved output with its provenance (read from its sidecar).
+
+    >>> side = {"kind": "figure", "name": "f", "ref": "taxinli-fig-5", "caption": "accuracy_by *category*",
+    ...         "tier": "offline", "models": ["minilm-esnli"], "git_commit": "0" * 40, "nli_lib_hash": "abc",
+    ...         "seed": 0, "params": {"quick": True}, "data_sha256": {"taxinli/mnli_dev": "x"}}
+    >>> print(provenance_markdown([Saved(side, (("PDF", "outputs/figures/51/f.pdf"),))]))
+    ```{container} provenance
+    **Saved by this cell** (from each output's JSON sidecar)
+    <BLANKLINE>
+    - figure **taxinli-fig-5**: accuracy\\_by \\*category\\* · {download}`PDF <outputs/figures/51/f.pdf>`
+      <br>tier **offline** · models: minilm-esnli · commit `000000000000` · nli_lib `abc` · seed 0 · quick run · data: taxinli/mnli\\_dev
+    ```
+    """
+    lines = ["```{container} provenance", f"**{heading}** (from each output's JSON sidecar)", ""]
+    for item in items:
+        side = item.sidecar
+        links = " · ".join(f"{{download}}`{label} <{path}>`" for label, path in item.files)
+        caption = md_escape(side.get("caption") or side.get("name", ""))
+        models = ", ".join(md_escape(m) for m in side.get("models") or []) or "none"
+        quick = "quick run" if (side.get("params") or {}).get("quick") else "full run"
+        stale = (f" · **written {md_escape(side.get('created'))}, outside this notebook's run: the file comes from "
+                 f"another run**") if item.stale else ""
+        lines.append(f"- {side.get('kind')} **{md_escape(side.get('ref'))}**: {caption}" + (f" · {links}" if links else ""))
+        lines.append(f"  <br>tier **{md_escape(side.get('tier'))}** · models: {models} · commit "
+                     f"`{short_commit(str(side.get('git_commit')))}` · nli_lib `{side.get('nli_lib_hash')}` · seed "
+                     f"{side.get('seed')} · {quick} · data: {md_escape(data_summary(side.get('data_sha256')))}{stale}")
+    lines.append("```")
+    return "\n".join(lines)
+
+
+def load_sidecars(outputs_root: Path, stem: str) -> list[dict]:
+    """Figure and table sidecars of one notebook under <outputs_root>/{figures,tables}/<stem>/ (not records/)."""
+    sides = []
+    for sub in ("figures", "tables"):
+        for path in sorted((outputs_root / sub / stem).glob("*.json")):
+            meta = json.loads(path.read_text())
+            if meta.get("kind") in ("figure", "table"):
+                sides.append({**meta, "_path": path})
+    return sorted(sides, key=lambda s: (s.get("created", ""), s["kind"], s["name"]))
+
+
+def stage_files(side: dict, dest: Path) -> tuple:
+    """Copy an output's PNG/PDF (figure) or CSV (table) into the book source; returns (label, relative path)."""
+    path: Path = side["_path"]
+    suffixes = (".png", ".pdf") if side["kind"] == "figure" else (".csv",)
+    staged = []
+    for suffix in suffixes:
+        source = path.with_suffix(suffix)
+        if source.exists():
+            rel = Path("outputs") / path.parent.parent.name / path.parent.name / source.name
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, dest / rel)
+            staged.append((suffix[1:].upper(), rel.as_posix()))
+    return tuple(staged)
+
+
+def image_outputs(cell) -> int:
+    """How many images a code cell's outputs display."""
+    return sum(1 for out in cell.get("outputs", []) if any(t in out.get("data", {}) for t in IMAGE_TYPES))
+
+
+def has_error(nb) -> bool:
+    """Whether an executed notebook shows an error: an error output or papermill's error banner cell."""
+    for cell in nb.cells:
+        if "papermill-error-cell-tag" in cell.get("metadata", {}).get("tags", []):
+            return True
+        if any(out.get("output_type") == "error" for out in cell.get("outputs", [])):
+            return True
+    return False
+
+
+def check_run(run_dir: Path, sources: list[Path], allow_errors: bool = False) -> list[str]:
+    """Problems that stop the book: a source notebook without an executed copy, without the runner's success
+    stamp (failed or interrupted), or whose executed copy shows an error."""
+    problems = []
+    for source in sources:
+        executed = run_dir / source.name
+        if not executed.exists():
+            problems.append(f"{source.stem}: no executed copy {executed}")
+        elif not (run_dir / f"{source.stem}.stamp.json").exists():
+            problems.append(f"{source.stem}: the last run failed or was interrupted (no {source.stem}.stamp.json)")
+        elif not allow_errors and has_error(nbformat.read(executed, as_version=4)):
+            problems.append(f"{source.stem}: the executed copy shows an error output")
+    return problems
+
+
+def _markdown(text: str, tags=()):
+    cell = nbformat.v4.new_markdown_cell(text)
+    cell.metadata["tags"] = list(tags)
+    return cell
+
+
+def stage_notebook(executed: Path, source: Path, outputs_root: Path, dest: Path, run_label: str) -> Page:
+    """Write the page of one executed notebook into dest/<stem>.ipynb (outputs untouched, provenance added)."""
+    nb = nbformat.read(executed, as_version=4)
+    stem = executed.stem
+    meta = nb.metadata.get("papermill", {})
+    start, end = meta.get("start_time"), meta.get("end_time")
+    title_cell = nb.cells[0] if nb.cells and nb.cells[0].cell_type == "markdown" else None
+    heading = re.match(r"#\s+(.+)", title_cell.source.strip().splitlines()[0]) if title_cell and title_cell.source else None
+    page = Page(stem, heading.group(1).strip() if heading else stem, section_of(stem))
+
+    injected = any("injected-parameters" in c.metadata.get("tags", []) for c in nb.cells)
+    cells_calls = []
+    for index, cell in enumerate(nb.cells):
+        tags = cell.metadata.get("tags", [])
+        if cell.cell_type == "code":
+            if injected and "parameters" in tags:  # defaults papermill replaced: the injected cell below shows the run's
+                cell.metadata["tags"] = [*tags, "remove-cell"]
+                continue
+            page.images += image_outputs(cell)
+            pm = cell.metadata.get("papermill", {})
+            cells_calls.append((index, saved_calls(cell.source), (pm.get("start_time"), pm.get("end_time"))))
+
+    sidecars = load_sidecars(outputs_root, stem)
+    by_cell, unmatched = assign(cells_calls, sidecars)
+
+    def saved(side: dict) -> Saved:
+        stale = within(side.get("created"), start, end) is False
+        if stale:
+            page.warnings.append(f"{side['kind']} {side['ref']} ({side['name']}) was written outside this run")
+        page.figures += side["kind"] == "figure"
+        page.tables += side["kind"] == "table"
+        return Saved(side, stage_files(side, dest), stale)
+
+    def figure_directive(item: Saved) -> str:
+        png = dict(item.files).get("PNG")
+        if png is None:
+            page.warnings.append(f"figure {item.sidecar['ref']} ({item.sidecar['name']}) has no PNG file")
+            return ""
+        page.images += 1
+        side = item.sidecar
+        return (f"```{{figure}} {png}\n:alt: {side['ref']}: {side['name']}\n\n**{md_escape(side['ref'])}**: "
+                f"{md_escape(side.get('caption') or side['name'])}\n```\n\n")
+
+    cells = []
+    for index, cell in enumerate(nb.cells):
+        cells.append(cell)
+        if index in by_cell:
+            items = [saved(s) for s in by_cell[index]]
+            figures = [i for i in items if i.sidecar["kind"] == "figure"]
+            # a figure the cell does not display itself (the kernel ran with a non-inline backend) is shown here
+            shown = "".join(figure_directive(i) for i in figures) if image_outputs(cell) < len(figures) else ""
+            cells.append(_markdown(shown + provenance_markdown(items), tags=["provenance"]))
+    if unmatched:
+        extra = []
+        for side in unmatched:
+            item = saved(side)
+            shown = figure_directive(item) if side["kind"] == "figure" else ""
+            extra.append(shown + provenance_markdown([item], heading=f"Saved by this notebook ({side['kind']} "
+                                                                      f"{md_escape(side['ref'])})"))
+        cells.append(_markdown("## Outputs saved outside a matching cell\n\n"
+                               "Written by library code the notebook called; their files and provenance:\n\n"
+                               + "\n\n".join(extra), tags=["provenance"]))
+
+    executed_code = [c.source for c in nb.cells if c.cell_type == "code"
+                     and "injected-parameters" not in c.metadata.get("tags", [])]
+    source_code = [c.source for c in nbformat.read(source, as_version=4).cells if c.cell_type == "code"]
+    if executed_code != source_code:
+        page.warnings.append(f"notebooks/{source.name} changed since this run: re-run it to update this page")
+
+    note = (f"Executed copy of `notebooks/{source.name}` from `{run_label}`"
+            f"{' · executed ' + _span(start, end) if start else ''} · {page.figures} figures and {page.tables} "
+            f"tables saved, each with its provenance below the cell that wrote it. Outputs are shown as executed: "
+            f"building the book runs no code.")
+    banner = [_markdown(f"```{{container}} run-note\n{note}\n```", tags=["run-note"])]
+    if meta.get("parameters", {}).get("quick"):
+        banner.append(_markdown("```{warning}\nQuick run (`./run_all.sh --quick`): small samples everywhere. These "
+                                "numbers check that the code runs; they are not the companion's results.\n```"))
+    for warning in page.warnings:
+        banner.append(_markdown(f"```{{warning}}\n{md_escape(warning)}\n```"))
+    if heading:  # the run note and warnings go right under the title, before the notebook's own introduction
+        first, _, rest = cells[0].source.strip().partition("\n")
+        cells[0].source = first
+        cells = cells[:1] + banner + ([_markdown(rest.strip())] if rest.strip() else []) + cells[1:]
+    else:
+        cells = [_markdown(f"# {stem}")] + banner + cells
+    nb.cells = cells
+    nb.metadata.setdefault("kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"})
+    nbformat.write(nb, dest / f"{stem}.ipynb")
+    return page
+
+
+def _span(start: str | None, end: str | None) -> str:
+    """'2026-11-23 19:56–19:58 UTC' for a papermill start/end pair.
+
+    >>> _span("2026-11-23T19:56:44.5+00:00", "2026-11-23T19:58:53+00:00")
+    '2026-11-23 19:56–19:58 UTC'
+    """
+    lo, hi = _when(start), _when(end)
+    if lo is None:
+        return "at an unknown time"
+    lo = lo.astimezone(dt.timezone.utc)
+    text = lo.strftime("%Y-%m-%d %H:%M")
+    if hi is not None:
+        hi = hi.astimezone(dt.timezone.utc)
+        text += "–" + hi.strftime("%H:%M" if hi.date() == lo.date() else "%Y-%m-%d %H:%M")
+    return text + " UTC"
+
+
+def index_markdown(pages: list[Page], run_label: str, summary: str) -> str:
+    """The landing page: the book's introduction, this build's run, and one toctree per section."""
+    intro = (BOOK_DIR / "intro.md").read_text()
+    parts = [intro.rstrip(), "", f"```{{admonition}} This build\n{summary}\n```", ""]
+    order = [caption for _, caption in SECTIONS] + [OTHER_SECTION]
+    for caption in dict.fromkeys(order):
+        stems = [p.stem for p in pages if p.section == caption]
+        if stems:
+            parts += [f"```{{toctree}}\n:caption: {caption}\n:maxdepth: 1\n", *stems, "```", ""]
+    parts += ["```{toctree}\n:caption: About\n:maxdepth: 1\n", "about", "data-licenses", "```", ""]
+    return "\n".join(parts)
+
+
+def stage(run_dir: Path, dest: Path, outputs_root: Path | None = None, notebooks_dir: Path | None = None,
+          allow_errors: bool = False) -> dict:
+    """Stage the whole book source from one run; returns (and writes) the manifest the browser test checks."""
+    run_dir = run_dir.resolve()
+    notebooks_dir = notebooks_dir or REPO_ROOT / "notebooks"
+    sources = sorted(notebooks_dir.glob("[0-9][0-9]_*.ipynb"))
+    if not sources:
+        raise BookError(f"no notebooks under {notebooks_dir}")
+    problems = check_run(run_dir, sources, allow_errors)
+    if problems:
+        quick = " --quick" if run_dir.name.endswith("-quick") else ""
+        raise BookError(f"run {run_dir} cannot be published:\n  " + "\n  ".join(problems)
+                        + f"\nRun ./run_all.sh{quick} (it re-runs only what failed or changed), then build again.")
+    if outputs_root is None:
+        outputs_root = run_dir / "outputs" if (run_dir / "outputs").is_dir() else _default_outputs()
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    label = _label(run_dir)
+    pages = [stage_notebook(run_dir / s.name, s, outputs_root, dest, label) for s in sources]
+
+    times = [nbformat.read(run_dir / s.name, as_version=4).metadata.get("papermill", {}) for s in sources]
+    starts = sorted(t["start_time"] for t in times if t.get("start_time"))
+    ends = sorted(t["end_time"] for t in times if t.get("end_time"))
+    params = times[0].get("parameters", {}) if times else {}
+    commits = sorted({short_commit(str(s.get("git_commit"))) for p in pages for s in load_sidecars(outputs_root, p.stem)})
+    summary = (f"Run `{label}` · profile **{md_escape(params.get('profile_name', '?'))}** "
+               f"({'quick run: small samples' if params.get('quick') else 'full run'}) · notebooks executed "
+               f"{_span(starts[0] if starts else None, ends[-1] if ends else None)} · outputs written at commit(s) "
+               f"{', '.join(f'`{c}`' for c in commits) or 'none'} · {len(pages)} notebooks, "
+               f"{sum(p.figures for p in pages)} figures, {sum(p.tables for p in pages)} tables.")
+    (dest / "index.md").write_text(index_markdown(pages, label, summary))
+    shutil.copy2(BOOK_DIR / "about.md", dest / "about.md")
+    (dest / "data-licenses.md").write_text((REPO_ROOT / "DATA_LICENSES.md").read_text())
+    manifest = {"run": label, "quick": bool(params.get("quick")), "outputs": str(outputs_root),
+                "sections": [c for c in dict.fromkeys([c for _, c in SECTIONS] + [OTHER_SECTION])
+                             if any(p.section == c for p in pages)] + ["About"],
+                "pages": [{"page": f"{p.stem}.html", "title": p.title, "section": p.section, "images": p.images,
+                           "figures": p.figures, "tables": p.tables, "warnings": p.warnings} for p in pages]
+                + [{"page": name, "title": title, "section": "About", "images": 0, "figures": 0, "tables": 0,
+                    "warnings": []} for name, title in (("about.html", "About this book"),
+                                                        ("data-licenses.html", "Data licences"))]
+                + [{"page": "index.html", "title": "", "section": "", "images": 0, "figures": 0, "tables": 0,
+                    "warnings": []}]}
+    (dest / MANIFEST_NAME).write_text(json.dumps(manifest, indent=1))
+    return manifest
+
+
+def _label(run_dir: Path) -> str:
+    try:
+        return run_dir.relative_to(REPO_ROOT).as_posix()
+    except ValueError:
+        return str(run_dir)
+
+
+def _default_outputs() -> Path:
+    sys.path.insert(0, str(REPO_ROOT))
+    from nli_lib.config import output_dir  # $NLI_OUTPUT_DIR or the repository root, as the runner wrote them
+
+    return output_dir()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--run", type=Path, required=True, help="executed run folder, e.g. runs/offline")
+    ap.add_argument("--dest", type=Path, required=True, help="where the Sphinx source is written (replaced)")
+    ap.add_argument("--outputs", type=Path, help="root of that run's tables/ and figures/ (default: see above)")
+    ap.add_argument("--notebooks", type=Path, help=argparse.SUPPRESS)  # source notebooks folder, for tests
+    args = ap.parse_args(argv)
+    try:
+        manifest = stage(args.run, args.dest, args.outputs, args.notebooks)
+    except BookError as exc:
+        print(f"book: {exc}", file=sys.stderr)
+        return 1
+    pages = manifest["pages"]
+    warned = [p for p in pages if p["warnings"]]
+    print(f"book: staged {len(pages)} pages from {manifest['run']} ({sum(p['figures'] for p in pages)} figures, "
+          f"{sum(p['tables'] for p in pages)} tables with provenance)")
+    for page in warned:
+        for warning in page["warnings"]:
+            print(f"book: warning: {page['page']}: {warning}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

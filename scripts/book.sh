@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Build the book: the executed notebooks of the latest run as a static HTML site (book/_build/html/).
+#   bash scripts/book.sh              from runs/offline/ (the full run: ./run_all.sh)
+#   bash scripts/book.sh --quick      from runs/offline-quick/ (./run_all.sh --quick; what CI builds)
+#   bash scripts/book.sh --run DIR    from any executed run folder (relative to where you type it)
+#   bash scripts/book.sh --out DIR    build into DIR instead of book/_build (the site goes to DIR/html)
+# NLI_BOOK_RUN=offline-quick (a folder name under runs/, or a path) does the same as --quick / --run.
+# The notebooks are not re-executed: pages show the outputs as run_all.sh left them. Sphinx warnings go to
+# book/_build/sphinx-warnings.log and are counted; a missing, failed or erroring notebook stops the build.
+set -euo pipefail
+here=$PWD
+cd "$(dirname "$0")/.."
+root=$PWD
+run="${NLI_BOOK_RUN:-offline}"
+out=book/_build
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) run=offline-quick ;;
+    --run) shift; run="${1:?--run needs a folder}" ;;
+    --out) shift; out=$(cd "$here" && realpath -m "${1:?--out needs a folder}") ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    *) echo "book.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+case "$run" in
+  */*|.*) run_dir=$(cd "$here" && realpath -m "$run") ;;  # a path: resolved where it was typed
+  *) run_dir="$root/runs/$run" ;;                          # a run name: runs/<name>/
+esac
+[ -d "$run_dir" ] || { echo "book.sh: no executed run at $run_dir: run ./run_all.sh$([ "$run" = offline-quick ] && echo ' --quick') first" >&2; exit 1; }
+PY=python3
+[ -x .venv/bin/python ] && PY=.venv/bin/python
+if ! "$PY" -c "import sphinx, myst_nb, sphinx_book_theme" 2>/dev/null; then
+  echo "book.sh: installing the book's Python packages (requirements.txt) into the environment" >&2
+  "$PY" -m pip install -q -c constraints.txt -r requirements.txt
+fi
+export PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}"
+start=$(date +%s)
+rm -rf "$out/src" "$out/html" "$out/doctrees" "$out/sphinx-warnings.log"  # only what this script writes
+mkdir -p "$out"
+"$PY" book/prepare.py --run "$run_dir" --dest "$out/src"
+"$PY" -m sphinx -b html -q -j auto -c book -d "$out/doctrees" -w "$out/sphinx-warnings.log" "$out/src" "$out/html"
+pages=$(find "$out/html" -maxdepth 1 -name '*.html' ! -name genindex.html ! -name search.html | wc -l)
+warnings=$(grep -c 'WARNING' "$out/sphinx-warnings.log" || true)
+echo "book: $pages pages in $(( $(date +%s) - start )) s → $out/html/index.html ($warnings Sphinx warnings: $out/sphinx-warnings.log)"

@@ -1,0 +1,423 @@
+"""The book: staging an executed run (book/prepare.py) and the built site seen in a real headless browser.
+
+The browser tests (marked slow) need Sphinx + MyST-NB (requirements.txt), Debian's `chromium` and
+`chromium-driver` (scripts/setup-book.sh) and, for the real site, the executed quick run that
+tests/test_notebooks.py writes (tests/conftest.py runs this module last). Without them they skip and say why;
+under CI (CI=true) a missing piece is a failure, not a skip.
+"""
+from __future__ import annotations
+
+import base64
+import doctest
+import functools
+import http.server
+import importlib.util
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import nbformat
+import pandas as pd
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+QUICK_RUN = REPO / "runs" / "offline-quick"
+CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
+IN_CI = os.environ.get("CI") == "true"
+
+
+def _load_prepare():
+    spec = importlib.util.spec_from_file_location("book_prepare", REPO / "book" / "prepare.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+prepare = _load_prepare()
+
+
+def missing(reason: str):
+    """Skip for a developer; fail under CI, where scripts/setup-book.sh and the quick run must provide it."""
+    if IN_CI:
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+def test_prepare_doctests():
+    result = doctest.testmod(prepare, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 8 and result.failed == 0
+
+
+# ---------------------------------------------------------------- a synthetic run, written as run_all.sh would
+
+T0 = "2026-01-01T10:00:00.000000+00:00"
+
+
+def _at(second: int) -> str:
+    return f"2026-01-01T10:00:{second:02d}.500000+00:00"
+
+
+def _png(color: str = "C0") -> bytes:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(2, 1.5))
+    ax.bar([0, 1], [1, 2], color=color)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def _sidecar(folder: Path, kind: str, name: str, ref: str, stem: str, created: str, body: bytes | str):
+    folder.mkdir(parents=True, exist_ok=True)
+    if kind == "figure":
+        (folder / f"{name}.png").write_bytes(body)
+        (folder / f"{name}.pdf").write_bytes(b"%PDF-1.4 stand-in")
+    else:
+        (folder / f"{name}.csv").write_text(body)
+    meta = {"kind": kind, "name": name, "ref": ref, "caption": f"{name} caption", "notebook": stem,
+            "params": {"quick": True}, "git_commit": "a" * 40, "nli_lib_hash": "0123456789ab",
+            "data_sha256": {"esnli/s1.dev": "x", "esnli/s2.dev": "y"}, "models": ["minilm-esnli"], "seed": 0,
+            "tier": "offline", "created": created}
+    (folder / f"{name}.json").write_text(json.dumps(meta))
+
+
+def make_run(root: Path, error_in: str | None = None, inline_figure: bool = False) -> tuple[Path, Path]:
+    """notebooks/ with two sources and runs/offline-quick/ with their executed copies, stamps and outputs.
+
+    10_demo saves a figure and a table in one cell (the figure shown inline only when inline_figure) and a
+    second figure through a loop with an f-string name; 20_other saves nothing. error_in names a notebook
+    whose executed copy gets an error output.
+    """
+    sources, run = root / "notebooks", root / "runs" / "offline-quick"
+    sources.mkdir(parents=True)
+    run.mkdir(parents=True)
+    png = _png()
+    code = {
+        "10_demo": ['fig = plot()\nnb.out.figure(fig, "fig-1", ref="atoms-fig-1", models=["m"])\n'
+                    'nb.out.table(df, "table-1", ref="atoms-table-1")\ndf',
+                    'for m in ["a"]:\n    nb.out.figure(fig, f"per-model-{m}", ref="atoms-fig-2")',
+                    'print("no outputs saved here")'],
+        "20_other": ['x = 1 + 1\nx'],
+    }
+    for stem, cells in code.items():
+        params = nbformat.v4.new_code_cell("quick = False")
+        params.metadata["tags"] = ["parameters"]
+        src = nbformat.v4.new_notebook()
+        src.cells = [nbformat.v4.new_markdown_cell(f"# {stem} · a demo page\n\nWhat this notebook does."), params,
+                     *[nbformat.v4.new_code_cell(c) for c in cells]]
+        nbformat.write(src, sources / f"{stem}.ipynb")
+
+        executed = copy_nb(src)
+        injected = nbformat.v4.new_code_cell("# Parameters\nquick = True")
+        injected.metadata["tags"] = ["injected-parameters"]
+        executed.cells.insert(2, injected)
+        for i, cell in enumerate(executed.cells):
+            cell.metadata["papermill"] = {"start_time": _at(2 * i), "end_time": _at(2 * i + 1)}
+        last = executed.cells[-1]
+        last.outputs = [nbformat.v4.new_output("stream", name="stdout", text="done\n")]
+        if stem == "10_demo":
+            saver = executed.cells[3]
+            saver.outputs = [nbformat.v4.new_output("execute_result", data={"text/plain": "   a\n0  1"},
+                                                    execution_count=1)]
+            if inline_figure:
+                saver.outputs.insert(0, nbformat.v4.new_output(
+                    "display_data", data={"image/png": base64.b64encode(png).decode(), "text/plain": "<Figure>"}))
+            out = run / "outputs"
+            _sidecar(out / "figures" / stem, "figure", "fig-1", "atoms-fig-1", stem, _at(6)[:19] + "+00:00", png)
+            _sidecar(out / "tables" / stem, "table", "table-1", "atoms-table-1", stem, _at(6)[:19] + "+00:00",
+                     "a\n1\n")
+            _sidecar(out / "figures" / stem, "figure", "per-model-a", "atoms-fig-2", stem, _at(8)[:19] + "+00:00",
+                     _png("C1"))
+        if stem == error_in:
+            last.outputs.append(nbformat.v4.new_output("error", ename="ZeroDivisionError", evalue="division by zero",
+                                                       traceback=["Traceback (most recent call last)",
+                                                                  "ZeroDivisionError: division by zero"]))
+        executed.metadata["papermill"] = {"start_time": T0, "end_time": _at(59),
+                                          "parameters": {"quick": True, "profile_name": "offline"}}
+        nbformat.write(executed, run / f"{stem}.ipynb")
+        (run / f"{stem}.stamp.json").write_text(json.dumps({"hash": "h", "data_keys": []}))
+    return sources, run
+
+
+def copy_nb(nb):
+    return nbformat.reads(nbformat.writes(nb), as_version=4)
+
+
+def staged_cells(dest: Path, stem: str) -> list:
+    return nbformat.read(dest / f"{stem}.ipynb", as_version=4).cells
+
+
+# ---------------------------------------------------------------- staging (fast)
+
+def test_provenance_follows_the_cell_that_saved_each_output(tmp_path):
+    sources, run = make_run(tmp_path)
+    manifest = prepare.stage(run, tmp_path / "src", notebooks_dir=sources)
+    cells = staged_cells(tmp_path / "src", "10_demo")
+    sources_text = [c.source for c in cells]
+    saver = next(i for i, s in enumerate(sources_text) if 'out.figure(fig, "fig-1"' in s)
+    box = cells[saver + 1]
+    assert "provenance" in box.metadata["tags"]
+    assert "**atoms-fig-1**" in box.source and "**atoms-table-1**" in box.source and "atoms-fig-2" not in box.source
+    assert "commit `aaaaaaaaaaaa`" in box.source and "esnli (2 files)" in box.source and "tier **offline**" in box.source
+    # the figure was not displayed by the cell (non-inline backend): the saved PNG is shown above its provenance
+    assert "```{figure} outputs/figures/10_demo/fig-1.png" in box.source
+    assert (tmp_path / "src" / "outputs" / "figures" / "10_demo" / "fig-1.pdf").exists()
+    assert (tmp_path / "src" / "outputs" / "tables" / "10_demo" / "table-1.csv").exists()
+    loop = next(i for i, s in enumerate(sources_text) if "per-model-" in s)
+    assert "**atoms-fig-2**" in cells[loop + 1].source  # f-string name matched
+    page = next(p for p in manifest["pages"] if p["page"] == "10_demo.html")
+    assert (page["figures"], page["tables"], page["images"]) == (2, 1, 2)
+
+
+def test_inline_figure_is_not_shown_twice(tmp_path):
+    sources, run = make_run(tmp_path, inline_figure=True)
+    manifest = prepare.stage(run, tmp_path / "src", notebooks_dir=sources)
+    box = next(c for c in staged_cells(tmp_path / "src", "10_demo") if "**atoms-fig-1**" in c.source)
+    assert "{figure}" not in box.source
+    assert next(p for p in manifest["pages"] if p["page"] == "10_demo.html")["images"] == 2  # inline + loop figure
+
+
+def test_page_header_navigation_and_quick_banner(tmp_path):
+    sources, run = make_run(tmp_path)
+    manifest = prepare.stage(run, tmp_path / "src", notebooks_dir=sources)
+    cells = staged_cells(tmp_path / "src", "20_other")
+    assert cells[0].source == "# 20_other · a demo page"
+    assert "run-note" in cells[1].metadata["tags"] and "runs/offline-quick" in cells[1].source
+    assert cells[2].source.startswith("```{warning}\nQuick run")
+    assert any("remove-cell" in c.metadata.get("tags", []) for c in cells if c.source == "quick = False")
+    assert manifest["sections"] == ["Atoms · NLI under the microscope", "PhrasIS · causal coherence", "About"]
+    index = (tmp_path / "src" / "index.md").read_text()
+    assert index.index(":caption: Atoms") < index.index("10_demo") < index.index(":caption: PhrasIS")
+
+
+def test_stale_output_and_changed_source_are_flagged(tmp_path):
+    sources, run = make_run(tmp_path)
+    side = run / "outputs" / "figures" / "10_demo" / "fig-1.json"
+    side.write_text(json.dumps({**json.loads(side.read_text()), "created": "2025-06-01T00:00:00+00:00"}))
+    src = nbformat.read(sources / "20_other.ipynb", as_version=4)
+    src.cells[-1].source = "x = 2"
+    nbformat.write(src, sources / "20_other.ipynb")
+    manifest = prepare.stage(run, tmp_path / "src", notebooks_dir=sources)
+    warned = {p["page"]: p["warnings"] for p in manifest["pages"]}
+    assert any("atoms-fig-1" in w and "outside this run" in w for w in warned["10_demo.html"])
+    assert any("changed since this run" in w for w in warned["20_other.html"])
+    box = next(c for c in staged_cells(tmp_path / "src", "10_demo") if "**atoms-fig-1**" in c.source)
+    assert "outside this notebook's run" in box.source
+
+
+def test_unmatched_output_is_listed_not_dropped(tmp_path):
+    sources, run = make_run(tmp_path)
+    _sidecar(run / "outputs" / "figures" / "20_other", "figure", "from-library", "phrasis-fig-9", "20_other",
+             _at(5)[:19] + "+00:00", _png())
+    manifest = prepare.stage(run, tmp_path / "src", notebooks_dir=sources)
+    last = staged_cells(tmp_path / "src", "20_other")[-1]
+    assert "phrasis-fig-9" in last.source and "{figure} outputs/figures/20_other/from-library.png" in last.source
+    assert next(p for p in manifest["pages"] if p["page"] == "20_other.html")["images"] == 1
+
+
+@pytest.mark.parametrize("damage, message", [
+    ("stamp", "failed or was interrupted"),
+    ("copy", "no executed copy"),
+    ("error", "shows an error output"),
+])
+def test_unpublishable_run_stops_with_the_notebook_named(tmp_path, damage, message):
+    sources, run = make_run(tmp_path, error_in="20_other" if damage == "error" else None)
+    if damage == "stamp":
+        (run / "20_other.stamp.json").unlink()
+    if damage == "copy":
+        (run / "20_other.ipynb").unlink()
+    with pytest.raises(prepare.BookError, match=f"20_other: .*{message}"):
+        prepare.stage(run, tmp_path / "src", notebooks_dir=sources)
+    # the command line exits non-zero and names the notebook
+    assert prepare.main(["--run", str(run), "--dest", str(tmp_path / "src2"), "--notebooks", str(sources)]) == 1
+
+
+# ---------------------------------------------------------------- what a reader on GitHub sees
+
+EXCERPT_COLUMNS = {"premise", "hypothesis", "sentence", "phrase1", "phrase2", "explanation", "counterfactual",
+                   "atom", "critical_atom", "update", "members"}
+
+
+def test_committed_tables_with_dataset_text_are_declared_in_data_licenses():
+    declared = (REPO / "DATA_LICENSES.md").read_text()
+    with_text = []
+    for path in sorted((REPO / "tables").glob("*/*.csv")):
+        columns = {c.strip().lower() for c in pd.read_csv(path, nrows=0).columns}
+        if columns & EXCERPT_COLUMNS:
+            with_text.append(path.relative_to(REPO).as_posix())
+    undeclared = [p for p in with_text if f"`{p}`" not in declared]
+    assert with_text and not undeclared, f"tables showing dataset text missing from DATA_LICENSES.md: {undeclared}"
+
+
+# ---------------------------------------------------------------- the built site in headless Chromium (slow)
+
+def _browser():
+    if not (CHROMIUM and CHROMEDRIVER):
+        missing("chromium and chromedriver are not installed (Debian: apt-get install chromium chromium-driver; "
+                "scripts/setup-book.sh)")
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        missing("selenium is not installed (requirements.txt)")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    profile = Path(os.environ.get("TMPDIR", "/tmp")) / f"book-chromium-{os.getpid()}-{threading.get_ident()}"
+    shutil.rmtree(profile, ignore_errors=True)
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--window-size=1400,1000", f"--user-data-dir={profile}"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "SEVERE"})
+    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    driver.set_page_load_timeout(60)
+    driver.set_script_timeout(30)
+    return driver, profile
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def _serve(folder: Path):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(folder)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+PAGE_PROBE = """
+const done = arguments[arguments.length - 1];
+const images = Array.from(document.images);
+Promise.all(images.map(img => img.complete ? null : new Promise(r => { img.onload = r; img.onerror = r; })))
+  .then(() => {
+    const main = document.querySelector('main') || document.body;
+    const text = main.innerText || '';
+    done({
+      title: document.title,
+      text: text.length,
+      heading: (main.querySelector('h1') || {}).innerText || '',
+      images: images.filter(i => main.contains(i)).length,
+      broken: images.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.getAttribute('src')),
+      errors: main.querySelectorAll('.output.traceback, .output.error, .traceback').length,
+      traceback: /Traceback \\(most recent call last\\)|An Exception was encountered at/.test(text),
+      captions: Array.from(document.querySelectorAll('.bd-sidebar-primary p.caption'))
+                     .map(e => e.innerText.trim()),
+    });
+  });
+"""
+
+
+def check_site(html: Path, manifest: dict) -> list[str]:
+    """Every problem a reader would see: a page that does not render, an image that does not load, an error
+    output, fewer images than the run's notebook shows, navigation out of order, console errors."""
+    problems = []
+    pages = sorted({p.name for p in html.glob("*.html")} | {p["page"] for p in manifest["pages"]})
+    expected = {p["page"]: p for p in manifest["pages"]}
+    driver, profile = _browser()
+    server = _serve(html)
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}/"
+        for page in pages:
+            if not (html / page).exists():
+                problems.append(f"{page}: not built")
+                continue
+            driver.get(base + page)
+            seen = driver.execute_async_script(PAGE_PROBE)
+            if not seen["title"] or seen["text"] < 20:
+                problems.append(f"{page}: did not render (title {seen['title']!r}, {seen['text']} characters)")
+            for src in seen["broken"]:
+                problems.append(f"{page}: image does not load: {src}")
+            if seen["errors"] or seen["traceback"]:
+                problems.append(f"{page}: shows an error output")
+            want = expected.get(page, {}).get("images", 0)
+            if seen["images"] < want:
+                problems.append(f"{page}: {seen['images']} images shown, the run's notebook has {want}")
+            if page == "index.html" and seen["captions"] != manifest["sections"]:
+                problems.append(f"index.html: navigation {seen['captions']} != {manifest['sections']}")
+            if page in expected and expected[page]["title"] and expected[page]["title"] not in seen["heading"]:
+                problems.append(f"{page}: heading {seen['heading']!r} is not the notebook's title")
+            for entry in driver.get_log("browser"):
+                if entry.get("level") == "SEVERE" and "favicon" not in entry.get("message", ""):
+                    problems.append(f"{page}: console error: {entry['message'][:200]}")
+    finally:
+        driver.quit()
+        server.shutdown()
+        shutil.rmtree(profile, ignore_errors=True)
+    return problems
+
+
+def _sphinx_or_skip():
+    try:
+        import myst_nb  # noqa: F401
+        import sphinx  # noqa: F401
+        import sphinx_book_theme  # noqa: F401
+    except ImportError as exc:
+        missing(f"the book's build tool is not installed ({exc.name}; requirements.txt)")
+
+
+@pytest.mark.slow
+def test_checker_catches_a_missing_figure_and_an_error_output(tmp_path):
+    """The browser check can fail: a removed image file and an error output are both reported."""
+    _sphinx_or_skip()
+    sources, run = make_run(tmp_path, error_in="20_other")
+    manifest = prepare.stage(run, tmp_path / "src", notebooks_dir=sources, allow_errors=True)
+    html = tmp_path / "html"
+    build = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-c", str(REPO / "book"),
+                            str(tmp_path / "src"), str(html)], capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stderr[-3000:]
+    images = sorted((html / "_images").glob("*.png"))
+    assert len(images) == 2
+    images[0].unlink()
+    problems = check_site(html, manifest)
+    assert any(p.startswith("10_demo.html: image does not load") for p in problems), problems
+    assert "20_other.html: shows an error output" in problems, problems
+    assert not any(p.startswith(("index.html", "about.html", "data-licenses.html")) for p in problems), problems
+
+
+@pytest.fixture(scope="module")
+def quick_book(tmp_path_factory):
+    _sphinx_or_skip()
+    if not (QUICK_RUN.is_dir() and all((QUICK_RUN / f"{p.stem}.stamp.json").exists()
+                                       for p in (REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))):
+        missing(f"no complete executed quick run under {QUICK_RUN}: run ./run_all.sh --quick (tests/test_notebooks.py "
+                f"does, before this module)")
+    out = tmp_path_factory.mktemp("book")
+    proc = subprocess.run(["bash", str(REPO / "scripts" / "book.sh"), "--quick", "--out", str(out)], cwd=REPO,
+                          capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    sys.stdout.write(proc.stdout[-1000:])
+    return out
+
+
+@pytest.mark.slow
+def test_quick_book_every_page_renders_with_its_figures_and_no_error(quick_book):
+    manifest = json.loads((quick_book / "src" / prepare.MANIFEST_NAME).read_text())
+    sources = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    assert {f"{p.stem}.html" for p in sources} <= {p["page"] for p in manifest["pages"]}
+    assert manifest["sections"][:6] == [caption for _, caption in prepare.SECTIONS[:6]]
+    assert "Scorecard" in manifest["sections"]
+    assert sum(p["figures"] for p in manifest["pages"]) > 0 and sum(p["images"] for p in manifest["pages"]) > 0
+    assert check_site(quick_book / "html", manifest) == []
+
+
+@pytest.mark.slow
+def test_quick_book_pages_carry_provenance_and_the_scorecard(quick_book):
+    html = quick_book / "html"
+    scorecard = (html / "90_scorecard.html").read_text()
+    assert "Reproduction scorecard" in scorecard and 'class="provenance' in scorecard
+    for page in html.glob("[0-9][0-9]_*.html"):
+        text = page.read_text()
+        assert "runs/offline-quick" in text, page.name  # the run note
+        assert re.search(r'class="[^"]*provenance', text), page.name  # every notebook saves an output
