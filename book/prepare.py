@@ -238,22 +238,25 @@ def provenance_markdown(items: list[Saved], heading: str = "Saved by this cell")
     **Saved by this cell** (from each output's JSON sidecar)
     <BLANKLINE>
     - figure **taxinli-fig-5**: accuracy\\_by \\*category\\* · {download}`PDF <outputs/figures/51/f.pdf>`
-      <br>tier **offline** · models: minilm-esnli · commit `000000000000` · nli_lib `abc` · seed 0 · quick run · data: taxinli/mnli\\_dev
+      <br>tier **offline** · models: minilm-esnli · quick run
+      <br>commit `000000000000` · nli_lib `abc` · seed 0 · data: taxinli/mnli\\_dev
     ```
     """
     lines = ["```{container} provenance", f"**{heading}** (from each output's JSON sidecar)", ""]
     for item in items:
         side = item.sidecar
-        links = " · ".join(f"{{download}}`{label} <{path}>`" for label, path in item.files)
+        links = "".join(f" · {{download}}`{label} <{path}>`" for label, path in item.files)
         caption = md_escape(side.get("caption") or side.get("name", ""))
         models = ", ".join(md_escape(m) for m in side.get("models") or []) or "none"
         quick = "quick run" if (side.get("params") or {}).get("quick") else "full run"
-        stale = (f" · **written {md_escape(side.get('created'))}, outside this notebook's run: the file comes from "
-                 f"another run**") if item.stale else ""
-        lines.append(f"- {side.get('kind')} **{md_escape(side.get('ref'))}**: {caption}" + (f" · {links}" if links else ""))
-        lines.append(f"  <br>tier **{md_escape(side.get('tier'))}** · models: {models} · commit "
-                     f"`{short_commit(str(side.get('git_commit')))}` · nli_lib `{side.get('nli_lib_hash')}` · seed "
-                     f"{side.get('seed')} · {quick} · data: {md_escape(data_summary(side.get('data_sha256')))}{stale}")
+        lines.append(f"- {side.get('kind')} **{md_escape(side.get('ref'))}**: {caption}{links}")
+        lines.append(f"  <br>tier **{md_escape(side.get('tier'))}** · models: {models} · {quick}")
+        lines.append(f"  <br>commit `{short_commit(str(side.get('git_commit')))}` · nli_lib "
+                     f"`{side.get('nli_lib_hash')}` · seed {side.get('seed')} · data: "
+                     f"{md_escape(data_summary(side.get('data_sha256')))}")
+        if item.stale:
+            lines.append(f"  <br>**written {md_escape(side.get('created'))}, outside this notebook's run: the file "
+                         f"comes from another run**")
     lines.append("```")
     return "\n".join(lines)
 
@@ -327,7 +330,8 @@ def stage_notebook(executed: Path, source: Path, outputs_root: Path, dest: Path,
     meta = nb.metadata.get("papermill", {})
     start, end = meta.get("start_time"), meta.get("end_time")
     title_cell = nb.cells[0] if nb.cells and nb.cells[0].cell_type == "markdown" else None
-    heading = re.match(r"#\s+(.+)", title_cell.source.strip().splitlines()[0]) if title_cell and title_cell.source else None
+    first_line = title_cell.source.strip().splitlines()[0] if title_cell and title_cell.source.strip() else ""
+    heading = re.match(r"#\s+(.+)", first_line)
     page = Page(stem, heading.group(1).strip() if heading else stem, section_of(stem))
 
     injected = any("injected-parameters" in c.metadata.get("tags", []) for c in nb.cells)
@@ -335,7 +339,7 @@ def stage_notebook(executed: Path, source: Path, outputs_root: Path, dest: Path,
     for index, cell in enumerate(nb.cells):
         tags = cell.metadata.get("tags", [])
         if cell.cell_type == "code":
-            if injected and "parameters" in tags:  # defaults papermill replaced: the injected cell below shows the run's
+            if injected and "parameters" in tags:  # defaults papermill replaced; the injected cell shows the run's
                 cell.metadata["tags"] = [*tags, "remove-cell"]
                 continue
             page.images += image_outputs(cell)
@@ -466,7 +470,8 @@ def stage(run_dir: Path, dest: Path, outputs_root: Path | None = None, notebooks
     starts = sorted(t["start_time"] for t in times if t.get("start_time"))
     ends = sorted(t["end_time"] for t in times if t.get("end_time"))
     params = times[0].get("parameters", {}) if times else {}
-    commits = sorted({short_commit(str(s.get("git_commit"))) for p in pages for s in load_sidecars(outputs_root, p.stem)})
+    commits = sorted({short_commit(str(side.get("git_commit"))) for page in pages
+                      for side in load_sidecars(outputs_root, page.stem)})
     summary = (f"Run `{label}` · profile **{md_escape(params.get('profile_name', '?'))}** "
                f"({'quick run: small samples' if params.get('quick') else 'full run'}) · notebooks executed "
                f"{_span(starts[0] if starts else None, ends[-1] if ends else None)} · outputs written at commit(s) "

@@ -27,7 +27,10 @@ case "$run" in
   */*|.*) run_dir=$(cd "$here" && realpath -m "$run") ;;  # a path: resolved where it was typed
   *) run_dir="$root/runs/$run" ;;                          # a run name: runs/<name>/
 esac
-[ -d "$run_dir" ] || { echo "book.sh: no executed run at $run_dir: run ./run_all.sh$([ "$run" = offline-quick ] && echo ' --quick') first" >&2; exit 1; }
+if [ ! -d "$run_dir" ]; then
+  echo "book.sh: no executed run at $run_dir: run ./run_all.sh$([ "$run" = offline-quick ] && echo ' --quick') first" >&2
+  exit 1
+fi
 PY=python3
 [ -x .venv/bin/python ] && PY=.venv/bin/python
 if ! "$PY" -c "import sphinx, myst_nb, sphinx_book_theme" 2>/dev/null; then
@@ -42,4 +45,5 @@ mkdir -p "$out"
 "$PY" -m sphinx -b html -q -j auto -c book -d "$out/doctrees" -w "$out/sphinx-warnings.log" "$out/src" "$out/html"
 pages=$(find "$out/html" -maxdepth 1 -name '*.html' ! -name genindex.html ! -name search.html | wc -l)
 warnings=$(grep -c 'WARNING' "$out/sphinx-warnings.log" || true)
-echo "book: $pages pages in $(( $(date +%s) - start )) s → $out/html/index.html ($warnings Sphinx warnings: $out/sphinx-warnings.log)"
+echo "book: $pages pages in $(( $(date +%s) - start )) s → $out/html/index.html"
+echo "book: $warnings Sphinx warnings ($out/sphinx-warnings.log)"

@@ -14,7 +14,7 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   fi
   echo "setup-book.sh: apt-get could not install chromium and chromium-driver" >&2
 else
-  echo "setup-book.sh: install the Debian packages chromium and chromium-driver (as root) for the book's browser test" >&2
+  echo "setup-book.sh: the book's browser test needs the Debian packages chromium and chromium-driver" >&2
 fi
 # CI must run the browser test: fail there; elsewhere the test skips and says why.
 [ "${CI:-}" = true ] && exit 1
