@@ -36,3 +36,4 @@ html_theme_options = {
     "show_toc_level": 2,
 }
 html_context = {"default_mode": "light"}  # an explicit mode: the theme logs an error for the empty default
+nb_ipywidgets_js = {}  # widget outputs are made static by prepare.py: no widget scripts from a CDN

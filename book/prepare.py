@@ -15,6 +15,7 @@ import argparse
 import ast
 import copy
 import datetime as dt
+import html
 import json
 import re
 import shutil
@@ -41,6 +42,8 @@ SECTIONS = (
 )
 OTHER_SECTION = "More notebooks"  # a notebook no section claims is still shown, never dropped
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/svg+xml", "image/gif")
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 
 class BookError(RuntimeError):
@@ -292,6 +295,59 @@ def image_outputs(cell) -> int:
     return sum(1 for out in cell.get("outputs", []) if any(t in out.get("data", {}) for t in IMAGE_TYPES))
 
 
+def progress_text(state: dict, model_id: str) -> str | None:
+    """The final text of a tqdm progress-bar widget (HBox: HTML, progress, HTML), or None for another widget.
+
+    >>> state = {"b": {"model_name": "HBoxModel", "state": {"children": ["IPY_MODEL_l", "IPY_MODEL_p", "IPY_MODEL_r"]}},
+    ...          "l": {"model_name": "HTMLModel", "state": {"value": "Loading:\u2007100%"}},
+    ...          "p": {"model_name": "FloatProgressModel", "state": {"value": 3.0, "max": 3.0}},
+    ...          "r": {"model_name": "HTMLModel", "state": {"value": "\u20073/3 [00:00&lt;00:00]"}}}
+    >>> progress_text(state, "b")
+    'Loading: 100%|##########| 3/3 [00:00<00:00]'
+    >>> progress_text(state, "l") is None
+    True
+    """
+    model = state.get(model_id, {})
+    children = [state.get(str(c).removeprefix("IPY_MODEL_"), {}) for c in model.get("state", {}).get("children", [])]
+    names = [c.get("model_name") for c in children]
+    progress = ("FloatProgressModel", "IntProgressModel")
+    if model.get("model_name") != "HBoxModel" or len(children) != 3 or names[1] not in progress:
+        return None
+    bar = children[1]["state"]
+    filled = round(10 * float(bar.get("value") or 0) / float(bar.get("max") or 1))
+    left, right = (html.unescape(str(c["state"].get("value", ""))).replace("\u2007", " ")
+                   for c in (children[0], children[2]))
+    return f"{left}|{'#' * filled}{' ' * (10 - filled)}|{right}"
+
+
+def static_widgets(nb, source_name: str) -> int:
+    """Make ipywidgets outputs static (in place): a tqdm bar becomes its final text; any other widget, which needs
+    a live kernel (or widget scripts from a CDN), a note saying so. Returns how many outputs were replaced."""
+    state = nb.metadata.pop("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    replaced = 0
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        outputs = []
+        for out in cell.get("outputs", []):
+            view = out.get("data", {}).get(WIDGET_VIEW)
+            if view is None:
+                outputs.append(out)
+                continue
+            replaced += 1
+            model_id = view.get("model_id", "")
+            text = progress_text(state, model_id)
+            if text is not None:
+                outputs.append(nbformat.v4.new_output("stream", name="stderr", text=text + "\n"))
+                continue
+            kind = state.get(model_id, {}).get("model_name", "widget").removesuffix("Model")
+            outputs.append(nbformat.v4.new_output("display_data", data={"text/markdown": (
+                f"*Interactive widget ({kind}): it needs a running kernel. Open `notebooks/{source_name}` in "
+                f"JupyterLab to use it.*")}))
+        cell.outputs = outputs
+    return replaced
+
+
 def has_error(nb) -> bool:
     """Whether an executed notebook shows an error: an error output or papermill's error banner cell."""
     for cell in nb.cells:
@@ -334,6 +390,7 @@ def stage_notebook(executed: Path, source: Path, outputs_root: Path, dest: Path,
     heading = re.match(r"#\s+(.+)", first_line)
     page = Page(stem, heading.group(1).strip() if heading else stem, section_of(stem))
 
+    static_widgets(nb, source.name)
     injected = any("injected-parameters" in c.metadata.get("tags", []) for c in nb.cells)
     cells_calls = []
     for index, cell in enumerate(nb.cells):
