@@ -227,6 +227,21 @@ def test_unmatched_output_is_listed_not_dropped(tmp_path):
     assert next(p for p in manifest["pages"] if p["page"] == "20_other.html")["images"] == 1
 
 
+def test_widgets_become_static(tmp_path):
+    sources, run = make_run(tmp_path)
+    executed = nbformat.read(run / "20_other.ipynb", as_version=4)
+    view = {"model_id": "tab1", "version_major": 2, "version_minor": 0}
+    executed.cells[-1].outputs.append(nbformat.v4.new_output(
+        "display_data", data={prepare.WIDGET_VIEW: view, "text/plain": "Tab(children=(...))"}))
+    executed.metadata["widgets"] = {prepare.WIDGET_STATE: {"state": {"tab1": {"model_name": "TabModel", "state": {}}}}}
+    nbformat.write(executed, run / "20_other.ipynb")
+    prepare.stage(run, tmp_path / "src", notebooks_dir=sources)
+    staged = nbformat.read(tmp_path / "src" / "20_other.ipynb", as_version=4)
+    outputs = [o for c in staged.cells if c.cell_type == "code" for o in c.outputs]
+    assert not any(prepare.WIDGET_VIEW in o.get("data", {}) for o in outputs) and "widgets" not in staged.metadata
+    assert any("Interactive widget (Tab)" in o.get("data", {}).get("text/markdown", "") for o in outputs)
+
+
 @pytest.mark.parametrize("damage, message", [
     ("stamp", "failed or was interrupted"),
     ("copy", "no executed copy"),
