@@ -18,7 +18,7 @@ while [ $# -gt 0 ]; do
     --quick) run=offline-quick ;;
     --run) shift; run="${1:?--run needs a folder}" ;;
     --out) shift; out=$(cd "$here" && realpath -m "${1:?--out needs a folder}") ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
     *) echo "book.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -39,7 +39,7 @@ if ! "$PY" -c "import sphinx, myst_nb, sphinx_book_theme" 2>/dev/null; then
 fi
 export PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}"
 start=$(date +%s)
-rm -rf "$out/src" "$out/html" "$out/doctrees" "$out/sphinx-warnings.log"  # only what this script writes
+rm -rf "$out/src" "$out/html" "$out/doctrees" "$out/jupyter_execute" "$out/sphinx-warnings.log"  # only what this script writes
 mkdir -p "$out"
 "$PY" book/prepare.py --run "$run_dir" --dest "$out/src"
 "$PY" -m sphinx -b html -q -j auto -c book -d "$out/doctrees" -w "$out/sphinx-warnings.log" "$out/src" "$out/html"
