@@ -164,9 +164,10 @@ def test_every_table_13_row_through_the_regex_family_of_its_label():
         for i, r in enumerate(rows):
             ex = extract_regex(r["explanation"], LONG[short])
             exact[(short, i)] = same(ex.A, r["A"]) and same(ex.B, r["B"])
-    assert {k for k, v in exact.items() if v} == {("C", 2), ("C", 3), ("C", 4), ("E", 0), ("E", 2)}
+    assert {k for k, v in exact.items() if v} == {("C", 2), ("C", 3), ("C", 4), ("E", 0), ("E", 1), ("E", 2)}
+    # E row 1 is exact because spans lose a meta prefix ("a generalization of many people" -> "many people")
+    assert extract_regex("People is a generalization of many people.", "E").B == "many people"
     # the other rows: template spans differ from the hand-labelled ones (or no template fits)
-    assert extract_regex("People is a generalization of many people.", "E").B == "generalization of many people"
     assert extract_regex("No way to know that is alone because he lost his friends in a war.", "N").ok is False
 
 
@@ -269,7 +270,8 @@ def test_counterfactual_rows_keep_failures_and_flag_unchanged():
     p3 = rows[rows["pair_id"] == "p3"].set_index("slot")
     assert p3.loc["N[B]", "ok"] and not p3.loc["N[B]", "changed"]  # N[B] may keep the hypothesis
     r4 = rows[rows["pair_id"] == "p4"].iloc[0]
-    assert not r4["ok"] and r4["reason"] == "transform: counterfactual = hypothesis"
+    assert not r4["ok"] and r4["status"] == "malformed" and r4["reason"].startswith("malformed: unchanged")
+    assert r1["status"] == "ok" and r2["status"] == "failed" and p3.loc["N[B]", "status"] == "ok"
 
 
 def test_hit_rates_counts_on_a_tiny_frame():
@@ -647,4 +649,4 @@ def test_hit_rate_failure_kinds():
     rows = hit_rates(df, explanation_cols=("explanation_1",))["rows"].set_index("pair_id")
     assert rows.loc["a", "failure_kind"] == "" and rows.loc["b", "failure_kind"] == "no template"
     assert rows.loc["c", "failure_kind"] == "counterfactual = hypothesis"
-    assert rows.loc["c", "failure"] == "E: transform: counterfactual = hypothesis"
+    assert rows.loc["c", "failure"] == "E: malformed: unchanged: counterfactual = hypothesis"

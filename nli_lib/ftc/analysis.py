@@ -23,6 +23,7 @@ from .metrics import ALPHA, ftc_scores, meteor, wilcoxon_rho
 from .pipeline import PIPELINES, pipeline_name, regex_transform
 from .templates import extract_regex, template_table
 from .text import normalize
+from .validity import CHECKS, check_counterfactual
 
 METRICS = ("ftc_delta", "ftc_k", "ftc_w")
 PAIR_METRICS = ("las", "lra")  # per-pair LAS/LRA scores (`simulate.las_lra_rows`), Table 5's first two rows
@@ -43,21 +44,27 @@ def balanced_sample(df: pd.DataFrame, n_per_label: int | None, seed: int = 0) ->
 # ---------------------------------------------------------------------------------------------------
 
 def _failure_kind(failure: str) -> str:
-    """Short category of a hit-rate failure message (for filtering): '' when every slot was produced."""
+    """Short category of a hit-rate failure message (for filtering): '' when every slot was produced well-formed.
+
+    >>> _failure_kind("N[A]: malformed: unchanged: counterfactual = hypothesis"), _failure_kind("C: malformed: no_finite_verb")
+    ('counterfactual = hypothesis', 'malformed')
+    """
     if not failure:
         return ""
     if failure.startswith("extract"):
         return "no template"
     if "neither span" in failure or "not in hypothesis" in failure:
         return "span not in hypothesis"
-    return "counterfactual = hypothesis"
+    fired = {c for c in CHECKS if f"{c}:" in failure or failure.endswith(c)}
+    return "counterfactual = hypothesis" if fired == {"unchanged"} else "malformed"
 
 
 def hit_rates(df: pd.DataFrame, explanation_cols: Sequence[str] = EXPLANATION_COLS) -> dict[str, pd.DataFrame]:
     """Regex extraction and transformation coverage on e-SNLI explanations.
 
     Returns {"per_label", "per_template", "rows"}: per label the share of explanations some template
-    extracts from and the share of counterfactual slots the regex transform then produces; per template
+    extracts from and the share of counterfactual slots the regex transform then produces well-formed
+    (`validity.check_counterfactual`; a malformed one does not count); per template
     how often it is the selected one, how often it matches at all, and how often its extraction then
     gives every counterfactual slot of the label (`n_counterfactual`; `cf_rate_of_selected` = that share
     of its selections); `rows` has one row per explanation (template, A, B, every matching template, the
@@ -77,14 +84,15 @@ def hit_rates(df: pd.DataFrame, explanation_cols: Sequence[str] = EXPLANATION_CO
             problems = []
             for t in counterfactual_targets(r.label):
                 rw = next((w for w in rewrites if w.slot == t.slot), None)
-                changed = bool(rw and rw.x_cf) and (normalize(rw.x_cf) != normalize(r.hypothesis) or t.slot == "N[B]")
+                verdict = check_counterfactual(r.hypothesis, rw.x_cf, t.slot) if rw is not None and rw.x_cf else None
+                ok = verdict is not None and verdict.ok
                 rec[f"x_cf[{t.slot}]"] = rw.x_cf if rw else None
-                rec[f"ok[{t.slot}]"] = changed
-                rec["all_slots_ok"] = rec.get("all_slots_ok", True) and changed
+                rec[f"ok[{t.slot}]"] = ok
+                rec["all_slots_ok"] = rec.get("all_slots_ok", True) and ok
                 if rw is not None and rw.x_cf is None:
                     problems.append(f"{t.slot}: {rw.reason}")
-                elif rw is not None and not changed:
-                    problems.append(f"{t.slot}: transform: counterfactual = hypothesis")
+                elif verdict is not None and not ok:
+                    problems.append(f"{t.slot}: malformed: {verdict.reason}")
             rec["failure"] = "extract: no template matched" if not ex.ok else "; ".join(problems)
             rec["failure_kind"] = _failure_kind(rec["failure"])
             records.append(rec)
