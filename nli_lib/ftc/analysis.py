@@ -84,7 +84,8 @@ def hit_rates(df: pd.DataFrame, explanation_cols: Sequence[str] = EXPLANATION_CO
             problems = []
             for t in counterfactual_targets(r.label):
                 rw = next((w for w in rewrites if w.slot == t.slot), None)
-                verdict = check_counterfactual(r.hypothesis, rw.x_cf, t.slot) if rw is not None and rw.x_cf else None
+                verdict = (check_counterfactual(r.hypothesis, rw.x_cf, t.slot, source=z) if rw is not None and rw.x_cf
+                           else None)
                 ok = verdict is not None and verdict.ok
                 rec[f"x_cf[{t.slot}]"] = rw.x_cf if rw else None
                 rec[f"ok[{t.slot}]"] = ok

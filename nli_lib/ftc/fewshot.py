@@ -292,7 +292,9 @@ def exemplar_rows(step: str, label: str, n: int | None = PAPER_SHOTS, pool: pd.D
     same_set = ["entailment", "contradiction"] if step == "transform" and key != "N" else [as_label(label)]
     rows = pool[pool["label"].isin(same_set) & pool["ok"]]
     # Only well-formed counterfactuals prime, whatever the pool's own ok flag says (the same check as the pipeline).
-    valid = [check_counterfactual(h, x, s).ok for h, x, s in zip(rows["hypothesis"], rows["x_cf"], rows["slot"])]
+    sources = rows["explanation"] if "explanation" in rows else [None] * len(rows)
+    valid = [check_counterfactual(h, x, s, source=z).ok
+             for h, x, s, z in zip(rows["hypothesis"], rows["x_cf"], rows["slot"], sources)]
     rows = rows.loc[pd.Series(valid, index=rows.index, dtype=bool)]
     if step == "extract":
         rows = rows.drop_duplicates("pair_id").sample(frac=1.0, random_state=seed)

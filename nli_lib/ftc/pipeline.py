@@ -36,7 +36,25 @@ from .templates import extract_regex
 from .text import find_span, normalize, replace_at
 from .validity import check_counterfactual
 
+# Bump when a change to the extract/transform code changes counterfactual texts (gold-set items record it).
+TRANSFORM_VERSION = 2
 METHODS = ("regex", "fsp")
+
+
+def pipeline_version() -> str:
+    """Version of the counterfactual generators: TRANSFORM_VERSION + a hash of the modules that make the text
+    (text, templates, fewshot, pipeline; not the validity checks, which only set ok/status).
+
+    >>> pipeline_version().startswith(f"v{TRANSFORM_VERSION}+")
+    True
+    """
+    import hashlib
+    from pathlib import Path
+
+    here = Path(__file__).parent
+    digest = hashlib.sha256(b"".join((here / f).read_bytes() for f in ("text.py", "templates.py", "fewshot.py",
+                                                                       "pipeline.py"))).hexdigest()[:10]
+    return f"v{TRANSFORM_VERSION}+{digest}"
 PIPELINES = (("regex", "regex"), ("regex", "fsp"), ("fsp", "regex"), ("fsp", "fsp"))  # Table 4 row order
 
 
@@ -160,7 +178,7 @@ def counterfactual_rows(df: pd.DataFrame, extract: str = "regex", transform: str
             if not produced:
                 status, reason = "failed", r.reason
             else:
-                verdict = check_counterfactual(base["hypothesis"], r.x_cf, r.slot)
+                verdict = check_counterfactual(base["hypothesis"], r.x_cf, r.slot, source=base["explanation"])
                 status = verdict.status
                 reason = r.reason if verdict.ok else f"malformed: {verdict.reason}" + (f" [{r.reason}]" if r.reason else "")
             rows.append({**base, "slot": r.slot, "y_cf": r.y_cf, "x_cf": r.x_cf if produced else None,

@@ -137,10 +137,11 @@ TEMPLATES: dict[str, tuple[Template, ...]] = {
 
 # e-SNLI annotators often write "A is part of the overall description of B" or "A is a rephrasing of B": the
 # span is B, not the meta phrase (substituting "part of the overall description of …" is never a sentence).
-_META_PREFIX = re.compile(r"^(?:(?:a|an|the)\s+)?(?:(?:part|all|some)\s+of\s+the\s+(?:overall\s+|same\s+)?"
-                          r"(?:description|sentence|statement|picture|scene)|(?:rephrasing|paraphrase|paraphrasing|"
-                          r"restatement|rewording|rephrase|generalization|summary)|(?:another|other|different)\s+"
-                          r"(?:way|word|words|term)\s+(?:of\s+saying|to\s+say|for))\s+(?:of\s+)?(?:the\s+|a\s+|an\s+)?")
+_META_PREFIX = re.compile(r"^(?:(?:a|an|the)\s+)?(?:(?:(?:part|all|some)\s+of\s+the\s+)?(?:overall\s+|same\s+|"
+                          r"more\s+\w+\s+)?(?:description|descriptions|sentence|statement|picture|scene)\s+of|"
+                          r"(?:rephrasing|paraphrase|paraphrasing|restatement|rewording|rephrase|generalization|summary)"
+                          r"\s+of|(?:another|other|different)\s+(?:way|word|words|term)\s+(?:of\s+saying|to\s+say|for))"
+                          r"\s+(?:the\s+|a\s+|an\s+)?")
 
 
 def _clean_span(span: str) -> str:
@@ -149,6 +150,8 @@ def _clean_span(span: str) -> str:
 
     >>> _clean_span("part of the overall description of the dog with a ball"), _clean_span("a paraphrase of carrying it")
     ('dog with a ball', 'carrying it')
+    >>> _clean_span("overall description of the dog"), _clean_span("more detailed descriptions of man and costume")
+    ('dog', 'man and costume')
 
     >>> _clean_span("just because the man is using stereo equipment"), _clean_span("be a person"), _clean_span("on a hill but")
     ('man is using stereo equipment', 'person', 'on a hill')

@@ -185,7 +185,7 @@ def _trim_overlap(before: str, rep: str, after: str) -> str:
     return rep.strip()
 
 
-_PREDICATE_START = frozenset("in on at with near outside inside under by behind beside next into onto over".split())
+_PREDICATE_START = frozenset("in on at near outside inside under behind beside next into onto over".split())
 
 
 def _drop_repeated_subject(before: str, rep: str) -> str:

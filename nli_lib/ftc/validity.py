@@ -28,8 +28,9 @@ check                      flags (introduced by the rewrite, i.e. absent from th
 ``subjectless``            x starts with its subject, x_cf with a verb, preposition or auxiliary:
                            "Read a newspaper …", "Walking on the sidewalk smile ."
 ``unresolved_pronoun``     x_cf starts with a pronoun whose referent it lost ("It is for food .") and x did not
-``no_finite_verb``         x has a finite verb and x_cf none, nor is it a participle caption ("A track athlete
-                           carrying a large pole", as Table 14 prints): "Some of the light show ."
+``no_finite_verb``         x has a main-clause finite verb and x_cf none, nor is it a caption (a noun phrase and right
+                           after it a participle or preposition: "A track athlete carrying a large pole", as Table
+                           14 prints): "Some of the light show .", "A soccer when players are challenged ."
 ``clause_inserted``        the inserted text brings a second main-clause verb: "… a stroll he is in front of …"
 ``dangling_end``           x_cf ends in a preposition, determiner, conjunction, auxiliary or subject pronoun
 ``phrase_kind_mismatch``   the replaced and the inserted text are different kinds of phrase (noun phrase for a
@@ -82,6 +83,9 @@ BARE_INFINITIVE_VERBS = frozenset("go goes going went come comes coming came hel
                                   "make makes made see sees saw watch watches hear hears".split())
 PRONOUN_STARTS = frozenset("he she it they him her them this that these those".split())
 PREDICATE_KINDS = frozenset({"ADJ", "PP", "ADV", "VBG", "VBN", "NP"})
+POSTMODIFIER_KINDS = frozenset({"PP", "VBG", "VBN"})
+PREPOSITIONS = frozenset("in on at with near by under over behind beside inside outside into onto through across "
+                         "along around from for of off up down against among between toward towards without".split())
 
 
 @dataclass(frozen=True)
@@ -183,6 +187,8 @@ def phrase_kind(tags: list[str], after_determiner: bool = False) -> str:
         i, after_determiner = i + 1, True
     if i == len(tags):
         return "DET"
+    if tags[i].startswith("RB") and i + 1 < len(tags) and tags[i + 1].startswith("VB"):
+        i += 1  # "simultaneously kick": the adverb's verb decides
     first = tags[i]
     if first in NOUN or first in ("PRP", "EX"):
         return "NP"
@@ -251,6 +257,10 @@ def _copula_verbs(tagged: list[tuple[str, str]]) -> set[str]:
             if j < len(tagged) and (tagged[j][1] in ("VB", "VBP", "VBZ", "VBD") or tagged[j][0] in SUBORDINATING
                                     or tagged[j][0] in SUBJECT_PRONOUNS):
                 out.add(" ".join(x for x, _ in tagged[i : j + 1]))
+        elif w in ("do", "does", "did"):
+            j = i + 1 + (i + 1 < len(tagged) and tagged[i + 1][1] in ("RB", "RBR", "RBS"))
+            if j < len(tagged) and tagged[j][1] in ("VBG", "VBN", "VBZ", "VBD"):
+                out.add(" ".join(x for x, _ in tagged[i : j + 1]))
         elif t.startswith("VB") and w not in AUXILIARIES and w not in BARE_INFINITIVE_VERBS and i + 1 < len(tagged) \
                 and tagged[i + 1][1] in ("VB", "VBP", "VBZ", "VBD"):
             out.add(f"{w} {tagged[i + 1][0]}")
@@ -267,7 +277,7 @@ def _agreement(tagged: list[tuple[str, str]]) -> set[str]:
     for i, (w1, t1) in enumerate(tagged[:-1]):
         if w1 in ("a", "an"):  # a/an (adjectives) plural noun: "a large buildings"
             j = i + 1
-            while j < len(tagged) - 1 and tagged[j][1] in ("JJ", "JJR", "JJS", "RB"):
+            while j < len(tagged) - 1 and tagged[j][1] in ("JJ", "JJR", "JJS", "RB", "RBR", "RBS"):
                 j += 1
             if j > i + 1 and _plural_looking(*tagged[j]) and tagged[j][1] != "VBZ":
                 out.add(" ".join(w for w, _ in tagged[i : j + 1]))
@@ -280,27 +290,58 @@ def _agreement(tagged: list[tuple[str, str]]) -> set[str]:
     return out
 
 
+def _first_noun_run_end(tagged: list[tuple[str, str]]) -> int | None:
+    """Index right after the first run of nouns (the head of the first noun phrase), or None."""
+    tags = [t for _, t in tagged]
+    i = next((k for k, t in enumerate(tags) if t in NOUN or t == "PRP"), None)
+    if i is None:
+        return None
+    while i < len(tags) and tags[i] in NOUN:
+        i += 1
+    return i if tags[i - 1] in NOUN else i + 1
+
+
 def _participle_caption(tagged: list[tuple[str, str]]) -> bool:
-    """An SNLI-style caption: a noun phrase, then a participle ("A track athlete carrying a large pole", Table 14)."""
+    """An SNLI-style caption: a noun phrase, then right away a participle or a preposition ("A track athlete
+    carrying a large pole", Table 14; "Men on bikes")."""
     tags = [t for _, t in tagged]
     if phrase_kind(tags) != "NP":
         return False
-    first_noun = next((i for i, t in enumerate(tags) if t in NOUN or t == "PRP"), None)
-    return first_noun is not None and any(t in ("VBG", "VBN") for t in tags[first_noun + 1 :])
+    end = _first_noun_run_end(tagged)
+    return end is not None and end < len(tags) and (tags[end] in ("VBG", "VBN") or tagged[end][0] in PREPOSITIONS)
 
 
 def _main_finite(tagged: list[tuple[str, str]]) -> list[int]:
-    """Indices of main-clause finite verbs: the first one, then any with no subordinator, relative pronoun or
-    conjunction between it and the previous one."""
+    """Indices of main-clause finite verbs: those with no subordinator, relative pronoun or conjunction between
+    them and the previous main verb (or the sentence start)."""
     out: list[int] = []
     for i, (_, t) in enumerate(tagged):
-        if t in FINITE and (not out or not any(w in SUBORDINATORS for w, _ in tagged[out[-1] + 1 : i])):
+        since = tagged[out[-1] + 1 : i] if out else tagged[:i]
+        if t in FINITE and not any(w in SUBORDINATORS for w, _ in since):
             out.append(i)
     return out
 
 
-def check_counterfactual(hypothesis: str, x_cf: str | None, slot: str = "E", tagger=None) -> Validity:
-    """Run every check of the module table on `x_cf` against its `hypothesis` (see module doc).
+def _with_source_tags(x: list[tuple[str, str]], ops, source: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """`x` with the tags of each inserted run that occurs verbatim in the source text (the explanation the span
+    came from) replaced by its tags there: "play soccer" spliced after "The" is tagged NN NN in the
+    counterfactual but VB NN in "any boy can play soccer"."""
+    out, src = list(x), [w for w, _ in source]
+    for op, _, _, j1, j2 in ops:
+        if op == "equal" or j2 <= j1:
+            continue
+        run = [w for w, _ in x[j1:j2]]
+        for k in range(len(src) - len(run) + 1):
+            if src[k : k + len(run)] == run:
+                out[j1:j2] = source[k : k + len(run)]
+                break
+    return out
+
+
+def check_counterfactual(hypothesis: str, x_cf: str | None, slot: str = "E", tagger=None,
+                         source: str | None = None) -> Validity:
+    """Run every check of the module table on `x_cf` against its `hypothesis` (see module doc). `source`:
+    the explanation the spans came from; inserted words found in it verbatim keep the tags they have there.
 
     >>> check_counterfactual("A man is at a restaurant .", "A man is at a at a restaurant .").reason
     "repeated_ngram: 'at a'; determiner_no_noun: 'a at'"
@@ -317,6 +358,8 @@ def check_counterfactual(hypothesis: str, x_cf: str | None, slot: str = "E", tag
     if not x:
         return Validity("malformed", "empty")
     ops = difflib.SequenceMatcher(a=hw, b=xw, autojunk=False).get_opcodes()
+    if source:
+        x = _with_source_tags(x, ops, tag(source, tagger))
     inserted = [j for op, _, _, j1, j2 in ops if op != "equal" for j in range(j1, j2)]
     kept = [j for op, _, _, j1, j2 in ops if op == "equal" for j in range(j1, j2)]
 
@@ -353,7 +396,7 @@ def check_counterfactual(hypothesis: str, x_cf: str | None, slot: str = "E", tag
         problems.append(f"subjectless: starts with {x[0][0]!r} ({x[0][1]})")
     if xw[0] in PRONOUN_STARTS and hw and hw[0] not in PRONOUN_STARTS:
         problems.append(f"unresolved_pronoun: {xw[0]!r}")
-    if any(t in FINITE for _, t in h) and not any(t in FINITE for _, t in x) and not _participle_caption(x):
+    if _main_finite(h) and not _main_finite(x) and not _participle_caption(x):
         problems.append("no_finite_verb")
     if inserted and len(_main_finite(x)) > len(_main_finite(h)) and \
             any(x[j][1] in FINITE for j in inserted):
@@ -370,13 +413,22 @@ def check_counterfactual(hypothesis: str, x_cf: str | None, slot: str = "E", tag
         kh = phrase_kind([t for _, t in h[i1:i2]], after_det)
         kx = phrase_kind([t for _, t in x[j1:j2]], after_det)
         alone = phrase_kind([t for _, t in tag(" ".join(xw[j1:j2]), tagger)], after_det)  # tagged out of context
+        predicate = before in COPULAS
+        if i1 > 0 and h[i1 - 1][1] in NOUN and {kh, kx} <= POSTMODIFIER_KINDS and \
+                not any(t in NOUN for _, t in h[: i1 - 1] if t not in NOUN) and _first_noun_run_end(h) == i1:
+            continue  # after the subject, a participle and a prepositional phrase both modify it ("boy in a swing")
         verbal_for_noun = {kh, alone} in ({"NP", "V"}, {"NP", "VBG"})
-        if not _kinds_compatible(kh, kx, predicate=before in COPULAS) or (verbal_for_noun and before not in COPULAS):
-            kx = kx if not _kinds_compatible(kh, kx, predicate=before in COPULAS) else alone
+        prenominal = i2 < len(h) and j2 < len(x) and h[i2][1] in NOUN and x[j2][1] in NOUN
+        one_word = [t for _, t in h[i1:i2] + x[j1:j2] if t not in ("DT", "PRP$")]
+        if prenominal and {kh, kx} == {"ADJ", "NP"} and len(one_word) == 2:
+            continue  # one modifier word for another before the same noun ("a blue scarf" / "an orange scarf")
+        if not _kinds_compatible(kh, kx, predicate) or (verbal_for_noun and not predicate):
+            kx = kx if not _kinds_compatible(kh, kx, predicate) else alone
             problems.append(f"phrase_kind_mismatch: {' '.join(hw[i1:i2])!r} ({kh}) → {' '.join(xw[j1:j2])!r} ({kx})")
     return Validity("malformed", "; ".join(problems)) if problems else Validity("ok", "")
 
 
-def check_rows(hypotheses, counterfactuals, slots, tagger=None) -> list[Validity]:
-    """`check_counterfactual` for parallel sequences (one verdict per row)."""
-    return [check_counterfactual(h, x, s, tagger) for h, x, s in zip(hypotheses, counterfactuals, slots)]
+def check_rows(hypotheses, counterfactuals, slots, sources=None, tagger=None) -> list[Validity]:
+    """`check_counterfactual` for parallel sequences (one verdict per row; `sources`: the explanations)."""
+    sources = [None] * len(hypotheses) if sources is None else sources
+    return [check_counterfactual(h, x, s, tagger, z) for h, x, s, z in zip(hypotheses, counterfactuals, slots, sources)]
