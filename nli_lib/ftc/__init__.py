@@ -26,7 +26,7 @@ pair's other explanations stand in); no explanation generator (pathological expl
 from pairs that share only one input); LAS/LRA simulators are TF-IDF models trained on e-SNLI test pairs
 outside the evaluated sample; offline, the FSP steps are rule-based stand-ins, not GPT-Neo.
 """
-from .analysis import (PAPER_REWRITES, attach_pair_scores, balanced_sample, cad_pairs, cad_reference,
+from .analysis import (PAPER_REWRITES, annotate_box_counts, attach_pair_scores, balanced_sample, cad_pairs, cad_reference,
                        explanation_reference, ftc_summary, hit_rates, metric_validation, plot_ftc_distributions,
                        printed_examples, printed_rewrites, quality_long, quality_rows, quality_table, rho_table,
                        score_rows, with_paper, worked_examples)
@@ -44,7 +44,7 @@ from .templates import TEMPLATES, Extraction, extract_regex, template_table
 from .validity import CHECKS, Validity, check_counterfactual
 
 __all__ = [
-    "CHECKS", "GOLD_PATH", "Validity", "check_counterfactual", "gold_comparison", "load_gold", "pipeline_version",
+    "CHECKS", "GOLD_PATH", "Validity", "annotate_box_counts", "check_counterfactual", "gold_comparison", "load_gold", "pipeline_version",
     "precision_summary", "precision_table",
     "ALPHA", "CONDITIONS", "PAPER_REWRITES", "PIPELINES", "SLOTS", "TEMPLATES", "CounterfactualTarget",
     "Extraction", "FewShotRewriter", "OEWNForMeteor", "Simulator", "align_transform", "all_pipelines",

@@ -506,19 +506,45 @@ def printed_rewrites(rewriter=None, pipelines: Sequence[tuple[str, str]] = PIPEL
 # Figures
 # ---------------------------------------------------------------------------------------------------
 
+def annotate_box_counts(ax, data: pd.DataFrame, x: str, y: str, hue: str | None, order: Sequence, hue_order: Sequence = ()):
+    """Write each box's n (non-missing `y` values) above it, just under the top of the axes.
+
+    Box centres follow seaborn's dodge layout (width 0.8 split evenly across hue levels).
+    """
+    levels = list(hue_order) if hue else [None]
+    width = 0.8 / len(levels)
+    for i, xv in enumerate(order):
+        for j, hv in enumerate(levels):
+            sub = data[(data[x] == xv) & (data[hue] == hv)] if hue else data[data[x] == xv]
+            centre = i if not hue else i - 0.4 + width * (j + 0.5)
+            ax.text(centre, 0.985, f"n={int(sub[y].notna().sum())}", transform=ax.get_xaxis_transform(),
+                    ha="center", va="top", fontsize=7, rotation=90 if len(levels) > 2 else 0, color="0.25")
+
+
 def plot_ftc_distributions(scored: pd.DataFrame, metric: str = "ftc_k", hue: str = "condition", title: str = ""):
-    """Box plots of an FTC variant per counterfactual slot (x) and `hue` (e.g. condition or pipeline)."""
+    """Box plots of an FTC variant per counterfactual slot (x) and `hue` (e.g. condition or pipeline).
+
+    Each box carries its n; the legend sits outside the axes (right), so it never covers a box, and the y
+    range leaves headroom for the counts.
+    """
     import matplotlib.pyplot as plt
     import seaborn as sns
 
     data = scored[scored["ok"]].copy()
-    data["slot"] = pd.Categorical(data["slot"], [s for s in SLOTS if s in set(data["slot"])], ordered=True)
-    fig, ax = plt.subplots(figsize=(8, 4))
-    sns.boxplot(data=data, x="slot", y=metric, hue=hue if hue in data else None, ax=ax, fliersize=2)
+    order = [s for s in SLOTS if s in set(data["slot"])]
+    has_hue = hue in data
+    hue_order = list(dict.fromkeys(data[hue])) if has_hue else []
+    fig, ax = plt.subplots(figsize=(9, 4.2))
+    sns.boxplot(data=data, x="slot", y=metric, hue=hue if has_hue else None, order=order,
+                hue_order=hue_order or None, ax=ax, fliersize=2)
+    lo, hi = ax.get_ylim()
+    ax.set_ylim(lo, hi + 0.22 * (hi - lo))  # headroom for the per-box n
+    annotate_box_counts(ax, data, "slot", metric, hue if has_hue else None, order, hue_order)
     ax.set_xlabel("counterfactual slot (original label → y_cf)")
     ax.set_ylabel(METRIC_NAMES.get(metric, metric))
-    ax.set_title(title)
-    if hue in data:
-        ax.legend(title=hue, fontsize=8, loc="lower left")
+    ax.set_title(title, fontsize=10)
+    if has_hue:
+        ax.legend(title=hue, fontsize=8, title_fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                  frameon=False)
     fig.tight_layout()
     return fig
