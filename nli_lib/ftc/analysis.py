@@ -538,6 +538,7 @@ def plot_ftc_distributions(scored: pd.DataFrame, metric: str = "ftc_k", hue: str
     sns.boxplot(data=data, x="slot", y=metric, hue=hue if has_hue else None, order=order,
                 hue_order=hue_order or None, ax=ax, fliersize=2)
     lo, hi = ax.get_ylim()
+    ax.set_yticks([t for t in ax.get_yticks() if lo <= t <= hi])  # no ticks in the headroom above the data
     ax.set_ylim(lo, hi + 0.22 * (hi - lo))  # headroom for the per-box n
     annotate_box_counts(ax, data, "slot", metric, hue if has_hue else None, order, hue_order)
     ax.set_xlabel("counterfactual slot (original label → y_cf)")
