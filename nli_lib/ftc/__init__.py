@@ -14,7 +14,8 @@ model's distribution on (u, x_cf) against y_cf: FTC-δ, FTC-K, FTC-W (§2.3).
     'A man in protective gear is working on a piece of metal .'
 
 Modules: `logic` (Tables 1–2), `text` (normalisation, stem-tolerant substitution), `templates` (regex
-extraction), `fewshot` (prompts through the cached LLM client; offline rule stand-ins), `pipeline` (the
+extraction), `validity` (well-formedness checks every counterfactual passes before it is ok), `gold` (the
+hand-judged gold set and the precision of the ok flag), `fewshot` (prompts through the cached LLM client; offline rule stand-ins), `pipeline` (the
 four extract × transform combinations), `metrics` (FTC-δ/K/W, Wilcoxon ρ, METEOR), `analysis` (tables
 of §2.4, §3.2, §3.3, worked examples, figures), `sensitivity` (§3.4, Tables 6/12, input-embedding
 noise), `simulate` (LAS and LRA with an offline TF-IDF simulator of the task model).
@@ -25,22 +26,26 @@ pair's other explanations stand in); no explanation generator (pathological expl
 from pairs that share only one input); LAS/LRA simulators are TF-IDF models trained on e-SNLI test pairs
 outside the evaluated sample; offline, the FSP steps are rule-based stand-ins, not GPT-Neo.
 """
-from .analysis import (PAPER_REWRITES, attach_pair_scores, balanced_sample, cad_pairs, cad_reference,
+from .analysis import (PAPER_REWRITES, annotate_box_counts, attach_pair_scores, balanced_sample, cad_pairs, cad_reference,
                        explanation_reference, ftc_summary, hit_rates, metric_validation, plot_ftc_distributions,
                        printed_examples, printed_rewrites, quality_long, quality_rows, quality_table, rho_table,
                        score_rows, with_paper, worked_examples)
+from .gold import GOLD_PATH, gold_comparison, load_gold, precision_summary, precision_table
 from .fewshot import FewShotRewriter, align_transform, exemplar_rows, rule_extract, shot_sets
 from .logic import SLOTS, CounterfactualTarget, counterfactual_targets, derived_label, relation
 from .metrics import (ALPHA, OEWNForMeteor, cost_matrix, ftc_delta, ftc_kl, ftc_scores, ftc_wasserstein, kl_divergence,
                       meteor, meteor_wordnet, wasserstein, wilcoxon_rho)
-from .pipeline import PIPELINES, all_pipelines, counterfactual_rows, paper_fsp_model, regex_transform
+from .pipeline import PIPELINES, all_pipelines, counterfactual_rows, paper_fsp_model, pipeline_version, regex_transform
 from .sensitivity import (CONDITIONS, explanation_similarity, noise_label_flips, noise_summary,
                           pathological_explanations, sensitivity_by_pipeline, sensitivity_by_slot, sensitivity_rho,
                           sensitivity_rows, sensitivity_table, simulated_rows)
 from .simulate import Simulator, fit_simulator, las_lra_rows, las_lra_summary, las_rows, las_score, lra_score
 from .templates import TEMPLATES, Extraction, extract_regex, template_table
+from .validity import CHECKS, Validity, check_counterfactual
 
 __all__ = [
+    "CHECKS", "GOLD_PATH", "Validity", "annotate_box_counts", "check_counterfactual", "gold_comparison", "load_gold", "pipeline_version",
+    "precision_summary", "precision_table",
     "ALPHA", "CONDITIONS", "PAPER_REWRITES", "PIPELINES", "SLOTS", "TEMPLATES", "CounterfactualTarget",
     "Extraction", "FewShotRewriter", "OEWNForMeteor", "Simulator", "align_transform", "all_pipelines",
     "attach_pair_scores", "balanced_sample", "cad_pairs", "cad_reference", "cost_matrix", "counterfactual_rows",

@@ -23,6 +23,7 @@ from .metrics import ALPHA, ftc_scores, meteor, wilcoxon_rho
 from .pipeline import PIPELINES, pipeline_name, regex_transform
 from .templates import extract_regex, template_table
 from .text import normalize
+from .validity import CHECKS, check_counterfactual
 
 METRICS = ("ftc_delta", "ftc_k", "ftc_w")
 PAIR_METRICS = ("las", "lra")  # per-pair LAS/LRA scores (`simulate.las_lra_rows`), Table 5's first two rows
@@ -43,21 +44,27 @@ def balanced_sample(df: pd.DataFrame, n_per_label: int | None, seed: int = 0) ->
 # ---------------------------------------------------------------------------------------------------
 
 def _failure_kind(failure: str) -> str:
-    """Short category of a hit-rate failure message (for filtering): '' when every slot was produced."""
+    """Short category of a hit-rate failure message (for filtering): '' when every slot was produced well-formed.
+
+    >>> _failure_kind("N[A]: malformed: unchanged: counterfactual = hypothesis"), _failure_kind("C: malformed: no_finite_verb")
+    ('counterfactual = hypothesis', 'malformed')
+    """
     if not failure:
         return ""
     if failure.startswith("extract"):
         return "no template"
     if "neither span" in failure or "not in hypothesis" in failure:
         return "span not in hypothesis"
-    return "counterfactual = hypothesis"
+    fired = {c for c in CHECKS if f"{c}:" in failure or failure.endswith(c)}
+    return "counterfactual = hypothesis" if fired == {"unchanged"} else "malformed"
 
 
 def hit_rates(df: pd.DataFrame, explanation_cols: Sequence[str] = EXPLANATION_COLS) -> dict[str, pd.DataFrame]:
     """Regex extraction and transformation coverage on e-SNLI explanations.
 
     Returns {"per_label", "per_template", "rows"}: per label the share of explanations some template
-    extracts from and the share of counterfactual slots the regex transform then produces; per template
+    extracts from and the share of counterfactual slots the regex transform then produces well-formed
+    (`validity.check_counterfactual`; a malformed one does not count); per template
     how often it is the selected one, how often it matches at all, and how often its extraction then
     gives every counterfactual slot of the label (`n_counterfactual`; `cf_rate_of_selected` = that share
     of its selections); `rows` has one row per explanation (template, A, B, every matching template, the
@@ -77,14 +84,16 @@ def hit_rates(df: pd.DataFrame, explanation_cols: Sequence[str] = EXPLANATION_CO
             problems = []
             for t in counterfactual_targets(r.label):
                 rw = next((w for w in rewrites if w.slot == t.slot), None)
-                changed = bool(rw and rw.x_cf) and (normalize(rw.x_cf) != normalize(r.hypothesis) or t.slot == "N[B]")
+                verdict = (check_counterfactual(r.hypothesis, rw.x_cf, t.slot, source=z) if rw is not None and rw.x_cf
+                           else None)
+                ok = verdict is not None and verdict.ok
                 rec[f"x_cf[{t.slot}]"] = rw.x_cf if rw else None
-                rec[f"ok[{t.slot}]"] = changed
-                rec["all_slots_ok"] = rec.get("all_slots_ok", True) and changed
+                rec[f"ok[{t.slot}]"] = ok
+                rec["all_slots_ok"] = rec.get("all_slots_ok", True) and ok
                 if rw is not None and rw.x_cf is None:
                     problems.append(f"{t.slot}: {rw.reason}")
-                elif rw is not None and not changed:
-                    problems.append(f"{t.slot}: transform: counterfactual = hypothesis")
+                elif verdict is not None and not ok:
+                    problems.append(f"{t.slot}: malformed: {verdict.reason}")
             rec["failure"] = "extract: no template matched" if not ex.ok else "; ".join(problems)
             rec["failure_kind"] = _failure_kind(rec["failure"])
             records.append(rec)
@@ -497,19 +506,46 @@ def printed_rewrites(rewriter=None, pipelines: Sequence[tuple[str, str]] = PIPEL
 # Figures
 # ---------------------------------------------------------------------------------------------------
 
+def annotate_box_counts(ax, data: pd.DataFrame, x: str, y: str, hue: str | None, order: Sequence, hue_order: Sequence = ()):
+    """Write each box's n (non-missing `y` values) above it, just under the top of the axes.
+
+    Box centres follow seaborn's dodge layout (width 0.8 split evenly across hue levels).
+    """
+    levels = list(hue_order) if hue else [None]
+    width = 0.8 / len(levels)
+    for i, xv in enumerate(order):
+        for j, hv in enumerate(levels):
+            sub = data[(data[x] == xv) & (data[hue] == hv)] if hue else data[data[x] == xv]
+            centre = i if not hue else i - 0.4 + width * (j + 0.5)
+            ax.text(centre, 0.985, f"n={int(sub[y].notna().sum())}", transform=ax.get_xaxis_transform(),
+                    ha="center", va="top", fontsize=7, rotation=90 if len(levels) > 2 else 0, color="0.25")
+
+
 def plot_ftc_distributions(scored: pd.DataFrame, metric: str = "ftc_k", hue: str = "condition", title: str = ""):
-    """Box plots of an FTC variant per counterfactual slot (x) and `hue` (e.g. condition or pipeline)."""
+    """Box plots of an FTC variant per counterfactual slot (x) and `hue` (e.g. condition or pipeline).
+
+    Each box carries its n; the legend sits outside the axes (right), so it never covers a box, and the y
+    range leaves headroom for the counts.
+    """
     import matplotlib.pyplot as plt
     import seaborn as sns
 
     data = scored[scored["ok"]].copy()
-    data["slot"] = pd.Categorical(data["slot"], [s for s in SLOTS if s in set(data["slot"])], ordered=True)
-    fig, ax = plt.subplots(figsize=(8, 4))
-    sns.boxplot(data=data, x="slot", y=metric, hue=hue if hue in data else None, ax=ax, fliersize=2)
+    order = [s for s in SLOTS if s in set(data["slot"])]
+    has_hue = hue in data
+    hue_order = list(dict.fromkeys(data[hue])) if has_hue else []
+    fig, ax = plt.subplots(figsize=(9, 4.2))
+    sns.boxplot(data=data, x="slot", y=metric, hue=hue if has_hue else None, order=order,
+                hue_order=hue_order or None, ax=ax, fliersize=2)
+    lo, hi = ax.get_ylim()
+    ax.set_yticks([t for t in ax.get_yticks() if lo <= t <= hi])  # no ticks in the headroom above the data
+    ax.set_ylim(lo, hi + 0.22 * (hi - lo))  # headroom for the per-box n
+    annotate_box_counts(ax, data, "slot", metric, hue if has_hue else None, order, hue_order)
     ax.set_xlabel("counterfactual slot (original label → y_cf)")
     ax.set_ylabel(METRIC_NAMES.get(metric, metric))
-    ax.set_title(title)
-    if hue in data:
-        ax.legend(title=hue, fontsize=8, loc="lower left")
+    ax.set_title(title, fontsize=10)
+    if has_hue:
+        ax.legend(title=hue, fontsize=8, title_fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                  frameon=False)
     fig.tight_layout()
     return fig

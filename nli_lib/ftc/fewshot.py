@@ -25,7 +25,7 @@ per label; four for the neutral transform). Prompts come from the registry (`ftc
 ('The skateboarders are looking at a competition .', 'The skateboarders are waiting for their turn at a competition .')
 >>> align_transform("Two kids walk home from school .", "kids walking down a sidewalk",
 ...                 "kids are going home from school", "neutral")
-('Two kids walking down a sidewalk .', 'Kids are going home from school .')
+('Two kids walking down a sidewalk .', 'The kids are going home from school .')
 """
 from __future__ import annotations
 
@@ -42,6 +42,7 @@ from ..llm.prompts import FTC_EXTRACT_EXAMPLES, FTC_TRANSFORM_EXAMPLES
 from .logic import SHORT, as_label
 from .templates import _clean_span, _has_content, extract_regex
 from .text import AUXILIARIES, DETERMINERS, align_span, normalize, replace_at, words
+from .validity import check_counterfactual, tag
 
 PAPER_SHOTS = 20  # priming examples per label in the paper (§3.1)
 # Versions the stand-ins' cache keys: any change to their code (here, text.py, templates.py) gives new keys.
@@ -52,7 +53,7 @@ _SOURCE_HASH = hashlib.sha256(b"".join((Path(__file__).parent / f).read_bytes()
 # Offline stand-in for the extraction prompt: ordered cue rules (companion-authored)
 # ---------------------------------------------------------------------------------------------------
 
-_S = r"(?P<{}>[^,.;:!?]+?)"
+_S = r"(?P<{}>(?:[^,.;:!?]|(?<=\d)[.,](?=\d))+?)"  # a span stops at punctuation, not inside "9.99"
 _NEG = r"(?:can ?not|can't|cannot|could not|couldn't|cant)"
 _LEAD = r"(?:^|(?<=[.;:!?,])\s*|\b(?:because|since|if|as|so)\s+)"
 
@@ -61,7 +62,7 @@ def _rules(raw: list[tuple[str, str]]) -> list[tuple[str, re.Pattern]]:
     return [(name, re.compile(pat.replace("{A}", _S.format("A")).replace("{B}", _S.format("B")))) for name, pat in raw]
 
 
-_END = r"\s*(?=[,.;:!?]|$)"
+_END = r"\s*(?=[,;:!?]|\.(?!\d)|$)"
 EXTRACT_RULES: dict[str, list[tuple[str, re.Pattern]]] = {
     "contradiction": _rules([
         ("both-and", rf"{_NEG}\s+(?:be\s+|both\s+|be\s+both\s+)?{{A}}\s+and\s+(?:also\s+)?{{B}}\s+(?:at the same time|simultaneously|at once|together)\b"),
@@ -122,6 +123,7 @@ def rule_extract(explanation: str, label: str) -> tuple[str, str] | None:
 _PLURAL_WORDS = {"two", "three", "four", "five", "several", "many", "some", "people", "men", "women", "children",
                  "they", "both", "we"}
 _PRONOUNS = {"he", "she", "they", "it", "there", "we", "someone", "somebody", "people"}
+_INDEFINITE_PRONOUNS = {"everyone", "everybody", "anyone", "anybody", "nobody", "everything", "something", "nothing"}
 
 
 def _subject(hypothesis: str) -> tuple[str, bool]:
@@ -145,12 +147,46 @@ def is_clause(span: str) -> bool:
                          or (ws[0] in DETERMINERS | _PLURAL_WORDS and len(ws) > 2))
 
 
+_SUBJECT_PRONOUN = re.compile(r"^(he|she|they)(?='s|'re|\b)", re.IGNORECASE)
+
+
+def _resolve_pronoun(hypothesis: str, clause: str) -> str:
+    """A clause's leading he/she/they replaced by the hypothesis's subject when their number agrees (Table 14
+    resolves them too: "he is alone" -> "There is an old man sitting alone").
+
+    >>> _resolve_pronoun("Two women are running late for a meeting .", "they are running late for something")
+    'Two women are running late for something'
+    >>> _resolve_pronoun("A man is sailing to Cuba .", "he's sailing"), _resolve_pronoun("A man sails .", "they sail")
+    ('A man is sailing', 'they sail')
+    """
+    m = _SUBJECT_PRONOUN.match(clause)
+    subj, plural = _subject(hypothesis)
+    first = (words(subj)[:1] or [("", 0, 0)])[0][0]
+    if m is None or not subj or first in _PRONOUNS or plural != (m.group(1).lower() == "they"):
+        return clause
+    rest = clause[m.end():]
+    if rest.startswith("'s"):
+        rest = " is" + rest[2:]
+    elif rest.startswith("'re"):
+        rest = " are" + rest[3:]
+    return subj + rest
+
+
 def compose(hypothesis: str, span: str) -> str:
     """A hypothesis built from `span` the way the Table 14 neutral rows do: the span itself when it is
-    a clause, else the hypothesis's subject + (is/are) + span."""
+    a clause (its he/she/they resolved to the hypothesis's subject, a bare noun subject given "the"), else
+    the hypothesis's subject + (is/are) + span.
+
+    >>> compose("The young girl loves to run .", "girl is running")
+    'The girl is running .'
+    """
     span = span.strip().rstrip(".")
     first = (words(span)[:1] or [("", 0, 0)])[0][0]
     if is_clause(span):
+        span = _resolve_pronoun(hypothesis, span)
+        head = tag(span)[:1]
+        if head and head[0][1] in ("NN", "NNS") and head[0][0] not in _PRONOUNS | _INDEFINITE_PRONOUNS:
+            span = "the " + span  # spans lose their determiner (`_clean_span`); a sentence needs one back
         return span[:1].upper() + span[1:] + " ."
     subj, plural = _subject(hypothesis)
     if first in AUXILIARIES:
@@ -243,7 +279,9 @@ def exemplar_rows(step: str, label: str, n: int | None = PAPER_SHOTS, pool: pd.D
     """Priming rows for `step` ('extract' | 'transform') and `label`: the paper's printed rows, then
     (if `n` and `pool` are given) regex-derived rows from `pool` up to `n` (companion-derived, see module doc).
 
-    `pool` is a frame of pipeline rows (`counterfactual_rows(..., 'regex', 'regex')` output) with ok rows.
+    `pool` is a frame of pipeline rows (`counterfactual_rows(..., 'regex', 'regex')` output) with ok rows;
+    a row primes only when its counterfactual passes `validity.check_counterfactual` (a neutral row needs
+    both x_cf[A] and x_cf[B] to pass; an extraction row, some slot of its pair).
     C and E transformation rows are one shared set drawn from both labels, as in the paper.
     """
     key = SHORT[as_label(label)]
@@ -253,6 +291,11 @@ def exemplar_rows(step: str, label: str, n: int | None = PAPER_SHOTS, pool: pd.D
     # C and E share one transformation set (Table 14 caption), so its extra rows come from both labels.
     same_set = ["entailment", "contradiction"] if step == "transform" and key != "N" else [as_label(label)]
     rows = pool[pool["label"].isin(same_set) & pool["ok"]]
+    # Only well-formed counterfactuals prime, whatever the pool's own ok flag says (the same check as the pipeline).
+    sources = rows["explanation"] if "explanation" in rows else [None] * len(rows)
+    valid = [check_counterfactual(h, x, s, source=z).ok
+             for h, x, s, z in zip(rows["hypothesis"], rows["x_cf"], rows["slot"], sources)]
+    rows = rows.loc[pd.Series(valid, index=rows.index, dtype=bool)]
     if step == "extract":
         rows = rows.drop_duplicates("pair_id").sample(frac=1.0, random_state=seed)
         extra = [{"explanation": r.explanation, "A": r.A, "B": r.B} for r in rows.itertuples()]

@@ -10,9 +10,12 @@ Regex transform (`regex_transform`): stem-tolerant substitution (`text.find_span
 * N: x_cf[A] = the hypothesis with B replaced by A; x_cf[B] = the hypothesis with A replaced by B,
   or — when A does not occur — with its B span re-worded as B (the neutral claim kept).
 
-A counterfactual equal to the hypothesis (after normalisation) does not express R(A, B) and counts as a
-failure (`ok=False`, x_cf kept for inspection), except for N[B], which may legitimately keep the
-hypothesis (Proposition 3: the neutral claim stays truth-valueless).
+Every produced counterfactual, whatever made it (regex, FSP stand-ins, an LLM), goes through the
+well-formedness checks of `validity.check_counterfactual`; `status` says what became of each slot:
+'ok', 'malformed' (produced, but a check fired: `reason` names the checks, x_cf kept for inspection; a
+counterfactual equal to the hypothesis is one, except for N[B], which may keep the hypothesis, Proposition 3)
+or 'failed' (nothing produced: no template, span not in the hypothesis, unparsable answer). `ok` is
+status == 'ok'; only ok rows are scored.
 
 >>> rows = regex_transform("Two kids walk home from school .", "walking down a sidewalk", "walk home from school", "neutral")
 >>> [(r.slot, r.x_cf) for r in rows]
@@ -31,8 +34,27 @@ from .fewshot import FewShotRewriter
 from .logic import as_label, counterfactual_targets
 from .templates import extract_regex
 from .text import find_span, normalize, replace_at
+from .validity import check_counterfactual
 
+# Bump when a change to the extract/transform code changes counterfactual texts (gold-set items record it).
+TRANSFORM_VERSION = 2
 METHODS = ("regex", "fsp")
+
+
+def pipeline_version() -> str:
+    """Version of the counterfactual generators: TRANSFORM_VERSION + a hash of the modules that make the text
+    (text, templates, fewshot, pipeline; not the validity checks, which only set ok/status).
+
+    >>> pipeline_version().startswith(f"v{TRANSFORM_VERSION}+")
+    True
+    """
+    import hashlib
+    from pathlib import Path
+
+    here = Path(__file__).parent
+    digest = hashlib.sha256(b"".join((here / f).read_bytes() for f in ("text.py", "templates.py", "fewshot.py",
+                                                                       "pipeline.py"))).hexdigest()[:10]
+    return f"v{TRANSFORM_VERSION}+{digest}"
 PIPELINES = (("regex", "regex"), ("regex", "fsp"), ("fsp", "regex"), ("fsp", "fsp"))  # Table 4 row order
 
 
@@ -104,13 +126,14 @@ def _fsp_rewrites(parsed, label: str) -> list[Rewrite]:
 
 
 ROW_COLUMNS = ["pair_id", "premise", "hypothesis", "label", "explanation", "pipeline", "extract", "transform",
-               "template", "A", "B", "extract_ok", "slot", "y_cf", "x_cf", "ok", "changed", "reason"]
+               "template", "A", "B", "extract_ok", "slot", "y_cf", "x_cf", "ok", "status", "changed", "reason"]
 
 
 def counterfactual_rows(df: pd.DataFrame, extract: str = "regex", transform: str = "regex",
                         rewriter: FewShotRewriter | None = None, explanation_col: str = "explanation_1",
                         label_col: str = "label", progress: bool = False) -> pd.DataFrame:
-    """One row per (pair, slot) with spans A/B, the counterfactual x_cf, ok/changed flags and a reason.
+    """One row per (pair, slot) with spans A/B, the counterfactual x_cf, status ('ok' | 'malformed' | 'failed'),
+    ok (= status 'ok'), changed and a reason (the transform's note, or why the slot is not ok).
 
     `df` needs premise, hypothesis, pair_id, `label_col` (the label the explanation explains) and
     `explanation_col`. FSP steps need `rewriter` (`FewShotRewriter.offline()` or `.from_llm(client)`).
@@ -152,10 +175,14 @@ def counterfactual_rows(df: pd.DataFrame, extract: str = "regex", transform: str
         for r in items:
             produced = bool(r.x_cf and r.x_cf.strip())
             changed = produced and normalize(r.x_cf) != normalize(base["hypothesis"])
-            ok = produced and (changed or r.slot == "N[B]")  # N[B] may keep the hypothesis (Prop. 3)
-            reason = r.reason if ok or not produced else "transform: counterfactual = hypothesis"
-            rows.append({**base, "slot": r.slot, "y_cf": r.y_cf, "x_cf": r.x_cf if produced else None, "ok": ok,
-                         "changed": changed, "reason": reason})
+            if not produced:
+                status, reason = "failed", r.reason
+            else:
+                verdict = check_counterfactual(base["hypothesis"], r.x_cf, r.slot, source=base["explanation"])
+                status = verdict.status
+                reason = r.reason if verdict.ok else f"malformed: {verdict.reason}" + (f" [{r.reason}]" if r.reason else "")
+            rows.append({**base, "slot": r.slot, "y_cf": r.y_cf, "x_cf": r.x_cf if produced else None,
+                         "ok": status == "ok", "status": status, "changed": changed, "reason": reason})
     out = pd.DataFrame(rows, columns=ROW_COLUMNS)
     out.attrs["fsp_model"] = rewriter.name if rewriter is not None and "fsp" in (extract, transform) else None
     return out

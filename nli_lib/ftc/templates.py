@@ -12,6 +12,9 @@ explanations. Matching rules (companion choices, stated because the paper does n
   'imply that', left when R3 lacks 'necessarily imply' and P7 matches 'does not necessarily imply that B'),
   leading connectives and a leading 'be' ('just because', 'even if', 'and', 'so', 'be' of "can't be A if B"),
   and trailing conjunctions ('A but' -> 'A'); a span of function words only ('there', 'who') does not count;
+* a span never runs across a clause connective: so/then/therefore/thus/hence followed by a subject
+  ("people hiking up a mountain so they are in the mountain": P7 "A are B" would take A = "… a mountain so
+  they"; the match is skipped and P6 "A so B" splits the clauses, A = "people hiking up a mountain");
 * when several templates match, the most specific one wins: the most connective letters (the template's
   own words in the match: not A, B, spaces, punctuation or a resumptive pronoun), then the shorter spans
   A + B, then the earliest start, then the printed order. All matching templates are still reported
@@ -81,7 +84,7 @@ N_PATTERNS = (("P1", "R2 A R1 B"), ("P2", "there is more A than B"), ("P3", "the
 FAMILIES = {"entailment": (E_PATTERNS, E_WORDS, "Table 15"), "contradiction": (C_PATTERNS, C_WORDS, "Table 16"),
             "neutral": (N_PATTERNS, N_WORDS, "Table 17")}
 
-_SPAN = r"[^,.;:!?]+?"
+_SPAN = r"(?:[^,.;:!?]|(?<=\d)[.,](?=\d))+?"  # spans stop at punctuation, but not inside a number ("9.99")
 _CLAUSE_START = r"(?:^|(?<=[,.;:!?]))\s*"
 # After a span: a comma or space, then optionally a resumptive pronoun (group gap<k>: not connective text).
 _GAP_AFTER_SPAN = r"(?:\s*,\s*|\s+)(?P<gap{k}>(?:it|this|that|they)\s+)?"
@@ -122,7 +125,7 @@ def compile_pattern(pattern: str, word_lists: dict[str, tuple[str, ...]]) -> re.
             parts.append(_literal(el))
         prev_span = is_span
     if elements[-1] in ("A", "B"):
-        parts.append(r"\s*(?=[,.;:!?]|$)")
+        parts.append(r"\s*(?=[,;:!?]|\.(?!\d)|$)")
     return re.compile("".join(parts))
 
 
@@ -132,8 +135,23 @@ TEMPLATES: dict[str, tuple[Template, ...]] = {
 }
 
 
+# e-SNLI annotators often write "A is part of the overall description of B" or "A is a rephrasing of B": the
+# span is B, not the meta phrase (substituting "part of the overall description of …" is never a sentence).
+_META_PREFIX = re.compile(r"^(?:(?:a|an|the)\s+)?(?:(?:(?:part|all|some)\s+of\s+the\s+)?(?:overall\s+|same\s+|"
+                          r"more\s+\w+\s+)?(?:description|descriptions|sentence|statement|picture|scene)\s+of|"
+                          r"(?:rephrasing|paraphrase|paraphrasing|restatement|rewording|rephrase|generalization|summary)"
+                          r"\s+of|(?:another|other|different)\s+(?:way|word|words|term)\s+(?:of\s+saying|to\s+say|for))"
+                          r"\s+(?:the\s+|a\s+|an\s+)?")
+
+
 def _clean_span(span: str) -> str:
-    """Trim a captured span: connectives and determiners in front, conjunctions at the end.
+    """Trim a captured span: connectives and determiners in front, conjunctions at the end, and a meta prefix
+    ("part of the overall description of", "a paraphrase of").
+
+    >>> _clean_span("part of the overall description of the dog with a ball"), _clean_span("a paraphrase of carrying it")
+    ('dog with a ball', 'carrying it')
+    >>> _clean_span("overall description of the dog"), _clean_span("more detailed descriptions of man and costume")
+    ('dog', 'man and costume')
 
     >>> _clean_span("just because the man is using stereo equipment"), _clean_span("be a person"), _clean_span("on a hill but")
     ('man is using stereo equipment', 'person', 'on a hill')
@@ -142,7 +160,21 @@ def _clean_span(span: str) -> str:
     s = re.sub(r"^(?:(?:imply|implies|mean|means|indicate|indicates|suggest|suggests)\s+that\s+)", "", s)
     s = re.sub(r"^(?:(?:that|if|whether|and|but|or|so|because|then|just|even|be)\s+)+", "", s)
     s = re.sub(r"(?:\s+(?:and|but|or|so|then|because|if))+$", "", s)
-    return strip_determiners(s).strip()
+    s = strip_determiners(s).strip()
+    return _META_PREFIX.sub("", s).strip() or s
+
+
+_CLAUSE_CONNECTIVE = re.compile(r"\b(?:so|then|therefore|thus|hence)\s+(?:he|she|they|it|we|you|i|there|the|a|an|this|"
+                                r"that|these|those|his|her|their|its|one|someone|somebody|people|everyone)\b")
+
+
+def crosses_clause(span: str) -> bool:
+    """Whether a raw span runs across a clause connective ('… a mountain so they …').
+
+    >>> crosses_clause("people hiking up a mountain so they"), crosses_clause("a boy so happy")
+    (True, False)
+    """
+    return bool(_CLAUSE_CONNECTIVE.search(span))
 
 
 def _has_content(span: str) -> bool:
@@ -180,6 +212,8 @@ def template_matches(explanation: str, label: str) -> list[tuple[Template, str, 
     out = []
     for t in TEMPLATES[as_label(label)]:
         for m in t.regex.finditer(text):
+            if crosses_clause(m.group("A")) or crosses_clause(m.group("B")):
+                continue
             a, b = _clean_span(m.group("A")), _clean_span(m.group("B"))
             if _has_content(a) and _has_content(b):
                 out.append((t, a, b, m.start(), _connective_letters(m)))

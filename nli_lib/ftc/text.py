@@ -185,12 +185,42 @@ def _trim_overlap(before: str, rep: str, after: str) -> str:
     return rep.strip()
 
 
+_PREDICATE_START = frozenset("in on at near outside inside under behind beside next into onto over".split())
+
+
+def _drop_repeated_subject(before: str, rep: str) -> str:
+    """`rep` without a leading noun phrase the sentence already has before the match, when a predicate follows.
+
+    A span often names the subject with its predicate ("man sitting outside"); put after "The man is", only
+    the predicate belongs there. Dropped: the repeated words (by stem; determiners optional) and a following
+    who/that/which (+ is/are), when what is left starts with an -ing word or a preposition.
+
+    >>> _drop_repeated_subject("The man is ", "man sitting outside"), _drop_repeated_subject("A dog chases a ", "dog")
+    ('sitting outside', 'dog')
+    """
+    rw, bw = words(rep), words(before)
+    k = 0
+    while k < len(rw) and rw[k][0] in DETERMINERS:
+        k += 1
+    before_stems = [stem(w) for w, _, _ in bw]
+    for n in range(len(rw) - k - 1, 0, -1):
+        run = [stem(w) for w, _, _ in rw[k : k + n]]
+        if any(w not in FUNCTION_WORDS for w, _, _ in rw[k : k + n]) and _find_run(before_stems, run) >= 0:
+            i = k + n
+            if i < len(rw) and rw[i][0] in ("who", "that", "which"):
+                i += 1 + (i + 1 < len(rw) and rw[i + 1][0] in ("is", "are"))
+            if i < len(rw) and (rw[i][0].endswith("ing") or rw[i][0] in _PREDICATE_START):
+                return rep[rw[i][1]:]
+            break
+    return rep
+
+
 def replace_at(text: str, match: SpanMatch, replacement: str) -> str:
     """Put `replacement` at `match`: words it repeats from the text around the match are dropped
-    (`_trim_overlap`), and its leading determiner when the text already has one there."""
+    (`_trim_overlap`, `_drop_repeated_subject`), and its leading determiner when the text already has one there."""
     before = text[: match.start]
     prev = words(before)[-1:] if before.strip() else []
-    rep = _trim_overlap(before, replacement.strip(), text[match.end :])
+    rep = _drop_repeated_subject(before, _trim_overlap(before, replacement.strip(), text[match.end :]))
     if prev and prev[0][0] in DETERMINERS and before[prev[0][2]:].strip() == "":
         rep = strip_determiners(rep) or rep
     head = (words(rep)[:1] or [("", 0, 0)])[0][0]

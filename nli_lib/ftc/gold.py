@@ -1,0 +1,105 @@
+"""The team's hand-judged FTC counterfactuals (gold set) and the stand-ins' precision against it.
+
+`data/fixtures/ftc/counterfactual_gold.csv` holds 107 counterfactuals sampled (seed 16) from the four offline
+pipelines' output over e-SNLI test (100 pairs per label, seed 0, explanation_1), across pipelines, labels and
+templates, ok and malformed alike, each read and judged by hand: `judged_correct` is True when the
+counterfactual is a well-formed sentence (or SNLI-style caption) that applies the explanation's relation, so
+that y_cf follows if the explanation's claims hold (details the explanation does not cover may stay
+unsupported; the note says so). `pipeline_version` is the generator version that produced the text.
+
+Gold items are matched by input (pair, pipeline, slot), never by position: `gold_comparison` runs the current
+pipelines on the gold inputs and compares the output text with the judged text. A changed text has no
+judgement (`stale`) and is counted and shown, not scored. Precision = share of (current, unchanged) outputs
+marked ok that are judged correct; recall = share of judged-correct outputs marked ok.
+
+>>> gold = pd.DataFrame({"judged_correct": [True, True, False, True, False], "ok": [True, True, True, False, False],
+...                      "stale": [False] * 5})
+>>> s = precision_summary(gold)
+>>> (s["precision"], s["n_ok"], s["recall"], s["n_correct"])
+(0.6667, 3, 0.6667, 3)
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from ..evaluation import wilson_interval
+
+GOLD_PATH = Path(__file__).resolve().parents[2] / "data" / "fixtures" / "ftc" / "counterfactual_gold.csv"
+GOLD_COLUMNS = ("item", "pair_id", "pipeline", "label", "slot", "y_cf", "template", "premise", "hypothesis",
+                "explanation", "A", "B", "counterfactual", "judged_correct", "judge_note", "pipeline_version")
+
+
+def load_gold(path: str | Path | None = None) -> pd.DataFrame:
+    """The gold CSV (default: the committed fixture); raises if a column is missing."""
+    path = Path(path) if path is not None else GOLD_PATH
+    gold = pd.read_csv(path, dtype={"template": str}, keep_default_na=False)
+    missing = [c for c in GOLD_COLUMNS if c not in gold]
+    if missing:
+        raise ValueError(f"{path}: missing gold columns {missing}")
+    gold["judged_correct"] = gold["judged_correct"].map(
+        lambda v: v if isinstance(v, bool) else {"true": True, "false": False}[str(v).strip().lower()])
+    return gold
+
+
+def gold_comparison(gold: pd.DataFrame, rewriter=None) -> pd.DataFrame:
+    """The gold items with what the current pipelines make of their inputs: `current` (text), `status`,
+    `ok`, and `stale` (True when the current text differs from the judged one: its judgement does not apply).
+
+    FSP pipelines need `rewriter` (`FewShotRewriter.offline()` reproduces the judged texts); items of a
+    pipeline that cannot run are marked stale with the reason.
+    """
+    from .pipeline import counterfactual_rows
+    from .text import normalize
+
+    inputs = gold.drop_duplicates("pair_id")[["pair_id", "premise", "hypothesis", "label", "explanation"]]
+    inputs = inputs.rename(columns={"explanation": "explanation_1"})
+    current = {}
+    for pipe in sorted(set(gold["pipeline"])):
+        extract, transform = pipe.split("-")
+        if "fsp" in (extract, transform) and rewriter is None:
+            continue
+        rows = counterfactual_rows(inputs, extract, transform, rewriter)
+        for r in rows.itertuples(index=False):
+            current[(r.pair_id, pipe, r.slot)] = (r.x_cf, r.status)
+    out = gold.copy()
+    found = [current.get((p, pipe, s)) for p, pipe, s in zip(out["pair_id"], out["pipeline"], out["slot"])]
+    out["current"] = [f[0] if f else None for f in found]
+    out["status"] = [f[1] if f else "not run (no FSP rewriter)" for f in found]
+    out["ok"] = out["status"] == "ok"
+    out["stale"] = [f is None or f[0] is None or normalize(f[0]) != normalize(t)
+                    for f, t in zip(found, out["counterfactual"])]
+    return out
+
+
+def precision_summary(compared: pd.DataFrame) -> dict:
+    """Precision of the ok flag against the judgements (n, Wilson 95 % CI) and its recall, on non-stale items.
+
+    Returns n_items, n_stale, n_ok, n_ok_correct, precision, precision_lo, precision_hi, n_correct, recall,
+    recall_lo, recall_hi (rates rounded to 4 places; NaN when nothing to count).
+    """
+    live = compared[~compared["stale"].astype(bool)]
+    ok = live[live["ok"].astype(bool)]
+    correct = live[live["judged_correct"].astype(bool)]
+    k_p, n_p = int(ok["judged_correct"].astype(bool).sum()), len(ok)
+    k_r, n_r = int(correct["ok"].astype(bool).sum()), len(correct)
+
+    def rate(k, n):
+        if not n:
+            return float("nan"), float("nan"), float("nan")
+        lo, hi = wilson_interval(k, n)
+        return round(k / n, 4), round(lo, 4), round(hi, 4)
+
+    p, p_lo, p_hi = rate(k_p, n_p)
+    r, r_lo, r_hi = rate(k_r, n_r)
+    return {"n_items": len(compared), "n_stale": int(compared["stale"].astype(bool).sum()), "n_ok": n_p,
+            "n_ok_correct": k_p, "precision": p, "precision_lo": p_lo, "precision_hi": p_hi, "n_correct": n_r,
+            "recall": r, "recall_lo": r_lo, "recall_hi": r_hi}
+
+
+def precision_table(compared: pd.DataFrame) -> pd.DataFrame:
+    """`precision_summary` overall and per pipeline (one row each)."""
+    rows = [{"pipeline": "all", **precision_summary(compared)}]
+    rows += [{"pipeline": p, **precision_summary(g)} for p, g in compared.groupby("pipeline", sort=True)]
+    return pd.DataFrame(rows)

@@ -1,0 +1,434 @@
+"""Is a generated counterfactual hypothesis a well-formed sentence? An explicit, small set of checks.
+
+Every counterfactual any pipeline produces (regex, FSP stand-ins, an LLM) goes through `check_counterfactual`
+before it may be marked ok: a rule-based rewriter that splices a span into a sentence easily leaves
+"A person is person .", "at a at a restaurant" or "The in their later years .". The checks compare the
+counterfactual with its original hypothesis and flag only what the rewrite *introduced* (e-SNLI hypotheses
+are crowd-written captions, often without a verb; a problem already in the hypothesis is not the rewriter's).
+Words are POS-tagged with NLTK's averaged perceptron tagger (data mirror, `load_pos_tagger`).
+
+=========================  =====================================================================================
+check                      flags (introduced by the rewrite, i.e. absent from the hypothesis)
+=========================  =====================================================================================
+``unchanged``              x_cf equals x after normalisation (except slot N[B]: Proposition 3 keeps the neutral
+                           claim, as Table 14's second neutral row does)
+``nothing_kept``           slots E and C: none of x's content words (two or more) survives (a substitution keeps
+                           its context: "Humans working ." -> "Two men .")
+``repeated_ngram``         an n-gram (n ≤ 4) right after itself: "young young", "at a at a", "for lunch for lunch"
+``repeated_word``          a content word of the inserted text that now occurs more often than in x and also in
+                           the kept text ("A woman is woman", "Biking outdoors are biking outdoors")
+``determiner_no_noun``     a/an/the/possessive not followed by a noun: "A preparing a steak", "The in their …",
+                           "A happy is happy"
+``copula_bare_noun``       is/are + singular noun without determiner: "A person is person who stands"
+``copula_verb``            is/are/was/were + a verb, subordinator or subject pronoun ("Someone is simultaneously be
+                           selling …", "A kid is since …", "… are they race …"); a lexical verb + a verb
+                           ("holding use pom poms")
+``agreement``              number disagreement: "One man are …", "a boats", "a two dogs", "Two man",
+                           "cheerleaders poms"
+``subjectless``            x starts with its subject, x_cf with a verb, preposition or auxiliary:
+                           "Read a newspaper …", "Walking on the sidewalk smile ."
+``unresolved_pronoun``     x_cf starts with a pronoun whose referent it lost ("It is for food .") and x did not
+``no_finite_verb``         x has a main-clause finite verb and x_cf none, nor is it a caption (a noun phrase and right
+                           after it a participle or preposition: "A track athlete carrying a large pole", as Table
+                           14 prints): "Some of the light show .", "A soccer when players are challenged ."
+``clause_inserted``        the inserted text brings a second main-clause verb: "… a stroll he is in front of …"
+``dangling_end``           x_cf ends in a preposition, determiner, conjunction, auxiliary or subject pronoun
+``phrase_kind_mismatch``   the replaced and the inserted text are different kinds of phrase (noun phrase for a
+                           verb phrase, …; the inserted text is also tagged on its own, since in context the
+                           tagger reads "The play soccer" as nouns); any predicate may follow a copula
+=========================  =====================================================================================
+
+>>> check_counterfactual("A person is sitting between two televisions .",
+...                      "A person is person who stands between two televisions .", "C").reason
+"repeated_word: 'person'; copula_bare_noun: 'is person'"
+>>> check_counterfactual("There is a cat running", "There is a dog running", "C")
+Validity(status='ok', reason='')
+"""
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .text import AUXILIARIES, FUNCTION_WORDS, normalize, stem, words
+
+CHECKS = ("unchanged", "nothing_kept", "repeated_ngram", "repeated_word", "determiner_no_noun", "copula_bare_noun",
+          "copula_verb", "agreement", "subjectless", "unresolved_pronoun", "no_finite_verb", "clause_inserted",
+          "dangling_end", "phrase_kind_mismatch")
+
+DETERMINER_WORDS = frozenset("a an the his her their its my your our".split())
+COPULAS = frozenset("is are was were be being been am".split())
+FINITE = frozenset({"VBZ", "VBP", "VBD", "MD"})
+NOUN = frozenset({"NN", "NNS", "NNP", "NNPS"})
+# Tags a noun phrase may hold between its determiner and its noun.
+NP_INSIDE = frozenset({"JJ", "JJR", "JJS", "RB", "RBR", "RBS", "CD", "VBN", "VBG", "CC", "POS", "HYPH", ","})
+SUBJECT_START = frozenset({"DT", "PDT", "PRP", "PRP$", "CD", "EX", "JJ", "JJR", "JJS"}) | NOUN
+BAD_START = frozenset({"VB", "VBZ", "VBP", "VBD", "MD", "IN", "TO", "CC", "VBN", "WDT", "WRB", "WP"})
+BAD_END = frozenset({"IN", "TO", "DT", "CC", "PRP$", "MD", "WDT", "WP", "WRB", "PDT"})
+SUBJECT_PRONOUNS = frozenset("he she they we i".split())
+# Singular nouns that read well right after a copula without a determiner ("is home", "are part of").
+BARE_PREDICATE_NOUNS = frozenset("home outside inside part alone asleep awake downstairs upstairs indoors outdoors "
+                                 "abroad ashore afloat aboard nearby there here".split())
+# A main-clause verb after one of these belongs to a subordinate or coordinate clause.
+SUBORDINATORS = frozenset("who that which while and or but as because when where if since whose whom so".split())
+COLLECTIVE = frozenset("couple group family team crowd police staff band class audience pair crew "
+                       "people".split())
+NUMBERS = frozenset("two three four five six seven eight nine ten several many".split())
+PLURAL_MODIFIERS = frozenset("sports clothes arms glasses goods news pants jeans sunglasses shorts overalls series "
+                             "species headphones scissors savings sales customs".split())
+SUBORDINATING = frozenset("since because while although though if when whereas unless until".split())
+# Verbs that take a bare infinitive right after them ("go play", "help clean").
+BARE_INFINITIVE_VERBS = frozenset("go goes going went come comes coming came help helps helping helped let lets "
+                                  "make makes made see sees saw watch watches hear hears".split())
+PRONOUN_STARTS = frozenset("he she it they him her them this that these those".split())
+PREDICATE_KINDS = frozenset({"ADJ", "PP", "ADV", "VBG", "VBN", "NP"})
+POSTMODIFIER_KINDS = frozenset({"PP", "VBG", "VBN"})
+PREPOSITIONS = frozenset("in on at with near by under over behind beside inside outside into onto through across "
+                         "along around from for of off up down against among between toward towards without".split())
+
+
+@dataclass(frozen=True)
+class Validity:
+    """The verdict of the well-formedness checks on one counterfactual."""
+
+    status: str  # 'ok' or 'malformed'
+    reason: str = ""  # '; '-joined '<check>: <evidence>' for every check that fired ('' when ok)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+_TAGGER = None
+
+
+def _default_tagger():
+    global _TAGGER
+    if _TAGGER is None:
+        from ..data.loaders import load_pos_tagger
+
+        _TAGGER = load_pos_tagger()
+    return _TAGGER
+
+
+# -ing words the tagger reads as nouns after a determiner ("a walking while …") are verbs unless they are
+# among these common -ing nouns.
+ING_NOUNS = frozenset("""
+building clothing ceiling ring king thing something nothing anything everything evening morning wedding swing string
+sibling painting drawing meeting bedding railing sling wing spring pudding stocking icing frosting awning ending
+beginning outing opening gathering crossing landing parking setting siding ping bring darling duckling earring
+offspring sterling lightning ceiling filling stuffing topping dumpling wording
+""".split())
+_CLITIC = re.compile(r"^(.+?)(n't|'s|'re|'ve|'ll|'d|'m)$")
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-cased words of `text` with clitics split off for the tagger ("he's" -> "he", "'s").
+
+    >>> tokens("He's sure they can't go .")
+    ['he', "'s", 'sure', 'they', 'ca', "n't", 'go']
+    """
+    out = []
+    for w, _, _ in words(text):
+        m = _CLITIC.match(w)
+        if m:
+            head = {"can": "ca", "won": "wo"}.get(m.group(1), m.group(1))
+            out.extend([head, m.group(2)])
+        else:
+            out.append(w)
+    return out
+
+
+# The tagger reads unknown agent nouns as adjectives ("A man is surfer": JJ); -er words tagged JJ are nouns
+# unless they are among these adjectives.
+ER_ADJECTIVES = frozenset("""
+clever bitter proper tender sober eager super other former inner outer upper under over silver slender sheer
+later latter lower utter whether never ever ever together rather either neither sinister
+""".split())
+
+
+def _retag(w: str, t: str) -> str:
+    if t == "NN" and w.endswith("ing") and len(w) > 4 and w not in ING_NOUNS:
+        return "VBG"
+    if t == "JJ" and w.endswith("er") and len(w) > 4 and w not in ER_ADJECTIVES:
+        return "NN"
+    return t
+
+
+def _tag_words(ws: list[str], tagger) -> tuple[tuple[str, str], ...]:
+    tagged = tagger.tag(ws) if ws else []
+    return tuple((w, _retag(w, t)) for w, t in tagged)
+
+
+@lru_cache(maxsize=100_000)
+def _tag_cached(text: str) -> tuple[tuple[str, str], ...]:
+    return _tag_words(tokens(text), _default_tagger())
+
+
+def tag(text: str, tagger=None) -> list[tuple[str, str]]:
+    """(lower-cased token, Penn tag) for `text` (`tokens`; -ing words outside `ING_NOUNS` tagged NN -> VBG,
+    -er words outside `ER_ADJECTIVES` tagged JJ -> NN)."""
+    if tagger is None:
+        return list(_tag_cached(str(text)))
+    return list(_tag_words(tokens(text), tagger))
+
+
+def phrase_kind(tags: list[str], after_determiner: bool = False) -> str:
+    """Kind of a word run by its first words: 'NP', 'ADJ', 'VBN', 'VBG', 'V', 'PP', 'ADV', 'DET' or 'OTHER'.
+
+    Leading determiners are skipped; an adjective/participle/adverb run that reaches a noun is an NP.
+
+    >>> phrase_kind(["DT", "JJ", "NN"]), phrase_kind(["VBG", "DT", "NN"]), phrase_kind(["JJ", "WRB", "IN"])
+    ('NP', 'VBG', 'ADJ')
+    """
+    i = 0
+    while i < len(tags) and tags[i] in ("DT", "PDT", "PRP$"):
+        i, after_determiner = i + 1, True
+    if i == len(tags):
+        return "DET"
+    if tags[i].startswith("RB") and i + 1 < len(tags) and tags[i + 1].startswith("VB"):
+        i += 1  # "simultaneously kick": the adverb's verb decides
+    first = tags[i]
+    if first in NOUN or first in ("PRP", "EX"):
+        return "NP"
+    if first == "CD":
+        return "NP"
+    if first in ("JJ", "JJR", "JJS", "VBN", "RB", "RBR", "RBS") or (first == "VBG" and after_determiner):
+        j = i
+        while j < len(tags) and tags[j] in NP_INSIDE:
+            j += 1
+        if j < len(tags) and tags[j] in NOUN:
+            return "NP"
+        return {"VBN": "VBN", "VBG": "VBG"}.get(first, "ADV" if first.startswith("RB") else "ADJ")
+    if first == "VBG":
+        return "VBG"
+    if first in ("VB", "VBZ", "VBP", "VBD", "MD"):
+        return "V"
+    if first in ("IN", "TO"):
+        return "PP"
+    return "OTHER"
+
+
+_COMPATIBLE = {frozenset(p) for p in (("ADJ", "VBN"), ("ADJ", "ADV"), ("PP", "ADV"), ("NP", "DET"))}
+
+
+def _kinds_compatible(a: str, b: str, predicate: bool) -> bool:
+    if a == b or frozenset((a, b)) in _COMPATIBLE or "OTHER" in (a, b):
+        return True
+    return predicate and a in PREDICATE_KINDS and b in PREDICATE_KINDS
+
+
+def _adjacent_repeats(ws: list[str]) -> set[str]:
+    out = set()
+    for n in range(1, 5):
+        for i in range(len(ws) - 2 * n + 1):
+            gram = ws[i : i + n]
+            if gram == ws[i + n : i + 2 * n] and (n > 1 or gram[0] not in ("that", "had")):
+                out.add(" ".join(gram))
+    return out
+
+
+def _determiner_problems(tagged: list[tuple[str, str]]) -> set[str]:
+    out = set()
+    for i, (w, t) in enumerate(tagged):
+        if w not in DETERMINER_WORDS or t not in ("DT", "PRP$"):
+            continue
+        j = i + 1
+        while j < len(tagged) and tagged[j][1] in NP_INSIDE:
+            j += 1
+        if j >= len(tagged) or tagged[j][1] not in NOUN | {"CD"}:
+            end = min(j + 1, len(tagged))
+            out.add(" ".join(x for x, _ in tagged[i:end]))
+    return out
+
+
+def _bare_nouns(tagged: list[tuple[str, str]]) -> set[str]:
+    return {f"{w} {tagged[i + 1][0]}" for i, (w, _) in enumerate(tagged[:-1])
+            if w in COPULAS and tagged[i + 1][1] == "NN" and tagged[i + 1][0] not in BARE_PREDICATE_NOUNS}
+
+
+def _copula_verbs(tagged: list[tuple[str, str]]) -> set[str]:
+    """Copula + (adverb) + verb, subordinator or subject pronoun; a lexical verb + a bare or finite verb."""
+    out = set()
+    for i, (w, t) in enumerate(tagged):
+        if w in COPULAS - {"be", "being", "been"}:
+            j = i + 1 + (i + 1 < len(tagged) and tagged[i + 1][1] in ("RB", "RBR", "RBS"))
+            if j < len(tagged) and (tagged[j][1] in ("VB", "VBP", "VBZ", "VBD") or tagged[j][0] in SUBORDINATING
+                                    or tagged[j][0] in SUBJECT_PRONOUNS):
+                out.add(" ".join(x for x, _ in tagged[i : j + 1]))
+        elif w in ("do", "does", "did"):
+            j = i + 1 + (i + 1 < len(tagged) and tagged[i + 1][1] in ("RB", "RBR", "RBS"))
+            if j < len(tagged) and tagged[j][1] in ("VBG", "VBN", "VBZ", "VBD"):
+                out.add(" ".join(x for x, _ in tagged[i : j + 1]))
+        elif t.startswith("VB") and w not in AUXILIARIES and w not in BARE_INFINITIVE_VERBS and i + 1 < len(tagged) \
+                and tagged[i + 1][1] in ("VB", "VBP", "VBZ", "VBD"):
+            out.add(f"{w} {tagged[i + 1][0]}")
+    return out
+
+
+def _plural_looking(w: str, t: str) -> bool:
+    return t == "NNS" or (t in ("VBZ", "NN") and len(w) > 3 and w.endswith("s")
+                          and not w.endswith(("ss", "us", "is", "ous", "ics", "ness")))
+
+
+def _agreement(tagged: list[tuple[str, str]]) -> set[str]:
+    out = set()
+    for i, (w1, t1) in enumerate(tagged[:-1]):
+        if w1 in ("a", "an"):  # a/an (adjectives) plural noun: "a large buildings"
+            j = i + 1
+            while j < len(tagged) - 1 and tagged[j][1] in ("JJ", "JJR", "JJS", "RB", "RBR", "RBS"):
+                j += 1
+            if j > i + 1 and _plural_looking(*tagged[j]) and tagged[j][1] != "VBZ":
+                out.add(" ".join(w for w, _ in tagged[i : j + 1]))
+    for (w1, t1), (w2, t2) in zip(tagged, tagged[1:]):
+        if (t1 == "NN" and w1 not in COLLECTIVE and w2 in ("are", "were")) or (t1 == "NNS" and w2 in ("is", "was")) \
+                or (w1 in ("a", "an") and (_plural_looking(w2, t2) or t2 == "CD" or w2 in NUMBERS)) \
+                or (w1 in NUMBERS and t2 == "NN" and w2 not in COLLECTIVE) \
+                or (t1 == "NNS" and t2 in ("NN", "NNS") and w1 not in PLURAL_MODIFIERS):
+            out.add(f"{w1} {w2}")
+    return out
+
+
+def _subject_end(tagged: list[tuple[str, str]]) -> int | None:
+    """Index of the first verb or preposition after the first word: where the subject noun phrase ends (the
+    tagger's noun/adjective confusions inside it do not matter: "A track athlete(JJ) gets …")."""
+    return next((k for k, (w, t) in enumerate(tagged) if k > 0 and (t.startswith("VB") or t == "MD"
+                                                                    or w in PREPOSITIONS)), None)
+
+
+def _participle_caption(tagged: list[tuple[str, str]]) -> bool:
+    """An SNLI-style caption: a noun phrase, then right away a participle or a preposition ("A track athlete
+    carrying a large pole", Table 14; "Men on bikes")."""
+    tags = [t for _, t in tagged]
+    if phrase_kind(tags) != "NP":
+        return False
+    end = _subject_end(tagged)
+    return end is not None and (tags[end] in ("VBG", "VBN") or tagged[end][0] in PREPOSITIONS)
+
+
+def _main_finite(tagged: list[tuple[str, str]]) -> list[int]:
+    """Indices of main-clause finite verbs: those with no subordinator, relative pronoun or conjunction between
+    them and the previous main verb (or the sentence start)."""
+    out: list[int] = []
+    for i, (_, t) in enumerate(tagged):
+        since = tagged[out[-1] + 1 : i] if out else tagged[:i]
+        if t in FINITE and not any(w in SUBORDINATORS for w, _ in since):
+            out.append(i)
+    return out
+
+
+def _with_source_tags(x: list[tuple[str, str]], ops, source: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """`x` with the tags of each inserted run that occurs verbatim in the source text (the explanation the span
+    came from) replaced by its tags there: "play soccer" spliced after "The" is tagged NN NN in the
+    counterfactual but VB NN in "any boy can play soccer"."""
+    out, src = list(x), [w for w, _ in source]
+    for op, _, _, j1, j2 in ops:
+        if op == "equal" or j2 <= j1:
+            continue
+        run = [w for w, _ in x[j1:j2]]
+        for k in range(len(src) - len(run) + 1):
+            if src[k : k + len(run)] == run:
+                out[j1:j2] = source[k : k + len(run)]
+                break
+    return out
+
+
+def check_counterfactual(hypothesis: str, x_cf: str | None, slot: str = "E", tagger=None,
+                         source: str | None = None) -> Validity:
+    """Run every check of the module table on `x_cf` against its `hypothesis` (see module doc). `source`:
+    the explanation the spans came from; inserted words found in it verbatim keep the tags they have there.
+
+    >>> check_counterfactual("A man is at a restaurant .", "A man is at a at a restaurant .").reason
+    "repeated_ngram: 'at a'; determiner_no_noun: 'a at'"
+    >>> check_counterfactual("The men are older .", "The in their later years .").status
+    'malformed'
+    """
+    if x_cf is None or not str(x_cf).strip():
+        return Validity("malformed", "empty")
+    problems: list[str] = []
+    if normalize(x_cf) == normalize(hypothesis) and slot != "N[B]":
+        problems.append("unchanged: counterfactual = hypothesis")
+    h, x = tag(hypothesis, tagger), tag(x_cf, tagger)
+    hw, xw = [w for w, _ in h], [w for w, _ in x]
+    if not x:
+        return Validity("malformed", "empty")
+    ops = difflib.SequenceMatcher(a=hw, b=xw, autojunk=False).get_opcodes()
+    if source:
+        x = _with_source_tags(x, ops, tag(source, tagger))
+    inserted = [j for op, _, _, j1, j2 in ops if op != "equal" for j in range(j1, j2)]
+    kept = [j for op, _, _, j1, j2 in ops if op == "equal" for j in range(j1, j2)]
+
+    if slot in ("E", "C") and sum(w not in FUNCTION_WORDS for w in hw) > 1 and \
+            not any(xw[j] not in FUNCTION_WORDS for j in kept):
+        problems.append("nothing_kept: the whole hypothesis was replaced")
+    rep = _adjacent_repeats(xw) - _adjacent_repeats(hw)
+    if rep:
+        problems.append("repeated_ngram: " + ", ".join(repr(r) for r in sorted(rep)))
+    h_count: dict[str, int] = {}
+    for w in hw:
+        h_count[stem(w)] = h_count.get(stem(w), 0) + 1
+    x_count: dict[str, int] = {}
+    for w in xw:
+        x_count[stem(w)] = x_count.get(stem(w), 0) + 1
+    kept_stems = {stem(xw[j]) for j in kept}
+    doubled = sorted({xw[j] for j in inserted if xw[j] not in FUNCTION_WORDS and stem(xw[j]) in kept_stems
+                      and x_count[stem(xw[j])] > h_count.get(stem(xw[j]), 0)})
+    if doubled and not rep:
+        problems.append("repeated_word: " + ", ".join(repr(w) for w in doubled))
+    det = _determiner_problems(x) - _determiner_problems(h)
+    if det:
+        problems.append("determiner_no_noun: " + ", ".join(repr(d) for d in sorted(det)))
+    bare = _bare_nouns(x) - _bare_nouns(h)
+    if bare:
+        problems.append("copula_bare_noun: " + ", ".join(repr(b) for b in sorted(bare)))
+    cop = _copula_verbs(x) - _copula_verbs(h)
+    if cop:
+        problems.append("copula_verb: " + ", ".join(repr(c) for c in sorted(cop)))
+    agree = _agreement(x) - _agreement(h)
+    if agree:
+        problems.append("agreement: " + ", ".join(repr(a) for a in sorted(agree)))
+    if h and h[0][1] in SUBJECT_START and (x[0][1] in BAD_START or (x[0][1] == "VBG" and h[0][1] != "VBG")):
+        problems.append(f"subjectless: starts with {x[0][0]!r} ({x[0][1]})")
+    if xw[0] in PRONOUN_STARTS and hw and hw[0] not in PRONOUN_STARTS:
+        problems.append(f"unresolved_pronoun: {xw[0]!r}")
+    if _main_finite(h) and not _main_finite(x) and not _participle_caption(x):
+        problems.append("no_finite_verb")
+    if inserted and len(_main_finite(x)) > len(_main_finite(h)) and \
+            any(x[j][1] in FINITE for j in inserted):
+        problems.append("clause_inserted: " + repr(" ".join(xw[j] for j in inserted)))
+    last_x, last_h = x[-1], h[-1] if h else ("", "")
+    if (last_x[1] in BAD_END or last_x[0] in SUBJECT_PRONOUNS or last_x[0] in COPULAS) and \
+            (last_x[1] != last_h[1] or last_x[0] != last_h[0]):
+        problems.append(f"dangling_end: {last_x[0]!r}")
+    for op, i1, i2, j1, j2 in ops:
+        if op != "replace":
+            continue
+        before = hw[i1 - 1] if i1 > 0 else ""
+        after_det = i1 > 0 and h[i1 - 1][1] in ("DT", "PRP$")
+        kh = phrase_kind([t for _, t in h[i1:i2]], after_det)
+        kx = phrase_kind([t for _, t in x[j1:j2]], after_det)
+        alone = phrase_kind([t for _, t in tag(" ".join(xw[j1:j2]), tagger)], after_det)  # tagged out of context
+        predicate = before in COPULAS
+        if i1 > 0 and h[i1 - 1][1] in NOUN and {kh, kx} <= POSTMODIFIER_KINDS and _subject_end(h) == i1:
+            continue  # after the subject, a participle and a prepositional phrase both modify it ("boy in a swing")
+        if slot.startswith("N[") and kh == "V" and kx == "VBG" and _subject_end(h) == i1 and \
+                _participle_caption(x) and not any(t in FINITE for _, t in x):
+            # a neutral counterfactual may restate x as a caption (Table 14: "A track athlete carrying …"); a C/E
+            # substitution keeps x's syntactic structure (§2.4)
+            continue
+        verbal_for_noun = {kh, alone} in ({"NP", "V"}, {"NP", "VBG"})
+        prenominal = i2 < len(h) and j2 < len(x) and h[i2][1] in NOUN and x[j2][1] in NOUN
+        one_word = [t for _, t in h[i1:i2] + x[j1:j2] if t not in ("DT", "PRP$")]
+        if prenominal and {kh, kx} == {"ADJ", "NP"} and len(one_word) == 2:
+            continue  # one modifier word for another before the same noun ("a blue scarf" / "an orange scarf")
+        if not _kinds_compatible(kh, kx, predicate) or (verbal_for_noun and not predicate):
+            kx = kx if not _kinds_compatible(kh, kx, predicate) else alone
+            problems.append(f"phrase_kind_mismatch: {' '.join(hw[i1:i2])!r} ({kh}) → {' '.join(xw[j1:j2])!r} ({kx})")
+    return Validity("malformed", "; ".join(problems)) if problems else Validity("ok", "")
+
+
+def check_rows(hypotheses, counterfactuals, slots, sources=None, tagger=None) -> list[Validity]:
+    """`check_counterfactual` for parallel sequences (one verdict per row; `sources`: the explanations)."""
+    sources = [None] * len(hypotheses) if sources is None else sources
+    return [check_counterfactual(h, x, s, tagger, z) for h, x, s, z in zip(hypotheses, counterfactuals, slots, sources)]
