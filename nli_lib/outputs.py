@@ -271,20 +271,36 @@ def load_records(notebook: str, name: str, root: Path | None = None) -> pd.DataF
     return pd.read_csv(path)
 
 
-def rebuild_index(root: Path | None = None) -> pd.DataFrame:
-    """Regenerate tables/index.csv from every sidecar under tables/ and figures/."""
-    root = root or output_dir()
-    rows = []
+def _index_rows(root: Path) -> dict[str, dict]:
+    """{path relative to the output root: index row} for every sidecar under root/tables and root/figures."""
+    rows = {}
     for sub in ("tables", "figures"):
         for side in sorted((root / sub).glob("*/*.json")):
             meta = json.loads(side.read_text())
             ext = ".csv" if meta["kind"] == "table" else ".png"
-            rows.append({
-                "ref": meta["ref"], "kind": meta["kind"], "path": str(side.with_suffix(ext).relative_to(root)),
-                "notebook": meta["notebook"], "tier": meta["tier"], "models": ";".join(meta["models"]),
-                "caption": meta.get("caption", ""),
-            })
-    index = pd.DataFrame(rows, columns=INDEX_COLUMNS).sort_values(["ref", "path"]) if rows else pd.DataFrame(columns=INDEX_COLUMNS)
+            path = str(side.with_suffix(ext).relative_to(root))
+            rows[path] = {"ref": meta["ref"], "kind": meta["kind"], "path": path, "notebook": meta["notebook"],
+                          "tier": meta["tier"], "models": ";".join(meta["models"]), "caption": meta.get("caption", "")}
+    return rows
+
+
+def _index_frame(rows: dict) -> pd.DataFrame:
+    if not rows:
+        return pd.DataFrame(columns=INDEX_COLUMNS)
+    return pd.DataFrame(list(rows.values()), columns=INDEX_COLUMNS).sort_values(["ref", "path"])
+
+
+def rebuild_index(root: Path | None = None) -> pd.DataFrame:
+    """Regenerate tables/index.csv from every sidecar under tables/ and figures/."""
+    root = root or output_dir()
+    index = _index_frame(_index_rows(root))
     (root / "tables").mkdir(parents=True, exist_ok=True)
     index.to_csv(root / "tables" / "index.csv", index=False)
     return index
+
+
+def pending_index(out: Outputs) -> pd.DataFrame:
+    """tables/index.csv as it will read once `out` is published (published outputs + this run's staged ones)."""
+    rows = _index_rows(out.root)
+    rows.update(_index_rows(out.staging))
+    return _index_frame(rows)

@@ -184,3 +184,16 @@ def _flaky_stand_in():
         return "ok"
 
     return OfflineLLM(generate, name="flaky-4", cache=CallCache(":memory:"))
+
+
+def test_pending_index_shows_a_running_notebook_its_own_outputs(tmp_path, monkeypatch):
+    from nli_lib.outputs import pending_index
+
+    monkeypatch.setenv("NLI_OUTPUT_DIR", str(tmp_path))
+    first = Outputs("96_demo", params={})
+    first.table(pd.DataFrame({"a": [1]}), "old", ref="taxinli-table-2")
+    first.publish()
+    run = Outputs("95_demo", params={})
+    run.table(pd.DataFrame({"a": [1]}), "new", ref="companion-table-90")
+    assert set(pending_index(run)["path"]) == {"tables/96_demo/old.csv", "tables/95_demo/new.csv"}
+    assert set(pd.read_csv(tmp_path / "tables/index.csv")["path"]) == {"tables/96_demo/old.csv"}
