@@ -444,7 +444,7 @@ class DSNLIAtoms:
     label_source: str  # where the atom labels came from
     generator: str  # atom generator name
     validator: str  # NLI model used for pruning
-    unlabeled: pd.DataFrame = field(default_factory=pd.DataFrame)  # sub-problems whose label call failed (+ label_error)
+    unlabeled: pd.DataFrame = field(default_factory=pd.DataFrame)  # sub-problems without a label (+ label_error)
 
 
 def prepare_dsnli(generator, validator, examples: pd.DataFrame, gold: pd.DataFrame | None = None,

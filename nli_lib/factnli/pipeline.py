@@ -231,7 +231,8 @@ class Augmenter:
         s = self.settings
         pools = self.retriever.retrieve_many([c.current for c in chains], [c.pooled for c in chains])
         cands = self.extractor.extract_many(pools)
-        failures = ["fact extraction (B.1) failed: failed call or unparsable answer" if f is None else "" for f in cands]
+        failures = ["fact extraction (B.1) failed: failed call or unparsable answer" if f is None else ""
+                    for f in cands]
         cands = [f or [] for f in cands]
         ranked = []
         for facts in cands:
@@ -352,8 +353,8 @@ class Augmenter:
         items["n_hyp_facts"] = items["hyp_facts"].str.len()
         items["premise_words"] = items["premise"].map(words)
         items["hyp_words"] = items["hypothesis"].map(words)
-        failed = pd.DataFrame(failed, columns=["pair_id", "label", "orig_premise", "orig_hypothesis", "variant", "level",
-                                               "failure"])
+        failed = pd.DataFrame(failed, columns=["pair_id", "label", "orig_premise", "orig_hypothesis", "variant",
+                                               "level", "failure"])
         return FactNLIData(items, trace_frame(chains), chains, self.settings, self.components, failed)
 
 

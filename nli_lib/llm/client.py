@@ -156,7 +156,8 @@ def key_differences(stored: dict, asked: dict) -> list[str]:
     sp, ap = stored.get("params") or {}, asked.get("params") or {}
     for name in sorted(set(sp) | set(ap)):
         if sp.get(name) != ap.get(name):
-            out.append(f"params.{name} (stored {_short(sp.get(name, '(unset)'))}, asked {_short(ap.get(name, '(unset)'))})")
+            stored_value, asked_value = _short(sp.get(name, "(unset)")), _short(ap.get(name, "(unset)"))
+            out.append(f"params.{name} (stored {stored_value}, asked {asked_value})")
     if stored.get("sample") != asked.get("sample"):
         out.append(f"sample (stored {stored.get('sample')}, asked {asked.get('sample')})")
     return out
@@ -381,7 +382,8 @@ class _CachedChat:
         out, unparsable, no_answer = [], 0, 0
         for r in results:
             if not getattr(r, "ok", False):
-                out.append(Parsed(False, None, "", f"call failed: {getattr(r, 'kind', 'error')}: {getattr(r, 'error', r)}"))
+                reason = f"call failed: {getattr(r, 'kind', 'error')}: {getattr(r, 'error', r)}"
+                out.append(Parsed(False, None, "", reason))
             elif r.finish_reason == NO_ANSWER:
                 no_answer += 1
                 out.append(Parsed(False, None, r.text, f"no answer: {self.label} has no rule for this input"))

@@ -117,7 +117,7 @@ class PromptTemplate:
         return ([{"role": "system", "content": self.system}] if self.system else []) + [{"role": "user", "content": user}]
 
     def parse(self, text: str | None) -> Parsed:
-        """Parse a model answer; refusals, junk and unparsable answers give ``Parsed(ok=False, raw=text, error=...)``."""
+        """Parse a model answer; refusals, junk, unparsable answers give ``Parsed(ok=False, raw=text, error=...)``."""
         raw = "" if text is None else str(text)
         junk = junk_reason(raw, self)
         if junk:
@@ -156,7 +156,8 @@ _REFUSAL = re.compile(
     r"|(?:i|we)\s+(?:sincerely\s+)?apologi[sz]e|my apologies|apologies\b"
     r"|as an? (?:ai|artificial intelligence|(?:large )?language model|llm|assistant)\b"
     r"|(?:i|we)(?:['’]m| am|['’]re| are)\s+(?:unable|not able|not allowed|not permitted)\s+to"
-    r"|(?:i|we)\s+(?:can(?:not|['’]t|\s+not)|won['’]t|will not|must decline to|do(?: not|n['’]t)\s+feel comfortable)"
+    r"|(?:i|we)\s+(?:can(?:not|['’]t|\s+not)|won['’]t|will not|must decline to"
+    r"|do(?: not|n['’]t)\s+feel comfortable)"
     r"\s+(?:help|assist|provide|comply|answer|complete|do (?:that|this)|generate|determine|fulfil+|respond|continue"
     r"|create|produce|decompose|label|classify|extract|write|engage)"
     r"|unfortunately,?\s+(?:i|we)\b)",

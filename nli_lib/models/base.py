@@ -103,7 +103,8 @@ class Classifier(ABC):
                     for i in unique[pair]:
                         cached[i] = probs[j].tolist()
             out[start : start + len(p)] = np.asarray(cached, dtype=float)
-        calls.count("classifier", self.name, requests=len(premises), cache_hits=len(premises) - computed, calls=computed)
+        calls.count("classifier", self.name, requests=len(premises), cache_hits=len(premises) - computed,
+                    calls=computed)
         return out
 
     def predict(self, premises: Sequence[str], hypotheses: Sequence[str]) -> list[str]:

@@ -234,9 +234,10 @@ class PromptedRelationClassifier(Classifier):
         """One row per pair: raw answer text, ok, parsed value, error, and the label used (None when no answer)."""
         results = self.llm.chat_many(self.messages(premises, hypotheses), progress=False)
         rows = []
-        for a, b, r, parsed in zip(premises, hypotheses, results, self.llm.parse_many(self.template, results, self.labels)):
-            rows.append({"phrase1": a, "phrase2": b, "text": getattr(r, "text", None), "ok": parsed.ok,
-                         "value": parsed.value, "error": parsed.error, "label_used": parsed.value if parsed.ok else None})
+        parsed = self.llm.parse_many(self.template, results, self.labels)
+        for a, b, r, p in zip(premises, hypotheses, results, parsed):
+            rows.append({"phrase1": a, "phrase2": b, "text": getattr(r, "text", None), "ok": p.ok, "value": p.value,
+                         "error": p.error, "label_used": p.value if p.ok else None})
         return pd.DataFrame(rows, columns=["phrase1", "phrase2", "text", "ok", "value", "error", "label_used"])
 
     def _predict_proba_uncached(self, premises, hypotheses) -> np.ndarray:
