@@ -141,6 +141,24 @@ def test_prompt_nli_classifier_leaves_unparsable_answers_unanswered():
     assert frame["correct"].tolist() == [True, False, True, False] and frame["p_neutral"].isna().tolist()[1]
 
 
+def test_atom_judgements_mark_unanswered_atoms():
+    answers = {("H", "a1"): "e", ("H", "a2"): "Sorry, I can't help with that.", ("H", "a3"): "e",
+               ("P", "a1"): "n", ("P", "a3"): "As an AI, I cannot determine this."}
+
+    def gen(messages):
+        content = messages[-1]["content"]
+        key = (re.findall(r"Premise: (.*)", content)[-1], re.findall(r"Hypothesis: (.*)", content)[-1])
+        return answers[key]
+
+    clf = C.PromptNLIClassifier(OfflineLLM(gen, name="b1-some-junk", cache=CallCache(":memory:")))
+    rows = pd.DataFrame({"pair_id": ["a"] * 3, "premise": ["P"] * 3, "hypothesis": ["H"] * 3, "atom": ["a1", "a2", "a3"]})
+    judged = C.atom_judgements(clf, rows)
+    assert judged["h_pred"].tolist() == [E, None, E] and judged["valid"].tolist() == [True, False, True]
+    assert judged["unanswered"].tolist() == [False, True, True]  # a2: H ⊨ a unanswered; a3: (P, a) unanswered
+    full = pd.DataFrame({"pair_id": ["a"], "premise": ["P"], "hypothesis": ["H"], "label": [N], "pred": [N]})
+    assert C.consistency_frame(full, judged)["unanswered"].tolist() == [True]
+
+
 def test_unanswered_examples_are_left_out_of_table2_and_counted():
     full, judged = _judged()
     full.loc[2, "pred"] = None  # example c: no full answer
