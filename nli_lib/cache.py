@@ -133,6 +133,27 @@ class CallCache:
             self._conn.execute(f"DELETE FROM {table} WHERE k=?", (key_hash(key),))
             self._conn.commit()
 
+    def stored_keys(self, namespace: str, *, prefix: str = "", contains: str = "") -> list[dict]:
+        """Stored keys of `namespace` whose canonical JSON starts with `prefix` and contains `contains` (plain
+        text, no wildcards): for explaining a miss, or reading entries stored under an older key layout.
+
+        >>> c = CallCache(":memory:"); c.put("demo", {"x": "needle"}, 1); c.put("demo", {"x": "hay"}, 2)
+        >>> c.stored_keys("demo", contains="needle"), len(c.stored_keys("demo", prefix='{"x"'))
+        ([{'x': 'needle'}], 2)
+        """
+        table = self._table(namespace)
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT key_json FROM {table} WHERE substr(key_json, 1, ?) = ? AND instr(key_json, ?) > 0",
+                (len(prefix), prefix, contains)).fetchall()
+        out = []
+        for (blob,) in rows:
+            try:
+                out.append(json.loads(blob))
+            except (json.JSONDecodeError, TypeError):
+                continue  # an unreadable key is no candidate; reading its value reports the corruption
+        return out
+
     def stats(self) -> dict[str, dict[str, int]]:
         """Hit/miss/write counters per namespace since this object was created."""
         return {ns: dict(c) for ns, c in self.counters.items()}

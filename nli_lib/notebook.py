@@ -2,7 +2,13 @@
 
     >>> nb = start("50_taxinli_dataset", dict(tier="offline", seed=0, quick=True))    # doctest: +SKIP
     >>> nb.out.table(df, "table-2", ref="taxinli-table-2")                            # doctest: +SKIP
-    >>> nb.finish()          # prints cache hits/misses and what was written         # doctest: +SKIP
+    >>> nb.finish()          # call summary, failure check, then publishes the outputs # doctest: +SKIP
+
+`finish` prints the call summary of every model the run used (requests, cache hits, calls, retries, errors,
+unparsable answers; `nli_lib.calls`), raises `TooManyFailures` naming the model when errors + unparsable
+answers exceed the profile's `max_failure_rate` (default 0.02) of its requests, and only then publishes the
+run's tables, figures and scorecard entries (`Outputs.publish`): a failed or interrupted notebook changes
+no published output.
 
 `start` seeds every RNG, selects a headless matplotlib backend when run by papermill, and keeps the
 run's parameters so every table/figure sidecar records them (API keys are never among them: the
@@ -18,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from . import calls
 from .cache import default_cache
 from .config import RunInfo
 from .outputs import Outputs
@@ -31,6 +38,7 @@ class NotebookSession:
     params: dict  # papermill parameters (profile + quick flag)
     out: Outputs  # table/figure writer with provenance sidecars
     models: dict = field(default_factory=dict)  # models loaded by this run, by spec
+    calls_before: dict = field(default_factory=calls.snapshot)  # call ledger when the session began
 
     @property
     def quick(self) -> bool:
@@ -58,14 +66,26 @@ class NotebookSession:
         return self.models[spec]
 
     def finish(self) -> pd.DataFrame:
-        """Print and return cache counters (hits/misses per namespace) and the files this run wrote."""
-        stats = pd.DataFrame(default_cache().stats()).T
+        """Print the call summary, fail if a model failed too often, then publish the outputs.
+
+        Returns the call summary (one row per model/endpoint). Raises `calls.TooManyFailures` (naming the
+        endpoint and its counts) when a model's errors + unparsable answers exceed `max_failure_rate` of its
+        requests; the outputs then stay unpublished.
+        """
+        summary = calls.summary(since=self.calls_before)
         print("call cache:", default_cache().path)
-        print(stats.to_string() if len(stats) else "(no cached calls)")
-        print(f"{len(self.out.written)} outputs written:")
+        if len(summary):
+            print("model calls (requests, cache hits, calls sent, retries, errors, unparsable answers, stand-in "
+                  "non-answers):")
+            print(summary.to_string())
+        else:
+            print("model calls: none")
+        calls.check(calls.max_failure_rate(self.params), since=self.calls_before)
+        self.out.publish()
+        print(f"{len(self.out.written)} outputs published:")
         for path in self.out.written:
             print("  ", path)
-        return stats
+        return summary
 
 
 PARAM_NAMES = ("tier", "seed", "quick", "profile_name", "nli_model", "nli_epochs", "baselines", "embedder", "llm",

@@ -7,6 +7,13 @@ Files: tables/<notebook>/<name>.{csv,md,json} and figures/<notebook>/<name>.{png
 $NLI_OUTPUT_DIR (the repository root by default). The JSON sidecar records notebook, parameters, git
 commit, nli_lib hash, data sha256s used, model ids, seed and tier. `tables/index.csv` lists every
 output with its paper reference key `<paper>-<table|fig>-<number>` (e.g. `taxinli-fig-5`).
+
+Publishing. While a notebook runs, everything it writes goes to a staging folder,
+$NLI_OUTPUT_DIR/.staging/<notebook>/ (same layout). Only `publish()` — called by `NotebookSession.finish`,
+the last cell of every notebook, once the run's model calls passed their checks — moves the files to their
+places and rebuilds tables/index.csv. A notebook that fails or is interrupted leaves the published tables,
+figures, index and scorecard entries as they were; its staging folder is discarded when the notebook next
+starts.
 """
 from __future__ import annotations
 
@@ -14,6 +21,8 @@ import datetime as _dt
 import functools
 import hashlib
 import json
+import os
+import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,11 +71,48 @@ class Outputs:
     params: dict = field(default_factory=dict)  # papermill parameters of the run
     tier: str = "offline"  # model tier that produced the numbers
     seed: int = 0  # random seed of the run
-    written: list = field(default_factory=list)  # paths written so far
+    written: list = field(default_factory=list)  # paths written so far (their published places once published)
     scored: list = field(default_factory=list)  # scorecard entries recorded by this run (see `score`)
+    published: bool = False  # whether `publish()` has moved this run's files to their places
 
     def __post_init__(self):
         self.params = scrub_secrets(self.params)  # sidecars never carry a key
+        self.root = output_dir()  # where outputs are published
+        self.staging = staging_dir(self.notebook, self.root)
+        if self.staging.exists():  # left by an earlier run of this notebook that failed or was interrupted
+            shutil.rmtree(self.staging)
+        self.staging.mkdir(parents=True)
+
+    def _folder(self, *parts: str) -> Path:
+        folder = self.staging.joinpath(*parts)
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+
+    def publish(self) -> list[Path]:
+        """Move every staged file to its place under the output root and rebuild tables/index.csv.
+
+        Returns the published paths (and `written` now holds them). Call it once the run has succeeded;
+        `NotebookSession.finish` does.
+        """
+        moved = {}
+        for src in sorted(p for p in self.staging.rglob("*") if p.is_file()):
+            dest = self.root / src.relative_to(self.staging)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(src, dest)
+            moved[src] = dest
+        shutil.rmtree(self.staging, ignore_errors=True)
+        self.written = [moved.get(Path(p), Path(p)) for p in self.written]
+        self.published = True
+        rebuild_index(self.root)
+        return list(moved.values())
+
+    def copy(self, src: Path, dest: str) -> Path:
+        """Stage a copy of a written output at `dest` (relative to the output root), published with the rest."""
+        target = self.staging / dest
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(src, target)
+        self.written.append(target)
+        return target
 
     def _sidecar(self, kind: str, name: str, ref: str, models, caption: str) -> dict:
         return {
@@ -79,28 +125,24 @@ class Outputs:
     def table(self, df: pd.DataFrame, name: str, ref: str, models=(), caption: str = "", index: bool = False) -> Path:
         """Write df as CSV + Markdown + sidecar; returns the CSV path."""
         _check_ref(ref)
-        folder = output_dir() / "tables" / self.notebook
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = self._folder("tables", self.notebook)
         csv_path = folder / f"{name}.csv"
         df.to_csv(csv_path, index=index)
         header = f"**{ref}** — {caption} _(tier: {self.tier}; models: {', '.join(models) or 'none'})_\n\n"
         (folder / f"{name}.md").write_text(header + markdown_table(df, index=index) + "\n")
         (folder / f"{name}.json").write_text(json.dumps(self._sidecar("table", name, ref, models, caption), indent=1))
         self.written.append(csv_path)
-        rebuild_index()
         return csv_path
 
     def figure(self, fig, name: str, ref: str, models=(), caption: str = "", dpi: int = 120) -> Path:
         """Save a matplotlib figure as PNG + PDF + sidecar; returns the PNG path."""
         _check_ref(ref)
-        folder = output_dir() / "figures" / self.notebook
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = self._folder("figures", self.notebook)
         png = folder / f"{name}.png"
         fig.savefig(png, dpi=dpi, bbox_inches="tight")
         fig.savefig(folder / f"{name}.pdf", bbox_inches="tight")
         (folder / f"{name}.json").write_text(json.dumps(self._sidecar("figure", name, ref, models, caption), indent=1))
         self.written.append(png)
-        rebuild_index()
         return png
 
     def records(self, df: pd.DataFrame, name: str, ref: str, filters=(), text=(), models=(), caption: str = "",
@@ -112,8 +154,7 @@ class Outputs:
         Larger frames are truncated to `max_rows` rows (seeded sample), and the sidecar says so.
         """
         _check_ref(ref)
-        folder = output_dir() / "tables" / self.notebook / "records"
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = self._folder("tables", self.notebook, "records")
         n_total = len(df)
         if max_rows is not None and n_total > max_rows:
             df = df.sample(max_rows, random_state=self.seed).sort_index()
@@ -135,7 +176,8 @@ class Outputs:
         """Record one of our numbers against the paper's value (ref, quantity) for the scorecard (notebook 90).
 
         The (ref, quantity) pair must exist in data/paper_values/<paper>.csv (a typo raises KeyError).
-        Entries go to tables/<notebook>/scorecard.jsonl, rewritten from scratch by each run.
+        Entries go to tables/<notebook>/scorecard.jsonl (staged; published with the run's other outputs),
+        rewritten from scratch by each run.
         """
         from .paper_values import paper_value
         paper = paper_value(ref, quantity)
@@ -144,8 +186,7 @@ class Outputs:
                  "note": note}
         self.scored = [e for e in self.scored if (e["ref"], e["quantity"], e["model"]) != (ref, quantity, model)]
         self.scored.append(entry)
-        folder = output_dir() / "tables" / self.notebook
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = self._folder("tables", self.notebook)
         (folder / "scorecard.jsonl").write_text("".join(json.dumps(e) + "\n" for e in self.scored))
         return entry
 
@@ -179,6 +220,12 @@ def markdown_table(df: pd.DataFrame, index: bool = False) -> str:
 
 
 RECORD_SUFFIX = ".csv.gz"
+STAGING = ".staging"  # folder under the output root holding the outputs of runs not yet published
+
+
+def staging_dir(notebook: str, root: Path | None = None) -> Path:
+    """Where a running notebook's outputs wait until it succeeds: <output root>/.staging/<notebook>."""
+    return (root or output_dir()) / STAGING / notebook
 
 
 def scorecard_entries(root: Path | None = None) -> pd.DataFrame:
@@ -224,20 +271,36 @@ def load_records(notebook: str, name: str, root: Path | None = None) -> pd.DataF
     return pd.read_csv(path)
 
 
-def rebuild_index(root: Path | None = None) -> pd.DataFrame:
-    """Regenerate tables/index.csv from every sidecar under tables/ and figures/."""
-    root = root or output_dir()
-    rows = []
+def _index_rows(root: Path) -> dict[str, dict]:
+    """{path relative to the output root: index row} for every sidecar under root/tables and root/figures."""
+    rows = {}
     for sub in ("tables", "figures"):
         for side in sorted((root / sub).glob("*/*.json")):
             meta = json.loads(side.read_text())
             ext = ".csv" if meta["kind"] == "table" else ".png"
-            rows.append({
-                "ref": meta["ref"], "kind": meta["kind"], "path": str(side.with_suffix(ext).relative_to(root)),
-                "notebook": meta["notebook"], "tier": meta["tier"], "models": ";".join(meta["models"]),
-                "caption": meta.get("caption", ""),
-            })
-    index = pd.DataFrame(rows, columns=INDEX_COLUMNS).sort_values(["ref", "path"]) if rows else pd.DataFrame(columns=INDEX_COLUMNS)
+            path = str(side.with_suffix(ext).relative_to(root))
+            rows[path] = {"ref": meta["ref"], "kind": meta["kind"], "path": path, "notebook": meta["notebook"],
+                          "tier": meta["tier"], "models": ";".join(meta["models"]), "caption": meta.get("caption", "")}
+    return rows
+
+
+def _index_frame(rows: dict) -> pd.DataFrame:
+    if not rows:
+        return pd.DataFrame(columns=INDEX_COLUMNS)
+    return pd.DataFrame(list(rows.values()), columns=INDEX_COLUMNS).sort_values(["ref", "path"])
+
+
+def rebuild_index(root: Path | None = None) -> pd.DataFrame:
+    """Regenerate tables/index.csv from every sidecar under tables/ and figures/."""
+    root = root or output_dir()
+    index = _index_frame(_index_rows(root))
     (root / "tables").mkdir(parents=True, exist_ok=True)
     index.to_csv(root / "tables" / "index.csv", index=False)
     return index
+
+
+def pending_index(out: Outputs) -> pd.DataFrame:
+    """tables/index.csv as it will read once `out` is published (published outputs + this run's staged ones)."""
+    rows = _index_rows(out.root)
+    rows.update(_index_rows(out.staging))
+    return _index_frame(rows)

@@ -119,8 +119,9 @@ def test_atom_judgements_uses_model_own_validity():
     assert judged["p_pred"].iloc[0] == X and pd.isna(judged["p_pred"].iloc[1])
 
 
-def test_prompt_nli_classifier_parses_b1_answers():
-    answers = {"A man sleeps.": "c\nSleeping is not running. [END]", "A man naps.": "garbage"}
+def test_prompt_nli_classifier_leaves_unparsable_answers_unanswered():
+    answers = {"A man sleeps.": "c\nSleeping is not running. [END]", "A man naps.": "garbage",
+               "A cat sits.": "Sorry, I can't help with that."}
 
     def gen(messages):
         premise = re.findall(r"Premise: (.*)", messages[-1]["content"])[-1]
@@ -128,8 +129,48 @@ def test_prompt_nli_classifier_parses_b1_answers():
 
     llm = OfflineLLM(gen, name="fake-b1", cache=CallCache(":memory:"))
     clf = C.PromptNLIClassifier(llm, shots=[{"premise": "p", "hypothesis": "h", "label": N}])
-    preds = clf.predict(["A man sleeps.", "A man naps.", "A dog runs."], ["A man runs.", "A man rests.", "An animal runs."])
-    assert preds == [X, N, E] and clf.parse_failures == 1
+    df = pd.DataFrame({"premise": ["A man sleeps.", "A man naps.", "A dog runs.", "A cat sits."],
+                       "hypothesis": ["A man runs.", "A man rests.", "An animal runs.", "A cat rests."],
+                       "label": [X, N, E, N]})
+    preds = clf.predict(df["premise"], df["hypothesis"])
+    assert preds == [X, None, E, None] and clf.parse_failures == 2  # never the old 'neutral' stand-in
+    assert [f["premise"] for f in clf.failures] == ["A man naps.", "A cat sits."]
+    assert clf.failures[1]["reason"].startswith("refusal")
+    frame = clf.predict_frame(df)
+    assert frame["answered"].tolist() == [True, False, True, False]
+    assert frame["correct"].tolist() == [True, False, True, False] and frame["p_neutral"].isna().tolist()[1]
+
+
+def test_atom_judgements_mark_unanswered_atoms():
+    answers = {("H", "a1"): "e", ("H", "a2"): "Sorry, I can't help with that.", ("H", "a3"): "e",
+               ("P", "a1"): "n", ("P", "a3"): "As an AI, I cannot determine this."}
+
+    def gen(messages):
+        content = messages[-1]["content"]
+        key = (re.findall(r"Premise: (.*)", content)[-1], re.findall(r"Hypothesis: (.*)", content)[-1])
+        return answers[key]
+
+    clf = C.PromptNLIClassifier(OfflineLLM(gen, name="b1-some-junk", cache=CallCache(":memory:")))
+    rows = pd.DataFrame({"pair_id": ["a"] * 3, "premise": ["P"] * 3, "hypothesis": ["H"] * 3, "atom": ["a1", "a2", "a3"]})
+    judged = C.atom_judgements(clf, rows)
+    assert judged["h_pred"].tolist() == [E, None, E] and judged["valid"].tolist() == [True, False, True]
+    assert judged["unanswered"].tolist() == [False, True, True]  # a2: H ⊨ a unanswered; a3: (P, a) unanswered
+    full = pd.DataFrame({"pair_id": ["a"], "premise": ["P"], "hypothesis": ["H"], "label": [N], "pred": [N]})
+    assert C.consistency_frame(full, judged)["unanswered"].tolist() == [True]
+
+
+def test_unanswered_examples_are_left_out_of_table2_and_counted():
+    full, judged = _judged()
+    full.loc[2, "pred"] = None  # example c: no full answer
+    judged = judged.assign(h_pred=E, unanswered=[False, False, False, True, False, False])  # b: an atom unanswered
+    per = C.consistency_frame(full, judged)
+    assert per["unanswered"].tolist() == [False, True, True]
+    assert per["consistent"].tolist()[0] is True and per["consistent"].isna().tolist() == [False, True, True]
+    row = C.table2({"m": per}).iloc[0]
+    assert (row["n"], row["unanswered"], row["consistency"], row["full_accuracy"]) == (1, 2, 100.0, 100.0)
+    assert C.table6({"m": per}).iloc[0]["unanswered"] == 2
+    records = C.consistency_records({"m": per}, {"m": judged.assign(premise="P", hypothesis="H", model="m")})
+    assert records["outcome"].tolist() == ["consistent", "unanswered", "unanswered"]
 
 
 def test_balanced_shots():
@@ -461,6 +502,31 @@ def test_llm_predictor_and_silver_labels_with_stand_in():
     assert atoms["scored"].all() and atoms["correct"].all()  # the stand-in labelled its own atoms
     row = D.table3({pred.name: (full, atoms)}, {pred.name: pred}, "silver:C.2", self_labelled=[pred.name]).iloc[0]
     assert row["full_accuracy"] == 50.0 and np.isnan(row["atom_accuracy"])
+
+
+def test_unparsable_c2_answers_are_set_aside_not_labelled():
+    def judge(messages):
+        content = messages[-1]["content"]
+        hypothesis = re.findall(r"Hypothesis: (.*)", content)[-1]
+        return "Sorry, I can't help with that." if "swim" in hypothesis else "more\nLikely. [END]"
+
+    examples = pd.DataFrame({"pair_id": ["a", "b"], "premise": ["A man stands by a lake."] * 2,
+                             "hypothesis": ["A man can swim."] * 2, "update": ["He wears trunks.", "He is wet."],
+                             "update_type": ["strengthener"] * 2})
+    gen = AtomGenerator(OfflineLLM(lambda m: "1. There is a man.\n2. The man can swim.\n[END]", name="two-atoms",
+                                   cache=CallCache(":memory:")), name="two-atoms", tier="offline")
+    llm = OfflineLLM(judge, name="c2-refuses-some", cache=CallCache(":memory:"))
+    validator = TableNLI({("A man stands by a lake.", a): N for a in ("There is a man.", "The man can swim.")}, default=E)
+    data = D.prepare_dsnli(gen, validator, examples, silver_llm=llm)
+    assert set(data.labeled["atom"]) == {"There is a man."} and data.labeled["label"].tolist() == [1, 1]
+    assert set(data.unlabeled["atom"]) == {"The man can swim."} and len(data.unlabeled) == 2
+    assert data.unlabeled["label_error"].str.startswith("refusal").all() and data.unlabeled["label"].isna().all()
+    # the explorer rows of a label set holding a failed label no longer crash (notebook 12 did on NaN)
+    labeled = pd.concat([data.labeled, data.unlabeled.assign(label=np.nan, critical=False)], ignore_index=True)
+    pred = D.llm_predictor(llm, full_shots=[], atom_shots_=[])
+    full, atoms = D.predict(pred, examples, data.labeled)
+    assert D.example_records({"m": (full, atoms)}, labeled)["atoms"].str.contains("can swim. \\(unlabeled\\)").all()
+    assert "unlabeled" in D.subproblem_records({"m": (full, atoms.assign(label=np.nan))})["label"].tolist()
 
 
 def test_c1_prompt_has_balanced_shots_and_query():

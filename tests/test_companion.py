@@ -25,6 +25,8 @@ def test_score_validates_key_and_rewrites_entries(out):
     out.score("taxinli-table-2", "total datapoints", 10070, "data")
     out.score("taxinli-table-2", "total datapoints", 10071, "data")  # same key + model: replaced, not duplicated
     out.score("atoms-table-5", "delta-SNLI test examples", 1837, "data")
+    assert scorecard_entries().empty  # staged until the run succeeds
+    out.publish()
     entries = scorecard_entries()
     assert len(entries) == 2 and entries.ours.tolist() == [10071.0, 1837.0]
     with pytest.raises(KeyError, match="no paper value"):
@@ -72,6 +74,7 @@ def test_readme_section_replaces_only_between_markers(tmp_path):
 def test_records_roundtrip_and_sampling(out):
     df = pd.DataFrame({"label": ["e", "n", "c"] * 5, "atoms": [["a", "b"]] * 15, "text": [f"t{i}" for i in range(15)]})
     out.records(df, "demo", "taxinli-fig-5", filters=["label", "missing"], text=["text"], max_rows=10)
+    out.publish()
     meta = list_records().iloc[0]
     assert (meta["name"], meta["filters"], meta["n_rows"]) == ("demo", ["label"], 10)
     back = load_records("50_demo", "demo")

@@ -12,7 +12,8 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from nli_lib.cache import CacheCorruptError, CallCache, key_hash  # noqa: E402
-from nli_lib.outputs import Outputs, rebuild_index  # noqa: E402
+from nli_lib import calls  # noqa: E402
+from nli_lib.outputs import Outputs, rebuild_index, scorecard_entries  # noqa: E402
 from nli_lib.paper_values import beside_paper, paper_value  # noqa: E402
 
 
@@ -46,6 +47,9 @@ def test_outputs_write_sidecars_and_index(tmp_path, monkeypatch):
     fig, ax = plt.subplots()
     ax.plot([0, 1])
     out.figure(fig, "f1", ref="taxinli-fig-5", models=["m1"])
+    assert not (tmp_path / "tables/99_demo").exists() and not (tmp_path / "tables/index.csv").exists()  # staged
+    out.publish()
+    assert not (tmp_path / ".staging/99_demo").exists() and out.written[0] == tmp_path / "tables/99_demo/t1.csv"
     side = json.loads((tmp_path / "tables/99_demo/t1.json").read_text())
     assert side["tier"] == "offline" and side["seed"] == 3 and side["models"] == ["m1"] and "nli_lib_hash" in side
     assert (tmp_path / "tables/99_demo/t1.md").read_text().startswith("**taxinli-table-2**")
@@ -77,6 +81,7 @@ def test_secrets_never_reach_sidecars(tmp_path, monkeypatch):
                       "api_key_env": "MY_SERVICE_API_KEY", "max_tokens": 64}}
     nb = start("99_secret_demo", params)
     nb.out.table(pd.DataFrame({"a": [1]}), "t", ref="atoms-table-2")
+    nb.finish()
     written = "".join(p.read_text() for p in tmp_path.rglob("*") if p.is_file())
     assert secret not in written and secret not in repr(nb.params)
     side = json.loads((tmp_path / "tables/99_secret_demo/t.json").read_text())
@@ -91,3 +96,104 @@ def test_runner_refuses_a_profile_holding_a_key(tmp_path):
     profile.write_text("tier: paper\nllm:\n  base_url: http://localhost:8000/v1\n  model: m\n  api_key: sk-abc\n")
     with pytest.raises(SystemExit, match="api_key_env"):
         runner.main(["--profile", str(profile), "--notebook-dir", str(tmp_path), "--runs-dir", str(tmp_path / "runs")])
+
+
+# ---------------------------------------------------------------------------------------------------
+# Failures are loud: publish on success only, call summary and failure threshold in finish()
+# ---------------------------------------------------------------------------------------------------
+
+def _session(name, **params):
+    from nli_lib.notebook import NotebookSession
+
+    params = {"tier": "offline", "seed": 0, **params}
+    return NotebookSession(name=name, params=params, out=Outputs(name, params=params))
+
+
+def _published(root):
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
+            if p.is_file() and ".staging" not in p.parts}
+
+
+def test_a_run_that_fails_after_writing_publishes_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("NLI_OUTPUT_DIR", str(tmp_path))
+    good = _session("98_demo")
+    good.out.table(pd.DataFrame({"a": [1]}), "t1", ref="taxinli-table-2")
+    good.out.score("taxinli-table-2", "total datapoints", 10071, "data")
+    good.finish()
+    before = _published(tmp_path)
+    assert "tables/index.csv" in before and "tables/98_demo/scorecard.jsonl" in before
+
+    crashing = _session("98_demo")  # the same notebook again: writes new numbers, then a cell raises
+    crashing.out.table(pd.DataFrame({"a": [2]}), "t1", ref="taxinli-table-2")
+    crashing.out.table(pd.DataFrame({"b": [3]}), "t2", ref="taxinli-table-3")
+    crashing.out.score("taxinli-table-2", "total datapoints", 1, "data")
+    with pytest.raises(ZeroDivisionError):
+        1 / 0  # the notebook stops here: finish() never runs
+    assert _published(tmp_path) == before  # index, tables and scorecard entries untouched
+    assert scorecard_entries(tmp_path)["ours"].tolist() == [10071.0]
+    assert set(pd.read_csv(tmp_path / "tables/index.csv")["ref"]) == {"taxinli-table-2"}
+
+    again = _session("98_demo")  # the next run discards the crashed run's staged files
+    assert not any(again.out.staging.iterdir())
+    again.finish()
+    assert _published(tmp_path)["tables/98_demo/t1.csv"] == before["tables/98_demo/t1.csv"]
+
+
+def test_finish_prints_the_call_summary_and_fails_on_a_dead_endpoint(tmp_path, monkeypatch, capsys):
+    import socket
+
+    from nli_lib.llm import LLMClient, LLMConfig
+
+    monkeypatch.setenv("NLI_OUTPUT_DIR", str(tmp_path))
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    with socket.socket() as s:  # a port nobody listens on: every request fails
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    nb = _session("97_demo")
+    llm = LLMClient(LLMConfig(base_url=f"http://127.0.0.1:{port}/v1", model="m", max_retries=1, retry_base_s=0.001,
+                              retry_max_s=0.001, timeout_s=2), cache=CallCache(tmp_path / "c.sqlite"))
+    results = llm.chat_many([f"prompt {i}" for i in range(3)], progress=False)
+    nb.out.table(pd.DataFrame({"acc": [0.33]}), "t", ref="atoms-table-2")  # numbers from the made-up answers
+    with pytest.raises(calls.TooManyFailures) as err:
+        nb.finish()
+    assert not any(r.ok for r in results)
+    assert f"llm m @ http://127.0.0.1:{port}/v1: 3 of 3 requests failed (3 errors, 0 unparsable answers; 3 retries)" \
+        in str(err.value)
+    printed = capsys.readouterr().out
+    assert "model calls" in printed and f"m @ http://127.0.0.1:{port}/v1" in printed
+    assert not (tmp_path / "tables").exists()  # nothing published
+
+    lenient = _session("97_demo", max_failure_rate=0.5)
+    llm.chat_many(["p"] * 1, progress=False)  # 1 of 1 fails: above even 0.5
+    with pytest.raises(calls.TooManyFailures):
+        lenient.finish()
+    flaky = _flaky_stand_in()
+    tolerant = _session("97_demo", max_failure_rate=0.3)
+    flaky.chat_many(["fine 1", "fine 2", "fine 3", "boom"], progress=False)  # 1 of 4 fails: 25 %, under 30 %
+    summary = tolerant.finish()
+    assert summary.loc["offline://flaky-4", "errors"] == 1 and summary.loc["offline://flaky-4", "requests"] == 4
+
+
+def _flaky_stand_in():
+    from nli_lib.llm import OfflineLLM
+
+    def generate(messages):
+        if "boom" in messages[-1]["content"]:
+            raise RuntimeError("generator failed")
+        return "ok"
+
+    return OfflineLLM(generate, name="flaky-4", cache=CallCache(":memory:"))
+
+
+def test_pending_index_shows_a_running_notebook_its_own_outputs(tmp_path, monkeypatch):
+    from nli_lib.outputs import pending_index
+
+    monkeypatch.setenv("NLI_OUTPUT_DIR", str(tmp_path))
+    first = Outputs("96_demo", params={})
+    first.table(pd.DataFrame({"a": [1]}), "old", ref="taxinli-table-2")
+    first.publish()
+    run = Outputs("95_demo", params={})
+    run.table(pd.DataFrame({"a": [1]}), "new", ref="companion-table-90")
+    assert set(pending_index(run)["path"]) == {"tables/96_demo/old.csv", "tables/95_demo/new.csv"}
+    assert set(pd.read_csv(tmp_path / "tables/index.csv")["path"]) == {"tables/96_demo/old.csv"}

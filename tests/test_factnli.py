@@ -190,7 +190,7 @@ def test_check_fusion_detects_missing_and_repeated_facts():
     assert not check_fusion("The man sleeps. A bench is a seat.", anchor, facts)["anchor_verbatim"]
 
 
-def test_template_fuser_through_prompt_b2_and_llm_fallback():
+def test_template_fuser_through_prompt_b2_and_llm_failure():
     fuser = template_fuser(cache=CallCache(":memory:"))
     out = fuser.fuse_many([("A man sleeps .", ["A bench is a seat."]), ("A dog runs .", [])])
     assert out[0].text == "A man sleeps . Additionally, a bench is a seat." and out[0].ok
@@ -199,7 +199,7 @@ def test_template_fuser_through_prompt_b2_and_llm_fallback():
     assert inputs_from_b2(messages) == ("A man sleeps .", ["x is y.", 'q "z".'])
     broken = Fuser(OfflineLLM(lambda m: "I cannot do that.", name="broken", cache=CallCache(":memory:")), "broken", "paper")
     res = broken.fuse_many([("A man sleeps .", ["A bench is a seat."])])[0]
-    assert res.fallback and not res.ok and res.text == compose("A man sleeps .", ["A bench is a seat."])
+    assert not res.ok and res.text is None and res.error  # no template text passed off as the LLM's fusion
 
 
 def test_hypothesis_subsets_rank_by_similarity_and_keep_level_order():
@@ -353,6 +353,41 @@ def test_build_resumes_from_cached_levels():
     assert "A woman walks down the street ." not in asked_premises  # finished chain: read from the cache
     assert counting.asked  # the missing level was recomputed
     pd.testing.assert_frame_equal(first.items, second.items)
+
+
+def test_a_failed_fusion_is_recorded_not_built_and_not_cached():
+    cache = CallCache(":memory:")
+    aug = _augmenter(cache)
+    compose_answer, state = aug.fuser.client.generate, {"fail": True}
+
+    def flaky(messages):
+        if state["fail"] and "[Inputs]\nA dog" in messages[-1]["content"]:
+            raise RuntimeError("endpoint down")
+        return compose_answer(messages)
+
+    aug.fuser = Fuser(OfflineLLM(flaky, name="flaky-fuser", cache=cache), "flaky-fuser", "paper")
+    data = aug.build(EXAMPLES, progress=False)
+    assert len(data.items) == 9 and set(data.items.loc[data.items["pair_id"] == "p2", "level"]) == {0}
+    assert data.failed["pair_id"].tolist() == ["p2"] * 3 and data.failed["level"].tolist() == [1, 2, 3]
+    assert data.failed["failure"].str.startswith("level 1: premise fusion (B.2) failed: call failed").all()
+    assert data.items["premise"].notna().all() and data.items["hypothesis"].notna().all()
+    state["fail"] = False  # the endpoint is back: the failed level was not cached, so it is built now
+    again = aug.build(EXAMPLES, progress=False)
+    assert len(again.items) == 12 and again.failed.empty
+    pd.testing.assert_frame_equal(again.items[again.items["pair_id"] != "p2"].reset_index(drop=True),
+                                  data.items[data.items["pair_id"] != "p2"].reset_index(drop=True))
+
+
+def test_rewrite_only_leaves_out_failed_rewrites():
+    cache = CallCache(":memory:")
+    data = _augmenter(cache).build(EXAMPLES, progress=False)
+    good = atoms_rewrite_answer(lambda s: ["Restatement one is here."])
+    client = OfflineLLM(lambda m: "Sorry, I can't help with that." if "A dog" in m[-1]["content"] else good(m),
+                        name="rewrite-refuses", cache=cache)
+    rw = rewrite_only(data, client=client)
+    assert set(rw["pair_id"]) == {"p0", "p1"} and rw["premise"].notna().all()
+    failed = rw.attrs["failed"]
+    assert failed["pair_id"].tolist() == ["p2"] and failed["failure"].iloc[0].startswith("rewrite failed: refusal")
 
 
 def test_controls_unrelated_facts_and_rewrite_only():

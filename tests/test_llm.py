@@ -19,6 +19,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from nli_lib import calls
 from nli_lib.cache import CallCache, ReplayMiss
 from nli_lib.config import REPO_ROOT
 from nli_lib.llm import (PROMPTS, LLMCallError, LLMClient, LLMConfig, LLMError, LLMResult, OfflineLLM, Parsed,
@@ -183,7 +184,7 @@ def test_sample_index_and_overrides_change_the_key(fake, make_client):
     other_model = make_client(model="other-model")
     assert not other_model.chat(MSG).cached and fake.n == 4
     key = llm.cache_key(MSG, sample=2)
-    assert set(key) == {"endpoint", "model", "messages", "params", "sample"} and key["messages"] == MSG
+    assert set(key) == {"model", "messages", "params", "sample"} and key["messages"] == MSG  # no endpoint
 
 
 def test_stop_sequences_are_sent(fake, make_client):
@@ -213,6 +214,100 @@ def test_replay_miss_message_shows_first_80_chars(make_client):
     with pytest.raises(ReplayMiss) as err:
         make_client(replay_only=True).chat(long)
     assert "x" * 80 in str(err.value) and "x" * 81 not in str(err.value)
+
+
+def test_a_cache_filled_through_one_endpoint_replays_through_another(fake, make_client):
+    make_client().chat(MSG)  # filled through the fake server's URL
+    other = make_client(base_url="http://gpu-node-7.invalid:8000/v1", replay_only=True)
+    hit = other.chat(MSG)
+    assert hit.cached and hit.text.startswith("echo:") and fake.n == 1
+    assert hit.endpoint == fake.url  # where the answer came from is kept beside it
+    assert other.chat_many([MSG], progress=False)[0].endpoint == fake.url
+
+
+def test_entries_of_the_old_key_layout_are_still_read(cache_path, make_client):
+    old_key = {"endpoint": "http://gpu-node-7:8000/v1", "model": "fake-model", "messages": MSG,
+               "params": {"temperature": 0.0, "max_tokens": 512, "stop": None}, "sample": 0}
+    CallCache(cache_path).put("llm", old_key, {"text": "old answer", "usage": {}, "finish_reason": "stop", "created": 1.0})
+    replay = make_client(replay_only=True)
+    hit = replay.chat(MSG)
+    assert hit.cached and hit.text == "old answer" and hit.endpoint == "http://gpu-node-7:8000/v1"
+    assert [r.text for r in replay.chat_many([MSG, MSG], progress=False)] == ["old answer", "old answer"]
+    with pytest.raises(ReplayMiss):
+        replay.chat(MSG, temperature=0.5)  # another decoding parameter is another call, old layout or not
+
+
+def test_a_replay_miss_says_which_part_of_the_call_differs(fake, make_client):
+    make_client().chat(MSG)
+    cases = [(dict(model="gpt-4o-mini"), {}, "model (stored 'fake-model', asked 'gpt-4o-mini')"),
+             ({}, dict(temperature=0.7), "params.temperature (stored 0.0, asked 0.7)"),
+             (dict(max_tokens=64), {}, "params.max_tokens (stored 512, asked 64)"),
+             ({}, dict(sample=3), "sample (stored 0, asked 3)")]
+    for settings, call, expected in cases:
+        with pytest.raises(ReplayMiss) as err:
+            make_client(replay_only=True, **settings).chat(MSG, **call)
+        text = str(err.value)
+        assert "1 stored call(s) have these messages but differ in: " + expected in text, text
+        assert text.count("(stored ") == 1, text  # only the field that differs is named
+    with pytest.raises(ReplayMiss) as err:
+        make_client(replay_only=True, model="gpt-4o-mini").chat_many([MSG, "new prompt"], progress=False)
+    assert "2 of 2 calls not cached" in str(err.value) and "model (stored 'fake-model'" in str(err.value)
+    with pytest.raises(ReplayMiss, match="No stored call has these messages"):
+        make_client(replay_only=True).chat("a prompt nobody sent")
+
+
+def test_every_request_is_counted_in_the_call_ledger(fake, make_client):
+    before = calls.snapshot()
+    fake.script = [("status", 500)] * 6  # a dead endpoint: every request fails, retries exhausted
+    llm = make_client(max_retries=1, concurrency=1)
+    results = llm.chat_many(["a", "b", "c"], progress=False)
+    assert [r.ok for r in results] == [False, False, False]
+    row = calls.summary(since=before).loc[llm.label]
+    assert (row["requests"], row["calls"], row["retries"], row["errors"], row["failure_rate"]) == (3, 6, 3, 3, 1.0)
+    with pytest.raises(calls.TooManyFailures) as err:
+        calls.check(0.02, since=before)
+    assert llm.label in str(err.value) and "3 of 3 requests failed (3 errors, 0 unparsable answers; 3 retries)" in str(err.value)
+
+    before = calls.snapshot()
+    t = PROMPTS["atoms.B1"]
+    prompts = [t.render(premise=f"p{i}", hypothesis="h") for i in range(4)]
+    fake.script = [("ok", "e"), ("ok", "Sorry, I can't help with that."), ("ok", "n"), ("ok", "c")]
+    parsed = make_client(concurrency=1).parse_many(t, make_client(concurrency=1).chat_many(prompts, progress=False))
+    assert [p.ok for p in parsed] == [True, False, True, True] and parsed[1].error.startswith("refusal")
+    again = make_client().chat_many(prompts, progress=False)  # a warm run serves the refusal from the cache ...
+    make_client().parse_many(t, again)  # ... and counts it again: it is still not an answer
+    row = calls.summary(since=before).loc[llm.label]
+    assert (row["requests"], row["cache_hits"], row["calls"], row["unparsable"]) == (8, 4, 4, 2)
+    assert row["failure_rate"] == 0.25
+    assert calls.check(0.3, since=before).loc[llm.label, "requests"] == 8  # under the limit: no error
+
+
+def test_parse_many_never_guesses(fake, make_client):
+    t = PROMPTS["atoms.B1"]
+    llm = make_client()
+    results = llm.chat_many(["fine", "broken FAIL400"], progress=False)
+    parsed = llm.parse_many(t, results)
+    assert not parsed[0].ok and parsed[0].value is None  # "echo: fine" has no label word
+    assert not parsed[1].ok and parsed[1].value is None and parsed[1].error.startswith("call failed: LLMCallError")
+    rel = PROMPTS["phrasis.relation"]
+    fake.script = [("ok", "UNR")]
+    limited = llm.parse_many(rel, llm.chat_many(["phrases"], progress=False), allowed=("EQUI", "FORW"))
+    assert not limited[0].ok and "not one of" in limited[0].error
+
+
+def test_a_stand_in_without_a_rule_says_so(cache_path):
+    before = calls.snapshot()
+    rules = OfflineLLM(lambda m: None if "odd" in m[-1]["content"] else "Question: Who is there?", name="qud-test",
+                       cache=CallCache(cache_path))
+    t = PROMPTS["atoms.D1"]
+    prompts = [t.render(critical_atom=a) for a in ("There is a man.", "An odd atom.")]
+    parsed = rules.parse_many(t, rules.chat_many(prompts, progress=False))
+    assert parsed[0].value == "Who is there?" and not parsed[1].ok and parsed[1].error.startswith("no answer")
+    warm = OfflineLLM(lambda m: "never called", name="qud-test", cache=CallCache(cache_path))
+    assert not warm.parse_many(t, warm.chat_many(prompts, progress=False))[1].ok  # the non-answer is cached as one
+    row = calls.summary(since=before).loc["offline://qud-test"]
+    assert (row["kind"], row["requests"], row["no_answer"], row["unparsable"], row["failure_rate"]) == \
+        ("stand-in", 4, 2, 0, 0.0)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -379,7 +474,7 @@ def test_offline_llm_uses_the_cache(cache_path):
     first, second = llm.chat(msgs), llm.chat(msgs)
     assert len(calls) == 1 and not first.cached and second.cached
     assert t.parse(second.text).value == "entailment"
-    assert llm.cache_key(msgs)["endpoint"] == "offline://rules-v1"
+    assert llm.cache_key(msgs)["model"] == "offline://rules-v1" and first.endpoint == "offline://rules-v1"
 
     warm = OfflineLLM(generate, name="rules-v1", cache=CallCache(cache_path))
     assert all(r.cached for r in warm.chat_many([msgs, msgs], progress=False)) and len(calls) == 1
@@ -517,6 +612,47 @@ def test_unparsable_answers_from_the_server(fake, make_client):
     parsed = [t.parse(a.text) for a in answers]
     assert [p.ok for p in parsed] == [False, False]
     assert {p.raw for p in parsed} == {"I am not sure what you mean.", ""}
+
+
+MESSY = [  # answers real models give that are no answer: refusals, disclaimers, echoes of the prompt, nothing
+    ("atoms.A1", "Sorry, I can't help with that."),
+    ("atoms.A1", "I'm sorry, but I cannot decompose this sentence as it may contain sensitive content."),
+    ("atoms.A1", "1. There is a man.\n2. Sorry, I can't provide more facts about this.\n[END]"),
+    ("atoms.A1", '["There is a man.", "I cannot help with the rest of this request."]'),
+    ("atoms.A1", "As an AI language model, I can only list what the sentence says."),
+    ("atoms.A1", ""),
+    ("atoms.A1", "   \n[END]"),
+    ("atoms.A1", "You are an expert linguist. You are given a sentence. Generate a list of atomic facts that are "
+                 "strictly logically entailed from the given sentence."),
+    ("atoms.B1", "I apologize, but I cannot determine whether the hypothesis follows from the premise."),
+    ("atoms.B1", "As an AI, I do not judge; it could be entailment or neutral."),
+    ("atoms.B1", "Read the premise and hypothesis and select the correct answer from the three answer labels (e, n, c)."),
+    ("atoms.C1", "Does the evidence make the hypothesis about the situation more or less likely to be true?\nmore"),
+    ("atoms.C2", "Unfortunately, I cannot say: none of the options fits, the evidence is more or less unrelated."),
+    ("atoms.D1", "I'm sorry, what is the question?"),
+    ("atoms.D1", "Question: Sorry, could you clarify which sentence?"),
+    ("factnli.B1", '{"facts": [{"text": "I cannot extract facts from these snippets."}]}'),
+    ("factnli.B2", '{"fusion_result": "Sorry, I cannot fuse these facts."}'),
+    ("phrasis.relation", "I'm unable to determine the relation (UNR?)."),
+    ("phrasis.relation", "\n\n"),
+]
+
+
+@pytest.mark.parametrize("key,answer", MESSY)
+def test_refusals_and_junk_are_unparsable(key, answer):
+    parsed = PROMPTS[key].parse(answer)
+    assert not parsed.ok and parsed.value is None and parsed.raw == answer and parsed.error, parsed
+
+
+@pytest.mark.parametrize("key,answer,value", [
+    ("atoms.B1", "e\nThe hypothesis follows logically from the information contained in the premise. [END]", "entailment"),
+    ("atoms.A1", "Sure! Here are the facts:\n1. The man is sorry.\n2. The man cannot swim.\n[END]",
+     ["The man is sorry.", "The man cannot swim."]),
+    ("atoms.D1", "Question: Why is the man sorry?", "Why is the man sorry?"),
+    ("atoms.C2", "none\nSorry-looking faces do not change the likelihood. [END]", "no effect"),
+])
+def test_answers_that_merely_mention_sorry_still_parse(key, answer, value):
+    assert PROMPTS[key].parse(answer).value == value
 
 
 def test_exemplar_rows():

@@ -10,6 +10,7 @@ import csv
 import hashlib
 import importlib
 import io
+import json
 import os
 import pickle
 import time
@@ -260,6 +261,65 @@ def test_cad_revised_keeps_alignment_after_drops():
     assert f"{path}:5 (wrong column count" in message
     with pytest.raises(MalformedDataError):
         L.load_cad("revised_hypothesis", "dev", path=path, strict=True)
+
+
+def _first_line(path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8").splitlines()[0])
+
+
+def _write_lines(path, lines) -> None:
+    path.write_bytes(b"\n".join(line if isinstance(line, bytes) else json.dumps(line).encode() for line in lines) + b"\n")
+
+
+def test_snli_unparsable_values_and_invalid_utf8_are_malformed_rows(tmp_path):
+    good = _first_line(FIX / "snli" / "snli_1.0_dev.jsonl")
+    bad_bytes = json.dumps(good).encode().replace(b"A wug sits.", b"A wug sits \xff\xfe.")
+    path = tmp_path / "snli.jsonl"
+    _write_lines(path, [good, {**good, "annotator_labels": None}, {**good, "annotator_labels": "entailment"},
+                        bad_bytes, {**good, "annotator_labels": ["entailment", "maybe"]}])
+    df, message = load_dropping(L.load_snli_jsonl, "dev", path=path)
+    assert len(df) == 1 and df.attrs["dropped"] == 4
+    assert f"{path}:2 (bad value: annotator_labels=None is not a non-empty list of labels)" in message
+    assert f"{path}:3 (bad value: annotator_labels='entailment'" in message
+    assert f"{path}:4 (invalid UTF-8: byte 0xff at column" in message
+    assert f"{path}:5 (unknown label: 'maybe')" in message
+    with pytest.raises(MalformedDataError, match=r"snli\.jsonl:2 \(bad value"):
+        L.load_snli_jsonl("dev", path=path, strict=True)
+
+
+def test_chaosnli_bad_fields_are_malformed_rows(tmp_path):
+    good = _first_line(FIX / "chaosnli" / "chaosNLI_snli.jsonl")
+    rows = [good, {**good, "label_counter": {"e": "many", "n": 5}}, {**good, "entropy": None},
+            {**good, "entropy": "high"}, {**good, "old_labels": None}, {**good, "example": "a wug"},
+            {**good, "label_counter": {"e": -3, "n": 5}},
+            json.dumps(good).encode().replace(b"fixture bench", b"fixture b\xe9nch")]
+    path = tmp_path / "chaos.jsonl"
+    _write_lines(path, rows)
+    df, message = load_dropping(L.load_chaosnli, "snli", path=path)
+    assert len(df) == 1 and df.attrs["dropped"] == 7
+    for line, text in [(2, "label_counter['e']='many' is not an integer"), (3, "entropy=None is not a finite"),
+                       (4, "entropy='high'"), (5, "old_labels=None"), (6, "example='a wug' is not an object")]:
+        assert f"{path}:{line} (bad value: {text}" in message, (line, message)
+    with pytest.raises(MalformedDataError) as err:
+        L.load_chaosnli("snli", path=path, strict=True)
+    assert "7 malformed" in str(err.value) and "1 invalid UTF-8" in str(err.value)
+
+
+def test_invalid_utf8_in_tsv_line_files_and_json_arrays(tmp_path):
+    cad = tmp_path / "cad.tsv"
+    cad.write_bytes((FIX / "cad" / "original_dev.tsv").read_bytes().replace(b"daxes", b"d\xe4xes", 1))
+    df, message = load_dropping(L.load_cad, "original", "dev", path=cad)
+    line = next(i for i, l in enumerate(cad.read_bytes().split(b"\n"), 1) if b"\xe4" in l)
+    assert f"{cad}:{line} (invalid UTF-8: byte 0xe4" in message and "d\udce4xes" not in "".join(df["hypothesis"])
+    s1 = tmp_path / "s1.dev"
+    s1.write_bytes(ESNLI_PATHS["s1"].read_bytes().replace(b"wug", b"w\xfcg", 1))
+    df, message = load_dropping(L.load_esnli, "dev", paths={**ESNLI_PATHS, "s1": s1})
+    assert f"{s1}:1 (invalid UTF-8: premise: byte 0xfc" in message and df.attrs["dropped"] == 3
+    arr = tmp_path / "dsnli.json"
+    arr.write_bytes((FIX / "dsnli" / "aflite_train_examples.json").read_bytes().replace(b"{", b"{\n", 3)
+                    .replace(b"\"", b"\"\xff", 1))
+    with pytest.raises(DataError, match=rf"{arr.name}:2: byte 0xff is not valid UTF-8"):
+        L.load_dsnli_train_subset(path=arr)
 
 
 def test_numeric_labels_only_where_documented():

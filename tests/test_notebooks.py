@@ -69,6 +69,14 @@ def test_sources_have_parameters_cell_and_no_outputs():
         assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), f"{path.name}: clear outputs"
 
 
+def test_every_notebook_ends_with_finish():
+    """Outputs are published, and model failures checked, only by nb.finish(): it must be the last code cell."""
+    for path in notebooks():
+        nb = nbformat.read(path, as_version=4)
+        last = [c for c in nb.cells if c.cell_type == "code"][-1]
+        assert last.source.strip() == "nb.finish()", f"{path.name}: last code cell is not nb.finish()"
+
+
 def test_api_key_never_written(quick_run):
     for path in list(QUICK_DIR.glob("*.ipynb")) + list((QUICK_DIR / "outputs").rglob("*.json")):
         assert "SENTINEL" not in path.read_text(errors="ignore"), path

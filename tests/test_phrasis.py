@@ -286,7 +286,7 @@ def test_train_models_per_scenario_and_per_track_and_coherence_rows(monkeypatch)
     assert best.loc[best["scenario"] == "Positives-A", "paper best"].iloc[0] == pytest.approx(0.84)
 
 
-def test_prompted_classifier_parses_falls_back_and_goes_through_the_llm_cache():
+def test_prompted_classifier_parses_leaves_failures_unlabelled_and_goes_through_the_llm_cache():
     from nli_lib.llm import OfflineLLM
 
     answers = {"a dog": "Label: FORW", "a cat": "I am not sure.", "a car": "UNRELATED"}
@@ -299,13 +299,14 @@ def test_prompted_classifier_parses_falls_back_and_goes_through_the_llm_cache():
 
     cache = CallCache(":memory:")
     clf = phr.PromptedRelationClassifier(OfflineLLM(generate, name="fake", cache=cache), shots=2)
-    assert clf.predict(["a dog", "a cat", "a car"], ["an animal"] * 3) == ["FORW", "UNR", "UNR"]
+    assert clf.predict(["a dog", "a cat", "a car"], ["an animal"] * 3) == ["FORW", None, "UNR"]  # no made-up UNR
     assert clf.predict(["a dog"], ["an animal"]) == ["FORW"] and calls.count("a dog") == 1  # cached answer
     table = clf.answers(["a dog", "a cat"], ["an animal"] * 2)
-    assert table["ok"].tolist() == [True, False]
+    assert table["ok"].tolist() == [True, False] and table["label_used"].tolist() == ["FORW", None]
     positives = phr.PromptedRelationClassifier(OfflineLLM(generate, name="fake", cache=cache),
-                                               labels=phr.POSITIVE_LABELS, fallback="SIMI")
-    assert positives.predict(["a car"], ["an animal"]) == ["SIMI"]  # UNR is not a Positives label
+                                               labels=phr.POSITIVE_LABELS)
+    assert positives.predict(["a car"], ["an animal"]) == [None]  # UNR is not a Positives label: no label
+    assert "not one of" in positives.answers(["a car"], ["an animal"])["error"].iloc[0]
     msg = clf.messages(["a dog"], ["an animal"])[0][-1]["content"]
     assert "PHRASE 1: clings" in msg and msg.rstrip().endswith("PHRASE 1: a dog\nPHRASE 2: an animal\nLabel:")
 
@@ -321,7 +322,7 @@ def test_prompted_classifier_does_not_freeze_failed_calls():
         return "EQUI"
 
     clf = phr.PromptedRelationClassifier(OfflineLLM(generate, name="flaky", cache=CallCache(":memory:")))
-    assert clf.predict(["x"], ["y"]) == ["UNR"] and clf.answers(["x"], ["y"])["ok"].tolist() == [False]
+    assert clf.predict(["x"], ["y"]) == [None] and clf.answers(["x"], ["y"])["ok"].tolist() == [False]
     state["fail"] = False
     assert clf.predict(["x"], ["y"]) == ["EQUI"]
 
@@ -396,9 +397,6 @@ def test_positives_prompt_drops_only_the_unr_definition_and_exemplar():
     b = six.render(shots=8, phrase1="x", phrase2="y")[-1]["content"]
     assert a.replace(phr.models.UNR_LINE, "").replace("PHRASE 1: says\nPHRASE 2: Syria peace\nLabel: UNR\n\n", "") == b
     assert "UNR" not in b and b.count("PHRASE 1:") == 8  # 7 exemplars + the query
-    with pytest.raises(ValueError):
-        phr.PromptedRelationClassifier(phr.offline_relation_llm(cache=CallCache(":memory:")), labels=phr.POSITIVE_LABELS,
-                                       fallback="UNR")
 
 
 # --------------------------------------------------------------------------------------- paper profile bits
@@ -674,7 +672,7 @@ def test_zero_shot_prompted_model_talks_to_an_openai_compatible_endpoint(tmp_pat
         df = frame([("a dog", "an animal", "FORW")])
         rows = phr.score_pairs(clf, phr.reversed_pairs(df))
         assert rows[["pred", "pred_rev", "soft", "hard"]].values.tolist() == [["FORW", "BACK", True, True]]
-        assert clf.predict(["x"], ["y"]) == ["UNR"]  # unparsable answer -> fallback
+        assert clf.predict(["x"], ["y"]) == [None]  # unparsable answer -> no label, never a stand-in
         n = len(requests)
         clf.predict(["a dog"], ["an animal"])
         assert len(requests) == n  # answered from the call cache

@@ -11,6 +11,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
+from nli_lib.config import REPO_ROOT  # noqa: E402
 from nli_lib import taxinli as tx  # noqa: E402
 from nli_lib.taxinli import representations as rep  # noqa: E402
 from nli_lib.taxinli.taxonomy import COLUMNS, NAMES  # noqa: E402
@@ -450,6 +451,33 @@ def test_auc_standard_error_matches_the_null_distribution():
     aucs = [roc_auc_score(y, rng.normal(size=160) + y) for _ in range(3000)]
     assert np.std(aucs) <= rep.auc_se(float(np.mean(aucs)), 40, 120) <= 1.2 * np.std(aucs)
     assert math.isnan(rep.auc_se(0.7, 0, 10))
+
+
+@pytest.mark.parametrize("case,message", [("zeros", "zero variance"), ("ones", "zero variance"),
+                                          ("nan", "NaN or infinite"), ("inf", "NaN or infinite"), ("tiny", "at least 4")])
+def test_tsne_refuses_degenerate_input_instead_of_crashing_the_kernel(case, message, tmp_path):
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent(f"""
+        import os
+        import numpy as np
+        os.environ["NLI_CACHE_DIR"] = {str(tmp_path)!r}
+        from nli_lib.taxinli.representations import tsne_2d
+        X = {{"zeros": np.zeros((40, 8)), "ones": np.ones((40, 8)), "tiny": np.eye(3)}}.get({case!r})
+        if X is None:
+            X = np.random.default_rng(0).normal(size=(40, 8))
+            X[5, 1] = np.nan if {case!r} == "nan" else np.inf
+        try:
+            tsne_2d(X)
+        except ValueError as exc:
+            print("ValueError:", exc)
+    """)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+    assert run.returncode == 0, f"the process died (rc {run.returncode}): {run.stderr[-1500:]}"
+    assert "ValueError: tsne_2d" in run.stdout and message in run.stdout, run.stdout
 
 
 def test_tsne_is_cached(tmp_path, monkeypatch):

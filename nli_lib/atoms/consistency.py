@@ -24,6 +24,10 @@ True
 Examples where the model admits no atom as valid: rule 1 holds vacuously, rules 2 and 3 fail, and the
 induced label is entailment (an empty conjunction). `consistency_frame(..., empty="exclude")` drops them
 instead; the tables report how many there were either way.
+
+A model that gave no answer (label None: a failed LLM call, an unparsable answer) for the full pair or for one
+of an example's atoms leaves that example unjudged: `unanswered` is True, its verdicts are NA, and Tables 2
+and 6 are computed over the judged examples with the unanswered ones counted beside them.
 """
 from __future__ import annotations
 
@@ -80,11 +84,12 @@ def atom_judgements(model, rows: pd.DataFrame) -> pd.DataFrame:
     ha = out[["hypothesis", "atom"]].drop_duplicates()
     ha["h_pred"] = model.predict(ha["hypothesis"].tolist(), ha["atom"].tolist()) if len(ha) else []
     out = out.merge(ha, on=["hypothesis", "atom"], how="left")
-    out["valid"] = out["h_pred"] == E
+    out["valid"] = out["h_pred"] == E  # an unanswered H ⊨ a (None) admits nothing; `unanswered` records it
     pa = out.loc[out["valid"], ["premise", "atom"]].drop_duplicates()
     pa["p_pred"] = model.predict(pa["premise"].tolist(), pa["atom"].tolist()) if len(pa) else []
     out = out.merge(pa, on=["premise", "atom"], how="left")
     out.loc[~out["valid"], "p_pred"] = np.nan  # the same (P, a) may be admitted for another hypothesis
+    out["unanswered"] = out["h_pred"].isna() | (out["valid"] & out["p_pred"].isna())
     out["model"] = model.name
     return out
 
@@ -97,6 +102,7 @@ def consistency_frame(full: pd.DataFrame, judged: pd.DataFrame, empty: str = "li
     """
     valid = judged[judged["valid"]].groupby("pair_id")["p_pred"].agg(list)
     n_atoms = judged.groupby("pair_id")["atom"].size()
+    gaps = judged[judged["unanswered"]].groupby("pair_id").size() if "unanswered" in judged else pd.Series(dtype=int)
     out = full[["pair_id", "premise", "hypothesis", "label", "pred"]].copy()
     out["atom_labels"] = out["pair_id"].map(valid).apply(lambda v: v if isinstance(v, list) else [])
     out["n_atoms"] = out["pair_id"].map(n_atoms).fillna(0).astype(int)
@@ -106,23 +112,37 @@ def consistency_frame(full: pd.DataFrame, judged: pd.DataFrame, empty: str = "li
     elif empty != "literal":
         raise ValueError("empty must be 'literal' or 'exclude'")
     out["correct"] = out["pred"] == out["label"]
-    out["consistent"] = [is_consistent(p, a) for p, a in zip(out["pred"], out["atom_labels"])]
-    out["induced"] = out["atom_labels"].apply(induce_label)
-    out["induced_correct"] = out["induced"] == out["label"]
-    out["completeness_dependent"] = [depends_on_completeness(p, a) for p, a in zip(out["pred"], out["atom_labels"])]
+    out["unanswered"] = out["pred"].isna() | (out["pair_id"].map(gaps).fillna(0) > 0)
+    judged_ = ~out["unanswered"]
+    verdict = lambda fn, *cols: pd.array([fn(*v) if ok else pd.NA for ok, *v in  # noqa: E731
+                                          zip(judged_, *(out[c] for c in cols))], dtype=object)
+    out["consistent"] = pd.array(verdict(is_consistent, "pred", "atom_labels"), dtype="boolean")
+    out["induced"] = verdict(induce_label, "atom_labels")
+    out["induced_correct"] = pd.array([pd.NA if i is pd.NA else i == g for i, g in zip(out["induced"], out["label"])],
+                                      dtype="boolean")
+    out["completeness_dependent"] = pd.array(verdict(depends_on_completeness, "pred", "atom_labels"), dtype="boolean")
     return out.reset_index(drop=True)
 
 
 def _pct(mask: pd.Series) -> float:
-    return 100.0 * float(mask.mean()) if len(mask) else float("nan")
+    return 100.0 * float(mask.astype(bool).mean()) if len(mask) else float("nan")
+
+
+def _judged(df: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """The examples with every answer the rules need, and how many were left out for a missing answer."""
+    if "unanswered" not in df:
+        return df, 0
+    gap = df["unanswered"].astype(bool)
+    return df[~gap], int(gap.sum())
 
 
 def table2(frames: Mapping[str, pd.DataFrame], tiers: Mapping[str, str] | str = "offline") -> pd.DataFrame:
     """Table 2: accuracy, overall consistency, on correct/incorrect, by predicted label, induced accuracy (%)."""
     rows = []
     for model, df in frames.items():
+        df, unanswered = _judged(df)
         row = {"model": model, "tier": tiers if isinstance(tiers, str) else tiers[model], "n": len(df),
-               "full_accuracy": _pct(df["correct"]), "consistency": _pct(df["consistent"]),
+               "unanswered": unanswered, "full_accuracy": _pct(df["correct"]), "consistency": _pct(df["consistent"]),
                "consistency_correct": _pct(df.loc[df["correct"], "consistent"]),
                "consistency_incorrect": _pct(df.loc[~df["correct"], "consistent"])}
         for lab in LABELS:
@@ -135,9 +155,12 @@ def table2(frames: Mapping[str, pd.DataFrame], tiers: Mapping[str, str] | str = 
 
 def table6(frames: Mapping[str, pd.DataFrame], tiers: Mapping[str, str] | str = "offline") -> pd.DataFrame:
     """Table 6: % of examples whose consistency verdict depends on the completeness of the atoms."""
-    return pd.DataFrame([{"model": m, "tier": tiers if isinstance(tiers, str) else tiers[m], "n": len(df),
-                          "completeness_dependent_pct": _pct(df["completeness_dependent"])}
-                         for m, df in frames.items()])
+    rows = []
+    for m, df in frames.items():
+        df, unanswered = _judged(df)
+        rows.append({"model": m, "tier": tiers if isinstance(tiers, str) else tiers[m], "n": len(df),
+                     "unanswered": unanswered, "completeness_dependent_pct": _pct(df["completeness_dependent"])})
+    return pd.DataFrame(rows)
 
 
 def run_consistency(model, examples: pd.DataFrame, atom_rows: pd.DataFrame, empty: str = "literal"):
@@ -181,9 +204,11 @@ def snli_shots(n: int = 12, seed: int = 0) -> list[dict]:
 
 
 class PromptNLIClassifier(Classifier):
-    """An LLM behind Prompt B.1 as a `Classifier` (one-hot probabilities; unparsable answers -> neutral).
+    """An LLM behind Prompt B.1 as a `Classifier` (one-hot probabilities).
 
-    The chat client caches every call; `parse_failures` counts answers without a label.
+    A failed call or an answer without a label gives a row of NaN (predicted label None), never a label: the
+    chat client counts it in the call ledger, `parse_failures` counts it here and `failures` keeps the
+    reason of each.
     """
 
     labels = LABELS
@@ -194,6 +219,7 @@ class PromptNLIClassifier(Classifier):
         self.llm, self.shots = llm, list(shots)
         self.name = name or f"{getattr(llm, 'model', 'llm')} (B.1, {len(self.shots)}-shot)"
         self.parse_failures = 0
+        self.failures: list[dict] = []  # premise, hypothesis, raw answer, reason of every unanswered pair
 
     @property
     def fingerprint(self) -> str:
@@ -210,14 +236,15 @@ class PromptNLIClassifier(Classifier):
         t = PROMPTS["atoms.B1"]
         results = self.llm.chat_many([t.render(premise=p, hypothesis=h, shots=self.shots)
                                       for p, h in zip(premises, hypotheses)], progress=False)
-        out = np.zeros((len(premises), 3))
-        for i, r in enumerate(results):
-            parsed = t.parse(getattr(r, "text", None)) if getattr(r, "ok", False) else None
-            if parsed is None or not parsed.ok:
-                self.parse_failures += 1
-                out[i, LABELS.index(N)] = 1.0
-            else:
+        out = np.full((len(premises), 3), np.nan)
+        for i, parsed in enumerate(self.llm.parse_many(t, results)):
+            if parsed.ok:
+                out[i] = 0.0
                 out[i, LABELS.index(parsed.value)] = 1.0
+            else:
+                self.parse_failures += 1
+                self.failures.append({"premise": premises[i], "hypothesis": hypotheses[i], "answer": parsed.raw,
+                                      "reason": parsed.error})
         return out
 
 
@@ -235,6 +262,6 @@ def consistency_records(per_example: Mapping[str, pd.DataFrame], per_atom: Mappi
                 zip(judged["atom"], judged["h_pred"], judged["p_pred"], judged["valid"])]
         atoms = judged.assign(text=text).groupby("pair_id")["text"].agg(" | ".join).rename("atoms")
         f = per.drop(columns=["atom_labels"]).join(atoms, on="pair_id")
-        f["outcome"] = np.where(f["consistent"], "consistent", "inconsistent")
+        f["outcome"] = ["unanswered" if pd.isna(c) else "consistent" if c else "inconsistent" for c in f["consistent"]]
         frames.append(f.assign(model=model))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

@@ -21,7 +21,7 @@ example with no atom of its polarity has none.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -208,27 +208,35 @@ def dnli_shots(n: int = 10, seed: int = 0) -> list[dict]:
             for r in rows]
 
 
-def _chat_labels(llm, template: str, rows: pd.DataFrame, hypothesis_col: str, shots: Sequence[dict]) -> list:
-    """One C.1 / C.2 answer per row. Exemplars about the row's own premise are left out of its prompt: the
-    printed atom labels used as C.2 exemplars (Table 1, Table 7, §6) are δ-SNLI-TEST sub-problems themselves."""
+def _chat_parsed(llm, template: str, rows: pd.DataFrame, hypothesis_col: str, shots: Sequence[dict]) -> list:
+    """One parsed C.1 / C.2 answer (`Parsed`) per row; failures and unparsable answers are counted by the client.
+
+    Exemplars about the row's own premise are left out of its prompt: the printed atom labels used as C.2
+    exemplars (Table 1, Table 7, §6) are δ-SNLI-TEST sub-problems themselves."""
     t = PROMPTS[template]
     results = llm.chat_many([t.render(context=p, hypothesis=h, evidence=u,
                                       shots=[s for s in shots if _key(s["premise"]) != _key(p)])
                              for p, h, u in zip(rows["premise"], rows[hypothesis_col], rows["update"])], progress=False)
-    out = []
-    for r in results:
-        parsed = t.parse(getattr(r, "text", None)) if getattr(r, "ok", False) else None
-        out.append(parsed.value if parsed is not None and parsed.ok else None)
-    return out
+    return llm.parse_many(t, results)
+
+
+def _chat_labels(llm, template: str, rows: pd.DataFrame, hypothesis_col: str, shots: Sequence[dict]) -> list:
+    """One C.1 / C.2 label per row; None where the call failed or the answer did not parse (never a guess)."""
+    return [p.value if p.ok else None for p in _chat_parsed(llm, template, rows, hypothesis_col, shots)]
 
 
 def silver_labels_llm(sub: pd.DataFrame, llm, shots: Sequence[dict] | None = None) -> pd.DataFrame:
-    """Paper-profile silver labels with Prompt C.2: more/less/none -> +1/-1/0 ('invalid' kept; failures NaN)."""
+    """Paper-profile silver labels with Prompt C.2: more/less/none -> +1/-1/0 ('invalid' kept).
+
+    A failed call or an unparsable answer leaves the label None with the reason in `label_error` (counted in
+    the call ledger); `prepare_dsnli` sets such sub-problems aside in `DSNLIAtoms.unlabeled`.
+    """
     shots = atom_shots() if shots is None else shots
-    values = _chat_labels(llm, "atoms.C2", sub, "atom", shots)
+    parsed = _chat_parsed(llm, "atoms.C2", sub, "atom", shots)
     conv = {"strengthener": 1, "weakener": -1, "no effect": 0, "invalid": "invalid"}
     out = sub.copy()
-    out["label"] = [conv.get(v) if v is not None else None for v in values]
+    out["label"] = pd.Series([conv.get(p.value) if p.ok else None for p in parsed], index=out.index, dtype=object)
+    out["label_error"] = [None if p.ok else p.error for p in parsed]
     out["label_source"] = f"silver:C.2({getattr(llm, 'model', 'llm')}; ±1/0 only)"
     return out
 
@@ -332,9 +340,11 @@ def predict(predictor: DefeasiblePredictor, dnli: pd.DataFrame, labeled: pd.Data
     full = dnli[["pair_id", "premise", "hypothesis", "update", "update_type"]].copy()
     full["label"] = full["update_type"]
     full["pred"] = predictor.predict_full(full)
-    full["correct"] = full["pred"] == full["label"]
+    full["answered"] = full["pred"].notna()
+    full["correct"] = full["pred"] == full["label"]  # an unanswered example (pred None) counts as wrong
     atoms = labeled[labeled["label"].apply(_numeric).notna()].copy()
     atoms["pred"] = predictor.predict_atoms(atoms) if len(atoms) else []
+    atoms["answered"] = atoms["pred"].notna()
     atoms["gold3"] = atoms["label"].apply(to_three_way)
     atoms["correct"] = atoms["pred"] == atoms["gold3"]
     atoms["scored"] = True if predictor.ternary else atoms["gold3"] != "no effect"
@@ -348,7 +358,8 @@ def table3_row(name: str, tier: str, full: pd.DataFrame, atoms: pd.DataFrame, te
     Atom and critical-atom accuracy are over scored sub-problems (binary models: non-neutral atoms only).
     P(full ✓ | critical ✓) is full accuracy over examples whose scored critical sub-problems are *all* right,
     P(full ✓ | critical ✗) over examples with at least one of them wrong (§5.2); examples without a critical atom
-    enter neither.
+    enter neither. A model's unanswered examples and sub-problems (failed call, unparsable answer) count as wrong;
+    `unanswered_full` and `unanswered_atoms` say how many there were.
     """
     scored = atoms[atoms["scored"]]
     crit = scored[scored["critical"]]
@@ -362,6 +373,8 @@ def table3_row(name: str, tier: str, full: pd.DataFrame, atoms: pd.DataFrame, te
             "critical_accuracy": pct(crit["correct"]), "p_full_given_critical_correct": pct(ok),
             "p_full_given_critical_wrong": pct(bad), "n_examples_critical_correct": len(ok),
             "n_examples_critical_wrong": len(bad),
+            "unanswered_full": int((~full["answered"]).sum()) if "answered" in full else 0,
+            "unanswered_atoms": int((~scored["answered"]).sum()) if "answered" in scored else 0,
             "atoms_scored": "all (3-way)" if ternary else "non-neutral only (binary model)*"}
 
 
@@ -431,6 +444,7 @@ class DSNLIAtoms:
     label_source: str  # where the atom labels came from
     generator: str  # atom generator name
     validator: str  # NLI model used for pruning
+    unlabeled: pd.DataFrame = field(default_factory=pd.DataFrame)  # sub-problems without a label (+ label_error)
 
 
 def prepare_dsnli(generator, validator, examples: pd.DataFrame, gold: pd.DataFrame | None = None,
@@ -453,10 +467,13 @@ def prepare_dsnli(generator, validator, examples: pd.DataFrame, gold: pd.DataFra
     else:
         sub = subproblems(examples, validated)
         labeled = silver_labels_llm(sub, silver_llm) if silver_llm is not None else silver_labels_nli(sub, validator, thresholds)
-        labeled = labeled[labeled["label"].apply(lambda v: v is not None and v != "invalid")]
+        missing = labeled["label"].apply(_unlabeled)
+        unlabeled = labeled[missing].reset_index(drop=True)
+        labeled = labeled[~missing & labeled["label"].apply(lambda v: v != "invalid")]
         source = labeled["label_source"].iloc[0] if len(labeled) else "silver (empty)"
     labeled = mark_critical(labeled.reset_index(drop=True))
-    return DSNLIAtoms(examples, generated, validated, labeled, source, generator.name, validator.name)
+    return DSNLIAtoms(examples, generated, validated, labeled, source, generator.name, validator.name,
+                      unlabeled if gold is None else pd.DataFrame())
 
 
 def label_agreement(gold: pd.DataFrame, other: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
@@ -550,7 +567,19 @@ def silver_diagnostics(labeled: pd.DataFrame, placebo: pd.DataFrame | None = Non
 # Per-example rows for the explorer
 # --------------------------------------------------------------------------------------------------------------
 
+def _unlabeled(v) -> bool:
+    """No label: None or NaN (a failed call or an unparsable answer)."""
+    return v is None or (isinstance(v, float) and np.isnan(v))
+
+
 def _label_text(v) -> str:
+    """A label as shown in records: '+2', '0', 'invalid'; 'unlabeled' when the labelling call gave no answer.
+
+    >>> [_label_text(v) for v in (2, -1, 0, "invalid", None, float("nan"))]
+    ['+2', '-1', '0', 'invalid', 'unlabeled', 'unlabeled']
+    """
+    if _unlabeled(v):
+        return "unlabeled"
     return v if isinstance(v, str) else f"{int(v):+d}" if v else "0"
 
 
@@ -583,5 +612,5 @@ def subproblem_records(results: Mapping[str, tuple], label_source: str = "") -> 
             "pred", "correct", "scored", "shift"]
     frames = [atoms.reindex(columns=cols) for _, atoms in results.values()]
     out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=cols)
-    out["label"] = out["label"].apply(lambda v: _label_text(v) if v is not None and v == v else v)
+    out["label"] = out["label"].apply(_label_text)
     return out.assign(label_source=label_source)

@@ -87,8 +87,10 @@ def rule_generator(style: str = "incremental", decomposer: Callable[[str], list[
     fn = decomposer or default_decomposer(style).decompose
     name = f"{RULES_VERSION}-{style}" if decomposer is None else getattr(decomposer, "__name__", "custom-rules")
 
-    def answer(messages) -> str:
+    def answer(messages) -> str | None:
         atoms = fn(sentence_from_a1(messages))
+        if not atoms:
+            return None  # the rules produce nothing for this sentence: a declared non-answer
         return "\n".join(f"{i}. {a}" for i, a in enumerate(atoms, 1)) + "\n[END]"
 
     return AtomGenerator(OfflineLLM(answer, name=name, cache=cache), name=name, tier="offline")
@@ -113,24 +115,26 @@ def atom_generator(llm=None, style: str = "incremental") -> AtomGenerator:
 
 def generate_atoms(sentences: Sequence[str], generator: AtomGenerator, leave_one_out: bool = False,
                    progress: bool = False) -> pd.DataFrame:
-    """One row per (sentence, atom): sentence, atom_index, atom, generator, tier, parse_ok.
+    """One row per (sentence, atom): sentence, atom_index, atom, generator, tier, parse_ok, error.
 
     Duplicate sentences are generated once. `leave_one_out` drops a sentence's own exemplar from its prompt
-    (use it when scoring on the exemplars themselves). Unparsable answers give a row with atom NaN and
-    parse_ok False (kept so failures are visible).
+    (use it when scoring on the exemplars themselves). A failed call or an unparsable answer (a refusal, junk)
+    gives a row with atom NaN, parse_ok False and the reason in `error` (kept so failures are visible; the
+    client counts them in the call ledger).
     """
     unique = list(dict.fromkeys(str(s) for s in sentences))
     prompts = [generator.messages(s, exclude=s if leave_one_out else None) for s in unique]
     results = generator.client.chat_many(prompts, progress=progress)
     rows = []
-    for sentence, res in zip(unique, results):
-        parsed = PROMPTS["atoms.A1"].parse(getattr(res, "text", None)) if getattr(res, "ok", False) else None
-        if parsed is None or not parsed.ok:
-            rows.append({"sentence": sentence, "atom_index": -1, "atom": np.nan, "parse_ok": False})
+    for sentence, parsed in zip(unique, generator.client.parse_many(PROMPTS["atoms.A1"], results)):
+        if not parsed.ok:
+            rows.append({"sentence": sentence, "atom_index": -1, "atom": np.nan, "parse_ok": False,
+                         "error": parsed.error})
             continue
         atoms = list(dict.fromkeys(a.strip() for a in parsed.value if a.strip()))
-        rows += [{"sentence": sentence, "atom_index": i, "atom": a, "parse_ok": True} for i, a in enumerate(atoms)]
-    out = pd.DataFrame(rows, columns=["sentence", "atom_index", "atom", "parse_ok"])
+        rows += [{"sentence": sentence, "atom_index": i, "atom": a, "parse_ok": True, "error": None}
+                 for i, a in enumerate(atoms)]
+    out = pd.DataFrame(rows, columns=["sentence", "atom_index", "atom", "parse_ok", "error"])
     out["generator"], out["tier"] = generator.name, generator.tier
     return out
 

@@ -42,7 +42,7 @@ import pandas as pd
 from ..llm import PROMPTS, OfflineLLM, make_llm
 from ..llm.prompts import QUD_EXAMPLES
 
-QUD_RULES_VERSION = "qud-rules-v3"
+QUD_RULES_VERSION = "qud-rules-v4"  # v4: no rule -> a declared non-answer (None), not a text
 AUX = {"is", "are", "was", "were", "has", "have", "had", "does", "do", "did"}
 RELATIONSHIPS = {"sister", "sisters", "brother", "brothers", "friend", "friends", "couple", "family", "mother",
                  "father", "daughter", "son", "husband", "wife", "girlfriend", "boyfriend", "parents", "siblings",
@@ -223,12 +223,13 @@ class RuleQUDGenerator:
             return f"What {aux} {gen} {verb_phrase}?", "object"
         return None, "unmatched"
 
-    def generate(self, messages) -> str:
-        """OfflineLLM generate function: read the sentence from a rendered D.1 prompt, answer one question."""
+    def generate(self, messages) -> str | None:
+        """OfflineLLM generate function: read the sentence from a rendered D.1 prompt, answer one question
+        (None when no rule applies: the client records a non-answer, counted apart from model failures)."""
         content = messages[-1]["content"] if isinstance(messages, list) else str(messages)
         sentence = re.findall(r"Sentence:\s*(.*)", content)[-1].strip()
-        question, pattern = self.question(sentence)
-        return f"Question: {question}" if question else f"(no rule matched: {pattern})"
+        question, _ = self.question(sentence)
+        return f"Question: {question}" if question else None
 
 
 _IRREGULAR_BASE = {"is": "be", "are": "be", "has": "have", "does": "do", "goes": "go"}
@@ -264,17 +265,17 @@ def qud_generator(llm=None, category=None):
 
 
 def generate_quds(atoms: Sequence[str], llm=None, category=None, temperature: float = 0.01) -> pd.DataFrame:
-    """QUD per unique atom: atom, qud (None when unanswered/unmatched), generator, tier (+ pattern offline)."""
+    """QUD per unique atom: atom, qud (None when unanswered/unmatched), qud_error (why), generator, tier (+ pattern
+    offline)."""
     client, name, tier, shots = qud_generator(llm, category)
     unique = list(dict.fromkeys(str(a) for a in atoms))
     t = PROMPTS["atoms.D1"]
     extra = {"temperature": temperature} if tier == "paper" else {}
     results = client.chat_many([t.render(critical_atom=a, shots=list(shots)) for a in unique], progress=False, **extra)
-    rows = []
-    for atom, r in zip(unique, results):
-        parsed = t.parse(getattr(r, "text", None)) if getattr(r, "ok", False) else None
-        rows.append({"atom": atom, "qud": parsed.value if parsed is not None and parsed.ok else None})
-    out = pd.DataFrame(rows, columns=["atom", "qud"]).assign(generator=name, tier=tier)
+    parsed = client.parse_many(t, results)
+    rows = [{"atom": atom, "qud": p.value if p.ok else None, "qud_error": None if p.ok else p.error}
+            for atom, p in zip(unique, parsed)]
+    out = pd.DataFrame(rows, columns=["atom", "qud", "qud_error"]).assign(generator=name, tier=tier)
     if tier == "offline":  # which rule answered (or 'unmatched'), for error analysis
         rules = RuleQUDGenerator(category)
         out["pattern"] = [rules.question(a)[1] for a in out["atom"]]

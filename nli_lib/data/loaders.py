@@ -49,8 +49,9 @@ e-SNLI train (`load_esnli("train")`) and δ-NLI train (`load_dnli(subset, "train
 `df.attrs` always holds `source` (the manifest key, a list of keys for multi-file loaders, or the override
 path) and `dropped` (number of malformed rows dropped); loaders add the counts listed above.
 
-Malformed rows (wrong column count, invalid JSON, missing field, unknown label, empty premise/hypothesis,
-unparsable value) are never kept: they are dropped with one `MalformedRowWarning` per load naming the counts
+Malformed rows (wrong column count, invalid JSON, invalid UTF-8, missing field, unknown label, empty
+premise/hypothesis, unparsable value such as SNLI `annotator_labels: null` or a ChaosNLI vote count that is
+not a number) are never kept: they are dropped with one `MalformedRowWarning` per load naming the counts
 and the first file:line locations (`file[i]` for items of a JSON array), or raised as `MalformedDataError`
 with `strict=True`. Rows that are excluded by design (SNLI gold label '-', δ-NLI impossible updates with
 `drop_impossible=True`) are counted in attrs instead.
@@ -70,9 +71,10 @@ import gc
 import hashlib
 import io
 import json
-import math
 import logging
+import math
 import pickle
+import re
 import time
 import warnings
 import zipfile
@@ -131,6 +133,7 @@ class MalformedRowWarning(UserWarning):
 # kinds of malformed rows (the warning counts rows per kind)
 WRONG_COLUMNS, BAD_JSON, MISSING_FIELD = "wrong column count", "invalid JSON", "missing field"
 UNKNOWN_LABEL, EMPTY_TEXT, BAD_VALUE = "unknown label", "empty text", "bad value"
+BAD_ENCODING = "invalid UTF-8"
 
 
 class _BadRow(Exception):
@@ -185,6 +188,10 @@ def _collect(rows: Iterable[RawRow], parse: Callable[[RawRow], dict],
             record = parse(row)
             for name in text_fields:
                 record[name] = _text(record.get(name), name)
+            for name, value in record.items():  # text a reader decoded with surrogateescape: no record keeps it
+                problem = _encoding_problem(value) if isinstance(value, str) else None
+                if problem:
+                    raise _BadRow(BAD_ENCODING, f"{name}: {problem}")
         except _SkipRow as skip:
             out.skipped[skip.args[0]] += 1
         except _BadRow as bad:
@@ -250,10 +257,53 @@ def _field(obj: dict, key: str) -> Any:
 
 
 def _int(value: Any, name: str) -> int:
+    """An integer (JSON integer, integral float, or digits in a string); anything else is a bad value."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            pass
+    raise _BadRow(BAD_VALUE, f"{name}={value!r} is not an integer")
+
+
+def _float(value: Any, name: str) -> float:
+    """A finite number (JSON number or numeric string); anything else is a bad value."""
     try:
-        return int(str(value).strip())
-    except ValueError:
-        raise _BadRow(BAD_VALUE, f"{name}={value!r} is not an integer") from None
+        out = float(value) if not isinstance(value, bool) else math.nan
+    except (TypeError, ValueError):
+        out = math.nan
+    if not math.isfinite(out):
+        raise _BadRow(BAD_VALUE, f"{name}={value!r} is not a finite number")
+    return out
+
+
+def _labels(value: Any, name: str) -> list[str]:
+    """A list of NLI labels (e.g. SNLI annotator_labels); null, a bare string or an unknown label is a bad row."""
+    if not isinstance(value, list) or not value:
+        raise _BadRow(BAD_VALUE, f"{name}={value!r} is not a non-empty list of labels")
+    return [_nli_label(x) for x in value]
+
+
+_SURROGATE = re.compile("[\udc80-\udcff]")  # bytes that were not UTF-8, decoded with errors="surrogateescape"
+
+
+def _decoded(data: bytes) -> str:
+    """UTF-8 text; bytes that are not UTF-8 survive as lone surrogates, so the row holding them is reported."""
+    return data.decode("utf-8", errors="surrogateescape")
+
+
+def _encoding_problem(text: str) -> str | None:
+    """Where text decoded by `_decoded` held bytes that are not UTF-8, or None.
+
+    >>> _encoding_problem(_decoded(b"caf\\xe9 au lait")), _encoding_problem("café")
+    ('byte 0xe9 at column 4 is not valid UTF-8', None)
+    """
+    m = _SURROGATE.search(text)
+    return None if m is None else f"byte 0x{ord(m.group()) - 0xDC00:02x} at column {m.start() + 1} is not valid UTF-8"
 
 
 def _check_choice(name: str, value: str, choices: Sequence[str]) -> None:
@@ -272,7 +322,7 @@ def _resolve(key: str, path: str | Path | None) -> tuple[Path, str]:
 
 def _lines(path: Path) -> list[str]:
     """Lines of a text file ('\\n'-separated; a final newline does not start another line)."""
-    text = path.read_text(encoding="utf-8")
+    text = _decoded(path.read_bytes())
     lines = text.split("\n")
     return lines[:-1] if lines and lines[-1] == "" else lines
 
@@ -297,7 +347,8 @@ def _zip_member(path: Path, suffix: str) -> str:
 def _zip_jsonl_rows(path: Path, member: str) -> Iterator[RawRow]:
     """jsonl rows of a zip member, streamed; locations read '<zip>!<member>:<line>'."""
     with zipfile.ZipFile(path) as zf, zf.open(member) as fh:
-        lines = (line.rstrip("\r\n") for line in io.TextIOWrapper(fh, encoding="utf-8", newline=""))
+        lines = (line.rstrip("\r\n") for line in io.TextIOWrapper(fh, encoding="utf-8", errors="surrogateescape",
+                                                                   newline=""))
         yield from _jsonl_lines(lines, f"{path}!{member}")
 
 
@@ -307,18 +358,28 @@ def _jsonl_lines(lines: Iterable[str], where: str) -> Iterator[RawRow]:
         if not line.strip():
             continue
         try:
+            problem = _encoding_problem(line)
+            if problem:
+                raise _BadRow(BAD_ENCODING, problem)
             value = json.loads(line)
             if not isinstance(value, dict):
                 value = _BadRow(BAD_JSON, "line is not a JSON object")
         except json.JSONDecodeError as exc:
             value = _BadRow(BAD_JSON, str(exc))
+        except _BadRow as bad:
+            value = bad
         yield RawRow(f"{where}:{number}", index, value)
         index += 1
 
 
 def _json_array_rows(path: Path) -> Iterator[RawRow]:
+    data = path.read_bytes()
     try:
-        items = json.loads(path.read_text(encoding="utf-8"))
+        items = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise DataError(f"{path}:{line}: byte 0x{data[exc.start]:02x} is not valid UTF-8; the file is corrupt or not "
+                        f"UTF-8: fetch it again") from None
     except json.JSONDecodeError as exc:
         raise DataError(f"{path} is not valid JSON ({exc}); the file is corrupt or not the expected one") from exc
     if not isinstance(items, list):
@@ -331,15 +392,15 @@ def _tsv(path: Path, *, header: bool, ncols: int | None = None, quoting: int = c
          delimiter: str = "\t") -> tuple[list[str], list[RawRow]]:
     """(header, rows) of a tab-separated file; rows whose column count differs from the header (or
     `ncols`) are _BadRows. quoting=csv.QUOTE_MINIMAL for files written with CSV quoting ("" escapes)."""
-    reader = csv.reader(io.StringIO(path.read_text(encoding="utf-8"), newline=""), delimiter=delimiter,
-                        quoting=quoting)
+    reader = csv.reader(io.StringIO(_decoded(path.read_bytes()), newline=""), delimiter=delimiter, quoting=quoting)
     names = next(reader, []) if header else []
     ncols = ncols or len(names)
     rows = []
     for fields in reader:
         if not fields or fields == [""]:
             continue
-        value = (fields if len(fields) == ncols
+        problem = next((p for p in map(_encoding_problem, fields) if p), None)
+        value = (_BadRow(BAD_ENCODING, problem) if problem else fields if len(fields) == ncols
                  else _BadRow(WRONG_COLUMNS, f"expected {ncols} columns, got {len(fields)}"))
         rows.append(RawRow(f"{path}:{reader.line_num}", len(rows), value))
     return names, rows
@@ -449,7 +510,7 @@ def _parse_snli(row: RawRow) -> dict:
         raise _SkipRow("no_gold")
     return {
         "premise": _field(r, "sentence1"), "hypothesis": _field(r, "sentence2"), "label": _nli_label(gold),
-        "pair_id": _field(r, "pairID"), "annotator_labels": [_nli_label(x) for x in _field(r, "annotator_labels")],
+        "pair_id": _field(r, "pairID"), "annotator_labels": _labels(_field(r, "annotator_labels"), "annotator_labels"),
         "caption_id": r.get("captionID"),
     }
 
@@ -510,17 +571,21 @@ CHAOSNLI_COLUMNS = ("premise", "hypothesis", "label", "pair_id", "label_count", 
 def _parse_chaosnli(row: RawRow) -> dict:
     r = row.value
     example, counter = _field(r, "example"), _field(r, "label_counter")
+    if not isinstance(example, dict):
+        raise _BadRow(BAD_VALUE, f"example={example!r} is not an object")
     if not isinstance(counter, dict) or set(counter) - set("enc"):
         raise _BadRow(UNKNOWN_LABEL, f"label_counter {counter!r}")
-    counts = [int(counter.get(k, 0)) for k in "enc"]  # our LABELS order
+    counts = [_int(counter.get(k, 0), f"label_counter[{k!r}]") for k in "enc"]  # our LABELS order
+    if min(counts) < 0:
+        raise _BadRow(BAD_VALUE, f"label_counter {counter!r} has a negative count")
     if sum(counts) == 0:
         raise _BadRow(BAD_VALUE, "label_counter has no votes")
     return {
         "premise": _field(example, "premise"), "hypothesis": _field(example, "hypothesis"),
         "label": _nli_label(_field(r, "majority_label")), "pair_id": _field(r, "uid"),
         "label_count": counts, "label_dist": [c / sum(counts) for c in counts],
-        "entropy": float(_field(r, "entropy")), "old_label": _nli_label(_field(r, "old_label")),
-        "old_labels": [_nli_label(x) for x in _field(r, "old_labels")], "origin": example.get("source"),
+        "entropy": _float(_field(r, "entropy"), "entropy"), "old_label": _nli_label(_field(r, "old_label")),
+        "old_labels": _labels(_field(r, "old_labels"), "old_labels"), "origin": example.get("source"),
     }
 
 

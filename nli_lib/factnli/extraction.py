@@ -203,14 +203,19 @@ class FactExtractor:
     name: str  # generator name printed beside results
     tier: str  # 'paper' | 'offline'
 
-    def extract_many(self, pools: Sequence[Sequence[Snippet]], progress: bool = False) -> list[list[Fact]]:
-        """Candidate facts C(t) for each pool (de-duplicated, in snippet order); an empty pool makes no call."""
+    def extract_many(self, pools: Sequence[Sequence[Snippet]], progress: bool = False) -> list[list[Fact] | None]:
+        """Candidate facts C(t) for each pool (de-duplicated, in snippet order); an empty pool makes no call.
+
+        A failed call or an unparsable answer gives None (counted by the client), not "no facts": `[]` means
+        the model found nothing to extract.
+        """
         todo = [i for i, pool in enumerate(pools) if pool]
         prompts = [PROMPTS["factnli.B1"].render(SNIPPETS=[s.text for s in pools[i]]) for i in todo]
         results = self.client.chat_many(prompts, progress=progress) if prompts else []
-        out: list[list[Fact]] = [[] for _ in pools]
-        for i, res in zip(todo, results):
-            if not getattr(res, "ok", False):
+        out: list[list[Fact] | None] = [[] for _ in pools]
+        for i, res, parsed in zip(todo, results, self.client.parse_many(PROMPTS["factnli.B1"], results)):
+            if not parsed.ok:
+                out[i] = None
                 continue
             facts, _ = parse_b1(res.text, pools[i])
             seen, unique = set(), []

@@ -100,11 +100,11 @@ def template_answer(common_words=None):
 class FusionResult:
     """One fused text and how it was obtained."""
 
-    text: str  # p(t) or h(t)
+    text: str | None  # p(t) or h(t); None when the call failed or its answer did not parse (see `error`)
     anchor: str  # the anchor it was fused onto
     facts: tuple  # the facts it had to integrate
-    ok: bool  # the answer parsed (False: the template composer was used instead, see `fallback`)
-    fallback: bool = False  # True when the LLM's answer did not parse and `compose` filled in
+    ok: bool  # the answer parsed
+    error: str | None = None  # why there is no text (failed call, refusal, unparsable answer)
     anchor_verbatim: bool = True  # the text begins with the anchor verbatim
 
 
@@ -117,19 +117,19 @@ class Fuser:
     tier: str  # 'paper' | 'offline'
 
     def fuse_many(self, jobs: Sequence[tuple[str, Sequence[str]]], progress: bool = False) -> list[FusionResult]:
-        """Fuse (anchor, facts) jobs; no facts -> the anchor unchanged (no call)."""
+        """Fuse (anchor, facts) jobs; no facts -> the anchor unchanged (no call). A failed call or an unparsable
+        answer gives text None with the reason (counted by the client), never a text made up in its place."""
         todo = [i for i, (_, facts) in enumerate(jobs) if facts]
         prompts = [PROMPTS["factnli.B2"].render(ANCHOR_TEXT=jobs[i][0], FACT_LIST_JSON=list(jobs[i][1])) for i in todo]
         results = self.client.chat_many(prompts, progress=progress) if prompts else []
         out = [FusionResult(anchor, anchor, tuple(facts), True) for anchor, facts in jobs]
-        for i, res in zip(todo, results):
+        for i, parsed in zip(todo, self.client.parse_many(PROMPTS["factnli.B2"], results)):
             anchor, facts = jobs[i]
-            parsed = PROMPTS["factnli.B2"].parse(getattr(res, "text", None)) if getattr(res, "ok", False) else None
-            if parsed is not None and parsed.ok:
+            if parsed.ok:
                 out[i] = FusionResult(parsed.value, anchor, tuple(facts), True,
                                       anchor_verbatim=parsed.value.startswith(anchor.rstrip()))
             else:
-                out[i] = FusionResult(compose(anchor, facts), anchor, tuple(facts), False, fallback=True)
+                out[i] = FusionResult(None, anchor, tuple(facts), False, error=parsed.error, anchor_verbatim=False)
         return out
 
 

@@ -110,7 +110,8 @@ def b1_premise_facts(extractor: FactExtractor) -> PremiseFacts:
 
     def fn(premises: list[str]) -> list[list[str]]:
         pools = [[Snippet(p, "premise", "premise", 1.0)] for p in premises]
-        return [[f.text for f in facts] for facts in extractor.extract_many(pools)]
+        # a failed B.1 call (None) leaves the truth seed at {p}; the call summary counts the failure
+        return [[f.text for f in facts or []] for facts in extractor.extract_many(pools)]
 
     return PremiseFacts(fn, f"b1:{extractor.name}")
 
@@ -129,6 +130,7 @@ class FactNLIData:
     chains: dict  # premise -> list of level records (JSON-able dicts, as cached)
     settings: FactNLISettings
     components: dict = field(default_factory=dict)  # names of retriever, extractor, judge, fuser, truth seed
+    failed: pd.DataFrame = field(default_factory=pd.DataFrame)  # (pair, level) items not built, with `failure`
 
     @property
     def variant(self) -> str:
@@ -229,6 +231,9 @@ class Augmenter:
         s = self.settings
         pools = self.retriever.retrieve_many([c.current for c in chains], [c.pooled for c in chains])
         cands = self.extractor.extract_many(pools)
+        failures = ["fact extraction (B.1) failed: failed call or unparsable answer" if f is None else ""
+                    for f in cands]
+        cands = [f or [] for f in cands]
         ranked = []
         for facts in cands:
             order = sorted(range(len(facts)), key=lambda i: (-(facts[i].score if facts[i].score == facts[i].score else 0), i))
@@ -250,7 +255,9 @@ class Augmenter:
             chosen.append([by_text[x] for x in r.clique])
         fused = self.fuser.fuse_many([(c.current, [f.text for f in fs]) for c, fs in zip(chains, chosen)])
         records = []
-        for c, pool, fs, r, sel, fu in zip(chains, pools, ranked, results, chosen, fused):
+        for c, pool, fs, r, sel, fu, failure in zip(chains, pools, ranked, results, chosen, fused, failures):
+            if not fu.ok:
+                failure = failure or f"premise fusion (B.2) failed: {fu.error}"
             rec = {
                 "level": t, "query": c.current, "truth_size": len(c.truth),
                 "snippets": [dataclasses.asdict(x) for x in pool],
@@ -259,12 +266,13 @@ class Augmenter:
                 "retained": list(r.retained),
                 "entailment_edges": [list(e) for e in r.entailment_graph.edges()],
                 "facts": [_fact_dict(f) for f in sel],
-                "premise": fu.text, "fusion_ok": fu.ok, "fusion_fallback": fu.fallback,
-                "anchor_verbatim": fu.anchor_verbatim,
+                "premise": fu.text, "fusion_ok": fu.ok, "anchor_verbatim": fu.anchor_verbatim, "failure": failure,
             }
             records.append(rec)
             self._advance(c, rec)
-        self._cache.put_many(NAMESPACE, [(self._key(c.premise, t), rec) for c, rec in zip(chains, records)])
+        # a failed level is not stored (the next run tries it again) and ends its chain for this run
+        self._cache.put_many(NAMESPACE, [(self._key(c.premise, t), rec) for c, rec in zip(chains, records)
+                                         if not rec["failure"]])
 
     def build_premises(self, premises: Sequence[str], chunk_size: int = 64, progress: bool = True) -> dict:
         """Premise chains {premise: [level records]}; finished (premise, level) records are read from the cache."""
@@ -278,7 +286,7 @@ class Augmenter:
         for chunk in chunks:
             chains = self._restore(chunk)
             for t in range(1, self.settings.levels + 1):
-                todo = [c for c in chains if len(c.levels) == t - 1]
+                todo = [c for c in chains if len(c.levels) == t - 1 and not any(r.get("failure") for r in c.levels)]
                 if todo:
                     self._level(todo, t)
                 bar.update()
@@ -288,7 +296,12 @@ class Augmenter:
 
     # -- hypothesis side and the item table --------------------------------------------------------------------
     def build(self, examples: pd.DataFrame, chunk_size: int = 64, progress: bool = True) -> FactNLIData:
-        """Augment `examples` (premise, hypothesis, label, pair_id) to levels 0..L."""
+        """Augment `examples` (premise, hypothesis, label, pair_id) to levels 0..L.
+
+        An item whose premise chain failed at or before its level (B.1 or B.2 call failed, or its answer did not
+        parse) or whose hypothesis fusion failed is not built: it goes to `FactNLIData.failed` with the reason,
+        and the failed level is not cached, so the next run tries it again.
+        """
         chains = self.build_premises(examples["premise"].tolist(), chunk_size=chunk_size, progress=progress)
         L = self.settings.levels
         level_facts = {p: [[f["text"] for f in rec["facts"]] for rec in ch["levels"]] for p, ch in chains.items()}
@@ -296,14 +309,15 @@ class Augmenter:
         texts = list(dict.fromkeys([*examples["hypothesis"].astype(str),
                                     *(f for fs in level_facts.values() for lv in fs for f in lv)]))
         vecs = dict(zip(texts, encoder.encode(texts))) if texts else {}
-        jobs, subsets = [], []
-        for p, h in zip(examples["premise"].astype(str), examples["hypothesis"].astype(str)):
+        jobs, subsets, where = [], [], {}
+        for i, (p, h) in enumerate(zip(examples["premise"].astype(str), examples["hypothesis"].astype(str))):
             sub = hypothesis_subsets(level_facts[p], vecs.get(h), vecs, share=self.settings.hyp_share)
             subsets.append(sub)
-            for t in range(1, L + 1):
+            for t in range(1, len(_built(chains[p]["levels"])) + 1):
+                where[i, t] = len(jobs)
                 jobs.append((h, [f for lv in sub[:t] for f in lv]))  # always from the original h
         fused = self.fuser.fuse_many(jobs, progress=progress and self.tier == "paper")
-        rows = []
+        rows, failed = [], []
         for i, ex in enumerate(examples.itertuples(index=False)):
             p, h = str(ex.premise), str(ex.hypothesis)
             recs = chains[p]["levels"]
@@ -312,8 +326,16 @@ class Augmenter:
             rows.append({**base, "level": 0, "premise": p, "hypothesis": h, "level_facts": [], "premise_facts": [],
                          "hyp_facts": [], "sources": [], "fact_provenance": [], "fusion_ok": True})
             for t in range(1, L + 1):
+                if (i, t) not in where:  # the premise chain failed at or before level t
+                    failure = next((f"level {r['level']}: {r['failure']}" for r in recs if r.get("failure")),
+                                   f"level {t}: not built")
+                    failed.append({**base, "level": t, "failure": failure})
+                    continue
                 rec = recs[t - 1]
-                fu = fused[i * L + t - 1]
+                fu = fused[where[i, t]]
+                if not fu.ok:
+                    failed.append({**base, "level": t, "failure": f"hypothesis fusion (B.2) failed: {fu.error}"})
+                    continue
                 pf = [(r["level"], f) for r in recs[:t] for f in r["facts"]]
                 in_h = set(fu.facts)
                 rows.append({**base, "level": t, "premise": rec["premise"], "hypothesis": fu.text,
@@ -325,13 +347,23 @@ class Augmenter:
                              "fact_provenance": [{"level": lv, "fact": f["text"], "source": f["source"],
                                                   "title": f["title"], "snippet": f["snippet"],
                                                   "in_hypothesis": f["text"] in in_h} for lv, f in pf],
-                             "fusion_ok": bool(rec["fusion_ok"] and fu.ok)})
+                             "fusion_ok": True})
         items = pd.DataFrame(rows)
         items["n_premise_facts"] = items["premise_facts"].str.len()
         items["n_hyp_facts"] = items["hyp_facts"].str.len()
         items["premise_words"] = items["premise"].map(words)
         items["hyp_words"] = items["hypothesis"].map(words)
-        return FactNLIData(items, trace_frame(chains), chains, self.settings, self.components)
+        failed = pd.DataFrame(failed, columns=["pair_id", "label", "orig_premise", "orig_hypothesis", "variant",
+                                               "level", "failure"])
+        return FactNLIData(items, trace_frame(chains), chains, self.settings, self.components, failed)
+
+
+def _built(levels: list) -> list:
+    """The levels of a premise chain up to (not including) its first failed one."""
+    for k, rec in enumerate(levels):
+        if rec.get("failure"):
+            return levels[:k]
+    return levels
 
 
 def trace_frame(chains: dict) -> pd.DataFrame:
@@ -424,7 +456,7 @@ def unrelated_facts(data: FactNLIData, augmenter: Augmenter, seed: int = 0, cand
     The donor is, among `candidates` random other premises with at least as many L=1 facts, the one least
     similar (MiniLM cosine) to the premise; donor facts that the premise also fuses itself are skipped; as
     many facts as the item's own F(1) (and F^(1) for the hypothesis) are fused with the same fuser, so length
-    and style match FactNLI L=1.
+    and style match FactNLI L=1. A pair whose fusion failed is left out, with its reason in attrs["failed"].
     """
     l1 = data.level(1)
     own = {p: [f["text"] for f in ch["levels"][0]["facts"]] for p, ch in data.chains.items() if ch["levels"]}
@@ -455,8 +487,18 @@ def unrelated_facts(data: FactNLIData, augmenter: Augmenter, seed: int = 0, cand
     out["donor_premise"] = [m[0] for m in meta]
     out["premise_facts"] = [m[1] for m in meta]
     out["hyp_facts"] = [m[2] for m in meta]
-    out["premise_words"], out["hyp_words"] = out["premise"].map(words), out["hypothesis"].map(words)
-    return out.reset_index(drop=True)
+    out["failure"] = [f"fusion (B.2) failed: {a.error or b.error}" if not (a.ok and b.ok) else ""
+                      for a, b in zip(fused[:n], fused[n:])]
+    return _drop_failed(out)
+
+
+def _drop_failed(out: pd.DataFrame) -> pd.DataFrame:
+    """Rows whose generation succeeded (with word counts); the failed ones go to attrs["failed"], never scored."""
+    bad = out["failure"] != ""
+    kept = out[~bad].drop(columns="failure").reset_index(drop=True)
+    kept["premise_words"], kept["hyp_words"] = kept["premise"].map(words), kept["hypothesis"].map(words)
+    kept.attrs["failed"] = out[bad].reset_index(drop=True)
+    return kept
 
 
 #: COMPANION-AUTHORED: the paper describes the rewrite-only control (Appendix D) but prints no prompt.
@@ -507,21 +549,19 @@ def rewrite_only(data: FactNLIData, client=None, cache: CallCache | None = None)
     """Table 7's rewrite-only variant: p and h expanded to their L=1 lengths without new facts.
 
     `client` None -> the offline rewriter (the text followed by its own atoms from the atoms decomposer,
-    i.e. restatements it entails), cached as an OfflineLLM; otherwise an LLM with REWRITE_PROMPT.
+    i.e. restatements it entails), cached as an OfflineLLM; otherwise an LLM with REWRITE_PROMPT. A pair whose
+    rewrite failed (call error, unparsable answer) is left out, with its reason in attrs["failed"].
     """
     client = client or OfflineLLM(atoms_rewrite_answer(), name=REWRITE_RULES_VERSION, cache=cache)
     l1 = data.level(1)
     prompts = [REWRITE_PROMPT.render(TEXT=t, TARGET_WORDS=str(n)) for t, n in
                [*zip(l1["orig_premise"], l1["premise_words"]), *zip(l1["orig_hypothesis"], l1["hyp_words"])]]
-    results = client.chat_many(prompts, progress=False)
-    texts = []
-    for (orig, res) in zip([*l1["orig_premise"], *l1["orig_hypothesis"]], results):
-        parsed = REWRITE_PROMPT.parse(getattr(res, "text", None)) if getattr(res, "ok", False) else None
-        texts.append(parsed.value if parsed is not None and parsed.ok else orig)
+    parsed = client.parse_many(REWRITE_PROMPT, client.chat_many(prompts, progress=False))
     n = len(l1)
     out = l1[["pair_id", "label", "orig_premise", "orig_hypothesis"]].copy()
     out["variant"], out["level"] = "rewrite", 1
-    out["premise"], out["hypothesis"] = texts[:n], texts[n:]
-    out["premise_words"], out["hyp_words"] = out["premise"].map(words), out["hypothesis"].map(words)
+    out["premise"], out["hypothesis"] = [p.value for p in parsed[:n]], [p.value for p in parsed[n:]]
     out["target_premise_words"], out["target_hyp_words"] = l1["premise_words"].values, l1["hyp_words"].values
-    return out.reset_index(drop=True)
+    out["failure"] = [f"rewrite failed: {a.error or b.error}" if not (a.ok and b.ok) else ""
+                      for a, b in zip(parsed[:n], parsed[n:])]
+    return _drop_failed(out)

@@ -37,7 +37,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from ..llm import PROMPTS, OfflineLLM, Parsed
+from ..llm import PROMPTS, OfflineLLM
 from ..llm.prompts import FTC_EXTRACT_EXAMPLES, FTC_TRANSFORM_EXAMPLES
 from .logic import SHORT, as_label
 from .templates import _clean_span, _has_content, extract_regex
@@ -257,9 +257,9 @@ def query_transform(messages) -> tuple[str, str, str]:
 
 
 def _extract_generator(label: str):
-    def generate(messages) -> str:
+    def generate(messages) -> str | None:
         spans = rule_extract(query_explanation(messages), label)
-        return "" if spans is None else f"A: {spans[0]}\nB: {spans[1]}"
+        return None if spans is None else f"A: {spans[0]}\nB: {spans[1]}"  # None: no cue rule applies
     return generate
 
 
@@ -363,7 +363,6 @@ class FewShotRewriter:
             template = PROMPTS[f"ftc.{step}.{SHORT[lab]}"]
             messages = [template.render(shots=self._shots(step, lab), **fields[i]) for i in idx]
             results = clients[lab].chat_many(messages, progress=progress)
-            for i, res in zip(idx, results):
-                out[i] = template.parse(res.text) if getattr(res, "ok", False) else \
-                    Parsed(False, None, "", f"call failed: {getattr(res, 'kind', 'error')}: {getattr(res, 'error', res)}")
+            for i, parsed in zip(idx, clients[lab].parse_many(template, results)):
+                out[i] = parsed  # failed calls, non-answers and junk stay failures, counted by the client
         return out

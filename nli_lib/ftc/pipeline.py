@@ -115,10 +115,17 @@ def regex_transform(hypothesis: str, a: str, b: str, label: str) -> list[Rewrite
     return [x_a, x_b]
 
 
+def _failure(parsed) -> str:
+    """Why an FSP step gave nothing: the stand-in has no rule, the call failed, or the answer did not parse."""
+    if parsed.error and parsed.error.startswith(("no answer", "call failed")):
+        return parsed.error
+    return f"unparsable answer ({parsed.error})"
+
+
 def _fsp_rewrites(parsed, label: str) -> list[Rewrite]:
     targets = counterfactual_targets(label)
     if not parsed.ok:
-        return [Rewrite(t.slot, t.y_cf, None, f"transform: unparsable answer ({parsed.error})") for t in targets]
+        return [Rewrite(t.slot, t.y_cf, None, f"transform: {_failure(parsed)}") for t in targets]
     if as_label(label) == "neutral":
         return [Rewrite(targets[0].slot, targets[0].y_cf, parsed.value["A"]),
                 Rewrite(targets[1].slot, targets[1].y_cf, parsed.value["B"])]
@@ -151,7 +158,7 @@ def counterfactual_rows(df: pd.DataFrame, extract: str = "regex", transform: str
         spans = [(e.A, e.B, e.template, "" if e.ok else "extract: no template matched") for e in ex]
     else:
         parsed = rewriter.extract(explanations, labels, progress=progress)
-        spans = [(p.value["A"], p.value["B"], None, "") if p.ok else (None, None, None, f"extract: unparsable ({p.error})")
+        spans = [(p.value["A"], p.value["B"], None, "") if p.ok else (None, None, None, f"extract: {_failure(p)}")
                  for p in parsed]
     # Transform
     ok_idx = [i for i, s in enumerate(spans) if s[0] and s[1]]

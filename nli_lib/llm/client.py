@@ -1,9 +1,15 @@
 """Cached chat-completion clients: `LLMClient` (any OpenAI-compatible endpoint) and `OfflineLLM`.
 
-Every call goes through the call cache (namespace "llm"), keyed by endpoint, model, the full message
-list, the decoding parameters and a sample index. An answer is stored, with the time it arrived, the
-moment it arrives, so an interrupted batch resumes where it stopped and a warm re-run makes no calls.
-With ``replay_only=True`` nothing is ever sent: a cache miss raises `ReplayMiss`.
+Every call goes through the call cache (namespace "llm"), keyed by what determines the answer: the model,
+the full message list, the decoding parameters and a sample index. The endpoint is not part of the key (a
+cache filled through ``http://gpu-node-7:8000/v1`` replays for a user whose base_url differs); it is stored
+beside the answer. An answer is stored, with the time it arrived, the moment it arrives, so an interrupted
+batch resumes where it stopped and a warm re-run makes no calls. Entries written under the older key layout
+(endpoint inside the key) are still read. With ``replay_only=True`` nothing is ever sent: a cache miss raises
+`ReplayMiss`, saying which part of the call differs from the stored calls with the same messages.
+
+Every request, cache hit, retry and error is also counted in the process-wide ledger (`nli_lib.calls`), and
+`parse_many` counts the answers a prompt's parser rejects, so a notebook can report and check them.
 
 The API key is read from the environment variable named by ``LLMConfig.api_key_env`` when the first
 request is sent; it is never part of the config, the cache (keys or values), reprs or error messages.
@@ -18,18 +24,23 @@ Worked example (offline: a Python function stands in for the model)::
     True
     >>> llm.stats()["calls"], llm.stats()["hits"]
     (1, 1)
+    >>> from nli_lib.llm import PROMPTS
+    >>> [p.ok for p in llm.parse_many(PROMPTS["atoms.B1"], llm.chat_many(["x", "Sorry, no"], progress=False))]
+    [True, True]
 
 Against an endpoint (vLLM, Ollama, OpenAI, ...)::
 
     llm = LLMClient(LLMConfig(base_url="http://localhost:8000/v1", model="meta-llama/Meta-Llama-3-8B-Instruct"))
     results = llm.chat_many([PROMPTS["atoms.A1"].render(sentence=s) for s in sentences])
-    atoms = [PROMPTS["atoms.A1"].parse(r.text) for r in results if isinstance(r, LLMResult)]
+    atoms = llm.parse_many(PROMPTS["atoms.A1"], results)   # Parsed per slot; failures counted, never guessed
     print(llm.stats_table())
 """
 from __future__ import annotations
 
+import json
 import os
 import random
+import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -38,10 +49,14 @@ from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
+from .. import calls as call_ledger
 from ..cache import CallCache, ReplayMiss, default_cache, key_hash
+from .prompts import Parsed, PromptTemplate
 
 NAMESPACE = "llm"
 COUNTERS = ("hits", "misses", "calls", "retries", "errors", "prompt_tokens", "completion_tokens")
+NO_ANSWER = "no_answer"  # finish_reason of an offline stand-in that has no rule for its input
+IDENTITY = ("model", "messages", "params", "sample")  # what identifies a call (the cache key's fields)
 
 Messages = list[dict]
 
@@ -79,6 +94,7 @@ class LLMResult:
     usage: dict = field(default_factory=dict)  # prompt_tokens / completion_tokens / total_tokens
     finish_reason: str | None = None
     created: float = 0.0  # unix time the answer arrived (for cached answers: when first received)
+    endpoint: str = ""  # endpoint that produced the answer ("" for entries stored before it was recorded)
 
     ok = True
 
@@ -114,18 +130,54 @@ def _prompt_preview(messages: Messages, n: int = 80) -> str:
     return text[:n] + ("…" if len(text) > n else "")
 
 
+def _search_needle(messages: Messages, n: int = 120) -> str:
+    """A piece of the last message that reads the same in any JSON encoding of a stored key (plain ASCII, no
+    quotes or backslashes), for finding stored calls with these messages."""
+    text = str(messages[-1].get("content", "")) if messages else ""
+    runs = re.findall(r"[ !#-\[\]-~]+", text[-4 * n:])
+    return max(runs, key=len)[-n:] if runs else ""
+
+
+def _short(value, n: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def key_differences(stored: dict, asked: dict) -> list[str]:
+    """What differs between a stored call key and the asked one: model, each decoding parameter, sample.
+
+    >>> key_differences({"model": "gpt-4o", "params": {"temperature": 0.7}, "sample": 0},
+    ...                 {"model": "gpt-4o-mini", "params": {"temperature": 0.0}, "sample": 0})
+    ["model (stored 'gpt-4o', asked 'gpt-4o-mini')", 'params.temperature (stored 0.7, asked 0.0)']
+    """
+    out = []
+    if stored.get("model") != asked.get("model"):
+        out.append(f"model (stored {_short(stored.get('model'))}, asked {_short(asked.get('model'))})")
+    sp, ap = stored.get("params") or {}, asked.get("params") or {}
+    for name in sorted(set(sp) | set(ap)):
+        if sp.get(name) != ap.get(name):
+            stored_value, asked_value = _short(sp.get(name, "(unset)")), _short(ap.get(name, "(unset)"))
+            out.append(f"params.{name} (stored {stored_value}, asked {asked_value})")
+    if stored.get("sample") != asked.get("sample"):
+        out.append(f"sample (stored {stored.get('sample')}, asked {asked.get('sample')})")
+    return out
+
+
 class _CachedChat:
-    """Cache, counters, chat/chat_many and stats shared by LLMClient and OfflineLLM."""
+    """Cache, counters, chat/chat_many, parse_many and stats shared by LLMClient and OfflineLLM."""
 
     endpoint: str = ""
     model: str = ""
     concurrency: int = 1
     replay_only: bool = False
+    ledger_kind: str = "llm"  # kind of source in the call ledger
+    reads_legacy_keys: bool = True  # also read entries stored under the old key layout (endpoint in the key)
 
     def __init__(self, cache: CallCache | None):
         self._cache = cache
         self._lock = threading.Lock()
         self._counters = dict.fromkeys(COUNTERS, 0)
+        self._legacy: dict[str, str] | None = None  # new-layout key hash -> endpoint of an old-layout entry
 
     # -- to implement -------------------------------------------------------------------------------
     def _params(self, overrides: dict) -> dict:
@@ -138,6 +190,11 @@ class _CachedChat:
         """(text, usage, finish_reason) from the model; raise on failure."""
         raise NotImplementedError
 
+    @property
+    def identity(self) -> str:
+        """The model as the cache key names it."""
+        return self.model
+
     # -- shared -------------------------------------------------------------------------------------
     @property
     def cache(self) -> CallCache:
@@ -147,35 +204,94 @@ class _CachedChat:
     def label(self) -> str:
         return f"{self.model} @ {self.endpoint}"
 
+    _LEDGER_NAMES = {"calls": "calls", "retries": "retries", "errors": "errors"}
+
     def _count(self, name: str, n: int = 1) -> None:
         with self._lock:
             self._counters[name] += n
+        if name in self._LEDGER_NAMES and n:
+            call_ledger.count(self.ledger_kind, self.label, **{self._LEDGER_NAMES[name]: n})
 
     def cache_key(self, messages, *, sample: int = 0, **overrides) -> dict:
-        """The cache key of a call: endpoint, model, messages, decoding params, sample index."""
+        """The cache key of a call (IDENTITY): model, messages, decoding params, sample index; not the endpoint."""
         return {
-            "endpoint": self.endpoint,
-            "model": self.model,
+            "model": self.identity,
             "messages": _as_messages(messages),
             "params": self._params(overrides),
             "sample": int(sample),
         }
 
-    def _replay_miss(self, messages: Messages, sample: int, n_missing: int = 1, n_total: int = 1) -> ReplayMiss:
+    # -- entries stored under the old key layout -----------------------------------------------------
+    def _legacy_index(self) -> dict[str, str]:
+        """{hash of the key in today's layout: endpoint} for entries stored with the endpoint inside the key
+        (built once per client, on its first miss; old keys sort "endpoint" first)."""
+        if self._legacy is None:
+            index = {}
+            if self.reads_legacy_keys:
+                for old in self.cache.stored_keys(NAMESPACE, prefix='{"endpoint"'):
+                    if isinstance(old, dict) and "endpoint" in old:
+                        index.setdefault(key_hash({k: v for k, v in old.items() if k != "endpoint"}), old["endpoint"])
+            self._legacy = index
+        return self._legacy
+
+    def _read_legacy(self, keys: list[dict]) -> list:
+        """Values for `keys` stored under the old layout (None where there is none)."""
+        index = self._legacy_index()
+        if not index:
+            return [None] * len(keys)
+        old = [{**k, "endpoint": index[h]} if (h := key_hash(k)) in index else None for k in keys]
+        want = [k for k in old if k is not None]
+        found = iter(self.cache.get_many(NAMESPACE, want) if want else [])
+        values = [None if k is None else next(found) for k in old]
+        return [None if v is None else {**v, "endpoint": k["endpoint"]} for k, v in zip(old, values)]
+
+    def _lookup(self, keys: list[dict]) -> list:
+        values = self.cache.get_many(NAMESPACE, keys)
+        missing = [j for j, v in enumerate(values) if v is None]
+        if missing:
+            for j, v in zip(missing, self._read_legacy([keys[j] for j in missing])):
+                values[j] = v
+        return values
+
+    @staticmethod
+    def _result(value: dict) -> LLMResult:
+        names = {f.name for f in fields(LLMResult)} - {"cached"}
+        return LLMResult(cached=True, **{k: v for k, v in value.items() if k in names})
+
+    # -- replay misses -------------------------------------------------------------------------------
+    def explain_miss(self, key: dict) -> str:
+        """Why `key` is not in the cache: the stored calls with the same messages and what differs in them."""
+        needle = _search_needle(key["messages"])
+        same = [k for k in self.cache.stored_keys(NAMESPACE, contains=json.dumps(needle)[1:-1])
+                if isinstance(k, dict) and k.get("messages") == key["messages"]]
+        if not same:
+            return ("No stored call has these messages: the prompt (template, exemplars or input) differs from "
+                    "the one the cache was filled with, or NLI_CACHE_DIR points at another cache.")
+        diffs = sorted((key_differences(k, key) for k in same), key=len)
+        samples = sorted({k.get("sample") for k in same if isinstance(k.get("sample"), int)})
+        return (f"{len(same)} stored call(s) have these messages but differ in: {'; '.join(diffs[0]) or '(nothing)'}"
+                + (f" (stored samples: {samples})" if len(samples) > 1 else "")
+                + ". The endpoint is not part of a call's identity; set the profile's llm model and decoding "
+                  "parameters to the stored ones to replay them.")
+
+    def _replay_miss(self, key: dict, n_missing: int = 1, n_total: int = 1) -> ReplayMiss:
         what = "no cached answer" if n_total == 1 else f"{n_missing} of {n_total} calls not cached; first"
         return ReplayMiss(
-            f"replay-only {self.label}: {what} for prompt {_prompt_preview(messages)!r} (sample {sample}). "
-            f"Fill the cache by running once with an endpoint (profile llm: replay_only: false, with base_url "
-            f"and the API key env var set), or point NLI_CACHE_DIR at a cache that holds these calls."
+            f"replay-only {self.label}: {what} for prompt {_prompt_preview(key['messages'])!r} "
+            f"(sample {key['sample']}). {self.explain_miss(key)} Fill the cache by running once with an endpoint "
+            f"(profile llm: replay_only: false, with base_url and the API key env var set), or point NLI_CACHE_DIR "
+            f"at a cache that holds these calls."
         )
 
+    # -- calls ---------------------------------------------------------------------------------------
     def _call_and_store(self, messages: Messages, key: dict) -> LLMResult:
         try:
             text, usage, finish = self._complete(messages, key["params"])
         except Exception:
             self._count("errors")
             raise
-        value = {"text": text, "usage": usage, "finish_reason": finish, "created": time.time()}
+        value = {"text": text, "usage": usage, "finish_reason": finish, "created": time.time(),
+                 "endpoint": self.endpoint}
         self.cache.put(NAMESPACE, key, value)
         self._count("prompt_tokens", int(usage.get("prompt_tokens") or 0))
         self._count("completion_tokens", int(usage.get("completion_tokens") or 0))
@@ -189,13 +305,14 @@ class _CachedChat:
         """
         messages = _as_messages(messages)
         key = self.cache_key(messages, sample=sample, **overrides)
-        hit = self.cache.get(NAMESPACE, key)
+        hit = self._lookup([key])[0]
+        call_ledger.count(self.ledger_kind, self.label, requests=1, cache_hits=int(hit is not None))
         if hit is not None:
             self._count("hits")
-            return LLMResult(cached=True, **hit)
+            return self._result(hit)
         self._count("misses")
         if self.replay_only:
-            raise self._replay_miss(messages, sample)
+            raise self._replay_miss(key)
         return self._call_and_store(messages, key)
 
     def chat_many(
@@ -208,8 +325,8 @@ class _CachedChat:
         """
         jobs = [(_as_messages(m), s) for m in list_of_messages for s in range(samples)]
         keys = [self.cache_key(m, sample=s, **overrides) for m, s in jobs]
-        values = self.cache.get_many(NAMESPACE, keys)
-        results: list = [None if v is None else LLMResult(cached=True, **v) for v in values]
+        values = self._lookup(keys)
+        results: list = [None if v is None else self._result(v) for v in values]
         first_of: dict[str, int] = {}  # identical calls within the batch are sent once
         todo, dupes = [], []
         for j, v in enumerate(values):
@@ -219,8 +336,9 @@ class _CachedChat:
                 first_of.setdefault(h, j)
         self._count("hits", len(jobs) - len(todo) - len(dupes))
         self._count("misses", len(todo))
+        call_ledger.count(self.ledger_kind, self.label, requests=len(jobs), cache_hits=len(jobs) - len(todo))
         if todo and self.replay_only:
-            raise self._replay_miss(*jobs[todo[0]], n_missing=len(todo), n_total=len(jobs))
+            raise self._replay_miss(keys[todo[0]], n_missing=len(todo), n_total=len(jobs))
 
         def work(j: int):
             try:
@@ -253,6 +371,31 @@ class _CachedChat:
         finally:
             bar and bar.close()
         return results
+
+    def parse_many(self, template: PromptTemplate, results: Sequence, allowed: Sequence | None = None) -> list[Parsed]:
+        """`template.parse` of every `chat_many` slot, never a guess, with the failures counted in the ledger.
+
+        A failed call gives ``Parsed(ok=False, error="call failed: ...")`` (already counted as an error); a
+        stand-in's declared non-answer ``Parsed(ok=False, error="no answer: ...")`` (counted as no_answer); an
+        answer the parser rejects, or whose value is not in `allowed`, ``Parsed(ok=False)`` counted as unparsable.
+        """
+        out, unparsable, no_answer = [], 0, 0
+        for r in results:
+            if not getattr(r, "ok", False):
+                reason = f"call failed: {getattr(r, 'kind', 'error')}: {getattr(r, 'error', r)}"
+                out.append(Parsed(False, None, "", reason))
+            elif r.finish_reason == NO_ANSWER:
+                no_answer += 1
+                out.append(Parsed(False, None, r.text, f"no answer: {self.label} has no rule for this input"))
+            else:
+                parsed = template.parse(r.text)
+                if parsed.ok and allowed is not None and parsed.value not in allowed:
+                    parsed = Parsed(False, parsed.value, parsed.raw, f"{parsed.value!r} is not one of {list(allowed)}")
+                unparsable += not parsed.ok
+                out.append(parsed)
+        if unparsable or no_answer:
+            call_ledger.count(self.ledger_kind, self.label, unparsable=unparsable, no_answer=no_answer)
+        return out
 
     def stats(self) -> dict[str, int]:
         """Counters since construction: hits, misses, calls, retries, errors, prompt/completion tokens."""
@@ -373,17 +516,27 @@ class LLMClient(_CachedChat):
 
 
 class OfflineLLM(_CachedChat):
-    """The LLMClient interface over a Python function ``generate(messages) -> str`` (no network).
+    """The LLMClient interface over a Python function ``generate(messages) -> str | None`` (no network).
 
-    Calls go through the same cache (endpoint "offline://<name>"), so a warm run makes zero generator
-    calls. Change `name` (e.g. "rules-v2") when the generator's behaviour changes.
+    Calls go through the same cache (model "offline://<name>" in the key), so a warm run makes zero generator
+    calls. Change `name` (e.g. "rules-v2") when the generator's behaviour changes. A generator returns None
+    when it has no rule for the input: the answer is stored with finish_reason "no_answer", and `parse_many`
+    reports it as such (counted as no_answer, not as an unparsable answer of a model). Entries of the old key
+    layout are not read: a stand-in is cheap to run again.
 
     >>> llm = OfflineLLM(lambda m: m[-1]["content"].upper(), name="upper", cache=CallCache(":memory:"))
     >>> [r.text for r in llm.chat_many(["a", "b", "a"], progress=False)]
     ['A', 'B', 'A']
     >>> llm.stats()["calls"]
     2
+    >>> rules = OfflineLLM(lambda m: None, name="no-rules", cache=CallCache(":memory:"))
+    >>> from nli_lib.llm import PROMPTS
+    >>> rules.parse_many(PROMPTS["atoms.D1"], rules.chat_many(["The dog is brown."], progress=False))[0].error
+    'no answer: offline://no-rules has no rule for this input'
     """
+
+    ledger_kind = "stand-in"
+    reads_legacy_keys = False
 
     def __init__(self, generate: Callable[[Messages], str], name: str, *, cache: CallCache | None = None,
                  replay_only: bool = False):
@@ -398,9 +551,14 @@ class OfflineLLM(_CachedChat):
     def label(self) -> str:
         return self.endpoint
 
+    @property
+    def identity(self) -> str:
+        return self.endpoint
+
     def _complete(self, messages: Messages, params: dict) -> tuple[str, dict, str | None]:
         self._count("calls")
-        return str(self.generate(messages)), {}, "stop"
+        text = self.generate(messages)
+        return ("", {}, NO_ANSWER) if text is None else (str(text), {}, "stop")
 
 
 def make_llm(profile: Mapping | None, *, cache: CallCache | None = None) -> LLMClient | None:

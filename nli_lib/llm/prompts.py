@@ -41,6 +41,14 @@ its templates default to zero-shot and carry the worked examples the paper shows
 'contradiction'
 >>> PROMPTS["atoms.B1"].parse("I cannot tell.")
 Parsed(ok=False, value=None, raw='I cannot tell.', error='no NLI label (e/n/c or entailment/neutral/contradiction) found')
+
+Refusals, empty answers and echoes of the prompt are rejected before any parser sees them (`junk_reason`),
+so a refusal never becomes an atom or a label word found inside it:
+
+>>> PROMPTS["atoms.A1"].parse("Sorry, I can't help with that.").error
+'refusal: "Sorry, I can\\'t help with that."'
+>>> PROMPTS["atoms.B1"].parse("As an AI language model, I cannot determine whether this follows.").ok
+False
 """
 from __future__ import annotations
 
@@ -109,12 +117,22 @@ class PromptTemplate:
         return ([{"role": "system", "content": self.system}] if self.system else []) + [{"role": "user", "content": user}]
 
     def parse(self, text: str | None) -> Parsed:
-        """Parse a model answer; unparsable answers give ``Parsed(ok=False, raw=text, error=...)``."""
+        """Parse a model answer; refusals, junk, unparsable answers give ``Parsed(ok=False, raw=text, error=...)``."""
         raw = "" if text is None else str(text)
+        junk = junk_reason(raw, self)
+        if junk:
+            return Parsed(False, None, raw, junk)
         try:
             return Parsed(True, self.parser(raw), raw, None)
         except Exception as exc:  # noqa: BLE001 - a parser must never take a batch down
             return Parsed(False, None, raw, str(exc) or type(exc).__name__)
+
+    @property
+    def fixed_sentences(self) -> tuple[str, ...]:
+        """Sentences of the prompt's own wording (40+ characters, placeholders cut out), lower-cased."""
+        text = "\n".join(t for t in (self.system, self.template) if t)
+        parts = re.split(r"(?<=[.?!:])\s+|\n|\{[A-Za-z_][A-Za-z0-9_]*\}", text)
+        return tuple(dict.fromkeys(p for p in (" ".join(x.split()).lower() for x in parts) if len(p) >= 40))
 
 
 def _format_value(name: str, value) -> str:
@@ -127,6 +145,74 @@ def _format_value(name: str, value) -> str:
     if isinstance(value, (list, tuple)):  # e.g. SNIPPETS: numbered, one per line
         return "\n".join(f"{i}. {v}" for i, v in enumerate(value, 1))
     return str(value)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Junk: refusals, empty answers, echoes of the prompt (rejected before any parser)
+# ---------------------------------------------------------------------------------------------------
+
+_REFUSAL = re.compile(
+    r"^[\W_]*(?:(?:i['’]?m|i am|we['’]?re|we are)\s+(?:so\s+|very\s+|really\s+|truly\s+)?sorry|sorry\b"
+    r"|(?:i|we)\s+(?:sincerely\s+)?apologi[sz]e|my apologies|apologies\b"
+    r"|as an? (?:ai|artificial intelligence|(?:large )?language model|llm|assistant)\b"
+    r"|(?:i|we)(?:['’]m| am|['’]re| are)\s+(?:unable|not able|not allowed|not permitted)\s+to"
+    r"|(?:i|we)\s+(?:can(?:not|['’]t|\s+not)|won['’]t|will not|must decline to"
+    r"|do(?: not|n['’]t)\s+feel comfortable)"
+    r"\s+(?:help|assist|provide|comply|answer|complete|do (?:that|this)|generate|determine|fulfil+|respond|continue"
+    r"|create|produce|decompose|label|classify|extract|write|engage)"
+    r"|unfortunately,?\s+(?:i|we)\b)",
+    re.I)
+
+
+def is_refusal(text: str) -> bool:
+    """Whether text opens like a refusal or an assistant disclaimer ("Sorry, I can't ...", "As an AI ...").
+
+    >>> [is_refusal(t) for t in ["Sorry, I can't help with that.", "I'm sorry, but I cannot", "As an AI model, e",
+    ...  "I cannot assist with this request.", "1. The man is sorry.", "I cannot swim.", "n"]]
+    [True, True, True, True, False, False, False]
+    """
+    return bool(_REFUSAL.match(text.strip()))
+
+
+def junk_reason(text: str, template: "PromptTemplate | None" = None) -> str | None:
+    """Why an answer is junk (empty, a refusal, an echo of the prompt's wording), or None when it is not.
+
+    An echo: the answer's first line holds a sentence of the prompt's own wording, or the answer holds two.
+
+    >>> junk_reason("   "), junk_reason("Sorry, I can't help with that.")
+    ('empty answer', 'refusal: "Sorry, I can\\'t help with that."')
+    >>> junk_reason("Does the evidence make the hypothesis about the situation more or less likely to be true?",
+    ...             PROMPTS["atoms.C1"])
+    'echo of the prompt: "does the evidence make the hypothesis about the situation more or less likely t…"'
+    >>> junk_reason("e\\nThe hypothesis follows logically from the information contained in the premise.",
+    ...             PROMPTS["atoms.B1"]) is None
+    True
+    """
+    body = _before_end(text).strip() or text.strip()
+    if not body:
+        return "empty answer"
+    first = _first_line(body)
+    if is_refusal(first):
+        return f"refusal: {_clip(first)}"
+    if template is not None:
+        flat = " ".join(body.split()).lower()
+        head = " ".join(first.split()).lower()
+        found = [s for s in template.fixed_sentences if s in flat]
+        if any(s in head for s in found) or len(found) >= 2:
+            return f"echo of the prompt: {_clip(found[0])}"
+    return None
+
+
+def _clip(text: str, n: int = 80) -> str:
+    text = " ".join(text.split())
+    return '"' + (text if len(text) <= n else text[: n - 1] + "…") + '"'
+
+
+def _reject_refusal(item: str) -> str:
+    """An extracted item (atom, question, fact) as it is; a refusal among them makes the answer unparsable."""
+    if is_refusal(item):
+        raise ValueError(f"refusal among the items: {_clip(item)}")
+    return item
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -152,7 +238,7 @@ def parse_atoms(text: str) -> list[str]:
         try:
             items = json.loads(body)
             if isinstance(items, list) and items and all(isinstance(i, str) for i in items):
-                return [i.strip() for i in items if i.strip()]
+                return [_reject_refusal(i.strip()) for i in items if i.strip()]
         except json.JSONDecodeError:
             pass
     atoms = []
@@ -161,7 +247,7 @@ def parse_atoms(text: str) -> list[str]:
             continue
         atom = _BULLET.sub("", line, count=1).strip().strip('"').strip()
         if atom:
-            atoms.append(atom)
+            atoms.append(_reject_refusal(atom))
     if not atoms:
         raise ValueError("no atoms found")
     return atoms
@@ -264,7 +350,7 @@ def parse_questions(text: str) -> list[str]:
         line = re.sub(r"^\s*(?:question|qud)\s*\d*\s*:\s*", "", _BULLET.sub("", line, count=1), flags=re.I).strip()
         line = line.strip("*\"' ")
         if line.endswith("?"):
-            out.append(line)
+            out.append(_reject_refusal(line))
     if not out:
         raise ValueError("no question (a line ending in '?') found")
     return out
@@ -303,7 +389,7 @@ def parse_facts(text: str) -> list[str]:
             raise ValueError(f"fact is not text: {item!r}")
         fact = fact.strip().rstrip(",").strip()  # the paper's schema shows "<atomic fact1>," (comma inside)
         if fact:
-            out.append(fact)
+            out.append(_reject_refusal(fact))
     return out
 
 
@@ -316,7 +402,7 @@ def parse_fusion(text: str) -> str:
         result = m.group(1) if m else None
     if not isinstance(result, str) or not result.strip():
         raise ValueError("no non-empty 'fusion_result' found")
-    return result.strip()
+    return _reject_refusal(result.strip())
 
 
 def _cut_continuation(text: str, next_marker: str) -> str:

@@ -11,6 +11,10 @@ re-run makes no model calls and an interrupted run resumes.
 ...     def _predict_proba_uncached(self, p, h): return np.tile([0.1, 0.8, 0.1], (len(p), 1))
 >>> Always(cache=CallCache(":memory:")).predict(["A man sleeps."], ["A person sleeps."])
 ['neutral']
+
+A row of NaN probabilities is a pair the model could not answer (a failed LLM call, an unparsable answer):
+its predicted label is None, never a guess, and `predict_frame` marks it wrong (`answered` False).
+Every `predict_proba` is counted in the call ledger (`nli_lib.calls`): pairs asked, cache hits, pairs computed.
 """
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from .. import calls
 from ..cache import CallCache, default_cache
 from ..config import LABELS
 
@@ -35,6 +40,20 @@ def text_hash(*parts: str) -> str:
         h.update(part.encode("utf-8"))
         h.update(b"\x1f")
     return h.hexdigest()[:16]
+
+
+def labels_of(probs: np.ndarray, labels: Sequence[str]) -> list[str | None]:
+    """The most probable label of each row; None for a row with NaN (the model gave no answer).
+
+    >>> labels_of(np.array([[0.2, 0.8], [np.nan, np.nan]]), ("yes", "no"))
+    ['no', None]
+    """
+    probs = np.asarray(probs, dtype=float)
+    if probs.size == 0:
+        return []
+    unanswered = np.isnan(probs).any(axis=1)
+    best = np.nan_to_num(probs, nan=-1.0).argmax(axis=1)
+    return [None if gap else labels[i] for i, gap in zip(best, unanswered)]
 
 
 class Classifier(ABC):
@@ -66,6 +85,7 @@ class Classifier(ABC):
         if len(premises) != len(hypotheses):
             raise ValueError(f"{len(premises)} premises but {len(hypotheses)} hypotheses")
         out = np.zeros((len(premises), len(self.labels)), dtype=np.float64)
+        computed = 0
         for start in range(0, len(premises), CHUNK):
             p, h = premises[start : start + CHUNK], hypotheses[start : start + CHUNK]
             keys = [{"model": self.fingerprint, "labels": list(self.labels), "p": a, "h": b} for a, b in zip(p, h)]
@@ -76,27 +96,31 @@ class Classifier(ABC):
                 unique.setdefault((p[i], h[i]), []).append(i)
             if unique:
                 pairs = list(unique)
+                computed += len(pairs)
                 probs = np.asarray(self._predict_proba_uncached([a for a, _ in pairs], [b for _, b in pairs]), dtype=float)
                 self.cache.put_many(CACHE_NAMESPACE, [(keys[unique[pair][0]], probs[j].tolist()) for j, pair in enumerate(pairs)])
                 for j, pair in enumerate(pairs):
                     for i in unique[pair]:
                         cached[i] = probs[j].tolist()
             out[start : start + len(p)] = np.asarray(cached, dtype=float)
+        calls.count("classifier", self.name, requests=len(premises), cache_hits=len(premises) - computed,
+                    calls=computed)
         return out
 
     def predict(self, premises: Sequence[str], hypotheses: Sequence[str]) -> list[str]:
         """Predicted label strings."""
-        probs = self.predict_proba(premises, hypotheses)
-        return [self.labels[i] for i in probs.argmax(axis=1)]
+        return labels_of(self.predict_proba(premises, hypotheses), self.labels)
 
     def predict_frame(self, df: pd.DataFrame, premise_col: str = "premise", hypothesis_col: str = "hypothesis") -> pd.DataFrame:
-        """Copy of df with `pred`, `p_<label>` columns and, when df has `label`, `correct`.
+        """Copy of df with `pred`, `answered`, `p_<label>` columns and, when df has `label`, `correct`.
 
-        The returned rows are the raw examples behind any score computed from them.
+        The returned rows are the raw examples behind any score computed from them. An unanswered pair has
+        pred None and counts as wrong; `answered` says which they are.
         """
         probs = self.predict_proba(df[premise_col].tolist(), df[hypothesis_col].tolist())
         out = df.copy()
-        out["pred"] = [self.labels[i] for i in probs.argmax(axis=1)]
+        out["pred"] = labels_of(probs, self.labels)
+        out["answered"] = out["pred"].notna()
         for j, lab in enumerate(self.labels):
             out[f"p_{lab}"] = probs[:, j]
         if "label" in out:

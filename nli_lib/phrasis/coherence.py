@@ -67,8 +67,13 @@ def reversed_pairs(df: pd.DataFrame, labels: Sequence[str] = REVERSED_LABELS) ->
 
 
 def soft_coherent(pred: Sequence[str], pred_rev: Sequence[str]) -> np.ndarray:
-    """SC indicator per pair: f(x) == Rev(f(x_rev))."""
-    return np.asarray(list(pred), dtype=object) == np.asarray(reverse_labels(pred_rev), dtype=object)
+    """SC indicator per pair: f(x) == Rev(f(x_rev)); a pair the model left unanswered (None) is not coherent.
+
+    >>> soft_coherent(["FORW", "EQUI", None, None], ["BACK", "SIMI", "UNR", None]).tolist()
+    [True, False, False, False]
+    """
+    rev = [None if pd.isna(p) else reverse_label(p) for p in pred_rev]
+    return np.array([not pd.isna(a) and a == b for a, b in zip(pred, rev)], dtype=bool)
 
 
 def hard_coherent(pred, pred_rev, gold, gold_rev) -> np.ndarray:

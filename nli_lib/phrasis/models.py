@@ -203,15 +203,15 @@ class PromptedRelationClassifier(Classifier):
     """A chat model answering `PROMPTS[prompt]` (default 'phrasis.relation') for each pair.
 
     With the default prompt, `labels` picks the track's version (`relation_template`): all seven labels, or
-    the six Positives labels without UNR. Answers that do not parse, failed calls, and labels outside `labels`
-    become `fallback` (default UNR, "the model named no relation"; REL, the weakest relation, when UNR is not
-    a label); `answers()` shows the raw text and parse result of every pair. predict_proba is one-hot and is
-    not stored in the classifier cache: the LLM cache already holds every answer, and a failed call must not
-    be frozen as a prediction.
+    the six Positives labels without UNR. Answers that do not parse, refusals, failed calls and labels outside
+    `labels` give no label (a NaN row, predicted label None, scored as wrong), never a stand-in label; the chat
+    client counts them in the call ledger and `answers()` shows the raw text, parse result and reason of every
+    pair. predict_proba is one-hot and is not stored in the classifier cache: the LLM cache already holds every
+    answer, and a failed call must not be frozen as a prediction.
     """
 
     def __init__(self, llm, prompt: str = "phrasis.relation", shots: int = 0, labels: Sequence[str] = PHRASIS_LABELS,
-                 fallback: str | None = None, tier: str | None = None, name: str | None = None):
+                 tier: str | None = None, name: str | None = None):
         super().__init__(None)
         from ..llm import PROMPTS, OfflineLLM
 
@@ -219,42 +219,34 @@ class PromptedRelationClassifier(Classifier):
         self.labels = tuple(labels)
         self.template = relation_template(self.labels) if prompt == "phrasis.relation" else PROMPTS[prompt]
         self.prompt = self.template.name
-        fallback = fallback or ("UNR" if "UNR" in self.labels else "REL")
-        if fallback not in self.labels:
-            raise ValueError(f"fallback {fallback!r} is not one of {self.labels}")
-        self.fallback = fallback
         self.tier = tier or ("offline" if isinstance(llm, OfflineLLM) else "paper")
         self.name = name or f"prompted:{llm.model}" + (f" ({self.shots}-shot)" if self.shots else "") + (
             "" if "UNR" in self.labels else f" [{len(self.labels)} labels]")
 
     @property
     def fingerprint(self) -> str:
-        return f"{self.llm.label}|{self.prompt}|shots={self.shots}|labels={','.join(self.labels)}|fallback={self.fallback}"
+        return f"{self.llm.label}|{self.prompt}|shots={self.shots}|labels={','.join(self.labels)}"
 
     def messages(self, premises: Sequence[str], hypotheses: Sequence[str]) -> list[list[dict]]:
         return [self.template.render(shots=self.shots, phrase1=str(a), phrase2=str(b)) for a, b in zip(premises, hypotheses)]
 
     def answers(self, premises: Sequence[str], hypotheses: Sequence[str]) -> pd.DataFrame:
-        """One row per pair: raw answer text, ok, parsed value, error, and the label used."""
+        """One row per pair: raw answer text, ok, parsed value, error, and the label used (None when no answer)."""
         results = self.llm.chat_many(self.messages(premises, hypotheses), progress=False)
         rows = []
-        for a, b, r in zip(premises, hypotheses, results):
-            if not getattr(r, "ok", False):
-                rows.append({"phrase1": a, "phrase2": b, "text": None, "ok": False, "value": None,
-                             "error": getattr(r, "error", "call failed"), "label_used": self.fallback})
-                continue
-            parsed = self.template.parse(r.text)
-            ok = parsed.ok and parsed.value in self.labels
-            rows.append({"phrase1": a, "phrase2": b, "text": r.text, "ok": ok, "value": parsed.value,
-                         "error": parsed.error if not parsed.ok else (None if ok else f"label {parsed.value} not allowed"),
-                         "label_used": parsed.value if ok else self.fallback})
-        return pd.DataFrame(rows)
+        parsed = self.llm.parse_many(self.template, results, self.labels)
+        for a, b, r, p in zip(premises, hypotheses, results, parsed):
+            rows.append({"phrase1": a, "phrase2": b, "text": getattr(r, "text", None), "ok": p.ok, "value": p.value,
+                         "error": p.error, "label_used": p.value if p.ok else None})
+        return pd.DataFrame(rows, columns=["phrase1", "phrase2", "text", "ok", "value", "error", "label_used"])
 
     def _predict_proba_uncached(self, premises, hypotheses) -> np.ndarray:
         used = self.answers(premises, hypotheses)["label_used"] if len(premises) else []
-        out = np.zeros((len(premises), len(self.labels)))
+        out = np.full((len(premises), len(self.labels)), np.nan)
         for i, lab in enumerate(used):
-            out[i, self.labels.index(lab)] = 1.0
+            if lab is not None:
+                out[i] = 0.0
+                out[i, self.labels.index(lab)] = 1.0
         return out
 
     def predict_proba(self, premises, hypotheses) -> np.ndarray:

@@ -103,10 +103,15 @@ def tsne_2d(X: np.ndarray, seed: int = 0, perplexity: float = 30.0, pca_dims: in
 
     Trade-off: the PCA step (standard practice) makes t-SNE cheap on 768–2048-dim vectors and changes
     little in the picture; the perplexity is capped at (n − 1) / 3 so small quick samples work.
+
+    Input t-SNE cannot embed (fewer than 4 rows, NaN or infinite values, all rows identical) raises ValueError
+    before scikit-learn sees it: on zero-variance input its PCA init divides by a zero spread and the native
+    code then kills the process (tested in a subprocess in tests/test_taxinli.py).
     """
     from sklearn.decomposition import PCA
     from sklearn.manifold import TSNE
 
+    _check_embeddable(X)
     n = len(X)
     perplexity = float(min(perplexity, max(2.0, (n - 1) / 3)))
     path = cache_dir("taxinli_tsne") / f"{_array_key(X, seed, perplexity, pca_dims)}.npy"
@@ -120,6 +125,20 @@ def tsne_2d(X: np.ndarray, seed: int = 0, perplexity: float = 30.0, pca_dims: in
                       n_jobs=1).fit_transform(Z).astype(np.float32)
     np.save(path, coords)
     return coords
+
+
+def _check_embeddable(X) -> None:
+    """Raise ValueError for input t-SNE cannot embed: not 2-D, too few rows, NaN/inf values, zero variance."""
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or len(X) < 4:
+        raise ValueError(f"tsne_2d needs a 2-D array of at least 4 rows, got shape {X.shape}")
+    bad = ~np.isfinite(X).all(axis=1)
+    if bad.any():
+        raise ValueError(f"tsne_2d: {int(bad.sum())} of {len(X)} rows hold NaN or infinite values (first: row "
+                         f"{int(np.flatnonzero(bad)[0])}); drop or repair them first")
+    if not (X.std(axis=0) > 0).any():
+        raise ValueError(f"tsne_2d: all {len(X)} rows are identical (zero variance): nothing to embed; check the "
+                         f"vectors (a layer of constant hidden states, or a failed encoder)")
 
 
 def _one_thread():
