@@ -138,21 +138,22 @@ def figure(card: pd.DataFrame):
     fig, (ax1, ax2, ax3) = plt.subplots(1, 3, figsize=(17, 4.8), gridspec_kw={"width_ratios": [1.1, 1, 1]})
     left = np.zeros(len(summ))
     for col, colour in STATUS_COLOURS.items():
-        ax1.barh(summ.index, summ[col], left=left, color=colour, label=col.replace("_", " "),
+        ax1.barh(summ.index, summ[col], left=left, color=colour, label={"stand_in": "stand-in"}.get(col, col.replace("_", " ")),
                  hatch="//" if col == "stand_in" else None, edgecolor="white", linewidth=0.5)
         left += summ[col].to_numpy()
     ax1.set_xlabel("paper values (each counted once)")
     ax1.set_title("what the companion computes, per paper")
     ax1.legend(loc="lower right", fontsize=8)
-    done = card[~card.status.str.startswith("not computed")]
-    done = done[(done.paper_value > 0) & (done.ours > 0)]
+    recorded = card[~card.status.str.startswith("not computed")]
+    done = recorded[(recorded.paper_value > 0) & (recorded.ours > 0)]  # what a log-log plot can show
     if len(done):
         lo, hi = min(done.paper_value.min(), done.ours.min()), max(done.paper_value.max(), done.ours.max())
     papers = sorted(card.paper.dropna().unique())
     colours = dict(zip(papers, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
-    panels = ((ax2, done[done.status.isin(AGREEMENT)], "like for like (data, released, paper's model)", "o"),
-              (ax3, done[done.status == "stand-in"], "stand-ins (other models): a reference, not a target", "x"))
-    for ax, part, title, marker in panels:
+    panels = ((ax2, recorded.status.isin(AGREEMENT), "like for like (data, released, paper's model)", "o"),
+              (ax3, recorded.status == "stand-in", "stand-ins (other models): a reference, not a target", "x"))
+    for ax, which, title, marker in panels:
+        part = done[which.loc[done.index]]
         for paper, grp in part.groupby("paper"):
             ax.scatter(grp.paper_value, grp.ours, s=16, alpha=0.7, marker=marker, color=colours.get(paper),
                        label=f"{paper} ({len(grp)})")
@@ -166,7 +167,7 @@ def figure(card: pd.DataFrame):
             ax.legend(fontsize=8, loc="upper left")
         ax.set_xlabel("paper's value")
         ax.set_ylabel("ours (basis/model in the table)")
-        ax.set_title(f"{title}\n{len(part)} entries (dashed: equal)", fontsize=10)
+        ax.set_title(f"{title}\n{len(part)} of {int(which.sum())} entries (values > 0; dashed: equal)", fontsize=10)
     fig.tight_layout()
     return fig
 
