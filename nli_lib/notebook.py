@@ -89,7 +89,7 @@ class NotebookSession:
 
 
 PARAM_NAMES = ("tier", "seed", "quick", "profile_name", "nli_model", "nli_epochs", "baselines", "embedder", "llm",
-               "extra_models")
+               "extra_models", "paper_systems")
 
 
 def start(name: str, params: dict) -> NotebookSession:

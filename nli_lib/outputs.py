@@ -17,6 +17,7 @@ starts.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import functools
 import hashlib
@@ -29,6 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .basis import BASES, check_basis, entry_tier, model_basis
 from .config import REPO_ROOT, output_dir, scrub_secrets
 from .data.fetch import used_data
 
@@ -172,33 +174,71 @@ class Outputs:
         self.written.append(path)
         return path
 
-    def score(self, ref: str, quantity: str, ours: float, model: str, note: str = "") -> dict:
+    def score(self, ref: str, quantity: str, ours: float, model: str, *, basis: str, note: str = "") -> dict:
         """Record one of our numbers against the paper's value (ref, quantity) for the scorecard (notebook 90).
 
-        The (ref, quantity) pair must exist in data/paper_values/<paper>.csv (a typo raises KeyError).
-        Entries go to tables/<notebook>/scorecard.jsonl (staged; published with the run's other outputs),
-        rewritten from scratch by each run.
+        `basis` says how ours relates to the paper's number (`nli_lib.basis`: data, released, paper-model,
+        stand-in); it has no default, and an unknown basis, or 'paper-model' outside the paper profile,
+        raises ValueError. The (ref, quantity) pair must exist in data/paper_values/<paper>.csv (a typo
+        raises KeyError). Entries go to tables/<notebook>/scorecard.jsonl (staged; published with the run's
+        other outputs), rewritten from scratch by each run; a model-free entry (data, released) is labelled
+        tier "data".
         """
         from .paper_values import paper_value
+        check_basis(basis, self.tier)
         paper = paper_value(ref, quantity)
         entry = {"ref": ref, "quantity": quantity, "paper": paper, "ours": float(ours), "model": model,
-                 "tier": self.tier, "notebook": self.notebook, "quick": bool(self.params.get("quick", False)),
-                 "note": note}
+                 "basis": basis, "tier": entry_tier(basis, self.tier), "notebook": self.notebook,
+                 "quick": bool(self.params.get("quick", False)), "note": note}
         self.scored = [e for e in self.scored if (e["ref"], e["quantity"], e["model"]) != (ref, quantity, model)]
         self.scored.append(entry)
         folder = self._folder("tables", self.notebook)
         (folder / "scorecard.jsonl").write_text("".join(json.dumps(e) + "\n" for e in self.scored))
         return entry
 
-    def score_frame(self, frame: pd.DataFrame, ref: str, note: str = "") -> int:
-        """`score` every row of a `paper_values.beside_paper` frame (quantity, paper, ours, model) that has both
-        values; returns how many were recorded."""
+    def score_frame(self, frame: pd.DataFrame, *, basis, ref: str | None = None, note: str = "") -> int:
+        """`score` every row of a frame (quantity, ours, model; optional ref, note, paper) that has a value;
+        returns how many were recorded. The one way notebooks and paper modules fill the scorecard.
+
+        `basis` is one of `nli_lib.basis.BASES` for every row, or one per row (e.g. `frame["basis"]`, set
+        by the function that built the frame). A row's own `ref` wins over the argument; its `note` comes
+        before the argument's. Rows without our value, or whose `paper` column is empty (a `beside_paper`
+        quantity the paper does not print), are skipped.
+        """
+        bases = [basis] * len(frame) if isinstance(basis, str) else list(basis)
+        if len(bases) != len(frame):
+            raise ValueError(f"basis has {len(bases)} entries for {len(frame)} rows")
         n = 0
-        for row in frame.itertuples(index=False):
-            if pd.notna(row.ours) and pd.notna(row.paper):
-                self.score(ref, row.quantity, row.ours, row.model, note)
-                n += 1
+        for row, row_basis in zip(frame.to_dict("records"), bases):
+            if pd.isna(row["ours"]) or ("paper" in row and pd.isna(row["paper"])):
+                continue
+            row_ref = row.get("ref") if isinstance(row.get("ref"), str) and row.get("ref") else ref
+            if row_ref is None:
+                raise ValueError(f"no ref for {row['quantity']!r}: pass ref= or give the frame a ref column")
+            row_note = row.get("note") if isinstance(row.get("note"), str) else ""
+            self.score(row_ref, row["quantity"], row["ours"], row["model"], basis=row_basis,
+                       note="; ".join(x for x in (row_note, note) if x))
+            n += 1
         return n
+
+    @property
+    def paper_systems(self) -> dict:
+        """The profile's `paper_systems`: our model id -> the paper's system it is (empty offline)."""
+        return dict(self.params.get("paper_systems") or {})
+
+    def model_basis(self, stands_for: dict) -> str:
+        """'paper-model' or 'stand-in' for a number computed with `stands_for` (paper system -> our model),
+        as the profile declares (`nli_lib.basis.model_basis`)."""
+        return model_basis(self.paper_systems, stands_for)
+
+    @contextlib.contextmanager
+    def data_only(self):
+        """Label what is written inside the block tier "data" (model-free outputs of a model notebook)."""
+        tier, self.tier = self.tier, "data"
+        try:
+            yield self
+        finally:
+            self.tier = tier
 
 
 def markdown_table(df: pd.DataFrame, index: bool = False) -> str:
@@ -228,12 +268,22 @@ def staging_dir(notebook: str, root: Path | None = None) -> Path:
     return (root or output_dir()) / STAGING / notebook
 
 
+ENTRY_COLUMNS = ["ref", "quantity", "paper", "ours", "model", "basis", "tier", "notebook", "quick", "note"]
+
+
 def scorecard_entries(root: Path | None = None) -> pd.DataFrame:
-    """Every entry recorded with `Outputs.score` under tables/*/scorecard.jsonl."""
+    """Every entry recorded with `Outputs.score` under tables/*/scorecard.jsonl (an entry without a valid
+    basis raises: it was recorded before bases existed, so rerun its notebook)."""
     root = root or output_dir()
-    rows = [json.loads(line) for path in sorted((root / "tables").glob("*/scorecard.jsonl"))
-            for line in path.read_text().splitlines() if line.strip()]
-    return pd.DataFrame(rows, columns=["ref", "quantity", "paper", "ours", "model", "tier", "notebook", "quick", "note"])
+    rows = []
+    for path in sorted((root / "tables").glob("*/scorecard.jsonl")):
+        for line in path.read_text().splitlines():
+            if line.strip():
+                rows.append(json.loads(line))
+                if rows[-1].get("basis") not in BASES:
+                    raise ValueError(f"{path}: entry {rows[-1].get('quantity')!r} has basis {rows[-1].get('basis')!r}, "
+                                     f"not one of {BASES}: rerun notebook {path.parent.name}")
+    return pd.DataFrame(rows, columns=ENTRY_COLUMNS)
 
 
 NOTEBOOK_SERIES = {"1": "atoms", "2": "phrasis", "3": "ftc", "4": "factnli", "5": "taxinli"}  # notebooks 1x .. 5x

@@ -1,24 +1,25 @@
 """Reproduction scorecard: every paper number beside ours, the model that produced ours, and the gap.
 
 The paper's numbers are data (data/paper_values/<paper>.csv); ours are recorded by the notebooks with
-`nb.out.score(ref, quantity, ours, model)` into tables/<notebook>/scorecard.jsonl. `build_scorecard` joins
-the two: one row per (paper value, model that computed it), and one row per paper value nobody computed,
-carrying the reason from the CSV's `reason` column.
+`nb.out.score(ref, quantity, ours, model, basis=...)` / `nb.out.score_frame(frame, basis=...)` into
+tables/<notebook>/scorecard.jsonl. `build_scorecard` joins the two: one row per (paper value, model that
+computed it), and one row per paper value nobody computed, carrying the reason from the CSV's `reason` column.
 
     >>> paper = pd.DataFrame([{"paper": "taxinli", "ref": "taxinli-table-2", "quantity": "total datapoints",
     ...                        "value": 10071.0, "setting": "", "reason": ""},
     ...                       {"paper": "factnli", "ref": "factnli-table-2", "quantity": "GPT-4o L=3",
     ...                        "value": 61.0, "setting": "", "reason": "needs GPT-4o (paper profile)"}])
     >>> ours = pd.DataFrame([{"ref": "taxinli-table-2", "quantity": "total datapoints", "paper": 10071.0,
-    ...                       "ours": 10071.0, "model": "data", "tier": "offline", "notebook": "50_x",
-    ...                       "quick": False, "note": ""}])
+    ...                       "ours": 10071.0, "model": "data", "basis": "data", "tier": "data",
+    ...                       "notebook": "50_x", "quick": False, "note": ""}])
     >>> build_scorecard(paper, ours)[["quantity", "ours", "status"]].values.tolist()
     [['total datapoints', 10071.0, 'match'], ['GPT-4o L=3', nan, 'not computed: needs GPT-4o (paper profile)']]
 
-Status: `match` when ours equals the paper's value to within 1 % (relative) or 0.005 (absolute, for
-values printed as fractions); `close` within 10 % relative; `differs` otherwise. A match or a gap says
-nothing by itself: the `model` column tells whether ours came from the paper's own data/predictions or
-from a different (usually much smaller, offline) model.
+Status depends on the entry's basis (`nli_lib.basis`). Like for like (data, released predictions, the
+paper's own model): `match` when ours equals the paper's value to within 1 % (relative) or 0.005
+(absolute, for values printed as fractions); `close` within 10 % relative; `differs` otherwise. Any
+other model or generator: `stand-in`, whatever the gap (the difference columns still show it): a
+stand-in landing near the paper's number is a coincidence, not a reproduction.
 """
 from __future__ import annotations
 
@@ -28,24 +29,34 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .basis import BASES, LIKE_FOR_LIKE
 from .config import REPO_ROOT
 from .outputs import scorecard_entries
 from .paper_values import paper_values_frame
 
 COLUMNS = ["paper", "ref", "quantity", "setting", "paper_value", "ours", "difference", "rel_difference", "status",
-           "model", "tier", "notebook", "quick", "note"]
+           "basis", "model", "tier", "notebook", "quick", "note"]
+AGREEMENT = ("match", "close", "differs")  # statuses of like-for-like entries, best first
+SUMMARY_COLUMNS = ["paper", "paper_values", "like_for_like", "match", "close", "differs", "stand_in",
+                   "not_computed"]
 
 
-def classify(paper: float, ours: float) -> str:
-    """'match' | 'close' | 'differs' (see module docstring).
+def classify(paper: float, ours: float, basis: str) -> str:
+    """'match' | 'close' | 'differs' for a like-for-like basis, 'stand-in' otherwise (see module docstring).
 
-    >>> classify(76.0, 76.4), classify(0.52, 0.524), classify(76.0, 72.0), classify(76.0, 50.0)
-    ('match', 'match', 'close', 'differs')
-    >>> classify(76.0, float("nan"))
+    >>> classify(76.0, 76.4, "data"), classify(0.52, 0.524, "released"), classify(76.0, 72.0, "data")
+    ('match', 'match', 'close')
+    >>> classify(76.0, 50.0, "paper-model"), classify(76.0, 76.4, "stand-in")
+    ('differs', 'stand-in')
+    >>> classify(76.0, float("nan"), "data")
     'not computed: the recorded value is not a number'
     """
+    if basis not in BASES:
+        raise ValueError(f"basis {basis!r} is not one of {BASES}")
     if not (np.isfinite(ours) and np.isfinite(paper)):  # e.g. a metric undefined on a tiny quick sample
         return "not computed: the recorded value is not a number"
+    if basis not in LIKE_FOR_LIKE:
+        return "stand-in"
     gap = abs(ours - paper)
     if gap <= 0.005 or gap <= 0.01 * abs(paper):
         return "match"
@@ -73,27 +84,32 @@ def build_scorecard(paper: pd.DataFrame | None = None, ours: pd.DataFrame | None
             diff = e.ours - v.value
             rows.append({**base, "ours": e.ours, "difference": diff,
                          "rel_difference": diff / abs(v.value) if v.value else np.nan,
-                         "status": classify(v.value, e.ours), "model": e.model, "tier": e.tier,
-                         "notebook": e.notebook, "quick": e.quick, "note": e.note})
+                         "status": classify(v.value, e.ours, e.basis), "basis": e.basis, "model": e.model,
+                         "tier": e.tier, "notebook": e.notebook, "quick": e.quick, "note": e.note})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
 def summary(card: pd.DataFrame) -> pd.DataFrame:
-    """Per paper: values in the paper, values we computed (any model), matches/close/differs, not computed."""
-    card = card.assign(computed=~card.status.str.startswith("not computed"))
-    per_value = card.groupby(["paper", "ref", "quantity"], sort=False).agg(
-        computed=("computed", "any"), best=("status", lambda s: _best(s)))
+    """Per paper, each printed value counted once: like-for-like (by its best agreement: match / close /
+    differs), stand-in only, or not computed.
+
+    >>> card = pd.DataFrame({"paper": ["p"] * 4, "ref": ["r"] * 4, "quantity": ["a", "a", "b", "c"],
+    ...                      "status": ["stand-in", "close", "stand-in", "not computed: needs X"]})
+    >>> summary(card).set_index("paper").loc["p", ["like_for_like", "close", "stand_in", "not_computed"]].tolist()
+    [1, 1, 1, 1]
+    """
+    per_value = card.groupby(["paper", "ref", "quantity"], sort=False).agg(best=("status", _best))
     out = per_value.groupby("paper").agg(
-        paper_values=("computed", "size"), computed=("computed", "sum"),
-        match=("best", lambda s: (s == "match").sum()), close=("best", lambda s: (s == "close").sum()),
-        differs=("best", lambda s: (s == "differs").sum()))
-    out["not_computed"] = out.paper_values - out.computed
+        paper_values=("best", "size"), **{s: ("best", lambda b, s=s: int((b == s).sum())) for s in AGREEMENT},
+        stand_in=("best", lambda b: int((b == "stand-in").sum())),
+        not_computed=("best", lambda b: int((b == "not computed").sum())))
+    out["like_for_like"] = out[list(AGREEMENT)].sum(axis=1)
     out.loc["all"] = out.sum()
-    return out.reset_index()
+    return out.reset_index()[SUMMARY_COLUMNS]
 
 
 def _best(statuses: pd.Series) -> str:
-    for status in ("match", "close", "differs"):
+    for status in (*AGREEMENT, "stand-in"):
         if (statuses == status).any():
             return status
     return "not computed"
@@ -109,33 +125,49 @@ def reasons(card: pd.DataFrame) -> pd.DataFrame:
             .reset_index().sort_values(["paper", "values"], ascending=[True, False]))
 
 
+STATUS_COLOURS = {"match": "#2a9d8f", "close": "#e9c46a", "differs": "#e76f51", "stand_in": "#8d99ae",
+                  "not_computed": "#dddddd"}
+
+
 def figure(card: pd.DataFrame):
-    """Left: coverage per paper (match / close / differs / not computed). Right: ours vs paper (log-log)."""
+    """Left: each paper value once, by status (like-for-like agreement, stand-in, not computed). Middle and
+    right: ours vs the paper's value (log-log), like-for-like entries and stand-ins in separate panels."""
     import matplotlib.pyplot as plt
 
     summ = summary(card).set_index("paper").drop(index="all")
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
-    colours = {"match": "#2a9d8f", "close": "#e9c46a", "differs": "#e76f51", "not_computed": "#bbbbbb"}
+    fig, (ax1, ax2, ax3) = plt.subplots(1, 3, figsize=(17, 4.8), gridspec_kw={"width_ratios": [1.1, 1, 1]})
     left = np.zeros(len(summ))
-    for col, colour in colours.items():
-        ax1.barh(summ.index, summ[col], left=left, color=colour, label=col.replace("_", " "))
+    for col, colour in STATUS_COLOURS.items():
+        ax1.barh(summ.index, summ[col], left=left, color=colour, label={"stand_in": "stand-in"}.get(col, col.replace("_", " ")),
+                 hatch="//" if col == "stand_in" else None, edgecolor="white", linewidth=0.5)
         left += summ[col].to_numpy()
-    ax1.set_xlabel("paper values")
+    ax1.set_xlabel("paper values (each counted once)")
     ax1.set_title("what the companion computes, per paper")
     ax1.legend(loc="lower right", fontsize=8)
-    done = card[~card.status.str.startswith("not computed")]
-    done = done[(done.paper_value > 0) & (done.ours > 0)]
-    for paper, grp in done.groupby("paper"):
-        ax2.scatter(grp.paper_value, grp.ours, s=14, alpha=0.7, label=paper)
+    recorded = card[~card.status.str.startswith("not computed")]
+    done = recorded[(recorded.paper_value > 0) & (recorded.ours > 0)]  # what a log-log plot can show
     if len(done):
         lo, hi = min(done.paper_value.min(), done.ours.min()), max(done.paper_value.max(), done.ours.max())
-        ax2.plot([lo, hi], [lo, hi], color="grey", lw=0.8, ls="--")
-        ax2.set_xscale("log")
-        ax2.set_yscale("log")
-        ax2.legend(fontsize=8)
-    ax2.set_xlabel("paper's value")
-    ax2.set_ylabel("ours (tier/model in the table)")
-    ax2.set_title("ours vs the paper's (dashed: equal)")
+    papers = sorted(card.paper.dropna().unique())
+    colours = dict(zip(papers, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
+    panels = ((ax2, recorded.status.isin(AGREEMENT), "like for like (data, released, paper's model)", "o"),
+              (ax3, recorded.status == "stand-in", "stand-ins (other models): a reference, not a target", "x"))
+    for ax, which, title, marker in panels:
+        part = done[which.loc[done.index]]
+        for paper, grp in part.groupby("paper"):
+            ax.scatter(grp.paper_value, grp.ours, s=16, alpha=0.7, marker=marker, color=colours.get(paper),
+                       label=f"{paper} ({len(grp)})")
+        if len(done):
+            ax.plot([lo, hi], [lo, hi], color="grey", lw=0.8, ls="--")
+            ax.set_xlim(lo / 1.5, hi * 1.5)
+            ax.set_ylim(lo / 1.5, hi * 1.5)
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+        if len(part):
+            ax.legend(fontsize=8, loc="upper left")
+        ax.set_xlabel("paper's value")
+        ax.set_ylabel("ours (basis/model in the table)")
+        ax.set_title(f"{title}\n{len(part)} of {int(which.sum())} entries (values > 0; dashed: equal)", fontsize=10)
     fig.tight_layout()
     return fig
 
@@ -144,28 +176,37 @@ START, END = "<!-- scorecard:start -->", "<!-- scorecard:end -->"
 
 
 def readme_section(card: pd.DataFrame, source: str = "tables/scorecard.csv") -> str:
-    """Markdown for the README's "What reproduces and what doesn't" section."""
+    """Markdown for the README's "What reproduces and what doesn't" section: the per-paper counts by status
+    (like for like, stand-in, not computed), the like-for-like values within 1 %, and the reasons."""
     summ = summary(card)
     lines = [START, "", f"_Generated by notebook 90 from `{source}`; do not edit by hand._", "",
-             summ.rename(columns={"paper_values": "paper values", "not_computed": "not computed"})
-             .to_markdown(index=False), ""]
-    tiers = sorted({f"{t} / {m}" for t, m in zip(card.tier.dropna(), card.model.dropna())})
-    quick = card.quick.dropna().astype(bool).any()
-    if tiers:
-        more = f", and {len(tiers) - 8} more" if len(tiers) > 8 else ""
-        lines.append(f"Our values come from {len(tiers)} tier / model combinations (column `model` of `{source}`): "
-                     + ", ".join(tiers[:8]) + more + ".")
+             "Each value the paper prints is counted once. **Like for like**: ours comes from the paper's data, "
+             "its released predictions or (paper profile) its own model, and is graded match (≤ 1 %), close "
+             "(≤ 10 %) or differs. **Stand-in**: ours comes from another model or generator (offline MiniLM, "
+             "scikit-learn baselines, rule-based stand-ins for the LLM steps); it is shown beside the paper's "
+             "value with its difference and never graded.", "",
+             summ.rename(columns={"paper_values": "paper values", "like_for_like": "like for like",
+                                  "stand_in": "stand-in", "not_computed": "not computed"}).to_markdown(index=False),
+             ""]
+    done = card[~card.status.str.startswith("not computed")]
+    per_basis = done.groupby("basis").size().reindex(list(BASES), fill_value=0)
+    models = sorted(set(done.model.dropna()))
+    if len(done):
+        lines.append(f"Our {len(done)} recorded values by basis (column `basis` of `{source}`): "
+                     + ", ".join(f"{b} {n}" for b, n in per_basis.items()) + f"; from {len(models)} models or "
+                     "sources (column `model`).")
     else:
         lines.append("Our values come from: (no run recorded yet).")
-    if quick:
+    if card.quick.dropna().astype(bool).any():
         lines += ["", "**These numbers come from a `--quick` run (small samples); run `./run_all.sh` for the full "
                       "offline numbers.**"]
-    lines += ["", "Within 1 % of the paper (a reproduction where ours comes from the paper's data or shipped "
-                  "predictions; a coincidence where it comes from a different model: see the `model` column):", ""]
-    exact = card[(card.status == "match")].drop_duplicates(["ref", "quantity"])  # one line per paper value
+    lines += ["", "Within 1 % of the paper, like for like (the paper's data, released predictions or own model):", ""]
+    exact = card[card.status == "match"].drop_duplicates(["ref", "quantity"])  # one line per paper value
     for paper, grp in exact.groupby("paper"):
         examples = "; ".join(f"{q} = {o:g}" for q, o in zip(grp.quantity.head(4), grp.ours.head(4)))
         lines.append(f"- **{paper}** ({len(grp)}): {examples}{' …' if len(grp) > 4 else ''}")
+    if exact.empty:
+        lines.append("- none")
     lines += ["", "Not reproduced, and why:", ""]
     for r in reasons(card).itertuples(index=False):
         lines.append(f"- **{r.paper}** · {r.reason} ({r.values} values, e.g. “{r.example}”)")

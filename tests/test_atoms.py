@@ -649,30 +649,26 @@ def test_paper_reference_keeps_atom_and_critical_atom_apart():
     assert ref.loc["llama-3-8b-it", "atom_accuracy"] == 65.3 and ref.loc["llama-3-8b-it", "critical_accuracy"] == 77.0
 
 
-class _Out:
-    def __init__(self):
-        self.entries = []
-
-    def score(self, ref, quantity, ours, model, note=""):
-        self.entries.append((ref, quantity, ours, model))
-
-
-def test_score_table_maps_paper_rows_to_our_models():
-    from nli_lib.atoms.pipeline import score_table
+def test_table_scores_map_declared_paper_models_and_otherwise_use_the_main_model_as_a_stand_in():
+    from nli_lib.atoms.pipeline import table_scores
 
     metrics = {"full_accuracy": "full example accuracy", "critical_accuracy": "critical atom accuracy"}
     ours = pd.DataFrame({"model": ["minilm-dsnli", "roberta-large-dsnli", "gpt-4o-mini-2024-07-18 (C.1/C.2)"],
                          "full_accuracy": [70.0, 85.0, 88.0], "critical_accuracy": [60.0, np.nan, 75.0]})
-    out = _Out()
-    n = score_table(out, ours, "atoms-table-3", metrics, main="minilm-dsnli")
-    got = {(q, m): v for _, q, v, m in out.entries}
-    assert got[("roberta-large full example accuracy", "roberta-large-dsnli")] == 85.0  # same model: matched by name
-    assert got[("gpt-4o-mini-2024-07-18 critical atom accuracy", "gpt-4o-mini-2024-07-18 (C.1/C.2)")] == 75.0
-    assert got[("llama-3-8b-it full example accuracy", "minilm-dsnli")] == 70.0  # no llama run: the main model
-    assert ("roberta-large critical atom accuracy", "roberta-large-dsnli") not in got  # NaN is not scored
-    assert not any(q.startswith("Human") for q, _ in got) and n == len(out.entries) == 15  # 8 models x 2, one NaN
+    declared = {"gpt-4o-mini-2024-07-18": "gpt-4o-mini-2024-07-18"}
+    rows = table_scores(ours, "atoms-table-3", metrics, main="minilm-dsnli", declared=declared, inputs_basis="data")
+    got = {(q, m): (v, b) for q, v, m, b in rows[["quantity", "ours", "model", "basis"]].values}
+    assert got[("gpt-4o-mini-2024-07-18 critical atom accuracy", "gpt-4o-mini-2024-07-18 (C.1/C.2)")] == \
+        (75.0, "paper-model")  # declared by the profile
+    # a lookalike name is not a declaration: roberta-large-dsnli is not taken for the paper's roberta-large
+    assert got[("roberta-large full example accuracy", "minilm-dsnli")] == (70.0, "stand-in")
+    assert got[("llama-3-8b-it full example accuracy", "minilm-dsnli")] == (70.0, "stand-in")
+    assert not any(q.startswith("Human") for q, _ in got) and len(rows) == 16  # 8 models x 2
+    labels_not_papers = table_scores(ours, "atoms-table-3", metrics, main="minilm-dsnli", declared=declared,
+                                     inputs_basis="stand-in")
+    assert set(labels_not_papers["basis"]) == {"stand-in"}  # the paper's model on our labels is no reproduction
     with pytest.raises(KeyError):
-        score_table(out, ours, "atoms-table-3", metrics, main="missing-model")
+        table_scores(ours, "atoms-table-3", metrics, main="missing-model", declared={}, inputs_basis="data")
 
 
 def test_placebo_subproblems_take_updates_from_other_pairs():

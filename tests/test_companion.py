@@ -7,11 +7,14 @@ and API failures that keep finished results (test_llm), interrupted runs and tra
 from __future__ import annotations
 
 import math
+import re
 
+import nbformat
 import pandas as pd
 import pytest
 
 from nli_lib import explorer, scorecard
+from nli_lib.config import REPO_ROOT
 from nli_lib.outputs import Outputs, list_records, load_records, scorecard_entries
 
 
@@ -22,41 +25,148 @@ def out(tmp_path, monkeypatch):
 
 
 def test_score_validates_key_and_rewrites_entries(out):
-    out.score("taxinli-table-2", "total datapoints", 10070, "data")
-    out.score("taxinli-table-2", "total datapoints", 10071, "data")  # same key + model: replaced, not duplicated
-    out.score("atoms-table-5", "delta-SNLI test examples", 1837, "data")
+    out.score("taxinli-table-2", "total datapoints", 10070, "data", basis="data")
+    out.score("taxinli-table-2", "total datapoints", 10071, "data", basis="data")  # same key + model: replaced
+    out.score("atoms-table-5", "delta-SNLI test examples", 1837, "data", basis="data")
     assert scorecard_entries().empty  # staged until the run succeeds
     out.publish()
     entries = scorecard_entries()
     assert len(entries) == 2 and entries.ours.tolist() == [10071.0, 1837.0]
     with pytest.raises(KeyError, match="no paper value"):
-        out.score("taxinli-table-2", "no such quantity", 1, "data")
+        out.score("taxinli-table-2", "no such quantity", 1, "data", basis="data")
 
 
-def test_scorecard_statuses_and_summary():
-    paper = pd.DataFrame([
-        {"paper": "p", "ref": "p-table-1", "quantity": "a", "value": 100.0, "setting": "", "reason": ""},
-        {"paper": "p", "ref": "p-table-1", "quantity": "b", "value": 0.50, "setting": "", "reason": ""},
-        {"paper": "p", "ref": "p-table-1", "quantity": "c", "value": 80.0, "setting": "", "reason": "needs GPT-4o"},
-        {"paper": "q", "ref": "q-table-1", "quantity": "d", "value": 10.0, "setting": "", "reason": ""},
-    ])
-    ours = pd.DataFrame([
-        {"ref": "p-table-1", "quantity": "a", "ours": 100.9, "model": "data", "tier": "offline", "notebook": "x",
-         "quick": False, "note": ""},   # 0.9 % off -> match
-        {"ref": "p-table-1", "quantity": "b", "ours": 0.46, "model": "m1", "tier": "offline", "notebook": "x",
-         "quick": False, "note": ""},   # 8 % off -> close
-        {"ref": "p-table-1", "quantity": "b", "ours": 0.30, "model": "m2", "tier": "offline", "notebook": "x",
-         "quick": False, "note": ""},   # 40 % off -> differs
-    ])
-    card = scorecard.build_scorecard(paper, ours)
-    assert card.status.tolist() == ["match", "close", "differs", "not computed: needs GPT-4o",
-                                    "not computed: not computed by the companion"]
+def test_score_needs_a_valid_basis_and_labels_model_free_entries_tier_data(out):
+    with pytest.raises(TypeError):
+        out.score("taxinli-table-2", "total datapoints", 10071, "data")  # no default basis
+    for bad in ("offline", "", None, "Data"):
+        with pytest.raises(ValueError, match="basis"):
+            out.score("taxinli-table-2", "total datapoints", 10071, "data", basis=bad)
+    with pytest.raises(ValueError, match="paper profile"):  # an offline run never has the paper's model
+        out.score("taxinli-table-3", "BERT matched", 84.0, "minilm-esnli", basis="paper-model")
+    assert out.scored == []
+    data = out.score("taxinli-table-2", "total datapoints", 10071, "data", basis="data")
+    released = out.score("taxinli-table-3", "NB matched", 51.0, "NB predictions", basis="released")
+    stand = out.score("taxinli-table-3", "BERT matched", 84.0, "minilm-esnli", basis="stand-in")
+    assert (data["tier"], released["tier"], stand["tier"]) == ("data", "data", "offline")
+    assert scorecard_entries().basis.tolist() == ["data", "released", "stand-in"]
+    with out.data_only():  # a model-free block holds no model's number
+        with pytest.raises(ValueError, match="model-free"):
+            out.score("taxinli-table-3", "BERT matched", 84.0, "minilm-esnli", basis="stand-in")
+    paper = Outputs("50_demo", params={"paper_systems": {"roberta-large-mnli": "RoBERTa"}}, tier="paper")
+    assert paper.score("taxinli-table-3", "RoBERTa matched", 90.0, "roberta-large-mnli",
+                       basis="paper-model")["tier"] == "paper"
+
+
+def test_scorecard_entries_without_a_basis_are_refused(out, tmp_path):
+    out.score("taxinli-table-2", "total datapoints", 10071, "data", basis="data")
+    old = tmp_path / "tables" / "99_old" / "scorecard.jsonl"
+    old.parent.mkdir(parents=True)
+    old.write_text('{"ref": "taxinli-table-2", "quantity": "total datapoints", "paper": 10071, "ours": 10071, '
+                   '"model": "data", "tier": "offline", "notebook": "99_old", "quick": false, "note": ""}\n')
+    with pytest.raises(ValueError, match="rerun notebook 99_old"):
+        scorecard_entries()
+
+
+def test_score_frame_takes_one_basis_or_one_per_row(out):
+    frame = pd.DataFrame([
+        {"quantity": "total datapoints", "ours": 10071, "model": "data", "note": "n"},
+        {"quantity": "datapoints overlapping MNLI train", "ours": float("nan"), "model": "data", "note": ""},
+        {"quantity": "not printed", "ours": 3.0, "model": "data", "note": "", "paper": float("nan")},
+    ]).assign(paper=[10071.0, 2343.0, float("nan")])
+    assert out.score_frame(frame, ref="taxinli-table-2", basis="data", note="all rows") == 1
+    assert out.scored[0]["note"] == "n; all rows" and out.scored[0]["basis"] == "data"
+    rows = pd.DataFrame({"ref": ["taxinli-table-3", "taxinli-table-3"], "quantity": ["NB matched", "BERT matched"],
+                         "ours": [51.0, 80.0], "model": ["NB predictions", "minilm-esnli"],
+                         "basis": ["released", "stand-in"]})
+    assert out.score_frame(rows, basis=rows["basis"]) == 2
+    assert [e["basis"] for e in out.scored[1:]] == ["released", "stand-in"]
+    with pytest.raises(ValueError, match="2 rows"):
+        out.score_frame(rows, basis=["released"])
+    with pytest.raises(TypeError):
+        out.score_frame(rows)  # no default basis
+    with pytest.raises(ValueError, match="no ref"):
+        out.score_frame(rows.drop(columns="ref"), basis="released")
+
+
+def test_model_basis_only_from_the_profiles_declaration(tmp_path, monkeypatch):
+    monkeypatch.setenv("NLI_OUTPUT_DIR", str(tmp_path))
+    declared = {"roberta-large-mnli": ["RoBERTa", "RoBERTa-large"]}
+    paper = Outputs("50_demo", params={"paper_systems": declared}, tier="paper")
+    assert paper.model_basis({"RoBERTa": "roberta-large-mnli (NLI fine-tuned)"}) == "paper-model"
+    assert paper.model_basis({"RoBERTa": "FacebookAI/roberta-large-mnli"}) == "stand-in"  # lookalike id
+    assert paper.model_basis({"BERT": "roberta-large-mnli"}) == "stand-in"  # declared as another system
+    assert paper.model_basis({"RoBERTa-large": "roberta-large-mnli", "GPT-4o": "rule-fuser"}) == "stand-in"
+    assert Outputs("50_demo", params={}, tier="paper").model_basis({"RoBERTa": "roberta-large-mnli"}) == "stand-in"
+
+
+def test_data_only_block_writes_tier_data_sidecars(out, tmp_path):
+    import json
+
+    with out.data_only():
+        out.table(pd.DataFrame({"n": [1]}), "counts", ref="taxinli-table-2")
+    out.table(pd.DataFrame({"acc": [0.5]}), "accuracy", ref="taxinli-table-3", models=["m"])
+    side = lambda name: json.loads((tmp_path / "tables" / "50_demo" / f"{name}.json").read_text())["tier"]  # noqa: E731
+    assert (side("counts"), side("accuracy"), out.tier) == ("data", "offline", "offline")
+
+
+def _entry(quantity, ours, basis, model="m", ref="p-table-1"):
+    return {"ref": ref, "quantity": quantity, "ours": ours, "model": model, "basis": basis,
+            "tier": "data" if basis in ("data", "released") else "offline", "notebook": "x", "quick": False,
+            "note": ""}
+
+
+PAPER = pd.DataFrame([
+    {"paper": "p", "ref": "p-table-1", "quantity": "a", "value": 100.0, "setting": "", "reason": ""},
+    {"paper": "p", "ref": "p-table-1", "quantity": "b", "value": 0.50, "setting": "", "reason": ""},
+    {"paper": "p", "ref": "p-table-1", "quantity": "c", "value": 80.0, "setting": "", "reason": "needs GPT-4o"},
+    {"paper": "p", "ref": "p-table-1", "quantity": "e", "value": 50.0, "setting": "", "reason": ""},
+    {"paper": "q", "ref": "q-table-1", "quantity": "d", "value": 10.0, "setting": "", "reason": ""},
+    {"paper": "q", "ref": "q-table-1", "quantity": "f", "value": 20.0, "setting": "", "reason": ""},
+])
+OURS = pd.DataFrame([
+    _entry("a", 100.9, "data", "data"),            # 0.9 % off, like for like -> match
+    _entry("b", 0.46, "released", "NB"),          # 8 % off -> close
+    _entry("b", 0.30, "paper-model", "bert"),      # 40 % off -> differs
+    _entry("e", 50.2, "stand-in", "minilm"),       # 0.4 % off, but another model -> stand-in, never match
+    _entry("f", 20.1, "stand-in", "minilm", ref="q-table-1"),
+    _entry("f", 30.0, "data", "data", ref="q-table-1"),  # 50 % off, like for like -> differs
+])
+
+
+def test_scorecard_statuses_follow_the_basis():
+    card = scorecard.build_scorecard(PAPER, OURS)
+    assert card.status.tolist() == ["match", "close", "differs", "not computed: needs GPT-4o", "stand-in",
+                                    "not computed: not computed by the companion", "stand-in", "differs"]
     assert math.isclose(card.difference[0], 0.9) and math.isclose(card.rel_difference[2], -0.4)
-    summ = scorecard.summary(card).set_index("paper")
-    # value b counts once, by its best model (close); c and d are not computed
-    assert summ.loc["p"].tolist() == [3, 2, 1, 1, 0, 1] and summ.loc["all"].tolist() == [4, 2, 1, 1, 0, 2]
+    assert math.isclose(card.difference[4], 0.2)  # a stand-in still shows its difference
+    assert card.basis.tolist()[:3] == ["data", "released", "paper-model"]
+    with pytest.raises(ValueError, match="basis"):
+        scorecard.build_scorecard(PAPER, OURS.assign(basis="offline"))
     why = scorecard.reasons(card)
     assert why.reason.tolist() == ["needs GPT-4o", "not computed by the companion"]
+
+
+def test_summary_counts_each_value_once_by_like_for_like_then_stand_in():
+    summ = scorecard.summary(scorecard.build_scorecard(PAPER, OURS)).set_index("paper")
+    cols = ["paper_values", "like_for_like", "match", "close", "differs", "stand_in", "not_computed"]
+    assert list(summ.columns) == cols
+    # p: a match, b close (its differs entry does not count again), e stand-in only, c not computed
+    assert summ.loc["p", cols].tolist() == [4, 2, 1, 1, 0, 1, 1]
+    # q: f has a stand-in within 1 % and a like-for-like entry 50 % off: like for like wins, it differs
+    assert summ.loc["q", cols].tolist() == [2, 1, 0, 0, 1, 0, 1]
+    assert summ.loc["all", cols].tolist() == [6, 3, 1, 1, 1, 1, 2]
+
+
+def test_readme_block_counts_by_status_and_lists_only_like_for_like_matches():
+    section = scorecard.readme_section(scorecard.build_scorecard(PAPER, OURS))
+    table = [line for line in section.splitlines() if line.startswith("| p ") or line.startswith("| all ")]
+    assert [[c.strip() for c in row.strip("|").split("|")] for row in table] == [
+        ["p", "4", "2", "1", "1", "0", "1", "1"], ["all", "6", "3", "1", "1", "1", "1", "2"]]
+    assert "| paper   |   paper values |   like for like |" in section and "stand-in" in section
+    within = section.split("Within 1 %")[1].split("Not reproduced")[0]
+    assert "a = 100.9" in within and "e = 50.2" not in within and "f = 20.1" not in within
+    assert "data 2, released 1, paper-model 1, stand-in 2" in section
 
 
 def test_readme_section_replaces_only_between_markers(tmp_path):
@@ -103,3 +213,40 @@ def test_browse_widget_filters_and_shows_a_record():
     assert "4 of 12" in status.value and list(pick.options) == ["1", "4", "7", "10"]
     pick.value = "4"
     assert "p4" in detail.value and "f2" in detail.value
+
+
+SCORE_CALL = re.compile(r"\b(?:nb\.out|out|self)\.score(?:_frame)?\(")
+
+
+def _calls(source: str) -> list[str]:
+    """The argument text of every `out.score(...)` / `out.score_frame(...)` call in `source`."""
+    found = []
+    for m in SCORE_CALL.finditer(source):
+        depth, i = 1, m.end()
+        while depth:
+            depth += {"(": 1, ")": -1}.get(source[i], 0)
+            i += 1
+        found.append(source[m.end():i - 1])
+    return found
+
+
+def test_every_scoring_call_states_its_basis():
+    """Static check over every notebook and library module: each score / score_frame call passes basis=, and
+    the library scores in one place only (Outputs.score_frame; no per-paper scoring helper)."""
+    calls = {}
+    for path in sorted((REPO_ROOT / "notebooks").glob("*.ipynb")):
+        source = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
+        calls[path.stem] = _calls(source)
+    library = {str(p.relative_to(REPO_ROOT)): _calls(p.read_text()) for p in (REPO_ROOT / "nli_lib").rglob("*.py")}
+    # outputs.py holds the one helper; scorecard.py only names it in its docstring
+    assert {where for where, found in library.items() if found} == {"nli_lib/outputs.py", "nli_lib/scorecard.py"}
+    calls.update(library)
+    missing = [(where, args[:80]) for where, found in calls.items() for args in found if "basis=" not in args]
+    assert not missing, f"score calls without basis=: {missing}"
+    scoring = {where for where, found in calls.items() if found and where[:2].isdigit()}
+    assert scoring == {"00_data_and_statistics", "10_atoms_decomposition", "11_atoms_snli_consistency",
+                       "12_atoms_defeasible", "13_atoms_inferential", "20_phrasis_baselines", "21_phrasis_coherence",
+                       "30_ftc_counterfactuals", "31_ftc_metric", "32_ftc_sensitivity", "40_factnli_augment",
+                       "41_factnli_evaluation", "50_taxinli_dataset", "51_taxinli_error_analysis",
+                       "52_taxinli_factor_analysis", "54_taxinli_representations"}
+    assert _calls('nb.out.score("r", "q", f(1), "m", note=g(x))') == ['"r", "q", f(1), "m", note=g(x)']

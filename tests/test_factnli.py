@@ -610,22 +610,19 @@ def test_paper_values_table():
 
 def _scoreable_quantities():
     """Every (ref, quantity) the notebooks' scoring functions produce for an offline MiniLM run."""
-    from nli_lib.factnli import accuracy_scores, diagnostics_scores, growth_scores
+    from nli_lib.factnli import accuracy_scores, growth_scores
 
     model = "minilm-esnli"
     t2 = pd.DataFrame([{"model": model, **{f"Acc L={k}": 50.0 + k for k in range(4)}}])
     t3 = pd.DataFrame([{"model": model, "Acc L=0": 1.0, "Acc L=3, Full": 2.0, "Acc L=3, No-Filter": 3.0}])
     t7 = pd.DataFrame([{"model": model, "Original": 1.0, "FactNLI L=1": 2.0, "Rewrite": 3.0, "Unrelated-Facts": 4.0}])
-    metrics = {"Label pres. (%)": 90.0, "Conflict (%)": 5.0, "Redundancy (%)": 10.0, "Factuality (%)": 80.0}
-    diag = pd.DataFrame([{"variant": "full", "level": lv, **metrics} for lv in (1, 2, 3)]
-                        + [{"variant": "no-filter", "level": 3, **metrics}])
     growth = growth_by_level(pd.DataFrame({"level": [0, 3], "premise_words": [10, 100], "hyp_words": [5, 50],
                                            "n_premise_facts": [0, 9], "n_hyp_facts": [0, 5]}))
-    frames = [accuracy_scores(t2, "factnli-table-2", {f"Acc L={k}": f"SNLI Acc L={k}" for k in range(4)}),
-              accuracy_scores(t3, "factnli-table-3", {c: c for c in t3.columns[1:]}),
-              accuracy_scores(t7, "factnli-table-7", {c: c for c in t7.columns[1:]}),
-              diagnostics_scores(diag, "judge"),
-              growth_scores(growth, pd.DataFrame({"premise": ["a b"], "hypothesis": ["c"]}), "gen")]
+    gen = "factnli-fuse-template-v1"
+    frames = [accuracy_scores(t2, "factnli-table-2", {f"Acc L={k}": f"SNLI Acc L={k}" for k in range(4)}, {}, gen),
+              accuracy_scores(t3, "factnli-table-3", {c: c for c in t3.columns[1:]}, {}, gen),
+              accuracy_scores(t7, "factnli-table-7", {c: c for c in t7.columns[1:]}, {}, gen),
+              growth_scores(growth, pd.DataFrame({"premise": ["a b"], "hypothesis": ["c"]}), gen, {})]
     return pd.concat(frames, ignore_index=True)
 
 
@@ -638,8 +635,11 @@ def test_every_factnli_paper_value_is_scored_or_has_a_reason():
     assert len(keys) == len(scored)  # no quantity scored twice for one model
     assert keys <= set(zip(values["ref"], values["quantity"]))  # every score() call names a real paper value
     without_reason = set(zip(values.loc[values["reason"] == "", "ref"], values.loc[values["reason"] == "", "quantity"]))
-    # notebook 00 scores the SNLI test size; everything else without a reason is scored by notebooks 40/41
+    # notebook 00 scores the SNLI test size; everything else without a reason is scored by notebooks 40/41;
+    # the human audit (Tables 4-5) is never scored against our automatic proxies, so it carries a reason
     assert without_reason == keys | {("factnli-table-1", "SNLI test size")}
+    assert not {ref for ref, _ in without_reason} & {"factnli-table-4", "factnli-table-5"}
+    assert set(scored["basis"]) == {"data", "stand-in"}  # offline: only the SNLI lengths are like for like
     assert not keys & set(zip(values.loc[values["reason"] != "", "ref"], values.loc[values["reason"] != "", "quantity"]))
 
 
@@ -648,30 +648,31 @@ def test_accuracy_scores_use_the_analogue_row_and_skip_baselines():
 
     t = pd.DataFrame({"model": ["minilm-esnli", "tfidf-logreg", "cross-encoder/nli-deberta-v3-large"],
                       "Original": [80.0, 60.0, 90.0]})
-    rows = accuracy_scores(t, "factnli-table-7", {"Original": "Original"}, note="n=3")
+    rows = accuracy_scores(t, "factnli-table-7", {"Original": "Original"}, {}, "gpt-4o-2024-08-06", note="n=3")
     assert rows["quantity"].tolist() == ["DeBERTa-v3-large Original"] * 2
     assert rows["ours"].tolist() == [80.0, 90.0]
-    assert "different model" in rows["note"][0] and rows["note"][1] == "n=3"
+    assert rows["basis"].tolist() == ["stand-in", "stand-in"]  # same family by name is no declaration
+    assert "stand-in" in rows["note"][0] and rows["note"][1].endswith("n=3")
+    declared = {"cross-encoder/nli-deberta-v3-large": "DeBERTa-v3-large", "gpt-4o-2024-08-06": "GPT-4o"}
+    rows = accuracy_scores(t, "factnli-table-7", {"Original": "Original"}, declared, "gpt-4o-2024-08-06")
+    assert rows["basis"].tolist() == ["stand-in", "paper-model"] and rows["note"][1] == ""
+    other_gen = accuracy_scores(t, "factnli-table-7", {"Original": "Original"}, declared, "factnli-fuse-template-v1")
+    assert other_gen["basis"].tolist() == ["stand-in", "stand-in"]  # the paper's model on our levels
     assert paper_analogue("deepseek-reasoner", ["DeepSeek-V3", "DeepSeek-R1"]) == "DeepSeek-R1"
     assert paper_analogue("deepseek-chat", ["DeepSeek-V3", "DeepSeek-R1"]) == "DeepSeek-V3"
 
 
-def test_diagnostics_scores_and_growth_scores_hand_computed():
-    from nli_lib.factnli import diagnostics_scores, growth_scores
+def test_growth_scores_hand_computed():
+    from nli_lib.factnli import growth_scores
 
-    diag = pd.DataFrame([{"variant": "full", "level": 3, "Label pres. (%)": 75.0, "Conflict (%)": 0.0,
-                          "Redundancy (%)": 10.0, "Factuality (%)": 50.0},
-                         {"variant": "no-filter", "level": 3, "Label pres. (%)": 50.0, "Conflict (%)": 25.0,
-                          "Redundancy (%)": 40.0, "Factuality (%)": 60.0}])
-    s = diagnostics_scores(diag, "judge").set_index(["ref", "quantity"])["ours"]
-    assert s[("factnli-table-4", "L=3 Label pres. (%)")] == 75.0 and s[("factnli-table-5", "Full Conflict (%)")] == 0.0
-    assert s[("factnli-table-5", "No-Filter Redundancy (%)")] == 40.0
-    assert ("factnli-table-5", "No-Filter Label pres. (%)") not in s.index  # unreadable in the paper
     growth = growth_by_level(pd.DataFrame({"level": [0, 0, 3, 3], "premise_words": [10, 20, 90, 150],
                                            "hyp_words": [5, 5, 40, 60], "n_premise_facts": [0, 0, 9, 11],
                                            "n_hyp_facts": [0, 0, 4, 6]}))
     test = pd.DataFrame({"premise": ["one two three", "one"], "hypothesis": ["a b", "c d"]})
-    g = growth_scores(growth, test, "gen").set_index("quantity")["ours"]
+    scores = growth_scores(growth, test, "gen", {}).set_index("quantity")
+    assert scores.at["Premise words L=0 (low end)", "basis"] == "data"
+    assert scores.at["Premise words L=3 (low end)", "basis"] == "stand-in"
+    g = scores["ours"]
     assert g["Premise words L=0 (low end)"] == 2.0 and g["Hypothesis words L=0 (low end)"] == 2.0
     assert g["Premise words L=3 (low end)"] == 120.0 and g["Premise growth L=0 to L=3 (x, low end)"] == 8.0
     assert g["Hypothesis growth L=0 to L=3 (x, low end)"] == 10.0

@@ -59,6 +59,10 @@ def test_records_and_scorecard_cover_every_paper(quick_run):
     computed = card[~card["status"].str.startswith("not computed")]
     assert set(computed["paper"]) == {"atoms", "phrasis", "ftc", "factnli", "taxinli"}
     assert computed["quick"].astype(bool).all() and computed["model"].notna().all()
+    # offline: no model is the paper's; only model-free entries are graded, everything else is a stand-in
+    assert set(computed["basis"]) == {"data", "released", "stand-in"}
+    assert (computed["status"] == "stand-in").eq(computed["basis"] == "stand-in").all()
+    assert (computed.loc[computed["basis"] != "stand-in", "tier"] == "data").all()
 
 
 def test_sources_have_parameters_cell_and_no_outputs():

@@ -581,19 +581,18 @@ def test_paper_best_breaks_ties_by_the_models_mean_like_the_papers_bold_face():
 def test_paper_comparisons_pair_our_models_with_the_right_paper_cell():
     ours = pd.DataFrame({"model": ["MiniLM-L6 fine-tuned", "RoBERTa B", "feature-svm"],
                          "scenario": ["Positives-H", "Positives-H", "Positives-H"], "HardCoh": [0.5, 0.4, 0.3]})
-    comps = phr.paper_comparisons(ours, "phrasis-table-7", "HardCoh", ["MiniLM-L6 fine-tuned", "RoBERTa B"])
+    comps = phr.paper_comparisons(ours, "phrasis-table-7", "HardCoh", ["MiniLM-L6 fine-tuned", "RoBERTa B"],
+                                  paper_models=["RoBERTa B"])
     assert comps["quantity"].tolist() == ["DeBERTa v3 L | Positives-H", "RoBERTa B | Positives-H"]
     assert comps["ours"].tolist() == [0.5, 0.4] and "different model" in comps["note"].iloc[0]
-
-    class Out:
-        def __init__(self):
-            self.calls = []
-
-        def score(self, ref, quantity, ours, model, note=""):
-            self.calls.append((ref, quantity, ours, model))
-
-    out = Out()
-    assert phr.record_scores(out, comps) == 2 and out.calls[1] == ("phrasis-table-7", "RoBERTa B | Positives-H", 0.4, "RoBERTa B")
+    assert comps["basis"].tolist() == ["stand-in", "paper-model"]
+    # a family named like a paper model but not built from the paper's hub id is a stand-in
+    other = phr.paper_comparisons(ours, "phrasis-table-7", "HardCoh", ["RoBERTa B"], paper_models=[])
+    assert other[["quantity", "basis"]].values.tolist() == [["DeBERTa v3 L | Positives-H", "stand-in"]]
+    trained = phr.TrainedModels(specs={"RoBERTa B": phr.paper_families(["RoBERTa B"])[0],
+                                       "MiniLM-L6 fine-tuned": phr.MINILM,
+                                       "RoBERTa B lookalike": phr.FamilySpec("RoBERTa B", "hf", base="my/roberta")})
+    assert trained.paper_models == ["RoBERTa B"]
 
 
 def test_paper_values_csv_has_a_reason_exactly_where_the_offline_run_scores_nothing():

@@ -169,8 +169,9 @@ def test_table3_splits_matched_and_puts_paper_values_beside():
     assert math.isnan(t3.loc[("NB", "overlap (all)"), "paper"])
     assert tx.paper_system("rob", "roberta-large-mnli") == "RoBERTa"
     assert (t3.loc[("NB", "matched"), "relation"]) == "paper's predictions"
-    scores = tx.table3_scores(tx.table3(make_rows())).set_index(["quantity", "model"])
+    scores = tx.table3_scores(tx.table3(make_rows()), declared={}).set_index(["quantity", "model"])
     assert len(scores) == 6 and "overlap" not in " ".join(scores.index.get_level_values(0))
+    assert set(scores["basis"]) == {"released"}  # the shipped predictions
     assert scores.loc[("NB mismatched", "bag-of-words naive Bayes (TaxiNLI release) predictions"), "ours"] == \
         pytest.approx(100 / 3)
 
@@ -192,8 +193,12 @@ def test_stand_ins_are_labelled_as_such():
     assert t3.loc[("minilm-esnli", "matched"), ["paper_system", "relation", "paper"]].tolist() == ["BERT", "stand-in", 84.7]
     assert t3.loc[("roberta-large-mnli", "matched"), ["paper_system", "relation", "paper"]].tolist() == \
         ["RoBERTa", "same architecture", 92.3]
-    models = set(tx.table3_scores(t3.reset_index())["model"])
-    assert "minilm-esnli (offline stand-in for BERT)" in models and "roberta-large-mnli" in models
+    scores = tx.table3_scores(t3.reset_index(), declared={}).set_index("model")
+    assert "minilm-esnli (offline stand-in for BERT)" in scores.index and "roberta-large-mnli" in scores.index
+    assert set(scores.loc["minilm-esnli (offline stand-in for BERT)", "basis"]) == {"stand-in"}
+    assert set(scores.loc["roberta-large-mnli", "basis"]) == {"stand-in"}  # same architecture, not declared
+    declared = tx.table3_scores(t3.reset_index(), declared={"roberta-large-mnli": "RoBERTa"}).set_index("model")
+    assert set(declared.loc["roberta-large-mnli", "basis"]) == {"paper-model"}
 
 
 def test_our_classifier_scored_on_the_same_rows():
@@ -305,8 +310,10 @@ def test_stars_and_comparison_with_the_papers_list():
     ours_stars = [s for s in fa["stars"] if s]
     assert texts.count("***") == ours_stars.count("***") + 3  # ours plus the paper's negation, causal, world
     assert "paper" in texts and "ours" in texts
-    scores = tx.significance_scores(cmp.reset_index()).set_index("quantity")
+    scores = tx.significance_scores(cmp.reset_index(), declared={}).set_index("quantity")
     assert len(scores) == 17 and set(scores["ref"]) == {"taxinli-fig-6"}
+    assert set(scores["basis"]) == {"released"}
+    assert set(tx.significance_scores(stand, declared={})["basis"]) == {"stand-in"}
     assert scores.at["LR stars negation", "ours"] == len(cmp.at["negation", "our_stars"])
     from nli_lib.paper_values import paper_value
     for q in scores.index:  # every term has a paper value (unlisted terms: 0 stars)
@@ -431,9 +438,12 @@ def test_paper_layer_scores_and_tsne_records():
     coords = {i: np.c_[i * y + rng.normal(0, 0.3, n), rng.normal(0, 0.3, n)] for i in range(4)}  # separates from layer 2
     layers = [rng.normal(size=(n, 6)) + i * y[:, None] for i in range(4)]
     sep = rep.separability(layers, df, coords=coords, model="bert-base (NLI fine-tuned)", tier="paper", pca_dims=4)
-    scores = rep.paper_layer_scores(sep, {"bert-base (NLI fine-tuned)": "BERT"}).set_index("quantity")
+    scores = rep.paper_layer_scores(sep, {"bert-base (NLI fine-tuned)": "BERT"}, {}).set_index("quantity")
     assert "BERT lexical layer" in scores.index and scores.at["BERT lexical layer", "ours"] >= 2
-    assert rep.paper_layer_scores(sep, {}).empty  # no counterpart (offline MiniLM): nothing to score
+    assert set(scores["basis"]) == {"stand-in"}  # a BERT-base the profile does not declare the paper's
+    declared = rep.paper_layer_scores(sep, {"bert-base (NLI fine-tuned)": "BERT"}, {"bert-base": "BERT"})
+    assert set(declared["basis"]) == {"paper-model"}
+    assert rep.paper_layer_scores(sep, {}, {}).empty  # no counterpart (offline MiniLM): nothing to score
     pts = rep.tsne_records({"m": coords}, df, {"m": [0, 3]})
     assert len(pts) == 2 * n and set(pts["layer"]) == {0, 3}
     assert pts.loc[pts.layer == 3, "x"].tolist() == pytest.approx(coords[3][:, 0].tolist())
@@ -507,19 +517,6 @@ def test_encoder_hidden_states_pool_max_and_cls(tmp_path, monkeypatch):
                                       max_length=32)
     np.testing.assert_array_equal(layers[-1], again[-1])
     assert len(list((tmp_path / "hidden_states").glob("*.npz"))) == 1
-
-
-def test_score_rows_records_every_valued_row(tmp_path, monkeypatch):
-    from nli_lib.outputs import Outputs
-
-    monkeypatch.setenv("NLI_OUTPUT_DIR", str(tmp_path))
-    out = Outputs("50_test", params={"quick": True})
-    frame = pd.DataFrame([{"quantity": "total datapoints", "ours": 10071, "model": "data", "note": "n"},
-                          {"quantity": "neutral: same object", "ours": float("nan"), "model": "data", "note": ""}])
-    assert tx.score_rows(out, frame, "taxinli-table-2") == 1
-    assert out.scored[0]["paper"] == 10071 and out.scored[0]["ours"] == 10071
-    with pytest.raises(KeyError):
-        tx.score_rows(out, frame.assign(quantity="no such number"), "taxinli-table-2")
 
 
 # --------------------------------------------------------------------------------------------------- real data
@@ -617,5 +614,5 @@ def test_paper_profile_path_with_a_local_hub_stand_in(tmp_path, monkeypatch):
         assert len(layers) == 3 and layers[0].shape == (30, 32)  # embeddings + 2 layers; max-pool ++ [CLS]
         coords = rep.tsne_layers(layers, seed=0)
         seps.append(rep.separability(layers, dev, coords=coords, model=name, tier="paper", pca_dims=4))
-    scores = rep.paper_layer_scores(pd.concat(seps), counterparts)
+    scores = rep.paper_layer_scores(pd.concat(seps), counterparts, {})
     assert "BERT lexical layer" in set(scores["quantity"]) and scores["ours"].between(0, 2).all()

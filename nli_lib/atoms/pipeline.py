@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import Mapping
 
 import pandas as pd
 
@@ -203,42 +204,50 @@ def split_quantity(quantity: str, metrics) -> tuple[str, str] | None:
     return quantity[: -len(metric) - 1], metric
 
 
-def _model_key(name: str) -> str:
-    """Model name without our suffixes (' (B.1, 12-shot)', '-dsnli', '-quick'), lower-case alphanumerics only."""
-    base = str(name).split(" (")[0].lower()
-    for suffix in ("-dsnli", "-quick"):
-        base = base.replace(suffix, "")
-    return "".join(ch for ch in base if ch.isalnum())
+PAPER_ATOM_GENERATOR = "llama-3-8b-instruct"  # the paper's atom generator (§3.1, Prompt A.1)
 
 
-def score_table(out, ours: pd.DataFrame, ref: str, metrics: dict, main: str, note: str = "") -> int:
-    """Record our Table 2/3/4/6 numbers in the scorecard beside every per-model value the paper prints.
+def table_scores(ours: pd.DataFrame, ref: str, metrics: dict, main: str, declared: Mapping,
+                 inputs_basis: str, note: str = "") -> pd.DataFrame:
+    """Scorecard rows (ref, quantity, ours, model, basis, note) for our Table 2/3/4/6 beside every per-model
+    value the paper prints.
 
-    Each paper row '<paper model> <metric>' gets our row of the same model when this run has it (paper
-    profile, e.g. gpt-4o-mini through Prompt B.1), otherwise our `main` model's row (offline: the MiniLM
-    classifier), so the scorecard shows the paper's models beside the model we could run; the entry's
-    `model` says which. Paper rows of models we have no stand-in for (the 'Human' row) and NaN values are
-    skipped. Returns the number of entries.
+    Each paper row '<paper model> <metric>' gets our row of the model the profile declares to be that paper
+    model (`declared`: the profile's `paper_systems`, see `nli_lib.basis`), with basis 'paper-model' when the
+    inputs are the paper's too (`inputs_basis`: the basis of the atoms / labels the models were scored on);
+    otherwise our `main` model's row (offline: the MiniLM classifier) as a 'stand-in'. Paper rows of models
+    we have no stand-in for (the 'Human' row) and NaN values are skipped.
+
+    >>> t = pd.DataFrame({"model": ["minilm-dsnli", "gpt-4o-2024-08-06 (C.1)"], "full_accuracy": [70.0, 92.0]})
+    >>> rows = table_scores(t, "atoms-table-3", {"full_accuracy": "full example accuracy"}, "minilm-dsnli",
+    ...                     {"gpt-4o-2024-08-06": "gpt-4o-08-06"}, inputs_basis="data")
+    >>> rows.loc[rows.quantity.str.startswith("gpt-4o-08"), ["ours", "model", "basis"]].values.tolist()
+    [[92.0, 'gpt-4o-2024-08-06 (C.1)', 'paper-model']]
+    >>> rows.loc[rows.quantity.str.startswith("llama-3-8b"), ["ours", "model", "basis"]].values.tolist()
+    [[70.0, 'minilm-dsnli', 'stand-in']]
     """
+    from ..basis import declares
     from ..paper_values import paper_values_frame
 
-    by_key = {_model_key(m): r for m, r in zip(ours["model"], ours.to_dict("records"))}
-    if main not in set(ours["model"]):
+    records = ours.to_dict("records")
+    main_row = next((r for r in records if r["model"] == main), None)
+    if main_row is None:
         raise KeyError(f"main model {main!r} is not a row of the table ({list(ours['model'])})")
     frame = paper_values_frame("atoms")
-    n = 0
+    rows = []
     for quantity in frame.loc[frame["ref"] == ref, "quantity"]:
         split = split_quantity(quantity, metrics.values())
         if split is None or split[0].lower() == "human":
             continue
         paper_model, metric = split
-        row = by_key.get(_model_key(paper_model)) or by_key[_model_key(main)]
+        row = next((r for r in records if declares(declared, r["model"], paper_model)), None)
+        basis = "paper-model" if row is not None and inputs_basis != "stand-in" else "stand-in"
+        row = row or main_row
         value = row[next(c for c, m in metrics.items() if m == metric)]
-        if pd.isna(value):
-            continue
-        out.score(ref, quantity, float(value), row["model"], note=note)
-        n += 1
-    return n
+        if pd.notna(value):
+            rows.append({"ref": ref, "quantity": quantity, "ours": float(value), "model": row["model"],
+                         "basis": basis, "note": note})
+    return pd.DataFrame(rows, columns=["ref", "quantity", "ours", "model", "basis", "note"])
 
 
 def paper_atom_check(model) -> pd.DataFrame:

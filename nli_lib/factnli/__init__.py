@@ -23,7 +23,7 @@ by default) with progress bars, resuming from the cache; ``NLI_FACTNLI_PREMISES=
 use all of it (offline they use a seeded 40-premise sample by default, see `session`).
 """
 from .evaluation import (ablation_table, accuracy_by_level, accuracy_long, accuracy_scores, confusions, controls_table,
-                         diagnostic_records, diagnostics, diagnostics_scores, diagnostics_table, figure3, figure4,
+                         diagnostic_records, diagnostics, diagnostics_table, figure3, figure4,
                          growth_by_level, growth_scores, long_context, paper_analogue, paper_table, predict_variants,
                          prediction_mix, prediction_records)
 from .extraction import Fact, FactExtractor, atomize, llm_extractor, rule_extractor
@@ -36,7 +36,7 @@ from .retrieval import Page, Snippet, SnippetRetriever, WikipediaPages, WordNetP
 
 __all__ = [
     "ablation_table", "accuracy_by_level", "accuracy_long", "accuracy_scores", "confusions", "controls_table",
-    "diagnostic_records", "diagnostics", "diagnostics_scores", "diagnostics_table", "figure3", "figure4",
+    "diagnostic_records", "diagnostics", "diagnostics_table", "figure3", "figure4",
     "growth_by_level", "growth_scores", "long_context", "paper_analogue", "paper_table", "predict_variants",
     "prediction_mix", "prediction_records",
     "Fact", "FactExtractor", "atomize", "llm_extractor", "rule_extractor",

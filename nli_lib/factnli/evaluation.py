@@ -398,70 +398,71 @@ def _rows_of(ref: str) -> list[str]:
     return list(dict.fromkeys(v.quantity.split(" ")[0] for v in VALUES if v.ref == ref))
 
 
-def accuracy_scores(table: pd.DataFrame, ref: str, columns: Mapping[str, str], note: str = "") -> pd.DataFrame:
-    """Scorecard rows (ref, quantity, ours, model, note) for a wide accuracy table.
+#: The generator of the paper's FactNLI levels (Tables 2, 3, 7; §4.3 lengths): our levels are the paper's only
+#: when the profile declares our generator to be it.
+PAPER_GENERATOR = "GPT-4o"
 
-    `columns` maps our column to the paper's quantity suffix, e.g. {"Acc L=1": "SNLI Acc L=1"}; each of our
-    models is scored against its `paper_analogue` row (models without one are skipped).
+
+def accuracy_scores(table: pd.DataFrame, ref: str, columns: Mapping[str, str], declared: Mapping, generator: str,
+                    note: str = "") -> pd.DataFrame:
+    """Scorecard rows (ref, quantity, ours, model, basis, note) for a wide accuracy table.
+
+    `columns` maps our column to the paper's quantity suffix, e.g. {"Acc L=1": "SNLI Acc L=1"}. A model the
+    profile declares (`declared`: its `paper_systems`, see `nli_lib.basis`) to be one of the paper's rows is
+    scored against that row, with basis 'paper-model' when `generator` (what wrote our levels) is declared to
+    be the paper's GPT-4o too; any other model is set beside its `paper_analogue` row as a 'stand-in' (models
+    without one are skipped).
 
     >>> t = pd.DataFrame({"model": ["minilm-esnli", "tfidf-logreg"], "Acc L=0": [80.0, 60.0]})
-    >>> accuracy_scores(t, "factnli-table-2", {"Acc L=0": "SNLI Acc L=0"})[["quantity", "ours", "model"]].values.tolist()
-    [['RoBERTa-large SNLI Acc L=0', 80.0, 'minilm-esnli']]
+    >>> accuracy_scores(t, "factnli-table-2", {"Acc L=0": "SNLI Acc L=0"}, {}, "factnli-fuse-template-v1")[
+    ...     ["quantity", "ours", "model", "basis"]].values.tolist()
+    [['RoBERTa-large SNLI Acc L=0', 80.0, 'minilm-esnli', 'stand-in']]
     """
+    from ..basis import declares, model_basis
+
     rows = _rows_of(ref)
     out = []
     for r in table.to_dict("records"):
         model = str(r["model"])
-        row = paper_analogue(model, rows)
+        row = next((x for x in rows if declares(declared, model, x)), None)
+        if row is not None:
+            basis = model_basis(declared, {row: model, PAPER_GENERATOR: generator})
+        else:
+            row, basis = paper_analogue(model, rows), "stand-in"
         if row is None:
             continue
-        same_family = any(key in model.lower() and r_ == row for key, r_ in _ANALOGUES)
-        extra = "" if same_family else f"different model, set beside the paper's {row}"
+        extra = "" if basis == "paper-model" else \
+            f"stand-in: {model} on levels by {generator}, beside the paper's {row}"
         for ours_col, suffix in columns.items():
             value = r.get(ours_col)
             if value is not None and pd.notna(value):
                 out.append({"ref": ref, "quantity": f"{row} {suffix}", "ours": float(value), "model": model,
-                            "note": "; ".join(x for x in (extra, note) if x)})
-    return pd.DataFrame(out, columns=["ref", "quantity", "ours", "model", "note"])
+                            "basis": basis, "note": "; ".join(x for x in (extra, note) if x)})
+    return pd.DataFrame(out, columns=["ref", "quantity", "ours", "model", "basis", "note"])
 
 
-def diagnostics_scores(table: pd.DataFrame, model: str, note: str = "") -> pd.DataFrame:
-    """Scorecard rows for Tables 4 (full, per level) and 5 (full vs NO-FILTER at the deepest level).
-
-    Ours are automatic NLI-judge proxies; the paper's are human-audit rates (readability is not scored).
-    """
-    metrics = ["Label pres. (%)", "Conflict (%)", "Redundancy (%)", "Factuality (%)"]
-    deepest = int(table["level"].max()) if len(table) else 0
-    out = []
-    for r in table.to_dict("records"):
-        for m in metrics:
-            if r["variant"] == "full":
-                out.append({"ref": "factnli-table-4", "quantity": f"L={r['level']} {m}", "ours": r[m]})
-            if r["level"] == deepest == 3:
-                label = {"full": "Full", "no-filter": "No-Filter"}[r["variant"]]
-                if (label, m) != ("No-Filter", "Label pres. (%)"):  # unreadable in the paper's PDF
-                    out.append({"ref": "factnli-table-5", "quantity": f"{label} {m}", "ours": r[m]})
-    frame = pd.DataFrame(out, columns=["ref", "quantity", "ours"])
-    frame["model"], frame["note"] = model, note
-    return frame[frame["ref"].ne("factnli-table-4") | frame["quantity"].str.match(r"L=[123] ")].reset_index(drop=True)
-
-
-def growth_scores(growth: pd.DataFrame, snli_test: pd.DataFrame, generator: str, note: str = "") -> pd.DataFrame:
-    """Scorecard rows for §4.3 / Fig. 3: L=0 lengths of all of SNLI test (data), L=3 lengths and growth
-    factors of our levels (generator), each beside the low end of the paper's SNLI/MNLI range."""
+def growth_scores(growth: pd.DataFrame, snli_test: pd.DataFrame, generator: str, declared: Mapping,
+                  note: str = "") -> pd.DataFrame:
+    """Scorecard rows for §4.3 / Fig. 3: L=0 lengths of all of SNLI test (basis data), L=3 lengths and growth
+    factors of our levels (by `generator`: 'paper-model' only where the profile declares it the paper's
+    GPT-4o), each beside the low end of the paper's SNLI/MNLI range."""
+    from ..basis import model_basis
     from .text import words
 
     p0, h0 = snli_test["premise"].map(words).mean(), snli_test["hypothesis"].map(words).mean()
-    rows = [("Premise words L=0 (low end)", p0, "none (data)", "all of SNLI test; the paper prints 14–20 over SNLI/MNLI"),
-            ("Hypothesis words L=0 (low end)", h0, "none (data)", "all of SNLI test; the paper prints 7–10 over SNLI/MNLI")]
+    rows = [("Premise words L=0 (low end)", p0, "none (data)", "data",
+             "all of SNLI test; the paper prints 14–20 over SNLI/MNLI"),
+            ("Hypothesis words L=0 (low end)", h0, "none (data)", "data",
+             "all of SNLI test; the paper prints 7–10 over SNLI/MNLI")]
     g = growth.set_index("level")
     if 3 in g.index:
-        rows += [("Premise words L=3 (low end)", g.at[3, "premise_words"], generator, note),
-                 ("Hypothesis words L=3 (low end)", g.at[3, "hypothesis_words"], generator, note),
-                 ("Premise growth L=0 to L=3 (x, low end)", g.at[3, "premise ×L0"], generator, note),
-                 ("Hypothesis growth L=0 to L=3 (x, low end)", g.at[3, "hypothesis ×L0"], generator, note)]
-    return pd.DataFrame([{"ref": "factnli-fig-3", "quantity": q, "ours": float(v), "model": m, "note": n}
-                         for q, v, m, n in rows])
+        basis = model_basis(declared, {PAPER_GENERATOR: generator})
+        rows += [("Premise words L=3 (low end)", g.at[3, "premise_words"], generator, basis, note),
+                 ("Hypothesis words L=3 (low end)", g.at[3, "hypothesis_words"], generator, basis, note),
+                 ("Premise growth L=0 to L=3 (x, low end)", g.at[3, "premise ×L0"], generator, basis, note),
+                 ("Hypothesis growth L=0 to L=3 (x, low end)", g.at[3, "hypothesis ×L0"], generator, basis, note)]
+    return pd.DataFrame([{"ref": "factnli-fig-3", "quantity": q, "ours": float(v), "model": m, "basis": b, "note": n}
+                         for q, v, m, b, n in rows])
 
 
 # --------------------------------------------------------------------------------------------------------------

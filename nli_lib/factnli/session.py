@@ -134,13 +134,6 @@ def diagnostic_items(nb, data: dict[str, FactNLIData], n: int | None = None) -> 
     return {k: pd.DataFrame(v).reset_index(drop=True) for k, v in out.items()}
 
 
-def score(nb, frame) -> int:
-    """`nb.out.score` every row of a scorecard frame (ref, quantity, ours, model, note); returns the count."""
-    for r in frame.itertuples(index=False):
-        nb.out.score(r.ref, r.quantity, r.ours, r.model, note=r.note)
-    return len(frame)
-
-
 def sample_note(nb, examples) -> str:
     """One line naming the data behind a scored number (tier, sample, generator)."""
     size = f"{len(examples):,} SNLI test pairs ({examples['premise'].nunique():,} premises, seed {nb.seed})"

@@ -12,8 +12,7 @@ rows), `analysis` (error analysis, the paper's printed tables, figures). Noteboo
 """
 from .analysis import (PAPER_EXAMPLES, PHENOMENA, add_phenomena, beside_paper_table, dedupe_tracks,  # noqa: F401
                        direction_table, find_examples, incoherent_patterns, paper_best, paper_comparisons, paper_long,
-                       paper_wide, phenomenon_examples, phenomenon_table, plot_coherence, plot_contingency,
-                       record_scores)
+                       paper_wide, phenomenon_examples, phenomenon_table, plot_coherence, plot_contingency)
 from .coherence import (REVERSAL, REVERSED_LABELS, coherence_table, hard_coh, hard_coherent, pair_table,  # noqa: F401
                         reverse_label, reverse_labels, reversed_pairs, score_pairs, soft_coh, soft_coherent, summarize)
 from .data import (POSITIVE_LABELS, SCENARIO_KEYS, SCENARIOS, PhrasisSplits, Scenario, load_splits,  # noqa: F401

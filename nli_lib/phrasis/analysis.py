@@ -149,18 +149,20 @@ def paper_best(ref: str) -> pd.DataFrame:
     return best.set_index("scenario").reindex([k for k in SCENARIO_KEYS if k in set(best["scenario"])]).reset_index()
 
 
-def paper_comparisons(summary: pd.DataFrame, ref: str, value: str, models) -> pd.DataFrame:
-    """Scorecard rows (ref, quantity, ours, model, note) for `models` of a long summary (model, scenario, value).
+def paper_comparisons(summary: pd.DataFrame, ref: str, value: str, models, paper_models=()) -> pd.DataFrame:
+    """Scorecard rows (ref, quantity, ours, model, basis, note) for `models` of a long summary (model, scenario,
+    value).
 
-    A model printed in the paper's tables (the paper profile trains them under the same names) is set beside
-    its own value; any other model (the offline MiniLM, extra hub models) beside the paper's best model on that
-    scenario, and the note says so: same metric and test pairs, a different (usually far smaller) model.
+    A model in `paper_models` (the families the paper profile builds from the paper's own hub ids under the
+    paper's names: `TrainedModels.paper_models`) is set beside its own value, basis 'paper-model'; any other
+    model (the offline MiniLM, extra hub models) beside the paper's best model on that scenario as a
+    'stand-in', and the note says so: same metric and test pairs, a different (usually far smaller) model.
 
     >>> ours = pd.DataFrame({"model": ["MiniLM-L6 fine-tuned", "DeBERTa v3 B"], "scenario": ["All-A", "All-A"],
     ...                      "weighted_F1": [0.8, 0.87]})
-    >>> paper_comparisons(ours, "phrasis-table-3", "weighted_F1", ["MiniLM-L6 fine-tuned", "DeBERTa v3 B"])[
-    ...     ["quantity", "ours", "model"]].values.tolist()
-    [['DeBERTa v3 L | All-A', 0.8, 'MiniLM-L6 fine-tuned'], ['DeBERTa v3 B | All-A', 0.87, 'DeBERTa v3 B']]
+    >>> paper_comparisons(ours, "phrasis-table-3", "weighted_F1", ["MiniLM-L6 fine-tuned", "DeBERTa v3 B"],
+    ...                   paper_models=["DeBERTa v3 B"])[["quantity", "ours", "basis"]].values.tolist()
+    [['DeBERTa v3 L | All-A', 0.8, 'stand-in'], ['DeBERTa v3 B | All-A', 0.87, 'paper-model']]
     """
     paper = paper_long(ref)
     printed = set(paper["model"])
@@ -170,21 +172,15 @@ def paper_comparisons(summary: pd.DataFrame, ref: str, value: str, models) -> pd
         r = r._asdict()
         if pd.isna(r[value]) or r["scenario"] not in best.index:
             continue
-        if r["model"] in printed:
-            quantity, note = f"{r['model']} | {r['scenario']}", "the paper's model, trained here"
+        if r["model"] in printed and r["model"] in set(paper_models):
+            quantity, basis, note = f"{r['model']} | {r['scenario']}", "paper-model", "the paper's model, trained here"
         else:
-            quantity = f"{best.loc[r['scenario'], 'model']} | {r['scenario']}"
+            quantity, basis = f"{best.loc[r['scenario'], 'model']} | {r['scenario']}", "stand-in"
             note = (f"ours: {r['model']} beside the paper's best model on {r['scenario']} "
                     f"({best.loc[r['scenario'], 'model']}): same metric and pairs, a different model")
-        rows.append({"ref": ref, "quantity": quantity, "ours": float(r[value]), "model": r["model"], "note": note})
-    return pd.DataFrame(rows, columns=["ref", "quantity", "ours", "model", "note"])
-
-
-def record_scores(out, comparisons: pd.DataFrame) -> int:
-    """`out.score` every row of `paper_comparisons` frames; returns how many were recorded."""
-    for r in comparisons.itertuples(index=False):
-        out.score(r.ref, r.quantity, r.ours, r.model, note=r.note)
-    return len(comparisons)
+        rows.append({"ref": ref, "quantity": quantity, "ours": float(r[value]), "model": r["model"], "basis": basis,
+                     "note": note})
+    return pd.DataFrame(rows, columns=["ref", "quantity", "ours", "model", "basis", "note"])
 
 
 # The paper's own example pairs (Table 1, §5.2), to look up in the released data.

@@ -158,6 +158,13 @@ class TrainedModels:
     def families(self) -> list[str]:
         return list(self.models)
 
+    @property
+    def paper_models(self) -> list[str]:
+        """Families that are the paper's own models: built by `paper_families` from the paper's hub ids
+        (PAPER_MODELS, under the paper's names) - the declaration behind basis 'paper-model'."""
+        papers = set(paper_families())
+        return [name for name, spec in self.specs.items() if spec in papers]
+
     def selection(self) -> pd.DataFrame:
         return pd.DataFrame(self.log)
 

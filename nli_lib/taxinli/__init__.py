@@ -20,7 +20,6 @@ from .dataset import (INFERENCE_SUBSET, annotation_agreement, annotation_confusi
                       plot_category_counts, plot_correlation, table2, top_correlations)
 from .factors import (LENGTH_UNITS, compare_with_paper, correctness_records, design, factor_analysis,  # noqa: F401
                       length_unit_comparison, paper_significance, plot_coefficients, significance_scores, stars)
-from .scores import score_rows  # noqa: F401
 from .systems import (MATCHED_GENRES, SHIPPED, accuracy_by_category, counterpart, evaluation_sample,  # noqa: F401
                       improvement_over, model_label, pair_records, paper_system, plot_accuracy_by_category, prediction_records,
                       profile_classifiers, score_models, shipped_rows, stand_ins, stratified_sample, system_rows,

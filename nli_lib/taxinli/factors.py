@@ -21,7 +21,7 @@ suggests (categories dominated by one label are predicted better).
 from __future__ import annotations
 
 import warnings
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -186,16 +186,20 @@ def length_unit_comparison(rows: pd.DataFrame, stand_ins: dict[str, str] | None 
     return pd.DataFrame(out)
 
 
-def significance_scores(cmp: pd.DataFrame) -> pd.DataFrame:
-    """Scorecard rows (ref, quantity 'LR stars <term>', ours = number of stars, model, note) from
-    `compare_with_paper`; terms we could not fit (NaN p-value) are left out."""
+def significance_scores(cmp: pd.DataFrame, declared: Mapping) -> pd.DataFrame:
+    """Scorecard rows (ref, quantity 'LR stars <term>', ours = number of stars, model, basis, note) from
+    `compare_with_paper`; terms we could not fit (NaN p-value) are left out. Basis as `relation_basis`
+    (`declared`: the profile's `paper_systems`)."""
+    from .systems import relation_basis
+
     rows = []
     for r in cmp.dropna(subset=["our_p"]).itertuples(index=False):
         rows.append({"ref": r.paper_figure, "quantity": f"LR stars {r.term}", "ours": len(r.our_stars),
                      "model": model_label(r.model, r.relation, r.paper_system),
+                     "basis": relation_basis(r.relation, r.model, r.paper_system, declared),
                      "note": f"p = {r.our_p:.3g}, coefficient {r.our_lr_coef:+.2f}; lengths in {r.length_unit}; "
                              f"{r.relation}"})
-    return pd.DataFrame(rows, columns=["ref", "quantity", "ours", "model", "note"])
+    return pd.DataFrame(rows, columns=["ref", "quantity", "ours", "model", "basis", "note"])
 
 
 def correctness_records(dev: pd.DataFrame, fitted: pd.DataFrame, systems: Sequence[str] | None = None) -> pd.DataFrame:

@@ -529,11 +529,13 @@ PAPER_LAYERS = {("category", "lexical"): "lexical", ("group", "connectives"): "c
                 ("group", "knowledge"): "knowledge", ("label", "NLI label"): "NLI label"}
 
 
-def paper_layer_scores(sep: pd.DataFrame, systems: Mapping[str, str], metric: str = "silhouette_2d",
-                       share: float = 0.95) -> pd.DataFrame:
+def paper_layer_scores(sep: pd.DataFrame, systems: Mapping[str, str], declared: Mapping,
+                       metric: str = "silhouette_2d", share: float = 0.95) -> pd.DataFrame:
     """Scorecard rows for Figure 7's layers: for each model with a paper counterpart (`systems`: model name ->
     'BERT' | 'RoBERTa') and each cluster the paper names, the earliest layer whose `metric` reaches `share`
-    of its best gain over chance (`best_layers`), as quantity '<system> <target> layer'."""
+    of its best gain over chance (`best_layers`), as quantity '<system> <target> layer'. Basis 'paper-model'
+    only where the profile declares the model the paper's (`declared`: its `paper_systems`), else 'stand-in'."""
+    from ..basis import model_basis
     from ..paper_values import VALUES
 
     known = {(v.ref, v.quantity) for v in VALUES}
@@ -547,10 +549,11 @@ def paper_layer_scores(sep: pd.DataFrame, systems: Mapping[str, str], metric: st
         if not paper_sys or not target or ("taxinli-fig-7", quantity) not in known:
             continue
         rows.append({"quantity": quantity, "ours": getattr(r, early), "model": r.model,
+                     "basis": model_basis(declared, {paper_sys: r.model}),
                      "note": f"earliest layer within {share:.0%} of the best {metric} gain; best layer "
                              f"{r.best_layer} ({metric} {getattr(r, f'best_{metric}'):.3f}); the paper reads its "
                              f"layer off the t-SNE plots"})
-    return pd.DataFrame(rows, columns=["quantity", "ours", "model", "note"])
+    return pd.DataFrame(rows, columns=["quantity", "ours", "model", "basis", "note"])
 
 
 def cache_files(folder: str = "taxinli_tsne") -> list[Path]:

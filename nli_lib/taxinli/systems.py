@@ -230,15 +230,33 @@ def table3(rows: pd.DataFrame, stand_ins: Mapping[str, str] | None = None) -> pd
     return table
 
 
-def table3_scores(t3: pd.DataFrame) -> pd.DataFrame:
-    """Scorecard rows (quantity, ours, model, note) for every Table 3 row that has a paper value."""
+def relation_basis(relation: str, model: str, paper_sys: str, declared: Mapping) -> str:
+    """The scorecard basis of a row related to a paper system by `relation` (see `counterpart`): the shipped
+    predictions are 'released'; any other model is 'paper-model' only where the profile declares it the
+    paper's system (`declared`: its `paper_systems`, see `nli_lib.basis`), else 'stand-in' - a "same
+    architecture" hub model included.
+
+    >>> relation_basis("paper's predictions", "aloxatel/bert-base-mnli", "BERT", {})
+    'released'
+    >>> relation_basis("same architecture", "roberta-large-mnli", "RoBERTa", {}), \\
+    ...     relation_basis("same architecture", "roberta-large-mnli", "RoBERTa", {"roberta-large-mnli": "RoBERTa"})
+    ('stand-in', 'paper-model')
+    """
+    from ..basis import model_basis
+
+    return "released" if relation == RELATIONS[0] else model_basis(declared, {paper_sys: model})
+
+
+def table3_scores(t3: pd.DataFrame, declared: Mapping) -> pd.DataFrame:
+    """Scorecard rows (quantity, ours, model, basis, note) for every Table 3 row that has a paper value."""
     rows = []
     for r in t3.dropna(subset=["paper"]).itertuples(index=False):
         rows.append({"quantity": f"{r.paper_system} {r.split}", "ours": r.accuracy_pct,
                      "model": model_label(r.model, r.relation, r.paper_system),
+                     "basis": relation_basis(r.relation, r.model, r.paper_system, declared),
                      "note": f"accuracy on the {r.n} TaxiNLI ∩ MNLI-dev {r.split} rows (paper: full MNLI dev "
                              f"{r.split}); {r.relation}"})
-    return pd.DataFrame(rows, columns=["quantity", "ours", "model", "note"])
+    return pd.DataFrame(rows, columns=["quantity", "ours", "model", "basis", "note"])
 
 
 def pair_records(dev: pd.DataFrame) -> pd.DataFrame:

@@ -1,0 +1,88 @@
+"""How one of our numbers relates to the paper's: the basis every scorecard entry states.
+
+    data         computed from the paper's own data (counts, shares, statistics of the released files)
+    released     computed from the paper's released predictions or outputs
+    paper-model  computed with the model the paper used (paper profile; the profile declares it, see below)
+    stand-in     anything else: another model, a rule-based generator, a proxy for a human judgement
+
+Only the first three are like-for-like and get an agreement status (match / close / differs) in the
+scorecard; a stand-in's number is shown beside the paper's with its difference and status `stand-in`.
+Entries on a model-free basis (data, released) are the same under every profile: their tier is "data".
+
+A model counts as the paper's only where the profile says so: `paper_systems` maps our model id (as the
+scorecard's `model` column shows it, without a trailing " (…)" remark) to the paper's name for the system
+it is (or a list of names, where the papers print one system differently). Nothing is inferred from a name:
+
+    >>> declared = {"roberta-large-mnli": ["RoBERTa-large", "RoBERTa"], "gpt-4o-2024-08-06": "GPT-4o"}
+    >>> model_basis(declared, {"RoBERTa-large": "roberta-large-mnli", "GPT-4o": "gpt-4o-2024-08-06"})
+    'paper-model'
+    >>> model_basis(declared, {"RoBERTa-large": "roberta-large-mnli", "GPT-4o": "rule-fuser-v1"})
+    'stand-in'
+    >>> model_basis({}, {"RoBERTa-large": "FacebookAI/roberta-large"})     # a lookalike name
+    'stand-in'
+
+'paper-model' is only possible under the paper profile: `check_basis` (called by `Outputs.score`)
+rejects it in any other tier, so a declaration in an offline profile fails loudly.
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+BASES = ("data", "released", "paper-model", "stand-in")
+LIKE_FOR_LIKE = ("data", "released", "paper-model")  # the bases that get an agreement status
+MODEL_FREE = ("data", "released")  # the same under every profile: tier "data"
+
+
+def check_basis(basis: str, tier: str) -> str:
+    """`basis` if it is one of BASES and possible under `tier`; ValueError otherwise.
+
+    >>> check_basis("data", "offline")
+    'data'
+    >>> check_basis("paper-model", "offline")
+    Traceback (most recent call last):
+    ...
+    ValueError: basis 'paper-model' needs the paper profile (tier 'paper'), not tier 'offline'
+    """
+    if not isinstance(basis, str) or basis not in BASES:
+        raise ValueError(f"basis {basis!r} is not one of {BASES}")
+    if basis == "paper-model" and tier != "paper":
+        raise ValueError(f"basis 'paper-model' needs the paper profile (tier 'paper'), not tier {tier!r}")
+    if tier == "data" and basis not in MODEL_FREE:
+        raise ValueError(f"a tier 'data' output holds no model's number: basis {basis!r} is not model-free")
+    return basis
+
+
+def entry_tier(basis: str, tier: str) -> str:
+    """The tier a scorecard entry is labelled with: "data" for a model-free basis, else the run's tier.
+
+    >>> entry_tier("released", "offline"), entry_tier("stand-in", "offline")
+    ('data', 'offline')
+    """
+    return "data" if basis in MODEL_FREE else tier
+
+
+def model_id(name: str) -> str:
+    """Our model name without a trailing remark in parentheses.
+
+    >>> model_id("gpt-4o-mini-2024-07-18 (B.1, 12-shot)")
+    'gpt-4o-mini-2024-07-18'
+    """
+    return str(name).split(" (")[0].strip()
+
+
+def declares(declared: Mapping[str, str | Sequence[str]], ours: str, system: str) -> bool:
+    """Whether the profile's `paper_systems` declares our model `ours` to be the paper's `system`.
+
+    >>> declares({"aloxatel/bert-base-mnli": ["BERT", "BERT-base"]}, "aloxatel/bert-base-mnli (NLI fine-tuned)", "BERT")
+    True
+    """
+    names = declared.get(model_id(ours))
+    return system in ([names] if isinstance(names, str) else list(names or ()))
+
+
+def model_basis(declared: Mapping[str, str | Sequence[str]], stands_for: Mapping[str, str]) -> str:
+    """'paper-model' when every one of our models in `stands_for` (paper system -> our model name) is declared
+    in `declared` (the profile's `paper_systems`) as that very system; 'stand-in' otherwise (see module
+    docstring)."""
+    same = bool(stands_for) and all(declares(declared, ours, system) for system, ours in stands_for.items())
+    return "paper-model" if same else "stand-in"
