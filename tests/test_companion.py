@@ -49,6 +49,7 @@ def test_score_needs_a_valid_basis_and_labels_model_free_entries_tier_data(out):
     released = out.score("taxinli-table-3", "NB matched", 51.0, "NB predictions", basis="released")
     stand = out.score("taxinli-table-3", "BERT matched", 84.0, "minilm-esnli", basis="stand-in")
     assert (data["tier"], released["tier"], stand["tier"]) == ("data", "data", "offline")
+    out.publish()
     assert scorecard_entries().basis.tolist() == ["data", "released", "stand-in"]
     with out.data_only():  # a model-free block holds no model's number
         with pytest.raises(ValueError, match="model-free"):
@@ -106,6 +107,7 @@ def test_data_only_block_writes_tier_data_sidecars(out, tmp_path):
     with out.data_only():
         out.table(pd.DataFrame({"n": [1]}), "counts", ref="taxinli-table-2")
     out.table(pd.DataFrame({"acc": [0.5]}), "accuracy", ref="taxinli-table-3", models=["m"])
+    out.publish()
     side = lambda name: json.loads((tmp_path / "tables" / "50_demo" / f"{name}.json").read_text())["tier"]  # noqa: E731
     assert (side("counts"), side("accuracy"), out.tier) == ("data", "offline", "offline")
 
