@@ -36,6 +36,27 @@ def verify_offline_files(quick: bool = False) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def check_verified(files: pd.DataFrame) -> None:
+    """Raise DataError with the first failing file's full message (path, URL and fix) when any file of a
+    `verify_offline_files` frame failed; say how many others failed too.
+
+    >>> ok = pd.DataFrame({"key": ["a/b"], "sha256_ok": [True], "error": [""]})
+    >>> check_verified(ok)
+    >>> bad = pd.DataFrame({"key": ["a/b", "c/d"], "sha256_ok": [False, False], "error": ["a/b: mirror file /m/x "
+    ...     "is missing (NLI_DATA_MIRROR=/m). Check the mirror directory, or unset NLI_DATA_MIRROR.", "c/d: ..."]})
+    >>> check_verified(bad)
+    Traceback (most recent call last):
+    ...
+    nli_lib.data.fetch.DataError: 2 of 2 offline data files failed verification (a/b, c/d). First: a/b: mirror file /m/x is missing (NLI_DATA_MIRROR=/m). Check the mirror directory, or unset NLI_DATA_MIRROR.
+    """
+    failed = files[~files["sha256_ok"].astype(bool)]
+    if len(failed):
+        first = failed.iloc[0]
+        message = first["error"] or f"{first['key']}: sha256 differs from the manifest"
+        raise DataError(f"{len(failed)} of {len(files)} offline data files failed verification "
+                        f"({', '.join(failed['key'])}). First: {message}")
+
+
 def dataset_sizes() -> pd.DataFrame:
     """Rows, label distribution and dropped-row counts of every NLI-style dataset the companion loads."""
     specs = [
