@@ -207,7 +207,7 @@ def failed_cell(executed: Path, source: Path) -> str:
             if out.get("output_type") == "error":
                 index = source_cells.index(cell.source) if cell.source in source_cells else "?"
                 first = cell.source.splitlines()[0][:60] if cell.source else ""
-                return f"cell {index} (counting from 0; starts {first!r}): {out['ename']}: {out['evalue'][:300]}"
+                return f"cell {index} (counting from 0; starts {first!r}): {out['ename']}: {out['evalue'][:1500]}"
     return "unknown cell"
 
 

@@ -38,7 +38,7 @@ def verify_offline_files(quick: bool = False) -> pd.DataFrame:
 
 def check_verified(files: pd.DataFrame) -> None:
     """Raise DataError with the first failing file's full message (path, URL and fix) when any file of a
-    `verify_offline_files` frame failed; say how many others failed too.
+    `verify_offline_files` frame failed, followed by how many others failed and which.
 
     >>> ok = pd.DataFrame({"key": ["a/b"], "sha256_ok": [True], "error": [""]})
     >>> check_verified(ok)
@@ -47,14 +47,15 @@ def check_verified(files: pd.DataFrame) -> None:
     >>> check_verified(bad)
     Traceback (most recent call last):
     ...
-    nli_lib.data.fetch.DataError: 2 of 2 offline data files failed verification (a/b, c/d). First: a/b: mirror file /m/x is missing (NLI_DATA_MIRROR=/m). Check the mirror directory, or unset NLI_DATA_MIRROR.
+    nli_lib.data.fetch.DataError: a/b: mirror file /m/x is missing (NLI_DATA_MIRROR=/m). Check the mirror directory, or unset NLI_DATA_MIRROR. [1 more of 2 offline files failed too: c/d]
     """
     failed = files[~files["sha256_ok"].astype(bool)]
     if len(failed):
         first = failed.iloc[0]
         message = first["error"] or f"{first['key']}: sha256 differs from the manifest"
-        raise DataError(f"{len(failed)} of {len(files)} offline data files failed verification "
-                        f"({', '.join(failed['key'])}). First: {message}")
+        more = (f" [{len(failed) - 1} more of {len(files)} offline files failed too: {', '.join(failed['key'][1:])}]"
+                if len(failed) > 1 else "")
+        raise DataError(message + more)
 
 
 def dataset_sizes() -> pd.DataFrame:
