@@ -151,3 +151,27 @@ def test_runner_stops_before_notebook_00_on_a_bad_profile(tmp_path, capsys):
         runner.main(["--profile", str(bad), "--notebook-dir", str(tmp_path / "nbs"), "--runs-dir", str(tmp_path / "runs")])
     assert "did you mean 'nli_model'" in str(info.value.code) and "No notebook was run" in str(info.value.code)
     assert not (tmp_path / "runs").exists()
+
+
+def test_no_hub_model_id_is_hard_coded_outside_the_profile_schema():
+    """Every model the paper tier loads is a profile key (so a local folder can replace it): hub ids of the
+    form org/name appear in code only as the profile's defaults. Docstrings and the label of predictions
+    shipped with TaxiNLI (never loaded) are the exceptions."""
+    import ast
+    import re
+
+    model_like = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]*(bert|gpt|llama|t5|minilm|opt-|pythia|bart|mpnet|qwen|mistral|"
+                            r"cross-encoder|neo|deberta|roberta|albert|modernbert|flan)[\w.-]*$", re.I)
+    allowed = {("nli_lib/data/loaders.py", "aloxatel/bert-base-mnli")}
+    found = []
+    for path in sorted((REPO_ROOT / "nli_lib").rglob("*.py")):
+        rel = str(path.relative_to(REPO_ROOT))
+        if rel == "nli_lib/profile.py":
+            continue
+        tree = ast.parse(path.read_text())
+        docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+                      if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                      and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+        found += [(rel, n.value) for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+                  and id(n) not in docstrings and model_like.match(n.value) and (rel, n.value) not in allowed]
+    assert found == []
