@@ -188,8 +188,9 @@ def load_profile(name_or_path: str | os.PathLike | None = None, *, text: str | N
         path = profile_path(name_or_path or os.environ.get(PROFILE_ENV) or "offline")
         if not path.is_file():
             known = sorted(p.stem for p in PROFILE_DIR.glob("*.yaml"))
-            raise ProfileError(f"profile {name_or_path!r}: no file {path}. Fix: give a profile name ({', '.join(known)}) "
-                               f"or the path of a YAML file (relative to the directory you ran the command in)")
+            raise ProfileError(f"profile {name_or_path!r}: no file {path}. Fix: give a profile name "
+                               f"({', '.join(known)}) or the path of a YAML file (relative to the directory you "
+                               f"ran the command in)")
         text = path.read_text()
     where = str(path) if path else "<text>"
     try:
@@ -201,8 +202,9 @@ def load_profile(name_or_path: str | os.PathLike | None = None, *, text: str | N
         raise ProfileError(f"profile {where}: YAML syntax error{at}: {problem}. Fix: correct the YAML (indent nested "
                            f"keys with spaces, 'key: value' pairs, quote values containing ':' or '#')") from None
     if not isinstance(raw, dict):
-        raise ProfileError(f"profile {where}: the file holds {type(raw).__name__ if raw is not None else 'nothing'}, "
-                           f"not a mapping. Fix: write one 'key: value' per line (see the profile key table in README.md)")
+        held = type(raw).__name__ if raw is not None else "nothing"
+        raise ProfileError(f"profile {where}: the file holds {held}, not a mapping. Fix: write one 'key: value' "
+                           f"per line (see the profile key table in README.md)")
     problems = _secret_problems(raw) + _unknown_key_problems(raw, Profile)
     if not problems:
         try:
@@ -350,7 +352,8 @@ def _resolve_models(profile: Profile) -> tuple[Profile, list[str]]:
         "embedder": None if profile.embedder is None else ref("embedder", profile.embedder, True),
         "paper_models": pm.model_copy(update={
             "atoms": pm.atoms.model_copy(update={"dnli_encoders": [
-                ref(f"paper_models.atoms.dnli_encoders[{i}]", m, paper) for i, m in enumerate(pm.atoms.dnli_encoders)]}),
+                ref(f"paper_models.atoms.dnli_encoders[{i}]", m, paper)
+                for i, m in enumerate(pm.atoms.dnli_encoders)]}),
             "phrasis": pm.phrasis.model_copy(update={"models": {
                 n: ref(f"paper_models.phrasis.models.{n}", m, paper) for n, m in pm.phrasis.models.items()}}),
             "factnli": pm.factnli.model_copy(update={

@@ -257,7 +257,8 @@ def main(argv: list[str] | None = None) -> int:
     for path in selected:
         stamp_path, record = out_dir / f"{path.stem}.stamp.json", out_dir / f"{path.stem}.record.json"
         summary = outputs_root if path.stem.startswith(SUMMARY_PREFIX) else None
-        forced = args.force == "__all__" or (args.force and args.force.removesuffix(".ipynb") in (path.stem, path.stem[:2]))
+        named = args.force and args.force.removesuffix(".ipynb") in (path.stem, path.stem[:2])
+        forced = args.force == "__all__" or named
         if stamp_path.exists() and not forced:
             stamp = json.loads(stamp_path.read_text())
             used = {"data": stamp.get("data_keys", []), "models": stamp.get("models", {})}
@@ -276,8 +277,8 @@ def main(argv: list[str] | None = None) -> int:
                                                PROGRESS_FILE_ENV: str(status_file), "JPY_SESSION_NAME": str(path)})
         except Exception as exc:  # papermill raises PapermillExecutionError with the cell's traceback
             where = failed_cell(out_dir / path.name, path)
-            print(f"\nFAILED: notebook {path.name}, {where}\n  executed copy: {out_dir / path.name}\n  ({type(exc).__name__})",
-                  file=sys.stderr)
+            print(f"\nFAILED: notebook {path.name}, {where}\n  executed copy: {out_dir / path.name}\n"
+                  f"  ({type(exc).__name__})", file=sys.stderr)
             print_timings(timings + [(path.stem, "FAILED", time.time() - started)])
             return 1
         except KeyboardInterrupt:
