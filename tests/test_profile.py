@@ -175,3 +175,52 @@ def test_no_hub_model_id_is_hard_coded_outside_the_profile_schema():
         found += [(rel, n.value) for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
                   and id(n) not in docstrings and model_like.match(n.value) and (rel, n.value) not in allowed]
     assert found == []
+
+
+def _paper_session(tmp_path, monkeypatch, extra: str):
+    """A notebook session on a paper-tier profile whose models are local folders (relative to tmp_path)."""
+    from nli_lib.notebook import start
+
+    for name in ("enc-a", "enc-b", "judge"):
+        (tmp_path / "models" / name).mkdir(parents=True, exist_ok=True)
+    monkeypatch.setenv("NLI_USER_CWD", str(tmp_path))
+    monkeypatch.setenv("NLI_OUTPUT_DIR", str(tmp_path / "out"))
+    (tmp_path / "p.yaml").write_text("tier: paper\nbaselines: []\n" + extra)
+    return start({"profile": str(tmp_path / "p.yaml"), "quick": True}, name="99_demo")
+
+
+@pytest.mark.mirror
+def test_atoms_table3_encoders_come_from_the_profile(tmp_path, monkeypatch):
+    """The δ-NLI encoders the paper tier fine-tunes are the profile's folders, nothing else."""
+    import os
+
+    if not os.environ.get("NLI_DATA_MIRROR"):
+        pytest.skip("NLI_DATA_MIRROR not set: needs the δ-SNLI files of the offline mirror")
+    import types
+
+    import nli_lib.models as M
+    from nli_lib.atoms import pipeline
+
+    nb = _paper_session(tmp_path, monkeypatch, "paper_models:\n  atoms:\n    dnli_encoders: [models/enc-a, ./models/enc-b]\n")
+    fake = lambda name: types.SimpleNamespace(name=name, tier="paper")  # noqa: E731
+    bases = []
+    monkeypatch.setattr(M, "offline_dnli_model", lambda **kw: fake("minilm-dsnli"))
+    monkeypatch.setattr(M, "finetune", lambda spec, *a, **kw: bases.append(spec.base) or fake(kw["name"]))
+    preds = pipeline.dnli_predictors(nb)
+    assert bases == [str(tmp_path / "models/enc-a"), str(tmp_path / "models/enc-b")]
+    assert set(preds) == {"minilm-dsnli", "enc-a-dsnli", "enc-b-dsnli"}
+
+
+def test_factnli_judge_and_retrieval_source_come_from_the_profile(tmp_path, monkeypatch):
+    from nli_lib.factnli import session
+
+    nb = _paper_session(tmp_path, monkeypatch, "paper_models:\n  factnli:\n    judge: models/judge\n"
+                                                "    wikipedia_api: http://127.0.0.1:9/w/api.php\n")
+    asked = []
+    monkeypatch.setattr(nb, "nli_model", lambda spec=None: asked.append(spec) or "judge-model")
+    assert session.judge_model(nb) == "judge-model" and asked == [str(tmp_path / "models/judge")]
+    built = {}
+    monkeypatch.setattr(session, "llm_client", lambda nb: "an endpoint")
+    monkeypatch.setattr(session, "encoder_for", lambda nb: "an encoder")
+    monkeypatch.setattr(session, "paper_augmenter", lambda *a, **kw: built.update(kw) or "augmenter")
+    assert session.augmenter_for(nb) == "augmenter" and built["api_url"] == "http://127.0.0.1:9/w/api.php"
