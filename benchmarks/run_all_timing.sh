@@ -9,6 +9,7 @@
 # Targets (offline profile, 2 cores): cold <= 30 min, warm <= 3 min, peak kernel memory <= 4 GB.
 # Outputs of both runs go to a temporary directory, never over tables/ and figures/.
 set -euo pipefail
+export NLI_USER_CWD="${NLI_USER_CWD:-$PWD}"  # relative paths resolve where the command was typed
 cd "$(dirname "$0")/.."
 PY=python3; [ -x .venv/bin/python ] && PY=.venv/bin/python
 work=$(mktemp -d)

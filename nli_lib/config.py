@@ -1,14 +1,35 @@
-"""Paths, profiles and run settings shared by every layer.
+"""Paths, secrets and run settings shared by every layer.
 
-Everything configurable is an environment variable or a profile key, never a hard-coded path:
+Everything configurable is an environment variable or a profile key (`nli_lib.profile`), never a hard-coded path:
 
     NLI_CACHE_DIR    on-disk caches (data downloads, trained models, model/LLM call cache); default <repo>/.cache
     NLI_DATA_MIRROR  a directory laid out as github/<owner>/<repo>/<path> (see data/README.md); optional
     NLI_OUTPUT_DIR   where tables/ and figures/ are written; default the repository root
+    NLI_ATOMS_GOLD   a gold atom-label CSV for the atoms notebooks; optional
     NLI_PROFILE      profile name or YAML path (profiles/offline.yaml by default)
+    NLI_USER_CWD     the directory relative paths resolve against (see below); rarely set by hand
 
->>> load_profile("offline")["tier"]
-'offline'
+Where a relative path resolves. A user types `NLI_DATA_MIRROR=../shared/data ./run_all.sh` or
+`--profile my.yaml` relative to the directory they are in, but notebook kernels run in notebooks/
+(papermill and JupyterLab both start them there), so `Path(value).resolve()` in a kernel would look in
+notebooks/../shared/data. Every user-supplied path therefore goes through `user_path`, which resolves a
+relative value against `user_dir()`:
+
+1. `$NLI_USER_CWD` when set. `python -m nli_lib.runner` (what `run_all.sh` runs, from the directory the
+   command was typed in) sets it for every kernel, and also hands kernels these variables as absolute
+   paths; scripts that change directory before calling the runner (scripts/*.sh) record it first.
+2. Inside a Jupyter kernel (jupyter_client sets `$JPY_PARENT_PID` to the process that started it): the
+   working directory of that process, i.e. where the user typed `jupyter lab`. The kernel's own
+   directory is the notebook's folder, where nobody typed anything.
+3. Otherwise the current directory (a script or a Python shell).
+
+The choice follows the rule that a path means what it meant where it was typed; it never depends on
+which notebook happens to run the code. Absolute paths and `~` are used as given.
+
+>>> os.environ["NLI_USER_CWD"] = "/home/me/work"
+>>> str(user_path("../shared/data")), str(user_path("/data/mirror"))
+('/home/me/shared/data', '/data/mirror')
+>>> del os.environ["NLI_USER_CWD"]
 """
 from __future__ import annotations
 
@@ -17,15 +38,48 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 REPO_ROOT = Path(__file__).resolve().parent.parent
 LABELS = ("entailment", "neutral", "contradiction")  # fixed 3-way label order everywhere
+USER_CWD_ENV = "NLI_USER_CWD"  # directory relative user paths resolve against (set by the runner)
+PATH_ENV_VARS = ("NLI_DATA_MIRROR", "NLI_CACHE_DIR", "NLI_OUTPUT_DIR", "NLI_ATOMS_GOLD")  # user-supplied paths
+
+
+def _jupyter_server_cwd() -> Path | None:
+    """Working directory of the process that started this Jupyter kernel (None outside a kernel)."""
+    pid = os.environ.get("JPY_PARENT_PID", "")
+    if not pid.isdigit():
+        return None
+    try:
+        import psutil
+
+        return Path(psutil.Process(int(pid)).cwd())
+    except Exception:  # noqa: BLE001 - process gone or not readable: fall back to the current directory
+        return None
+
+
+def user_dir() -> Path:
+    """The directory relative user paths resolve against (module docstring: NLI_USER_CWD, Jupyter, cwd)."""
+    recorded = os.environ.get(USER_CWD_ENV)
+    if recorded:
+        return Path(recorded).expanduser().resolve()
+    return _jupyter_server_cwd() or Path.cwd()
+
+
+def user_path(value: str | os.PathLike) -> Path:
+    """An absolute path for a path the user typed: `~` expanded, relative values joined to `user_dir()`."""
+    path = Path(value).expanduser()
+    return (path if path.is_absolute() else user_dir() / path).resolve()
+
+
+def env_path(name: str) -> Path | None:
+    """The environment variable `name` as an absolute path (`user_path`), or None when unset or empty."""
+    value = os.environ.get(name)
+    return user_path(value) if value else None
 
 
 def cache_dir(*parts: str) -> Path:
     """Directory under the cache root (created on demand)."""
-    root = Path(os.environ.get("NLI_CACHE_DIR", REPO_ROOT / ".cache")).expanduser()
+    root = env_path("NLI_CACHE_DIR") or REPO_ROOT / ".cache"
     path = root.joinpath(*parts)
     path.mkdir(parents=True, exist_ok=True)
     return path
@@ -33,38 +87,53 @@ def cache_dir(*parts: str) -> Path:
 
 def mirror_dir() -> Path | None:
     """The configured offline data mirror, or None."""
-    value = os.environ.get("NLI_DATA_MIRROR")
-    return Path(value).expanduser().resolve() if value else None
+    return env_path("NLI_DATA_MIRROR")
 
 
 def output_dir() -> Path:
     """Root under which tables/ and figures/ are written."""
-    return Path(os.environ.get("NLI_OUTPUT_DIR", REPO_ROOT)).expanduser()
+    return env_path("NLI_OUTPUT_DIR") or REPO_ROOT
 
 
-def load_profile(name_or_path: str | None = None) -> dict:
-    """Read a profile YAML (by name from profiles/ or by path). Keys are notebook parameters."""
-    name_or_path = name_or_path or os.environ.get("NLI_PROFILE", "offline")
-    path = Path(name_or_path)
-    if not path.suffix:
-        path = REPO_ROOT / "profiles" / f"{name_or_path}.yaml"
-    with open(path) as fh:
-        return yaml.safe_load(fh) or {}
-
-
-_SECRET_WORDS = {"key", "apikey", "secret", "password", "passwd", "token", "credential", "credentials",
-                 "authorization", "bearer"}
+_SECRET_WORDS = {"key", "apikey", "secret", "password", "passwd", "pwd", "passphrase", "token", "credential",
+                 "credentials", "authorization", "auth", "bearer", "cookie", "cookies"}
+# Strings that look like credentials wherever they appear: provider key prefixes, and the userinfo of a URL.
+_SECRET_VALUE = re.compile(
+    r"\b(?:sk-[A-Za-z0-9_-]{8,}|hf_[A-Za-z0-9]{8,}|gh[pousr]_[A-Za-z0-9]{8,}|github_pat_[A-Za-z0-9_]{8,}"
+    r"|xox[abposr]-[A-Za-z0-9-]{8,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{20,})"
+    r"|(?<=://)[^/@\s:]*:[^/@\s]+(?=@)"  # https://user:PASSWORD@host
+)
 
 
 def is_secret_name(name: str) -> bool:
-    """Whether a parameter / environment variable name denotes a secret ('api_key', 'HF_TOKEN'); names ending
-    in '_env' only name the variable that holds one ('api_key_env'), and 'max_tokens' is a count, not a token.
+    """Whether a parameter / environment variable name denotes a secret ('api_key', 'HF_TOKEN', 'auth',
+    'cookie'); names ending in '_env' only name the variable that holds one ('api_key_env'), and
+    'max_tokens' is a count, not a token.
 
-    >>> [is_secret_name(n) for n in ("api_key", "OPENAI_API_KEY", "hf_token", "api_key_env", "max_tokens")]
-    [True, True, True, False, False]
+    >>> [is_secret_name(n) for n in ("api_key", "OPENAI_API_KEY", "hf_token", "auth", "passphrase", "cookie")]
+    [True, True, True, True, True, True]
+    >>> [is_secret_name(n) for n in ("api_key_env", "max_tokens", "author", "base_url")]
+    [False, False, False, False]
     """
     words = [w for w in re.split(r"[^a-z0-9]+", str(name).lower()) if w]
     return bool(words) and words[-1] != "env" and any(w in _SECRET_WORDS for w in words)
+
+
+def secret_in_value(value: str) -> str | None:
+    """What makes a string look like it holds a credential ('a key (sk-…)', 'a password in the URL'), or None.
+
+    >>> secret_in_value("https://user:sk-abc123456789@host/v1"), secret_in_value("hf_abcdefghijklmnop")
+    ('a password in the URL', 'a key (hf_…)')
+    >>> secret_in_value("http://localhost:8000/v1") is None and secret_in_value("sk-learn") is None
+    True
+    """
+    m = _SECRET_VALUE.search(str(value))
+    if m is None:
+        return None
+    text = m.group(0)
+    if str(value)[max(0, m.start() - 3):m.start()] == "://":
+        return "a password in the URL"
+    return f"a key ({text[:3]}…)"
 
 
 def _secret_values() -> list[str]:
@@ -75,10 +144,13 @@ def _secret_values() -> list[str]:
 
 def scrub_secrets(value, _secrets: list[str] | None = None):
     """Copy of a (nested) parameter structure that is safe to print or store: entries whose key names a
-    secret are dropped, and any string holding the value of a secret environment variable is masked.
+    secret are dropped, strings holding the value of a secret environment variable are masked, and so
+    are key-like strings (sk-…, hf_…) and URL passwords.
 
     >>> scrub_secrets({"seed": 0, "llm": {"api_key": "sk-x", "api_key_env": "OPENAI_API_KEY", "max_tokens": 9}})
     {'seed': 0, 'llm': {'api_key_env': 'OPENAI_API_KEY', 'max_tokens': 9}}
+    >>> scrub_secrets({"base_url": "https://me:sk-0123456789abc@host/v1"})
+    {'base_url': 'https://***@host/v1'}
     """
     secrets = _secret_values() if _secrets is None else _secrets
     if isinstance(value, dict):
@@ -88,6 +160,7 @@ def scrub_secrets(value, _secrets: list[str] | None = None):
     if isinstance(value, str):
         for secret in secrets:
             value = value.replace(secret, "***")
+        value = _SECRET_VALUE.sub("***", value)
     return value
 
 

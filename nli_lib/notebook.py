@@ -1,25 +1,36 @@
 """What the first and last cells of every notebook call.
 
-    >>> nb = start("50_taxinli_dataset", dict(tier="offline", seed=0, quick=True))    # doctest: +SKIP
-    >>> nb.out.table(df, "table-2", ref="taxinli-table-2")                            # doctest: +SKIP
-    >>> nb.finish()          # call summary, failure check, then publishes the outputs # doctest: +SKIP
+Every notebook's parameters cell holds three names, and the next cell starts the session:
+
+    profile = "offline"   # a profile name (profiles/<name>.yaml) or the path of a YAML file
+    quick = False         # small samples everywhere
+    seed = None           # None: the profile's seed
+
+    >>> nb = start(globals())                                                            # doctest: +SKIP
+    >>> nb.out.table(df, "table-2", ref="taxinli-table-2")                              # doctest: +SKIP
+    >>> nb.finish()          # call summary, failure check, then publishes the outputs   # doctest: +SKIP
+
+`start` loads and validates the profile (`nli_lib.profile`; the runner passes its absolute path), seeds
+every RNG, selects a headless matplotlib backend when run by papermill, and keeps the resolved profile
+values so every table/figure sidecar records them (API keys are never among them: the profile names the
+environment variable, not the key). The notebook's name is derived, never typed: from
+`$JPY_SESSION_NAME`, the notebook path that jupyter-server (JupyterLab) and the runner give each kernel;
+VS Code's `__vsc_ipynb_file__`; or `name=...`.
 
 `finish` prints the call summary of every model the run used (requests, cache hits, calls, retries, errors,
 unparsable answers; `nli_lib.calls`), raises `TooManyFailures` naming the model when errors + unparsable
 answers exceed the profile's `max_failure_rate` (default 0.02) of its requests, and only then publishes the
 run's tables, figures and scorecard entries (`Outputs.publish`): a failed or interrupted notebook changes
 no published output.
-
-`start` seeds every RNG, selects a headless matplotlib backend when run by papermill, and keeps the
-run's parameters so every table/figure sidecar records them (API keys are never among them: the
-profile names the environment variable, not the key).
 """
 from __future__ import annotations
 
 import os
 import random
 import sys
+import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -28,6 +39,10 @@ from . import calls
 from .cache import default_cache
 from .config import RunInfo
 from .outputs import Outputs
+from .profile import Profile, load_profile
+
+SESSION_ENV = "JPY_SESSION_NAME"  # path of the notebook a kernel runs (jupyter-server, and the runner)
+SCRATCH = "scratch"  # notebook name when none can be derived (outputs go to tables/scratch/)
 
 
 @dataclass
@@ -35,7 +50,8 @@ class NotebookSession:
     """Settings and writers of one notebook run."""
 
     name: str  # notebook stem
-    params: dict  # papermill parameters (profile + quick flag)
+    profile: Profile  # the validated profile (model references resolved)
+    params: dict  # the profile's values plus quick, seed, profile_name: what sidecars record
     out: Outputs  # table/figure writer with provenance sidecars
     models: dict = field(default_factory=dict)  # models loaded by this run, by spec
     calls_before: dict = field(default_factory=calls.snapshot)  # call ledger when the session began
@@ -50,18 +66,22 @@ class NotebookSession:
 
     @property
     def tier(self) -> str:
-        return self.params.get("tier", "offline")
+        return self.profile.tier
 
     def run_info(self, model: str) -> RunInfo:
         return RunInfo(tier=self.tier, model=model, seed=self.seed)
 
     def nli_model(self, spec: str | None = None):
-        """The profile's NLI model (loaded once per run); `spec` overrides, e.g. 'tfidf-logreg'."""
+        """The profile's NLI model (loaded once per run); `spec` overrides, e.g. 'tfidf-logreg'.
+
+        Neural models run at the profile's `precision`; the offline model trains for `nli_epochs`."""
         from .models import get_nli_model
 
-        spec = spec or self.params.get("nli_model", "offline:minilm-esnli")
+        spec = spec or self.profile.nli_model
         if spec not in self.models:
-            kwargs = {"epochs": int(self.params.get("nli_epochs", 2))} if spec.startswith("offline") else {}
+            kwargs = {"precision": self.profile.precision}
+            if spec.startswith("offline"):
+                kwargs["epochs"] = self.profile.nli_epochs
             self.models[spec] = get_nli_model(spec, quick=self.quick, seed=self.seed, **kwargs)
         return self.models[spec]
 
@@ -88,17 +108,35 @@ class NotebookSession:
         return summary
 
 
-PARAM_NAMES = ("tier", "seed", "quick", "profile_name", "nli_model", "nli_epochs", "baselines", "embedder", "llm",
-               "extra_models", "paper_systems")
+def notebook_name(namespace: dict | None = None) -> str | None:
+    """Stem of the running notebook: $JPY_SESSION_NAME, else VS Code's `__vsc_ipynb_file__`, else None.
 
-
-def start(name: str, params: dict) -> NotebookSession:
-    """Seed RNGs, configure plotting, and return the session object for a notebook.
-
-    `params` may be the notebook's `globals()`: only profile keys (PARAM_NAMES) are taken from it.
+    >>> os.environ[SESSION_ENV] = "/home/me/nli-companion/notebooks/52_taxinli_factor_analysis.ipynb"
+    >>> notebook_name()
+    '52_taxinli_factor_analysis'
+    >>> del os.environ[SESSION_ENV]
     """
-    params = {k: params[k] for k in PARAM_NAMES if k in params}
-    seed = int(params.get("seed", 0))
+    namespace = namespace or {}
+    for candidate in (os.environ.get(SESSION_ENV), namespace.get("__session__"), namespace.get("__vsc_ipynb_file__")):
+        if candidate and str(candidate).endswith(".ipynb"):
+            return Path(str(candidate)).stem
+    return None
+
+
+def start(namespace: dict, name: str | None = None) -> NotebookSession:
+    """Load the profile named in the parameters, seed RNGs, configure plotting; the session of a notebook.
+
+    `namespace` is the notebook's `globals()` (the names `profile`, `quick` and `seed` are read from it) or
+    any dict with them. Raises `nli_lib.profile.ProfileError` (key and fix) for a profile that is not valid.
+    """
+    profile = load_profile(namespace.get("profile") or None)
+    quick = bool(namespace.get("quick", False))
+    seed = profile.seed if namespace.get("seed") is None else int(namespace["seed"])
+    name = name or notebook_name(namespace)
+    if name is None:
+        warnings.warn(f"cannot tell which notebook this is (no ${SESSION_ENV}): outputs go to tables/{SCRATCH}/; "
+                      f"pass start(globals(), name='NN_name') to choose", stacklevel=2)
+        name = SCRATCH
     random.seed(seed)
     np.random.seed(seed)
     if "torch" in sys.modules:  # not imported just to seed it (~1.5 s): training and noise draws seed their own
@@ -107,7 +145,8 @@ def start(name: str, params: dict) -> NotebookSession:
         import matplotlib
 
         matplotlib.use("Agg")
-    out = Outputs(name, params=params, tier=params.get("tier", "offline"), seed=seed)  # scrubs keys from params
-    session = NotebookSession(name=name, params=out.params, out=out)  # printed parameters never carry a key
-    print(f"notebook {name} · tier {session.tier} · seed {seed} · quick={session.quick}")
+    params = {**profile.params(), "quick": quick, "seed": seed, "profile_name": profile.name}
+    out = Outputs(name, params=params, tier=profile.tier, seed=seed)  # scrubs keys from params
+    session = NotebookSession(name=name, profile=profile, params=out.params, out=out)
+    print(f"notebook {name} · profile {profile.name} · tier {session.tier} · seed {seed} · quick={quick}")
     return session

@@ -3,32 +3,57 @@
     python -m nli_lib.runner                    # offline profile, all notebooks, skip unchanged ones
     python -m nli_lib.runner --quick            # small samples everywhere (what the tests run)
     python -m nli_lib.runner --force 50_taxinli_dataset   # re-run one notebook even if unchanged
-    python -m nli_lib.runner --profile paper    # hub models and an OpenAI-compatible endpoint
+    python -m nli_lib.runner --profile paper    # a profile name, or the path of a YAML file
 
-Notebooks under notebooks/ whose names start with two digits run in numeric order; the summary notebooks
-(9x) also re-run whenever an earlier notebook ran in the same call. Executed copies go to
-runs/<profile>[-quick]/, never over the sources. A notebook is skipped when its inputs are unchanged:
-the sha256 of its code cells, the nli_lib sources, its parameters and the checksums of the data files
-it read last time (recorded through $NLI_RUN_RECORD by the data layer). Quick runs write their tables
-and figures under runs/<profile>-quick/ so they never replace the full outputs under tables/ and figures/.
+Before any notebook runs, the profile is validated (`nli_lib.profile`: a bad key stops the run with the
+key and the fix) and every user-supplied path is resolved once against the directory the command was
+typed in (`nli_lib.config.user_dir`): NLI_DATA_MIRROR, NLI_CACHE_DIR, NLI_OUTPUT_DIR, NLI_ATOMS_GOLD,
+--runs-dir, the --profile file and the profile's model folders. Kernels (which run in notebooks/) get
+absolute paths only, the absolute profile path as their `profile` parameter, $NLI_USER_CWD, and
+$JPY_SESSION_NAME (the notebook's path, from which `nli_lib.notebook.start` derives its name).
+
+Notebooks under notebooks/ whose names start with two digits run in numeric order. Executed copies go to
+runs/<profile>[-quick]/, never over the sources. A notebook is skipped when its inputs are unchanged: the
+sha256 of its code cells, the nli_lib sources, the profile's values, the checksums of the data files it
+read last time, the identity of every model it used last time (`weights_fingerprint`, recomputed now:
+re-saved weights make it run again) and the versions of the key packages (`PACKAGES`); data and models
+are recorded through $NLI_RUN_RECORD (`nli_lib.provenance`). The summary notebooks (9x) also hash the
+outputs they read (every other notebook's scorecard.jsonl, record sidecars and tables/index.csv rows),
+so they re-run whenever one of those changed, also after an `--only` run of another notebook. Quick runs
+write their tables and figures under runs/<profile>-quick/ so they never replace the full outputs.
+
+While a notebook runs, the runner prints the state of its current model/LLM batch (`nli_lib.progress`):
+one line updated in place on a terminal, a line every PROGRESS_LOG_EVERY_S seconds in a log.
 """
 from __future__ import annotations
 
 import argparse
+import csv
 import hashlib
+import io
 import json
 import os
 import sys
+import threading
 import time
+from importlib import metadata
 from pathlib import Path
 
 import nbformat
 
-from .config import REPO_ROOT, load_profile, scrub_secrets
+from . import provenance
+from .config import PATH_ENV_VARS, REPO_ROOT, USER_CWD_ENV, output_dir, user_dir, user_path
 from .data.fetch import load_manifest
 from .outputs import nli_lib_hash
+from .profile import PROFILE_ENV, ProfileError, load_profile
+from .progress import PROGRESS_ENV, PROGRESS_FILE_ENV, read_status, status_line
 
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
+PACKAGES = ("torch", "transformers", "sentence-transformers", "scikit-learn", "numpy", "pandas", "scipy",
+            "statsmodels", "nltk", "openai")  # versions that are part of every notebook's inputs
+SUMMARY_PREFIX = "9"  # notebooks 9x summarise the others' outputs
+PROGRESS_POLL_S = 1.0  # how often the runner reads a running notebook's progress file
+PROGRESS_LOG_EVERY_S = 30.0  # without a terminal: at most one progress line this often
 
 
 def notebooks(only: list[str] | None = None, folder: Path = NOTEBOOK_DIR) -> list[Path]:
@@ -52,15 +77,104 @@ def code_hash(path: Path) -> str:
     return h.hexdigest()
 
 
-def input_hash(path: Path, params: dict, data_keys: list[str]) -> str:
+def package_versions(names=PACKAGES) -> dict[str, str]:
+    """Installed version of each package ('absent' when not installed)."""
+    out = {}
+    for name in names:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "absent"
+    return out
+
+
+def model_identities(models: dict[str, str]) -> dict[str, str]:
+    """Identity now of each recorded model: `weights_fingerprint` for weights ('hf'), the reference itself for
+    an endpoint ('llm'); a model that cannot be fingerprinted any more (folder gone) says why."""
+    from .models.hf import weights_fingerprint
+
+    out = {}
+    for ref, kind in sorted(models.items()):
+        if kind != "hf":
+            out[ref] = ref
+            continue
+        try:
+            out[ref] = weights_fingerprint(ref)
+        except Exception as exc:  # noqa: BLE001 - an unreadable model differs from the one recorded
+            out[ref] = f"unavailable ({type(exc).__name__})"
+    return out
+
+
+def summary_inputs(root: Path) -> str:
+    """sha256 over the outputs the summary notebooks read under `root`: every non-summary notebook's
+    tables/*/scorecard.jsonl and record sidecars, and the non-summary rows of tables/index.csv."""
+    h = hashlib.sha256()
+    tables = root / "tables"
+    files = sorted([*tables.glob("*/scorecard.jsonl"), *tables.glob("*/records/*.json")])
+    for path in files:
+        if not path.relative_to(tables).parts[0].startswith(SUMMARY_PREFIX):
+            h.update(str(path.relative_to(root)).encode() + b"\x00" + path.read_bytes() + b"\x00")
+    index = tables / "index.csv"
+    if index.is_file():
+        rows = [r for r in csv.reader(io.StringIO(index.read_text()))]
+        col = rows[0].index("notebook") if rows and "notebook" in rows[0] else None
+        for row in rows[1:]:
+            if col is None or not row[col].startswith(SUMMARY_PREFIX):
+                h.update("\x1f".join(row).encode() + b"\x00")
+    return h.hexdigest()
+
+
+def input_hash(path: Path, params: dict, used: dict, outputs: Path | None = None) -> str:
+    """Everything a notebook's results depend on (module docstring); `used` is its run record
+    ({'data': keys, 'models': {ref: kind}}); `outputs` (summary notebooks only) is the root they read."""
     manifest = load_manifest()
-    data = {k: manifest[k].sha256 if k in manifest else "gone" for k in sorted(data_keys)}
-    blob = json.dumps({"code": code_hash(path), "lib": nli_lib_hash(), "params": params, "data": data}, sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()
+    data = {k: manifest[k].sha256 if k in manifest else "gone" for k in sorted(used["data"])}
+    blob = {"code": code_hash(path), "lib": nli_lib_hash(), "params": params, "data": data,
+            "models": model_identities(used["models"]), "packages": package_versions()}
+    if outputs is not None:
+        blob["outputs"] = summary_inputs(outputs)
+    return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()
 
 
 def run_dir(profile_name: str, quick: bool, root: Path = REPO_ROOT / "runs") -> Path:
     return root / (Path(profile_name).stem + ("-quick" if quick else ""))
+
+
+class ProgressPrinter:
+    """Prints a running notebook's batch progress (its $NLI_PROGRESS_FILE) until stopped."""
+
+    def __init__(self, notebook: str, status_file: Path, stream=None):
+        self.notebook, self.status_file = notebook, status_file
+        self.stream = stream or sys.stdout
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._last, self._printed_at = "", time.monotonic()
+
+    def __enter__(self) -> "ProgressPrinter":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        if self.tty and self._last:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(PROGRESS_POLL_S):
+            status = read_status(self.status_file)
+            if status is None:
+                continue
+            line = status_line(self.notebook, status)
+            if self.tty:
+                self.stream.write("\r" + line[:150] + "\033[K")
+                self.stream.flush()
+                self._last = line
+            elif line != self._last and time.monotonic() - self._printed_at >= PROGRESS_LOG_EVERY_S:
+                print(line, file=self.stream, flush=True)
+                self._last, self._printed_at = line, time.monotonic()
 
 
 def execute(path: Path, params: dict, out_dir: Path, env: dict) -> None:
@@ -69,8 +183,10 @@ def execute(path: Path, params: dict, out_dir: Path, env: dict) -> None:
     old = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
-        pm.execute_notebook(str(path), str(out_dir / path.name), parameters=params, cwd=str(path.parent),
-                            kernel_name="python3", language="python", progress_bar=False, log_output=False, request_save_on_cell_execute=True)
+        with ProgressPrinter(path.stem, Path(env[PROGRESS_FILE_ENV])):
+            pm.execute_notebook(str(path), str(out_dir / path.name), parameters=params, cwd=str(path.parent),
+                                kernel_name="python3", language="python", progress_bar=False, log_output=False,
+                                request_save_on_cell_execute=True)
     finally:
         for k, v in old.items():
             if v is None:
@@ -91,13 +207,29 @@ def failed_cell(executed: Path, source: Path) -> str:
             if out.get("output_type") == "error":
                 index = source_cells.index(cell.source) if cell.source in source_cells else "?"
                 first = cell.source.splitlines()[0][:60] if cell.source else ""
-                return f"cell {index} (counting from 0; starts {first!r}): {out['ename']}: {out['evalue'][:300]}"
+                return f"cell {index} (counting from 0; starts {first!r}): {out['ename']}: {out['evalue'][:1500]}"
     return "unknown cell"
+
+
+def kernel_env(quick_outputs: Path | None, profile_path: Path, tier: str) -> dict[str, str]:
+    """Environment of every notebook kernel: absolute user paths, offline switches, no progress bars."""
+    env = {PROFILE_ENV: str(profile_path), USER_CWD_ENV: str(user_dir()), "MPLBACKEND": "Agg",
+           "PYTHONHASHSEED": "0", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+           "TOKENIZERS_PARALLELISM": "false", PROGRESS_ENV: "0"}
+    for var in PATH_ENV_VARS:
+        if os.environ.get(var):
+            env[var] = str(user_path(os.environ[var]))
+    if quick_outputs is not None:
+        env["NLI_OUTPUT_DIR"] = str(quick_outputs)
+    if tier == "paper":  # the paper profile may reach the hub
+        env.pop("HF_HUB_OFFLINE"), env.pop("TRANSFORMERS_OFFLINE")
+    return env
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--profile", default=os.environ.get("NLI_PROFILE", "offline"), help="profile name or YAML path")
+    ap.add_argument("--profile", default=os.environ.get(PROFILE_ENV, "offline"),
+                    help="profile name (profiles/<name>.yaml) or the path of a YAML file")
     ap.add_argument("--quick", action="store_true", help="run every notebook on small samples")
     ap.add_argument("--force", nargs="?", const="__all__", default=None, help="re-run (all, or the named notebook)")
     ap.add_argument("--only", nargs="*", help="run only these notebooks (stems or two-digit prefixes)")
@@ -105,47 +237,48 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs-dir", type=Path, default=REPO_ROOT / "runs", help="where executed copies go")
     args = ap.parse_args(argv)
 
-    profile = load_profile(args.profile)
-    if scrub_secrets(profile, _secrets=[]) != profile:  # papermill would write it into every executed notebook
-        raise SystemExit(f"profile {args.profile!r} contains a secret (an api_key/token entry): remove it and name "
-                         f"the environment variable that holds it instead (llm: api_key_env: OPENAI_API_KEY)")
-    params = {**profile, "quick": bool(args.quick), "profile_name": Path(args.profile).stem}
-    out_dir = run_dir(args.profile, args.quick, args.runs_dir)
+    try:
+        profile = load_profile(args.profile)
+    except ProfileError as exc:
+        raise SystemExit(f"{exc}\nNo notebook was run.") from None
+    params = {**profile.params(), "quick": bool(args.quick)}  # what the skip check hashes
+    nb_params = {"profile": str(profile.path), "quick": bool(args.quick), "seed": profile.seed}  # papermill
+    out_dir = run_dir(profile.name, args.quick, user_path(args.runs_dir))
     out_dir.mkdir(parents=True, exist_ok=True)
-    env = {"NLI_PROFILE": args.profile, "MPLBACKEND": "Agg", "PYTHONHASHSEED": "0", "HF_HUB_OFFLINE": "1",
-           "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "NLI_PROGRESS": "0"}
-    if args.quick:
-        env["NLI_OUTPUT_DIR"] = str(out_dir / "outputs")
-    if profile.get("tier") == "paper":  # the paper profile may reach the hub
-        env.pop("HF_HUB_OFFLINE"), env.pop("TRANSFORMERS_OFFLINE")
+    env = kernel_env(out_dir / "outputs" if args.quick else None, profile.path, profile.tier)
+    outputs_root = Path(env["NLI_OUTPUT_DIR"]) if "NLI_OUTPUT_DIR" in env else output_dir()
 
-    selected = notebooks(args.only, args.notebook_dir)
+    selected = notebooks(args.only, user_path(args.notebook_dir))
     if args.force not in (None, "__all__"):
         name = args.force.removesuffix(".ipynb")
         if not any(name in (p.stem, p.stem[:2]) for p in selected):
             raise SystemExit(f"--force {args.force}: no such notebook among {[p.stem for p in selected]}")
     timings = []
     for path in selected:
-        stamp_path, record = out_dir / f"{path.stem}.stamp.json", out_dir / f"{path.stem}.data.json"
-        forced = args.force == "__all__" or (args.force and args.force.removesuffix(".ipynb") in (path.stem, path.stem[:2]))
-        # summary notebooks (9x: scorecard, explorer) read the other notebooks' outputs: re-run them after any run
-        forced = forced or (path.stem.startswith("9") and any(status == "ran" for _, status, _ in timings))
+        stamp_path, record = out_dir / f"{path.stem}.stamp.json", out_dir / f"{path.stem}.record.json"
+        summary = outputs_root if path.stem.startswith(SUMMARY_PREFIX) else None
+        named = args.force and args.force.removesuffix(".ipynb") in (path.stem, path.stem[:2])
+        forced = args.force == "__all__" or named
         if stamp_path.exists() and not forced:
             stamp = json.loads(stamp_path.read_text())
-            if stamp["hash"] == input_hash(path, params, stamp["data_keys"]) and (out_dir / path.name).exists():
+            used = {"data": stamp.get("data_keys", []), "models": stamp.get("models", {})}
+            if stamp["hash"] == input_hash(path, params, used, summary) and (out_dir / path.name).exists():
                 timings.append((path.stem, "skipped (unchanged)", 0.0))
                 print(f"[skip] {path.stem}: inputs unchanged", flush=True)
                 continue
         print(f"[run ] {path.stem} ...", flush=True)
         record.unlink(missing_ok=True)
         stamp_path.unlink(missing_ok=True)  # a run that fails or is interrupted must never count as done
+        status_file = out_dir / f"{path.stem}.progress.json"
+        status_file.unlink(missing_ok=True)
         started = time.time()
         try:
-            execute(path, params, out_dir, {**env, "NLI_RUN_RECORD": str(record)})
+            execute(path, nb_params, out_dir, {**env, provenance.RECORD_ENV: str(record),
+                                               PROGRESS_FILE_ENV: str(status_file), "JPY_SESSION_NAME": str(path)})
         except Exception as exc:  # papermill raises PapermillExecutionError with the cell's traceback
             where = failed_cell(out_dir / path.name, path)
-            print(f"\nFAILED: notebook {path.name}, {where}\n  executed copy: {out_dir / path.name}\n  ({type(exc).__name__})",
-                  file=sys.stderr)
+            print(f"\nFAILED: notebook {path.name}, {where}\n  executed copy: {out_dir / path.name}\n"
+                  f"  ({type(exc).__name__})", file=sys.stderr)
             print_timings(timings + [(path.stem, "FAILED", time.time() - started)])
             return 1
         except KeyboardInterrupt:
@@ -153,9 +286,11 @@ def main(argv: list[str] | None = None) -> int:
                   f"command again to resume (unchanged notebooks are skipped).", file=sys.stderr)
             print_timings(timings + [(path.stem, "INTERRUPTED", time.time() - started)])
             return 130
-        data_keys = sorted(json.loads(record.read_text())) if record.exists() else []
-        stamp_path.write_text(json.dumps({"hash": input_hash(path, params, data_keys), "data_keys": data_keys,
-                                          "seconds": round(time.time() - started, 1)}, indent=1))
+        used = provenance.read_record(record)
+        used = {"data": sorted(used["data"]), "models": used["models"]}
+        stamp_path.write_text(json.dumps({"hash": input_hash(path, params, used, summary), "data_keys": used["data"],
+                                          "models": used["models"], "seconds": round(time.time() - started, 1)},
+                                         indent=1))
         timings.append((path.stem, "ran", time.time() - started))
     print_timings(timings)
     return 0

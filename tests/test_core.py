@@ -70,23 +70,55 @@ def test_paper_values_lookup():
 
 
 def test_secrets_never_reach_sidecars(tmp_path, monkeypatch):
-    """A key in the parameters (nested, or as a value copied from the environment) is not written anywhere."""
+    """The value of a secret environment variable, copied into a profile value, is masked in every sidecar."""
     from nli_lib.notebook import start
 
-    secret = "sk-live-SENTINEL-0123456789"
+    secret = "SENTINEL0123456789live"  # not key-shaped, so the profile check cannot see it: scrubbing must
     monkeypatch.setenv("NLI_OUTPUT_DIR", str(tmp_path))
     monkeypatch.setenv("MY_SERVICE_API_KEY", secret)
-    params = {"tier": "paper", "seed": 1, "quick": True,
-              "llm": {"base_url": f"http://x/v1?k={secret}", "model": "m", "api_key": secret,
-                      "api_key_env": "MY_SERVICE_API_KEY", "max_tokens": 64}}
-    nb = start("99_secret_demo", params)
+    profile = tmp_path / "leaky.yaml"
+    profile.write_text(f"tier: paper\nseed: 1\nllm:\n  base_url: http://x/v1?k={secret}\n  model: m\n"
+                       f"  api_key_env: MY_SERVICE_API_KEY\n  max_tokens: 64\n")
+    nb = start({"profile": str(profile), "quick": True}, name="99_secret_demo")
     nb.out.table(pd.DataFrame({"a": [1]}), "t", ref="atoms-table-2")
     nb.finish()
-    written = "".join(p.read_text() for p in tmp_path.rglob("*") if p.is_file())
+    written = "".join(p.read_text() for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".yaml")
     assert secret not in written and secret not in repr(nb.params)
     side = json.loads((tmp_path / "tables/99_secret_demo/t.json").read_text())
-    assert side["params"]["llm"] == {"base_url": "http://x/v1?k=***", "model": "m",
-                                     "api_key_env": "MY_SERVICE_API_KEY", "max_tokens": 64}
+    assert side["params"]["llm"]["base_url"] == "http://x/v1?k=***"
+    assert side["params"]["llm"]["api_key_env"] == "MY_SERVICE_API_KEY" and side["params"]["seed"] == 1
+
+
+def test_start_reads_the_profile_and_derives_the_notebook_name(tmp_path, monkeypatch):
+    """The parameters cell holds profile/quick/seed; everything else comes from the validated profile, and the
+    notebook's name from JPY_SESSION_NAME (set by JupyterLab and by the runner)."""
+    from nli_lib.notebook import start
+    from nli_lib.profile import ProfileError
+
+    monkeypatch.setenv("NLI_OUTPUT_DIR", str(tmp_path))
+    monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "notebooks" / "52_taxinli_factor_analysis.ipynb"))
+    (tmp_path / "p.yaml").write_text("tier: offline\nseed: 5\nprecision: bfloat16\nmax_failure_rate: 0.1\n")
+    nb = start({"profile": str(tmp_path / "p.yaml"), "quick": True, "seed": None})
+    assert nb.name == nb.out.notebook == "52_taxinli_factor_analysis"
+    assert (nb.seed, nb.tier, nb.quick, nb.profile.precision) == (5, "offline", True, "bfloat16")
+    assert nb.params["max_failure_rate"] == 0.1 and nb.params["profile_name"] == "p"
+    assert start({"profile": str(tmp_path / "p.yaml"), "seed": 2}).seed == 2  # the parameter wins over the profile
+    (tmp_path / "bad.yaml").write_text("tier: offlin\n")
+    with pytest.raises(ProfileError, match="tier"):
+        start({"profile": str(tmp_path / "bad.yaml")})
+
+
+def test_nli_model_runs_at_the_profile_precision(tmp_path, monkeypatch):
+    pytest.importorskip("transformers")
+    from nli_lib.notebook import start
+    from test_models import make_tiny_bert
+
+    make_tiny_bert(tmp_path / "tiny", {0: "entailment", 1: "neutral", 2: "contradiction"})
+    monkeypatch.setenv("NLI_USER_CWD", str(tmp_path))
+    (tmp_path / "p.yaml").write_text("tier: paper\nnli_model: tiny\nprecision: bfloat16\n")
+    nb = start({"profile": str(tmp_path / "p.yaml")}, name="99_demo")
+    model = nb.nli_model()
+    assert model.model_path == str(tmp_path / "tiny") and model.precision == "bfloat16"
 
 
 def test_runner_refuses_a_profile_holding_a_key(tmp_path):

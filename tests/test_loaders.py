@@ -24,6 +24,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from nli_lib import provenance
 from nli_lib.config import LABELS, REPO_ROOT
 from nli_lib.data import loaders as L
 from nli_lib.data.fetch import DataError
@@ -427,7 +428,7 @@ def sandbox(tmp_path, monkeypatch):
     monkeypatch.setenv("NLI_CACHE_DIR", str(cache))
     monkeypatch.delenv("NLI_DATA_MIRROR", raising=False)
     monkeypatch.delenv("NLI_RUN_RECORD", raising=False)
-    monkeypatch.setattr(fetch_mod, "USED", {})  # keep toy keys out of the process-wide record
+    monkeypatch.setattr(provenance, "DATA", {})  # keep toy keys out of the process-wide record
     digest = hashlib.sha256(CONTENT).hexdigest()
     source = tmp_path / "upstream" / "toy.tsv"
     source.parent.mkdir()

@@ -66,10 +66,18 @@ def test_records_and_scorecard_cover_every_paper(quick_run):
 
 
 def test_sources_have_parameters_cell_and_no_outputs():
+    """One parameters cell of exactly profile / quick / seed (everything else comes from the validated
+    profile), a session started as `start(globals())` (the name is derived, never typed), no outputs."""
+    import ast
+
     for path in notebooks():
         nb = nbformat.read(path, as_version=4)
         tagged = [c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])]
         assert len(tagged) == 1, f"{path.name}: needs exactly one cell tagged 'parameters'"
+        names = [t.id for node in ast.parse(tagged[0].source).body for t in node.targets]
+        assert names == ["profile", "quick", "seed"], f"{path.name}: parameters cell assigns {names}"
+        code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+        assert "start(globals())" in code and path.stem not in code, f"{path.name}: use start(globals())"
         assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), f"{path.name}: clear outputs"
 
 

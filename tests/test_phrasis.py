@@ -407,8 +407,13 @@ def test_paper_models_and_families():
     assert {m.family for m in phr.PAPER_MODELS} == {"encoder", "decoder", "encoder-decoder"}
     offline = phr.profile_families("offline", ["tfidf-logreg", "roberta-large-mnli"], ["some/model"])
     assert [f.name for f in offline] == ["feature-svm", "tfidf-logreg", "MiniLM-L6 fine-tuned", "some/model"]
-    paper = phr.profile_families("paper", [], [], paper_models=["DeBERTa v3 B", "openai-community/gpt2"])
-    assert [f.base for f in paper if f.kind == "hf"] == ["microsoft/deberta-v3-base", "openai-community/gpt2"]
+    paper = phr.profile_families("paper", [], [], paper_models={"GPT-2 S": "/models/gpt2",
+                                                                "DeBERTa v3 B": "microsoft/deberta-v3-base"})
+    assert [(f.name, f.base) for f in paper if f.kind == "hf"] == [("DeBERTa v3 B", "microsoft/deberta-v3-base"),
+                                                                   ("GPT-2 S", "/models/gpt2")]  # Table 2 order
+    assert len(phr.profile_families("paper", [], [])) == 18 + 2  # no mapping: all of Table 2 (+ feature-svm, MiniLM)
+    with pytest.raises(KeyError, match="not models of PhrasIS Table 2"):
+        phr.paper_families({"GPT-3": "/models/gpt3"})
 
 
 def test_paper_values_cover_tables_3_to_7():

@@ -7,31 +7,8 @@ import pytest
 from nli_lib.cache import CacheCorruptError, CallCache
 from nli_lib.models.base import Classifier
 
-from test_runner import run, write_nb  # noqa: F401  (fixtures and helpers shared with the runner tests)
-from test_runner import nb_dir  # noqa: F401
-
-
-def test_interrupted_run_resumes_without_recomputing(nb_dir, tmp_path, capsys):  # noqa: F811
-    """Notebook 02 fails (an interruption); after the fix only 02 runs, 00 and 01 are not recomputed."""
-    write_nb(nb_dir / "02_flaky.ipynb", "raise KeyboardInterrupt('stopped by the reader')")
-    assert run(nb_dir, tmp_path) == 1
-    assert capsys.readouterr().out.count("[run ]") == 3
-    write_nb(nb_dir / "02_flaky.ipynb", "x = 'fixed'")
-    assert run(nb_dir, tmp_path) == 0
-    out = capsys.readouterr().out
-    assert "[skip] 00_zero" in out and "[skip] 01_first" in out and "[run ] 02_flaky" in out
-
-
-def test_summary_notebooks_rerun_after_any_run(nb_dir, tmp_path, capsys):  # noqa: F811
-    write_nb(nb_dir / "90_summary.ipynb", "y = 2")
-    assert run(nb_dir, tmp_path) == 0
-    capsys.readouterr()
-    assert run(nb_dir, tmp_path) == 0  # nothing changed: everything skipped, the summary too
-    assert capsys.readouterr().out.count("[skip]") == 3
-    write_nb(nb_dir / "00_zero.ipynb", "x = 5")
-    assert run(nb_dir, tmp_path) == 0
-    out = capsys.readouterr().out
-    assert "[run ] 00_zero" in out and "[skip] 01_first" in out and "[run ] 90_summary" in out
+# Interrupting the runner itself (Ctrl-C while a notebook executes) is tested in test_runner.py
+# (test_ctrl_c_reaches_the_interrupt_branch_and_the_next_run_resumes), through a real SIGINT.
 
 
 class Flaky(Classifier):

@@ -1,19 +1,27 @@
-"""The papermill runner: order, skipping unchanged notebooks, --force, failure reporting."""
+"""The papermill runner: order, skipping unchanged notebooks (code, data, models, packages, outputs), --force,
+failure and interrupt reporting, progress lines, and what kernels are handed (absolute paths, names)."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import nbformat
 import pytest
 
 from nli_lib import runner
+from nli_lib.config import REPO_ROOT
 
 pytest.importorskip("papermill")
 
 
 def write_nb(path, code: str):
     nb = nbformat.v4.new_notebook()
-    params = nbformat.v4.new_code_cell('tier = "offline"\nseed = 0\nquick = False\nprofile_name = "offline"')
+    params = nbformat.v4.new_code_cell('profile = "offline"\nquick = False\nseed = None')
     params.metadata["tags"] = ["parameters"]
     nb.cells = [nbformat.v4.new_markdown_cell("# demo"), params, nbformat.v4.new_code_cell(code)]
     nbformat.write(nb, path)
@@ -26,8 +34,8 @@ def nb_dir(tmp_path, monkeypatch):
     monkeypatch.setattr(runner, "nli_lib_hash", lambda: "pinned-for-test")
     folder = tmp_path / "notebooks"
     folder.mkdir()
-    write_nb(folder / "01_first.ipynb", "import json, os\nprint('quick', quick)\n"
-             "open(os.environ['NLI_RUN_RECORD'], 'w').write(json.dumps({'snli_subset/dev': 'x'}))")
+    write_nb(folder / "01_first.ipynb", "from nli_lib import provenance\nprint('quick', quick)\n"
+             "provenance.note_data('snli_subset/dev', 'x')")
     write_nb(folder / "00_zero.ipynb", "x = 1 + 1")
     return folder
 
@@ -100,3 +108,146 @@ def test_library_change_reruns_everything(nb_dir, tmp_path, capsys, monkeypatch)
     monkeypatch.setattr(runner, "nli_lib_hash", lambda: "edited")
     assert run(nb_dir, tmp_path) == 0
     assert capsys.readouterr().out.count("[run ]") == 4  # twice two notebooks
+
+
+# ------------------------------------------------------------------------------- identity of models, packages
+
+def test_changed_model_weights_rerun_the_notebook_that_used_them(nb_dir, tmp_path, capsys):
+    """A notebook that used a local model folder is skipped while the weights stay the same, and runs again
+    (without --force) once the folder holds different weights, e.g. a model re-saved after more training."""
+    model = tmp_path / "my-nli"
+    model.mkdir()
+    (model / "config.json").write_text('{"id2label": {"0": "entailment", "1": "neutral", "2": "contradiction"}}')
+    (model / "model.safetensors").write_bytes(bytes(range(256)) * 4)
+    write_nb(nb_dir / "02_uses_model.ipynb", f"from nli_lib import provenance\nprovenance.note_model({str(model)!r})")
+    assert run(nb_dir, tmp_path) == 0
+    stamp = json.loads((tmp_path / "runs/offline-quick/02_uses_model.stamp.json").read_text())
+    assert stamp["models"] == {str(model): "hf"}
+    capsys.readouterr()
+    assert run(nb_dir, tmp_path) == 0
+    assert "[skip] 02_uses_model" in capsys.readouterr().out
+    (model / "model.safetensors").write_bytes(bytes(reversed(range(256))) * 4)  # same size, new weights
+    assert run(nb_dir, tmp_path) == 0
+    out = capsys.readouterr().out
+    assert "[run ] 02_uses_model" in out and "[skip] 00_zero" in out and "[skip] 01_first" in out
+
+
+def test_package_upgrade_reruns(nb_dir, tmp_path, capsys, monkeypatch):
+    assert run(nb_dir, tmp_path) == 0
+    versions = runner.package_versions()
+    assert set(versions) == set(runner.PACKAGES) and versions["numpy"] != "absent"
+    monkeypatch.setattr(runner, "package_versions", lambda: {**versions, "transformers": "99.0"})
+    capsys.readouterr()
+    assert run(nb_dir, tmp_path) == 0
+    assert capsys.readouterr().out.count("[run ]") == 2
+
+
+# ------------------------------------------------------------------------------------------ summary notebooks
+
+def _scoring_nb(value: float) -> str:
+    """A paper notebook that records one scorecard entry, like nb.out.score does."""
+    return ("import json, os, pathlib\nfolder = pathlib.Path(os.environ['NLI_OUTPUT_DIR']) / 'tables' / '10_paper'\n"
+            f"folder.mkdir(parents=True, exist_ok=True)\n(folder / 'scorecard.jsonl').write_text(json.dumps("
+            f"{{'ref': 'atoms-table-2', 'ours': {value}}}) + '\\n')")
+
+
+def test_summary_notebooks_rerun_when_outputs_they_read_change(nb_dir, tmp_path, capsys):
+    """90 reads every notebook's scorecard.jsonl: it re-runs after another notebook changed its outputs, also
+    when that notebook ran alone (--only); it writes its own outputs without making itself stale."""
+    write_nb(nb_dir / "10_paper.ipynb", _scoring_nb(0.5))
+    write_nb(nb_dir / "90_summary.ipynb", "import os, pathlib\nfolder = pathlib.Path(os.environ['NLI_OUTPUT_DIR']) "
+             "/ 'tables' / '90_summary'\nfolder.mkdir(parents=True, exist_ok=True)\n"
+             "(folder / 'scorecard.jsonl').write_text('{}\\n')")
+    assert run(nb_dir, tmp_path) == 0
+    capsys.readouterr()
+    assert run(nb_dir, tmp_path) == 0  # nothing changed: everything skipped, the summary too
+    assert capsys.readouterr().out.count("[skip]") == 4
+    write_nb(nb_dir / "10_paper.ipynb", _scoring_nb(0.75))
+    assert run(nb_dir, tmp_path, "--only", "10") == 0  # only the paper notebook runs now ...
+    assert "[run ] 10_paper" in capsys.readouterr().out
+    assert run(nb_dir, tmp_path) == 0  # ... and the next full call re-runs the summary that reads its output
+    out = capsys.readouterr().out
+    assert "[skip] 10_paper" in out and "[skip] 00_zero" in out and "[run ] 90_summary" in out
+    assert run(nb_dir, tmp_path) == 0
+    assert "[skip] 90_summary" in capsys.readouterr().out
+
+
+def test_summary_inputs_ignore_summary_outputs_and_follow_index_rows(tmp_path):
+    tables = tmp_path / "tables"
+    (tables / "90_scorecard").mkdir(parents=True)
+    (tables / "51_x" / "records").mkdir(parents=True)
+    (tables / "index.csv").write_text("ref,notebook\ntaxinli-table-3,51_x\ncompanion-table-90,90_scorecard\n")
+    before = runner.summary_inputs(tmp_path)
+    (tables / "90_scorecard" / "scorecard.jsonl").write_text("{}\n")
+    (tables / "index.csv").write_text("ref,notebook\ntaxinli-table-3,51_x\ncompanion-table-91,91_explorer\n")
+    assert runner.summary_inputs(tmp_path) == before
+    (tables / "51_x" / "records" / "rows.json").write_text('{"n_rows": 3}')
+    assert runner.summary_inputs(tmp_path) != before
+
+
+# ------------------------------------------------------------------------------------------- progress lines
+
+def test_progress_of_a_running_notebook_is_printed(nb_dir, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(runner, "PROGRESS_POLL_S", 0.05)
+    monkeypatch.setattr(runner, "PROGRESS_LOG_EVERY_S", 0.0)
+    write_nb(nb_dir / "02_batch.ipynb", "import time\nfrom nli_lib.progress import progress\n"
+             "bar = progress(total=40, desc='demo-llm', unit='llm call', bar=False)\n"
+             "for _ in range(40):\n    time.sleep(0.05)\n    bar.update()\nbar.close()\ntime.sleep(0.5)")
+    assert run(nb_dir, tmp_path, "--only", "02") == 0
+    out = capsys.readouterr().out
+    assert "[run ] 02_batch… demo-llm: 40/40 llm calls" in out
+
+
+# ------------------------------------------------------------------------------------------ kernel environment
+
+def test_kernels_get_absolute_paths_their_name_and_the_profile_path(nb_dir, tmp_path, monkeypatch):
+    """Relative NLI_* paths are resolved where the command was typed, never in the kernel's notebooks/ folder."""
+    where = tmp_path / "typed-here"
+    (where / "mirror").mkdir(parents=True)
+    monkeypatch.chdir(where)
+    monkeypatch.delenv("NLI_USER_CWD", raising=False)
+    monkeypatch.setenv("NLI_DATA_MIRROR", "mirror")
+    monkeypatch.setenv("NLI_CACHE_DIR", "../cache-rel")
+    write_nb(nb_dir / "02_env.ipynb", "import json, os\nfrom nli_lib.notebook import notebook_name\n"
+             "from nli_lib.config import mirror_dir, cache_dir\n"
+             "keys = ('NLI_DATA_MIRROR', 'NLI_CACHE_DIR', 'NLI_USER_CWD', 'NLI_PROFILE')\n"
+             "seen = {k: os.environ.get(k) for k in keys}\n"
+             "seen.update(name=notebook_name(), profile=profile, cwd=os.getcwd(), mirror=str(mirror_dir()), "
+             "cache=str(cache_dir()))\n"
+             "open(os.environ['NLI_RUN_RECORD'] + '.env', 'w').write(json.dumps(seen))")
+    assert run(nb_dir, Path(".."), "--only", "02") == 0  # --runs-dir relative too: ../runs from typed-here
+    seen = json.loads((tmp_path / "runs/offline-quick/02_env.record.json.env").read_text())
+    assert seen["NLI_DATA_MIRROR"] == seen["mirror"] == str(where / "mirror")
+    assert seen["NLI_CACHE_DIR"] == seen["cache"] == str(tmp_path / "cache-rel")
+    assert seen["NLI_USER_CWD"] == str(where) and seen["cwd"] == str(nb_dir)
+    assert seen["name"] == "02_env" and seen["profile"] == seen["NLI_PROFILE"] == str(REPO_ROOT / "profiles/offline.yaml")
+
+
+# ------------------------------------------------------------------------------------------------ interrupts
+
+def test_ctrl_c_reaches_the_interrupt_branch_and_the_next_run_resumes(nb_dir, tmp_path):
+    """SIGINT to the runner while a notebook executes: exit 130 with INTERRUPTED and the timing table, no stamp
+    for the interrupted notebook, and the next call skips the finished ones and runs the interrupted one."""
+    write_nb(nb_dir / "02_slow.ipynb", "import time\nprint('started', flush=True)\ntime.sleep(120)")
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "NLI_CACHE_DIR": str(tmp_path / "cache")}
+    cmd = [sys.executable, "-m", "nli_lib.runner", "--quick", "--notebook-dir", str(nb_dir), "--runs-dir",
+           str(tmp_path / "runs")]
+    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    executed = tmp_path / "runs/offline-quick/02_slow.ipynb"
+    deadline = time.time() + 240
+    while time.time() < deadline and proc.poll() is None:
+        if executed.is_file() and "started" in executed.read_text():  # the slow cell is executing now
+            break
+        time.sleep(0.2)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, (out, err)
+    assert "INTERRUPTED: notebook 02_slow.ipynb" in err and "02_slow" in out.split("notebook", 1)[-1]
+    runs = tmp_path / "runs/offline-quick"
+    assert (runs / "01_first.stamp.json").is_file() and not (runs / "02_slow.stamp.json").exists()
+
+    write_nb(nb_dir / "02_slow.ipynb", "x = 'fixed'")
+    done = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "[skip] 00_zero" in done.stdout and "[skip] 01_first" in done.stdout and "[run ] 02_slow" in done.stdout

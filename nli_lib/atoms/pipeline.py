@@ -1,22 +1,25 @@
 """The notebooks' model line-ups and end-to-end runs (short calls, so notebooks stay narrative).
 
-    nb = start("11_atoms_snli_consistency", globals())
+    nb = start(globals())
     run = snli_consistency(nb)                 # Table 2 / Table 6 inputs for every model of the profile
     dr = defeasible_run(nb)                    # δ-SNLI atoms, labels, critical atoms, predictions (Tables 3-4)
 
 Offline profile: the profile's NLI model (MiniLM fine-tuned on e-SNLI dev), the TF-IDF baseline(s), the
 rule-based atom generator, the MiniLM δ-NLI classifier and a TF-IDF δ-NLI baseline. Paper profile adds hub
-NLI models (`extra_models`), the LLM through Prompts A.1/B.1/C.1/C.2, and roberta-large / deberta-v3-large
-fine-tuned on δ-SNLI train with the paper's settings (2 epochs, lr 2e-5, batch 32).
+NLI models (`extra_models`), the LLM through Prompts A.1/B.1/C.1/C.2, and the profile's
+`paper_models.atoms.dnli_encoders` (default roberta-large / deberta-v3-large) fine-tuned on δ-SNLI train
+with the paper's settings (2 epochs, lr 2e-5, batch 32).
 """
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Mapping
 
 import pandas as pd
 
+from ..config import user_path
 from ..llm import make_llm
 from .consistency import PromptNLIClassifier, run_consistency, snli_shots, snli_test_sample
 from .defeasible import (DSNLIAtoms, dsnli_test, encoder_predictor, llm_predictor, predict, prepare_dsnli,
@@ -26,7 +29,6 @@ from .generate import atom_generator, attach_atoms, generate_atoms
 QUICK_SNLI = 80  # SNLI-TEST-SAMPLE size in quick runs (full: 1,000)
 QUICK_GROUPS = 16  # δ-SNLI P-H pairs (with all their updates) in quick runs (full: all 203)
 QUICK_BASELINE_ROWS = 2000  # quick runs fit the TF-IDF baselines on a seeded e-SNLI-dev sample
-PAPER_DNLI_ENCODERS = ("roberta-large", "microsoft/deberta-v3-large")
 GOLD_ENV = "NLI_ATOMS_GOLD"  # path of a gold atom-label CSV (read_gold_labels format) to use instead of silver
 
 
@@ -108,11 +110,11 @@ def dnli_predictors(nb) -> dict:
         preds[tf.name] = encoder_predictor(tf)
     if nb.tier == "paper":
         dev = dnli_frame(load_dnli("snli", "dev", drop_impossible=True))
-        for base in PAPER_DNLI_ENCODERS:
+        for base in nb.profile.paper_models.atoms.dnli_encoders:  # hub ids or absolute folders
             spec = TrainSpec(base=base, labels=DNLI_LABELS, epochs=1 if nb.quick else 2, lr=2e-5, batch_size=32,
                              max_length=128, seed=nb.seed)
             clf = finetune(spec, train.sample(n=QUICK_BASELINE_ROWS, random_state=nb.seed) if nb.quick else train,
-                           dev.sample(n=min(1000, len(dev)), random_state=nb.seed), name=base.split("/")[-1] + "-dsnli",
+                           dev.sample(n=min(1000, len(dev)), random_state=nb.seed), name=Path(base).name + "-dsnli",
                            tier="paper", progress=False)
             preds[clf.name] = encoder_predictor(clf)
     llm = make_llm(nb.params)
@@ -148,7 +150,7 @@ def gold_labels(path: str | None = None):
     path = path or os.environ.get(GOLD_ENV)
     if not path:
         return None
-    return read_gold_labels(path, dnli=load_dnli("snli", "test", drop_impossible=True))
+    return read_gold_labels(user_path(path), dnli=load_dnli("snli", "test", drop_impossible=True))
 
 
 def defeasible_run(nb, gold_path: str | None = None, predictors: dict | None = None,

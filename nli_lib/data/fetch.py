@@ -10,14 +10,13 @@ Resolution order for a manifest key:
 2. Already downloaded into `$NLI_CACHE_DIR/data/` (verified again).
 3. Download with a progress bar to a temporary file, verify, then rename atomically.
 
-Every file the process touches is recorded (key -> sha256) in `USED`, so outputs can state the exact data
-they were computed from and the runner can skip notebooks whose data did not change.
+Every file the process touches is recorded (key -> sha256) through `nli_lib.provenance`, so outputs can state
+the exact data they were computed from and the runner can skip notebooks whose data did not change.
 """
 from __future__ import annotations
 
 import csv
 import hashlib
-import json
 import os
 import re
 import tempfile
@@ -26,10 +25,10 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import provenance
 from ..config import REPO_ROOT, cache_dir, mirror_dir
 
 MANIFEST_PATH = REPO_ROOT / "data" / "manifest.csv"
-USED: dict[str, str] = {}  # manifest key -> sha256 of every file fetched in this process
 _VERIFIED: dict[tuple[str, int, float], str] = {}  # (path, size, mtime) -> sha256, to hash each file once
 
 
@@ -126,11 +125,8 @@ def _download(entry: ManifestEntry, dest: Path) -> None:
 
 
 def _note_use(key: str, digest: str) -> None:
-    """Remember a fetched file; when the runner set $NLI_RUN_RECORD, keep that JSON file current too."""
-    if USED.get(key) != digest:
-        USED[key] = digest
-        if os.environ.get("NLI_RUN_RECORD"):
-            record_used(os.environ["NLI_RUN_RECORD"])
+    """Remember a fetched file (provenance keeps the runner's $NLI_RUN_RECORD current)."""
+    provenance.note_data(key, digest)
 
 
 def fetch(key: str, manifest: dict[str, ManifestEntry] | None = None) -> Path:
@@ -189,11 +185,4 @@ def available(key: str, manifest: dict[str, ManifestEntry] | None = None) -> boo
     return _cache_path(entry).is_file()
 
 
-def used_data() -> dict[str, str]:
-    """Manifest keys and sha256s of every file fetched so far in this process."""
-    return dict(sorted(USED.items()))
-
-
-def record_used(path: str | Path) -> None:
-    """Write the used-data record to a JSON file (the runner passes one per notebook)."""
-    Path(path).write_text(json.dumps(used_data(), indent=1))
+used_data = provenance.used_data  # manifest keys and sha256s of every file fetched so far in this process

@@ -36,6 +36,28 @@ def verify_offline_files(quick: bool = False) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def check_verified(files: pd.DataFrame) -> None:
+    """Raise DataError with the first failing file's full message (path, URL and fix) when any file of a
+    `verify_offline_files` frame failed, followed by how many others failed and which.
+
+    >>> ok = pd.DataFrame({"key": ["a/b"], "sha256_ok": [True], "error": [""]})
+    >>> check_verified(ok)
+    >>> bad = pd.DataFrame({"key": ["a/b", "c/d"], "sha256_ok": [False, False], "error": ["a/b: mirror file /m/x "
+    ...     "is missing (NLI_DATA_MIRROR=/m). Check the mirror directory, or unset NLI_DATA_MIRROR.", "c/d: ..."]})
+    >>> check_verified(bad)
+    Traceback (most recent call last):
+    ...
+    nli_lib.data.fetch.DataError: a/b: mirror file /m/x is missing (NLI_DATA_MIRROR=/m). Check the mirror directory, or unset NLI_DATA_MIRROR. [1 more of 2 offline files failed too: c/d]
+    """
+    failed = files[~files["sha256_ok"].astype(bool)]
+    if len(failed):
+        first = failed.iloc[0]
+        message = first["error"] or f"{first['key']}: sha256 differs from the manifest"
+        more = (f" [{len(failed) - 1} more of {len(files)} offline files failed too: {', '.join(failed['key'][1:])}]"
+                if len(failed) > 1 else "")
+        raise DataError(message + more)
+
+
 def dataset_sizes() -> pd.DataFrame:
     """Rows, label distribution and dropped-row counts of every NLI-style dataset the companion loads."""
     specs = [

@@ -27,13 +27,11 @@ def main(argv=None) -> None:
     b.add_argument("--out", type=Path, default=Path("runs/factnli"), help="folder for <variant>.jsonl")
     args = ap.parse_args(argv)
 
-    from ..config import load_profile
     from ..notebook import start
     from .pipeline import mnli_sample, snli_sample
     from .session import augmenter_for, settings_for
 
-    params = {**load_profile(args.profile), "quick": args.quick, "seed": args.seed}
-    nb = start("factnli_cli", params)
+    nb = start({"profile": args.profile, "quick": args.quick, "seed": args.seed}, name="factnli_cli")
     n = args.n_premises if args.n_premises is not None else (3 if args.quick else None)
     examples = (snli_sample if args.dataset == "snli" else mnli_sample)(n, seed=args.seed)
     aug = augmenter_for(nb, settings_for(nb, levels=args.levels))

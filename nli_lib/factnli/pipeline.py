@@ -32,6 +32,7 @@ import pandas as pd
 from ..atoms.decompose import RULES_VERSION as ATOM_RULES_VERSION
 from ..cache import CallCache, default_cache
 from ..llm import OfflineLLM, PromptTemplate
+from ..profile import FACTNLI_JUDGE, FACTNLI_WIKIPEDIA_API
 from .extraction import Fact, FactExtractor, llm_extractor, rule_extractor
 from .filtering import NLIJudge, filter_facts, graph_pairs, no_filter, truth_set_filter
 from .fusion import Fuser, hypothesis_subsets, llm_fuser, template_fuser
@@ -39,7 +40,7 @@ from .retrieval import SnippetRetriever, Snippet, WikipediaPages, WordNetPages
 from .text import normalise, words
 
 NAMESPACE = "factnli_level"
-PAPER_JUDGE = "cross-encoder/nli-deberta-v3-base"  # the paper's "compact cross-encoder based on DeBERTa-v3-base"
+PAPER_JUDGE = FACTNLI_JUDGE  # the paper's "compact cross-encoder based on DeBERTa-v3-base" (profile default)
 
 
 @dataclass(frozen=True)
@@ -404,7 +405,7 @@ def offline_augmenter(judge_model, settings: FactNLISettings | None = None, enco
 
 
 def paper_augmenter(llm_client, judge_model, settings: FactNLISettings | None = None, encoder=None,
-                    api_url: str = "https://en.wikipedia.org/w/api.php", cache: CallCache | None = None) -> Augmenter:
+                    api_url: str = FACTNLI_WIKIPEDIA_API, cache: CallCache | None = None) -> Augmenter:
     """Paper profile: Wikipedia pages, B.1 and B.2 through the LLM endpoint, a cross-encoder judge."""
     from ..models import SentenceEncoder
 

@@ -31,6 +31,7 @@ from typing import Protocol, Sequence
 import numpy as np
 
 from ..cache import CallCache, default_cache
+from ..profile import FACTNLI_WIKIPEDIA_API
 from .text import (finish, normalise, pos_tag, query_nouns, split_sentences, strip_parentheticals, words,
                    WORD)
 
@@ -243,7 +244,7 @@ class WikipediaPages:
     by URL in the call cache (namespace "http"); `replay_only=True` never touches the network.
     """
 
-    def __init__(self, api_url: str = "https://en.wikipedia.org/w/api.php", results_per_term: int = 1,
+    def __init__(self, api_url: str = FACTNLI_WIKIPEDIA_API, results_per_term: int = 1,
                  max_terms: int = 6, timeout_s: float = 20.0, cache: CallCache | None = None, wordnet=None,
                  replay_only: bool = False, user_agent: str = "nli-companion/0.1 (FactNLI replication; research)",
                  terms=None):

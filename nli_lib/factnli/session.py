@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 
 from ..llm import make_llm
-from .pipeline import (PAPER_JUDGE, Augmenter, FactNLIData, FactNLISettings, offline_augmenter, paper_augmenter,
+from .pipeline import (Augmenter, FactNLIData, FactNLISettings, offline_augmenter, paper_augmenter,
                        snli_sample)
 
 QUICK_PREMISES = 2  # --quick: 2 premises (seed 0), i.e. ~6 SNLI pairs
@@ -50,9 +50,10 @@ def llm_client(nb):
 
 
 def judge_model(nb):
-    """The filter's NLI model M: offline the profile's MiniLM NLI model; paper tier a DeBERTa-v3-base cross-encoder."""
+    """The filter's NLI model M: offline the profile's NLI model; paper tier `paper_models.factnli.judge`
+    (default the DeBERTa-v3-base cross-encoder the paper names)."""
     if nb.tier == "paper":
-        return nb.nli_model(PAPER_JUDGE)
+        return nb.nli_model(nb.profile.paper_models.factnli.judge)
     return nb.nli_model()
 
 
@@ -69,7 +70,8 @@ def augmenter_for(nb, settings: FactNLISettings | None = None) -> Augmenter:
     client = llm_client(nb)
     if client is None:
         return offline_augmenter(judge_model(nb), settings, encoder=encoder_for(nb))
-    return paper_augmenter(client, judge_model(nb), settings, encoder=encoder_for(nb))
+    return paper_augmenter(client, judge_model(nb), settings, encoder=encoder_for(nb),
+                           api_url=nb.profile.paper_models.factnli.wikipedia_api)
 
 
 def examples_for(nb):

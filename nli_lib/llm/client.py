@@ -50,7 +50,9 @@ from typing import Callable, Mapping, Sequence
 import pandas as pd
 
 from .. import calls as call_ledger
+from .. import provenance
 from ..cache import CallCache, ReplayMiss, default_cache, key_hash
+from ..progress import progress as progress_bar
 from .prompts import Parsed, PromptTemplate
 
 NAMESPACE = "llm"
@@ -214,6 +216,7 @@ class _CachedChat:
 
     def cache_key(self, messages, *, sample: int = 0, **overrides) -> dict:
         """The cache key of a call (IDENTITY): model, messages, decoding params, sample index; not the endpoint."""
+        provenance.note_model(self.label, "llm")  # the run record names the endpoint and model used
         return {
             "model": self.identity,
             "messages": _as_messages(messages),
@@ -346,11 +349,8 @@ class _CachedChat:
             except Exception as exc:  # noqa: BLE001 - recorded in the item's slot
                 return LLMError(self._scrub(str(exc)), type(exc).__name__, getattr(exc, "attempts", 1))
 
-        bar = None
-        if progress:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=len(jobs), initial=len(jobs) - len(todo) - len(dupes), desc=self.model, unit="call")
+        bar = progress_bar(total=len(jobs), initial=len(jobs) - len(todo) - len(dupes), desc=self.model,
+                           unit="llm call", bar=progress)
         try:
             if self.concurrency == 1 or len(todo) <= 1:
                 for j in todo:

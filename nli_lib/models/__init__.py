@@ -40,14 +40,17 @@ def _sample(df: pd.DataFrame, quick: bool, seed: int) -> pd.DataFrame:
     return df.sample(n=min(QUICK_TRAIN_ROWS, len(df)), random_state=seed) if quick else df
 
 
-def offline_nli_model(quick: bool = False, epochs: int = 2, seed: int = 0, progress: bool | None = None) -> HFClassifier:
-    """all-MiniLM-L6-v2 fine-tuned on e-SNLI dev (3-way); evaluation each epoch on 1,000 SNLI-test pairs."""
+def offline_nli_model(quick: bool = False, epochs: int = 2, seed: int = 0, progress: bool | None = None,
+                      precision: str = "float32") -> HFClassifier:
+    """all-MiniLM-L6-v2 fine-tuned on e-SNLI dev (3-way); evaluation each epoch on 1,000 SNLI-test pairs.
+    `precision`: inference precision of the returned classifier (float32 or bfloat16)."""
     from ..data.loaders import load_esnli
 
     train = _sample(load_esnli("dev"), quick, seed)
     held_out = load_esnli("test").sample(n=200 if quick else 1000, random_state=seed)
     spec = offline_spec(quick, epochs=epochs, seed=seed)
-    return finetune(spec, train, held_out, name="minilm-esnli" + ("-quick" if quick else ""), progress=progress)
+    return finetune(spec, train, held_out, name="minilm-esnli" + ("-quick" if quick else ""), progress=progress,
+                    precision=precision)
 
 
 def dnli_frame(df: pd.DataFrame) -> pd.DataFrame:
@@ -104,7 +107,9 @@ def fit_cached(make, train: pd.DataFrame, name: str, version: str = ""):
 
 
 def get_nli_model(spec: str, quick: bool = False, seed: int = 0, **kwargs) -> Classifier:
-    """An NLI classifier by name: 'offline:minilm-esnli', 'tfidf-logreg', 'tfidf-svm', 'naive-bayes', or a hub id/dir."""
+    """An NLI classifier by name: 'offline:minilm-esnli', 'tfidf-logreg', 'tfidf-svm', 'naive-bayes', or a hub id/dir.
+
+    `kwargs` go to the neural model (epochs, progress, precision ...); baselines take none."""
     if spec in ("offline", "offline:minilm-esnli"):
         return offline_nli_model(quick=quick, seed=seed, **kwargs)
     if spec in ("tfidf-logreg", "tfidf-svm", "naive-bayes"):
@@ -116,4 +121,5 @@ def get_nli_model(spec: str, quick: bool = False, seed: int = 0, **kwargs) -> Cl
         make = (lambda: NaiveBayesPairClassifier()) if spec == "naive-bayes" else \
             (lambda: TfidfPairClassifier(spec.split("-")[1], seed=seed))
         return fit_cached(make, train, name=spec)
+    kwargs.pop("epochs", None)  # fine-tuning epochs concern the offline model only
     return HFClassifier(spec, tier="paper", **kwargs)

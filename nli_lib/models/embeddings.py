@@ -16,6 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .. import provenance
 from ..cache import CallCache, default_cache
 from .hf import pick_device, show_progress, weights_fingerprint
 
@@ -69,6 +70,7 @@ class SentenceEncoder:
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """(n, d) float32 unit vectors."""
         texts = [str(t) for t in texts]
+        provenance.note_model(self.model_path, "hf")  # results keyed by this model: the runner re-checks it
         keys = [{"model": self.fingerprint, "text": t} for t in texts]
         cached = self.cache.get_many(NAMESPACE, keys)
         todo = sorted({t for t, v in zip(texts, cached) if v is None})

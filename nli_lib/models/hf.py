@@ -27,7 +27,9 @@ from typing import Sequence
 
 import numpy as np
 
+from .. import provenance
 from ..config import LABELS, cache_dir
+from ..progress import progress, show_progress  # noqa: F401  (show_progress: re-exported for the model layer)
 from .base import Classifier, text_hash
 
 _ALIASES = {
@@ -47,11 +49,6 @@ def quiet_transformers() -> None:
 
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
-
-
-def show_progress() -> bool:
-    """Progress bars on, unless NLI_PROGRESS=0 (the runner sets it: bars would fill executed notebooks)."""
-    return os.environ.get("NLI_PROGRESS", "1") != "0"
 
 
 def pick_device(device: str | None = None) -> str:
@@ -188,6 +185,7 @@ class HFClassifier(Classifier):
 
     @property
     def fingerprint(self) -> str:
+        provenance.note_model(self.model_path, "hf")  # results keyed by this model: the runner re-checks it
         return self._fingerprint
 
     def _batches(self, premises: list[str], hypotheses: list[str] | None):
@@ -204,15 +202,14 @@ class HFClassifier(Classifier):
 
     def _predict_proba_uncached(self, premises: list[str], hypotheses: list[str]) -> np.ndarray:
         import torch
-        from tqdm.auto import tqdm
 
         out = np.zeros((len(premises), len(self.labels)))
         n_batches = (len(premises) + self.batch_size - 1) // self.batch_size
         autocast = torch.autocast(torch.device(self.device).type, dtype=torch.bfloat16,
                                   enabled=self.precision == "bfloat16")
         with torch.inference_mode(), autocast:
-            for idx, enc in tqdm(self._batches(premises, hypotheses), total=n_batches, desc=f"{self.name}",
-                                 disable=not self.progress or n_batches < 2, leave=False):
+            for idx, enc in progress(self._batches(premises, hypotheses), total=n_batches, desc=self.name,
+                                     unit="batch", bar=self.progress and n_batches >= 2):
                 logits = self.model(**enc).logits.float()
                 probs = torch.softmax(logits, dim=-1).cpu().numpy()
                 out[idx] = probs[:, self.unit_for_label]

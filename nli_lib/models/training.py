@@ -26,7 +26,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .. import provenance
 from ..config import LABELS, cache_dir
+from ..progress import progress as progress_bar
 from .base import text_hash
 from .hf import HFClassifier, pick_device, quiet_transformers, show_progress, weights_fingerprint
 
@@ -82,23 +84,26 @@ def evaluate(clf: HFClassifier, df: pd.DataFrame, text_cols=("premise", "hypothe
 
 
 def finetune(spec: TrainSpec, train_df: pd.DataFrame, eval_df: pd.DataFrame | None = None, name: str = "model",
-             tier: str | None = None, progress: bool | None = None, device: str | None = None) -> HFClassifier:
-    """Train (or load the cached) classifier; returns it with `.train_log` and `.model_dir` set."""
+             tier: str | None = None, progress: bool | None = None, device: str | None = None,
+             precision: str = "float32") -> HFClassifier:
+    """Train (or load the cached) classifier; returns it with `.train_log` and `.model_dir` set.
+
+    `precision` is the returned classifier's inference precision (training always runs in float32)."""
     out_dir = model_dir(spec, train_df, name)
+    provenance.note_model(spec.base, "hf")  # the base's weights shape the result: the runner re-checks them
     progress = show_progress() if progress is None else progress
     if (out_dir / "train_log.json").is_file():
         clf = HFClassifier(out_dir, labels=spec.labels, name=name, tier=tier or "offline", max_length=spec.max_length,
-                           device=device, progress=progress)
+                           device=device, progress=progress, precision=precision)
         clf.train_log = json.loads((out_dir / "train_log.json").read_text())["epochs"]
         clf.model_dir = out_dir
         return clf
     _train(spec, train_df, eval_df, out_dir, progress, device)
-    return finetune(spec, train_df, eval_df, name, tier, progress, device)
+    return finetune(spec, train_df, eval_df, name, tier, progress, device, precision)
 
 
 def _train(spec: TrainSpec, train_df, eval_df, out_dir: Path, progress: bool, device: str | None) -> None:
     import torch
-    from tqdm.auto import tqdm
     from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
 
     quiet_transformers()
@@ -132,8 +137,8 @@ def _train(spec: TrainSpec, train_df, eval_df, out_dir: Path, progress: bool, de
         model.train()
         order = rng.permutation(len(y))
         started, losses = time.time(), []
-        for start in tqdm(range(0, len(order), spec.batch_size), desc=f"{out_dir.name} epoch {epoch + 1}/{spec.epochs}",
-                          disable=not progress, leave=False):
+        for start in progress_bar(range(0, len(order), spec.batch_size), unit="step", bar=progress,
+                                  desc=f"{out_dir.name} epoch {epoch + 1}/{spec.epochs}"):
             idx = order[start : start + spec.batch_size]
             enc = tok([first[i] for i in idx], [second[i] for i in idx] if second else None, truncation=True,
                       max_length=spec.max_length, padding=True, return_tensors="pt").to(device)

@@ -73,11 +73,18 @@ def offline_families(baselines: Iterable[str] = ("tfidf-logreg",)) -> list[Famil
     return [FamilySpec(n, n) for n in dict.fromkeys(names)] + [MINILM]
 
 
-def paper_families(models: Iterable[str] | None = None) -> list[FamilySpec]:
-    """The paper's Table 2 models (all, or those named), fine-tuned from their hub ids."""
-    wanted = None if models is None else set(models)
-    return [FamilySpec(m.name, "hf", base=m.hub_id, arch=m.family) for m in PAPER_MODELS
-            if wanted is None or m.name in wanted or m.hub_id in wanted]
+def paper_families(models: Mapping[str, str] | None = None) -> list[FamilySpec]:
+    """The paper's Table 2 models to fine-tune: `models` maps printed names to hub ids or folders (the
+    profile's `paper_models.phrasis.models`; None: all 18 from their hub ids), in Table 2 order.
+
+    >>> [(f.name, f.base, f.arch) for f in paper_families({"GPT-2 S": "/models/gpt2", "BART B": "facebook/bart-base"})]
+    [('GPT-2 S', '/models/gpt2', 'decoder'), ('BART B', 'facebook/bart-base', 'encoder-decoder')]
+    """
+    models = {m.name: m.hub_id for m in PAPER_MODELS} if models is None else dict(models)
+    unknown = sorted(set(models) - {m.name for m in PAPER_MODELS})
+    if unknown:
+        raise KeyError(f"not models of PhrasIS Table 2: {unknown}; known: {[m.name for m in PAPER_MODELS]}")
+    return [FamilySpec(m.name, "hf", base=models[m.name], arch=m.family) for m in PAPER_MODELS if m.name in models]
 
 
 def hub_families(ids: Iterable[str]) -> list[FamilySpec]:
@@ -86,9 +93,10 @@ def hub_families(ids: Iterable[str]) -> list[FamilySpec]:
 
 
 def profile_families(tier: str, baselines: Iterable[str] = ("tfidf-logreg",), extra_models: Iterable[str] = (),
-                     paper_models: Iterable[str] | None = None) -> list[FamilySpec]:
+                     paper_models: Mapping[str, str] | None = None) -> list[FamilySpec]:
     """Families a notebook trains: offline ones always; the paper's Table 2 models in the paper tier (all, or
-    `paper_models`); the profile's extra_models (hub ids / local dirs) fine-tuned the same way."""
+    `paper_models`: name -> hub id or folder); the profile's extra_models (hub ids / local dirs) fine-tuned the
+    same way."""
     families = offline_families(baselines)
     if tier == "paper":
         families += paper_families(paper_models)

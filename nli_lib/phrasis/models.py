@@ -12,7 +12,8 @@ coherence code scores any of them the same way:
 * `NLIRelationClassifier` - a 3-way NLI model (e.g. the profile's `nb.nli_model()`) asked in both
   directions; (entailment, neutral) -> FORW and so on. Coherent by construction: reversing a pair swaps the
   two calls, so SoftCoh = 1 and HardCoh is its accuracy on both directions at once.
-* `PAPER_MODELS` - the 18 models of the paper's Table 2 by hub id, fine-tuned through
+* `PAPER_MODELS` - the 18 models of the paper's Table 2 (hub ids: the profile key
+  `paper_models.phrasis.models` and its defaults, `nli_lib.profile.PHRASIS_TABLE2`), fine-tuned through
   `AutoModelForSequenceClassification` (`prepare_base` gives decoder-only models a pad token);
   `paper_search` runs the paper's Optuna space (`PAPER_SEARCH_SPACE`; head dropout via `with_head_dropout`).
 
@@ -39,6 +40,7 @@ from ..config import cache_dir
 from ..data.loaders import PHRASIS_LABELS
 from ..models.base import Classifier, text_hash
 from ..models.baselines import _SklearnPairClassifier
+from ..profile import PHRASIS_TABLE2
 from .features import (DENSE_NAMES, FEATURE_VERSION, analyze, default_stopwords, default_wordnet, dense_features,
                        rule_relation, toy_wordnet)  # noqa: F401  (toy_wordnet: doctest)
 
@@ -324,25 +326,27 @@ class PaperModel:
     params: str  # size as printed in Table 2
 
 
-PAPER_MODELS: tuple[PaperModel, ...] = (
-    PaperModel("ModernBERT B", "answerdotai/ModernBERT-base", "encoder", "149M"),
-    PaperModel("ModernBERT L", "answerdotai/ModernBERT-large", "encoder", "395M"),
-    PaperModel("ALBERT v2 B", "albert/albert-base-v2", "encoder", "11.8M"),
-    PaperModel("ALBERT v2 L", "albert/albert-large-v2", "encoder", "17.9M"),
-    PaperModel("RoBERTa B", "FacebookAI/roberta-base", "encoder", "125M"),
-    PaperModel("RoBERTa L", "FacebookAI/roberta-large", "encoder", "355M"),
-    PaperModel("DeBERTa v3 B", "microsoft/deberta-v3-base", "encoder", "184M"),
-    PaperModel("DeBERTa v3 L", "microsoft/deberta-v3-large", "encoder", "435M"),
-    PaperModel("OPT 125", "facebook/opt-125m", "decoder", "125M"),
-    PaperModel("OPT 350", "facebook/opt-350m", "decoder", "350M"),
-    PaperModel("Pythia 160", "EleutherAI/pythia-160m", "decoder", "160M"),
-    PaperModel("Pythia 410", "EleutherAI/pythia-410m", "decoder", "410M"),
-    PaperModel("GPT-2 S", "openai-community/gpt2", "decoder", "117M"),
-    PaperModel("GPT-2 M", "openai-community/gpt2-medium", "decoder", "345M"),
-    PaperModel("BART B", "facebook/bart-base", "encoder-decoder", "140M"),
-    PaperModel("BART L", "facebook/bart-large", "encoder-decoder", "400M"),
-    PaperModel("Flan-T5 S", "google/flan-t5-small", "encoder-decoder", "60M"),
-    PaperModel("Flan-T5 B", "google/flan-t5-base", "encoder-decoder", "220M"),
+PAPER_MODELS: tuple[PaperModel, ...] = tuple(  # hub ids: the profile's defaults (nli_lib.profile.PHRASIS_TABLE2)
+    PaperModel(name, PHRASIS_TABLE2[name], family, size) for name, family, size in (
+        ("ModernBERT B", "encoder", "149M"),
+        ("ModernBERT L", "encoder", "395M"),
+        ("ALBERT v2 B", "encoder", "11.8M"),
+        ("ALBERT v2 L", "encoder", "17.9M"),
+        ("RoBERTa B", "encoder", "125M"),
+        ("RoBERTa L", "encoder", "355M"),
+        ("DeBERTa v3 B", "encoder", "184M"),
+        ("DeBERTa v3 L", "encoder", "435M"),
+        ("OPT 125", "decoder", "125M"),
+        ("OPT 350", "decoder", "350M"),
+        ("Pythia 160", "decoder", "160M"),
+        ("Pythia 410", "decoder", "410M"),
+        ("GPT-2 S", "decoder", "117M"),
+        ("GPT-2 M", "decoder", "345M"),
+        ("BART B", "encoder-decoder", "140M"),
+        ("BART L", "encoder-decoder", "400M"),
+        ("Flan-T5 S", "encoder-decoder", "60M"),
+        ("Flan-T5 B", "encoder-decoder", "220M"),
+    )
 )
 
 # §4: (i) task-head dropout [0, 0.5] step 0.1 (written into a config-only copy of the base, `with_head_dropout`);

@@ -47,6 +47,7 @@ def encoder_hidden_states(model: str, premises: Sequence[str], hypotheses: Seque
     Same pooling and caching scheme as `HFClassifier.hidden_states` (one .npz per call under
     $NLI_CACHE_DIR/hidden_states, keyed by the weights' fingerprint, pooling, max_length and the texts).
     """
+    from .. import provenance
     from ..models.base import text_hash
     from ..models.hf import (pick_device, pooled_hidden_states, quiet_transformers, read_layers, weights_fingerprint,
                              write_layers)
@@ -55,6 +56,7 @@ def encoder_hidden_states(model: str, premises: Sequence[str], hypotheses: Seque
     key = text_hash(f"encoder|{weights_fingerprint(str(model))}|max_len={max_length}", pooling, *premises, "\x1e",
                     *hypotheses)
     path = cache_dir("hidden_states") / f"{key}.npz"
+    provenance.note_model(str(model), "hf")  # results keyed by these weights: the runner re-checks them
     cached = read_layers(path)
     if cached is not None:
         return cached

@@ -1,0 +1,85 @@
+"""What a run used: data files (manifest key -> sha256) and models (reference -> kind).
+
+The data layer notes every file it verifies, model classes note the model they load, LLM clients note
+their endpoint; outputs write `used_data()` into sidecars, and when the runner sets $NLI_RUN_RECORD the
+record file is kept current, so the runner can later decide whether a notebook's inputs changed: it
+re-hashes the recorded data keys against the manifest and recomputes each recorded model's identity
+(`nli_lib.models.hf.weights_fingerprint`) at skip-check time.
+
+    >>> DATA.clear(); MODELS.clear()
+    >>> note_data("snli_subset/dev", "ab12"); note_model("/models/minilm-esnli", "hf")
+    >>> note_model("gpt-4o @ https://api.openai.com/v1", "llm")
+    >>> record() == {"data": {"snli_subset/dev": "ab12"},
+    ...              "models": {"/models/minilm-esnli": "hf", "gpt-4o @ https://api.openai.com/v1": "llm"}}
+    True
+    >>> DATA.clear(); MODELS.clear()
+
+Model kinds: 'hf' (Hugging Face folder or hub id: transformers / sentence-transformers weights; the
+runner fingerprints these) and 'llm' (an endpoint, identified by the profile, which is hashed anyway).
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+RECORD_ENV = "NLI_RUN_RECORD"  # JSON file the runner asks a notebook kernel to keep current
+MODEL_KINDS = ("hf", "llm")  # 'hf': weights the runner fingerprints; 'llm': an endpoint (model @ url)
+DATA: dict[str, str] = {}  # manifest key -> sha256 of every data file used in this process
+MODELS: dict[str, str] = {}  # model reference (absolute folder, hub id, or 'model @ endpoint') -> kind
+
+
+def note_data(key: str, sha256: str) -> None:
+    """Remember a verified data file (and update the run record when the runner asked for one)."""
+    if DATA.get(key) != sha256:
+        DATA[key] = sha256
+        _update_record()
+
+
+def note_model(ref: str, kind: str = "hf") -> None:
+    """Remember a model this process uses: a folder or hub id ('hf'), or 'model @ endpoint' ('llm')."""
+    if kind not in MODEL_KINDS:
+        raise ValueError(f"model kind must be one of {MODEL_KINDS}, not {kind!r}")
+    ref = str(ref)
+    if MODELS.get(ref) != kind:
+        MODELS[ref] = kind
+        _update_record()
+
+
+def used_data() -> dict[str, str]:
+    """Manifest keys and sha256s of every file used so far in this process."""
+    return dict(sorted(DATA.items()))
+
+
+def used_models() -> dict[str, str]:
+    """Every model noted so far in this process: reference -> kind."""
+    return dict(sorted(MODELS.items()))
+
+
+def record() -> dict:
+    """{'data': used_data(), 'models': used_models()}: what a run record file holds."""
+    return {"data": used_data(), "models": used_models()}
+
+
+def write_record(path: str | os.PathLike) -> None:
+    """Write `record()` to `path` atomically (a reader never sees half a file)."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w") as fh:
+        json.dump(record(), fh, indent=1)
+    os.replace(tmp, path)
+
+
+def read_record(path: str | os.PathLike) -> dict:
+    """A run record file as {'data': {...}, 'models': {...}} (both empty when the file is absent)."""
+    path = Path(path)
+    if not path.is_file():
+        return {"data": {}, "models": {}}
+    stored = json.loads(path.read_text())
+    return {"data": dict(stored.get("data", {})), "models": dict(stored.get("models", {}))}
+
+
+def _update_record() -> None:
+    if os.environ.get(RECORD_ENV):
+        write_record(os.environ[RECORD_ENV])
