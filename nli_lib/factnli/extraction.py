@@ -35,7 +35,7 @@ from ..llm import PROMPTS, OfflineLLM
 from .retrieval import Snippet
 from .text import WORD, finish, has_deictic_pronoun, normalise, pos_tag, strip_parentheticals, tokens
 
-EXTRACT_RULES_VERSION = "factnli-extract-rules-v2"  # names the OfflineLLM cache namespace: bump when rules change
+EXTRACT_RULES_VERSION = "factnli-extract-rules-v5"  # names the OfflineLLM cache namespace: bump when rules change
 
 _RELATIVE = {"that", "which", "who"}
 _BE = {"is", "are", "was", "were"}
@@ -98,7 +98,8 @@ def _clauses(sentence: str) -> list[str]:
 def _split_predicate(subject: str, predicate_toks: list[str], predicate_tags: list[str]) -> list[str]:
     """Facts from one clause's predicate: copula + noun + relative clause split; coordinated VPs split.
 
-    Not split: a relative clause after a pronominal head ("is someone who works ..."), and "and" + a
+    Not split: a relative clause after a pronominal head ("is someone who works ...") or after a definite
+    head ("is the skin that covers the top of the head": "X is the skin" alone is false), and "and" + a
     past form after a copula or a non-past verb ("is a group ... associated by ... and regarded as ...":
     the tagger's VBD there is a participle, and the split would leave the fragment "X regarded as ...").
     """
@@ -107,7 +108,7 @@ def _split_predicate(subject: str, predicate_toks: list[str], predicate_tags: li
     if toks and toks[0].lower() in _BE:  # "is a framework of wood that contains ... and is built ..."
         for i in range(2, len(toks)):
             if toks[i].lower() in _RELATIVE and tags[i - 1].startswith("NN") and i + 1 < len(toks) and \
-                    toks[i - 1].lower() not in _PRONOMINAL_HEADS and \
+                    toks[i - 1].lower() not in _PRONOMINAL_HEADS and toks[1].lower() != "the" and \
                     (tags[i + 1] in _FINITE or tags[i + 1].startswith(("VB", "MD", "RB"))):
                 facts.append(f"{subject} {' '.join(toks[:i])}")
                 toks, tags = toks[i + 1 :], tags[i + 1 :]
@@ -144,7 +145,7 @@ def atomize(sentence: str) -> list[str]:
         elif low in ("it", "they") and first_subject[1] == (low == "they"):
             subject = _definite(first_subject[0])
         for fact in _split_predicate(subject, toks[v:], tags[v:]):
-            fact = finish(re.sub(r"\s+([,.;:!?'])", r"\1", fact))
+            fact = finish(re.sub(r"\s+([,.;:!?')\]])|([(\[])\s+", r"\1\2", fact))
             if len(WORD.findall(fact)) >= 3 and not has_deictic_pronoun(fact):
                 facts.append(fact)
     return list(dict.fromkeys(facts))
