@@ -914,3 +914,46 @@ def test_accuracy_figure_separates_models_sideways():
     xs = [tuple(round(x, 2) for x in c.lines[0].get_xdata()) for c in fig.axes[0].containers]
     assert xs == [(-0.12, 0.88), (0.0, 1.0), (0.12, 1.12)]  # identical intervals no longer overlap
     assert "n=12 per level" in fig.axes[0].get_legend().get_texts()[0].get_text()
+
+
+@mirror
+def test_gloss_sentences_articles_agreement_and_constructions():
+    from nli_lib.factnli import atomize, definition_sentences
+    from nli_lib.factnli.retrieval import Countability
+
+    texts = ["a violin with strings", "a violin;", "a violin of wood", "an instrument that", "an instrument;",
+             "an instrument of", "a uniform of", "a uniform;", "a uniform with", "a canoe;", "a canoe of", "a canoe with",
+             "a boat;", "a boat of", "a boat with",
+             "clothing in clothing of clothing for clothing and clothing " * 3]
+    c = Countability(texts=texts)
+    assert c("violin") and c("instrument") and not c("clothing") and c.frequent("clothing")
+    # a count title gets its article (no "Violin is bowed stringed instrument."), and so does its gloss head
+    assert definition_sentences("violin", "bowed stringed instrument that is the highest member", c) == [
+        "A violin is a bowed stringed instrument that is the highest member."]
+    # a mass title gets none (no "A clothing is ..."), nor does a gloss headed by a mass noun
+    assert definition_sentences("clothing", "a covering designed to be worn on a person's body", c) == [
+        "Clothing is a covering designed to be worn on a person's body."]
+    assert definition_sentences("uniform", "clothing of distinctive design", c) == [
+        "A uniform is clothing of distinctive design."]
+    # a word WordNet's text rarely uses keeps the article its gloss implies
+    assert definition_sentences("skidder", "a person who slips or slides", c) == ["A skidder is a person who slips or slides."]
+    # no article before a participle phrase; an anaphoric later part takes the title as subject
+    assert definition_sentences("canoe", "small and light boat; propelled with a paddle", c) == [
+        "A canoe is a small and light boat.", "A canoe is propelled with a paddle."]
+    assert definition_sentences("violin", "bowed stringed instrument; this instrument has four strings", c)[1] == \
+        "A violin has four strings."
+    # a "the ..." gloss: "The" for a body part, none for a frequent (mass, abstract) word
+    assert definition_sentences("face", "the front of the human head", c, body_part=True) == [
+        "The face is the front of the human head."]
+    assert definition_sentences("clothing", "the garments people wear", c) == ["Clothing is the garments people wear."]
+    # a gloss about the word, not the thing, gives no sentence
+    assert definition_sentences("leg", "a human limb; commonly used to refer to a whole limb", c) == [
+        "A leg is a human limb."]
+    # constructions and clause glosses give no sentence
+    assert definition_sentences("hands", "(with ‘in’) guardianship over", c) == []
+    assert definition_sentences("lottery", "players buy chances and prizes are distributed by casting lots", c) == []
+    # atomize: no split that breaks agreement or leaves a fragment
+    assert atomize("A class is a body of students who are taught together.") == [
+        "A class is a body of students who are taught together."]
+    assert atomize("A violin has four strings and a hollow body and an unfretted fingerboard and is played with a bow.") \
+        == ["A violin has four strings and a hollow body and an unfretted fingerboard.", "A violin is played with a bow."]

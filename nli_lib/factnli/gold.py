@@ -20,6 +20,7 @@ cap). Items no longer produced are counted and listed, never silently scored.
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
 from pathlib import Path
@@ -87,10 +88,14 @@ def load_gold(path: str | Path | None = None, premises: Mapping[str, str] | None
 
 
 def current_facts(augmenter, queries) -> dict[str, set]:
-    """{query: facts the augmenter's generator extracts for it}: every snippet above tau (no pool cap, no
-    exclusion of earlier levels' snippets), through the same retriever and extractor as a build."""
+    """{query: facts the augmenter's generator extracts for it}: every query noun's page and every snippet
+    above tau (no cap on terms or pool, no exclusion of earlier levels' snippets: a superset of what a build
+    at that level could extract), through the same pages, retriever and extractor as a build."""
     queries = list(dict.fromkeys(queries))
-    retriever = dataclasses.replace(augmenter.retriever, max_snippets=10**6)
+    pages = copy.copy(augmenter.retriever.pages)
+    if hasattr(pages, "max_terms"):
+        pages.max_terms = 10**6
+    retriever = dataclasses.replace(augmenter.retriever, pages=pages, max_snippets=10**6)
     pools = retriever.retrieve_many(queries)
     facts = augmenter.extractor.extract_many(pools)
     return {q: {f.text for f in fs} for q, fs in zip(queries, facts)}

@@ -69,7 +69,7 @@ class PageSource(Protocol):
 # Offline: Open English WordNet as an encyclopedia
 # --------------------------------------------------------------------------------------------------------------
 
-GLOSS_RULES_VERSION = "gloss-rules-v5"  # part of WordNetPages.name (and so of every cache key): bump when rules change
+GLOSS_RULES_VERSION = "gloss-rules-v7"  # part of WordNetPages.name (and so of every cache key): bump when rules change
 _DETERMINERS = {"a", "an", "the", "any", "one", "some", "each", "every", "either", "all", "two"}
 _FINITE = ("VBZ", "VBP", "VBD", "MD")
 
@@ -80,7 +80,7 @@ def _article(word: str) -> str:
     return article(word)
 
 
-def definition_sentences(title: str, definition: str, countable=None) -> list[str]:
+def definition_sentences(title: str, definition: str, countable=None, body_part: bool = False) -> list[str]:
     """A WordNet noun gloss as encyclopedic sentences about `title` (one per ';'-separated part).
 
     Parentheticals: elaborations are dropped, restricting ones kept (`text.strip_parentheticals`); a leading
@@ -111,7 +111,7 @@ def definition_sentences(title: str, definition: str, countable=None) -> list[st
     label = leading_label(definition)
     frame = ""
     if label:
-        if register_label(definition) or label.split()[0] in _DIALECTS:
+        if register_label(definition) or label.split()[0] in _DIALECTS or label.startswith(_CONSTRUCTIONS):
             return []  # a usage of the word, not a fact about the thing
         if not label.startswith(_USAGE_MARKERS):
             frame = "In " + _LABEL_TEXT.match(str(definition)).group(1).strip() + ", "
@@ -133,19 +133,27 @@ def definition_sentences(title: str, definition: str, countable=None) -> list[st
                     rest = " ".join(gloss.split()[1:])
                     out.append(_framed(frame, f"{quantifier} {plural_subject[:1].lower() + plural_subject[1:]} {rest}"))
             continue  # a quantified fragment without a finite verb ("some having ...") is no sentence
+        if subject is None and len(tags) > 1 and (tags[0] in ("NNS", "NN") or first in _QUANTIFIERS) and \
+                tags[1] in ("VBP", "VBZ", "VBD"):
+            return out  # the gloss is a clause about something else ("players buy chances ..."): no sentence
+        if _META.search(gloss):
+            continue  # about the word, not the thing ("commonly used to refer to a whole limb")
         if subject is None:  # the first part decides the subject's form: "A street" (count), "Water" or "Birds"
             bare_plural = first not in _DETERMINERS and _head_tag(toks, tags) == "NNS"
             counted = first in ("a", "an") or first in _PRONOMINAL
             if countable is not None:
-                head = title.rsplit(" ", 1)[-1]  # a gloss "a ..." and one use as "a <title>" count too ("a herb")
-                counted = first in _PRONOMINAL or countable(head) or (first in ("a", "an") and countable(head, 1))
+                head = title.rsplit(" ", 1)[-1]  # a gloss "a ..." counts for a word WordNet's text rarely uses
+                counted = first in _PRONOMINAL or countable(head) or (first in ("a", "an") and (
+                    countable(head, 2) or not countable.frequent(head)))
+                if first == "the":
+                    counted = body_part or not countable.frequent(head)
             if title[:1].isupper():
                 subject = title
             elif title_plural:  # "pants", "people": no article, plural verb
                 subject, plural = title, True
             elif bare_plural and (countable is None or countable(title.rsplit(" ", 1)[-1])):  # "bird: ... vertebrates"
                 subject, plural = _plural(title), True
-            elif counted and first == "the" and countable is not None:  # "the upper part of ..." -> "The head is"
+            elif counted and first == "the" and body_part:  # "the front of the human head" -> "The face is"
                 subject = f"the {title}"
             elif counted:
                 subject = f"{_article(title)} {title}"
@@ -160,7 +168,7 @@ def definition_sentences(title: str, definition: str, countable=None) -> list[st
                     rest = toks_text[i:]
                     if plural and tags[i] == "VBZ":
                         rest[0] = _plural_verb(rest[0])
-                    out.append(_framed(frame, f"{subject} {' '.join(rest)}"))
+                    out.append(_framed(frame, f"{subject} {' '.join(rest)}", title[:1].isupper()))
             continue
         if k > 0 and tags[0] == "DT" and any(t in ("VBZ", "VBP", "VBD", "MD") for t in tags[1:5]):
             continue  # a later part with a subject of its own ("the bird flies south"): not about the title
@@ -173,21 +181,24 @@ def definition_sentences(title: str, definition: str, countable=None) -> list[st
                     words_ = gloss.split()
                     words_[i] = _plural_verb(words_[i])
                     gloss = " ".join(words_)
-                out.append(_framed(frame, f"{subject} {gloss}"))
+                out.append(_framed(frame, f"{subject} {gloss}", title[:1].isupper()))
                 continue
-        if first not in _DETERMINERS and first not in _PRONOMINAL and \
-                tags[0] in ("JJ", "NN", "JJR", "JJS", "CD", "VBN", "VBG") \
+        if first not in _DETERMINERS and first not in _PRONOMINAL and _premodified_noun(tags) \
                 and not plural:
             first_noun = next((t for t in tags if t.startswith("NN")), "NN")
-            if first_noun == "NN" and (countable is None or countable(next((w for w, t in zip(toks, tags) if t.startswith("NN")), ""))):
+            noun = next((w for w, t in zip(toks, tags) if t.startswith("NN")), "")
+            if first_noun == "NN" and (countable is None or countable(noun, 1) or not countable.frequent(noun)):
                 gloss = f"{_article(gloss)} {gloss}"
-        out.append(_framed(frame, f"{subject} {'are' if plural else 'is'} {gloss}"))
+        out.append(_framed(frame, f"{subject} {'are' if plural else 'is'} {gloss}", title[:1].isupper()))
     return out
 
 
 _LABEL_TEXT = re.compile(r"^\s*\(([^()]*)\)\s*")
 #: Leading labels that only say how the word is used in number: dropped ("(usually plural) ...").
 _USAGE_MARKERS = ("usually", "often", "sometimes", "plural", "used", "trademark", "singular")
+#: Leading labels that describe a construction, not a thing ("(with ‘in’) guardianship over").
+_CONSTRUCTIONS = ("with ", "followed by", "usually followed by", "often followed by", "preceded by", "in the ",
+                  "usually with", "often with", "as in")
 #: Leading labels naming a language or dialect: the gloss is a usage, not a fact ("(Yiddish) a big shot ...").
 _DIALECTS = {"yiddish", "british", "scottish", "irish", "australian", "canadian", "french", "latin", "german",
              "spanish", "italian", "hebrew", "literary", "formerly", "chiefly", "old-fashioned"}
@@ -196,12 +207,11 @@ _IRREGULAR_PLURALS = {"people", "children", "men", "women", "police", "cattle", 
                       "clergy", "folk", "livestock", "poultry"}
 
 
-def _framed(frame: str, sentence: str) -> str:
+def _framed(frame: str, sentence: str, proper: bool = False) -> str:
     """'In baseball, ' + 'A bat is ...' -> 'In baseball, a bat is ...' (a capitalised title keeps its case)."""
     if not frame:
         return finish(sentence)
-    first = sentence.split(" ", 1)[0]
-    keep = first[:1].isupper() and first.lower() not in _DETERMINERS | _QUANTIFIERS | {"other"}
+    keep = proper
     return finish(frame + (sentence if keep else sentence[:1].lower() + sentence[1:]))
 
 
@@ -238,6 +248,18 @@ _CHUNK_END = {"IN", "WDT", "WP", "TO", "VBN", "VBD", "VBZ", "VBP", "MD"}
 
 
 _ANAPHORS = {"this", "these", "it", "they"}
+_META = re.compile(r"\b(used to refer to|alternative names? for|a term for|name for|the word|refers? to)\b", re.I)
+
+
+def _premodified_noun(tags: Sequence[str]) -> bool:
+    """Does the gloss start with a noun phrase without determiner: adjectives/participles then a noun
+    ('bowed stringed instrument' yes; 'propelled with a paddle', 'being a person' no)?"""
+    for i, tag in enumerate(tags[:4]):
+        if tag.startswith("NN"):
+            return True
+        if tag not in ("JJ", "JJR", "JJS", "CD", "VBN", "VBG", "VBD", "CC") or (i == 0 and tag in ("VBD", "CC")):
+            return False
+    return False
 
 
 def _head_tag(toks: Sequence[str], tags: Sequence[str]) -> str:
@@ -279,13 +301,20 @@ class Countability:
 
     def __init__(self, wordnet=None, texts=None, min_uses: int = 3):
         if texts is None:
-            texts = (t for sid in getattr(wordnet, "_synsets", ()) for t in (wordnet.definition(sid), *wordnet.examples(sid)))
-        self.min_uses, self.counts = min_uses, {}
+            ids = getattr(wordnet, "_synsets", ())
+            texts = (t for sid in ids for t in (wordnet.definition(sid), *wordnet.examples(sid)))
+        self.min_uses, self.counts, self.seen = min_uses, {}, {}
         for text in texts:
             w = re.findall(r"[a-z][a-z'-]*|[^\sa-z]", str(text).lower())
+            for x in w:
+                self.seen[x] = self.seen.get(x, 0) + 1
             for a, b, c in zip(w, w[1:], [*w[2:], "."]):
                 if a in ("a", "an") and (c in self.FOLLOWERS or not c[0].isalpha()):
                     self.counts[b] = self.counts.get(b, 0) + 1
+
+    def frequent(self, word: str, min_seen: int = 10) -> bool:
+        """Does WordNet's text use the word at least `min_seen` times (so no "a <word>" is evidence of mass)?"""
+        return self.seen.get(str(word).lower(), 0) >= min_seen
 
     def __call__(self, word: str, min_uses: int | None = None) -> bool:
         return self.counts.get(str(word).lower(), 0) >= (self.min_uses if min_uses is None else min_uses)
@@ -318,9 +347,15 @@ class WordNetPages:
         if key not in self._pages:
             if self._countable is None:
                 self._countable = Countability(self.wn)
-            sentences = definition_sentences(title, self.wn.definition(synset_id), self._countable)
+            sentences = definition_sentences(title, self.wn.definition(synset_id), self._countable,
+                                             body_part=self.is_body_part(synset_id))
             self._pages[key] = Page(f"oewn:{synset_id}", title, tuple(dict.fromkeys(sentences)))
         return self._pages[key]
+
+    def is_body_part(self, synset_id: str) -> bool:
+        """Is the synset a body part (WordNet's 'body part' among its hypernyms)? Such glosses read "The face is ..."."""
+        parts = {s for s in self.wn.synsets("body part", "n")}
+        return bool(parts & (self.wn.hypernym_closure(synset_id) | {synset_id})) if parts else False
 
     def sense_choices(self, query: str) -> list[SenseChoice]:
         """The sense chosen for each noun of `query`, in its sentence (None where ambiguous)."""

@@ -10,8 +10,8 @@ The rule (`SenseChooser`), stated once:
    facts about the thing in the scene.
 2. Each candidate k is written as "a kind of <direct hypernym>: <gloss>" with the noun itself masked
    (a gloss that repeats the noun, "shaped like the head of a horse", would otherwise match any context that
-   mentions it); that text and the context, the query sentence the noun occurs in, are embedded with
-   all-MiniLM-L6-v2 (unit vectors).
+   mentions it); that text and the context, the query sentence the noun occurs in (the premise at level 1,
+   the fused fact it came from at later levels), are embedded with all-MiniLM-L6-v2 (unit vectors).
 3. score(k) = cosine(sense text k, context) - prior * k: a rarer sense must fit the context better by
    `prior` per rank step to beat a more frequent one.
 4. The best-scoring sense is chosen when it beats the runner-up by at least `margin`; otherwise the noun is
@@ -73,8 +73,14 @@ def register_label(definition: str) -> str:
 def context_sentence(query: str, term: str) -> str:
     """The first sentence of `query` that contains `term` (plural or not); the whole query when none does.
 
+    At level 1 that is the premise; a noun that entered through a fact fused at an earlier level is read in
+    that fact's sentence. (Adding the premise to such a sentence was tried and chose worse senses: gold
+    precision 80.8 % against 86.7 % on same-seed samples.)
+
     >>> context_sentence("A dog runs. Additionally, a genus is a taxonomic group.", "genus")
     'Additionally, a genus is a taxonomic group.'
+    >>> context_sentence("A dog runs. Additionally, a genus is a taxonomic group.", "dog")
+    'A dog runs.'
     """
     key = normalise(term)
     for sentence in split_sentences(query):
@@ -95,7 +101,7 @@ class SenseChoice:
     """The sense chosen for one query noun in one context, with the scores behind it."""
 
     term: str  # the query noun (a WordNet lemma)
-    context: str  # the query sentence the noun occurs in
+    context: str  # the query sentence the noun occurs in (the premise, or a fused fact)
     synset: str | None  # the chosen synset id; None when no sense is chosen
     scores: tuple  # ((synset id, score), ...) for every candidate, in WordNet order
     reason: str  # 'only sense' | 'best in context' | 'ambiguous (margin ...)' | 'no encyclopedic sense'
