@@ -100,10 +100,12 @@ def draw_filter(result: FilterResult, truth: Sequence[str], title: str = "", wid
         ax.plot([x], [y], markersize=17, zorder=3, linestyle="none", **style)
         ax.text(x, y, ids[node], ha="center", va="center", fontsize=7, zorder=4,
                 color="white" if text in result.clique and kind == "C" else "black")
-    for x, label in ((0, "truth set"), (1, "rejected by\ntruth set"), (2.6, "retained: neutral graph")):
+    rejected_label = "rejected by\ntruth set" + ("" if any(k == "C" and t not in result.retained for k, t in pos)
+                                                   else "\n(none)")
+    for x, label in ((0, "truth set"), (1, rejected_label), (2.6, "retained: neutral graph")):
         ax.text(x, 1.28, label, ha="center", va="bottom", fontsize=8, color="0.3")
     ax.set_xlim(-0.4, 3.4)
-    ax.set_ylim(-1.25, 1.5)
+    ax.set_ylim(-1.7, 1.5)
     ax.set_axis_off()
     handles = [plt.Line2D([], [], color="tab:red", label="contradicts (truth → candidate)"),
                plt.Line2D([], [], color="tab:orange", linestyle="--", label="entails (truth → candidate)"),
@@ -149,7 +151,7 @@ def accuracy_figure(acc: pd.DataFrame, title: str = "", chance: float = 100 / 3)
                     marker=markers[i % len(markers)], capsize=4, lw=1.5, elinewidth=1.2,
                     label=f"{model} ({g['tier'].iloc[0]}, {n_text} per level)")
     ax.axhline(chance, color="0.6", linestyle=":", lw=1)
-    ax.text(acc["level"].max() + 0.3, chance, "chance", va="bottom", ha="right", fontsize=7, color="0.4")
+    ax.text(acc["level"].min() - 0.35, chance, "chance", va="bottom", ha="left", fontsize=7, color="0.4")
     levels = sorted(acc["level"].unique())
     ax.set_xticks(levels, [f"L={int(v)}" for v in levels])
     ax.set_xlim(min(levels) - 0.4, max(levels) + 0.4)

@@ -89,8 +89,11 @@ def load_gold(path: str | Path | None = None, premises: Mapping[str, str] | None
 
 def current_facts(augmenter, queries) -> dict[str, set]:
     """{query: facts the augmenter's generator extracts for it}: every query noun's page and every snippet
-    above tau (no cap on terms or pool, no exclusion of earlier levels' snippets: a superset of what a build
-    at that level could extract), through the same pages, retriever and extractor as a build."""
+    above tau (no cap on terms or pool, no exclusion of earlier levels' snippets), through the same pages,
+    retriever and extractor as a build. A superset of what a build at that level extracts, up to page
+    titles: a synset reached through two nouns is titled by the first one searched ("An appendage is ..."
+    here where a build that never reached 'appendage' wrote "Extremity is ..."), so such an item shows as
+    stale."""
     queries = list(dict.fromkeys(queries))
     pages = copy.copy(augmenter.retriever.pages)
     if hasattr(pages, "max_terms"):
