@@ -523,10 +523,16 @@ def test_wordnet_pages_and_definition_sentences():
     # number follows the head noun of the gloss, not its first noun
     assert definition_sentences("gallinaceous bird", "heavy-bodied largely ground-feeding domestic or game birds") == [
         "Gallinaceous birds are heavy-bodied largely ground-feeding domestic or game birds."]
-    pages = WordNetPages().search("A woman wearing a tank top looks into a window on a city street .")
+    wn_pages = WordNetPages()
+    pages = wn_pages.search("A woman wearing a tank top looks into a window on a city street .")
     titles = [p.title for p in pages]
-    assert {"woman", "tank top", "window", "street"} <= set(titles)
+    assert {"woman", "tank top", "street"} <= set(titles)
     assert all(p.source.startswith("oewn:") and p.sentences for p in pages)
+    # one page per query noun: 'street' gets its thoroughfare sense only, not its other senses pooled
+    assert [p.source for p in pages if p.title == "street"] == ["oewn:04341737-n"]
+    # 'window' (house window vs car window fit almost equally here) is skipped, not guessed
+    window = next(c for c in wn_pages.choices if c.term == "window")
+    assert window.synset is None and window.reason.startswith("ambiguous") and "window" not in titles
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -567,32 +573,36 @@ def test_growth_by_level_hand_computed():
 
 def test_diagnostics_hand_computed():
     p = "A man sleeps ."
+    p1, h1 = p + " One. Two. Three. Vee.", "A man rests . One."
     items = pd.DataFrame([
         {"pair_id": "x", "level": 0, "label": "entailment", "orig_premise": p, "premise": p, "hypothesis": "A man rests .",
          "premise_facts": [], "hyp_facts": [], "variant": "full"},
-        {"pair_id": "x", "level": 1, "label": "entailment", "orig_premise": p, "premise": p + " F1. F2. F3.",
-         "hypothesis": "A man rests . F1.", "premise_facts": ["F1.", "F2.", "F3."], "hyp_facts": ["F1."], "variant": "full"},
+        {"pair_id": "x", "level": 1, "label": "entailment", "orig_premise": p, "premise": p1, "hypothesis": h1,
+         "premise_facts": ["F1.", "F2.", "F3.", "Vee."], "hyp_facts": ["F1."], "variant": "full"},
     ])
+    # F1..F3 are paraphrased in the texts ("One.", ...): only they need a judge; "Vee." is carried verbatim
     judge = TableJudge({("F1.", "F2."): "contradiction", (p, "F3."): "entailment",
-                        (p + " F1. F2. F3.", "F1."): "entailment", (p + " F1. F2. F3.", "F2."): "entailment",
-                        ("A man rests . F1.", "F1."): "entailment"})
-    labeller = _FixedProbs({(p, "A man rests ."): [0.8, 0.1, 0.1], (p + " F1. F2. F3.", "A man rests . F1."): [0.2, 0.7, 0.1]})
+                        (p1, "F1."): "entailment", (p1, "F2."): "entailment", (h1, "F1."): "entailment"})
+    labeller = _FixedProbs({(p, "A man rests ."): [0.8, 0.1, 0.1], (p1, h1): [0.2, 0.7, 0.1]})
     rows = diagnostics(items, judge, long_judge=judge, label_model=labeller, support="text")
     r = rows.iloc[0]
-    assert r["conflict"] and r["n_redundant"] == 1 and r["n_facts"] == 3  # F3 entailed by p
+    assert r["conflict"] and r["n_redundant"] == 1 and r["n_facts"] == 4  # F3 entailed by p
     assert r["conflict_forward"] and r["conflict_pair"] == "F1. ⊥ F2."
-    assert r["n_supported"] == 3 and r["n_checks"] == 4  # F3 not entailed by p(1)
+    assert r["n_checks"] == 5 and r["n_verbatim"] == 1 and r["n_nli_checked"] == 4
+    assert r["n_supported"] == 4  # Vee (verbatim) + F1 twice + F2; F3 not entailed by p(1)
+    assert (p1, "Vee.") not in judge.asked  # a verbatim fact never goes to the judge
     assert r["label_pred"] == "neutral" and not r["label_preserved"] and not r["label_stable"]
     t = diagnostics_table(rows, "table-judge").iloc[0]
-    assert (t["Conflict (%)"], round(t["Redundancy (%)"], 2), t["Factuality (%)"]) == (100.0, 33.33, 75.0)
-    # sentence-level support: a fact counts when one of its most related sentences entails it
-    sent_judge = TableJudge({("F1.", "F1."): "entailment", ("F3.", "F3."): "entailment",
+    assert (t["Conflict (%)"], t["Redundancy (%)"], t["Factuality (%)"], t["Verbatim (%)"]) == (100.0, 25.0, 80.0, 20.0)
+    assert t["facts judged by NLI"] == 4
+    # sentence-level support: a fact counts when one of its k most related sentences entails it
+    sent_judge = TableJudge({("One.", "F1."): "entailment", ("Three.", "F3."): "entailment",
                              ("F2.", "F1."): "contradiction"})
-    rows = diagnostics(items, sent_judge, label_model=labeller)
+    rows = diagnostics(items, sent_judge, label_model=labeller, k=5)
     r = rows.iloc[0]
-    assert r["n_supported"] == 3 and r["n_checks"] == 4  # F1 twice (p and h), F3; F2 never entailed
+    assert r["n_supported"] == 4 and r["n_checks"] == 5  # Vee, F1 twice (p and h), F3; F2 never entailed
     assert r["conflict"] and not r["conflict_forward"]  # only the reverse order (F2 ⊥ F1) contradicts
-    assert ("A man rests . F1.", "F1.") not in sent_judge.asked  # whole texts are not judged
+    assert (h1, "F1.") not in sent_judge.asked  # whole texts are not judged
     with pytest.raises(ValueError):
         diagnostics(items, sent_judge, label_model=labeller, support="paragraph")
 
@@ -728,3 +738,258 @@ def test_prediction_and_diagnostic_records():
                           "premise_facts": [[], ["F."]], "hyp_facts": [[], ["F."]]})
     out = diagnostic_records(rows, {"full": items, "no-filter": items})
     assert len(out) == 1 and out.loc[0, "premise"] == "p F." and out.loc[0, "premise_facts"] == ["F."]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Truthful offline facts: sense choice, no usage examples, parentheticals, vacuity, context, gold precision
+# --------------------------------------------------------------------------------------------------------------
+
+class ToyWordNet:
+    """Two nouns: 'dog' (animal first, 'unattractive woman' second, a slang sense third) and 'animal'."""
+
+    SYNSETS = {
+        "d1": ("a domesticated animal that barks and guards the house", ["dog"], ["a1"], ["the dog barked all night"]),
+        "d2": ("a dull unattractive unpleasant girl or woman", ["dog", "frump"], [], ["she got a dog for a wife"]),
+        "d3": ("(slang) a worthless thing", ["dog"], [], []),
+        "a1": ("a living organism that can move", ["animal"], [], ["animals in the zoo barked loudly"]),
+    }
+
+    def synsets(self, term, pos=None):
+        return [k for k, v in self.SYNSETS.items() if term in v[1]]
+
+    def definition(self, s):
+        return self.SYNSETS[s][0]
+
+    def lemmas(self, s):
+        return list(self.SYNSETS[s][1])
+
+    def hypernyms(self, s):
+        return list(self.SYNSETS[s][2])
+
+    def examples(self, s):
+        return list(self.SYNSETS[s][3])
+
+    def __contains__(self, s):
+        return s in self.SYNSETS
+
+
+def test_sense_choice_by_context_similarity_prior_margin_and_register():
+    from nli_lib.factnli.senses import BagOfWords, SenseChooser
+
+    chooser = SenseChooser(ToyWordNet(), BagOfWords(), prior=0.1, margin=0.0)
+    assert chooser.candidates("dog") == ["d1", "d2"]  # the slang sense is no candidate
+    scene, insult = chooser.choose_many([("dog", "A dog barks at the house."),
+                                         ("dog", "An unpleasant girl or woman sits alone.")])
+    assert scene.synset == "d1" and scene.reason == "best in context"
+    assert insult.synset == "d2"  # a rarer sense wins when its gloss fits the sentence clearly better
+    assert [s for s, _ in scene.scores] == ["d1", "d2"]
+    # the prior: with no evidence either way, the more frequent sense is chosen
+    assert chooser.choose_many([("dog", "Nothing here.")])[0].synset == "d1"
+    # a sense that wins by less than the margin is not guessed
+    strict = SenseChooser(ToyWordNet(), BagOfWords(), prior=0.0, margin=2.0)
+    skipped = strict.choose_many([("dog", "A dog barks at the house.")])[0]
+    assert skipped.synset is None and skipped.reason.startswith("ambiguous")
+    assert chooser.choose_many([("animal", "x")])[0].reason == "only sense"
+
+
+@mirror
+def test_wordnet_pages_use_one_sense_and_never_usage_examples():
+    from nli_lib.factnli import WordNetPages
+    from nli_lib.factnli.senses import BagOfWords
+
+    pages = WordNetPages(ToyWordNet(), encoder=BagOfWords(), margin=0.0)
+    found = pages.search("A dog barks at the house .")
+    assert [p.source for p in found] == ["oewn:d1", "oewn:a1"]  # chosen sense + its hypernym, not 'd2' pooled
+    sentences = [s for p in found for s in p.sentences]
+    examples = [e for s in ToyWordNet.SYNSETS.values() for e in s[3]]
+    assert sentences and not any(normalise_(e) in map(normalise_, sentences) for e in examples)
+    assert all(" is " in s for s in sentences)  # only gloss sentences ("A dog is ...")
+
+
+def normalise_(text):
+    from nli_lib.factnli.text import normalise
+
+    return normalise(text)
+
+
+@mirror
+def test_meaning_bearing_parentheticals_are_kept_elaborations_dropped():
+    from nli_lib.factnli import atomize, definition_sentences
+    from nli_lib.factnli.text import strip_parentheticals
+
+    assert definition_sentences("French leave", "an abrupt and unannounced departure (without saying farewell)") == [
+        "French leave is an abrupt and unannounced departure (without saying farewell)."]
+    assert definition_sentences("woman", "an adult female person (as opposed to a man)") == [
+        "A woman is an adult female person (as opposed to a man)."]
+    assert definition_sentences("street", "a thoroughfare (usually including sidewalks) that is lined with buildings") \
+        == ["A street is a thoroughfare that is lined with buildings."]  # an elaboration: dropped
+    assert atomize("French leave is an abrupt and unannounced departure (without saying farewell).") == [
+        "French leave is an abrupt and unannounced departure (without saying farewell)."]
+    assert strip_parentheticals("a bench (not a chair)") == "a bench (not a chair)"
+    # labels: a subject field frames the fact, a register label gives none, a number marker is dropped
+    assert definition_sentences("bat", "(baseball) a turn trying to get a hit") == [
+        "In baseball, a bat is a turn trying to get a hit."]
+    assert definition_sentences("suit", "(slang) a businessman dressed in a business suit") == []
+    # agreement: a plural title takes a plural verb, also in later parts
+    assert definition_sentences("pants", "(usually in the plural) a garment extending from the waist to the ankle; "
+                                         "covers each leg separately") == [
+        "Pants are a garment extending from the waist to the ankle.", "Pants cover each leg separately."]
+    assert definition_sentences("people", "(plural) any group of human beings collectively") == [
+        "People are any group of human beings collectively."]
+
+
+def test_vacuous_atoms_are_defined_and_left_out_of_the_truth_set():
+    from nli_lib.factnli import is_vacuous, truth_seed
+
+    for atom in ["There is a person.", "There are two dogs.", "There are people.", "There is a tank top.",
+                 "The person is wearing something.", "The people are holding something."]:
+        assert is_vacuous(atom), atom
+    for atom in ["The person is a woman.", "There is a man in a red shirt.", "There is a man outside.",
+                 "The tank top is yellow.", "The person is wearing a hat.", "The dogs run."]:
+        assert not is_vacuous(atom), atom
+    p = "A woman walks her dog ."
+    atoms = ["There is a person.", "The person is a woman."]
+    assert truth_seed(p, atoms) == [p, "The person is a woman."]
+    assert truth_seed(p, atoms, drop_vacuous=False) == [p, *atoms]
+    # in the pipeline: the vacuous atom would veto a fact (the judge calls it a contradiction) but is no evidence
+    cache = CallCache(":memory:")
+    judge = TableJudge({("There is a person.", "A dog is a domestic animal."): "contradiction"})
+    examples = pd.DataFrame({"premise": ["A dog runs on the street ."], "hypothesis": ["A dog runs ."],
+                             "label": ["entailment"], "pair_id": ["v0"]})
+
+    def build(drop):
+        aug = _augmenter(cache, judge=judge, drop_vacuous=drop)
+        aug.premise_facts = PremiseFacts(lambda ps: [["There is a person.", "The dog runs."] for _ in ps], "toy-atoms")
+        return aug.build(examples, progress=False)
+
+    kept, vetoed = build(True), build(False)
+    decision = lambda d: d.trace.set_index("fact").loc["A dog is a domestic animal.", "decision"]
+    assert decision(kept) != "contradicts truth set" and decision(vetoed) == "contradicts truth set"
+    assert kept.chains["A dog runs on the street ."]["truth"] == ["A dog runs on the street .", "The dog runs."]
+
+
+class _WordTokenizer:
+    """One token per word plus 3 special tokens; a 40-token model limit."""
+
+    model_max_length = 40
+
+    def __call__(self, a, b, truncation=False):
+        assert truncation is False
+        return {"input_ids": [[0] * (len(x.split()) + len(y.split()) + 3) for x, y in zip(a, b)]}
+
+
+class _TokModel:
+    name, tokenizer = "tok", _WordTokenizer()
+
+    def __init__(self, max_length=8):
+        self.max_length, self._fingerprint = max_length, f"tok|max_len={max_length}"
+
+    @property
+    def fingerprint(self):
+        return self._fingerprint
+
+
+def test_context_window_is_sized_from_the_data_and_truncation_is_counted():
+    from nli_lib.factnli import context_report, needed_length, sized_view
+
+    frames = {"full": pd.DataFrame({"level": [0, 0, 3], "premise": ["a b c", "a", "w " * 20], "hypothesis": ["d", "e", "f g"]}),
+              "no-filter": pd.DataFrame({"level": [3], "premise": ["w " * 30], "hypothesis": ["h"]})}
+    # longest pair: 30 + 1 + 3 = 34 tokens -> 64 (multiple of 32), capped at the tokenizer's 40
+    assert needed_length(_TokModel(), frames) == 40
+    assert needed_length(_TokModel(), {"full": frames["full"]}) == 32  # 20 + 2 + 3 = 25 -> 32
+    assert needed_length(_TokModel(), {"full": frames["full"]}, multiple=8) == 32
+    rep = context_report(_TokModel(), frames, 32)
+    assert rep[["variant", "level", "n", "max tokens", "truncated"]].values.tolist() == [
+        ["full", 0, 2, 7, 0], ["full", 3, 1, 25, 0], ["no-filter", 3, 1, 34, 1]]
+    view = sized_view(_TokModel(), {"full": frames["full"]})
+    assert view.max_length == 32 and view.fingerprint == "tok|max_len=32"  # its own cache key
+    assert sized_view("tfidf", frames) == "tfidf"  # no tokenizer: unchanged
+
+
+def test_gold_precision_hand_computed():
+    from nli_lib.factnli import gold_precision, match_gold, precision_table
+
+    gold = pd.DataFrame({"query": ["q1", "q1", "q1", "q2", "q3", "q3"], "fact": ["A.", "B.", "C.", "D.", "E.", "F."],
+                         "correct": [1, 1, 0, 1, 1, 1], "level": [1, 1, 2, 2, 3, 3], "generator": "g1",
+                         "premise_ok": [True, True, True, True, True, False]})
+    current = {"q1": {"A.", "B.", "C."}, "q2": {"D."}, "q3": {"F."}}  # E no longer produced; F's premise changed
+    matched = match_gold(gold, current)
+    assert matched["current"].tolist() == [True, True, True, True, False, False]
+    r = gold_precision(matched)
+    assert (r["k"], r["n"], r["stale"], r["precision"]) == (3, 4, 2, 0.75)
+    # Wilson 95%: p=0.75, n=4, z=1.96 -> centre (0.75 + 0.4802) / 1.9604 = 0.6275, half 0.4330 -> (0.3006, 0.9544)
+    assert (r["ci_low"], r["ci_high"]) == (0.3006, 0.9544)
+    t = precision_table(matched, generator="g2").set_index("level")
+    assert t.loc["all", "precision (%)"] == 75.0 and t.loc[1, "precision (%)"] == 100.0
+    assert t.loc[2, "n"] == 2 and t.loc[3, "n"] == 0 and t.loc[3, "stale gold items"] == 2
+    assert t.loc["all", "gold generator"] == "g1" and t.loc["all", "current generator"] == "g2"
+
+
+def test_filter_figure_draws_truth_set_and_rejected_candidates():
+    from nli_lib.factnli import draw_filter, filter_key
+
+    judge = TableJudge({("t1", "c2"): "contradiction", ("t2", "c3"): "entailment", ("c1", "c4"): "entailment"})
+    r = filter_facts(["t1", "t2"], ["c1", "c2", "c3", "c4"], judge)
+    key = filter_key(r, ["t1", "t2"])
+    assert key == [("T1", "truth set", "t1"), ("T2", "truth set", "t2"), ("C1", "selected", "c1"),
+                   ("C2", "contradicts T1", "c2"), ("C3", "entailed T2", "c3"), ("C4", "outside maximum clique", "c4")]
+    long_fact = "A very long candidate fact " * 6
+    r2 = filter_facts(["t1"], [long_fact, "c2"], judge)
+    fig = draw_filter(r2, ["t1"])
+    shown = " ".join(t.get_text().replace("\n", " ") for ax in fig.axes for t in ax.texts)
+    assert " ".join(long_fact.split()) in " ".join(shown.split())  # the full text, wrapped, never clipped
+    assert "T1" in shown and "C2" in shown  # the truth set and the rejected candidate are drawn
+
+
+def test_accuracy_figure_separates_models_sideways():
+    from nli_lib.factnli import accuracy_figure
+
+    acc = pd.DataFrame({"model": ["a", "a", "b", "b", "c", "c"], "tier": "offline", "level": [0, 1] * 3, "n": 12,
+                        "accuracy": 50.0, "ci_low": 30.0, "ci_high": 70.0})
+    fig = accuracy_figure(acc)
+    xs = [tuple(round(x, 2) for x in c.lines[0].get_xdata()) for c in fig.axes[0].containers]
+    assert xs == [(-0.12, 0.88), (0.0, 1.0), (0.12, 1.12)]  # identical intervals no longer overlap
+    assert "n=12 per level" in fig.axes[0].get_legend().get_texts()[0].get_text()
+
+
+@mirror
+def test_gloss_sentences_articles_agreement_and_constructions():
+    from nli_lib.factnli import atomize, definition_sentences
+    from nli_lib.factnli.retrieval import Countability
+
+    texts = ["a violin with strings", "a violin;", "a violin of wood", "an instrument that", "an instrument;",
+             "an instrument of", "a uniform of", "a uniform;", "a uniform with", "a canoe;", "a canoe of", "a canoe with",
+             "a boat;", "a boat of", "a boat with",
+             "clothing in clothing of clothing for clothing and clothing " * 3]
+    c = Countability(texts=texts)
+    assert c("violin") and c("instrument") and not c("clothing") and c.frequent("clothing")
+    # a count title gets its article (no "Violin is bowed stringed instrument."), and so does its gloss head
+    assert definition_sentences("violin", "bowed stringed instrument that is the highest member", c) == [
+        "A violin is a bowed stringed instrument that is the highest member."]
+    # a mass title gets none (no "A clothing is ..."), nor does a gloss headed by a mass noun
+    assert definition_sentences("clothing", "a covering designed to be worn on a person's body", c) == [
+        "Clothing is a covering designed to be worn on a person's body."]
+    assert definition_sentences("uniform", "clothing of distinctive design", c) == [
+        "A uniform is clothing of distinctive design."]
+    # a word WordNet's text rarely uses keeps the article its gloss implies
+    assert definition_sentences("skidder", "a person who slips or slides", c) == ["A skidder is a person who slips or slides."]
+    # no article before a participle phrase; an anaphoric later part takes the title as subject
+    assert definition_sentences("canoe", "small and light boat; propelled with a paddle", c) == [
+        "A canoe is a small and light boat.", "A canoe is propelled with a paddle."]
+    assert definition_sentences("violin", "bowed stringed instrument; this instrument has four strings", c)[1] == \
+        "A violin has four strings."
+    # a "the ..." gloss: "The" for a body part, none for a frequent (mass, abstract) word
+    assert definition_sentences("face", "the front of the human head", c, body_part=True) == [
+        "The face is the front of the human head."]
+    assert definition_sentences("clothing", "the garments people wear", c) == ["Clothing is the garments people wear."]
+    # a gloss about the word, not the thing, gives no sentence
+    assert definition_sentences("leg", "a human limb; commonly used to refer to a whole limb", c) == [
+        "A leg is a human limb."]
+    # constructions and clause glosses give no sentence
+    assert definition_sentences("hands", "(with ‘in’) guardianship over", c) == []
+    assert definition_sentences("lottery", "players buy chances and prizes are distributed by casting lots", c) == []
+    # atomize: no split that breaks agreement or leaves a fragment
+    assert atomize("A class is a body of students who are taught together.") == [
+        "A class is a body of students who are taught together."]
+    assert atomize("A violin has four strings and a hollow body and an unfretted fingerboard and is played with a bow.") \
+        == ["A violin has four strings and a hollow body and an unfretted fingerboard.", "A violin is played with a bow."]

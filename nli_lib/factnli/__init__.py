@@ -5,12 +5,16 @@ Modules, in the order of the paper's method (§3) and experiments (§4):
     retrieval   §3.2 premise-conditioned snippet pool: WordNetPages (offline) / WikipediaPages (online) +
                 SnippetRetriever (MiniLM cosine >= tau)
     extraction  §3.2 atomic facts through Prompt B.1 (LLM, or the rule-based `atomize` offline)
-    filtering   §3.3 / App. C truth-set filter, neutral graph, maximum clique (Bron-Kerbosch + pivot),
-                entailment subgraph, NO-FILTER
+    senses      offline word-sense choice for WordNet pages (MiniLM similarity of gloss and sentence)
+    filtering   §3.3 / App. C truth-set filter (vacuous atoms left out), neutral graph, maximum clique
+                (Bron-Kerbosch + pivot), entailment subgraph, NO-FILTER
     fusion      §3.4 Prompt B.2 fusion (LLM, or the template `compose` offline); hypothesis fact subsets
     pipeline    the level loop over a dataset (batched, cached, resumable), App. D controls
     evaluation  Table 2/3/7 accuracies, Fig. 3 growth, Fig. 4 confusions, §4.5 automatic diagnostics,
                 scorecard rows (which paper row each number sits beside) and per-example records
+    context     the token window each model scores with, measured on the data (no silent truncation)
+    gold        the offline generator's precision against the hand-judged gold set
+    figures     the filter graph of one level and accuracy by level, readable
     session     notebook glue: sample sizes, tier components, models to evaluate
 
 >>> from nli_lib.factnli import filter_facts, TableJudge
@@ -24,11 +28,14 @@ use all of it (offline they use a seeded 40-premise sample by default, see `sess
 """
 from .evaluation import (ablation_table, accuracy_by_level, accuracy_long, accuracy_scores, confusions, controls_table,
                          diagnostic_records, diagnostics, diagnostics_table, figure3, figure4,
-                         growth_by_level, growth_scores, long_context, paper_analogue, paper_table, predict_variants,
+                         growth_by_level, growth_scores, paper_analogue, paper_table, predict_variants,
                          prediction_mix, prediction_records)
 from .extraction import Fact, FactExtractor, atomize, llm_extractor, rule_extractor
-from .filtering import (FilterResult, NLIJudge, TableJudge, draw_filter, filter_facts, max_clique, no_filter,
-                        truth_set_filter)
+from .context import context_report, needed_length, sized_view
+from .figures import accuracy_figure, draw_filter, filter_key
+from .filtering import (FilterResult, NLIJudge, TableJudge, filter_facts, is_vacuous, max_clique, no_filter,
+                        truth_seed, truth_set_filter)
+from .gold import OFFLINE_GENERATOR, current_facts, gold_precision, load_gold, match_gold, precision_table
 from .fusion import Fuser, FusionResult, check_fusion, compose, hypothesis_subsets, llm_fuser, template_fuser
 from .pipeline import (PAPER_JUDGE, REWRITE_PROMPT, Augmenter, FactNLIData, FactNLISettings, mnli_sample,
                        offline_augmenter, paper_augmenter, rewrite_only, snli_sample, trace_frame, unrelated_facts)
@@ -37,11 +44,13 @@ from .retrieval import Page, Snippet, SnippetRetriever, WikipediaPages, WordNetP
 __all__ = [
     "ablation_table", "accuracy_by_level", "accuracy_long", "accuracy_scores", "confusions", "controls_table",
     "diagnostic_records", "diagnostics", "diagnostics_table", "figure3", "figure4",
-    "growth_by_level", "growth_scores", "long_context", "paper_analogue", "paper_table", "predict_variants",
+    "growth_by_level", "growth_scores", "paper_analogue", "paper_table", "predict_variants",
     "prediction_mix", "prediction_records",
     "Fact", "FactExtractor", "atomize", "llm_extractor", "rule_extractor",
-    "FilterResult", "NLIJudge", "TableJudge", "draw_filter", "filter_facts", "max_clique", "no_filter",
-    "truth_set_filter",
+    "context_report", "needed_length", "sized_view", "accuracy_figure", "draw_filter", "filter_key",
+    "FilterResult", "NLIJudge", "TableJudge", "filter_facts", "is_vacuous", "max_clique", "no_filter",
+    "truth_seed", "truth_set_filter",
+    "OFFLINE_GENERATOR", "current_facts", "gold_precision", "load_gold", "match_gold", "precision_table",
     "Fuser", "FusionResult", "check_fusion", "compose", "hypothesis_subsets", "llm_fuser", "template_fuser",
     "PAPER_JUDGE", "REWRITE_PROMPT", "Augmenter", "FactNLIData", "FactNLISettings", "mnli_sample",
     "offline_augmenter", "paper_augmenter", "rewrite_only", "snli_sample", "trace_frame", "unrelated_facts",

@@ -12,7 +12,6 @@ Accuracy is a percentage (as printed in the paper) with a Wilson 95% interval.
 """
 from __future__ import annotations
 
-import copy
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -20,25 +19,9 @@ import pandas as pd
 
 from ..config import LABELS
 from ..evaluation import confusion, wilson_interval
+from .context import sized_view
 from .filtering import NLIJudge
-
-LONG_CONTEXT = 256  # tokens: an L=3 SNLI pair runs to ~150 tokens; 128-token models would cut the premise
-
-
-def long_context(model, max_length: int = LONG_CONTEXT):
-    """A view of an HF classifier that truncates at `max_length` tokens (same weights, own cache key).
-
-    The offline MiniLM is fine-tuned at 128 tokens (64 in --quick); augmented premises are much longer and
-    longest-first truncation would silently drop the fused facts. Non-HF models are returned unchanged.
-    """
-    if not hasattr(model, "max_length") or getattr(model, "max_length", 0) >= max_length:
-        return model
-    view = copy.copy(model)
-    view.max_length = max_length
-    base = str(getattr(model, "fingerprint", model.name)).split("|max_len=")[0]
-    view._fingerprint = f"{base}|max_len={max_length}"
-    return view
-
+from .fusion import check_fusion
 
 # --------------------------------------------------------------------------------------------------------------
 # Predictions
@@ -290,18 +273,24 @@ def diagnostics(items: pd.DataFrame, judge: NLIJudge, long_judge: NLIJudge | Non
       conflict_forward: only CONTRADICTS(a, b) with a before b in the fused order — the one direction
       Appendix C's truth-set test checks (NLI judges are not symmetric); conflict_pair names the first hit;
     * n_redundant / n_facts: fused facts entailed by p or by another fused fact;
-    * n_supported / n_checks: fused facts entailed by the final text that holds them (p(t) for premise
-      facts, h(t) for hypothesis facts): with support="sentences" (default) by one of the text's `k`
-      most related sentences (`support_pairs`), with support="text" by the whole text (`long_judge`).
+    * factuality, the share of fused facts the final text carries (p(t) for premise facts, h(t) for
+      hypothesis facts; §4.5's "retained facts entailed by the final text"). It measures the data, not
+      the judge: a fact the text contains verbatim (`fusion.check_fusion`: as written, first letter's case
+      free) is entailed by identity and counted in n_verbatim without asking any model; only the others
+      (an LLM fuser's paraphrases) go to the judge (n_nli_checked), supported by one of the text's `k`
+      most related sentences (support="sentences", `support_pairs`) or by the whole text (support="text",
+      `long_judge`). n_supported = n_verbatim + NLI-supported; n_checks = all fused facts. It says whether
+      the fuser kept the facts, not whether the facts are true (the gold set measures that).
 
-    `long_judge` (default: `judge` over a long-context view of its model) is used by support="text";
-    `label_model` (default: the long-context view) gives the labels. `items` must hold the L=0 rows too
-    (for label_stable). Readability (a human Likert rating in the paper) has no automatic proxy here.
+    `long_judge` (default: `judge` over a view of its model sized to the items, `context.sized_view`) is
+    used by support="text"; `label_model` (default: the same sized view) gives the labels. `items` must hold
+    the L=0 rows too (for label_stable). Readability (a human Likert rating) has no automatic proxy here.
     """
     if support not in ("sentences", "text"):
         raise ValueError("support must be 'sentences' or 'text'")
-    long_judge = long_judge or NLIJudge(long_context(judge.model), judge.tau_e, judge.tau_c)
-    labels_model = label_model or long_context(judge.model)
+    sized = sized_view(judge.model, {"items": items}) if judge.model is not None else None
+    long_judge = long_judge or NLIJudge(sized, judge.tau_e, judge.tau_c)
+    labels_model = label_model or sized
     deep = items[items["level"] >= 1]
     groups: dict[str, list[str]] = {}
     for p, g in deep.groupby("orig_premise"):
@@ -310,6 +299,8 @@ def diagnostics(items: pd.DataFrame, judge: NLIJudge, long_judge: NLIJudge | Non
     judge.prefetch([(a, b) for members in groups.values() for a in members for b in members if a != b])
     checks = [(r.premise, f) for r in deep.itertuples() for f in r.premise_facts] + \
              [(r.hypothesis, f) for r in deep.itertuples() for f in r.hyp_facts]
+    verbatim = {c: check_fusion(c[0], "", [c[1]])["fact_counts"][0] > 0 for c in dict.fromkeys(checks)}
+    checks = [c for c in checks if not verbatim[c]]  # only paraphrased facts need a judge
     if support == "text":
         long_judge.prefetch(checks)
         supported_by = long_judge.entails
@@ -329,14 +320,17 @@ def diagnostics(items: pd.DataFrame, judge: NLIJudge, long_judge: NLIJudge | Non
         hits = [(a, b) for i, a in enumerate(members) for j, b in enumerate(members) if i != j and judge.contradicts(a, b)]
         forward = [(a, b) for a, b in hits if members.index(a) < members.index(b)]
         redundant = sum(any(judge.entails(g, f) for g in members if g != f) for f in r["premise_facts"])
-        supported = sum(supported_by(r["premise"], f) for f in r["premise_facts"]) + \
-            sum(supported_by(r["hypothesis"], f) for f in r["hyp_facts"])
+        held = [(r["premise"], f) for f in r["premise_facts"]] + [(r["hypothesis"], f) for f in r["hyp_facts"]]
+        n_verbatim = sum(verbatim[c] for c in held)
+        judged = [c for c in held if not verbatim[c]]
+        supported = n_verbatim + sum(supported_by(*c) for c in judged)
         rows.append({"pair_id": r["pair_id"], "variant": r.get("variant", "full"), "level": int(r["level"]),
                      "label": r["label"], "label_pred": pred[idx], "label_preserved": pred[idx] == r["label"],
                      "label_stable": pred[idx] == base.get(r["pair_id"], pred[idx]), "conflict": bool(hits),
                      "conflict_forward": bool(forward), "conflict_pair": " ⊥ ".join(hits[0]) if hits else "",
                      "n_facts": len(r["premise_facts"]), "n_redundant": int(redundant),
-                     "n_checks": len(r["premise_facts"]) + len(r["hyp_facts"]), "n_supported": int(supported)})
+                     "n_checks": len(held), "n_verbatim": int(n_verbatim), "n_nli_checked": len(judged),
+                     "n_supported": int(supported)})
     return pd.DataFrame(rows)
 
 
@@ -352,6 +346,9 @@ def diagnostics_table(rows: pd.DataFrame, judge_name: str = "") -> pd.DataFrame:
                     "Conflict, fused order (%)": 100 * g["conflict_forward"].mean() if "conflict_forward" in g else np.nan,
                     "Redundancy (%)": 100 * g["n_redundant"].sum() / max(1, g["n_facts"].sum()),
                     "Factuality (%)": 100 * g["n_supported"].sum() / max(1, g["n_checks"].sum()),
+                    "Verbatim (%)": 100 * g["n_verbatim"].sum() / max(1, g["n_checks"].sum())
+                    if "n_verbatim" in g else np.nan,
+                    "facts judged by NLI": int(g["n_nli_checked"].sum()) if "n_nli_checked" in g else 0,
                     "judge": judge_name})
     return pd.DataFrame(out)
 

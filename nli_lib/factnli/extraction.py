@@ -35,7 +35,7 @@ from ..llm import PROMPTS, OfflineLLM
 from .retrieval import Snippet
 from .text import WORD, finish, has_deictic_pronoun, normalise, pos_tag, strip_parentheticals, tokens
 
-EXTRACT_RULES_VERSION = "factnli-extract-rules-v2"  # names the OfflineLLM cache namespace: bump when rules change
+EXTRACT_RULES_VERSION = "factnli-extract-rules-v6"  # names the OfflineLLM cache namespace: bump when rules change
 
 _RELATIVE = {"that", "which", "who"}
 _BE = {"is", "are", "was", "were"}
@@ -87,8 +87,10 @@ def _clauses(sentence: str) -> list[str]:
             if low in ("and", "but") or low in _SPLIT_SUBORDINATORS:
                 rest_tags = tags[i + 1 : i + 6]
                 # a new clause: (pronoun | determiner ... noun) followed by a finite verb within a few tokens
-                if rest_tags and (rest_tags[0] == "PRP" or rest_tags[0] in ("DT", "NNP")) and \
-                        any(t in _FINITE for t in rest_tags[1:]):
+                rest_words = [w.lower() for w in toks[i + 1 : i + 6]]
+                verb = next((j for j, t in enumerate(rest_tags) if t in _FINITE and j > 0), None)
+                if rest_tags and (rest_tags[0] == "PRP" or rest_tags[0] in ("DT", "NNP")) and verb is not None \
+                        and not {"and", "or"} & set(rest_words[:verb]):  # "and a body and is played": no clause
                     out.append(" ".join(toks[start:i]).rstrip(" ,"))
                     start = i + 1
         out.append(" ".join(toks[start:]))
@@ -98,7 +100,8 @@ def _clauses(sentence: str) -> list[str]:
 def _split_predicate(subject: str, predicate_toks: list[str], predicate_tags: list[str]) -> list[str]:
     """Facts from one clause's predicate: copula + noun + relative clause split; coordinated VPs split.
 
-    Not split: a relative clause after a pronominal head ("is someone who works ..."), and "and" + a
+    Not split: a relative clause after a pronominal head ("is someone who works ...") or after a definite
+    head ("is the skin that covers the top of the head": "X is the skin" alone is false), and "and" + a
     past form after a copula or a non-past verb ("is a group ... associated by ... and regarded as ...":
     the tagger's VBD there is a participle, and the split would leave the fragment "X regarded as ...").
     """
@@ -107,8 +110,11 @@ def _split_predicate(subject: str, predicate_toks: list[str], predicate_tags: li
     if toks and toks[0].lower() in _BE:  # "is a framework of wood that contains ... and is built ..."
         for i in range(2, len(toks)):
             if toks[i].lower() in _RELATIVE and tags[i - 1].startswith("NN") and i + 1 < len(toks) and \
-                    toks[i - 1].lower() not in _PRONOMINAL_HEADS and \
+                    toks[i - 1].lower() not in _PRONOMINAL_HEADS and toks[1].lower() != "the" and \
                     (tags[i + 1] in _FINITE or tags[i + 1].startswith(("VB", "MD", "RB"))):
+                if (toks[i + 1].lower() in ("are", "were", "have") or tags[i + 1] == "VBP") and \
+                        not _plural_subject(subject):
+                    break  # "a body of students who are taught": the clause's verb agrees with 'students'
                 facts.append(f"{subject} {' '.join(toks[:i])}")
                 toks, tags = toks[i + 1 :], tags[i + 1 :]
                 break
@@ -123,6 +129,13 @@ def _split_predicate(subject: str, predicate_toks: list[str], predicate_tags: li
             start = i + 1
     facts.append(f"{subject} {' '.join(toks[start:])}")
     return facts
+
+
+def _plural_subject(subject: str) -> bool:
+    """'Birds', 'Pants', 'Many herbs' are plural subjects; 'A class', 'Water' are not."""
+    words_ = subject.split()
+    return bool(words_) and words_[0].lower() not in ("a", "an", "the", "this") and \
+        pos_tag([words_[-1]])[0][1] in ("NNS", "NNPS")
 
 
 def atomize(sentence: str) -> list[str]:
@@ -144,7 +157,7 @@ def atomize(sentence: str) -> list[str]:
         elif low in ("it", "they") and first_subject[1] == (low == "they"):
             subject = _definite(first_subject[0])
         for fact in _split_predicate(subject, toks[v:], tags[v:]):
-            fact = finish(re.sub(r"\s+([,.;:!?'])", r"\1", fact))
+            fact = finish(re.sub(r"\s+([,.;:!?')\]])|([(\[])\s+", r"\1\2", fact))
             if len(WORD.findall(fact)) >= 3 and not has_deictic_pronoun(fact):
                 facts.append(fact)
     return list(dict.fromkeys(facts))

@@ -32,8 +32,9 @@ Two choices the paper leaves open, made explicit here:
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import networkx as nx
 import numpy as np
@@ -115,6 +116,50 @@ class TableJudge(NLIJudge):
                 self.asked.append((a, b))
                 rel = self.relations.get((a, b), "neutral")
                 self._memo[(a, b)] = (float(rel == "entailment"), float(rel == "contradiction"))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Vacuous truth-set atoms
+# --------------------------------------------------------------------------------------------------------------
+
+_EXISTENTIAL = re.compile(
+    r"^there (?:is|are|was|were) (?:(?:a|an|the|some|several|many|one|two|three|four|five|six|seven|eight|nine|ten|"
+    r"\d+) )?(?P<np>[a-z][a-z'-]*(?: [a-z][a-z'-]*)?)$")
+_PLACEHOLDER = re.compile(r"^(?:the|a|an) [a-z' -]+ (?:is|are|was|were)(?: [a-z]+ing)? "
+                          r"(?:something|someone|somebody|somewhere|anything|anyone)$")
+#: Words that make a two-word existential more than an entity's introduction ("There is a man outside").
+_NOT_NOUNS = {"in", "on", "at", "by", "with", "near", "outside", "inside", "here", "there", "not", "no", "nearby"}
+
+
+def is_vacuous(atom: str) -> bool:
+    """Is a premise atom too empty to count as truth-set evidence?
+
+    Vacuous (definition): (1) an existential that only introduces an entity, "There is/are" + an optional
+    determiner or number + one or two words that are not a place or negation ("There is a person.",
+    "There are two dogs.", "There is a tank top."); (2) a placeholder predicate, "The X is (V-ing)
+    something/someone/somewhere" ("The person is wearing something."). Such atoms restate that an entity
+    exists, which the premise p (always in the truth set) says already; as NLI premises they are near-empty,
+    so a short-context judge's entailment/contradiction calls on them are noise, not evidence.
+
+    >>> [is_vacuous(a) for a in ["There is a person.", "There are two dogs.", "The person is wearing something."]]
+    [True, True, True]
+    >>> [is_vacuous(a) for a in ["The person is a woman.", "There is a man in a red shirt.", "There is a man outside."]]
+    [False, False, False]
+    """
+    text = " ".join(str(atom).lower().replace(".", " ").split())
+    m = _EXISTENTIAL.match(text)
+    if m:
+        return not set(m.group("np").split()) & _NOT_NOUNS
+    return bool(_PLACEHOLDER.match(text))
+
+
+def truth_seed(premise: str, atoms: Sequence[str], drop_vacuous: bool = True) -> list[str]:
+    """T(0): the premise and its atoms, vacuous atoms left out (`is_vacuous`) unless `drop_vacuous` is False.
+
+    >>> truth_seed("A man sleeps.", ["There is a person.", "The person is a man.", "The person sleeps."])
+    ['A man sleeps.', 'The person is a man.', 'The person sleeps.']
+    """
+    return list(dict.fromkeys([premise, *(a for a in atoms if not (drop_vacuous and is_vacuous(a)))]))
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -233,21 +278,3 @@ def no_filter(candidates: Sequence[str]) -> FilterResult:
     g, d = nx.Graph(), nx.DiGraph()
     return FilterResult(candidates, list(candidates), list(candidates), g, d, d.copy(),
                         {f: ("selected (no filter)", "") for f in candidates})
-
-
-def draw_filter(result: FilterResult, ax=None, labels: Callable[[str], str] | None = None):
-    """Plot the neutral graph (grey edges), entailment edges (arrows) and the clique (filled nodes)."""
-    import matplotlib.pyplot as plt
-
-    ax = ax or plt.gca()
-    g = nx.DiGraph()
-    g.add_nodes_from(result.retained)
-    pos = nx.circular_layout(g) if result.retained else {}
-    names = {f: (labels(f) if labels else f) for f in result.retained}
-    nx.draw_networkx_edges(result.neutral_graph, pos, ax=ax, edge_color="0.7")
-    nx.draw_networkx_edges(result.entailment_graph, pos, ax=ax, edge_color="tab:red", arrows=True)
-    colors = ["tab:blue" if f in result.clique else "white" for f in result.retained]
-    nx.draw_networkx_nodes(g, pos, ax=ax, node_color=colors, edgecolors="tab:blue", node_size=300)
-    nx.draw_networkx_labels(g, {k: (x, y + 0.12) for k, (x, y) in pos.items()}, names, ax=ax, font_size=7)
-    ax.set_axis_off()
-    return ax

@@ -34,7 +34,7 @@ from ..cache import CallCache, default_cache
 from ..llm import OfflineLLM, PromptTemplate
 from ..profile import FACTNLI_JUDGE, FACTNLI_WIKIPEDIA_API
 from .extraction import Fact, FactExtractor, llm_extractor, rule_extractor
-from .filtering import NLIJudge, filter_facts, graph_pairs, no_filter, truth_set_filter
+from .filtering import NLIJudge, filter_facts, graph_pairs, no_filter, truth_seed, truth_set_filter
 from .fusion import Fuser, hypothesis_subsets, llm_fuser, template_fuser
 from .retrieval import SnippetRetriever, Snippet, WikipediaPages, WordNetPages
 from .text import normalise, words
@@ -63,6 +63,7 @@ class FactNLISettings:
     hyp_share: float = 0.5  # share of each level's facts fused into the hypothesis (the paper's "facts drop partly")
     use_filter: bool = True  # False = the NO-FILTER ablation (no truth set, no graph)
     symmetric: bool = True  # neutral edges need NEUTRAL both ways (see filtering.py)
+    drop_vacuous: bool = True  # vacuous premise atoms ("There is a person.") are not truth-set evidence (is_vacuous)
 
     @classmethod
     def quick(cls, **overrides) -> "FactNLISettings":
@@ -156,6 +157,7 @@ class _Chain:
     truth: list
     pooled: set
     current: str
+    seed: list = field(default_factory=list)  # T(0): the premise and its non-vacuous atoms
     levels: list = field(default_factory=list)
 
 
@@ -210,8 +212,8 @@ class Augmenter:
         seeds = self.premise_facts(premises) if self.settings.use_filter else [[] for _ in premises]
         chains = []
         for p, atoms in zip(premises, seeds):
-            truth = list(dict.fromkeys([p, *atoms])) if self.settings.use_filter else []
-            chains.append(_Chain(p, list(atoms), truth, set(), p))
+            truth = truth_seed(p, atoms, self.settings.drop_vacuous) if self.settings.use_filter else []
+            chains.append(_Chain(p, list(atoms), truth, set(), p, seed=list(truth)))
         for t in range(1, self.settings.levels + 1):
             todo = [c for c in chains if len(c.levels) == t - 1]
             if not todo:
@@ -291,7 +293,7 @@ class Augmenter:
                 if todo:
                     self._level(todo, t)
                 bar.update()
-            out.update({c.premise: {"atoms": c.atoms, "levels": c.levels} for c in chains})
+            out.update({c.premise: {"atoms": c.atoms, "truth": c.seed, "levels": c.levels} for c in chains})
         bar.close()
         return out
 
@@ -398,7 +400,8 @@ def offline_augmenter(judge_model, settings: FactNLISettings | None = None, enco
 
         wordnet = load_wordnet()
     encoder = encoder or SentenceEncoder(progress=False, cache=cache)
-    retriever = SnippetRetriever(WordNetPages(wordnet), encoder, tau=settings.tau, max_snippets=settings.max_snippets)
+    pages = WordNetPages(wordnet, encoder=encoder)
+    retriever = SnippetRetriever(pages, encoder, tau=settings.tau, max_snippets=settings.max_snippets)
     return Augmenter(retriever, rule_extractor(cache=cache), NLIJudge(judge_model, settings.tau_e, settings.tau_c),
                      template_fuser(cache=cache, wordnet=wordnet), atom_premise_facts(cache=cache), settings, cache,
                      tier="offline")

@@ -7,9 +7,11 @@ splits it into sentences, embeds them with all-MiniLM-L6-v2 and keeps those whos
 * `WikipediaPages` (online): MediaWiki search per query noun + intro extracts, over HTTP, every response
   cached in the call cache (namespace "http"), so a re-run or a replay needs no network;
 * `WordNetPages` (offline): Open English WordNet from the data mirror as a small encyclopedia. A "page" is
-  a noun synset found by a lemma search for each query noun (plus its direct hypernyms); its "intro
-  summary" is the gloss written as definitional sentences ("A street is a thoroughfare that is lined
-  with buildings.") followed by the synset's usage examples.
+  the one noun synset chosen for each query noun in its sentence (`senses.SenseChooser`: MiniLM similarity
+  of gloss and sentence, with a frequency prior and a margin below which the noun is skipped), plus that
+  synset's direct hypernyms; its "intro summary" is the gloss written as definitional sentences ("A street
+  is a thoroughfare that is lined with buildings."). Usage examples ("the dog barked all night") are never
+  used: they describe some other scene, not a fact about this one.
 
 >>> pages = WordNetPages()                                   # doctest: +SKIP
 >>> [p.title for p in pages.search("A woman looks into a window on a city street .")][:3]   # doctest: +SKIP
@@ -23,6 +25,7 @@ query); the embedding threshold then does the premise-conditioned selection, as 
 from __future__ import annotations
 
 import json
+import re
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
@@ -32,6 +35,7 @@ import numpy as np
 
 from ..cache import CallCache, default_cache
 from ..profile import FACTNLI_WIKIPEDIA_API
+from .senses import SenseChoice, SenseChooser, context_sentence, leading_label, register_label
 from .text import (finish, normalise, pos_tag, query_nouns, split_sentences, strip_parentheticals, words,
                    WORD)
 
@@ -66,7 +70,7 @@ class PageSource(Protocol):
 # Offline: Open English WordNet as an encyclopedia
 # --------------------------------------------------------------------------------------------------------------
 
-GLOSS_RULES_VERSION = "gloss-rules-v3"  # part of WordNetPages.name (and so of every cache key): bump when rules change
+GLOSS_RULES_VERSION = "gloss-rules-v7"  # part of WordNetPages.name (and so of every cache key): bump when rules change
 _DETERMINERS = {"a", "an", "the", "any", "one", "some", "each", "every", "either", "all", "two"}
 _FINITE = ("VBZ", "VBP", "VBD", "MD")
 
@@ -77,8 +81,13 @@ def _article(word: str) -> str:
     return article(word)
 
 
-def definition_sentences(title: str, definition: str) -> list[str]:
+def definition_sentences(title: str, definition: str, countable=None, body_part: bool = False) -> list[str]:
     """A WordNet noun gloss as encyclopedic sentences about `title` (one per ';'-separated part).
+
+    Parentheticals: elaborations are dropped, restricting ones kept (`text.strip_parentheticals`); a leading
+    subject-field label becomes a frame ("(baseball) ..." -> "In baseball, ..."); usage markers ("(usually
+    plural)") are dropped; a register label (slang, informal, ...) gives no sentence at all. Number: a plural
+    title ("pants", "people") takes "are" and plural verbs.
 
     Needs the POS tagger from the data mirror (so the examples are skipped as doctests; tests/test_factnli.py
     runs them with the mirror).
@@ -95,8 +104,21 @@ def definition_sentences(title: str, definition: str) -> list[str]:
     ['Birds are warm-blooded egg-laying vertebrates characterized by feathers.']
     >>> definition_sentences("herb", "a plant lacking a woody stem; many are garden plants; some having odours")  # doctest: +SKIP
     ['A herb is a plant lacking a woody stem.', 'Many herbs are garden plants.']
+    >>> definition_sentences("bat", "(baseball) a turn trying to get a hit")  # doctest: +SKIP
+    ['In baseball, a bat is a turn trying to get a hit.']
+    >>> definition_sentences("pants", "(usually in the plural) a garment extending from the waist to the ankle")  # doctest: +SKIP
+    ['Pants are a garment extending from the waist to the ankle.']
     """
+    label = leading_label(definition)
+    frame = ""
+    if label:
+        if register_label(definition) or label.split()[0] in _DIALECTS or label.startswith(_CONSTRUCTIONS):
+            return []  # a usage of the word, not a fact about the thing
+        if not label.startswith(_USAGE_MARKERS):
+            frame = "In " + _LABEL_TEXT.match(str(definition)).group(1).strip() + ", "
+        definition = _LABEL_TEXT.sub("", str(definition), count=1)
     out, subject, plural = [], None, False
+    title_plural = _is_plural(title)
     for k, part in enumerate(str(definition).split(";")):
         gloss = strip_parentheticals(part).strip(" ,.:")
         toks = WORD.findall(gloss)
@@ -110,40 +132,135 @@ def definition_sentences(title: str, definition: str) -> list[str]:
                 if plural_subject:  # "Many herbs are flowering garden plants."; "others are ..." -> "Other herbs are ..."
                     quantifier = "other" if first == "others" else first
                     rest = " ".join(gloss.split()[1:])
-                    out.append(finish(f"{quantifier} {plural_subject[:1].lower() + plural_subject[1:]} {rest}"))
+                    out.append(_framed(frame, f"{quantifier} {plural_subject[:1].lower() + plural_subject[1:]} {rest}"))
             continue  # a quantified fragment without a finite verb ("some having ...") is no sentence
+        if subject is None and len(tags) > 1 and (tags[0] in ("NNS", "NN") or first in _QUANTIFIERS) and \
+                tags[1] in ("VBP", "VBZ", "VBD"):
+            return out  # the gloss is a clause about something else ("players buy chances ..."): no sentence
+        if _META.search(gloss):
+            continue  # about the word, not the thing ("commonly used to refer to a whole limb")
         if subject is None:  # the first part decides the subject's form: "A street" (count), "Water" or "Birds"
             bare_plural = first not in _DETERMINERS and _head_tag(toks, tags) == "NNS"
             counted = first in ("a", "an") or first in _PRONOMINAL
+            if countable is not None:
+                head = title.rsplit(" ", 1)[-1]  # a gloss "a ..." counts for a word WordNet's text rarely uses
+                counted = first in _PRONOMINAL or countable(head) or (first in ("a", "an") and (
+                    countable(head, 2) or not countable.frequent(head)))
+                if first == "the":
+                    counted = body_part or not countable.frequent(head)
             if title[:1].isupper():
                 subject = title
-            elif bare_plural and not title.lower().endswith("s"):  # "bird: warm-blooded ... vertebrates"
+            elif title_plural:  # "pants", "people": no article, plural verb
+                subject, plural = title, True
+            elif bare_plural and (countable is None or countable(title.rsplit(" ", 1)[-1])):  # "bird: ... vertebrates"
                 subject, plural = _plural(title), True
+            elif counted and first == "the" and body_part:  # "the front of the human head" -> "The face is"
+                subject = f"the {title}"
             elif counted:
                 subject = f"{_article(title)} {title}"
             else:  # mass-noun style gloss: "water: binary compound that ..."
                 subject = title
-                plural = title.lower().endswith("s") and not title.lower().endswith(("ss", "us", "is")) and "NNS" in tags[:3]
             subject = subject[:1].upper() + subject[1:]
+        if k > 0 and first in _ANAPHORS:  # "this instrument has four strings" -> "A violin has four strings"
+            i = next((j for j, t in enumerate(tags[:4]) if t in ("VBZ", "VBP", "VBD", "MD")), None)
+            if i is not None and i > 0:
+                rest = toks_text = gloss.split()
+                if len(toks_text) == len(toks):
+                    rest = toks_text[i:]
+                    if plural and tags[i] == "VBZ":
+                        rest[0] = _plural_verb(rest[0])
+                    out.append(_framed(frame, f"{subject} {' '.join(rest)}", title[:1].isupper()))
+            continue
+        if k > 0 and tags[0] == "DT" and any(t in ("VBZ", "VBP", "VBD", "MD") for t in tags[1:5]):
+            continue  # a later part with a subject of its own ("the bird flies south"): not about the title
         if k > 0:  # later parts may be verb phrases about the subject: "occurs in many breeds"
             verb_tags = [t for _, t in pos_tag(["It", *toks])][1:]
             i = next((j for j, t in enumerate(verb_tags) if not t.startswith("RB")), 0)
             finite = tags[i] in ("VBZ", "VBP", "MD") or (verb_tags[i] == "VBZ" and toks[i].endswith("s"))
             if finite:  # "occurs in many breeds"; not "often worn over ..." (a participle)
-                out.append(finish(f"{subject} {gloss}"))
+                if plural and verb_tags[i] == "VBZ":  # "Pants occurs ..." -> "Pants occur ..."
+                    words_ = gloss.split()
+                    words_[i] = _plural_verb(words_[i])
+                    gloss = " ".join(words_)
+                out.append(_framed(frame, f"{subject} {gloss}", title[:1].isupper()))
                 continue
-        if first not in _DETERMINERS and first not in _PRONOMINAL and tags[0] in ("JJ", "NN", "JJR", "JJS", "CD") \
+        if first not in _DETERMINERS and first not in _PRONOMINAL and _premodified_noun(tags) \
                 and not plural:
             first_noun = next((t for t in tags if t.startswith("NN")), "NN")
-            if first_noun == "NN":
+            noun = next((w for w, t in zip(toks, tags) if t.startswith("NN")), "")
+            if first_noun == "NN" and (countable is None or countable(noun, 1) or not countable.frequent(noun)):
                 gloss = f"{_article(gloss)} {gloss}"
-        out.append(finish(f"{subject} {'are' if plural else 'is'} {gloss}"))
+        out.append(_framed(frame, f"{subject} {'are' if plural else 'is'} {gloss}", title[:1].isupper()))
     return out
+
+
+_LABEL_TEXT = re.compile(r"^\s*\(([^()]*)\)\s*")
+#: Leading labels that only say how the word is used in number: dropped ("(usually plural) ...").
+_USAGE_MARKERS = ("usually", "often", "sometimes", "plural", "used", "trademark", "singular")
+#: Leading labels that describe a construction, not a thing ("(with ‘in’) guardianship over").
+_CONSTRUCTIONS = ("with ", "followed by", "usually followed by", "often followed by", "preceded by", "in the ",
+                  "usually with", "often with", "as in")
+#: Leading labels naming a language or dialect: the gloss is a usage, not a fact ("(Yiddish) a big shot ...").
+_DIALECTS = {"yiddish", "british", "scottish", "irish", "australian", "canadian", "french", "latin", "german",
+             "spanish", "italian", "hebrew", "literary", "formerly", "chiefly", "old-fashioned"}
+#: Plurals that do not end in -s (and so are not caught by the tagger test in `_is_plural` reliably).
+_IRREGULAR_PLURALS = {"people", "children", "men", "women", "police", "cattle", "feet", "teeth", "mice", "geese",
+                      "clergy", "folk", "livestock", "poultry"}
+
+
+def _framed(frame: str, sentence: str, proper: bool = False) -> str:
+    """'In baseball, ' + 'A bat is ...' -> 'In baseball, a bat is ...' (a capitalised title keeps its case)."""
+    if not frame:
+        return finish(sentence)
+    keep = proper
+    return finish(frame + (sentence if keep else sentence[:1].lower() + sentence[1:]))
+
+
+def _is_plural(title: str) -> bool:
+    """Is a WordNet lemma a plural form ('pants', 'people', 'tank tops')? Tagger NNS, -ics and -ss excepted.
+
+    >>> _is_plural("people"), _is_plural("bus"), _is_plural("physics"), _is_plural("glass")  # doctest: +SKIP
+    (True, False, False, False)
+    """
+    last = title.rsplit(" ", 1)[-1].lower()
+    if last in _IRREGULAR_PLURALS:
+        return True
+    if not last.endswith("s") or last.endswith(("ss", "us", "is", "ics", "ous")):
+        return False
+    return pos_tag([last])[0][1] == "NNS"
+
+
+def _plural_verb(verb: str) -> str:
+    """'occurs' -> 'occur', 'has' -> 'have', 'is' -> 'are', 'carries' -> 'carry', 'reaches' -> 'reach'."""
+    low = verb.lower()
+    irregular = {"is": "are", "has": "have", "was": "were", "does": "do"}
+    if low in irregular:
+        return irregular[low]
+    if low.endswith("ies") and len(low) > 4:
+        return verb[:-3] + "y"
+    if low.endswith(("ches", "shes", "sses", "xes", "zes", "oes")):
+        return verb[:-2]
+    return verb[:-1] if low.endswith("s") else verb
 
 
 _PRONOMINAL = {"someone", "somebody", "something", "anyone", "anybody", "anything", "one"}  # "someone who ..."
 _QUANTIFIERS = {"many", "some", "most", "few", "several", "all", "both", "others"}  # "…; many are garden plants"
 _CHUNK_END = {"IN", "WDT", "WP", "TO", "VBN", "VBD", "VBZ", "VBP", "MD"}
+
+
+_ANAPHORS = {"this", "these", "it", "they"}
+_META = re.compile(r"\b(used to refer to|alternative names? for|a term for|name for|the word|refers? to)\b", re.I)
+
+
+def _premodified_noun(tags: Sequence[str]) -> bool:
+    """Does the gloss start with a noun phrase without determiner: adjectives/participles then a noun
+    ('bowed stringed instrument' yes; 'propelled with a paddle', 'being a person' no)?"""
+    for i, tag in enumerate(tags[:4]):
+        if tag.startswith("NN"):
+            return True
+        if tag not in ("JJ", "JJR", "JJS", "CD", "VBN", "VBG", "VBD", "CC") or (i == 0 and tag in ("VBD", "CC")):
+            return False
+    return False
 
 
 def _head_tag(toks: Sequence[str], tags: Sequence[str]) -> str:
@@ -170,65 +287,101 @@ def _plural(title: str) -> str:
     return f"{head} {last}" if head else last
 
 
-def example_sentence(example: str) -> str | None:
-    """A WordNet usage example as a sentence, or None when it is a fragment (no finite verb)."""
-    text = str(example).strip().strip("\"'“”‘’").strip()
-    toks = WORD.findall(text)
-    if len(toks) < 3 or not any(t in _FINITE for _, t in pos_tag(toks)):
-        return None
-    return finish(text)
+class Countability:
+    """Is a noun countable? Evidence from WordNet's own text: it follows "a"/"an" and is then followed by a
+    function word or punctuation ("a violin that ...", "a container;"), at least `min_uses` times in all
+    glosses and usage examples. Mass nouns ("clothing", "furniture", "water", "equipment") never are.
+
+    >>> c = Countability(texts=["a violin with strings", "a violin;", "a violin of", "water in a water bottle"])
+    >>> c("violin"), c("water"), c("clothing")
+    (True, False, False)
+    """
+
+    FOLLOWERS = {"that", "which", "who", "whose", "or", "and", "with", "in", "of", "for", "on", "to", "is", "was",
+                 "from", "by", "at", "as", "used", "made", "having", "but", "when", "where", "into", "without"}
+
+    def __init__(self, wordnet=None, texts=None, min_uses: int = 3):
+        if texts is None:
+            ids = getattr(wordnet, "_synsets", ())
+            texts = (t for sid in ids for t in (wordnet.definition(sid), *wordnet.examples(sid)))
+        self.min_uses, self.counts, self.seen = min_uses, {}, {}
+        for text in texts:
+            w = re.findall(r"[a-z][a-z'-]*|[^\sa-z]", str(text).lower())
+            for x in w:
+                self.seen[x] = self.seen.get(x, 0) + 1
+            for a, b, c in zip(w, w[1:], [*w[2:], "."]):
+                if a in ("a", "an") and (c in self.FOLLOWERS or not c[0].isalpha()):
+                    self.counts[b] = self.counts.get(b, 0) + 1
+
+    def frequent(self, word: str, min_seen: int = 10) -> bool:
+        """Does WordNet's text use the word at least `min_seen` times (so no "a <word>" is evidence of mass)?"""
+        return self.seen.get(str(word).lower(), 0) >= min_seen
+
+    def __call__(self, word: str, min_uses: int | None = None) -> bool:
+        return self.counts.get(str(word).lower(), 0) >= (self.min_uses if min_uses is None else min_uses)
 
 
 class WordNetPages:
-    """Offline page source: WordNet noun synsets found by lemma search, summaries from glosses and examples."""
+    """Offline page source: one WordNet noun sense per query noun (chosen in context) and its direct hypernyms;
+    a page's summary is its gloss as definitional sentences (usage examples are never used)."""
 
-    def __init__(self, wordnet=None, senses_per_term: int = 2, hypernyms: bool = True, max_terms: int = 8,
-                 examples: bool = True):
+    def __init__(self, wordnet=None, encoder=None, hypernyms: bool = True, max_terms: int = 8,
+                 prior: float = 0.1, margin: float = 0.04):
         if wordnet is None:
             from ..data.loaders import load_wordnet
 
             wordnet = load_wordnet()
+        if encoder is None:
+            from ..models import SentenceEncoder
+
+            encoder = SentenceEncoder(progress=False)
         self.wn = wordnet
-        self.senses_per_term, self.hypernyms, self.max_terms, self.examples = senses_per_term, hypernyms, max_terms, examples
-        self.name = (f"oewn-pages(senses={senses_per_term},hyper={int(hypernyms)},terms={max_terms},ex={int(examples)},"
-                     f"{GLOSS_RULES_VERSION})")
+        self.chooser = SenseChooser(wordnet, encoder, prior=prior, margin=margin)
+        self.hypernyms, self.max_terms = hypernyms, max_terms
+        self.name = f"oewn-pages({self.chooser.name},hyper={int(hypernyms)},terms={max_terms},{GLOSS_RULES_VERSION})"
         self._pages: dict[tuple[str, str], Page] = {}
+        self._countable: Countability | None = None
+        self.choices: list[SenseChoice] = []  # every sense choice made by `search`, in order (for inspection)
 
     def page(self, synset_id: str, title: str) -> Page:
         key = (synset_id, title)
         if key not in self._pages:
-            sentences = definition_sentences(title, self.wn.definition(synset_id))
-            if self.examples:
-                sentences += [s for s in map(example_sentence, self.wn.examples(synset_id)) if s]
+            if self._countable is None:
+                self._countable = Countability(self.wn)
+            sentences = definition_sentences(title, self.wn.definition(synset_id), self._countable,
+                                             body_part=self.is_body_part(synset_id))
             self._pages[key] = Page(f"oewn:{synset_id}", title, tuple(dict.fromkeys(sentences)))
         return self._pages[key]
 
-    def senses(self, term: str) -> list[str]:
-        """Noun synsets of `term`, most frequent first; a lower-case term skips proper-noun senses ('sun' vs 'Sun')."""
-        ids = self.wn.synsets(term, "n")
-        if term[:1].islower():
-            exact = [i for i in ids if term in self.wn.lemmas(i) or term.replace(" ", "_") in self.wn.lemmas(i)]
-            ids = exact or ids
-        return ids
+    def is_body_part(self, synset_id: str) -> bool:
+        """Is the synset a body part (WordNet's 'body part' among its hypernyms)? Such glosses read "The face is ..."."""
+        parts = {s for s in self.wn.synsets("body part", "n")}
+        return bool(parts & (self.wn.hypernym_closure(synset_id) | {synset_id})) if parts else False
+
+    def sense_choices(self, query: str) -> list[SenseChoice]:
+        """The sense chosen for each noun of `query`, in its sentence (None where ambiguous)."""
+        return self.chooser.choose_many([(t, context_sentence(query, t)) for t in query_nouns(query, self.wn)])
 
     def search(self, query: str, exclude: frozenset | set = frozenset()) -> list[Page]:
-        """Pages of the first `max_terms` query nouns that still offer a sentence not in `exclude`
-        (normalised sentences pooled at earlier levels), then their direct hypernyms' pages."""
+        """Pages of the first `max_terms` query nouns with a chosen sense that still offer a sentence not in
+        `exclude` (normalised sentences pooled at earlier levels), then the chosen senses' direct hypernyms."""
+        choices = self.sense_choices(query)
+        self.choices += choices
         found: dict[str, Page] = {}
         above: list[tuple[str, str]] = []
         productive = 0
-        for term in query_nouns(query, self.wn):
+        for choice in choices:
             if productive >= self.max_terms:
                 break
-            new = False
-            for sid in self.senses(term)[: self.senses_per_term]:
-                page = found.setdefault(sid, self.page(sid, term))
-                new |= any(normalise(x) not in exclude for x in page.sentences)
-                if self.hypernyms:
-                    above += [(h, self.wn.lemmas(h)[0]) for h in self.wn.hypernyms(sid) if self.wn.lemmas(h)]
-            productive += new
+            sid = choice.synset
+            if sid is None:
+                continue
+            page = found.setdefault(sid, self.page(sid, choice.term))
+            productive += any(normalise(x) not in exclude for x in page.sentences)
+            if self.hypernyms:
+                above += [(h, self.wn.lemmas(h)[0]) for h in self.wn.hypernyms(sid) if self.wn.lemmas(h)]
         for sid, title in above:  # direct hypernyms after all the query's own pages
-            if sid not in found and sid in self.wn:
+            if sid not in found and sid in self.wn and not register_label(self.wn.definition(sid)):
                 found[sid] = self.page(sid, title)
         return [p for p in found.values() if any(normalise(x) not in exclude for x in p.sentences)]
 

@@ -86,22 +86,24 @@ def build_for(nb, progress: bool = True) -> dict[str, FactNLIData]:
             "no-filter": aug.with_settings(use_filter=False).build(examples, progress=progress)}
 
 
-def evaluation_models(nb) -> dict:
-    """Every NLI model of the profile: the NLI model (long-context view), the baselines, extra models and,
-    with an LLM endpoint, the LLM behind the atoms paper's Prompt B.1 (zero-shot; FactNLI prints no NLI prompt).
+def evaluation_models(nb, frames: dict) -> dict:
+    """Every NLI model of the profile: the NLI model, the baselines, extra models and, with an LLM endpoint,
+    the LLM behind the atoms paper's Prompt B.1 (zero-shot; FactNLI prints no NLI prompt).
 
-    --quick scores the profile's NLI model only (fitting the TF-IDF baseline on e-SNLI dev alone takes
-    15-45 s on two cores)."""
-    from .evaluation import long_context
+    Each HF model scores with a window sized on `frames` (variant -> items to be scored) with its own
+    tokenizer (`context.sized_view`): no pair is truncated unless it exceeds the model's position limit
+    (`context_report` counts those). --quick scores the profile's NLI model only (fitting the TF-IDF
+    baseline on e-SNLI dev alone takes 15-45 s on two cores)."""
+    from .context import sized_view
 
     models = {}
     main = nb.nli_model()
-    models[main.name] = long_context(main)
+    models[main.name] = sized_view(main, frames)
     if nb.quick:
         return models
     for spec in list(nb.params.get("baselines") or []) + list(nb.params.get("extra_models") or []):
         model = nb.nli_model(spec)
-        models[getattr(model, "name", spec)] = long_context(model)
+        models[getattr(model, "name", spec)] = sized_view(model, frames)
     client = llm_client(nb)
     if client is not None:
         from ..atoms.consistency import PromptNLIClassifier
@@ -109,6 +111,17 @@ def evaluation_models(nb) -> dict:
         clf = PromptNLIClassifier(client, shots=())
         models[clf.name] = clf
     return models
+
+
+def context_table(models: dict, frames: dict):
+    """Token lengths of the scored sets per model with a tokenizer: longest, 95th percentile, window, truncated."""
+    import pandas as pd
+
+    from .context import context_report
+
+    parts = [context_report(m, frames, m.max_length) for m in models.values()
+             if hasattr(m, "tokenizer") and hasattr(m, "max_length")]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
 def diagnostic_items(nb, data: dict[str, FactNLIData], n: int | None = None) -> dict:

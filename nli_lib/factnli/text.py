@@ -81,11 +81,49 @@ def has_deictic_pronoun(sentence: str) -> bool:
     return any(t in PRONOUNS for t in toks)
 
 
-def strip_parentheticals(text: str) -> str:
-    """Remove (...) and [...] asides; they carry separate content that an atomic fact should not bundle."""
+#: First words of a parenthetical that restricts or negates what it is attached to: dropping it would make the
+#: sentence say more than its source ("an abrupt departure (without saying farewell)", "(not necessarily married)").
+RESTRICTING_ASIDES = {"not", "never", "no", "without", "except", "excluding", "but", "only", "unlike", "rather"}
+
+
+def meaning_bearing(aside: str) -> bool:
+    """Does a parenthetical's content restrict or negate its sentence (so it must be kept)?
+
+    Kept: asides that start with a negation or restriction (`RESTRICTING_ASIDES`), or that say "as opposed
+    to". Dropped (an elaboration the rest stays true without): hedges and examples ("usually ...",
+    "especially ...", "e.g. ...", "such as ..."), restatements and alternatives ("a loose clot or air bubble").
+
+    >>> meaning_bearing("without saying farewell"), meaning_bearing("not necessarily married")
+    (True, True)
+    >>> meaning_bearing("usually including sidewalks"), meaning_bearing("especially hunting")
+    (False, False)
+    """
+    toks = [t.lower() for t in WORD.findall(aside)]
+    return bool(toks) and (toks[0] in RESTRICTING_ASIDES or "as opposed to" in " ".join(toks))
+
+
+def strip_parentheticals(text: str, keep_meaning: bool = True) -> str:
+    """Remove (...) and [...] asides that only elaborate; keep those that restrict or negate (`meaning_bearing`).
+
+    >>> strip_parentheticals("a thoroughfare (usually including sidewalks) that is lined with buildings")
+    'a thoroughfare that is lined with buildings'
+    >>> strip_parentheticals("an abrupt and unannounced departure (without saying farewell)")
+    'an abrupt and unannounced departure (without saying farewell)'
+    >>> strip_parentheticals("a departure (without saying farewell)", keep_meaning=False)
+    'a departure'
+    """
+    kept: list[str] = []
+
+    def replace(m: re.Match) -> str:
+        if keep_meaning and meaning_bearing(m.group(1)):
+            kept.append(m.group(0).strip())
+            return f" \x00{len(kept) - 1}\x00"
+        return ""
+
     prev = None
     while prev != text:
-        prev, text = text, re.sub(r"\s*[(\[][^()\[\]]*[)\]]", "", text)
+        prev, text = text, re.sub(r"\s*[(\[]([^()\[\]\x00]*)[)\]]", replace, text)
+    text = re.sub(r"\x00(\d+)\x00", lambda m: kept[int(m.group(1))], text)
     return re.sub(r"\s+", " ", text).strip()
 
 

@@ -1,0 +1,135 @@
+"""How good the offline fact generator is: precision against a gold set judged by hand.
+
+The gold set (data/fixtures/factnli/gold_facts.csv) holds fused facts sampled with a fixed seed from the
+offline pipeline's output on SNLI test, across levels (`sample_fused_facts`), each read and judged by the
+team: is it true, and true in the sense that fits the scene? It stores no dataset text: the premise is
+named by its SNLI-test pair id (and checked by a hash), the level's query as what the fuser appended to the
+premise (`query_suffix`), so the query p(t-1) is rebuilt from the mirror.
+
+Every fact the offline generator emits is one it marks ok (senses it cannot choose are skipped, malformed
+sentences are dropped, see `senses` and `extraction`), so its precision is the share of gold items judged
+correct, among the items the current generator still produces (`match_gold`): a gold item is current when
+the fact is among the facts the current generator extracts for its query (every snippet above tau, no pool
+cap). Items no longer produced are counted and listed, never silently scored.
+
+>>> gold = pd.DataFrame({"query": ["q1", "q1", "q2", "q3"], "fact": ["A.", "B.", "C.", "D."],
+...                      "correct": [1, 0, 1, 1]})
+>>> current = {"q1": {"A.", "B."}, "q2": {"C."}, "q3": set()}
+>>> r = gold_precision(match_gold(gold, current)); (r["k"], r["n"], r["stale"], round(r["precision"], 3))
+(2, 3, 1, 0.667)
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import hashlib
+from pathlib import Path
+from typing import Mapping
+
+import pandas as pd
+
+from ..config import REPO_ROOT
+from ..evaluation import wilson_interval
+from .extraction import EXTRACT_RULES_VERSION
+from .retrieval import GLOSS_RULES_VERSION
+from .senses import SENSE_RULE_VERSION
+
+GOLD_PATH = REPO_ROOT / "data" / "fixtures" / "factnli" / "gold_facts.csv"
+#: The offline fact generator: gloss sentences, sense choice, rule-based B.1. Gold rows carry the one they judged.
+OFFLINE_GENERATOR = f"{GLOSS_RULES_VERSION}+{SENSE_RULE_VERSION}+{EXTRACT_RULES_VERSION}"
+GOLD_COLUMNS = ["item_id", "generator", "pair_id", "premise_sha1", "level", "query_suffix", "fact", "source",
+                "title", "correct", "reason"]
+
+
+def premise_hash(premise: str) -> str:
+    """First 12 hex digits of the premise's SHA-1 (detects a pair id that now names another premise)."""
+    return hashlib.sha1(str(premise).encode("utf-8")).hexdigest()[:12]
+
+
+def sample_fused_facts(items: pd.DataFrame, per_level: int, seed: int = 0) -> pd.DataFrame:
+    """Distinct (premise, level, fact) triples fused at each level, `per_level` of each (seeded), ready to judge.
+
+    `items` is a FactNLIData.items frame (full variant); the level of a fact is the level that selected it.
+    """
+    rows = []
+    for r in items[items["level"] >= 1].itertuples(index=False):
+        for p in r.fact_provenance:
+            if p["level"] == r.level:  # each level's own facts, once per premise
+                rows.append({"pair_id": r.pair_id, "premise": r.orig_premise, "level": int(r.level),
+                             "fact": p["fact"], "source": p["source"], "title": p["title"]})
+    frame = pd.DataFrame(rows).drop_duplicates(["premise", "level", "fact"])
+    previous = {(r.orig_premise, int(r.level)): r.premise for r in items.itertuples(index=False)}
+    frame["query_suffix"] = [previous[(p, lv - 1)][len(p):] for p, lv in zip(frame["premise"], frame["level"])]
+    picked = pd.concat([g.sample(n=min(per_level, len(g)), random_state=seed) for _, g in frame.groupby("level")])
+    picked = picked.sort_values(["level", "pair_id", "fact"]).reset_index(drop=True)
+    picked["premise_sha1"] = picked["premise"].map(premise_hash)
+    picked["item_id"] = [f"g{i:03d}" for i in range(len(picked))]
+    picked["generator"], picked["correct"], picked["reason"] = OFFLINE_GENERATOR, "", ""
+    return picked[[*GOLD_COLUMNS, "premise"]]
+
+
+def load_gold(path: str | Path | None = None, premises: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """The gold set with its queries rebuilt: `premises` maps pair_id -> premise (default: SNLI test from the
+    mirror). Adds `premise`, `query` and `premise_ok` (the pair id still names the judged premise)."""
+    gold = pd.read_csv(path or GOLD_PATH, dtype={"query_suffix": str}, keep_default_na=False)
+    missing = set(GOLD_COLUMNS) - set(gold.columns)
+    if missing:
+        raise ValueError(f"gold set {path or GOLD_PATH} lacks columns {sorted(missing)}")
+    if premises is None:
+        from ..data.loaders import load_esnli
+
+        test = load_esnli("test")
+        premises = dict(zip(test["pair_id"], test["premise"]))
+    gold["premise"] = gold["pair_id"].map(lambda i: premises.get(i, ""))
+    gold["premise_ok"] = [premise_hash(p) == h for p, h in zip(gold["premise"], gold["premise_sha1"])]
+    gold["query"] = gold["premise"] + gold["query_suffix"]
+    gold["correct"] = gold["correct"].astype(int)
+    return gold
+
+
+def current_facts(augmenter, queries) -> dict[str, set]:
+    """{query: facts the augmenter's generator extracts for it}: every query noun's page and every snippet
+    above tau (no cap on terms or pool, no exclusion of earlier levels' snippets), through the same pages,
+    retriever and extractor as a build. A superset of what a build at that level extracts, up to page
+    titles: a synset reached through two nouns is titled by the first one searched ("An appendage is ..."
+    here where a build that never reached 'appendage' wrote "Extremity is ..."), so such an item shows as
+    stale."""
+    queries = list(dict.fromkeys(queries))
+    pages = copy.copy(augmenter.retriever.pages)
+    if hasattr(pages, "max_terms"):
+        pages.max_terms = 10**6
+    retriever = dataclasses.replace(augmenter.retriever, pages=pages, max_snippets=10**6)
+    pools = retriever.retrieve_many(queries)
+    facts = augmenter.extractor.extract_many(pools)
+    return {q: {f.text for f in fs} for q, fs in zip(queries, facts)}
+
+
+def match_gold(gold: pd.DataFrame, current: Mapping[str, set]) -> pd.DataFrame:
+    """Gold rows with `current`: the current generator still produces the fact for its query (and, when the
+    gold has `premise_ok`, the pair id still names the judged premise)."""
+    out = gold.copy()
+    produced = pd.Series([f in current.get(q, set()) for q, f in zip(out["query"], out["fact"])], index=out.index)
+    out["current"] = produced & (out["premise_ok"] if "premise_ok" in out else True)
+    return out
+
+
+def gold_precision(matched: pd.DataFrame) -> dict:
+    """Precision of the generator on the current gold items: k correct of n, Wilson 95% CI; stale = gold
+    items the current generator no longer produces (not scored)."""
+    cur = matched[matched["current"]]
+    k, n = int(cur["correct"].sum()), len(cur)
+    lo, hi = wilson_interval(k, n)
+    return {"k": k, "n": n, "precision": k / n if n else float("nan"), "ci_low": lo, "ci_high": hi,
+            "stale": int((~matched["current"]).sum()), "gold items": len(matched)}
+
+
+def precision_table(matched: pd.DataFrame, generator: str = OFFLINE_GENERATOR) -> pd.DataFrame:
+    """Precision overall and per level (%), with n, Wilson CI, stale items and the generator versions."""
+    rows = []
+    for level, g in [("all", matched), *((int(lv), g) for lv, g in matched.groupby("level"))]:
+        r = gold_precision(g)
+        rows.append({"level": level, "n": r["n"], "correct": r["k"], "precision (%)": 100 * r["precision"],
+                     "ci_low (%)": 100 * r["ci_low"], "ci_high (%)": 100 * r["ci_high"],
+                     "stale gold items": r["stale"], "gold generator": ", ".join(sorted(set(g["generator"]))),
+                     "current generator": generator})
+    return pd.DataFrame(rows)
