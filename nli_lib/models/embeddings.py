@@ -30,6 +30,27 @@ def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return a @ b.T
 
 
+def unit_vector_check(value) -> str | None:
+    """A `validate` for cached embeddings: base64 of finite float32 values with norm 1 (± 1e-3).
+
+    >>> unit_vector_check(base64.b64encode(np.array([0.6, 0.8], dtype=np.float32).tobytes()).decode()) is None
+    True
+    >>> unit_vector_check(base64.b64encode(np.array([3.0, 4.0], dtype=np.float32).tobytes()).decode())
+    'norm 5, expected 1'
+    """
+    try:
+        raw = base64.b64decode(value, validate=True)
+    except (ValueError, TypeError):
+        return "not base64 text"
+    if not raw or len(raw) % 4:
+        return f"{len(raw)} bytes is not a float32 vector"
+    vec = np.frombuffer(raw, dtype=np.float32)
+    if not np.isfinite(vec).all():
+        return "non-finite values"
+    norm = float(np.linalg.norm(vec))
+    return None if abs(norm - 1) <= 1e-3 else f"norm {norm:g}, expected 1"
+
+
 class SentenceEncoder:
     """A sentence-transformers model (hub id or local dir) with cached, unit-normalised embeddings."""
 
@@ -71,14 +92,14 @@ class SentenceEncoder:
                 self._model = SentenceTransformer(self.source.location, device=self.device,
                                                   revision=kwargs.get("revision"), cache_folder=kwargs.get("cache_dir"))
             except Exception as exc:  # noqa: BLE001 - one error type that names the model and the fix
-                raise load_error(self.model_path, "sentence encoder", exc) from exc
+                raise load_error(self.model_path, "sentence encoder", exc, self.source.local_dir) from exc
         return self._model
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """(n, d) float32 unit vectors."""
         texts = [str(t) for t in texts]
         keys = [{"model": self.fingerprint, "text": t} for t in texts]
-        cached = self.cache.get_many(NAMESPACE, keys)
+        cached = self.cache.get_many(NAMESPACE, keys, validate=unit_vector_check)
         todo = sorted({t for t, v in zip(texts, cached) if v is None})
         fresh: dict[str, np.ndarray] = {}
         for start in range(0, len(todo), 4096):  # store as we go: an interrupted corpus encoding resumes

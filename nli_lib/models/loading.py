@@ -14,7 +14,7 @@ cache key that holds its outputs:
     >>> import json, tempfile; d = Path(tempfile.mkdtemp()) / "tiny"; d.mkdir()
     >>> _ = (d / "config.json").write_text(json.dumps({"id2label": {"0": "a"}})); _ = (d / "README.md").write_text("x")
     >>> weights_fingerprint(str(d))
-    'tiny@sha256:7c0eb3a0d1c2fd69'
+    'tiny@sha256:973ddb1449c4c581'
 
 Every failure to find or load a model is a `ModelLoadError` naming the model, the cause and the fix.
 """
@@ -35,7 +35,7 @@ _SKIP_NAMES = {"LICENSE", "LICENCE", "NOTICE"}
 _SKIP_DIRS = {"onnx", "openvino", "coreml", "tf", "flax"}
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
-_RESOLVED: dict[tuple, str] = {}  # (hub id, revision, hub cache, offline) -> commit, for this process
+_RESOLVED: dict[tuple[str, str], str] = {}  # (hub id, revision) -> commit the hub named, for this process
 
 
 class ModelLoadError(RuntimeError):
@@ -96,22 +96,19 @@ def hub_commit(model_id: str, revision: str | None = None) -> str:
     """The commit of `model_id` at `revision` (default 'main'): asked of the hub when online, else read from the
     local HF cache. Raises ModelLoadError when neither knows it."""
     revision = revision or "main"
-    memo = (model_id, revision, str(hub_cache_dir()), hub_offline())
-    if memo in _RESOLVED:
-        return _RESOLVED[memo]
-    local = cached_commit(model_id, revision)
-    if local is not None and hub_offline():
-        _RESOLVED[memo] = local
-        return local
-    if _COMMIT.match(revision) and not hub_offline():  # already a commit: nothing to resolve
-        _RESOLVED[memo] = revision
-        return revision
+    local = cached_commit(model_id, revision)  # read each time: a download may have moved refs/<revision>
     if hub_offline():
+        if local is not None:
+            return local
         raise ModelLoadError(
             f"model {model_id!r} (revision {revision}) is neither a local folder nor in the Hugging Face cache "
             f"{hub_cache_dir()}, and the hub is not reachable in offline mode (HF_HUB_OFFLINE/TRANSFORMERS_OFFLINE "
             f"is set). Fix: download it once with network (`hf download {model_id}`), or set the profile's model "
             f"to a local folder (if you meant a folder: {Path(model_id).resolve()} does not exist).")
+    if _COMMIT.match(revision):  # already a commit: nothing to resolve
+        return revision
+    if (model_id, revision) in _RESOLVED:
+        return _RESOLVED[model_id, revision]
     from huggingface_hub import model_info
     from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError, RevisionNotFoundError
 
@@ -136,7 +133,7 @@ def hub_commit(model_id: str, revision: str | None = None) -> str:
         commit = local
     if not commit:
         raise ModelLoadError(f"model {model_id!r}: the hub returned no commit for revision {revision!r}")
-    _RESOLVED[memo] = commit
+    _RESOLVED[model_id, revision] = commit
     return commit
 
 
@@ -209,13 +206,29 @@ def load_pretrained(auto_class, source: ModelSource, what: str = "model", **kwar
     try:
         return auto_class.from_pretrained(source.location, **source.pretrained_kwargs(), **kwargs)
     except Exception as exc:  # noqa: BLE001 - every failure becomes one error type with a fix
-        raise load_error(source.name, what, exc) from exc
+        raise load_error(source.name, what, exc, source.local_dir) from exc
 
 
-def load_error(name: str, what: str, exc: BaseException) -> ModelLoadError:
-    """A ModelLoadError for a failure to load `what` of model `name`, with the fix for the known causes."""
+def _needs_sentencepiece(folder: Path | None) -> bool:
+    """A folder with a SentencePiece model file (spiece.model, sentencepiece.bpe.model, ...) but no package."""
+    import importlib.util
+
+    return folder is not None and importlib.util.find_spec("sentencepiece") is None and \
+        any(folder.glob("*.model"))
+
+
+def load_error(name: str, what: str, exc: BaseException, folder: Path | None = None) -> ModelLoadError:
+    """A ModelLoadError for a failure to load `what` of model `name`, with the fix for the known causes.
+
+    >>> str(load_error("org/m", "tokenizer", ImportError("requires the protobuf library")))[:80]
+    "the tokenizer of model 'org/m' needs the Python package 'protobuf', which is not"
+    """
     text = f"{type(exc).__name__}: {exc}"
     missing = getattr(exc, "name", None) if isinstance(exc, ImportError) else None
+    if _needs_sentencepiece(folder):  # transformers then falls back to tiktoken and names that instead
+        return ModelLoadError(f"the {what} of model {name!r} is a SentencePiece model and needs the Python package "
+                              f"'sentencepiece', which is not installed. Fix: pip install sentencepiece protobuf  "
+                              f"({text.splitlines()[0][:300]})")
     for module, package in _DEPENDENCIES.items():
         if missing == module or module in text.lower():
             return ModelLoadError(f"the {what} of model {name!r} needs the Python package {package!r}, which is not "
