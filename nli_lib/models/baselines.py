@@ -97,6 +97,17 @@ class _SklearnPairClassifier(Classifier):
         super().__init__(cache)
         self.labels = tuple(labels)
         self._fp = None
+        self._restore = None  # set by fit_cached: restores the stored fit on first use (warm runs never load it)
+
+    def _predict_proba_uncached(self, premises, hypotheses):
+        if self._restore is not None:
+            restore, self._restore = self._restore, None
+            restore(self)
+        return self._predict(premises, hypotheses)
+
+    def _predict(self, premises: list[str], hypotheses: list[str]) -> np.ndarray:
+        """(n, len(labels)) probabilities from the fitted estimators."""
+        raise NotImplementedError
 
     def settings(self) -> dict:
         """Every setting that changes a prediction (JSON-able); subclasses extend it."""
@@ -176,7 +187,7 @@ class TfidfPairClassifier(_SklearnPairClassifier):
         self.feats = PairFeaturizer()
         self.feats.vp, self.feats.vh, self.feats.vnew, self.est = parts["vp"], parts["vh"], parts["vnew"], parts["est"]
 
-    def _predict_proba_uncached(self, premises, hypotheses):
+    def _predict(self, premises, hypotheses):
         return self._proba_in_label_order(self.est, self.feats.transform(premises, hypotheses))
 
 
@@ -209,5 +220,5 @@ class NaiveBayesPairClassifier(_SklearnPairClassifier):
     def restore_parts(self, parts: dict) -> None:
         self.vec, self.est = parts["vec"], parts["est"]
 
-    def _predict_proba_uncached(self, premises, hypotheses):
+    def _predict(self, premises, hypotheses):
         return self._proba_in_label_order(self.est, self.vec.transform(self._docs(premises, hypotheses)))

@@ -77,7 +77,7 @@ def _check_restored(clf, train: pd.DataFrame) -> None:
     import numpy as np
 
     head = train.head(3)
-    probs = np.asarray(clf._predict_proba_uncached(head["premise"].astype(str).tolist(),
+    probs = np.asarray(clf._predict(head["premise"].astype(str).tolist(),
                                                    head["hypothesis"].astype(str).tolist()), dtype=float)
     if probs.shape != (len(head), len(clf.labels)) or not np.isfinite(probs).all():
         raise ValueError(f"restored classifier answers with shape {probs.shape} or non-finite values")
@@ -87,24 +87,31 @@ def fit_cached(make, train: pd.DataFrame, name: str, version: str = ""):
     """Fit a scikit-learn pair classifier once per (settings, version, training data); later calls load it.
 
     `make()` returns an unfitted classifier with `settings()`, `fitted_parts()` and `restore_parts()`
-    (`nli_lib.models.baselines._SklearnPairClassifier`). A stored file that cannot be read, holds an untrusted
-    type or does not fit the classifier is reported (RuntimeWarning naming it) and replaced by a fresh fit.
+    (`nli_lib.models.baselines._SklearnPairClassifier`). A stored fit is read only when a prediction is not in
+    the call cache (a warm run reads nothing, and does not import skops: ~5 s). A stored file that cannot be
+    read, holds an untrusted type or does not fit the classifier is reported (RuntimeWarning naming it) and
+    replaced by a fresh fit.
     """
     clf = make()
     folder = cache_dir("models")
     _report_old_pickles(folder, name)
     path = folder / f"{name}-{fit_key(clf, train, version)}{SUFFIX}"
-    if path.is_file():
+    if not path.is_file():
+        clf.fit(train)
+        save_parts(path, clf.fitted_parts())
+        return clf
+
+    def restore(target) -> None:
         try:
-            clf.restore_parts(load_parts(path))
-            clf.set_fingerprint(train)
-            _check_restored(clf, train)
-            return clf
+            target.restore_parts(load_parts(path))
+            _check_restored(target, train)
         except Exception as exc:  # noqa: BLE001 - damaged or untrusted: refit rather than crash or reuse
             warnings.warn(f"cached model {path} is unreadable or untrusted ({type(exc).__name__}: {exc}); "
-                          f"fitting it again", RuntimeWarning, stacklevel=2)
+                          f"fitting it again", RuntimeWarning, stacklevel=4)
             path.unlink(missing_ok=True)
-            clf = make()
-    clf.fit(train)
-    save_parts(path, clf.fitted_parts())
+            target.fit(train)
+            save_parts(path, target.fitted_parts())
+
+    clf.set_fingerprint(train)
+    clf._restore = restore
     return clf

@@ -150,7 +150,7 @@ class FeatureSVMClassifier(_SklearnPairClassifier):
         X = self.feats.fit_transform(p, h)
         self.est = LinearSVC(C=self.C, dual=False, random_state=self.seed, max_iter=5000).fit(X, y)  # primal: fast here
 
-    def _predict_proba_uncached(self, premises, hypotheses):
+    def _predict(self, premises, hypotheses):
         d = self.est.decision_function(self.feats.transform(premises, hypotheses))
         if d.ndim == 1:  # two classes seen in training
             d = np.stack([-d, d], axis=1)
