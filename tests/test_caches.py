@@ -271,8 +271,9 @@ def test_hub_commit_is_resolved_offline_and_pins_the_files_loaded(tmp_path, monk
     second = HFClassifier("org/tiny", progress=False, cache=cache)
     assert second.revision == new and second.fingerprint != first.fingerprint
     np.testing.assert_allclose(second.predict_proba(*zip(*pair)), raw_probs(tmp_path / "v2", pair), atol=1e-5)
-    pinned = HFClassifier("org/tiny", revision=old, progress=False, cache=cache)  # an explicit commit still works
+    pinned = HFClassifier("org/tiny", revision=old, progress=False, cache=CallCache(":memory:"))  # the old commit
     assert pinned.fingerprint == first.fingerprint
+    np.testing.assert_allclose(pinned.predict_proba(*zip(*pair)), raw_probs(tmp_path / "v1", pair), atol=1e-5)
 
 
 def test_hub_commit_online_comes_from_the_hub(tmp_path, monkeypatch):
