@@ -94,7 +94,8 @@ class CallCache:
         # sqlite's own busy handler waits briefly; `_run` retries with backoff up to lock_timeout_s
         self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=min(self.lock_timeout_s, 1.0))
         try:
-            self._run(lambda con: (con.execute("PRAGMA journal_mode=" + ("WAL" if self.path != ":memory:" else "MEMORY")),
+            mode = "WAL" if self.path != ":memory:" else "MEMORY"
+            self._run(lambda con: (con.execute(f"PRAGMA journal_mode={mode}"),
                                    con.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()), "open")
             self._import_spill()
         except CacheError:
@@ -185,7 +186,8 @@ class CallCache:
         name = "ns_" + "".join(ch if ch.isalnum() else "_" for ch in namespace)
         if name not in self._tables:
             def create(con):
-                con.execute(f"CREATE TABLE IF NOT EXISTS {name} (k TEXT PRIMARY KEY, key_json TEXT, value TEXT, ts REAL)")
+                con.execute(f"CREATE TABLE IF NOT EXISTS {name} "
+                            f"(k TEXT PRIMARY KEY, key_json TEXT, value TEXT, ts REAL)")
                 con.commit()
 
             self._run(create, f"creating table {name}")
@@ -315,7 +317,8 @@ def probability_check(n_labels: int, atol: float = 1e-3) -> Callable[[object], s
 
     def check(value) -> str | None:
         if not isinstance(value, list) or len(value) != n_labels:
-            return f"expected {n_labels} probabilities, found {len(value) if isinstance(value, list) else type(value).__name__}"
+            found = len(value) if isinstance(value, list) else type(value).__name__
+            return f"expected {n_labels} probabilities, found {found}"
         if not all(isinstance(x, (int, float)) and math.isfinite(x) and -atol <= x <= 1 + atol for x in value):
             return "non-finite or out-of-range values"
         total = math.fsum(value)

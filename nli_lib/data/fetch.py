@@ -128,7 +128,8 @@ def _download(entry: ManifestEntry, dest: Path) -> str:
                 f"nothing was kept). No network? Set NLI_DATA_MIRROR to an offline mirror (e.g. ../shared/data) "
                 f"containing {entry.mirror_relpath or entry.filename}."
             ) from exc
-        retry = f"Nothing was kept; fetch again (a proxy or a dropped connection can cut a transfer). {_how_to_get(entry)}"
+        retry = (f"Nothing was kept; fetch again (a proxy or a dropped connection can cut a transfer). "
+                 f"{_how_to_get(entry)}")
         if declared is not None and size != declared:
             raise DataError(f"download of {entry.key} from {entry.url} is incomplete: {size} bytes received, the "
                             f"server announced {declared} (Content-Length). {retry}")
@@ -147,7 +148,8 @@ def _download(entry: ManifestEntry, dest: Path) -> str:
             pin = _pin_path(dest)
             if pin.is_file() and pin.read_text().strip() != sha:
                 raise DataError(f"{entry.key}: the file at {entry.url} changed since it was first downloaded (pinned "
-                                f"sha256 {pin.read_text().strip()}, now {sha}). Delete {pin} to accept the new version.")
+                                f"sha256 {pin.read_text().strip()}, now {sha}). Delete {pin} to accept the new "
+                                f"version.")
             pin.write_text(sha)
         os.replace(tmp, dest)  # atomic: only a complete, verified file has the final name
         return sha

@@ -150,7 +150,8 @@ def resolve_model(path_or_id: str | os.PathLike, revision: str | None = None) ->
     if path.is_dir():
         return ModelSource(name, path, None)
     if path.exists():
-        raise ModelLoadError(f"model {name!r} is a file, not a model folder; point it at the folder holding config.json")
+        raise ModelLoadError(f"model {name!r} is a file, not a model folder; point it at the folder holding "
+                             f"config.json")
     if looks_like_path(name) or isinstance(path_or_id, os.PathLike):
         raise ModelLoadError(
             f"model folder {name} does not exist (resolved to {path.resolve()}). Fix: check the path; a relative "
