@@ -492,3 +492,39 @@ def test_predictions_computed_while_locked_reach_the_cache_later(tmp_path):
     again = Counting(CallCache(path))
     np.testing.assert_allclose(again.predict_proba(["p1", "p2"], ["h", "h"]), [[0.2, 0.5, 0.3]] * 2)
     assert again.computed == []  # served from the imported values
+
+
+def test_phrasis_dropout_base_follows_the_base_content(tmp_path, monkeypatch):
+    """The head-dropout copy of a base is named by the base's identity: a changed base gets a new copy, not the
+    old config over new weights."""
+    from nli_lib.phrasis.models import with_head_dropout
+
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    base = make_tiny_bert(tmp_path / "base", {0: "LABEL_0", 1: "LABEL_1"})
+    first = with_head_dropout(str(base), 0.3)
+    config = json.loads((base / "config.json").read_text())
+    (base / "config.json").write_text(json.dumps({**config, "hidden_act": "relu"}))  # the base changed
+    second = with_head_dropout(str(base), 0.3)
+    assert second != first and json.loads((tmp_path / "cache" / "phrasis" / "bases" / second / "config.json")
+                                          .read_text())["hidden_act"] == "relu"
+
+
+def test_fine_tuned_model_folder_key_holds_base_data_eval_and_every_spec_field(tmp_path):
+    import dataclasses
+
+    from nli_lib.models.training import TrainSpec, model_dir
+
+    base = make_tiny_bert(tmp_path / "base", {0: "LABEL_0", 1: "LABEL_1"})
+    df = tiny_train_frame(12)
+    spec = TrainSpec(base=str(base))
+    key = model_dir(spec, df, "m", df).name
+    for field in dataclasses.fields(TrainSpec):
+        if field.name in ("base", "base_revision", "labels", "text_cols"):
+            continue
+        changed = dataclasses.replace(spec, **{field.name: type(getattr(spec, field.name))(2)})
+        assert model_dir(changed, df, "m", df).name != key, field.name
+    assert model_dir(dataclasses.replace(spec, labels=("a", "b", "c")), df, "m", df).name != key
+    assert model_dir(spec, df.iloc[:6], "m", df).name != key  # training data
+    assert model_dir(spec, df, "m", df.iloc[:6]).name != key  # evaluation data (its accuracies are stored)
+    (base / "vocab.txt").write_text((base / "vocab.txt").read_text() + "wug\n")
+    assert model_dir(spec, df, "m", df).name != key  # the base model's content
