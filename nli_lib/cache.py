@@ -13,6 +13,23 @@ True
 >>> c.stats()["demo"]
 {'hits': 1, 'misses': 1, 'writes': 1}
 
+Reading checks values: `get`/`get_many` take `validate(value) -> problem or None`; an entry that does not
+decode or fails the check is never returned: it counts as a miss (the caller recomputes and overwrites it),
+is counted under "invalid" in `stats()` and reported in one RuntimeWarning naming the entries and the file.
+
+>>> c.put("demo", {"x": 2}, [0.5, 0.7])
+>>> with warnings.catch_warnings(record=True) as seen:
+...     warnings.simplefilter("always")
+...     c.get("demo", {"x": 2}, validate=lambda v: None if abs(sum(v) - 1) < 1e-3 else f"sums to {sum(v)}")
+>>> c.stats()["demo"]["invalid"], "sums to 1.2" in str(seen[0].message)
+(1, True)
+
+Damage and contention fail loudly, naming the file and the fix: a file that is not SQLite or has a malformed
+page raises CacheCorruptError. A lock held by another process (a second run, a kernel writing) is waited for
+with backoff up to `lock_timeout_s` (default 60 s); if it never frees, values that were being written are
+appended to `<db>.pending.jsonl` beside the database (imported by the next open) and CacheLockedError names
+both files, so predictions just computed are never lost.
+
 Trade-off: JSON values keep the cache inspectable with any SQLite browser; float arrays are stored as
 lists (a few hundred bytes per NLI pair), which is small next to the time a model call costs.
 """
@@ -20,17 +37,31 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import threading
 import time
+import warnings
 from collections import defaultdict
 from pathlib import Path
+from typing import Callable
 
 from .config import cache_dir
 
+LOCK_TIMEOUT_S = 60.0  # how long a locked database is waited for before values are spilled aside
+SPILL_SUFFIX = ".pending.jsonl"  # values that could not be written, beside the database
 
-class CacheCorruptError(RuntimeError):
-    """A cache entry exists but cannot be decoded."""
+
+class CacheError(RuntimeError):
+    """The call cache cannot be used. The message names the file and the fix."""
+
+
+class CacheCorruptError(CacheError):
+    """The cache file (or an entry of it) is damaged."""
+
+
+class CacheLockedError(CacheError):
+    """Another process holds the cache's lock for longer than the lock timeout."""
 
 
 class ReplayMiss(KeyError):
@@ -43,95 +74,217 @@ def key_hash(key: dict) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+def _is_lock_error(exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return (code is not None and code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)) or \
+        "locked" in str(exc) or "busy" in str(exc)
+
+
 class CallCache:
     """Thread-safe SQLite key/value store with hit/miss counters per namespace."""
 
-    def __init__(self, path: str | Path | None = None):
+    def __init__(self, path: str | Path | None = None, lock_timeout_s: float = LOCK_TIMEOUT_S):
         self.path = str(path or cache_dir() / "calls.sqlite")
+        self.spill_path = None if self.path == ":memory:" else Path(self.path + SPILL_SUFFIX)
+        self.lock_timeout_s = float(lock_timeout_s)
         self._lock = threading.RLock()
-        self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=60)
-        try:
-            self._conn.execute("PRAGMA journal_mode=WAL" if self.path != ":memory:" else "PRAGMA journal_mode=MEMORY")
-            self._conn.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
-        except sqlite3.DatabaseError as exc:
-            self._conn.close()
-            raise CacheCorruptError(
-                f"call cache {self.path} is not a readable SQLite database ({exc}); move it aside or delete it "
-                f"(every model/LLM result will then be recomputed), or point NLI_CACHE_DIR elsewhere") from exc
         self._tables: set[str] = set()
         self.counters: dict[str, dict[str, int]] = defaultdict(lambda: {"hits": 0, "misses": 0, "writes": 0})
+        self.invalid: dict[str, int] = defaultdict(int)  # entries that failed decoding or validation, per namespace
+        # sqlite's own busy handler waits briefly; `_run` retries with backoff up to lock_timeout_s
+        self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=min(self.lock_timeout_s, 1.0))
+        try:
+            mode = "WAL" if self.path != ":memory:" else "MEMORY"
+            self._run(lambda con: (con.execute(f"PRAGMA journal_mode={mode}"),
+                                   con.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()), "open")
+            self._import_spill()
+        except CacheError:
+            self._conn.close()
+            raise
 
+    # -- errors, retries, spill ------------------------------------------------------------------------------
+    def _fix(self) -> str:
+        return (f"move {self.path} aside or delete it (every model/LLM result is then recomputed), or point "
+                f"NLI_CACHE_DIR at another folder")
+
+    def _run(self, op: Callable, what: str, spill: list[tuple] | None = None):
+        """op(connection) under the thread lock; lock errors are retried with backoff up to lock_timeout_s.
+        On failure the rows in `spill` (namespace, key hash, key JSON, value JSON, ts) go to the spill file."""
+        deadline, delay = time.monotonic() + self.lock_timeout_s, 0.05
+        while True:
+            try:
+                with self._lock:
+                    try:
+                        return op(self._conn)
+                    except sqlite3.Error:
+                        if self._conn.in_transaction:
+                            self._conn.rollback()
+                        raise
+            except sqlite3.Error as exc:
+                if _is_lock_error(exc) and time.monotonic() + delay < deadline:
+                    time.sleep(delay)
+                    delay = min(delay * 2, 2.0)
+                    continue
+                saved = self._spill(spill) if spill else ""
+                if _is_lock_error(exc):
+                    raise CacheLockedError(
+                        f"call cache {self.path} is locked by another process ({what}: {exc}, waited "
+                        f"{self.lock_timeout_s:g} s){saved}. Fix: wait for or stop the other run or kernel using "
+                        f"this cache, or point NLI_CACHE_DIR at another folder") from exc
+                if isinstance(exc, sqlite3.OperationalError) and "malformed" not in str(exc):
+                    raise CacheError(f"call cache {self.path}: {what} failed ({exc}){saved}. Fix: check that the "
+                                     f"folder is writable and the disk not full, or {self._fix()}") from exc
+                raise CacheCorruptError(f"call cache {self.path} is not a readable SQLite database or is damaged "
+                                        f"({what}: {exc}){saved}. Fix: {self._fix()}") from exc
+
+    def _spill(self, rows: list[tuple]) -> str:
+        """Append rows to the spill file; returns the sentence that says so (or that it failed)."""
+        if self.spill_path is None:
+            return " (in-memory cache: the values were not kept)"
+        lines = "".join(json.dumps({"namespace": ns, "k": h, "key_json": kj, "value": v, "ts": ts}) + "\n"
+                        for ns, h, kj, v, ts in rows)
+        try:
+            with open(self.spill_path, "a", encoding="utf-8") as fh:
+                fh.write(lines)
+        except OSError as exc:
+            return f" (and {len(rows)} computed values could not be saved to {self.spill_path}: {exc})"
+        return (f"; the {len(rows)} values just computed were saved to {self.spill_path} and are imported the "
+                f"next time the cache opens")
+
+    def _import_spill(self) -> None:
+        """Move values from the spill file into the database (then delete the file)."""
+        if self.spill_path is None or not self.spill_path.is_file():
+            return
+        rows, bad = [], 0
+        for line in self.spill_path.read_text(encoding="utf-8").splitlines():
+            try:
+                r = json.loads(line)
+                rows.append((r["namespace"], r["k"], r["key_json"], r["value"], float(r["ts"])))
+            except (ValueError, KeyError, TypeError):
+                bad += 1  # a line cut short by a crash: its value is recomputed
+        by_ns: dict[str, list] = defaultdict(list)
+        for ns, *row in rows:
+            by_ns[ns].append(tuple(row))
+
+        def write(con):
+            for table, items in by_table.items():
+                con.executemany(f"INSERT OR REPLACE INTO {table} VALUES (?,?,?,?)", items)
+            con.commit()
+
+        try:
+            by_table = {self._table(ns): items for ns, items in by_ns.items()}
+            self._run(write, f"importing {self.spill_path}")
+        except CacheError as exc:
+            raise type(exc)(f"{exc} (the values waiting in {self.spill_path} are kept)") from exc
+        self.spill_path.unlink()
+        if bad:
+            warnings.warn(f"{bad} damaged line(s) in {self.spill_path} were skipped (those values are recomputed)",
+                          RuntimeWarning, stacklevel=3)
+
+    # -- tables ----------------------------------------------------------------------------------------------
     def _table(self, namespace: str) -> str:
         name = "ns_" + "".join(ch if ch.isalnum() else "_" for ch in namespace)
         if name not in self._tables:
-            with self._lock:
-                self._conn.execute(
-                    f"CREATE TABLE IF NOT EXISTS {name} (k TEXT PRIMARY KEY, key_json TEXT, value TEXT, ts REAL)"
-                )
-                self._conn.commit()
+            def create(con):
+                con.execute(f"CREATE TABLE IF NOT EXISTS {name} "
+                            f"(k TEXT PRIMARY KEY, key_json TEXT, value TEXT, ts REAL)")
+                con.commit()
+
+            self._run(create, f"creating table {name}")
             self._tables.add(name)
         return name
 
-    def get(self, namespace: str, key: dict):
-        """Cached value for key, or None (counted as a miss)."""
-        table, h = self._table(namespace), key_hash(key)
-        with self._lock:
-            row = self._conn.execute(f"SELECT value FROM {table} WHERE k=?", (h,)).fetchone()
-        if row is None:
-            self.counters[namespace]["misses"] += 1
-            return None
+    # -- reads -----------------------------------------------------------------------------------------------
+    def _decode(self, namespace: str, h: str, raw, validate, problems: list) -> object | None:
         try:
-            value = json.loads(row[0])
+            value = json.loads(raw)
         except (json.JSONDecodeError, TypeError) as exc:
-            raise CacheCorruptError(
-                f"cache entry {namespace}/{h[:12]} in {self.path} is corrupt ({exc}); "
-                f"delete it with CallCache().delete({namespace!r}, key) or remove {self.path}"
-            ) from exc
-        self.counters[namespace]["hits"] += 1
+            problems.append(f"{namespace}/{h[:12]}: not JSON ({exc})")
+            return None
+        problem = validate(value) if validate is not None else None
+        if problem:
+            problems.append(f"{namespace}/{h[:12]}: {problem}")
+            return None
         return value
 
-    def get_many(self, namespace: str, keys: list[dict]) -> list:
-        """Values (or None) for many keys in one query batch."""
+    def _report(self, namespace: str, problems: list[str]) -> None:
+        if problems:
+            self.invalid[namespace] += len(problems)
+            shown = "; ".join(problems[:3]) + (f"; ... ({len(problems) - 3} more)" if len(problems) > 3 else "")
+            warnings.warn(f"{len(problems)} invalid cache entr{'y' if len(problems) == 1 else 'ies'} in {self.path} "
+                          f"({shown}); recomputing {'it' if len(problems) == 1 else 'them'}", RuntimeWarning,
+                          stacklevel=3)
+
+    def get(self, namespace: str, key: dict, validate: Callable | None = None):
+        """Cached value for key, or None (a miss). `validate(value)` returns None when the value is usable, else
+        the problem: an invalid value is reported, counted and treated as a miss."""
+        table, h = self._table(namespace), key_hash(key)
+        row = self._run(lambda con: con.execute(f"SELECT value FROM {table} WHERE k=?", (h,)).fetchone(),
+                        f"reading {namespace}")
+        problems: list[str] = []
+        value = None if row is None else self._decode(namespace, h, row[0], validate, problems)
+        self._report(namespace, problems)
+        self.counters[namespace]["hits" if value is not None else "misses"] += 1
+        return value
+
+    def get_many(self, namespace: str, keys: list[dict], validate: Callable | None = None) -> list:
+        """Values (or None) for many keys in one query batch; `validate` as in `get`."""
         table = self._table(namespace)
         hashes = [key_hash(k) for k in keys]
-        found: dict[str, str] = {}
-        with self._lock:
+
+        def read(con):
+            found = {}
             for start in range(0, len(hashes), 500):
                 chunk = hashes[start : start + 500]
                 marks = ",".join("?" * len(chunk))
-                found.update(self._conn.execute(f"SELECT k, value FROM {table} WHERE k IN ({marks})", chunk).fetchall())
-        out = []
+                found.update(con.execute(f"SELECT k, value FROM {table} WHERE k IN ({marks})", chunk).fetchall())
+            return found
+
+        found = self._run(read, f"reading {namespace}")
+        out, problems = [], []
         for h in hashes:
-            if h in found:
-                try:
-                    out.append(json.loads(found[h]))
-                except json.JSONDecodeError as exc:
-                    raise CacheCorruptError(f"cache entry {namespace}/{h[:12]} in {self.path} is corrupt ({exc})") from exc
-                self.counters[namespace]["hits"] += 1
-            else:
-                out.append(None)
-                self.counters[namespace]["misses"] += 1
+            value = self._decode(namespace, h, found[h], validate, problems) if h in found else None
+            out.append(value)
+            self.counters[namespace]["hits" if value is not None else "misses"] += 1
+        self._report(namespace, problems)
         return out
 
+    # -- writes ----------------------------------------------------------------------------------------------
     def put(self, namespace: str, key: dict, value) -> None:
         """Store a value now (committed immediately so interrupted runs keep it)."""
         self.put_many(namespace, [(key, value)])
 
     def put_many(self, namespace: str, items: list[tuple[dict, object]]) -> None:
-        table, now = self._table(namespace), time.time()
-        rows = [
-            (key_hash(k), json.dumps(k, sort_keys=True, default=str), json.dumps(v), now) for k, v in items
-        ]
-        with self._lock:
-            self._conn.executemany(f"INSERT OR REPLACE INTO {table} VALUES (?,?,?,?)", rows)
-            self._conn.commit()
+        """Store many values in one transaction. If the database stays locked (or fails), the values are saved
+        to the spill file before CacheLockedError / CacheError is raised."""
+        now = time.time()
+        rows = [(key_hash(k), json.dumps(k, sort_keys=True, default=str), json.dumps(v), now) for k, v in items]
+        try:
+            table = self._table(namespace)
+        except CacheError:
+            self._spill([(namespace, *r) for r in rows])
+            raise
+
+        def write(con):
+            con.executemany(f"INSERT OR REPLACE INTO {table} VALUES (?,?,?,?)", rows)
+            con.commit()
+
+        self._run(write, f"writing {len(rows)} {namespace} values", spill=[(namespace, *r) for r in rows])
         self.counters[namespace]["writes"] += len(rows)
 
     def delete(self, namespace: str, key: dict) -> None:
         table = self._table(namespace)
+
+        def remove(con):
+            con.execute(f"DELETE FROM {table} WHERE k=?", (key_hash(key),))
+            con.commit()
+
+        self._run(remove, f"deleting from {namespace}")
+
+    def close(self) -> None:
+        """Close the connection (the WAL is checkpointed into the main file)."""
         with self._lock:
-            self._conn.execute(f"DELETE FROM {table} WHERE k=?", (key_hash(key),))
-            self._conn.commit()
+            self._conn.close()
 
     def stored_keys(self, namespace: str, *, prefix: str = "", contains: str = "") -> list[dict]:
         """Stored keys of `namespace` whose canonical JSON starts with `prefix` and contains `contains` (plain
@@ -155,8 +308,12 @@ class CallCache:
         return out
 
     def stats(self) -> dict[str, dict[str, int]]:
-        """Hit/miss/write counters per namespace since this object was created."""
-        return {ns: dict(c) for ns, c in self.counters.items()}
+        """Hit/miss/write counters per namespace since this object was created ("invalid" added when > 0)."""
+        out = {ns: dict(c) for ns, c in self.counters.items()}
+        for ns, n in self.invalid.items():
+            if n:
+                out.setdefault(ns, {"hits": 0, "misses": 0, "writes": 0})["invalid"] = n
+        return out
 
 
 _DEFAULT: CallCache | None = None
@@ -168,3 +325,24 @@ def default_cache() -> CallCache:
     if _DEFAULT is None or not Path(_DEFAULT.path).parent.exists():
         _DEFAULT = CallCache()
     return _DEFAULT
+
+
+def probability_check(n_labels: int, atol: float = 1e-3) -> Callable[[object], str | None]:
+    """A `validate` for cached probability rows: `n_labels` finite numbers in [0, 1] summing to 1 (± atol).
+
+    >>> check = probability_check(3)
+    >>> [check(v) for v in ([0.2, 0.3, 0.5], [0.2, 0.3], [0.5, 0.5, 0.5], [float("nan"), 0.5, 0.5])]
+    [None, 'expected 3 probabilities, found 2', 'probabilities sum to 1.5', 'non-finite or out-of-range values']
+    """
+    import math
+
+    def check(value) -> str | None:
+        if not isinstance(value, list) or len(value) != n_labels:
+            found = len(value) if isinstance(value, list) else type(value).__name__
+            return f"expected {n_labels} probabilities, found {found}"
+        if not all(isinstance(x, (int, float)) and math.isfinite(x) and -atol <= x <= 1 + atol for x in value):
+            return "non-finite or out-of-range values"
+        total = math.fsum(value)
+        return None if abs(total - 1) <= atol else f"probabilities sum to {total:g}"
+
+    return check

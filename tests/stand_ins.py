@@ -56,3 +56,43 @@ def no_proxy(monkeypatch) -> None:
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
     for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
         monkeypatch.delenv(var, raising=False)
+
+
+@contextmanager
+def byte_server(respond):
+    """Serve raw bytes on 127.0.0.1, with control over headers and where the body stops (for download tests).
+
+    `respond(path)` returns (status, headers dict, body bytes, bytes to send before the connection is cut or
+    None for all). A 'Transfer-Encoding: chunked' header sends the body as one chunk (cut: no final chunk).
+    Yields the base URL.
+    """
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self):  # noqa: N802
+            status, headers, body, cut = respond(self.path)
+            self.send_response(status)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("Connection", "close")
+            self.end_headers()
+            chunked = "chunked" in headers.get("Transfer-Encoding", "")
+            sent = body if cut is None else body[:cut]
+            if chunked:
+                self.wfile.write(f"{len(body):x}\r\n".encode() + sent + (b"\r\n0\r\n\r\n" if cut is None else b""))
+            else:
+                self.wfile.write(sent)
+            self.wfile.flush()
+            self.close_connection = True
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -12,6 +12,7 @@ from nli_lib.config import LABELS
 from nli_lib.models import training as ft
 from nli_lib.models.baselines import NaiveBayesPairClassifier, TfidfPairClassifier, overlap_features
 from nli_lib.models.hf import HFClassifier, map_label_order
+from nli_lib.models.loading import ModelLoadError
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -66,7 +67,7 @@ def test_label_mapping_and_order_restoration(tmp_path):
 
 def test_generic_labels_need_explicit_order(tmp_path):
     path = make_tiny_bert(tmp_path / "m", {0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"})
-    with pytest.raises(ValueError, match="label_order"):
+    with pytest.raises(ModelLoadError, match=r"model .*/m: cannot map its labels \['LABEL_0'.*label_order"):
         HFClassifier(path, progress=False)
     clf = HFClassifier(path, label_order=["neutral", "entailment", "contradiction"], progress=False,
                        cache=CallCache(":memory:"))
@@ -76,7 +77,7 @@ def test_generic_labels_need_explicit_order(tmp_path):
 
 def test_map_label_order_k_way():
     assert map_label_order({0: "b", 1: "a"}, ("a", "b")) == [1, 0]
-    with pytest.raises(ValueError):
+    with pytest.raises(ModelLoadError, match="cannot map"):
         map_label_order({0: "x", 1: "y"}, ("a", "b"))
 
 

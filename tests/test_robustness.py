@@ -78,7 +78,7 @@ def test_half_written_model_directory_is_never_reused(tmp_path, monkeypatch):
 # Derived on-disk caches (fitted baselines, hidden states, the parsed WordNet): a damaged file is reported
 # with a warning naming it and rebuilt from its sources; it is never half-used and never crashes the run.
 
-def test_damaged_baseline_pickle_is_refitted(tmp_path, monkeypatch):
+def test_damaged_baseline_file_is_refitted(tmp_path, monkeypatch):
     from nli_lib.models import fit_cached
     from nli_lib.models.baselines import TfidfPairClassifier
     from test_models import tiny_train_frame
@@ -86,11 +86,13 @@ def test_damaged_baseline_pickle_is_refitted(tmp_path, monkeypatch):
     monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path))
     df = tiny_train_frame(30)
     first = fit_cached(lambda: TfidfPairClassifier("logreg"), df, name="tfidf-logreg")
-    (pickled,) = (tmp_path / "models").glob("tfidf-logreg-*.pkl")
-    pickled.write_bytes(pickled.read_bytes()[:100])  # truncated, as by a full disk
-    with pytest.warns(RuntimeWarning, match=r"tfidf-logreg-.*\.pkl is unreadable"):
-        again = fit_cached(lambda: TfidfPairClassifier("logreg"), df, name="tfidf-logreg")
-    assert again.fingerprint == first.fingerprint and pickled.stat().st_size > 100
+    (stored,) = (tmp_path / "models").glob("tfidf-logreg-*.skops")
+    stored.write_bytes(stored.read_bytes()[:100])  # truncated, as by a full disk
+    again = fit_cached(lambda: TfidfPairClassifier("logreg"), df, name="tfidf-logreg")
+    with pytest.warns(RuntimeWarning, match=r"tfidf-logreg-.*\.skops is unreadable"):  # read on first use
+        probs = again._predict_proba_uncached(["a man"], ["a dog"])
+    assert again.fingerprint == first.fingerprint and stored.stat().st_size > 100
+    np.testing.assert_array_equal(probs, first._predict_proba_uncached(["a man"], ["a dog"]))
 
 
 def test_damaged_hidden_state_file_is_recomputed(tmp_path, monkeypatch):
@@ -101,12 +103,40 @@ def test_damaged_hidden_state_file_is_recomputed(tmp_path, monkeypatch):
     monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
     clf = HFClassifier(make_tiny_bert(tmp_path / "m", {0: "entailment", 1: "neutral", 2: "contradiction"}),
                        progress=False)
-    first = clf.hidden_states(["a man"], ["a dog"])
+    first = clf.hidden_states(["a man", "the dog runs"], ["a dog", "a cat"])
+    assert len(first) == 3 and first[0].shape == (2, 32)  # embeddings + 2 layers, cls+max of 16 dims
     (stored,) = (tmp_path / "cache" / "hidden_states").glob("*.npz")
     stored.write_bytes(b"not a zip file")
     with pytest.warns(RuntimeWarning, match="hidden states .* unreadable"):
-        again = clf.hidden_states(["a man"], ["a dog"])
-    assert all(np.allclose(a, b) for a, b in zip(first, again))
+        again = clf.hidden_states(["a man", "the dog runs"], ["a dog", "a cat"])
+    assert len(again) == len(first)  # an empty or partial answer would pass a zip() comparison
+    for a, b in zip(first, again):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+    fresh = HFClassifier(clf.model_path, progress=False)  # the recomputed file was stored again, intact
+    monkeypatch.setattr(HFClassifier, "model", property(lambda self: pytest.fail("recomputed instead of read")))
+    assert all(np.array_equal(a, b) for a, b in zip(first, fresh.hidden_states(["a man", "the dog runs"],
+                                                                               ["a dog", "a cat"])))
+
+
+def test_hidden_state_file_of_the_wrong_shape_is_recomputed(tmp_path, monkeypatch):
+    """A file that loads but holds the wrong number of rows (or NaN) is not used."""
+    pytest.importorskip("transformers")
+    from nli_lib.models.hf import HFClassifier
+    from test_models import make_tiny_bert
+
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    clf = HFClassifier(make_tiny_bert(tmp_path / "m", {0: "entailment", 1: "neutral", 2: "contradiction"}),
+                       progress=False)
+    first = clf.hidden_states(["a man", "the dog runs"], ["a dog", "a cat"])
+    (stored,) = (tmp_path / "cache" / "hidden_states").glob("*.npz")
+    np.savez(stored, layer0=first[0][:1], layer1=first[1], layer2=first[2])  # one row missing
+    with pytest.warns(RuntimeWarning, match=r"layer 0 has shape \(1, 32\), expected \(2, d\)"):
+        again = clf.hidden_states(["a man", "the dog runs"], ["a dog", "a cat"])
+    assert [a.shape for a in again] == [a.shape for a in first]
+    np.savez(stored, layer0=first[0], layer1=np.full_like(first[1], np.nan), layer2=first[2])
+    with pytest.warns(RuntimeWarning, match="layer 1 holds NaN"):
+        again = clf.hidden_states(["a man", "the dog runs"], ["a dog", "a cat"])
+    assert np.isfinite(again[1]).all()
 
 
 def test_damaged_wordnet_cache_is_rebuilt(tmp_path, monkeypatch):

@@ -44,7 +44,7 @@ def baseline(name: str, quick: bool, seed: int = 0, labels=None, train: pd.DataF
     kw = {"labels": labels} if labels else {}
     make = (lambda: NaiveBayesPairClassifier(**kw)) if name == "naive-bayes" else \
         (lambda: TfidfPairClassifier(name.split("-")[1], seed=seed, **kw))
-    clf = fit_cached(make, train, name=name)  # fitted once per training set, then unpickled (notebooks 11-13)
+    clf = fit_cached(make, train, name=name)  # fitted once per training set, then loaded (skops; notebooks 11-13)
     if quick:
         clf.name = f"{clf.name} (quick: {len(train)} rows)"
     return clf

@@ -8,7 +8,9 @@ Resolution order for a manifest key:
 1. `NLI_DATA_MIRROR` set: the mirror file `github/<owner>/<repo>/<path>` that corresponds to the URL
    `https://raw.githubusercontent.com/<owner>/<repo>/<commit>/<path>`.
 2. Already downloaded into `$NLI_CACHE_DIR/data/` (verified again).
-3. Download with a progress bar to a temporary file, verify, then rename atomically.
+3. Download with a progress bar to a temporary file; check its length (Content-Length, manifest `bytes`) and
+   sha256, then rename it atomically. A failed or short transfer leaves no file behind; an online-only file
+   (no sha256 in the manifest) has its checksum pinned beside it only after a complete transfer.
 
 Every file the process touches is recorded (key -> sha256) through `nli_lib.provenance`, so outputs can state
 the exact data they were computed from and the runner can skip notebooks whose data did not change.
@@ -27,9 +29,9 @@ from pathlib import Path
 
 from .. import provenance
 from ..config import REPO_ROOT, cache_dir, mirror_dir
+from ..filehash import sha256_file  # noqa: F401  (memoised per file state; re-exported for loaders and stats)
 
 MANIFEST_PATH = REPO_ROOT / "data" / "manifest.csv"
-_VERIFIED: dict[tuple[str, int, float], str] = {}  # (path, size, mtime) -> sha256, to hash each file once
 
 
 class DataError(RuntimeError):
@@ -70,19 +72,6 @@ def load_manifest(path: Path = MANIFEST_PATH) -> dict[str, ManifestEntry]:
         }
 
 
-def sha256_file(path: Path) -> str:
-    """sha256 of a file, memoised by (path, size, mtime)."""
-    st = path.stat()
-    memo = (str(path), st.st_size, st.st_mtime)
-    if memo not in _VERIFIED:
-        h = hashlib.sha256()
-        with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-        _VERIFIED[memo] = h.hexdigest()
-    return _VERIFIED[memo]
-
-
 def _how_to_get(entry: ManifestEntry) -> str:
     mirror_hint = (
         f"or set NLI_DATA_MIRROR to a mirror directory containing {entry.mirror_relpath}"
@@ -101,27 +90,70 @@ def _verify(entry: ManifestEntry, path: Path, origin: str) -> str:
     return digest
 
 
-def _download(entry: ManifestEntry, dest: Path) -> None:
+def _pin_path(dest: Path) -> Path:
+    """Where the checksum of an online-only file is pinned (beside it)."""
+    return dest.with_name(dest.name + ".sha256")
+
+
+def _download(entry: ManifestEntry, dest: Path) -> str:
+    """Download `entry` to `dest`; returns its sha256. The bytes go to a temporary `.part-*` file and are
+    checked before the file takes its final name: length against Content-Length and the manifest's `bytes`,
+    sha256 against the manifest. Any failure (dropped connection, IncompleteRead, short or long body, wrong
+    checksum, Ctrl-C) removes the temporary file. An online-only file's checksum is pinned beside it only
+    after such a complete, length-checked transfer."""
+    import http.client
+
     from tqdm.auto import tqdm
 
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=".part-")
     try:
-        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(entry.url, timeout=60) as resp:
-            total = int(resp.headers.get("Content-Length") or 0) or None
-            quiet = os.environ.get("NLI_PROGRESS") == "0"  # the runner turns bars off in executed notebooks
-            with tqdm(total=total, unit="B", unit_scale=True, desc=entry.key, leave=False, disable=quiet) as bar:
-                for block in iter(lambda: resp.read(1 << 16), b""):
-                    out.write(block)
-                    bar.update(len(block))
-        os.replace(tmp, dest)  # atomic: a half-written file never has the final name
-    except (urllib.error.URLError, OSError, TimeoutError) as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise DataError(
-            f"could not download {entry.key} from {entry.url}: {exc}. "
-            f"No network? Set NLI_DATA_MIRROR to an offline mirror (e.g. ../shared/data) "
-            f"containing {entry.mirror_relpath or entry.filename}."
-        ) from exc
+        digest, size, declared, chunked = hashlib.sha256(), 0, None, False
+        try:
+            with os.fdopen(fd, "wb") as out, urllib.request.urlopen(entry.url, timeout=60) as resp:
+                declared = resp.headers.get("Content-Length")
+                declared = int(declared) if declared and declared.strip().isdigit() else None
+                chunked = "chunked" in str(resp.headers.get("Transfer-Encoding", "")).lower()
+                quiet = os.environ.get("NLI_PROGRESS") == "0"  # the runner turns bars off in executed notebooks
+                with tqdm(total=declared, unit="B", unit_scale=True, desc=entry.key, leave=False, disable=quiet) as bar:
+                    for block in iter(lambda: resp.read(1 << 16), b""):
+                        out.write(block)
+                        digest.update(block)
+                        size += len(block)
+                        bar.update(len(block))
+        except (urllib.error.URLError, OSError, TimeoutError, http.client.HTTPException, ValueError) as exc:
+            raise DataError(
+                f"could not download {entry.key} from {entry.url}: {type(exc).__name__}: {exc} (after {size} bytes; "
+                f"nothing was kept). No network? Set NLI_DATA_MIRROR to an offline mirror (e.g. ../shared/data) "
+                f"containing {entry.mirror_relpath or entry.filename}."
+            ) from exc
+        retry = (f"Nothing was kept; fetch again (a proxy or a dropped connection can cut a transfer). "
+                 f"{_how_to_get(entry)}")
+        if declared is not None and size != declared:
+            raise DataError(f"download of {entry.key} from {entry.url} is incomplete: {size} bytes received, the "
+                            f"server announced {declared} (Content-Length). {retry}")
+        if entry.bytes is not None and size != entry.bytes:
+            raise DataError(f"download of {entry.key} from {entry.url} has {size} bytes, the manifest expects "
+                            f"{entry.bytes}. {retry}")
+        sha = digest.hexdigest()
+        if entry.sha256 and sha != entry.sha256:
+            raise DataError(f"checksum mismatch for {entry.key} (download from {entry.url}): expected sha256 "
+                            f"{entry.sha256}, got {sha}. The server sent a different or damaged file. {retry}")
+        if not entry.sha256:  # online-only: pin only what is known to be complete
+            if declared is None and entry.bytes is None and not chunked:
+                raise DataError(f"download of {entry.key} from {entry.url} cannot be checked for completeness (no "
+                                f"Content-Length, no chunked encoding, no size in the manifest), so its checksum is "
+                                f"not pinned. Add its size to the `bytes` column of {MANIFEST_PATH}. {retry}")
+            pin = _pin_path(dest)
+            if pin.is_file() and pin.read_text().strip() != sha:
+                raise DataError(f"{entry.key}: the file at {entry.url} changed since it was first downloaded (pinned "
+                                f"sha256 {pin.read_text().strip()}, now {sha}). Delete {pin} to accept the new "
+                                f"version.")
+            pin.write_text(sha)
+        os.replace(tmp, dest)  # atomic: only a complete, verified file has the final name
+        return sha
+    finally:
+        Path(tmp).unlink(missing_ok=True)  # gone already after os.replace; removed on any failure or Ctrl-C
 
 
 def _note_use(key: str, digest: str) -> None:
@@ -152,13 +184,15 @@ def fetch(key: str, manifest: dict[str, ManifestEntry] | None = None) -> Path:
                         f"{entry.url} with network access (unset NLI_DATA_MIRROR to let the companion download it).")
     if not dest.is_file():
         _download(entry, dest)
-    if not entry.sha256:  # online-only file: trust on first use, pin the checksum next to it
-        pin = dest.with_name(dest.name + ".sha256")
+    if not entry.sha256:  # online-only file: its checksum was pinned after a complete download
+        pin = _pin_path(dest)
+        if not pin.is_file():
+            raise DataError(f"{entry.key}: {dest} has no pinned checksum ({pin} is missing), so it cannot be told "
+                            f"from a truncated download. Fix: delete {dest} and fetch again.")
         digest = sha256_file(dest)
-        if pin.exists() and pin.read_text().strip() != digest:
-            raise DataError(f"{entry.key}: {dest} changed since first download (sha256 {digest}); delete it and re-fetch")
-        if not pin.exists():
-            pin.write_text(digest)
+        if pin.read_text().strip() != digest:
+            raise DataError(f"{entry.key}: {dest} changed since first download (sha256 {digest}, pinned "
+                            f"{pin.read_text().strip()}); delete it and re-fetch")
         _note_use(key, digest)
         return dest
     _note_use(key, _verify(entry, dest, "cached"))

@@ -227,14 +227,15 @@ def noise_label_flips(model, df: pd.DataFrame, scales: Sequence[float] = (0.5, 1
     the call cache (namespace 'ftc.noise'). Needs a Hugging Face classifier (`HFClassifier`).
     Returns pair_id, label, scale, sigma, draw, pred_clean, pred_noisy, flipped.
     """
-    from ..cache import default_cache
+    from ..cache import default_cache, probability_check
 
     if not all(hasattr(type(model), attr) or attr in vars(model) for attr in ("model", "tokenizer")):  # no load
         raise TypeError("noise_label_flips needs a Hugging Face classifier (HFClassifier): it perturbs input embeddings")
     cache = cache or default_cache()
     # σ's base (std of the word-embedding matrix) is cached too, so a fully cached call never loads the model
     sigma_key = {"model": model.fingerprint, "quantity": "embedding std"}
-    base_sigma = cache.get(NOISE_NAMESPACE, sigma_key)
+    base_sigma = cache.get(NOISE_NAMESPACE, sigma_key, validate=lambda v: None if isinstance(v, (int, float)) and
+                           np.isfinite(v) and v > 0 else f"σ base {v!r} is not a positive number")
     if base_sigma is None:
         base_sigma = float(model.model.get_input_embeddings().weight.detach().float().std())
         cache.put(NOISE_NAMESPACE, sigma_key, base_sigma)
@@ -247,7 +248,7 @@ def noise_label_flips(model, df: pd.DataFrame, scales: Sequence[float] = (0.5, 1
         for draw in range(draws):
             keys = [{"model": model.fingerprint, "p": p, "h": h, "scale": scale, "draw": draw, "seed": seed}
                     for p, h in zip(premises, hyps)]
-            cached = cache.get_many(NOISE_NAMESPACE, keys)
+            cached = cache.get_many(NOISE_NAMESPACE, keys, validate=probability_check(len(labels)))
             todo = [i for i, v in enumerate(cached) if v is None]
             if todo:
                 import torch

@@ -12,7 +12,6 @@ NLI on e-SNLI dev (SNLI test stays held out), δ-NLI on the δ-SNLI train subset
 from __future__ import annotations
 
 import dataclasses
-import warnings
 
 import pandas as pd
 
@@ -20,6 +19,8 @@ from ..config import LABELS
 from .base import Classifier, text_hash  # noqa: F401
 from .baselines import NaiveBayesPairClassifier, TfidfPairClassifier  # noqa: F401
 from .embeddings import SentenceEncoder, cosine_matrix  # noqa: F401
+from .fitted import fit_cached  # noqa: F401
+from .loading import ModelLoadError, weights_fingerprint  # noqa: F401
 from .training import TrainSpec, finetune, hparam_search, minilm_path  # noqa: F401
 from .hf import HFClassifier  # noqa: F401
 
@@ -73,37 +74,6 @@ def offline_dnli_model(quick: bool = False, epochs: int = 1, seed: int = 0, prog
     spec = offline_spec(quick, labels=DNLI_LABELS, epochs=epochs, seed=seed, base=str(base),
                         **({} if quick else {"lr": 1e-4, "batch_size": 16}))
     return finetune(spec, train, dev, name="minilm-dsnli" + ("-quick" if quick else ""), progress=progress)
-
-
-def fit_cached(make, train: pd.DataFrame, name: str, version: str = ""):
-    """Fit a scikit-learn pair classifier once per (settings, training data); later calls unpickle it.
-
-    The pickle sits in $NLI_CACHE_DIR/models/<name>-<hash>.pkl, where the hash covers the class, its
-    settings, `version` (bump it when the feature code changes) and the training pairs.
-    """
-    import pickle
-
-    from ..config import cache_dir
-
-    clf = make()
-    settings = {k: v for k, v in vars(clf).items() if isinstance(v, (int, float, str, tuple))}
-    rows = ("\t".join(map(str, r)) for r in zip(train["premise"], train["hypothesis"], train["label"]))
-    path = cache_dir("models") / f"{name}-{text_hash(type(clf).__name__, repr(sorted(settings.items())), version, *rows)}.pkl"
-    if path.is_file():
-        try:
-            with open(path, "rb") as fh:
-                return pickle.load(fh)
-        except Exception as exc:  # noqa: BLE001 - truncated or damaged file: refit rather than crash or reuse
-            warnings.warn(f"cached model {path} is unreadable ({type(exc).__name__}: {exc}); fitting it again",
-                          RuntimeWarning, stacklevel=2)
-            path.unlink(missing_ok=True)
-    clf.fit(train)
-    clf._cache = None  # the process-wide call cache is attached again on load
-    tmp = path.with_suffix(".partial")
-    with open(tmp, "wb") as fh:
-        pickle.dump(clf, fh)
-    tmp.rename(path)
-    return clf
 
 
 def get_nli_model(spec: str, quick: bool = False, seed: int = 0, **kwargs) -> Classifier:

@@ -3,7 +3,8 @@
 A classifier maps (premise, hypothesis) pairs to an (n, k) probability array whose columns follow
 `self.labels` (for NLI always ("entailment", "neutral", "contradiction")). Subclasses implement
 `_predict_proba_uncached`; `predict_proba` looks every pair up in the on-disk call cache first, so a
-re-run makes no model calls and an interrupted run resumes.
+re-run makes no model calls and an interrupted run resumes. A cached row that is not a probability vector over
+`labels` (wrong length, NaN, not summing to 1) is reported with a warning and recomputed, never used.
 
 >>> import numpy as np
 >>> class Always(Classifier):
@@ -27,6 +28,7 @@ import pandas as pd
 
 from .. import calls
 from ..cache import CallCache, default_cache
+from ..cache import CallCache, default_cache, probability_check
 from ..config import LABELS
 
 CACHE_NAMESPACE = "classifier"
@@ -86,10 +88,11 @@ class Classifier(ABC):
             raise ValueError(f"{len(premises)} premises but {len(hypotheses)} hypotheses")
         out = np.zeros((len(premises), len(self.labels)), dtype=np.float64)
         computed = 0
+        valid = probability_check(len(self.labels))  # an invalid cached row is reported and recomputed
         for start in range(0, len(premises), CHUNK):
             p, h = premises[start : start + CHUNK], hypotheses[start : start + CHUNK]
             keys = [{"model": self.fingerprint, "labels": list(self.labels), "p": a, "h": b} for a, b in zip(p, h)]
-            cached = self.cache.get_many(CACHE_NAMESPACE, keys)
+            cached = self.cache.get_many(CACHE_NAMESPACE, keys, validate=valid)
             missing = sorted({i for i, v in enumerate(cached) if v is None}, key=lambda i: (p[i], h[i]))
             unique: dict[tuple[str, str], list[int]] = {}
             for i in missing:
@@ -98,6 +101,9 @@ class Classifier(ABC):
                 pairs = list(unique)
                 computed += len(pairs)
                 probs = np.asarray(self._predict_proba_uncached([a for a, _ in pairs], [b for _, b in pairs]), dtype=float)
+                if probs.shape != (len(pairs), len(self.labels)):
+                    raise ValueError(f"{self.name} returned probabilities of shape {probs.shape} for {len(pairs)} "
+                                     f"pairs and {len(self.labels)} labels")
                 self.cache.put_many(CACHE_NAMESPACE, [(keys[unique[pair][0]], probs[j].tolist()) for j, pair in enumerate(pairs)])
                 for j, pair in enumerate(pairs):
                     for i in unique[pair]:

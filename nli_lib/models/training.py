@@ -6,7 +6,8 @@
     0.76
 
 The model directory is `$NLI_CACHE_DIR/models/<name>-<hash>` where the hash covers the base model's
-fingerprint, the training data (texts and labels) and every hyper-parameter. When the directory holds a
+fingerprint (content hash of a folder, or hub id + resolved commit), the training data (texts and labels), the
+evaluation data (its accuracies are stored in train_log.json) and every TrainSpec field. When the directory holds a
 finished model it is loaded instead of trained, so notebooks can call `finetune` unconditionally.
 
 Trade-off: a plain PyTorch loop (AdamW, linear warm-up/decay, gradient clipping) instead of the
@@ -30,7 +31,8 @@ from .. import provenance
 from ..config import LABELS, cache_dir
 from ..progress import progress as progress_bar
 from .base import text_hash
-from .hf import HFClassifier, pick_device, quiet_transformers, show_progress, weights_fingerprint
+from .hf import HFClassifier, pick_device, quiet_transformers, show_progress
+from .loading import load_pretrained, resolve_model, weights_fingerprint
 
 
 def minilm_path() -> str:
@@ -45,6 +47,7 @@ class TrainSpec:
     """Everything that determines a fine-tuned model (all of it goes into the cache key)."""
 
     base: str  # hub id or local directory of the pre-trained encoder
+    base_revision: str | None = None  # hub branch, tag or commit of `base` (None: main; resolved to a commit)
     labels: tuple = LABELS  # output classes, in order
     epochs: int = 1  # passes over the training data
     lr: float = 5e-5  # peak learning rate of AdamW
@@ -57,15 +60,20 @@ class TrainSpec:
     text_cols: tuple = ("premise", "hypothesis")  # columns holding the pair (second may be None: single text)
 
 
-def data_fingerprint(df: pd.DataFrame, spec: TrainSpec) -> str:
+def data_fingerprint(df: pd.DataFrame | None, spec: TrainSpec) -> str:
+    """Hash of the rows' texts and labels ('' for no data)."""
+    if df is None or not len(df):
+        return ""
     a, b = spec.text_cols
     cols = [df[a].astype(str)] + ([df[b].astype(str)] if b else []) + [df["label"].astype(str)]
     return text_hash(*("\t".join(row) for row in zip(*cols)))
 
 
-def model_dir(spec: TrainSpec, train_df: pd.DataFrame, name: str) -> Path:
-    key = json.dumps({**dataclasses.asdict(spec), "base": weights_fingerprint(spec.base),
-                      "data": data_fingerprint(train_df, spec)}, sort_keys=True, default=str)
+def model_dir(spec: TrainSpec, train_df: pd.DataFrame, name: str, eval_df: pd.DataFrame | None = None) -> Path:
+    """The cache folder of a fine-tuned model: every spec field, the base's identity and both data sets."""
+    key = json.dumps({**dataclasses.asdict(spec), "base": weights_fingerprint(spec.base, spec.base_revision),
+                      "data": data_fingerprint(train_df, spec), "eval_data": data_fingerprint(eval_df, spec)},
+                     sort_keys=True, default=str)
     return cache_dir("models") / f"{name}-{text_hash(key)}"
 
 
@@ -89,7 +97,7 @@ def finetune(spec: TrainSpec, train_df: pd.DataFrame, eval_df: pd.DataFrame | No
     """Train (or load the cached) classifier; returns it with `.train_log` and `.model_dir` set.
 
     `precision` is the returned classifier's inference precision (training always runs in float32)."""
-    out_dir = model_dir(spec, train_df, name)
+    out_dir = model_dir(spec, train_df, name, eval_df)
     provenance.note_model(spec.base, "hf")  # the base's weights shape the result: the runner re-checks them
     progress = show_progress() if progress is None else progress
     if (out_dir / "train_log.json").is_file():
@@ -112,10 +120,12 @@ def _train(spec: TrainSpec, train_df, eval_df, out_dir: Path, progress: bool, de
         raise ValueError(f"training labels {sorted(unknown)} are not in {spec.labels}")
     _seed_everything(spec.seed)
     device = pick_device(device)
-    tok = AutoTokenizer.from_pretrained(spec.base)
-    model = AutoModelForSequenceClassification.from_pretrained(
-        spec.base, num_labels=len(spec.labels), id2label=dict(enumerate(spec.labels)),
-        label2id={lab: i for i, lab in enumerate(spec.labels)}, ignore_mismatched_sizes=True,  # always a fresh head
+    source = resolve_model(spec.base, spec.base_revision)  # the commit named in the cache key
+    tok = load_pretrained(AutoTokenizer, source, "tokenizer")
+    model = load_pretrained(
+        AutoModelForSequenceClassification, source, "weights", num_labels=len(spec.labels),
+        id2label=dict(enumerate(spec.labels)), label2id={lab: i for i, lab in enumerate(spec.labels)},
+        ignore_mismatched_sizes=True,  # always a fresh head
     ).to(device)
     a, b = spec.text_cols
     first, second = train_df[a].astype(str).tolist(), (train_df[b].astype(str).tolist() if b else None)
@@ -161,7 +171,9 @@ def _train(spec: TrainSpec, train_df, eval_df, out_dir: Path, progress: bool, de
     model.eval()
     model.save_pretrained(tmp_dir)
     tok.save_pretrained(tmp_dir)
-    (tmp_dir / "train_log.json").write_text(json.dumps({"spec": dataclasses.asdict(spec), "n_train": len(y), "epochs": log}, indent=1))
+    record = {"spec": dataclasses.asdict(spec), "base_identity": weights_fingerprint(spec.base, spec.base_revision),
+              "device": device, "n_train": len(y), "epochs": log}
+    (tmp_dir / "train_log.json").write_text(json.dumps(record, indent=1))
     shutil.rmtree(out_dir, ignore_errors=True)
     tmp_dir.rename(out_dir)  # a model directory only ever appears complete
 

@@ -193,7 +193,7 @@ def _fit_classical(spec: FamilySpec, rows: pd.DataFrame, labels, seed: int, C: f
         make = lambda: NaiveBayesPairClassifier(labels=labels)  # noqa: E731
     else:
         make = lambda: TfidfPairClassifier(spec.kind.split("-")[1], labels=labels, seed=seed)  # noqa: E731
-    # fitted once per (settings, training rows), then unpickled: notebooks 20-22 share the models
+    # fitted once per (settings, training rows), then loaded (skops): notebooks 20-22 share the models
     return fit_cached(make, rows, name=f"phrasis-{spec.kind}", version=f"features-v{FEATURE_VERSION}")
 
 

@@ -29,6 +29,7 @@ import dataclasses
 import json
 import re
 import shutil
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -39,7 +40,7 @@ import pandas as pd
 from ..config import cache_dir
 from ..data.loaders import PHRASIS_LABELS
 from ..models.base import Classifier, text_hash
-from ..models.baselines import _SklearnPairClassifier
+from ..models.baselines import _SklearnPairClassifier, split_spaces
 from ..profile import PHRASIS_TABLE2
 from .features import (DENSE_NAMES, FEATURE_VERSION, analyze, default_stopwords, default_wordnet, dense_features,
                        rule_relation, toy_wordnet)  # noqa: F401  (toy_wordnet: doctest)
@@ -82,7 +83,7 @@ class PhrasisFeaturizer:
         from sklearn.preprocessing import StandardScaler
 
         an = self.analyses(p, h)
-        self.vec = CountVectorizer(tokenizer=str.split, token_pattern=None, lowercase=False, binary=True)
+        self.vec = CountVectorizer(tokenizer=split_spaces, token_pattern=None, lowercase=False, binary=True)
         self.scaler = StandardScaler()
         dense = self.scaler.fit_transform(np.array([dense_features(a) for a in an], dtype=float))
         return sp.hstack([self.vec.fit_transform([self._doc(a) for a in an]), sp.csr_matrix(dense)]).tocsr()
@@ -97,6 +98,23 @@ class PhrasisFeaturizer:
     @property
     def feature_names(self) -> list[str]:
         return list(self.vec.get_feature_names_out()) + DENSE_NAMES
+
+
+_WORDNET_IDS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def wordnet_identity(wordnet) -> str:
+    """Content hash of a WordNet given instead of the default one (its lemmas and relations change features).
+
+    The default (None) is the manifest's OEWN release, pinned by sha256, so it needs no hash.
+    """
+    if wordnet not in _WORDNET_IDS:
+        parts = [getattr(wordnet, a, None) for a in ("_synsets", "_index", "_antonyms")]
+        if all(p is None for p in parts):
+            raise TypeError(f"cannot fingerprint the WordNet {type(wordnet).__name__}: it changes the features, so "
+                            f"its content must be part of the cache key (use nli_lib.data.loaders.WordNet)")
+        _WORDNET_IDS[wordnet] = text_hash(json.dumps(parts, sort_keys=True, default=str))
+    return _WORDNET_IDS[wordnet]
 
 
 def _softmax(z: np.ndarray) -> np.ndarray:
@@ -116,10 +134,17 @@ class FeatureSVMClassifier(_SklearnPairClassifier):
         self.name = "feature-svm"
         self.feats = PhrasisFeaturizer(wordnet, stopwords)
 
-    def fit(self, df: pd.DataFrame, premise_col: str = "premise", hypothesis_col: str = "hypothesis"):
-        super().fit(df, premise_col, hypothesis_col)
-        self._fp = f"{self._fp}|C={self.C}|features=v{FEATURE_VERSION}|seed={self.seed}"
-        return self
+    def settings(self) -> dict:
+        stop = None if self.feats.stopwords is None else sorted(self.feats.stopwords)
+        wordnet = None if self.feats.wordnet is None else wordnet_identity(self.feats.wordnet)
+        return {**super().settings(), "C": self.C, "seed": self.seed, "features": FEATURE_VERSION,
+                "stopwords": None if stop is None else text_hash(*stop), "wordnet": wordnet, "max_iter": 5000}
+
+    def fitted_parts(self) -> dict:
+        return {"vec": self.feats.vec, "scaler": self.feats.scaler, "est": self.est}
+
+    def restore_parts(self, parts: dict) -> None:
+        self.feats.vec, self.feats.scaler, self.est = parts["vec"], parts["scaler"], parts["est"]
 
     def _fit(self, p, h, y):
         from sklearn.svm import LinearSVC
@@ -127,7 +152,7 @@ class FeatureSVMClassifier(_SklearnPairClassifier):
         X = self.feats.fit_transform(p, h)
         self.est = LinearSVC(C=self.C, dual=False, random_state=self.seed, max_iter=5000).fit(X, y)  # primal: fast here
 
-    def _predict_proba_uncached(self, premises, hypotheses):
+    def _predict(self, premises, hypotheses):
         d = self.est.decision_function(self.feats.transform(premises, hypotheses))
         if d.ndim == 1:  # two classes seen in training
             d = np.stack([-d, d], axis=1)
@@ -366,12 +391,16 @@ HEAD_DROPOUT_FIELDS = ("classifier_dropout", "classifier_dropout_prob", "cls_dro
 
 
 def _local_model_dir(model_id: str):
-    """Directory holding `model_id`'s files: itself when local, else its hub snapshot (downloaded if needed)."""
-    if Path(model_id).is_dir():
-        return Path(model_id)
+    """Directory holding `model_id`'s files: itself when local, else its hub snapshot at the resolved commit
+    (downloaded if needed)."""
+    from ..models.loading import hub_cache_dir, resolve_model
+
+    source = resolve_model(model_id)
+    if source.local_dir is not None:
+        return source.local_dir
     from huggingface_hub import snapshot_download
 
-    return Path(snapshot_download(model_id))
+    return Path(snapshot_download(model_id, revision=source.commit, cache_dir=str(hub_cache_dir())))
 
 
 def with_head_dropout(model_id: str, p: float) -> str:
@@ -379,11 +408,15 @@ def with_head_dropout(model_id: str, p: float) -> str:
 
     Only config.json is written; every other file is a symbolic link to the base's, so a search over six
     dropout values costs six small directories (under cache_dir('phrasis', 'bases')), not six model copies.
+    The directory name holds the base's identity (content hash, or hub id + commit), so a changed base gets a
+    new directory instead of the old config.
     """
+    from ..models.loading import weights_fingerprint
+
     src = _local_model_dir(model_id)
     p = round(float(p), 4)
     stem = re.sub(r"[^A-Za-z0-9._-]+", "_", src.name if src == Path(model_id) else str(model_id)).strip("_")
-    out = cache_dir("phrasis", "bases") / f"{stem}-{text_hash(str(model_id))[:8]}-head-dropout-{p}"
+    out = cache_dir("phrasis", "bases") / f"{stem}-{text_hash(weights_fingerprint(model_id))[:8]}-head-dropout-{p}"
     if (out / "config.json").is_file():
         return str(out)
     config = json.loads((src / "config.json").read_text())
@@ -401,20 +434,25 @@ def with_head_dropout(model_id: str, p: float) -> str:
 
 def prepare_base(model_id: str) -> str:
     """`model_id` itself when its tokenizer has a pad token; otherwise (GPT-2, Pythia) a local copy under
-    cache_dir('phrasis', 'bases') whose tokenizer pads with its EOS token and whose config says so."""
+    cache_dir('phrasis', 'bases') whose tokenizer pads with its EOS token and whose config says so (named by the
+    base's identity: content hash, or hub id + commit)."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    tok = AutoTokenizer.from_pretrained(model_id)
+    from ..models.loading import load_pretrained, resolve_model, source_fingerprint
+
+    source = resolve_model(model_id)
+    tok = load_pretrained(AutoTokenizer, source, "tokenizer")
     if tok.pad_token is not None:
         return model_id
-    out = cache_dir("phrasis", "bases") / re.sub(r"[^A-Za-z0-9._-]+", "_", str(model_id))
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", str(model_id)).strip("_")
+    out = cache_dir("phrasis", "bases") / f"{stem}-{text_hash(source_fingerprint(source))[:8]}"
     if (out / "config.json").is_file():
         return str(out)
     pad = tok.eos_token or tok.sep_token or tok.unk_token
     if pad is None:
         raise ValueError(f"{model_id}: tokenizer has no pad, eos, sep or unk token to pad with")
     tok.pad_token = pad
-    model = AutoModelForSequenceClassification.from_pretrained(model_id)
+    model = load_pretrained(AutoModelForSequenceClassification, source, "weights")
     model.config.pad_token_id = tok.pad_token_id
     tmp = out.with_name(out.name + ".partial")
     shutil.rmtree(tmp, ignore_errors=True)

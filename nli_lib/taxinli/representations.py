@@ -49,15 +49,16 @@ def encoder_hidden_states(model: str, premises: Sequence[str], hypotheses: Seque
     """
     from .. import provenance
     from ..models.base import text_hash
-    from ..models.hf import (pick_device, pooled_hidden_states, quiet_transformers, read_layers, weights_fingerprint,
-                             write_layers)
+    from ..models.hf import pick_device, pooled_hidden_states, quiet_transformers, read_layers, write_layers
+    from ..models.loading import load_pretrained, resolve_model, source_fingerprint
 
     premises, hypotheses = [str(p) for p in premises], [str(h) for h in hypotheses]
-    key = text_hash(f"encoder|{weights_fingerprint(str(model))}|max_len={max_length}", pooling, *premises, "\x1e",
+    source = resolve_model(model)  # a hub id is pinned to its commit: the key names the files loaded below
+    key = text_hash(f"encoder|{source_fingerprint(source)}|max_len={max_length}", pooling, *premises, "\x1e",
                     *hypotheses)
     path = cache_dir("hidden_states") / f"{key}.npz"
     provenance.note_model(str(model), "hf")  # results keyed by these weights: the runner re-checks them
-    cached = read_layers(path)
+    cached = read_layers(path, len(premises))
     if cached is not None:
         return cached
     import torch  # noqa: F401  (transformers needs it loaded)
@@ -65,8 +66,8 @@ def encoder_hidden_states(model: str, premises: Sequence[str], hypotheses: Seque
 
     quiet_transformers()
     device = pick_device(device)
-    tokenizer = AutoTokenizer.from_pretrained(str(model))
-    encoder = AutoModel.from_pretrained(str(model)).to(device).eval()
+    tokenizer = load_pretrained(AutoTokenizer, source, "tokenizer")
+    encoder = load_pretrained(AutoModel, source, "weights").to(device).eval()
 
     def batches(p, h):  # length-sorted batches (less padding; pooled_hidden_states puts rows back in order)
         order = np.argsort([len(a) + len(b) for a, b in zip(p, h)], kind="stable")

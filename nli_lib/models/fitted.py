@@ -1,0 +1,117 @@
+"""Fitted scikit-learn pair classifiers stored on disk in a format that cannot run code (skops, never pickle).
+
+    >>> clf = fit_cached(lambda: TfidfPairClassifier("logreg", C=0.5), train_df, name="tfidf-logreg")  # doctest: +SKIP
+
+The file is `$NLI_CACHE_DIR/models/<name>-<key>.skops`; `key` hashes the class, its `settings()` (C, seed, ...),
+`version` (bump it when the feature code changes) and the training rows. It holds only the classifier's
+`fitted_parts()` (vectorizers, scalers, estimators), read back with `skops.io.load` and an explicit list of
+trusted types: anything else in the file (a planted object, a reference to `os.system`) is refused before it is
+built, the file is reported with a warning and the classifier is fitted again. Nothing in the cache directory
+is ever unpickled: files from older versions (`*.pkl`) are left alone and reported once.
+
+Trade-off: skops files are ~1.2x the size of a pickle and load in about the same time (tens of ms here); the
+price of not executing a stranger's cache.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import warnings
+from pathlib import Path
+
+import pandas as pd
+
+from ..config import cache_dir
+from .base import text_hash
+
+SUFFIX = ".skops"
+# Types a stored classifier may hold beyond skops' own defaults (scikit-learn estimators, numpy, scipy):
+# the named tokenizer functions of our vectorizers and the fitted pieces of a calibrated SVM. Nothing else loads.
+TRUSTED_TYPES = [
+    "nli_lib.models.baselines.tokens",
+    "nli_lib.models.baselines.split_spaces",
+    "sklearn.calibration._CalibratedClassifier",
+    "sklearn.calibration._SigmoidCalibration",
+]
+
+
+def fit_key(clf, train: pd.DataFrame, version: str = "") -> str:
+    """Hash of everything that determines a fitted classifier: class, settings(), version, training rows."""
+    rows = ("\t".join(map(str, r)) for r in zip(train["premise"], train["hypothesis"], train["label"]))
+    return text_hash(type(clf).__name__, json.dumps(clf.settings(), sort_keys=True, default=str), version, *rows)
+
+
+def _report_old_pickles(folder: Path, name: str) -> None:
+    old = sorted(folder.glob(f"{name}-*.pkl"))
+    if old:
+        warnings.warn(f"{len(old)} pickled model file(s) in {folder} ({old[0].name}, ...) are ignored: nothing in "
+                      f"the cache is unpickled. Delete them to silence this warning.", RuntimeWarning, stacklevel=3)
+
+
+def load_parts(path: Path) -> dict:
+    """The fitted parts stored in `path` (skops with TRUSTED_TYPES only); raises on anything else."""
+    import skops.io as sio
+
+    parts = sio.load(path, trusted=TRUSTED_TYPES)
+    if not isinstance(parts, dict):
+        raise TypeError(f"expected a dict of fitted parts, found {type(parts).__name__}")
+    return parts
+
+
+def save_parts(path: Path, parts: dict) -> None:
+    """Store fitted parts atomically (a partial file never has the final name)."""
+    import skops.io as sio
+
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".partial")
+    os.close(fd)
+    try:
+        sio.dump(parts, tmp)
+        os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def _check_restored(clf, train: pd.DataFrame) -> None:
+    """A restored classifier must answer like a fitted one: finite probabilities over its labels."""
+    import numpy as np
+
+    head = train.head(3)
+    probs = np.asarray(clf._predict(head["premise"].astype(str).tolist(),
+                                                   head["hypothesis"].astype(str).tolist()), dtype=float)
+    if probs.shape != (len(head), len(clf.labels)) or not np.isfinite(probs).all():
+        raise ValueError(f"restored classifier answers with shape {probs.shape} or non-finite values")
+
+
+def fit_cached(make, train: pd.DataFrame, name: str, version: str = ""):
+    """Fit a scikit-learn pair classifier once per (settings, version, training data); later calls load it.
+
+    `make()` returns an unfitted classifier with `settings()`, `fitted_parts()` and `restore_parts()`
+    (`nli_lib.models.baselines._SklearnPairClassifier`). A stored fit is read only when a prediction is not in
+    the call cache (a warm run reads nothing, and does not import skops: ~5 s). A stored file that cannot be
+    read, holds an untrusted type or does not fit the classifier is reported (RuntimeWarning naming it) and
+    replaced by a fresh fit.
+    """
+    clf = make()
+    folder = cache_dir("models")
+    _report_old_pickles(folder, name)
+    path = folder / f"{name}-{fit_key(clf, train, version)}{SUFFIX}"
+    if not path.is_file():
+        clf.fit(train)
+        save_parts(path, clf.fitted_parts())
+        return clf
+
+    def restore(target) -> None:
+        try:
+            target.restore_parts(load_parts(path))
+            _check_restored(target, train)
+        except Exception as exc:  # noqa: BLE001 - damaged or untrusted: refit rather than crash or reuse
+            warnings.warn(f"cached model {path} is unreadable or untrusted ({type(exc).__name__}: {exc}); "
+                          f"fitting it again", RuntimeWarning, stacklevel=4)
+            path.unlink(missing_ok=True)
+            target.fit(train)
+            save_parts(path, target.fitted_parts())
+
+    clf.set_fingerprint(train)
+    clf._restore = restore
+    return clf
