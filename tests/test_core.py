@@ -139,8 +139,11 @@ def test_runner_refuses_a_profile_holding_a_key(tmp_path):
 def _session(name, **params):
     from nli_lib.notebook import NotebookSession
 
+    from nli_lib.profile import load_profile
+
     params = {"tier": "offline", "seed": 0, **params}
-    return NotebookSession(name=name, params=params, out=Outputs(name, params=params))
+    profile = load_profile(text="tier: offline\nseed: 0\n")
+    return NotebookSession(name=name, profile=profile, params=params, out=Outputs(name, params=params))
 
 
 def _published(root):
@@ -152,7 +155,7 @@ def test_a_run_that_fails_after_writing_publishes_nothing(tmp_path, monkeypatch)
     monkeypatch.setenv("NLI_OUTPUT_DIR", str(tmp_path))
     good = _session("98_demo")
     good.out.table(pd.DataFrame({"a": [1]}), "t1", ref="taxinli-table-2")
-    good.out.score("taxinli-table-2", "total datapoints", 10071, "data")
+    good.out.score("taxinli-table-2", "total datapoints", 10071, "data", basis="data")
     good.finish()
     before = _published(tmp_path)
     assert "tables/index.csv" in before and "tables/98_demo/scorecard.jsonl" in before
@@ -160,7 +163,7 @@ def test_a_run_that_fails_after_writing_publishes_nothing(tmp_path, monkeypatch)
     crashing = _session("98_demo")  # the same notebook again: writes new numbers, then a cell raises
     crashing.out.table(pd.DataFrame({"a": [2]}), "t1", ref="taxinli-table-2")
     crashing.out.table(pd.DataFrame({"b": [3]}), "t2", ref="taxinli-table-3")
-    crashing.out.score("taxinli-table-2", "total datapoints", 1, "data")
+    crashing.out.score("taxinli-table-2", "total datapoints", 1, "data", basis="data")
     with pytest.raises(ZeroDivisionError):
         1 / 0  # the notebook stops here: finish() never runs
     assert _published(tmp_path) == before  # index, tables and scorecard entries untouched

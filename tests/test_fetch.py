@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from nli_lib import provenance
 from nli_lib.data.fetch import DataError
 from stand_ins import byte_server, no_proxy
 
@@ -38,7 +39,7 @@ def cache(tmp_path, monkeypatch):
     monkeypatch.delenv("NLI_DATA_MIRROR", raising=False)
     monkeypatch.delenv("NLI_RUN_RECORD", raising=False)
     monkeypatch.setenv("NLI_PROGRESS", "0")
-    monkeypatch.setattr(fetch_mod, "USED", {})
+    monkeypatch.setattr(provenance, "DATA", {})
     no_proxy(monkeypatch)
     return tmp_path / "cache"
 

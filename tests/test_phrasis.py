@@ -594,7 +594,7 @@ def test_paper_comparisons_pair_our_models_with_the_right_paper_cell():
     # a family named like a paper model but not built from the paper's hub id is a stand-in
     other = phr.paper_comparisons(ours, "phrasis-table-7", "HardCoh", ["RoBERTa B"], paper_models=[])
     assert other[["quantity", "basis"]].values.tolist() == [["DeBERTa v3 L | Positives-H", "stand-in"]]
-    trained = phr.TrainedModels(specs={"RoBERTa B": phr.paper_families(["RoBERTa B"])[0],
+    trained = phr.TrainedModels(specs={"RoBERTa B": phr.paper_families({"RoBERTa B": "FacebookAI/roberta-base"})[0],
                                        "MiniLM-L6 fine-tuned": phr.MINILM,
                                        "RoBERTa B lookalike": phr.FamilySpec("RoBERTa B", "hf", base="my/roberta")})
     assert trained.paper_models == ["RoBERTa B"]
