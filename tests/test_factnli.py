@@ -387,7 +387,8 @@ def test_rewrite_only_leaves_out_failed_rewrites():
     rw = rewrite_only(data, client=client)
     assert set(rw["pair_id"]) == {"p0", "p1"} and rw["premise"].notna().all()
     failed = rw.attrs["failed"]
-    assert failed["pair_id"].tolist() == ["p2"] and failed["failure"].iloc[0].startswith("rewrite failed: refusal")
+    assert [r["pair_id"] for r in failed] == ["p2"] and failed[0]["failure"].startswith("rewrite failed: refusal")
+    assert len(pd.concat([rw, rw], ignore_index=True)) == 2 * len(rw)  # attrs must not break concatenation
 
 
 def test_controls_unrelated_facts_and_rewrite_only():
