@@ -32,6 +32,7 @@ import pandas as pd
 
 from .basis import BASES, check_basis, entry_tier, model_basis
 from .config import REPO_ROOT, output_dir, scrub_secrets
+from .phases import phase
 from .data.fetch import used_data
 
 PAPERS = ("atoms", "phrasis", "ftc", "factnli", "taxinli", "companion")
@@ -136,6 +137,7 @@ class Outputs:
         self.written.append(csv_path)
         return csv_path
 
+    @phase("plotting")
     def figure(self, fig, name: str, ref: str, models=(), caption: str = "", dpi: int = 120) -> Path:
         """Save a matplotlib figure as PNG + PDF + sidecar; returns the PNG path."""
         _check_ref(ref)

@@ -103,6 +103,20 @@ def test_timing_table_lists_every_notebook(nb_dir, tmp_path, capsys):
     assert "00_zero" in table and "01_first" in table and "total" in table and "peak memory" in table
 
 
+def test_timing_table_splits_each_notebook_into_phases(nb_dir, tmp_path, capsys):
+    write_nb(nb_dir / "02_train.ipynb", "import time\nfrom nli_lib.phases import phase\n"
+             "with phase('training'):\n    time.sleep(0.6)")
+    assert run(nb_dir, tmp_path, "--only", "02") == 0
+    lines = capsys.readouterr().out.splitlines()
+    header = next(line for line in lines if line.startswith("notebook")).split()
+    row = next(line for line in lines if line.startswith("02_train")).split()
+    assert header == ["notebook", "status", "seconds", "loading", "training", "scoring", "llm", "plotting", "other",
+                      "peak", "GiB"]
+    assert 0.6 <= float(row[header.index("training")]) < 2.0
+    assert float(row[header.index("scoring")]) == 0.0
+    assert 0 < float(row[-1]) < 4  # the kernel's peak memory, GiB
+
+
 def test_library_change_reruns_everything(nb_dir, tmp_path, capsys, monkeypatch):
     assert run(nb_dir, tmp_path) == 0
     monkeypatch.setattr(runner, "nli_lib_hash", lambda: "edited")

@@ -30,6 +30,7 @@ from pathlib import Path
 from .. import provenance
 from ..config import REPO_ROOT, cache_dir, mirror_dir
 from ..filehash import sha256_file  # noqa: F401  (memoised per file state; re-exported for loaders and stats)
+from ..phases import phase
 
 MANIFEST_PATH = REPO_ROOT / "data" / "manifest.csv"
 
@@ -161,6 +162,7 @@ def _note_use(key: str, digest: str) -> None:
     provenance.note_data(key, digest)
 
 
+@phase("loading")
 def fetch(key: str, manifest: dict[str, ManifestEntry] | None = None) -> Path:
     """Local, verified path of the manifest file `key` (mirror, cache or download)."""
     manifest = manifest or load_manifest()

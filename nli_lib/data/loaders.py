@@ -86,6 +86,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 import pandas as pd
 
 from ..config import LABELS, cache_dir
+from ..phases import phase
 from .fetch import DataError, fetch, load_manifest, sha256_file
 
 _log = logging.getLogger(__name__)
@@ -177,6 +178,7 @@ class _Collected:
         return _Collected(self.records + other.records, self.problems + other.problems, self.skipped + other.skipped)
 
 
+@phase("loading")
 def _collect(rows: Iterable[RawRow], parse: Callable[[RawRow], dict],
              text_fields: Sequence[str] = ("premise", "hypothesis")) -> _Collected:
     """Parse rows into records; malformed rows become Problems, excluded rows are counted."""

@@ -53,6 +53,7 @@ from .. import calls as call_ledger
 from .. import provenance
 from ..cache import CallCache, ReplayMiss, default_cache, key_hash
 from ..progress import progress as progress_bar
+from ..phases import phase
 from .prompts import Parsed, PromptTemplate
 
 NAMESPACE = "llm"
@@ -300,6 +301,7 @@ class _CachedChat:
         self._count("completion_tokens", int(usage.get("completion_tokens") or 0))
         return LLMResult(cached=False, **value)
 
+    @phase("llm")
     def chat(self, messages, *, sample: int = 0, **overrides) -> LLMResult:
         """One completion for `messages` (list of {"role", "content"} dicts, or a bare user string).
 
@@ -318,6 +320,7 @@ class _CachedChat:
             raise self._replay_miss(key)
         return self._call_and_store(messages, key)
 
+    @phase("llm")
     def chat_many(
         self, list_of_messages: Sequence, *, samples: int = 1, progress: bool = True, **overrides
     ) -> list[LLMResult | LLMError]:

@@ -30,6 +30,7 @@ from .. import calls
 from ..cache import CallCache, default_cache
 from ..cache import CallCache, default_cache, probability_check
 from ..config import LABELS
+from ..phases import phase
 
 CACHE_NAMESPACE = "classifier"
 CHUNK = 2048  # pairs per cache round-trip: bounds memory and loses at most one chunk on interruption
@@ -81,6 +82,7 @@ class Classifier(ABC):
     def _predict_proba_uncached(self, premises: list[str], hypotheses: list[str]) -> np.ndarray:
         """(n, len(labels)) probabilities, computed by the model."""
 
+    @phase("scoring")
     def predict_proba(self, premises: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
         """(n, len(labels)) probabilities; cached per pair."""
         premises, hypotheses = [str(p) for p in premises], [str(h) for h in hypotheses]

@@ -23,6 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..config import cache_dir
+from ..phases import phase
 from .base import text_hash
 
 SUFFIX = ".skops"
@@ -97,10 +98,12 @@ def fit_cached(make, train: pd.DataFrame, name: str, version: str = ""):
     _report_old_pickles(folder, name)
     path = folder / f"{name}-{fit_key(clf, train, version)}{SUFFIX}"
     if not path.is_file():
-        clf.fit(train)
+        with phase("training"):
+            clf.fit(train)
         save_parts(path, clf.fitted_parts())
         return clf
 
+    @phase("loading")
     def restore(target) -> None:
         try:
             target.restore_parts(load_parts(path))

@@ -29,6 +29,7 @@ import pandas as pd
 
 from .. import provenance
 from ..config import LABELS, cache_dir
+from ..phases import phase
 from ..progress import progress as progress_bar
 from .base import text_hash
 from .hf import HFClassifier, pick_device, quiet_transformers, show_progress
@@ -110,6 +111,7 @@ def finetune(spec: TrainSpec, train_df: pd.DataFrame, eval_df: pd.DataFrame | No
     return finetune(spec, train_df, eval_df, name, tier, progress, device, precision)
 
 
+@phase("training")
 def _train(spec: TrainSpec, train_df, eval_df, out_dir: Path, progress: bool, device: str | None) -> None:
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
