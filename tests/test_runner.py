@@ -112,7 +112,7 @@ def test_timing_table_splits_each_notebook_into_phases(nb_dir, tmp_path, capsys)
     row = next(line for line in lines if line.startswith("02_train")).split()
     assert header == ["notebook", "status", "seconds", "loading", "training", "scoring", "llm", "plotting", "other",
                       "peak", "GiB"]
-    assert 0.6 <= float(row[header.index("training")]) < 2.0
+    assert float(row[header.index("training")]) >= 0.6  # a sleep lasts at least its length (no upper bound)
     assert float(row[header.index("scoring")]) == 0.0
     assert 0 < float(row[-1]) < 4  # the kernel's peak memory, GiB
 
