@@ -71,7 +71,7 @@ def ordered_batches(tokenizer, prem, hyp, batch_size: int, max_length: int):
     order = np.argsort([len(ids) for ids in enc["input_ids"]], kind="stable")
     for start in range(0, len(order), batch_size):
         idx = order[start : start + batch_size]
-        yield idx, tokenizer.pad({k: [enc[k][i] for i in idx] for k in enc.keys()}, return_tensors="np")
+        yield idx, tokenizer.pad({k: [enc[k][i] for i in idx] for k in enc}, return_tensors="np")
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:
@@ -179,7 +179,7 @@ def main() -> None:
     pipe(inputs[:64], batch_size=args.batch_size)
     record("pipeline, batched", *timed(lambda: pipe_probs(pipe(inputs, batch_size=args.batch_size)), len(prem),
                                        args.repeat), True)
-    del pipe
+    pipe = None  # frees the pipeline's references
 
     if "crossencoder" in args.skip:
         skipped("CrossEncoder.predict", "--skip")
@@ -238,7 +238,7 @@ def main() -> None:
     shape = EncoderShape.from_config(plain.config)
     lengths = [len(ids) for ids in tok(prem, hyp, truncation=True, max_length=ours.max_length)["input_ids"]]
     flops = mean_pair_flops(shape, lengths)
-    token_rows = int(round(args.batch_size * float(np.mean(lengths))))
+    token_rows = round(args.batch_size * float(np.mean(lengths)))
     kernels = ["matmul"] + (["onednn"] if device == "cpu" and can_pack() else [])
     gflops = {(k, dt): matmul_gflops(shape, token_rows, dt, k, device=device)
               for k in kernels for dt in ("float32", "bfloat16")}

@@ -18,8 +18,8 @@ machine's matmul throughput, and `roofline_pairs_per_s` turns it into pairs per 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class EncoderShape:
     pooler: bool = True  # a d x d pooler before the classifier (BERT); False for heads without one
 
     @classmethod
-    def from_config(cls, config) -> "EncoderShape":
+    def from_config(cls, config) -> EncoderShape:
         """From a transformers config (num_hidden_layers, hidden_size, intermediate_size, num_labels)."""
         return cls(layers=config.num_hidden_layers, hidden=config.hidden_size,
                    intermediate=config.intermediate_size, labels=config.num_labels)
@@ -90,12 +90,12 @@ def matmul_gflops(shape: EncoderShape, rows: int, dtype: str = "float32", kernel
         if kernel == "matmul":
             wt = w.t()
 
-            def step():
+            def step(x=x, wt=wt):
                 return torch.matmul(x, wt)
         elif kernel == "onednn":
             packed = torch.ops.mkldnn._reorder_linear_weight(w, PACK_BATCH_HINT)
 
-            def step():
+            def step(x=x, packed=packed):
                 return torch.ops.mkldnn._linear_pointwise(x, packed, None, "none", [], "")
         else:
             raise ValueError(f"kernel must be 'matmul' or 'onednn', not {kernel!r}")

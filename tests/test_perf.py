@@ -16,7 +16,7 @@ from nli_lib.profile import ProfileError, load_profile
 from nli_lib.roofline import EncoderShape, mean_pair_flops, pair_flops, roofline_pairs_per_s
 
 torch = pytest.importorskip("torch")
-from tests.test_models import make_tiny_bert  # noqa: E402
+from tests.test_models import make_tiny_bert
 
 ROOT = Path(__file__).resolve().parent.parent
 PREMISES, HYPOTHESES = ["a man is sleeping outside .", "the dog runs", "a woman eats"], \

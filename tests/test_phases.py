@@ -2,7 +2,6 @@
 steps it is wired into."""
 from __future__ import annotations
 
-
 import pytest
 
 from nli_lib import phases
@@ -57,18 +56,16 @@ def test_repeated_phases_add_up_and_a_decorator_counts_each_call(clock):
 
 def test_a_failing_block_still_counts_and_restores_the_outer_phase(clock):
     with phases.phase("loading"):
-        with pytest.raises(RuntimeError):
-            with phases.phase("llm"):
-                clock.sleep(2)
-                raise RuntimeError("boom")
+        with pytest.raises(RuntimeError), phases.phase("llm"):
+            clock.sleep(2)
+            raise RuntimeError("boom")
         clock.sleep(3)
     assert phases.totals() == {"llm": 2, "loading": 3}
 
 
 def test_unknown_phase_is_refused():
-    with pytest.raises(ValueError, match="unknown phase"):
-        with phases.phase("thinking"):
-            pass
+    with pytest.raises(ValueError, match="unknown phase"), phases.phase("thinking"):
+        pass
 
 
 def test_phase_file_holds_totals_and_peak_memory(tmp_path, monkeypatch, clock):

@@ -218,7 +218,7 @@ class HFClassifier(Classifier):
         order = np.argsort([len(ids) for ids in enc["input_ids"]], kind="stable")
         for start in range(0, len(order), self.batch_size):
             idx = order[start : start + self.batch_size]
-            batch = self.tokenizer.pad({k: [enc[k][i] for i in idx] for k in enc.keys()}, return_tensors="pt")
+            batch = self.tokenizer.pad({k: [enc[k][i] for i in idx] for k in enc}, return_tensors="pt")
             yield idx, {k: v.to(self.device) for k, v in batch.items()}
 
     def _predict_proba_uncached(self, premises: list[str], hypotheses: list[str]) -> np.ndarray:
