@@ -43,6 +43,16 @@ def test_every_precision_has_its_own_cache_key_and_entries(tmp_path):
     np.testing.assert_array_equal(again.predict_proba(PREMISES, HYPOTHESES), int8)
 
 
+def test_hidden_states_are_cached_per_precision(tmp_path, monkeypatch):
+    from nli_lib.models.hf import HFClassifier
+
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    path = make_tiny_bert(tmp_path / "m", {0: "entailment", 1: "neutral", 2: "contradiction"})
+    fp32 = HFClassifier(path, progress=False, device="cpu").hidden_states(PREMISES, HYPOTHESES)
+    int8 = HFClassifier(path, progress=False, device="cpu", precision="int8").hidden_states(PREMISES, HYPOTHESES)
+    assert len(list((tmp_path / "cache" / "hidden_states").glob("*.npz"))) == 2
+    assert not np.array_equal(fp32[-1], int8[-1])
+
 def test_int8_refuses_a_gpu_and_unknown_precisions_are_refused(tmp_path):
     from nli_lib.models.hf import HFClassifier
 

@@ -208,7 +208,12 @@ class HFClassifier(Classifier):
         provenance.note_model(self.model_path, "hf")  # results keyed by this model: the runner re-checks it
         units = ",".join(map(str, self.unit_for_label))
         return (f"{self.weights_id}|units={units}|max_len={self.max_length}"
-                f"{'' if self.precision == 'float32' else '|' + self.precision}")
+                f"{self._precision_tag}")
+
+    @property
+    def _precision_tag(self) -> str:
+        """The precision's part of a cache key: empty for float32 (keys from before precisions existed stay valid)."""
+        return "" if self.precision == "float32" else f"|{self.precision}"
 
     def _batches(self, premises: list[str], hypotheses: list[str] | None):
         """Yield (indices, tokenized batch): all pairs tokenized in one call, sorted by token count, each batch
@@ -245,8 +250,7 @@ class HFClassifier(Classifier):
         premises, hypotheses = [str(p) for p in premises], [str(h) for h in hypotheses] if hypotheses is not None else None
         # Arrays are too large for the SQLite call cache: one .npz per call, keyed like a cache entry.
         # keyed by what changes a hidden state: the weights, the token limit and the precision (not the head order)
-        precision = "" if self.precision == "float32" else f"|{self.precision}"
-        key = text_hash(f"{self.weights_id}|max_len={self.max_length}{precision}", pooling, *premises, "\x1e",
+        key = text_hash(f"{self.weights_id}|max_len={self.max_length}{self._precision_tag}", pooling, *premises, "\x1e",
                         *(hypotheses or []))
         path = cache_dir("hidden_states") / f"{key}.npz"
         layers = read_layers(path, len(premises))
