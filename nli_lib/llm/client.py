@@ -41,6 +41,7 @@ import json
 import os
 import random
 import re
+import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -203,6 +204,54 @@ def key_differences(stored: dict, asked: dict) -> list[str]:
     return out
 
 
+class _BatchWriter:
+    """Stores answers from many worker threads in the call cache, batched: a background thread commits whatever
+    has arrived while the previous commit ran (one transaction per batch; each commit waits for a disk sync, so
+    one per answer would cap a batch at a few hundred answers per second). `close` commits the rest and raises
+    a failed commit's error (the values were spilled aside by the cache, see `CallCache.put_many`).
+
+    >>> cache = CallCache(":memory:")
+    >>> writer = _BatchWriter(cache)
+    >>> for i in range(3):
+    ...     writer.add({"i": i}, {"text": str(i)})
+    >>> writer.close()
+    >>> cache.get(NAMESPACE, {"i": 2})
+    {'text': '2'}
+    """
+
+    def __init__(self, cache: CallCache):
+        self._cache, self._items, self._closed, self._error = cache, [], False, None
+        self._cond = threading.Condition()
+        self._thread = threading.Thread(target=self._run, name="llm-cache-writer", daemon=True)
+        self._thread.start()
+
+    def add(self, key: dict, value: dict) -> None:
+        with self._cond:
+            self._items.append((key, value))
+            self._cond.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._items and not self._closed:
+                    self._cond.wait()
+                items, self._items = self._items, []
+                if not items and self._closed:
+                    return
+            try:
+                self._cache.put_many(NAMESPACE, items)
+            except Exception as exc:  # noqa: BLE001 - raised by close()
+                self._error = self._error or exc
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify()
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+
 class _CachedChat:
     """Cache, counters, chat/chat_many, parse_many and stats shared by LLMClient and OfflineLLM."""
 
@@ -332,7 +381,7 @@ class _CachedChat:
         )
 
     # -- calls ---------------------------------------------------------------------------------------
-    def _call_and_store(self, messages: Messages, key: dict) -> LLMResult:
+    def _call_and_store(self, messages: Messages, key: dict, writer: "_BatchWriter | None" = None) -> LLMResult:
         try:
             text, usage, finish = self._complete(messages, key["params"])
         except Exception:
@@ -340,7 +389,10 @@ class _CachedChat:
             raise
         value = {"text": text, "usage": usage, "finish_reason": finish, "created": time.time(),
                  "endpoint": self.endpoint}
-        self.cache.put(NAMESPACE, key, value)
+        if writer is None:
+            self.cache.put(NAMESPACE, key, value)
+        else:
+            writer.add(key, value)
         self._count("prompt_tokens", int(usage.get("prompt_tokens") or 0))
         self._count("completion_tokens", int(usage.get("completion_tokens") or 0))
         return LLMResult(cached=False, **value)
@@ -388,16 +440,19 @@ class _CachedChat:
         if todo and self.replay_only:
             raise self._replay_miss(keys[todo[0]], n_missing=len(todo), n_total=len(jobs))
 
+        parallel = self.concurrency > 1 and len(todo) > 1
+        writer = _BatchWriter(self.cache) if parallel else None  # one commit per batch of answers, not per answer
+
         def work(j: int):
             try:
-                return self._call_and_store(jobs[j][0], keys[j])
+                return self._call_and_store(jobs[j][0], keys[j], writer)
             except Exception as exc:  # noqa: BLE001 - recorded in the item's slot
                 return LLMError(self._scrub(str(exc)), type(exc).__name__, getattr(exc, "attempts", 1))
 
         bar = progress_bar(total=len(jobs), initial=len(jobs) - len(todo) - len(dupes), desc=self.model,
                            unit="llm call", bar=progress)
         try:
-            if self.concurrency == 1 or len(todo) <= 1:
+            if not parallel:
                 for j in todo:
                     results[j] = work(j)
                     bar and bar.update()
@@ -410,6 +465,7 @@ class _CachedChat:
                         bar and bar.update()
                 finally:  # on interrupt: drop queued items, let running ones finish (and be cached)
                     pool.shutdown(wait=True, cancel_futures=True)
+                    writer.close()  # every answer received is stored before chat_many returns or raises
             for j in dupes:
                 results[j] = results[first_of[key_hash(keys[j])]]
                 bar and bar.update()
@@ -479,7 +535,10 @@ class LLMClient(_CachedChat):
         self.endpoint, self.model = config.base_url.rstrip("/"), config.model
         self.concurrency, self.replay_only = config.concurrency, config.replay_only
         self.api, self.paper_system = config.api, config.paper_system
-        self._sdk_client = None  # created on the first request (replay-only runs never need a key)
+        # SDK clients, created on the first request (replay-only runs never need a key); see _sdk
+        self._n_shards = -(-config.concurrency // self.SHARD_SIZE)
+        self._sdk_clients: list = [None] * self._n_shards
+        self._local, self._threads_seen = threading.local(), 0
         self._counter = None  # prompt-token counter of `token_budget` (loaded on first use)
 
     def __repr__(self) -> str:
@@ -498,30 +557,40 @@ class LLMClient(_CachedChat):
             params["stop"] = [params["stop"]] if isinstance(params["stop"], str) else list(params["stop"])
         return params
 
+    SHARD_SIZE = 16  # worker threads per SDK client (and its connection pool)
+
     def _sdk(self):
+        """The SDK client of the calling thread's shard. Worker threads are spread over ceil(concurrency / 16)
+        clients, each with its own pool of kept-alive connections: a single pool of hundreds of connections
+        costs CPU per request that grows with its size (it scans every connection), which caps throughput
+        at high concurrency. No Nagle delay between a request's header and body writes."""
+        shard = getattr(self._local, "shard", None)
         with self._lock:
-            if self._sdk_client is None:
+            if shard is None:
+                shard = self._local.shard = self._threads_seen % self._n_shards
+                self._threads_seen += 1
+            if self._sdk_clients[shard] is None:
                 import httpx
                 import openai
 
-                # one pooled connection per worker thread, kept alive between requests (a batch of
-                # `concurrency` parallel requests never waits for a connection or opens new ones)
-                n = self.config.concurrency
+                n = min(self.SHARD_SIZE, self.config.concurrency)
                 limits = httpx.Limits(max_connections=n, max_keepalive_connections=n, keepalive_expiry=30.0)
-                self._sdk_client = openai.OpenAI(
+                self._sdk_clients[shard] = openai.OpenAI(
                     base_url=self.endpoint,
                     api_key=os.environ.get(self.config.api_key_env) or "not-set",  # local servers need none
                     max_retries=0,  # our retry policy is the one in force
                     timeout=self.config.timeout_s,
-                    http_client=httpx.Client(limits=limits, timeout=self.config.timeout_s),
+                    http_client=httpx.Client(timeout=self.config.timeout_s, transport=httpx.HTTPTransport(
+                        limits=limits, socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])),
                 )
-            return self._sdk_client
+            return self._sdk_clients[shard]
 
     def _scrub(self, text: str) -> str:
         """Remove the API key from text that may echo it (error bodies, exception strings)."""
         secrets = {os.environ.get(self.config.api_key_env) or ""}
-        if self._sdk_client is not None:
-            secrets.add(getattr(self._sdk_client, "api_key", "") or "")
+        for sdk in self._sdk_clients:
+            if sdk is not None:
+                secrets.add(getattr(sdk, "api_key", "") or "")
         for secret in secrets:
             if len(secret) >= 4:
                 text = text.replace(secret, "***")
