@@ -232,3 +232,25 @@ def test_rewriter_paper_rows_come_from_the_declaration_only(monkeypatch):
     with pytest.raises(ValueError, match="FTC's rewriters"):
         make_rewriter({"llm": {**base, "model": "gpt-4o", "as": "gpt-4o"}})
 
+
+
+def test_parallel_answers_are_stored_in_batches_and_all_before_return(monkeypatch, tmp_path):
+    no_proxy(monkeypatch)
+    cache = CallCache(tmp_path / "c.sqlite")
+    commits = []
+    real = cache.put_many
+    monkeypatch.setattr(cache, "put_many", lambda ns, items: (commits.append(len(items)), real(ns, items))[1])
+    with serve(FixedLatency(latency_s=0.2, parallel=40), name="echo") as url:
+        llm = LLMClient(LLMConfig(base_url=url, model="echo", concurrency=40), cache=cache)
+        out = llm.chat_many([f"prompt {i}" for i in range(40)], progress=False)
+        assert all(r.ok and not r.cached for r in out)
+        assert sum(commits) == 40 and len(commits) < 40  # batched commits, every answer stored by the return
+        assert all(r.cached for r in llm.chat_many([f"prompt {i}" for i in range(40)], progress=False))
+    assert len([c for c in llm._sdk_clients if c is not None]) == 3  # 40 workers over ceil(40 / 16) pools
+
+
+def test_b1_parser_does_not_read_a_negated_label_word():
+    parse = PROMPTS["atoms.B1"].parse
+    assert not parse("The hypothesis is not entailed by the premise.").ok  # SmolLM2's answer, once
+    assert "negated label word" in parse("This isn't a contradiction.").error
+    assert parse("Entailment. The premise does not say more.").value == "entailment"
