@@ -204,10 +204,11 @@ def test_ftc_chat(client_for):
     check_step(client_for(max_tokens=30), _ftc_extract_and_transform, _ftc_value)
 
 
-def test_ftc_completions_with_a_small_context(client_for):
+def test_ftc_completions_with_a_small_context(client_for, engine, tmp_path):
     """A base-LM rewriter: /v1/completions, tokens counted with the model's tokenizer, shots cut to fit."""
+    engine.tokenizer.save_pretrained(tmp_path / "tokenizer")  # the endpoint's tokenizer, as a local folder
     client = client_for(api="completions", max_tokens=24, stop=["\n\n"], context_tokens=160,
-                        tokenizer=str(GGUF.parent), gguf_file=GGUF.name)
+                        tokenizer=str(tmp_path / "tokenizer"))
     budget = client.token_budget()
     assert budget.prompt_limit == 136
     from nli_lib.ftc import FewShotRewriter
@@ -230,5 +231,9 @@ def test_in_process_generation_matches_the_server(engine, tmp_path):
     result = llm.chat("The capital of France is")
     assert result.text == direct[0] and result.usage == direct[1] and result.finish_reason == direct[2]
     assert llm.cache_key("x")["model"].startswith(f"{GGUF.name}@sha256:")  # the weights' identity, not the path
+    budget = make_llm({"llm": {"model": str(GGUF.parent), "gguf_file": GGUF.name, "api": "completions",
+                               "max_tokens": 12}}).token_budget()  # the loaded model's tokenizer and context
+    assert budget.context_tokens == engine.context_tokens == 8192 and budget.max_new_tokens == 12
+    assert budget.count("The capital of France is") == direct[1]["prompt_tokens"]
     with pytest.raises(Exception, match="exceeds the context"):
         engine.generate("word " * 9000, api="completions", max_tokens=8)

@@ -381,7 +381,7 @@ class FewShotRewriter:
             template, client = PROMPTS[f"ftc.{step}.{SHORT[lab]}"], clients[lab]
             rows = self._shots(step, lab)
             rows = list(template.exemplars[: template.default_shots] if rows is None else rows)
-            budget = client.token_budget()
+            budget = getattr(client, "token_budget", lambda: None)()  # None: no context limit known
             sent, too_long = [], []
             for i in idx:
                 try:

