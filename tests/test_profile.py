@@ -54,7 +54,8 @@ def test_typo_inside_sections_is_found_too():
     ("max_failure_rate: 2", "max_failure_rate: Input should be less than or equal to 1"),
     ("llm: offline", "llm: Input should be a valid dictionary"),
     ("llm:\n  base_url: http://h/v1\n  model: m\n  concurrency: eight", "llm.concurrency: Input should be a valid integer"),
-    ("llm:\n  model: m", "llm.base_url: required key missing"),
+    ("llm:\n  base_url: http://h/v1", "llm.model: required key missing"),
+    ("llm:\n  model: m", "llm.model: 'm' is neither a folder"),  # no base_url: an in-process model
 ])
 def test_wrong_types_and_values_name_the_key(text, key):
     assert key in problems(text)

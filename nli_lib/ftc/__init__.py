@@ -24,7 +24,7 @@ What differs from the paper (stated in the notebooks too): text premises instead
 no human-written counterfactuals or human labels on them (CAD revisions and counterfactuals from the
 pair's other explanations stand in); no explanation generator (pathological explanations are borrowed
 from pairs that share only one input); LAS/LRA simulators are TF-IDF models trained on e-SNLI test pairs
-outside the evaluated sample; offline, the FSP steps are rule-based stand-ins, not GPT-Neo.
+outside the evaluated sample; offline, the FSP steps are rule-based stand-ins, not GPT-Neo (set beside no paper row; `rewriters`).
 """
 from .analysis import (PAPER_REWRITES, annotate_box_counts, attach_pair_scores, balanced_sample, cad_pairs, cad_reference,
                        explanation_reference, ftc_summary, hit_rates, metric_validation, plot_ftc_distributions,
@@ -35,7 +35,9 @@ from .fewshot import FewShotRewriter, align_transform, exemplar_rows, rule_extra
 from .logic import SLOTS, CounterfactualTarget, counterfactual_targets, derived_label, relation
 from .metrics import (ALPHA, OEWNForMeteor, cost_matrix, ftc_delta, ftc_kl, ftc_scores, ftc_wasserstein, kl_divergence,
                       meteor, meteor_wordnet, wasserstein, wilcoxon_rho)
-from .pipeline import PIPELINES, all_pipelines, counterfactual_rows, paper_fsp_model, pipeline_version, regex_transform
+from .pipeline import PIPELINES, all_pipelines, counterfactual_rows, pipeline_version, regex_transform
+from .rewriters import (TABLE4_REWRITER, fsp_quantity, is_table4_rewriter, make_rewriter, meteor_beside_paper,
+                        paper_rewriter, shots_note, shots_used)
 from .sensitivity import (CONDITIONS, explanation_similarity, noise_label_flips, noise_summary,
                           pathological_explanations, sensitivity_by_pipeline, sensitivity_by_slot, sensitivity_rho,
                           sensitivity_rows, sensitivity_table, simulated_rows)
@@ -52,8 +54,9 @@ __all__ = [
     "counterfactual_targets", "derived_label", "exemplar_rows", "explanation_reference", "explanation_similarity",
     "extract_regex", "fit_simulator", "ftc_delta", "ftc_kl", "ftc_scores", "ftc_summary", "ftc_wasserstein",
     "hit_rates", "kl_divergence", "las_lra_rows", "las_lra_summary", "las_rows", "las_score", "lra_score", "meteor",
-    "meteor_wordnet", "metric_validation", "noise_label_flips", "noise_summary", "paper_fsp_model",
-    "pathological_explanations",
+    "meteor_wordnet", "metric_validation", "noise_label_flips", "noise_summary",
+    "pathological_explanations", "TABLE4_REWRITER", "fsp_quantity", "is_table4_rewriter", "make_rewriter",
+    "meteor_beside_paper", "paper_rewriter", "shots_note", "shots_used",
     "plot_ftc_distributions", "printed_examples", "printed_rewrites", "quality_long", "quality_rows",
     "quality_table", "regex_transform", "relation", "rho_table", "rule_extract", "score_rows",
     "sensitivity_by_pipeline", "sensitivity_by_slot", "sensitivity_rho", "sensitivity_rows", "sensitivity_table",

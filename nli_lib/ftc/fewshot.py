@@ -37,7 +37,9 @@ from typing import Sequence
 
 import pandas as pd
 
-from ..llm import PROMPTS, OfflineLLM
+from .. import calls as call_ledger
+from ..llm import PROMPTS, OfflineLLM, Parsed
+from ..llm.context import PromptTooLong, fit_shots
 from ..llm.prompts import FTC_EXTRACT_EXAMPLES, FTC_TRANSFORM_EXAMPLES
 from .logic import SHORT, as_label
 from .templates import _clean_span, _has_content, extract_regex
@@ -318,15 +320,30 @@ def shot_sets(pool: pd.DataFrame | None, n: int | None = PAPER_SHOTS, seed: int 
             for step in ("extract", "transform") for lab in SHORT}
 
 
+@dataclass(frozen=True)
+class FewShotParsed(Parsed):
+    """A parsed FSP answer and the number of priming examples its prompt held (after fitting the context)."""
+
+    shots: int | None = None  # examples in the prompt sent (None: no prompt was sent)
+    dropped: int = 0  # examples of the set left out so that the prompt fits the context
+
+
 @dataclass
 class FewShotRewriter:
-    """Extract and transform with the FTC prompts through cached chat clients (one per step and label)."""
+    """Extract and transform with the FTC prompts through cached chat clients (one per step and label).
+
+    With a client that knows its context window (`token_budget`: an in-process model, or an endpoint with
+    `context_tokens` / `tokenizer` set), each prompt keeps the most priming examples that fit beside the
+    completion's max_tokens (`llm.context.fit_shots`: the last rows go first); every answer records how many
+    it had (`FewShotParsed.shots`). A prompt too long even with none is a failed item, counted as an error.
+    """
 
     extract_clients: dict  # 'entailment' | 'neutral' | 'contradiction' -> chat client
     transform_clients: dict
-    name: str  # printed beside every result: LLM model id or 'offline://ftc-*'
-    tier: str  # 'paper' (LLM endpoint) or 'offline' (rule stand-ins)
+    name: str  # printed beside every result: the model's short name or 'offline://ftc-*'
+    tier: str  # 'paper' (an LLM) or 'offline' (rule stand-ins)
     shots: dict = field(default_factory=dict)  # (step, label) -> exemplar rows; missing = printed rows
+    paper_system: str | None = None  # the paper's rewriter this one is declared to be (profile `as`); None: stand-in
 
     @classmethod
     def offline(cls, cache=None) -> "FewShotRewriter":
@@ -339,7 +356,8 @@ class FewShotRewriter:
     @classmethod
     def from_llm(cls, client, shots: dict | None = None) -> "FewShotRewriter":
         return cls({lab: client for lab in SHORT}, {lab: client for lab in SHORT},
-                   name=getattr(client, "model", str(client)), tier="paper", shots=dict(shots or {}))
+                   name=getattr(client, "model", str(client)), tier="paper", shots=dict(shots or {}),
+                   paper_system=getattr(client, "paper_system", None))
 
     def _shots(self, step: str, label: str):
         return self.shots.get((step, label))
@@ -354,15 +372,30 @@ class FewShotRewriter:
         fields = [dict(hypothesis=str(h), A=str(a), B=str(b)) for h, a, b in zip(hypotheses, spans_a, spans_b)]
         return self._run("transform", labels, fields, progress)
 
-    def _run(self, step: str, labels, fields, progress: bool) -> list:
+    def _run(self, step: str, labels, fields, progress: bool) -> list[FewShotParsed]:
         labels = [as_label(lab) for lab in labels]
         out: list = [None] * len(labels)
         clients = self.extract_clients if step == "extract" else self.transform_clients
         for lab in sorted(set(labels)):
             idx = [i for i, x in enumerate(labels) if x == lab]
-            template = PROMPTS[f"ftc.{step}.{SHORT[lab]}"]
-            messages = [template.render(shots=self._shots(step, lab), **fields[i]) for i in idx]
-            results = clients[lab].chat_many(messages, progress=progress)
-            for i, parsed in zip(idx, clients[lab].parse_many(template, results)):
-                out[i] = parsed  # failed calls, non-answers and junk stay failures, counted by the client
+            template, client = PROMPTS[f"ftc.{step}.{SHORT[lab]}"], clients[lab]
+            rows = self._shots(step, lab)
+            rows = list(template.exemplars[: template.default_shots] if rows is None else rows)
+            budget = getattr(client, "token_budget", lambda: None)()  # None: no context limit known
+            sent, too_long = [], []
+            for i in idx:
+                try:
+                    messages, k = fit_shots(lambda r, f=fields[i]: template.render(shots=r, **f), rows, budget)
+                    sent.append((i, messages, k))
+                except PromptTooLong as exc:
+                    too_long.append(i)
+                    out[i] = FewShotParsed(False, None, "", f"call failed: PromptTooLong: {exc}", shots=None,
+                                           dropped=len(rows))
+            if too_long:  # never sent: each counts as a failed request of this model
+                call_ledger.count(client.ledger_kind, client.label, requests=len(too_long), errors=len(too_long))
+            results = client.chat_many([m for _, m, _ in sent], progress=progress)
+            for (i, _, k), parsed in zip(sent, client.parse_many(template, results)):
+                # failed calls, non-answers and junk stay failures, counted by the client
+                out[i] = FewShotParsed(parsed.ok, parsed.value, parsed.raw, parsed.error, shots=k,
+                                       dropped=len(rows) - k)
         return out

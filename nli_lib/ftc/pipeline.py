@@ -62,23 +62,6 @@ def pipeline_name(extract: str, transform: str) -> str:
     return f"{extract}-{transform}"
 
 
-def paper_fsp_model(name: str) -> str:
-    """The Table 11 rewriter an FSP model id corresponds to: 'GPT2-xl', 'GPT-Neo1.3B' or 'GPT-Neo2.7B'.
-
-    GPT-Neo2.7B (Table 4's model) is also the row any other rewriter (offline stand-ins, other LLMs) is
-    set beside.
-
-    >>> paper_fsp_model("gpt2-xl"), paper_fsp_model("EleutherAI/gpt-neo-1.3B"), paper_fsp_model("offline://ftc-rules+align")
-    ('GPT2-xl', 'GPT-Neo1.3B', 'GPT-Neo2.7B')
-    """
-    low = str(name).lower()
-    if "gpt2-xl" in low or "gpt2xl" in low:
-        return "GPT2-xl"
-    if "neo" in low and "1.3b" in low:
-        return "GPT-Neo1.3B"
-    return "GPT-Neo2.7B"
-
-
 @dataclass(frozen=True)
 class Rewrite:
     """One counterfactual slot produced by a transform step."""
@@ -133,7 +116,9 @@ def _fsp_rewrites(parsed, label: str) -> list[Rewrite]:
 
 
 ROW_COLUMNS = ["pair_id", "premise", "hypothesis", "label", "explanation", "pipeline", "extract", "transform",
-               "template", "A", "B", "extract_ok", "slot", "y_cf", "x_cf", "ok", "status", "changed", "reason"]
+               "template", "A", "B", "extract_ok", "slot", "y_cf", "x_cf", "ok", "status", "changed", "reason",
+               "extract_shots", "transform_shots",  # priming examples in the FSP prompt sent (None: regex/not sent)
+               "extract_shots_dropped", "transform_shots_dropped"]  # examples left out to fit the context
 
 
 def counterfactual_rows(df: pd.DataFrame, extract: str = "regex", transform: str = "regex",
@@ -160,9 +145,13 @@ def counterfactual_rows(df: pd.DataFrame, extract: str = "regex", transform: str
         parsed = rewriter.extract(explanations, labels, progress=progress)
         spans = [(p.value["A"], p.value["B"], None, "") if p.ok else (None, None, None, f"extract: {_failure(p)}")
                  for p in parsed]
+        extract_shots = [(getattr(p, "shots", None), getattr(p, "dropped", 0)) for p in parsed]
+    if extract == "regex":
+        extract_shots = [(None, 0)] * len(df)
     # Transform
     ok_idx = [i for i, s in enumerate(spans) if s[0] and s[1]]
     rewrites: dict[int, list[Rewrite]] = {}
+    transform_shots: dict[int, tuple[int | None, int]] = {}
     if transform == "regex":
         for i in ok_idx:
             rewrites[i] = regex_transform(df.at[i, "hypothesis"], spans[i][0], spans[i][1], labels[i])
@@ -171,13 +160,17 @@ def counterfactual_rows(df: pd.DataFrame, extract: str = "regex", transform: str
                                     [spans[i][1] for i in ok_idx], [labels[i] for i in ok_idx], progress=progress)
         for i, p in zip(ok_idx, parsed):
             rewrites[i] = _fsp_rewrites(p, labels[i])
+            transform_shots[i] = (getattr(p, "shots", None), getattr(p, "dropped", 0))
     rows = []
     for i in range(len(df)):
         a, b, template, why = spans[i]
         base = {"pair_id": df.at[i, "pair_id"], "premise": df.at[i, "premise"], "hypothesis": df.at[i, "hypothesis"],
                 "label": labels[i], "explanation": explanations[i], "pipeline": pipeline_name(extract, transform),
                 "extract": extract, "transform": transform, "template": template, "A": a, "B": b,
-                "extract_ok": i in rewrites}
+                "extract_ok": i in rewrites, "extract_shots": extract_shots[i][0],
+                "transform_shots": transform_shots.get(i, (None, 0))[0],
+                "extract_shots_dropped": extract_shots[i][1],
+                "transform_shots_dropped": transform_shots.get(i, (None, 0))[1]}
         items = rewrites.get(i) or [Rewrite(t.slot, t.y_cf, None, why) for t in counterfactual_targets(labels[i])]
         for r in items:
             produced = bool(r.x_cf and r.x_cf.strip())

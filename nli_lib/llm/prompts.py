@@ -277,8 +277,14 @@ def parse_nli_label(text: str) -> str:
     for source in (head, body):
         hits = [(m.start(), label) for label, pat in _NLI_WORDS for m in [re.search(rf"\b(?:{pat})", source, re.I)] if m]
         if hits:
-            return min(hits)[1]
+            start, label = min(hits)
+            if _NEGATED.search(source[:start]):  # "is not entailed by": a negated label word names no label
+                raise ValueError(f"negated label word: {_clip(source[max(0, start - 30):start + 20])}")
+            return label
     raise ValueError("no NLI label (e/n/c or entailment/neutral/contradiction) found")
+
+
+_NEGATED = re.compile(r"(?:\b(?:not|no|never|neither|nor|cannot)|n['’]t)\s+(?:\w+\s+){0,2}$", re.I)
 
 
 _DEFEASIBLE_WORDS = [
