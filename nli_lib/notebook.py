@@ -40,8 +40,8 @@ from .cache import default_cache
 from .config import RunInfo
 from .outputs import Outputs
 from .profile import Profile, load_profile
+from .provenance import SESSION_ENV
 
-SESSION_ENV = "JPY_SESSION_NAME"  # path of the notebook a kernel runs (jupyter-server, and the runner)
 SCRATCH = "scratch"  # notebook name when none can be derived (outputs go to tables/scratch/)
 
 

@@ -28,10 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import provenance
-from ..config import REPO_ROOT, cache_dir, mirror_dir
+from ..config import cache_dir, mirror_dir
 from ..filehash import sha256_file  # noqa: F401  (memoised per file state; re-exported for loaders and stats)
+from ..resources import MANIFEST, resource_path
 
-MANIFEST_PATH = REPO_ROOT / "data" / "manifest.csv"
+MANIFEST_PATH = resource_path(MANIFEST)  # nli_lib/resources/manifest.csv, shipped with the package
 
 
 class DataError(RuntimeError):
