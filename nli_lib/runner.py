@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import csv
 import hashlib
+import importlib.util
 import io
 import json
 import os
@@ -220,8 +221,8 @@ def kernel_env(quick_outputs: Path | None, profile_path: Path, tier: str) -> dic
     return env
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None, prog: str | None = None) -> int:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--profile", default=os.environ.get(PROFILE_ENV, "offline"),
                     help="a shipped profile's name (offline, paper) or the path of a YAML file")
     ap.add_argument("--quick", action="store_true", help="run every notebook on small samples")
@@ -235,6 +236,10 @@ def main(argv: list[str] | None = None) -> int:
         profile = load_profile(args.profile)
     except ProfileError as exc:
         raise SystemExit(f"{exc}\nNo notebook was run.") from None
+    missing = [m for m in ("papermill", "ipykernel") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise SystemExit(f"running the notebooks needs {' and '.join(missing)}: pip install -c constraints.txt "
+                         f"'.[notebooks]' (or -r requirements.txt). No notebook was run.")
     params = {**profile.params(), "quick": bool(args.quick)}  # what the skip check hashes
     nb_params = {"profile": str(profile.path), "quick": bool(args.quick), "seed": profile.seed}  # papermill
     out_dir = run_dir(profile.name, args.quick, user_path(args.runs_dir))
