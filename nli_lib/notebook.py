@@ -2,7 +2,7 @@
 
 Every notebook's parameters cell holds three names, and the next cell starts the session:
 
-    profile = "offline"   # a profile name (profiles/<name>.yaml) or the path of a YAML file
+    profile = "offline"   # a shipped profile's name (offline, paper) or the path of a YAML file
     quick = False         # small samples everywhere
     seed = None           # None: the profile's seed
 
