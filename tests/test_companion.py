@@ -208,6 +208,24 @@ def test_notebook_90_writes_the_reasons_to_reproduction_and_a_summary_with_the_g
         scorecard.write_markdown(card, index, ["companion-fig-90", "ftc-fig-1"], root=tmp_path)
 
 
+def test_gallery_of_notebook_90_asks_only_for_registered_figures():
+    """Every ref in notebook 90's GALLERY has a figure in the committed tables/index.csv (no 'ftc-fig-1' that
+    nothing registers)."""
+    import ast
+
+    import nbformat
+
+    from nli_lib.config import REPO_ROOT
+
+    cells = nbformat.read(REPO_ROOT / "notebooks" / "90_scorecard.ipynb", as_version=4).cells
+    code = next(c.source for c in cells if c.cell_type == "code" and "GALLERY = [" in c.source)
+    gallery = next(ast.literal_eval(node.value) for node in ast.parse(code).body
+                   if isinstance(node, ast.Assign) and node.targets[0].id == "GALLERY")
+    index = pd.read_csv(REPO_ROOT / "tables" / "index.csv")
+    assert any(ref.startswith("ftc-") for ref in gallery)  # every paper has a figure in the gallery
+    assert set(gallery) <= set(index[index.kind == "figure"].ref), set(gallery) - set(index.ref)
+
+
 def test_records_roundtrip_and_sampling(out):
     df = pd.DataFrame({"label": ["e", "n", "c"] * 5, "atoms": [["a", "b"]] * 15, "text": [f"t{i}" for i in range(15)]})
     out.records(df, "demo", "taxinli-fig-5", filters=["label", "missing"], text=["text"], max_rows=10)
