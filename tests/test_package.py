@@ -113,8 +113,10 @@ def test_run_needs_papermill_and_says_so(monkeypatch, tmp_path):
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "papermill" else real(name, *a))
+    (tmp_path / "nbs").mkdir()
+    (tmp_path / "nbs" / "00_zero.ipynb").write_text("never executed")  # (a runner without the check fails on it)
     with pytest.raises(SystemExit) as info:
-        runner.main(["--runs-dir", str(tmp_path / "runs")])
+        runner.main(["--quick", "--notebook-dir", str(tmp_path / "nbs"), "--runs-dir", str(tmp_path / "runs")])
     assert "needs papermill" in str(info.value.code) and "[notebooks]" in str(info.value.code)
     assert not (tmp_path / "runs").exists()
 
@@ -130,7 +132,8 @@ site = Path(nli_lib.__file__).resolve().parent.parent
 print(json.dumps({"site": str(site), "checkout": str(config.CHECKOUT), "manifest": len(load_manifest()),
                   "value": paper_value("atoms-table-5", "delta-SNLI test examples"),
                   "profiles": [load_profile(n).tier for n in ("offline", "paper")],
-                  "profile_path": str(load_profile("offline").path)}))
+                  "profile_path": str(load_profile("offline").path), "cache": str(config.cache_dir()),
+                  "outputs": str(config.output_dir())}))
 """
 
 
@@ -173,6 +176,8 @@ def test_non_editable_install_works_from_any_directory(tmp_path):
     assert seen["site"] == str(site) and seen["checkout"] == "None"  # the installed copy, outside any checkout
     assert seen["manifest"] > 100 and seen["value"] == 1837.0 and seen["profiles"] == ["offline", "paper"]
     assert seen["profile_path"].startswith(str(site / "nli_lib" / "resources" / "profiles"))
+    assert seen["cache"] == str(tmp_path / "home" / ".cache" / "nli-companion")  # a user cache, not site-packages
+    assert seen["outputs"] == str(elsewhere)  # outputs go where the command runs
 
     script = venv / "bin" / "nli-companion"
     helped = subprocess.run([str(script), "--help"], cwd=elsewhere, env=env, capture_output=True, text=True)
