@@ -179,8 +179,9 @@ README = "README.md"  # the front page: the counts and the gallery
 
 
 def _counts_table(card: pd.DataFrame) -> str:
-    return summary(card).rename(columns={"paper_values": "paper values", "like_for_like": "like for like",
-                                         "stand_in": "stand-in", "not_computed": "not computed"}).to_markdown(index=False)
+    names = {"paper_values": "paper values", "like_for_like": "like for like", "stand_in": "stand-in",
+             "not_computed": "not computed"}
+    return summary(card).rename(columns=names).to_markdown(index=False)
 
 
 def reproduction_section(card: pd.DataFrame, source: str = "tables/scorecard.csv") -> str:

@@ -143,10 +143,11 @@ def _params_reason(meta: dict, now: Sources) -> str | None:
     if current is None:
         return f"params unknown (profile {name!r} is not a shipped profile)"
     current = {**current, "quick": recorded.get("quick", False)}  # quick runs are checked as quick runs
-    changed = sorted(k for k in set(recorded) | set(current) if recorded.get(k, "(absent)") != current.get(k, "(absent)"))
+    absent = "(absent)"
+    changed = sorted(k for k in set(recorded) | set(current) if recorded.get(k, absent) != current.get(k, absent))
     if not changed:
         return None
-    shown = ", ".join(f"{k} {_short(recorded.get(k, '(absent)'))} → {_short(current.get(k, '(absent)'))}"
+    shown = ", ".join(f"{k} {_short(recorded.get(k, absent))} → {_short(current.get(k, absent))}"
                       for k in changed[:3])
     return f"params {shown}" + (f" (+{len(changed) - 3} more)" if len(changed) > 3 else "")
 

@@ -73,7 +73,7 @@ def test_shipped_data_are_package_resources():
     patterns = PYPROJECT["tool"]["setuptools"]["package-data"]["nli_lib.resources"]
     shipped = {p.relative_to(package).as_posix() for p in package.rglob("*") if p.is_file() and p.suffix != ".py"
                and "__pycache__" not in p.parts}
-    assert shipped and all(any(Path(f).match(pat) for pat in patterns) for f in shipped), "a resource is not package data"
+    assert shipped and all(any(Path(f).match(pat) for pat in patterns) for f in shipped), "not package data"
 
 
 def test_console_script_commands(capsys):
@@ -184,6 +184,9 @@ def test_non_editable_install_works_from_any_directory(tmp_path):
     assert helped.returncode == 0 and "fetch" in helped.stdout, helped.stderr[-2000:]
     outside = subprocess.run([str(script), "run", "--quick"], cwd=elsewhere, env=env, capture_output=True, text=True)
     assert outside.returncode == 1 and "needs a clone" in outside.stderr
+    inside = subprocess.run([str(script), "run", "--help"], cwd=REPO_ROOT / "notebooks", env=env, capture_output=True,
+                            text=True)  # the installed copy inside a clone finds the clone's notebooks
+    assert inside.returncode == 0 and "--quick" in inside.stdout, inside.stderr[-2000:]
     stale = subprocess.run([str(script), "stale"], cwd=elsewhere, env=env, capture_output=True, text=True)
     assert stale.returncode == 0 and "nothing to compare" in stale.stderr
     assert not (site / "tables").exists() and not (site / ".cache").exists()  # nothing written into site-packages

@@ -47,7 +47,8 @@ def small(tmp_path):
     write_nb(notebooks / "00_x.ipynb", "x = 1")
     now = stale.Sources(lib="L1", manifest={"snli/dev": "s1", "online/big": ""}, notebooks=notebooks,
                         repo=tmp_path, profiles={"offline": {"seed": 0, "quick": False, "profile_name": "offline"}})
-    meta = {"kind": "table", "notebook": "00_x", "nli_lib_hash": "L1", "code_sha256": code_hash(notebooks / "00_x.ipynb"),
+    meta = {"kind": "table", "notebook": "00_x", "nli_lib_hash": "L1",
+            "code_sha256": code_hash(notebooks / "00_x.ipynb"),
             "data_sha256": {"snli/dev": "s1", "online/big": "pinned"}, "git_commit": "uncommitted",
             "params": {"seed": 0, "quick": False, "profile_name": "offline"}}
     return now, meta
@@ -137,5 +138,6 @@ def test_sidecars_record_the_notebook_code(tmp_path, monkeypatch):
     out.figure(fig, "f", ref="companion-fig-7")
     plt.close(fig)
     out.publish()
-    for side in (tmp_path / "out" / "tables" / "07_demo" / "t.json", tmp_path / "out" / "figures" / "07_demo" / "f.json"):
+    for kind, name in (("tables", "t"), ("figures", "f")):
+        side = tmp_path / "out" / kind / "07_demo" / f"{name}.json"
         assert json.loads(side.read_text())["code_sha256"] == code_hash(nb_path)
