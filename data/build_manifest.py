@@ -1,6 +1,6 @@
-"""Regenerate data/manifest.csv from a mirror's SHA256SUMS.tsv (run by maintainers, not at run time).
+"""Regenerate the data manifest from a mirror's SHA256SUMS.tsv (run by maintainers, not at run time).
 
-    python data/build_manifest.py ../shared/data/SHA256SUMS.tsv > data/manifest.csv
+    python data/build_manifest.py ../shared/data/SHA256SUMS.tsv > nli_lib/resources/manifest.csv
 
 Each mirrored file becomes one row keyed `<dataset>/<name>`; online-only full datasets are appended
 from ONLINE_ONLY with their official URLs (sha256 from KNOWN_SHA256 where published, else pinned by fetch()

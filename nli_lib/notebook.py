@@ -2,7 +2,7 @@
 
 Every notebook's parameters cell holds three names, and the next cell starts the session:
 
-    profile = "offline"   # a profile name (profiles/<name>.yaml) or the path of a YAML file
+    profile = "offline"   # a shipped profile's name (offline, paper) or the path of a YAML file
     quick = False         # small samples everywhere
     seed = None           # None: the profile's seed
 
@@ -40,8 +40,8 @@ from .cache import default_cache
 from .config import RunInfo
 from .outputs import Outputs
 from .profile import Profile, load_profile
+from .provenance import SESSION_ENV
 
-SESSION_ENV = "JPY_SESSION_NAME"  # path of the notebook a kernel runs (jupyter-server, and the runner)
 SCRATCH = "scratch"  # notebook name when none can be derived (outputs go to tables/scratch/)
 
 

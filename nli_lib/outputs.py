@@ -5,7 +5,8 @@
 
 Files: tables/<notebook>/<name>.{csv,md,json} and figures/<notebook>/<name>.{png,pdf,json}, under
 $NLI_OUTPUT_DIR (the repository root by default). The JSON sidecar records notebook, parameters, git
-commit, nli_lib hash, data sha256s used, model ids, seed and tier. `tables/index.csv` lists every
+commit, nli_lib hash, the sha256 of the notebook's code cells, data sha256s used, model ids, seed and tier
+(`nli_lib.stale` compares them with the sources now). `tables/index.csv` lists every
 output with its paper reference key `<paper>-<table|fig>-<number>` (e.g. `taxinli-fig-5`).
 
 Publishing. While a notebook runs, everything it writes goes to a staging folder,
@@ -31,18 +32,20 @@ from pathlib import Path
 import pandas as pd
 
 from .basis import BASES, check_basis, entry_tier, model_basis
-from .config import REPO_ROOT, output_dir, scrub_secrets
+from .config import PACKAGE_DIR, REPO_ROOT, output_dir, scrub_secrets
 from .data.fetch import used_data
+from .provenance import notebook_code_hash
 
 PAPERS = ("atoms", "phrasis", "ftc", "factnli", "taxinli", "companion")
 INDEX_COLUMNS = ["ref", "kind", "path", "notebook", "tier", "models", "caption"]
 
 
 def nli_lib_hash() -> str:
-    """sha256 over the nli_lib sources (names and bytes), 12 hex digits."""
+    """sha256 over the nli_lib sources (names relative to the package's parent, 'nli_lib/…', and bytes), 12 hex
+    digits: the same for a checkout and an installed copy of the same sources."""
     h = hashlib.sha256()
-    for path in sorted((REPO_ROOT / "nli_lib").rglob("*.py")):
-        h.update(str(path.relative_to(REPO_ROOT)).encode())
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        h.update(str(path.relative_to(PACKAGE_DIR.parent)).encode())
         h.update(path.read_bytes())
     return h.hexdigest()[:12]
 
@@ -84,6 +87,7 @@ class Outputs:
         if self.staging.exists():  # left by an earlier run of this notebook that failed or was interrupted
             shutil.rmtree(self.staging)
         self.staging.mkdir(parents=True)
+        self.code_sha256 = notebook_code_hash(self.notebook)  # the code cells this run executes (None: no file)
 
     def _folder(self, *parts: str) -> Path:
         folder = self.staging.joinpath(*parts)
@@ -120,6 +124,7 @@ class Outputs:
         return {
             "kind": kind, "name": name, "ref": ref, "caption": caption, "notebook": self.notebook,
             "params": self.params, "git_commit": git_commit(), "nli_lib_hash": nli_lib_hash(),
+            "code_sha256": self.code_sha256,
             "data_sha256": used_data(), "models": list(models), "seed": self.seed, "tier": self.tier,
             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         }
@@ -179,7 +184,7 @@ class Outputs:
 
         `basis` says how ours relates to the paper's number (`nli_lib.basis`: data, released, paper-model,
         stand-in); it has no default, and an unknown basis, or 'paper-model' outside the paper profile,
-        raises ValueError. The (ref, quantity) pair must exist in data/paper_values/<paper>.csv (a typo
+        raises ValueError. The (ref, quantity) pair must exist in resources/paper_values/<paper>.csv (a typo
         raises KeyError). Entries go to tables/<notebook>/scorecard.jsonl (staged; published with the run's
         other outputs), rewritten from scratch by each run; a model-free entry (data, released) is labelled
         tier "data".

@@ -1,4 +1,5 @@
-"""Profiles: the validated settings of a run (`profiles/<name>.yaml`, or any YAML file by path).
+"""Profiles: the validated settings of a run (a shipped profile by name, `offline` or `paper`, from
+nli_lib/resources/profiles/<name>.yaml, or any YAML file by path).
 
 A profile is read once, checked against the schema below and stopped, with the key and the fix, on the
 first sight of trouble: a YAML syntax error, a file that is not a mapping, an unknown key (with a "did you
@@ -36,9 +37,10 @@ from typing import Any, Literal, Mapping
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, create_model
 
-from .config import REPO_ROOT, is_secret_name, secret_in_value, user_dir
+from .config import is_secret_name, secret_in_value, user_dir
+from .resources import PROFILES, resource_path
 
-PROFILE_DIR = REPO_ROOT / "profiles"
+PROFILE_DIR = resource_path(PROFILES)  # nli_lib/resources/profiles/: the shipped profiles, by name
 PROFILE_ENV = "NLI_PROFILE"  # profile name or path used when none is given
 BASELINES = ("tfidf-logreg", "tfidf-svm", "naive-bayes")  # classical baselines the companion fits itself
 COMPANION_MODELS = ("offline", "offline:minilm-esnli", *BASELINES)  # model names that are neither hub ids nor folders
@@ -183,8 +185,8 @@ class Profile(BaseModel):
 # ------------------------------------------------------------------------------------------------------------
 
 def profile_path(name_or_path: str | os.PathLike) -> Path:
-    """The YAML file of a profile: a bare name ('paper') is profiles/<name>.yaml; anything with a folder
-    separator or a .yaml/.yml suffix is a path, resolved where the user ran the command.
+    """The YAML file of a profile: a bare name ('paper') is a shipped profile, nli_lib/resources/profiles/<name>.yaml;
+    anything with a folder separator or a .yaml/.yml suffix is a path, resolved where the user ran the command.
 
     >>> profile_path("paper") == PROFILE_DIR / "paper.yaml"
     True
@@ -446,7 +448,7 @@ def _default(value) -> str:
     if isinstance(value, BaseModel):
         return "(below)"
     if value == PHRASIS_TABLE2:
-        return f"all {len(value)} of Table 2 (profiles/paper.yaml lists them)"
+        return f"all {len(value)} of Table 2 (the paper profile lists them)"
     return "`" + yaml.safe_dump(value, default_flow_style=True, width=10_000).strip().removesuffix("...").strip() + "`"
 
 

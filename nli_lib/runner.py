@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import csv
 import hashlib
+import importlib.util
 import io
 import json
 import os
@@ -47,6 +48,7 @@ from .data.fetch import load_manifest
 from .outputs import nli_lib_hash
 from .profile import PROFILE_ENV, ProfileError, load_profile
 from .progress import PROGRESS_ENV, PROGRESS_FILE_ENV, read_status, status_line
+from .provenance import code_hash
 
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
 PACKAGES = ("torch", "transformers", "sentence-transformers", "scikit-learn", "numpy", "pandas", "scipy",
@@ -57,6 +59,9 @@ PROGRESS_LOG_EVERY_S = 30.0  # without a terminal: at most one progress line thi
 
 
 def notebooks(only: list[str] | None = None, folder: Path = NOTEBOOK_DIR) -> list[Path]:
+    if not folder.is_dir():  # an installed nli_lib run outside a clone: the notebooks live in the repository
+        raise SystemExit(f"no notebooks folder at {folder}: run the command inside a clone of the nli-companion "
+                         f"repository (its notebooks are not part of the installed package)")
     found = sorted(p for p in folder.glob("[0-9][0-9]_*.ipynb"))
     if only:
         wanted = {o.removesuffix(".ipynb") for o in only}
@@ -65,16 +70,6 @@ def notebooks(only: list[str] | None = None, folder: Path = NOTEBOOK_DIR) -> lis
         if missing:
             raise SystemExit(f"no notebook named {sorted(missing)} under {folder}")
     return found
-
-
-def code_hash(path: Path) -> str:
-    nb = nbformat.read(path, as_version=4)
-    h = hashlib.sha256()
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            h.update(cell.source.encode())
-            h.update(b"\x00")
-    return h.hexdigest()
 
 
 def package_versions(names=PACKAGES) -> dict[str, str]:
@@ -226,10 +221,10 @@ def kernel_env(quick_outputs: Path | None, profile_path: Path, tier: str) -> dic
     return env
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None, prog: str | None = None) -> int:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--profile", default=os.environ.get(PROFILE_ENV, "offline"),
-                    help="profile name (profiles/<name>.yaml) or the path of a YAML file")
+                    help="a shipped profile's name (offline, paper) or the path of a YAML file")
     ap.add_argument("--quick", action="store_true", help="run every notebook on small samples")
     ap.add_argument("--force", nargs="?", const="__all__", default=None, help="re-run (all, or the named notebook)")
     ap.add_argument("--only", nargs="*", help="run only these notebooks (stems or two-digit prefixes)")
@@ -241,6 +236,10 @@ def main(argv: list[str] | None = None) -> int:
         profile = load_profile(args.profile)
     except ProfileError as exc:
         raise SystemExit(f"{exc}\nNo notebook was run.") from None
+    missing = [m for m in ("papermill", "ipykernel") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise SystemExit(f"running the notebooks needs {' and '.join(missing)}: pip install -c constraints.txt "
+                         f"'.[notebooks]' (or -r requirements.txt). No notebook was run.")
     params = {**profile.params(), "quick": bool(args.quick)}  # what the skip check hashes
     nb_params = {"profile": str(profile.path), "quick": bool(args.quick), "seed": profile.seed}  # papermill
     out_dir = run_dir(profile.name, args.quick, user_path(args.runs_dir))

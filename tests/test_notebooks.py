@@ -81,6 +81,21 @@ def test_sources_have_parameters_cell_and_no_outputs():
         assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), f"{path.name}: clear outputs"
 
 
+def test_sources_name_their_kernel():
+    """JupyterLab opens every notebook without asking for a kernel: each names the kernel the runner uses
+    (python3, which scripts/setup.sh installs), and its jupytext filter keeps that metadata."""
+    import inspect
+
+    from nli_lib.runner import execute
+
+    assert 'kernel_name="python3"' in inspect.getsource(execute)
+    for path in notebooks():
+        meta = nbformat.read(path, as_version=4).metadata
+        assert meta.get("kernelspec", {}).get("name") == "python3", f"{path.name}: no python3 kernelspec"
+        assert meta.kernelspec.get("language") == "python" and meta.kernelspec.get("display_name"), path.name
+        assert "kernelspec" in meta.get("jupytext", {}).get("notebook_metadata_filter", "kernelspec"), path.name
+
+
 def test_every_notebook_ends_with_finish():
     """Outputs are published, and model failures checked, only by nb.finish(): it must be the last code cell."""
     for path in notebooks():

@@ -18,7 +18,8 @@ def problems(text: str) -> str:
 
 def test_shipped_profiles_are_valid():
     offline, paper = load_profile("offline"), load_profile("paper")
-    assert offline.tier == "offline" and offline.path == REPO_ROOT / "profiles/offline.yaml"
+    assert offline.tier == "offline" and offline.path == P.PROFILE_DIR / "offline.yaml"
+    assert P.PROFILE_DIR == REPO_ROOT / "nli_lib" / "resources" / "profiles"  # package data
     assert paper.tier == "paper" and paper.llm.concurrency == 8 and paper.llm.timeout_s == 60.0
     assert paper.paper_models.phrasis.models == P.PHRASIS_TABLE2  # the YAML lists every Table 2 model
     assert paper.paper_models.factnli.judge == P.FACTNLI_JUDGE

@@ -15,6 +15,7 @@ import pytest
 
 from nli_lib import runner
 from nli_lib.config import REPO_ROOT
+from nli_lib.profile import PROFILE_DIR
 
 pytest.importorskip("papermill")
 
@@ -220,7 +221,7 @@ def test_kernels_get_absolute_paths_their_name_and_the_profile_path(nb_dir, tmp_
     assert seen["NLI_DATA_MIRROR"] == seen["mirror"] == str(where / "mirror")
     assert seen["NLI_CACHE_DIR"] == seen["cache"] == str(tmp_path / "cache-rel")
     assert seen["NLI_USER_CWD"] == str(where) and seen["cwd"] == str(nb_dir)
-    assert seen["name"] == "02_env" and seen["profile"] == seen["NLI_PROFILE"] == str(REPO_ROOT / "profiles/offline.yaml")
+    assert seen["name"] == "02_env" and seen["profile"] == seen["NLI_PROFILE"] == str(PROFILE_DIR / "offline.yaml")
 
 
 # ------------------------------------------------------------------------------------------------ interrupts

@@ -173,7 +173,7 @@ def defeasible_run(nb, gold_path: str | None = None, predictors: dict | None = N
 
 
 def paper_reference(ref: str, metrics: dict) -> pd.DataFrame:
-    """The paper's printed rows of a table, from data/paper_values/atoms.csv, one row per model.
+    """The paper's printed rows of a table, from resources/paper_values/atoms.csv, one row per model.
 
     Quantities are stored as '<model> <metric>'; `metrics` maps our column names to those metric texts.
     Rows carry tier 'paper (printed)' so they are never mistaken for numbers computed here.

@@ -28,10 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import provenance
-from ..config import REPO_ROOT, cache_dir, mirror_dir
+from ..config import cache_dir, mirror_dir
 from ..filehash import sha256_file  # noqa: F401  (memoised per file state; re-exported for loaders and stats)
+from ..resources import MANIFEST, resource_path
 
-MANIFEST_PATH = REPO_ROOT / "data" / "manifest.csv"
+MANIFEST_PATH = resource_path(MANIFEST)  # nli_lib/resources/manifest.csv, shipped with the package
 
 
 class DataError(RuntimeError):
@@ -197,6 +198,25 @@ def fetch(key: str, manifest: dict[str, ManifestEntry] | None = None) -> Path:
         return dest
     _note_use(key, _verify(entry, dest, "cached"))
     return dest
+
+
+def select(manifest: dict[str, ManifestEntry], names=(), online: bool = False) -> list[ManifestEntry]:
+    """The entries `nli-companion fetch` gets: those named by key or dataset, or, with no name, every file the
+    offline mirror carries (and the online-only ones too when `online`). An unknown name raises DataError.
+
+    >>> m = {e.key: e for e in (ManifestEntry("snli/dev", "snli", "dev", "u1", "s", 1, "CC", True),
+    ...                         ManifestEntry("snli/test", "snli", "test", "u2", "s", 1, "CC", True),
+    ...                         ManifestEntry("mnli/all", "mnli", "-", "u3", "", None, "CC", False))}
+    >>> [e.key for e in select(m)], [e.key for e in select(m, online=True)], [e.key for e in select(m, ["mnli"])]
+    (['snli/dev', 'snli/test'], ['snli/dev', 'snli/test', 'mnli/all'], ['mnli/all'])
+    """
+    unknown = [n for n in names if n not in manifest and all(e.dataset != n for e in manifest.values())]
+    if unknown:
+        raise DataError(f"{unknown} name neither a key nor a dataset of the data manifest {MANIFEST_PATH}; known "
+                        f"datasets: {sorted({e.dataset for e in manifest.values()})}")
+    if names:
+        return [e for e in manifest.values() if e.key in names or e.dataset in names]
+    return [e for e in manifest.values() if e.offline or online]
 
 
 def _cache_path(entry: ManifestEntry) -> Path:

@@ -69,7 +69,7 @@ def accuracy_by_level(preds: pd.DataFrame, variant: str = "full") -> pd.DataFram
 
 
 def paper_table(ref: str, models: Sequence[str], columns: Sequence[str], dataset: str = "SNLI") -> pd.DataFrame:
-    """The paper's printed rows of a table (from data/paper_values/factnli.csv) in our column names."""
+    """The paper's printed rows of a table (from resources/paper_values/factnli.csv) in our column names."""
     from ..paper_values import VALUES
 
     rows = []

@@ -24,9 +24,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..config import REPO_ROOT
 from ..evaluation import wilson_interval
 
-GOLD_PATH = Path(__file__).resolve().parents[2] / "data" / "fixtures" / "ftc" / "counterfactual_gold.csv"
+GOLD_PATH = REPO_ROOT / "data" / "fixtures" / "ftc" / "counterfactual_gold.csv"  # in the checkout
 GOLD_COLUMNS = ("item", "pair_id", "pipeline", "label", "slot", "y_cf", "template", "premise", "hypothesis",
                 "explanation", "A", "B", "counterfactual", "judged_correct", "judge_note", "pipeline_version")
 

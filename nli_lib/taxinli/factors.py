@@ -132,7 +132,7 @@ def factor_analysis(rows: pd.DataFrame, standardize_lengths: bool = True, with_l
 def paper_significance(paper_sys: str) -> dict[str, int]:
     """The paper's significant LR coefficients for 'BERT' (Fig. 6) or 'RoBERTa' (Fig. 9): term -> stars.
 
-    Read from data/paper_values/taxinli.csv (quantity 'LR stars <term>', value = number of stars; terms the
+    Read from resources/paper_values/taxinli.csv (quantity 'LR stars <term>', value = number of stars; terms the
     caption does not list are stored with 0 stars and left out here).
     """
     ref = FIGURE_FOR.get(paper_sys)

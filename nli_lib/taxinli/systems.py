@@ -43,7 +43,7 @@ SHIPPED = (
 # MNLI dev: matched = genres seen in MNLI train; mismatched = the other five.
 MATCHED_GENRES = frozenset({"fiction", "government", "slate", "telephone", "travel"})
 MISMATCHED_GENRES = frozenset({"facetoface", "letters", "nineeleven", "oup", "verbatim"})
-PAPER_SYSTEMS = ("NB", "ESIM", "BERT", "RoBERTa")  # system names in data/paper_values/taxinli.csv
+PAPER_SYSTEMS = ("NB", "ESIM", "BERT", "RoBERTa")  # system names in resources/paper_values/taxinli.csv
 
 
 def paper_system(system: str, model: str = "") -> str:
