@@ -320,9 +320,11 @@ _DEFAULT: CallCache | None = None
 
 
 def default_cache() -> CallCache:
-    """The process-wide cache at $NLI_CACHE_DIR/calls.sqlite."""
+    """The process-wide cache at $NLI_CACHE_DIR/calls.sqlite (a new one when NLI_CACHE_DIR now names
+    another folder, or the old folder was removed: a cache never answers for a directory it does not live in)."""
     global _DEFAULT
-    if _DEFAULT is None or not Path(_DEFAULT.path).parent.exists():
+    if _DEFAULT is None or not Path(_DEFAULT.path).parent.exists() \
+            or Path(_DEFAULT.path) != cache_dir() / "calls.sqlite":
         _DEFAULT = CallCache()
     return _DEFAULT
 

@@ -234,3 +234,15 @@ def test_pending_index_shows_a_running_notebook_its_own_outputs(tmp_path, monkey
     run.table(pd.DataFrame({"a": [1]}), "new", ref="companion-table-90")
     assert set(pending_index(run)["path"]) == {"tables/96_demo/old.csv", "tables/95_demo/new.csv"}
     assert set(pd.read_csv(tmp_path / "tables/index.csv")["path"]) == {"tables/96_demo/old.csv"}
+
+
+def test_default_cache_follows_nli_cache_dir(tmp_path, monkeypatch):
+    """A process-wide cache opened for one NLI_CACHE_DIR never answers for another one."""
+    from nli_lib.cache import default_cache
+
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "a"))
+    first = default_cache()
+    first.put("demo", {"x": 1}, {"y": 1})
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "b"))
+    second = default_cache()
+    assert second.path == str(tmp_path / "b" / "calls.sqlite") and second.get("demo", {"x": 1}) is None
