@@ -112,12 +112,13 @@ def atom_generator(llm=None, style: str = "incremental") -> AtomGenerator:
 
 
 def generate_atoms(sentences: Sequence[str], generator: AtomGenerator, leave_one_out: bool = False,
-                   progress: bool = False) -> pd.DataFrame:
-    """One row per (sentence, atom): sentence, atom_index, atom, generator, tier, parse_ok.
+                   progress: bool = False, checker="default") -> pd.DataFrame:
+    """One row per (sentence, atom): sentence, atom_index, atom, generator, tier, parse_ok, status, reason, checker.
 
     Duplicate sentences are generated once. `leave_one_out` drops a sentence's own exemplar from its prompt
-    (use it when scoring on the exemplars themselves). Unparsable answers give a row with atom NaN and
-    parse_ok False (kept so failures are visible).
+    (use it when scoring on the exemplars themselves). Unparsable answers give a row with atom NaN, parse_ok
+    False and status 'failed' (kept so failures are visible). Every atom is checked for well-formedness
+    (`check_atoms`; `checker=None` only where no data mirror is available: status 'unchecked').
     """
     unique = list(dict.fromkeys(str(s) for s in sentences))
     prompts = [generator.messages(s, exclude=s if leave_one_out else None) for s in unique]
@@ -132,12 +133,58 @@ def generate_atoms(sentences: Sequence[str], generator: AtomGenerator, leave_one
         rows += [{"sentence": sentence, "atom_index": i, "atom": a, "parse_ok": True} for i, a in enumerate(atoms)]
     out = pd.DataFrame(rows, columns=["sentence", "atom_index", "atom", "parse_ok"])
     out["generator"], out["tier"] = generator.name, generator.tier
+    return check_atoms(out, checker)
+
+
+USABLE = ("ok", "unchecked")  # statuses an analysis may use; malformed / unparsed / failed atoms never are
+
+
+def check_atoms(atoms: pd.DataFrame, checker="default") -> pd.DataFrame:
+    """Add status (ok | malformed | unparsed | failed | unchecked), reason and checker to generated atom rows.
+
+    `checker`: an `AtomChecker` (or any callable (atom, sentence, sole) -> AtomCheck), "default" for the one over
+    the decomposer's tagger, None for no check. A sentence's only atom that repeats it is 'unparsed'.
+
+    >>> from nli_lib.atoms.grammar.wellformed import AtomCheck
+    >>> rows = pd.DataFrame({"sentence": ["S s s s.", "A b.", "A b."], "atom": ["S s s s.", "Ok.", None],
+    ...                      "parse_ok": [True, True, False]})
+    >>> judge = lambda atom, sentence, sole: AtomCheck("unparsed" if sole and atom == sentence else "ok", "")
+    >>> check_atoms(rows, judge)["status"].tolist(), check_atoms(rows, None)["status"].tolist()
+    (['unparsed', 'ok', 'failed'], ['unchecked', 'unchecked', 'failed'])
+    """
+    out = atoms.copy()
+    if isinstance(checker, str) and checker == "default":
+        from .grammar.wellformed import default_checker
+
+        checker = default_checker()
+    parsed = out["parse_ok"].astype(bool) & out["atom"].notna()
+    counts = out[parsed].groupby("sentence")["atom"].transform("size")
+    status, reason = [], []
+    for i, row in out.iterrows():
+        if not parsed[i]:
+            status.append("failed"), reason.append("the generator's answer could not be parsed")
+        elif checker is None:
+            status.append("unchecked"), reason.append("no well-formedness check (no data mirror)")
+        else:
+            result = checker(str(row["atom"]), str(row["sentence"]), bool(counts[i] == 1))
+            status.append(result.status), reason.append(result.reason)
+    out["status"], out["reason"] = status, reason
+    out["checker"] = getattr(checker, "name", "none" if checker is None else "custom")
     return out
 
 
+def usable(atoms: pd.DataFrame) -> pd.DataFrame:
+    """The rows an analysis may use: parsed atoms whose status is ok (or unchecked, when no check could run)."""
+    keep = atoms["parse_ok"].astype(bool)
+    if "status" in atoms:
+        keep &= atoms["status"].isin(USABLE)
+    return atoms[keep]
+
+
 def attach_atoms(examples: pd.DataFrame, atoms: pd.DataFrame, hypothesis_col: str = "hypothesis") -> pd.DataFrame:
-    """Example rows × their hypothesis' atoms (one row per example and atom; parse failures dropped)."""
-    good = atoms[atoms["parse_ok"]].rename(columns={"sentence": hypothesis_col})
+    """Example rows × their hypothesis' usable atoms (one row per example and atom; failed, malformed and
+    unparsed atoms dropped)."""
+    good = usable(atoms).rename(columns={"sentence": hypothesis_col})
     return examples.merge(good, on=hypothesis_col, how="inner")
 
 
@@ -170,7 +217,8 @@ def coverage(items: Sequence[dict], generated: pd.DataFrame, nli) -> tuple[pd.Da
     """
     pairs, meta = [], []
     for item in items:
-        gen = generated.loc[(generated["sentence"] == item["sentence"]) & generated["parse_ok"], "atom"].tolist()
+        ok = usable(generated)
+        gen = ok.loc[ok["sentence"] == item["sentence"], "atom"].tolist()
         for atom, _ in _targets(item):
             for g in gen:
                 pairs.append((g, atom))
@@ -196,7 +244,7 @@ def coverage(items: Sequence[dict], generated: pd.DataFrame, nli) -> tuple[pd.Da
                          "best_match": best["generated_atom"].iloc[0] if len(best) else None,
                          "best_score": float(best["score"].iloc[0]) if len(best) else np.nan})
     detail = pd.DataFrame(rows)
-    counts = generated[generated["parse_ok"]].groupby("sentence")["atom"].nunique()
+    counts = usable(generated).groupby("sentence")["atom"].nunique()
     paper = detail["role"] == "paper atom"
     summary = detail.assign(paper=paper, covered_paper=paper & detail["covered"], missed=~paper,
                             recovered=~paper & detail["covered"]).groupby(["sentence", "source"], sort=False).agg(

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .lexicon import (BE, CATENATIVE, CATENATIVE_ADJ, DO, GROUP_NOUNS, HAVE, IRREGULAR_NOUNS, NEG, NEGATIVE_SUBJECTS,
-                      NOUN_ATTACHING_PREPS, NUMBER_WORDS, PARTITIVES, POSTNOMINAL_WORDS, POSTURE, QUANTIFIED,
+from .lexicon import (ASPECT_ADVERBS, BE, CATENATIVE, CATENATIVE_ADJ, DO, GROUP_NOUNS, HAVE, IRREGULAR_NOUNS,
+                      LIGHT_VERBS, LINKING_VERBS, NEG, NEGATIVE_SUBJECTS, NONFACTIVE, NOUN_ATTACHING_PREPS,
+                      NUMBER_WORDS, OBJECT_CONTROL, PARTITIVES, POSTNOMINAL_WORDS, POSTURE, QUANTIFIED,
                       QUANTITY_NOUNS, RELATIVES, SPATIAL_PARTICLES, SUBJECT_PRONOUNS, SUBORDINATORS, TIME_WORDS)
 from .tagging import Tok
 
@@ -123,6 +124,9 @@ class Chunker:
         if j < n and (toks[j].tag in {"DT", "PRP$", "WP$"} or toks[j].low in {"some", "several", "many", "few"}):
             np_.det = toks[j].low if toks[j].tag != "PRP$" else "poss:" + toks[j].low
             j += 1
+            if np_.det in {"a", "an"} and j < n and toks[j].low == "few":
+                np_.det = "a few"  # "a few dogs": a plural determiner, not the adjective "few"
+                j += 1
         if j < n and toks[j].tag == "CD":
             np_.num = toks[j].word.lower()
             j += 1
@@ -172,6 +176,9 @@ class Chunker:
                     np_.det = ""
                     return np_, j
             return None, i
+        if 0 < k < len(pre) and pre[k - 1].tag == "VBG" and self.lex.category(
+                " ".join(t.word for t in pre[k:])) not in {"person", "animal", "group"}:
+            k -= 1  # "riding lessons", "a swimming pool": a compound noun (but "a sleeping baby" is sleeping)
         np_.adjs = [t.word for t in pre[:k] if t.word != "," and t.low != "and"]
         np_.head = [t.word for t in pre[k:]]
         np_.plural_tag = pre[-1].tag in {"NNS", "NNPS"}
@@ -200,6 +207,8 @@ class Chunker:
             nxt, k2 = self._np(toks, k)
             if nxt is None:
                 break
+            if first.det in {"a", "an", "the"} and not (nxt.det or nxt.num or nxt.pron or nxt.proper or nxt.plural):
+                nxt.det = first.det  # "a shirt and helmet": the determiner is shared
             k2 = self._np_mods(toks, k2, nxt) if allow_mods else k2
             items.append(nxt)
             j = k2
@@ -270,14 +279,16 @@ class Chunker:
             elif t.low in BE | HAVE and (j + 1 < n and (toks[j + 1].tag in {"VBG", "VBN", "VBD", "RB"} or
                                                         toks[j + 1].low in BE | NEG | {"about", "going"})):
                 vp.aux.append(t.low)
-                if toks[j + 1].tag == "RB" and toks[j + 1].low not in NEG | {"also", "still", "just", "now"}:
-                    # "is outside": a copula with an adverbial complement
+                if toks[j + 1].tag == "RB" and toks[j + 1].low not in NEG | ASPECT_ADVERBS and not (
+                        j + 2 < n and toks[j + 2].tag in {"VBG", "VBN", "JJ", "JJR", "JJS"}):
+                    # "is outside": a copula with an adverbial complement ("is currently skipping": an aspect)
                     vp.verb, vp.verb_tag, vp.copula = vp.aux.pop(), t.tag, True
                     j += 1
                     break
-            elif t.tag == "RB" and t.low in {"also", "still", "just", "now", "currently", "already"} and (
-                    vp.aux or participle):
-                vp.aux.append(t.low)
+            elif t.tag == "RB" and (t.low in ASPECT_ADVERBS and (vp.aux or participle) or (
+                    j + 1 < n and toks[j + 1].tag in {"VBZ", "VBP", "VBD", "VBN"} and (
+                        t.low.endswith("ly") or t.low in ASPECT_ADVERBS))):
+                vp.aux.append(t.low)  # "is still running"; "just purchased", "slowly walks"
             elif t.tag.startswith("VB"):
                 vp.verb, vp.verb_tag = t.word, t.tag
                 j += 1
@@ -319,8 +330,21 @@ class Chunker:
         if j < n and toks[j].tag == "RP":
             vp.particle = toks[j].low
             j += 1
+        if not vp.copula and self.morph.verb(vp.verb) in LINKING_VERBS and j < n and toks[j].tag == "JJ" and not (
+                j + 1 < n and toks[j + 1].tag in {"NN", "NNS", "JJ"}):
+            vp.particle = toks[j].word  # "get ready", "look happy": the adjective belongs to the verb
+            j += 1
+        if self.morph.verb(vp.verb) == "get" and j < n and toks[j].tag in {"VBN", "VBD"} and \
+                self.morph.verb(toks[j].low) != toks[j].low:
+            vp.aux.append(vp.verb)  # "may get thrown out": a get-passive
+            vp.verb, vp.verb_tag = toks[j].word, "VBN"
+            j += 1
+            if j < n and toks[j].tag in {"RP"}:
+                vp.particle = toks[j].low
+                j += 1
         if (j < n and toks[j].tag == "VBG" and not vp.copula and not vp.particle and
-                self.morph.verb(vp.verb) not in POSTURE and vp.verb.lower() not in BE | HAVE):
+                self.morph.verb(vp.verb) not in POSTURE and vp.verb.lower() not in BE | HAVE and
+                not (j + 1 < n and toks[j + 1].tag in {"NN", "NNS"})):
             vp.aux.append(vp.verb)  # gerund complement: "is contemplating buying", "keeps walking"
             vp.verb, vp.verb_tag = toks[j].word, "VBG"
             j += 1
@@ -338,13 +362,16 @@ class Chunker:
         try:
             while j < n:
                 t = toks[j]
+                if participle and t.tag in {"VBZ", "VBP", "MD"}:
+                    break  # "A woman wearing a hat | walks her dog": the main verb ends the participle phrase
                 if t.word in {",", ";", ":"}:
                     if participle and not (j + 1 < n and toks[j + 1].tag in {"VBG"}):
                         break
                     j += 1
                     continue
-                if vp.copula and not vp.pred_nps and not vp.adjs and t.tag in {"JJ", "JJR", "JJS", "VBN"} and not (
-                        j + 1 < n and toks[j + 1].tag.startswith("NN")):
+                degree = t.tag == "RB" and j + 1 < n and toks[j + 1].tag in {"JJ", "JJR", "JJS"}  # "completely nude"
+                if vp.copula and not vp.pred_nps and not vp.adjs and (t.tag in {"JJ", "JJR", "JJS", "VBN"} or degree) \
+                        and not (j + 1 + degree < n and toks[j + 1 + degree].tag.startswith("NN")):
                     k = j
                     phrase = []
                     while k < n and (toks[k].tag in {"JJ", "JJR", "JJS", "VBN", "RB"} or (
@@ -363,7 +390,9 @@ class Chunker:
                         j += 1
                     continue
                 if t.tag in {"DT", "PRP$", "CD", "JJ", "NN", "NNS", "NNP", "NNPS", "PRP"} or t.low in {
-                        "someone", "something"}:
+                        "someone", "something"} or (t.tag == "VBG" and j + 1 < n and toks[j + 1].tag in {"NN", "NNS"}
+                                                    and not (vp.objects or vp.pps or vp.copula)
+                                                    and self.morph.verb(vp.verb) in LIGHT_VERBS):
                     if t.tag == "JJ" and not vp.copula:
                         k = j
                         while k < n and toks[k].tag in {"JJ", "RB"}:
@@ -384,7 +413,10 @@ class Chunker:
                 if t.tag == "TO" and j + 1 < n and toks[j + 1].tag == "VB":
                     sub, k = self._vp(toks, j + 1, participle=True)
                     if sub is not None:
-                        vp.purposes.append(sub)
+                        controlled = (vp.objects and self.morph.verb(vp.verb) in OBJECT_CONTROL) or (
+                            vp.pps and vp.pps[-1][0] == "for" and vp.last_np_end == j)
+                        if not controlled:  # the object's action ("get her dog to go") is left out, not misread
+                            vp.purposes.append(sub)
                         j = k
                         continue
                 if t.tag in {"IN", "TO"} and t.low not in SUBORDINATORS | RELATIVES and j + 1 < n:
@@ -422,6 +454,10 @@ class Chunker:
                     vp.clauses.append(toks[j + 1 : end])
                     j = end
                     continue
+                if t.low in NONFACTIVE and j > 0:
+                    while j < n and toks[j].word not in {",", ";"}:
+                        j += 1  # "if this man fails to catch the ball": not entailed; skipped
+                    continue
                 if t.low in SUBORDINATORS or t.tag == "WRB":
                     k = j + 1
                     end = k
@@ -454,7 +490,8 @@ class Chunker:
                             continue
                     j += 1
                     continue
-                if t.tag == "VBN" and vp.last_np is not None and j == vp.last_np_end:
+                if (t.tag == "VBN" or t.low == "being" and j + 1 < n and toks[j + 1].tag in {"VBN", "VBD"}) and \
+                        vp.last_np is not None and j == vp.last_np_end:
                     sub, k = self._vp(toks, j, participle=True)
                     if sub is not None:
                         owner = vp.last_np.conj[-1] if vp.last_np.conj else vp.last_np
@@ -532,6 +569,7 @@ class Chunker:
         """(subject NP or None, VP or None, kind) for a token list."""
         if not toks:
             return None, None, "empty"
+        toks = self.unfront(toks)
         if toks[0].tag == "EX" or (toks[0].low == "there" and len(toks) > 1 and toks[1].low in BE):
             j = 1
             while j < len(toks) and (toks[j].low in BE | NEG):
@@ -566,6 +604,30 @@ class Chunker:
         if vp is None:
             return subj, None, "caption"
         return subj, vp, "clause"
+    def unfront(self, toks: list[Tok]) -> list[Tok]:
+        """A fronted prepositional phrase, adverb, participle or subordinate clause moved to the end of the
+        sentence ("At a cafe, a man reads" -> "a man reads At a cafe"); other token lists unchanged."""
+        n = len(toks)
+        first = toks[0]
+        fronted = (first.tag == "IN" and first.low not in {"that"}) or first.tag in {"RB", "VBG", "VBN"} or \
+            first.low in SUBORDINATORS
+        if not fronted or first.low in NONFACTIVE or (first.tag == "RB" and first.low == "there"):
+            return toks
+        comma = next((k for k, t in enumerate(toks) if t.word == ","), None)
+        if comma is not None and 0 < comma < n - 2:
+            if first.tag == "IN" and first.low not in SUBORDINATORS and any(
+                    t.tag in {"VBZ", "VBP", "VBD", "MD"} for t in toks[:comma]):
+                return toks
+            return toks[comma + 1:] + toks[:comma]
+        if first.tag == "IN" and first.low not in SUBORDINATORS:  # "In the park a boy is running"
+            saved = self.subject_region
+            np_, k = self._np_coord(toks, 1, allow_mods=False)
+            self.subject_region = saved
+            if np_ is not None and k < n and toks[k].tag in {"DT", "CD", "PRP$", "NNS", "NNP"} and any(
+                    t.tag in {"VBZ", "VBP", "VBD", "MD"} for t in toks[k:]):
+                return toks[k:] + toks[:k]
+        return toks
+
     # -- prepositional phrases of a predicate --------------------------------------------------------------
     def _attach_pp(self, vp, toks, j: int, prep: str) -> int | None:
         """Attach (prep, NP starting at j+1, with its modifiers) to `vp`; the index after it, or None if no NP."""

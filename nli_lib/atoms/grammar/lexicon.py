@@ -16,6 +16,7 @@ BE = {"is", "are", "was", "were", "be", "been", "being", "am", "'s", "'re"}
 HAVE = {"has", "have", "had", "having"}
 DO = {"does", "do", "did"}
 NEG = {"not", "n't", "never", "no"}
+MODALS = {"can", "could", "may", "might", "will", "would", "shall", "should", "must", "ca", "wo"}
 GROUP_NOUNS = {"group", "crowd", "team", "teams", "couple", "family", "choir", "band", "bunch", "pair", "gang",
                "audience",
                "class", "troop", "squad", "party", "orchestra", "groups", "crowds", "families", "couples"}
@@ -27,7 +28,7 @@ GENERIC_PERSON = {"person", "people", "persons", "someone", "somebody", "individ
 NOT_PERSON = {"hand", "hands", "model", "head", "back", "star", "fan", "light", "board"}
 NEGATIVE_SUBJECTS = {"nobody", "noone", "none", "nothing", "no"}
 QUANTIFIED = {"everyone", "everybody", "everything", "all", "each", "every", "neither", "nor"}
-SUBORDINATORS = {"while", "as", "when", "before", "after", "because", "since", "until", "whilst", "though",
+SUBORDINATORS = {"while", "as", "when", "before", "after", "because", "since", "until", "whilst", "though", "unless",
                  "although", "if", "once"}
 RELATIVES = {"who", "that", "which", "whose", "whom"}
 CATENATIVE = {"try", "attempt", "prepare", "start", "begin", "continue", "want", "need", "plan", "decide", "hope",
@@ -46,6 +47,23 @@ ING_NOUNS = {"building", "buildings", "meeting", "meetings", "painting", "painti
              "boxing", "sailing", "bowling", "fishing", "skiing", "hiking", "camping"}  # "-ing" heads of compounds
 SPATIAL_PARTICLES = {"down", "up", "across", "through", "over", "along", "around", "into", "off", "past", "under",
                      "toward", "towards"}  # tagged RP/RB before an NP after an object: a preposition
+CLOSED_PREPOSITIONS = {"towards", "toward", "onto", "into", "beside", "beneath", "underneath", "upon", "amongst",
+                       "among", "alongside", "throughout", "atop", "amid", "via"}  # never nouns or verbs
+MASS_NOUNS = {"grass", "water", "snow", "sand", "food", "dirt", "mud", "ice", "rain", "hair", "paint", "traffic",
+              "music", "money", "fire", "smoke", "coffee", "beer", "wine", "milk", "juice", "bread", "equipment",
+              "furniture", "clothing", "luggage", "garbage", "trash", "wood", "concrete", "pavement", "hay", "dust",
+              "foam", "soup", "rice", "pasta", "meat", "tea", "soda", "laundry", "gear", "machinery", "mail",
+              "graffiti", "shade", "sunlight", "air", "mist", "fog", "smog", "grease", "oil", "gravel", "soil",
+              "mulch", "lumber", "rubble", "debris", "confetti", "candy", "chocolate", "cheese", "butter", "sugar",
+              "salt", "cotton", "wool", "leather", "silk", "metal", "plastic", "cardboard", "clay", "steel"}
+POSSESSIVES = {"his", "her", "their", "its", "my", "our", "your"}
+ASPECT_ADVERBS = {"also", "still", "just", "now", "currently", "already", "always", "often", "usually", "again",
+                  "really", "actually", "even", "probably", "slowly", "quickly", "happily", "finally"}
+LINKING_VERBS = {"get", "become", "look", "seem", "feel", "stay", "remain", "grow", "turn", "appear", "sound",
+                 "smell", "taste"}  # + adjective: "get ready", "look happy"
+NONFACTIVE = {"if", "unless", "whether", "so"}  # clauses whose content the sentence does not assert
+OBJECT_CONTROL = {"get", "want", "ask", "tell", "allow", "help", "teach", "encourage", "force", "convince", "invite",
+                  "persuade", "expect", "need", "wait", "watch", "let", "urge", "remind", "order", "beg"}
 NOUN_ATTACHING_PREPS = {"of", "for"}  # after an object, these modify the noun; other preps modify the verb
 TIME_WORDS = {"today", "tonight", "yesterday", "tomorrow", "now", "night", "morning", "evening", "afternoon", "day",
               "summer", "winter", "spring", "fall", "autumn", "weekend", "noon", "midnight", "dawn", "dusk"}

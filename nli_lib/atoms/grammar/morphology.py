@@ -54,6 +54,22 @@ def gerund(lemma: str) -> str:
     return lemma + "ing"
 
 
+def third_person(lemma: str) -> str:
+    """Third person singular present: 'go' -> 'goes', 'carry' -> 'carries', 'watch' -> 'watches', 'have' -> 'has'.
+
+    >>> [third_person(v) for v in ("go", "carry", "watch", "have", "maintain", "play")]
+    ['goes', 'carries', 'watches', 'has', 'maintains', 'plays']
+    """
+    low = lemma.lower()
+    if low in {"have", "be", "do"}:
+        return {"have": "has", "be": "is", "do": "does"}[low]
+    if re.search(r"(s|x|z|ch|sh|o)$", low):
+        return lemma + "es"
+    if re.search(r"[^aeiou]y$", low):
+        return lemma[:-1] + "ies"
+    return lemma + "s"
+
+
 def singular_candidates(low: str) -> list[str]:
     """Possible singulars of a lower-cased plural noun, most specific first (check them against WordNet).
 

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 
 from . import RULES_VERSION
 from .chunking import NP, VP
-from .lexicon import BE, GENERIC_PERSON, LIGHT_VERBS, NUMBER_WORDS, SUBORDINATORS, TIME_WORDS
-from .morphology import article, gerund, pluralize
+from .lexicon import (ASPECT_ADVERBS, BE, DO, GENERIC_PERSON, HAVE, LIGHT_VERBS, MASS_NOUNS, MODALS, NUMBER_WORDS,
+                      POSSESSIVES, SUBORDINATORS, TIME_WORDS)
+from .morphology import article, gerund, pluralize, third_person
 from .tagging import Tok
 
 
@@ -64,6 +65,7 @@ def finish(text: str) -> str:
     text = re.sub(r"\s+", " ", text).strip()
     text = re.sub(r"\s+([,.;:!?])", r"\1", text).rstrip(" ,;:")
     text = re.sub(r"\bn't\b", "not", text)
+    text = re.sub(r"(\w) '(s|re|ll|ve|m|d)\b", r"\1'\2", text)  # "he 's" -> "he's" (PTB-tokenised input)
     if not text:
         return ""
     text = text[0].upper() + text[1:]
@@ -76,6 +78,22 @@ def _cap(text: str) -> str:
 
 def _join(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _of_text(realiser, np_: NP) -> str:
+    """' of <NP>' for the first "of" post-modifier of np_ ("the top of Everest"), else ''."""
+    inner = next((m[2] for m in np_.mods if m[0] == "pp" and m[1] == "of"), None)
+    return f" of {realiser._np_text(inner)}" if inner is not None else ""
+
+
+def _add_be(vp: VP, be: str, participles: bool = False) -> None:
+    """Give a VP without a finite verb its "is"/"are": "(the person) trying to escape" -> "is trying to escape";
+    with `participles` also a bare past participle ("(the web) painted on the face" -> "is painted ...")."""
+    if any(a.lower() in (BE | HAVE | DO | MODALS) - {"be", "been", "being", "having"} for a in vp.aux):
+        return
+    lead = next((w for w in [*vp.aux, vp.verb] if w.lower() not in ASPECT_ADVERBS), "")
+    if lead.lower().endswith("ing") or (participles and vp.verb_tag == "VBN" and not vp.aux):
+        vp.aux = [be] + vp.aux
 
 
 def _number_word(k: int) -> str:
@@ -194,6 +212,7 @@ class Realiser:
             head = target.head_text
             if head.lower() not in GENERIC_PERSON and cat == "person":
                 noun = head if (ref == "the person" or target.plural) else pluralize(head)
+                noun += _of_text(self, target)  # "The people are members of the band."
                 out.add(f"The {'people are' if ref == 'the people' else 'person is'} "
                         f"{(article(noun) + ' ') if ref == 'the person' else ''}{noun}.", "type")
             for adj in target.adjs + (np_.adjs if np_.of_np is not None else []):
@@ -220,7 +239,16 @@ class Realiser:
     def _np_modifiers(self, np_: NP, ref: str, ctx, out) -> None:
         be = "are" if self._plural_ref(ref, np_) else "is"
         for mod in np_.mods:
-            if mod[0] == "pp":
+            if mod[0] == "pp" and mod[1] == "of":  # inside the NP's text; only the inner noun's own atoms
+                inner = mod[2]
+                for m in inner.conj or [inner]:
+                    if m.pron or not m.head:
+                        continue
+                    mref = ("" if m.proper else "the ") + m.head_text
+                    for adj in m.adjs:
+                        out.add(f"{_cap(mref)} {'are' if m.plural else 'is'} {adj}.", "attribute")
+                    self._np_modifiers(m, mref, ctx, out)
+            elif mod[0] == "pp":
                 prep, inner = mod[1], mod[2]
                 if prep == "in" and self.category(inner.head_text) == "clothing":
                     self._object_atoms(ref, f"{be} wearing", inner, ctx, out, kind="attribute")
@@ -232,8 +260,7 @@ class Realiser:
                 out.add(f"{_cap(ref)} {be} {mod[1]}.", "attribute")
             elif mod[0] == "vp":
                 vp: VP = mod[1]
-                if not vp.aux and vp.verb_tag in {"VBG", "VBN"}:
-                    vp.aux = [be]
+                _add_be(vp, be, participles=True)
                 holder = NP(ref=ref)
                 holder.plural_tag = be == "are"
                 self._predicate(holder, vp, ctx, out)
@@ -247,15 +274,19 @@ class Realiser:
         head = np_.head_text
         plural = np_.plural and not np_.conj
         det = np_.det
-        if det.startswith("poss:"):
+        if det.startswith("poss:") and det[5:] in POSSESSIVES and not indefinite:
+            det = det[5:]  # "his mom" stays "his mom" (the possessor is in the atom), never "the mom"
+        elif det.startswith("poss:"):
             det = "" if (plural or np_.num) else ("the" if not indefinite else article(head))
         elif det in {"the", "this", "that", "these", "those"}:
-            det = ("" if (plural or np_.num) else article(head)) if indefinite else "the"
+            det = ("" if (plural or np_.num or head.split()[-1].lower() in MASS_NOUNS) else article(head)) \
+                if indefinite else "the"  # "the grass" -> "There is grass.", "the dog" -> "There is a dog."
         elif det in {"a", "an"}:
             det = article(head)
         # a bare singular noun stays bare: mass nouns ("grass", "soccer", "by hand") and names
         if np_.of_np is not None:
             head = f"{head} of {self._np_text(np_.of_np)}"
+        head += _of_text(self, np_)
         words = [w for w in (det, np_.num, head) if w]
         return " ".join(words)
 
@@ -301,6 +332,14 @@ class Realiser:
         if vp.copula and vp.verb.lower() in BE:
             vp.verb = ("are" if plural else "is") if vp.verb.lower() in {"is", "are", "'s", "'re", "am"} else (
                 "were" if plural else "was") if vp.verb.lower() in {"was", "were"} else vp.verb
+        elif not vp.aux and vp.verb_tag in {"VBZ", "VBP"} and ref.lower() not in {"i", "you", "we", "they"}:
+            # the verb agrees with the referring expression: "a group of climbers celebrates" -> "the people
+            # celebrate", "a grounds crew maintain" -> "the grounds crew maintains"
+            lemma = self.morph.verb(vp.verb)
+            if plural and vp.verb_tag == "VBZ" and self.lex.is_pos(lemma, "v"):
+                vp.verb, vp.verb_tag = lemma, "VBP"
+            elif not plural and vp.verb_tag == "VBP" and self.lex.is_pos(lemma, "v"):
+                vp.verb, vp.verb_tag = third_person(lemma), "VBZ"
         group = vp.group()
         S = _cap(ref)
         if vp.negated:  # a negated predicate is one atom (its parts are not entailed on their own)
@@ -311,8 +350,7 @@ class Realiser:
                 words.append(self._resolve_word(t, ctx))
             out.add(f"{S} {' '.join(words)}.", "action")
             for extra in vp.extra:
-                if not extra.aux and extra.verb_tag in {"VBG"}:
-                    extra.aux = ["are" if plural else "is"]
+                _add_be(extra, "are" if plural else "is")
                 self._predicate(subj, extra, ctx, out)
             for toks in vp.clauses:
                 self._subclause(toks, ctx, out)
@@ -326,13 +364,14 @@ class Realiser:
                     self._np_modifiers(m, ref, ctx, out)
             for adj in vp.adjs:
                 out.add(f"{S} {group} {adj}.", "attribute")
+            carrier = f"{group} {vp.adjs[-1]}" if vp.adjs and not vp.pred_nps else group  # "is open at night"
             for prep, np_ in vp.pps:
                 if isinstance(np_, VP):
                     continue
                 if prep == "in" and self.category(np_.head_text) == "clothing":
                     self._object_atoms(ref, f"{group} wearing", np_, ctx, out, kind="attribute")
                 else:
-                    self._object_atoms(ref, f"{group} {prep}", np_, ctx, out, kind="argument", plain=True)
+                    self._object_atoms(ref, f"{carrier} {prep}", np_, ctx, out, kind="argument", plain=True)
             for adv in vp.advs:
                 out.add(f"{S} {group} {adv}.", "argument")
         else:
@@ -343,11 +382,13 @@ class Realiser:
                     out.add(f"{S} {group} something.", "action")
             else:
                 out.add(f"{S} {group}.", "action")
-            for obj in vp.objects:
+            objects = " ".join(self._np_text(o) for o in vp.objects)
+            if len(vp.objects) > 1:  # "is giving his brother a ride": both objects in one atom
+                out.add(f"{S} {group} {objects}.", "argument")
+            for obj in vp.objects[-1:] if len(vp.objects) > 1 else vp.objects:
                 self._object_atoms(ref, group, obj, ctx, out)
-            carrier = group
-            if light and vp.objects:
-                carrier = f"{group} {self._np_text(vp.objects[0])}"
+            # arguments carry the object: "kisses his girlfriend on the beach", not "kisses on the beach"
+            carrier = f"{group} {objects}" if vp.objects else group
             for prep, np_ in vp.pps:
                 if isinstance(np_, VP):  # "by running"
                     out.add(f"{S} {carrier} {prep} {self._vp_text(np_, ctx)}.", "argument")
@@ -364,8 +405,7 @@ class Realiser:
             for purpose in vp.purposes:
                 self._purpose(ref, plural, vp, purpose, ctx, out)
         for extra in vp.extra:
-            if not extra.aux and extra.verb_tag in {"VBG"}:
-                extra.aux = ["are" if plural else "is"]
+            _add_be(extra, "are" if plural else "is")
             self._predicate(subj, extra, ctx, out)
         for toks in vp.clauses:
             self._subclause(toks, ctx, out)
@@ -391,8 +431,6 @@ class Realiser:
         return " ".join(self._resolve_word(t, ctx) for t in vp.raw)
 
     def _resolve_word(self, tok: Tok, ctx) -> str:
-        if tok.tag == "PRP$" and ctx.main is not None:
-            return "the"
         return tok.word
 
     def _subclause(self, toks: list[Tok], ctx, out) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .lexicon import COLORS, ING_NOUNS, MULTIWORD_PREPS
+from .lexicon import CLOSED_PREPOSITIONS, COLORS, ING_NOUNS, MULTIWORD_PREPS, SUBORDINATORS
 
 
 @dataclass
@@ -25,7 +25,8 @@ class Tok:
 
 
 # words, with contractions split the PTB way ("don't" -> do n't)
-_TOKEN = re.compile(r"[A-Za-z]+(?=n't\b)|n't|[A-Za-z0-9]+(?:[-'’][A-Za-z0-9]+)*|'s|[^\sA-Za-z0-9]")
+_TOKEN = re.compile(r"[A-Za-z]+(?=n't\b)|n't|[A-Za-z0-9]+(?='(?:s|re|ll|ve|m|d)\b)|'(?:s|re|ll|ve|m|d)\b"
+                    r"|[A-Za-z0-9]+(?:[-'][A-Za-z0-9]+)*|[^\sA-Za-z0-9]")  # clitics split: "it's" -> it 's
 _CONTRACTED = {"ca": "can", "wo": "will", "sha": "shall"}  # "can't" -> ca n't -> can not
 _DROP = {"``", "''", '"', "`", "'", "“", "”", "(", ")", "[", "]"}
 
@@ -87,8 +88,13 @@ class Tagger:
             low = t.low
             if low == "n't":
                 t.word, t.tag = "not", "RB"
-            elif low == "can" and prev and prev.tag in {"DT", "JJ", "PRP$"}:
-                t.tag = "NN"
+            elif low in CLOSED_PREPOSITIONS:
+                t.tag = "IN"  # "running towards its owner" (tagged NNS)
+            elif low == "her" and nxt is not None and (nxt.tag in {"NN", "NNS", "JJ", "JJR", "JJS", "NNP"}):
+                t.tag = "PRP$"  # "chatting with her friend" (tagged PRP)
+            elif low == "can" and prev and (prev.tag in {"DT", "JJ", "PRP$"} or (
+                    prev.tag in {"NN", "NNS"} and not (nxt is not None and nxt.tag in {"VB", "RB"}))):
+                t.tag = "NN"  # "a garbage can" (tagged MD)
             elif low in {"people", "men", "women", "children"}:
                 t.tag = "NNS"
             elif low in {"someone", "somebody"}:
@@ -121,6 +127,10 @@ class Tagger:
                     "DT", "JJ", "PRP$", "IN", "POS", "CD"}) and self.lex.is_pos(self.morph.verb(low), "v") and i > 0 \
                     and not (prev.tag in {"NN", "NNS"} and low in ING_NOUNS):
                 t.tag = "VBG"  # "outside reading and singing", "a boy swimming" (not "a work meeting")
+        start = 0
+        for end in [k for k, t in enumerate(toks) if t.low in SUBORDINATORS or t.word in {",", ";"}] + [n]:
+            self._headline_verb(toks[start:end])  # per clause: "... while her child swims"
+            start = end + 1
         # headline verbs tagged as plural nouns: "the man dances", "A youth skateboards by a mural"
         for i in range(1, n):
             if any(t.tag.startswith("VB") or t.tag == "MD" for t in toks[:i]):
@@ -133,7 +143,53 @@ class Tagger:
                     continue
                 t.tag = "VBZ"
                 break
+        # a verb tag between two nouns after the main verb: a compound ("onto his friends sand castle")
+        for i in range(1, n - 1):
+            t = toks[i]
+            if t.tag in {"VB", "VBP"} and toks[i - 1].tag in {"NN", "NNS"} and toks[i + 1].tag in {"NN", "NNS"} and \
+                    any(x.tag in {"VBZ", "VBP", "VBD", "MD"} for x in toks[: i - 1]) and self.lex.is_pos(t.low, "n"):
+                t.tag = "NN"
         return toks
+
+    def _headline_verb(self, toks: list[Tok]) -> None:
+        """A sentence without a finite verb whose subject head is followed by an '-s' word that WordNet knows as
+        a verb, then more words: that word is the verb ("A man skis in the wilderness", "A girl pours water")."""
+        n = len(toks)
+        if any(t.tag in {"VBZ", "VBP", "VBD", "MD"} for t in toks):
+            return
+        i = 1 if n and toks[0].low in SUBORDINATORS else 0
+        while i < n and toks[i].tag in {"DT", "CD", "JJ", "PRP$"}:
+            i += 1
+        if i >= n or toks[i].tag not in {"NN", "NNP"}:
+            return
+        while i + 1 < n and toks[i + 1].tag in {"NN", "NNP"} and not toks[i + 1].low.endswith("s"):
+            i += 1  # compound subject ("A health worker ...")
+        if i + 2 < n and toks[i + 1].low == "of":  # "A group of climbers celebrates at ..."
+            i += 2
+            while i < n and toks[i].tag in {"DT", "CD", "JJ", "PRP$"}:
+                i += 1
+            while i + 1 < n and toks[i].tag in {"NN", "NNS"} and toks[i + 1].tag in {"NN", "NNS"} and \
+                    not toks[i + 1].low.endswith("s"):
+                i += 1
+            if i >= n or toks[i].tag not in {"NN", "NNS"}:
+                return
+        k = i + 1
+        if k < n and toks[k].tag in {"VBG", "VBN"}:  # "A woman wearing a hat walks her dog": after the participle
+            for k in range(k + 2, n - 1):
+                t = toks[k]
+                if t.tag in {"NN", "NNS"} and t.low.endswith("s") and toks[k + 1].tag in {"DT", "PRP$", "RP", "TO"} \
+                        and self.lex.category(t.low) not in {"clothing", "person", "animal"}:
+                    lemma = self.morph.verb(t.low)
+                    if lemma != t.low and self.lex.is_pos(lemma, "v"):
+                        t.tag = "VBZ"
+                    return
+            return
+        if k >= n or toks[k].tag not in {"NN", "NNS"} or not toks[k].low.endswith("s") or k + 1 < n and \
+                toks[k + 1].tag not in {"IN", "DT", "PRP$", "RB", "RP", "TO", "NN", "NNS", "JJ", "CD"}:
+            return
+        lemma = self.morph.verb(toks[k].low)
+        if lemma != toks[k].low and self.lex.is_pos(lemma, "v"):
+            toks[k].tag = "VBZ"
 
 
 def merge_preps(toks: list) -> list:
