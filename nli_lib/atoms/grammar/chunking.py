@@ -18,9 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .lexicon import (ASPECT_ADVERBS, BE, CATENATIVE, CATENATIVE_ADJ, DO, GROUP_NOUNS, HAVE, IRREGULAR_NOUNS,
-                      LIGHT_VERBS, LINKING_VERBS, NEG, NEGATIVE_SUBJECTS, NONFACTIVE, NOUN_ATTACHING_PREPS,
-                      NUMBER_WORDS, OBJECT_CONTROL, PARTITIVES, POSTNOMINAL_WORDS, POSTURE, QUANTIFIED,
-                      QUANTITY_NOUNS, RELATIVES, SPATIAL_PARTICLES, SUBJECT_PRONOUNS, SUBORDINATORS, TIME_WORDS)
+                      LIGHT_VERBS, LINKING_VERBS, NEG, NEGATIVE_SUBJECTS, NONFACTIVE, NON_PREDICATIVE,
+                      NOUN_ATTACHING_PREPS, NUMBER_WORDS, OBJECT_CONTROL, PARTITIVES, POSTNOMINAL_WORDS, POSTURE,
+                      QUANTIFIED, QUANTITY_NOUNS, RELATIVES, SPATIAL_PARTICLES, SUBJECT_PRONOUNS, SUBORDINATORS,
+                      TIME_WORDS)
 from .tagging import Tok
 
 
@@ -179,7 +180,7 @@ class Chunker:
         if 0 < k < len(pre) and pre[k - 1].tag == "VBG" and self.lex.category(
                 " ".join(t.word for t in pre[k:])) not in {"person", "animal", "group"}:
             k -= 1  # "riding lessons", "a swimming pool": a compound noun (but "a sleeping baby" is sleeping)
-        np_.adjs = [t.word for t in pre[:k] if t.word != "," and t.low != "and"]
+        np_.adjs = [t.word for t in pre[:k] if t.word != "," and t.low != "and" and t.low not in NON_PREDICATIVE]
         np_.head = [t.word for t in pre[k:]]
         np_.plural_tag = pre[-1].tag in {"NNS", "NNPS"}
         np_.proper = not np_.det and not np_.num and all(t.tag in {"NNP", "NNPS"} for t in pre[k:])

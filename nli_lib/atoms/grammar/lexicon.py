@@ -56,6 +56,9 @@ MASS_NOUNS = {"grass", "water", "snow", "sand", "food", "dirt", "mud", "ice", "r
               "graffiti", "shade", "sunlight", "air", "mist", "fog", "smog", "grease", "oil", "gravel", "soil",
               "mulch", "lumber", "rubble", "debris", "confetti", "candy", "chocolate", "cheese", "butter", "sugar",
               "salt", "cotton", "wool", "leather", "silk", "metal", "plastic", "cardboard", "clay", "steel"}
+NON_PREDICATIVE = {"other", "same", "only", "own", "entire", "whole", "various", "several", "many", "more", "most",
+                   "main", "next", "first", "second", "third", "fourth", "fifth", "last", "former", "latter",
+                   "certain", "previous", "following", "final", "few"}  # "the other children": never "... is other"
 POSSESSIVES = {"his", "her", "their", "its", "my", "our", "your"}
 ASPECT_ADVERBS = {"also", "still", "just", "now", "currently", "already", "always", "often", "usually", "again",
                   "really", "actually", "even", "probably", "slowly", "quickly", "happily", "finally"}

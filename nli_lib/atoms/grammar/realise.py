@@ -184,6 +184,14 @@ class Realiser:
                 for c in np_.conj:
                     for adj in c.adjs:
                         out.add(f"The {c.head_text} is {adj}.", "attribute")
+            elif len({self.morph.noun(c.head[-1]) if c.head else "" for c in np_.conj}) == 1 and all(
+                    c.head and not c.plural and not c.proper for c in np_.conj):
+                # "a big brown dog and a tiny black dog": two dogs, each with its own attributes
+                noun = self.morph.noun(np_.conj[0].head[-1])
+                out.add(f"There are {_number_word(len(np_.conj))} {pluralize(noun)}.", "entity")
+                for k, c in enumerate(np_.conj):
+                    for adj in c.adjs:
+                        out.add(f"{'One' if k == 0 else 'Another'} {noun} is {adj}.", "attribute")
             else:
                 for c in np_.conj:
                     if not c.proper:

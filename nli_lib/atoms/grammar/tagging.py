@@ -160,7 +160,12 @@ class Tagger:
         i = 1 if n and toks[0].low in SUBORDINATORS else 0
         while i < n and toks[i].tag in {"DT", "CD", "JJ", "PRP$"}:
             i += 1
-        if i >= n or toks[i].tag not in {"NN", "NNP"}:
+        if i >= n or toks[i].tag not in {"NN", "NNP", "NNS"}:
+            return
+        if i + 1 < n and toks[i].tag == "NNS" and toks[i + 1].tag in {"NN", "VB"} and (
+                i + 2 == n or toks[i + 2].tag in {"IN", "DT", "PRP$", "RB", "RP"}) and \
+                self.morph.verb(toks[i + 1].low) == toks[i + 1].low and self.lex.is_pos(toks[i + 1].low, "v"):
+            toks[i + 1].tag = "VBP"  # a plural subject: "Two boys jump.", "Three men pound on some drums"
             return
         while i + 1 < n and toks[i + 1].tag in {"NN", "NNP"} and not toks[i + 1].low.endswith("s"):
             i += 1  # compound subject ("A health worker ...")
@@ -177,7 +182,8 @@ class Tagger:
         if k < n and toks[k].tag in {"VBG", "VBN"}:  # "A woman wearing a hat walks her dog": after the participle
             for k in range(k + 2, n - 1):
                 t = toks[k]
-                if t.tag in {"NN", "NNS"} and t.low.endswith("s") and toks[k + 1].tag in {"DT", "PRP$", "RP", "TO"} \
+                if t.tag in {"NN", "NNS"} and t.low.endswith("s") and (toks[k + 1].tag in {"DT", "PRP$", "RP"} or
+                                                                       toks[k + 1].low in CLOSED_PREPOSITIONS) \
                         and self.lex.category(t.low) not in {"clothing", "person", "animal"}:
                     lemma = self.morph.verb(t.low)
                     if lemma != t.low and self.lex.is_pos(lemma, "v"):

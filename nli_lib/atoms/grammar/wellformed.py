@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .lexicon import BE, COLORS, HAVE
+from .lexicon import BE, COLORS, HAVE, MASS_NOUNS, NON_PREDICATIVE
 
 CHECK_VERSION = "atom-check-v1"  # bump when the rules change (it is part of the generated rows' provenance)
 
@@ -78,6 +78,8 @@ PREDICATIVE_ADVERBS = {"outside", "inside", "outdoors", "indoors", "together", "
 # words after a verb that may end an atom (particles of phrasal verbs: "sweeps up", "cools down")
 PARTICLES = {"up", "down", "out", "off", "away", "over", "back", "around", "along", "about", "on", "in", "through",
              "by", "together", "apart", "aside", "forward", "ahead", "behind", "outside", "inside", "home"}
+PLURAL_WORDS = {"people", "men", "women", "children", "they", "we", "others", "both", "police"}
+COLLECTIVE_NOUNS = {"people", "police", "group", "couple", "family", "team", "crowd", "band", "staff", "audience"}
 OBJECT_PRONOUNS = {"he", "she", "it", "they", "him", "her", "them", "we", "us", "i", "me"}
 # verbs whose atoms legitimately put a noun straight after the verb although the source had a preposition
 # ("in a vest" -> "is wearing a vest"; "the men 's bikes" -> "have bikes")
@@ -166,7 +168,7 @@ class AtomChecker:
             return f"an adjective after a non-linking verb: {toks[-2].word} {last.word}"
         for i, t in enumerate(toks):
             nxt = toks[i + 1] if i + 1 < n else None
-            if t.low in {"a", "an"} and t.tag == "DT":
+            if t.low in {"a", "an"} and t.tag == "DT" and not (nxt is not None and nxt.low in {"few", "lot", "couple"}):
                 k = i + 1
                 while k < n and toks[k].tag in {"JJ", "JJR", "JJS", "VBN", "VBG", "CD", "RB"}:
                     k += 1
@@ -193,8 +195,17 @@ class AtomChecker:
                     return f"preposition followed by a finite verb: {t.word} {nxt.word}"
         if low[0] == "the" and len(low) > 3 and low[-2] == "is" and low[1] == "thing" and low[-1] in OBJECT_PRONOUNS:
             return f"a pronoun as the answer of a pseudo-cleft: {toks[-1].word}"
-        if len(low) >= 2 and low[-2] in BE and low[-1] in OBJECT_PRONOUNS - {"it"}:
-            return f"a subject pronoun as a complement: {toks[-1].word}"
+        if len(low) >= 3 and low[-2] in BE and low[-1] in OBJECT_PRONOUNS and low[0] not in OBJECT_PRONOUNS | {
+                "this", "that"}:
+            return f"a pronoun as the complement of a noun subject: {toks[-1].word}"
+        if len(low) >= 3 and low[-2] in BE and tags[-1] == "NN" and low[-1] not in MASS_NOUNS and \
+                low[0] not in OBJECT_PRONOUNS | {"this", "that", "there"}:
+            return f"a bare singular noun after the copula: {toks[-1].word}"
+        if len(low) >= 4 and low[-1] in NON_PREDICATIVE and low[-2] in BE:
+            return f"a non-predicative adjective after the copula: {toks[-1].word}"
+        if len(low) >= 4 and tags[-1] in {"JJ", "JJR", "JJS"} and tags[-2] in NOUN_TAGS and tags[-3] != "CD" and \
+                low[-2] not in {"years", "feet", "inches", "meters", "months", "weeks", "days"}:
+            return f"an adjective after a noun at the end: {toks[-2].word} {toks[-1].word}"
         return self._agreement(toks)
 
     def _agreement(self, toks) -> str:
@@ -207,7 +218,8 @@ class AtomChecker:
             head = rest[k] if k is not None else None
             if verb == "is" and rest[0].tag == "CD" and rest[0].low not in {"one", "1"}:
                 return f"'there is' before a number: {rest[0].word}"
-            if verb == "are" and rest[0].low in {"a", "an"}:
+            if verb == "are" and rest[0].low in {"a", "an"} and not (len(rest) > 1 and rest[1].low in {"few", "lot",
+                                                                                                        "couple"}):
                 return f"'there are' before '{rest[0].low}'"
             if verb == "is" and head is not None and head.tag == "NNS" and rest[0].low in {"a", "an", "one"}:
                 return f"'there is' before a plural noun: {head.word}"
@@ -221,10 +233,8 @@ class AtomChecker:
             return ""  # coordinated or modified subjects: no agreement rule
         head = subject[-1]
         verb = toks[k].low
-        plural = head.tag in {"NNS", "NNPS"} or self.is_plural(head.low) or head.low in {"people", "men", "women", "children", "they", "we",
-                                                             "others", "both", "police"}
-        singular = head.tag in {"NN", "NNP"} and not plural and head.low not in {"people", "police", "group", "couple", "family",
-                                                                    "team", "crowd", "band", "staff", "audience"}
+        plural = head.tag in {"NNS", "NNPS"} or self.is_plural(head.low) or head.low in PLURAL_WORDS
+        singular = head.tag in {"NN", "NNP"} and not plural and head.low not in COLLECTIVE_NOUNS
         if plural and (verb in {"is", "was", "has"} or (toks[k].tag == "VBZ" and verb not in BE | HAVE)):
             return f"plural subject with a singular verb: {head.word} {toks[k].word}"
         if singular and (verb in {"are", "were"} or verb == "have" and toks[k].tag == "VBP"):
@@ -258,7 +268,8 @@ class AtomChecker:
             if t.low not in src_nouns or t.low in {"person", "people", "group", "thing", "something", "purpose"}:
                 continue
             k = i
-            while k > 0 and toks[k - 1].tag in NP_INNER_TAGS - {"POS"}:
+            while k > 0 and (toks[k - 1].tag in NP_INNER_TAGS - {"POS"} or toks[k - 1].tag in {"VBG", "VBN"} and
+                             k > 1 and toks[k - 2].tag in {"DT", "PRP$", "JJ"}):  # "a flying surfboard"
                 k -= 1
             before = toks[k - 1] if k > 0 else None
             bare = before is None or not (before.tag in {"DT", "PRP$", "WP$", "POS"} or before.low in DETERMINER_WORDS)
@@ -270,7 +281,8 @@ class AtomChecker:
                     after_det.low not in REALISATION_VERBS
             if after_verb and all(prep and prep not in {"of"} for _, _, prep in sources):
                 return f"dropped the preposition before: {t.word}"
-            if t.tag == "NN" and bare and all(has_det for _, has_det, _ in sources) and i > 1:
+            if t.tag == "NN" and bare and t.low not in MASS_NOUNS and all(has_det for _, has_det, _ in sources) \
+                    and i > 1:
                 return f"dropped the determiner of: {t.word}"
         return ""
 
