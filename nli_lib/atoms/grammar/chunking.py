@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .lexicon import (ASPECT_ADVERBS, BE, CATENATIVE, CATENATIVE_ADJ, DO, GROUP_NOUNS, HAVE, IRREGULAR_NOUNS,
-                      LIGHT_VERBS, LINKING_VERBS, NEG, NEGATIVE_SUBJECTS, NONFACTIVE, NON_PREDICATIVE,
-                      NOUN_ATTACHING_PREPS, NUMBER_WORDS, OBJECT_CONTROL, PARTITIVES, POSTNOMINAL_WORDS, POSTURE,
-                      QUANTIFIED, QUANTITY_NOUNS, RELATIVES, SPATIAL_PARTICLES, SUBJECT_PRONOUNS, SUBORDINATORS,
-                      TIME_WORDS)
+from .lexicon import (ADJ_NOUN_IDIOMS, ASPECT_ADVERBS, BE, CATENATIVE, CATENATIVE_ADJ, DO, GROUP_NOUNS, HAVE,
+                      IRREGULAR_NOUNS, LIGHT_VERBS, LINKING_VERBS, NEG, NEGATIVE_SUBJECTS, NONFACTIVE,
+                      NON_PREDICATIVE, NOUN_ATTACHING_PREPS, NUMBER_WORDS, OBJECT_CONTROL, PARTITIVES,
+                      POSTNOMINAL_WORDS, POSTURE, QUANTIFIED, QUANTITY_NOUNS, RELATIVES, SPATIAL_PARTICLES,
+                      SUBJECT_PRONOUNS, SUBORDINATORS, TIME_WORDS)
 from .tagging import Tok
 
 
@@ -177,6 +177,8 @@ class Chunker:
                     np_.det = ""
                     return np_, j
             return None, i
+        while 0 < k < len(pre) and (pre[k - 1].low, pre[k].low) in ADJ_NOUN_IDIOMS:
+            k -= 1  # "old friends", "tight quarters": the adjective belongs to the noun
         if 0 < k < len(pre) and pre[k - 1].tag == "VBG" and self.lex.category(
                 " ".join(t.word for t in pre[k:])) not in {"person", "animal", "group"}:
             k -= 1  # "riding lessons", "a swimming pool": a compound noun (but "a sleeping baby" is sleeping)
@@ -574,6 +576,8 @@ class Chunker:
         if toks[0].tag == "EX" or (toks[0].low == "there" and len(toks) > 1 and toks[1].low in BE):
             j = 1
             while j < len(toks) and (toks[j].low in BE | NEG):
+                if toks[j].low in NEG:
+                    return None, None, "negative"  # "There is no volleyball": not a conjunction of atoms
                 j += 1
             self.subject_region = True
             subj, k = self._np_coord(toks, j)

@@ -58,7 +58,14 @@ MASS_NOUNS = {"grass", "water", "snow", "sand", "food", "dirt", "mud", "ice", "r
               "salt", "cotton", "wool", "leather", "silk", "metal", "plastic", "cardboard", "clay", "steel"}
 NON_PREDICATIVE = {"other", "same", "only", "own", "entire", "whole", "various", "several", "many", "more", "most",
                    "main", "next", "first", "second", "third", "fourth", "fifth", "last", "former", "latter",
-                   "certain", "previous", "following", "final", "few"}  # "the other children": never "... is other"
+                   "certain", "previous", "following", "final", "few", "single", "lone", "sole", "double",
+                   "extra"}  # "the other children": never "... is other"
+ADJ_NOUN_IDIOMS = {("old", "friend"), ("old", "friends"), ("best", "friend"), ("best", "friends"),
+                   ("tight", "quarters"), ("close", "quarters"), ("hot", "dog"), ("hot", "dogs"), ("high", "school"),
+                   ("hot", "air"), ("good", "time"), ("great", "time"), ("hard", "time"), ("fun", "time"),
+                   ("little", "league"), ("big", "brother"), ("little", "brother"), ("big", "sister"),
+                   ("little", "sister")}  # "old friends" are not old: the adjective stays with the noun
+MULTIWORD_ADVERBS = (("back", "and", "forth"), ("up", "and", "down"), ("side", "by", "side"))
 POSSESSIVES = {"his", "her", "their", "its", "my", "our", "your"}
 ASPECT_ADVERBS = {"also", "still", "just", "now", "currently", "already", "always", "often", "usually", "again",
                   "really", "actually", "even", "probably", "slowly", "quickly", "happily", "finally"}

@@ -146,7 +146,7 @@ class Realiser:
             cat = self.category(target.head_text)
             if np_.of_np is None and cat == "group":
                 ref = "the group"
-            elif cat in {"person"} or (np_.of_np is not None and self.category(np_.head_text) == "group"):
+            elif cat in {"person"}:  # "a group of climbers": the people (but "a family of cats": the cats)
                 ref = "the people" if (target.plural or np_.of_np is not None) else "the person"
             elif target.proper:  # a name refers by itself: "Lilly", not "the Lilly"
                 ref = target.head_text
@@ -208,7 +208,7 @@ class Realiser:
             out.add(f"{_cap(owner.ref)} {have} {self._np_text(np_, indefinite=True)}.", "argument")
         target = np_.of_np or np_
         cat = self.category(target.head_text)
-        group_of = np_.of_np is not None and self.category(np_.head_text) == "group"
+        group_of = np_.of_np is not None and self.category(np_.head_text) == "group" and cat == "person"
         if ref in {"the person", "the people"} or group_of:
             if group_of:
                 out.add(f"There is {article(np_.head_text)} {np_.head_text} of people.", "entity")
@@ -262,6 +262,10 @@ class Realiser:
                     self._object_atoms(ref, f"{be} wearing", inner, ctx, out, kind="attribute")
                 elif prep == "with" and self.category(inner.head_text) == "clothing":
                     self._object_atoms(ref, f"{be} wearing", inner, ctx, out, kind="attribute")
+                elif prep == "with" and self.category(inner.head_text) not in {"person", "group", "animal"}:
+                    # "a man with a beard": possession ("has a beard"), not company ("is with a beard")
+                    have = "have" if be == "are" else "has"
+                    self._object_atoms(ref, have, inner, ctx, out, kind="attribute", plain=True)
                 else:
                     self._object_atoms(ref, f"{be} {prep}", inner, ctx, out, kind="argument", plain=True)
             elif mod[0] == "adj":
@@ -317,7 +321,8 @@ class Realiser:
                 out.add(f"{_cap(oref)} {have} {self._np_text(m, indefinite=True)}.", "argument")
             if m.head and m.head[-1].lower() in TIME_WORDS:
                 continue
-            mref = ("" if (m.of_np or m).proper else "the ") + (m.of_np or m).head_text
+            mref = ("" if (m.of_np or m).proper else "the ") + (m.of_np or m).head_text + (
+                _of_text(self, m) if m.of_np is None else "")  # "the part of the course", not "the part"
             if self.category(m.head_text) == "person" and "the person" not in ctx.used and subj_ref != "the person":
                 pass
             be = "are" if m.plural else "is"
@@ -388,12 +393,19 @@ class Realiser:
             if light:
                 if self.style == "cleft" or len(vp.objects) > 0:
                     out.add(f"{S} {group} something.", "action")
-            else:
+            elif not (lemma == "be" and (vp.objects or vp.adjs or vp.pps)):  # "wants to be a player": no bare "be"
                 out.add(f"{S} {group}.", "action")
             objects = " ".join(self._np_text(o) for o in vp.objects)
-            if len(vp.objects) > 1:  # "is giving his brother a ride": both objects in one atom
+            way = len(vp.objects) == 1 and vp.objects[0].head and vp.objects[0].head[-1].lower() == "way" and \
+                vp.objects[0].det.startswith("poss:")  # "work his way through": an idiom, no "works" / "way" atoms
+            if way:
+                if not (vp.pps or vp.advs):
+                    out.add(f"{S} {group} {objects}.", "argument")
+                out.atoms = [a for a in out.atoms if a.text not in {f"{S} {group}.", f"{S} {group} something."}]
+                out._seen -= {f"{S} {group}.".lower(), f"{S} {group} something.".lower()}
+            elif len(vp.objects) > 1:  # "is giving his brother a ride": both objects in one atom
                 out.add(f"{S} {group} {objects}.", "argument")
-            for obj in vp.objects[-1:] if len(vp.objects) > 1 else vp.objects:
+            for obj in [] if way else vp.objects[-1:] if len(vp.objects) > 1 else vp.objects:
                 self._object_atoms(ref, group, obj, ctx, out)
             # arguments carry the object: "kisses his girlfriend on the beach", not "kisses on the beach"
             carrier = f"{group} {objects}" if vp.objects else group

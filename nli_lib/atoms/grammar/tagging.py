@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .lexicon import CLOSED_PREPOSITIONS, COLORS, ING_NOUNS, MULTIWORD_PREPS, SUBORDINATORS
+from .lexicon import CLOSED_PREPOSITIONS, COLORS, ING_NOUNS, MULTIWORD_ADVERBS, MULTIWORD_PREPS, SUBORDINATORS
 
 
 @dataclass
@@ -199,12 +199,13 @@ class Tagger:
 
 
 def merge_preps(toks: list) -> list:
-    """Merge MULTIWORD_PREPS into single IN tokens ('in front of' keeps its words)."""
+    """Merge MULTIWORD_PREPS into single IN tokens ('in front of' keeps its words), MULTIWORD_ADVERBS into RB."""
     out, i = [], 0
     while i < len(toks):
-        for mw in MULTIWORD_PREPS:
+        for mw in MULTIWORD_PREPS + MULTIWORD_ADVERBS:
             if tuple(t.low for t in toks[i : i + len(mw)]) == mw:
-                out.append(Tok(" ".join(t.word for t in toks[i : i + len(mw)]), "IN"))
+                tag = "RB" if mw in MULTIWORD_ADVERBS else "IN"  # "back and forth" is one adverb
+                out.append(Tok(" ".join(t.word for t in toks[i : i + len(mw)]), tag))
                 i += len(mw)
                 break
         else:

@@ -78,6 +78,9 @@ PREDICATIVE_ADVERBS = {"outside", "inside", "outdoors", "indoors", "together", "
 # words after a verb that may end an atom (particles of phrasal verbs: "sweeps up", "cools down")
 PARTICLES = {"up", "down", "out", "off", "away", "over", "back", "around", "along", "about", "on", "in", "through",
              "by", "together", "apart", "aside", "forward", "ahead", "behind", "outside", "inside", "home"}
+INDEFINITES = {"something", "someone", "somebody", "anything", "anyone", "nothing", "nobody", "everything"}
+WHOLE_SUBJECTS = {"nobody", "no", "none", "nothing", "noone", "everyone", "everybody", "everything", "all", "each",
+                  "every", "neither"}  # quantified / negative subjects: such a sentence is not a conjunction of atoms
 PLURAL_WORDS = {"people", "men", "women", "children", "they", "we", "others", "both", "police"}
 COLLECTIVE_NOUNS = {"people", "police", "group", "couple", "family", "team", "crowd", "band", "staff", "audience"}
 OBJECT_PRONOUNS = {"he", "she", "it", "they", "him", "her", "them", "we", "us", "i", "me"}
@@ -120,7 +123,9 @@ class AtomChecker:
         """Status and reason of `atom`; with `sentence` (what it was decomposed from) the source rules run too.
         `sole`: the atom is the only one the generator gave for `sentence` (so a copy of it is no analysis)."""
         text = str(atom).strip()
-        if sole and sentence is not None and _norm(text) == _norm(sentence) and len(_norm(text).split()) > 3:
+        words = _norm(text).split()
+        if sole and sentence is not None and _norm(text) == _norm(sentence) and (
+                len(words) > 5 or words[0] in WHOLE_SUBJECTS):  # "Bruce Springsteen is a singer." is atomic itself
             return AtomCheck("unparsed", "the sentence returned whole: not decomposed")
         reason = self._shape(text)
         if reason:
@@ -154,8 +159,9 @@ class AtomChecker:
         n = len(toks)
         finite = [i for i, t in enumerate(toks) if (t.tag in FINITE_TAGS or t.low in (BE | HAVE) - NONFINITE_BE_HAVE)
                   and not (i > 0 and low[i - 1] in NONFINITE_BE_HAVE)]
-        if not finite and not any((t.low.endswith("ed") and t.tag in {"VB", "VBN"} or t.tag in NOUN_TAGS
-                                   and self.is_verb_form(t.low)) and i > 1 and tags[i - 1] in NOUN_TAGS
+        if not finite and not any((t.low.endswith("ed") and t.tag in {"VB", "VBN"} or t.tag in NOUN_TAGS | {"JJ"}
+                                   and self.is_verb_form(t.low) or t.tag in {"VB", "VBN", "NN"} and tags[i - 1] == "NNS"
+                                   and self.is_verb_form(t.low + "s")) and i > 1 and tags[i - 1] in NOUN_TAGS
                                   for i, t in enumerate(toks)):  # "The can spilled.", "The dog ate." (mis-tagged)
             return "no finite verb"
         last = toks[-1]
@@ -198,7 +204,7 @@ class AtomChecker:
         if len(low) >= 3 and low[-2] in BE and low[-1] in OBJECT_PRONOUNS and low[0] not in OBJECT_PRONOUNS | {
                 "this", "that"}:
             return f"a pronoun as the complement of a noun subject: {toks[-1].word}"
-        if len(low) >= 3 and low[-2] in BE and tags[-1] == "NN" and low[-1] not in MASS_NOUNS and \
+        if len(low) >= 3 and low[-2] in BE and tags[-1] == "NN" and low[-1] not in MASS_NOUNS | INDEFINITES and \
                 low[0] not in OBJECT_PRONOUNS | {"this", "that", "there"}:
             return f"a bare singular noun after the copula: {toks[-1].word}"
         if len(low) >= 4 and low[-1] in NON_PREDICATIVE and low[-2] in BE:
