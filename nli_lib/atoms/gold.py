@@ -107,8 +107,8 @@ def gold_note(result: dict, gold_version: str, current_version: str) -> str:
 
 
 def sample_for_gold(n_ok: int = 60, n_not_ok: int = 10, seed: int = SAMPLE_SEED, generator=None) -> pd.DataFrame:
-    """Items to judge (GOLD_COLUMNS + sentence): per source (δ-SNLI-TEST, SNLI test hypotheses) `n_ok` ok atoms and up to
-    `n_not_ok` atoms the check marks not-ok, drawn with `seed` from the generator's output (the first by a
+    """Items to judge (GOLD_COLUMNS + sentence): per source (δ-SNLI-TEST, SNLI test hypotheses) `n_ok` ok atoms and
+    up to `n_not_ok` atoms the check marks not-ok, drawn with `seed` from the generator's output (the first by a
     seeded hash, so a later rule change leaves the other items in place). No judgements."""
     from ..data.loaders import load_dnli, load_esnli
     from .generate import generate_atoms, rule_generator

@@ -182,7 +182,8 @@ class Chunker:
         if 0 < k < len(pre) and pre[k - 1].tag == "VBG" and self.lex.category(
                 " ".join(t.word for t in pre[k:])) not in {"person", "animal", "group"}:
             k -= 1  # "riding lessons", "a swimming pool": a compound noun (but "a sleeping baby" is sleeping)
-        np_.adjs = [t.word for t in pre[:k] if t.word != "," and t.low != "and" and t.low not in NON_PREDICATIVE]
+        np_.adjs = [t.word for t in pre[:k] if t.word != "," and t.low != "and" and t.low not in NON_PREDICATIVE
+                    and t.tag != "JJS"]  # "the biggest competition": a superlative is no attribute on its own
         np_.head = [t.word for t in pre[k:]]
         np_.plural_tag = pre[-1].tag in {"NNS", "NNPS"}
         np_.proper = not np_.det and not np_.num and all(t.tag in {"NNP", "NNPS"} for t in pre[k:])
