@@ -567,6 +567,13 @@ def test_defeasible_run_paper_profile_wiring(monkeypatch):
     assert lab["critical"].sum() == (lab["label"] == np.where(lab["update_type"] == "strengthener", 1, -1)).sum()
     t3 = dr.table3().iloc[0]
     assert np.isnan(t3["atom_accuracy"]) and 0 <= t3["full_accuracy"] <= 100
+    assert not t3["labels_from_same_network"]  # the LLM labels itself (self_labelled), no fine-tuned network here
+    # the silver labels against the checks: the same C.2 labeller scores placebo updates; the verdict is cached
+    verdict = dr.label_check(n_placebo=20)
+    assert set(verdict) >= {"passes", "failed", "diagnostics", "placebo"} and len(verdict["placebo"]) == 20
+    assert dr.label_check() is verdict
+    note = dr.demo_note()
+    assert (note == "") == verdict["passes"] and (verdict["passes"] or note.startswith("METHOD DEMONSTRATION"))
 
 
 # ---------------------------------------------------------------------------------------------------------------

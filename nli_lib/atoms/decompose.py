@@ -7,10 +7,18 @@ does the same job with rules over NLTK's perceptron POS tags (from the data mirr
   man."; "There are two people." / "The people are men."), counts, group nouns ("a group of males");
 * attributes: one atom per adjective ("The vest is orange."), clothing ("in a vest" -> "is wearing a vest");
 * actions: the verb with its subject ("The person stands."), negation kept whole;
-* arguments: one atom per object, prepositional phrase and adverb ("The person stands on a dock.");
-* purposes ("There is a purpose for ..."), subordinate and relative clauses, coordinated verbs and clauses
-  ("... and one is jumping"), verbless captions ("A dog sleeping on the porch." -> "The dog is sleeping on the
-  porch."), possessives ("The men 's bikes" -> "The people have bikes."), names ("Galina", never "the Galina").
+* arguments: one atom per object, prepositional phrase and adverb, carrying the object ("The person stands on
+  a dock.", "The person kisses his girlfriend on the beach."); "of" phrases stay in their noun phrase ("The
+  people are members of the band."); possessive determiners stay ("his mom", never "the mom");
+* purposes ("There is a purpose for ..."), subordinate clauses (because / where / while / when, also fronted:
+  "While X, Y" reads as "Y while X"; non-factive if / unless / so clauses give no atoms), relative clauses on
+  subjects and objects, passives ("The goods are being sold by the vendors.", get-passives), fronted
+  prepositional phrases, coordinated verbs and clauses ("... and one is jumping"), verbless captions ("A dog
+  sleeping on the porch." -> "The dog is sleeping on the porch."), possessives ("The men 's bikes" -> "The
+  people have bikes."; "a man with a beard" -> "The person has a beard."), names ("Galina", never "the Galina").
+
+Every generated atom is checked by `grammar.wellformed` (status ok / malformed / unparsed and a reason), and the
+rules' precision is measured against the team's gold set (`nli_lib.atoms.gold`).
 
 >>> decompose("A man in an orange vest stands on a dock.")          # doctest: +SKIP
 ['There is a person.', 'The person is a man.', 'The person is wearing a vest.', 'The vest is orange.',
