@@ -971,9 +971,10 @@ def test_rug_image_stacks_label_shares_with_opaque_colours():
     # readable: every label colour is opaque and well away from the white background, and all five differ
     assert all(max(1 - ch for ch in c) >= 0.15 for c in LABEL_COLOURS.values())
     assert len(set(LABEL_COLOURS.values())) == 5
-    fig = rug_plot(s, "test")
+    fig = rug_plot(s, "test", warning="METHOD DEMONSTRATION")
     assert [ax.get_title(loc="left").split(":")[0] for ax in fig.axes[:2]] == ["strengtheners (full label)",
                                                                                  "weakeners (full label)"]
+    assert "METHOD DEMONSTRATION" in [t.get_text() for t in fig.texts]
 
 
 def test_derived_from_reads_the_training_log(tmp_path):

@@ -48,13 +48,14 @@ def rug_image(s: pd.DataFrame, height: int = 100) -> np.ndarray:
     return img
 
 
-def rug_plot(summary: pd.DataFrame, label_source: str = ""):
+def rug_plot(summary: pd.DataFrame, label_source: str = "", warning: str = ""):
     """Figure 2, readable at any size: one panel per full label (strengtheners, weakeners), one column per
     example (ordered by its share of weakening atom labels) filled with opaque colours for its atoms' labels.
 
     The paper draws all examples in one strip with the full label as hue and the atom labels as shading; with
     ~1,600 examples each slice is narrower than a pixel and light shades vanish, so the full label is the
-    panel here and each atom label has its own colour (a per-pixel image, no sub-pixel bars).
+    panel here and each atom label has its own colour (a per-pixel image, no sub-pixel bars). `warning` (e.g.
+    that the labels are a method demonstration) is printed in red under the title.
     """
     s = rug_order(summary)
     fig, axes = plt.subplots(2, 1, figsize=(11, 4.6), sharey=True)
@@ -76,7 +77,9 @@ def rug_plot(summary: pd.DataFrame, label_source: str = ""):
                for v in reversed(SCALE)]
     fig.legend(handles=handles, loc="center right", fontsize=8, frameon=False, title="atom label", title_fontsize=8)
     fig.suptitle(f"Figure 2: atomic sub-problem labels per δ-SNLI example — labels: {label_source}", fontsize=10)
-    fig.tight_layout(rect=(0, 0, 0.84, 0.95))
+    if warning:
+        fig.text(0.5, 0.925, warning, ha="center", fontsize=9, color=(0.75, 0.0, 0.0))
+    fig.tight_layout(rect=(0, 0, 0.84, 0.91 if warning else 0.95))
     return fig
 
 
