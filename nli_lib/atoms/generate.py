@@ -159,16 +159,17 @@ def check_atoms(atoms: pd.DataFrame, checker="default") -> pd.DataFrame:
         checker = default_checker()
     parsed = out["parse_ok"].astype(bool) & out["atom"].notna()
     counts = out[parsed].groupby("sentence")["atom"].transform("size")
-    status, reason = [], []
+    verdicts = []
     for i, row in out.iterrows():
         if not parsed[i]:
-            status.append("failed"), reason.append("the generator's answer could not be parsed")
+            verdicts.append(("failed", "the generator's answer could not be parsed"))
         elif checker is None:
-            status.append("unchecked"), reason.append("no well-formedness check (no data mirror)")
+            verdicts.append(("unchecked", "no well-formedness check (no data mirror)"))
         else:
             result = checker(str(row["atom"]), str(row["sentence"]), bool(counts[i] == 1))
-            status.append(result.status), reason.append(result.reason)
-    out["status"], out["reason"] = status, reason
+            verdicts.append((result.status, result.reason))
+    out["status"] = [s for s, _ in verdicts]
+    out["reason"] = [r for _, r in verdicts]
     out["checker"] = getattr(checker, "name", "none" if checker is None else "custom")
     return out
 
@@ -216,8 +217,8 @@ def coverage(items: Sequence[dict], generated: pd.DataFrame, nli) -> tuple[pd.Da
     [2.0, 1.0, 0.5, 1.0]
     """
     pairs, meta = [], []
+    ok = usable(generated)
     for item in items:
-        ok = usable(generated)
         gen = ok.loc[ok["sentence"] == item["sentence"], "atom"].tolist()
         for atom, _ in _targets(item):
             for g in gen:
