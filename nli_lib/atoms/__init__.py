@@ -2,11 +2,14 @@
 
 Submodules, in the paper's order:
 
-* `decompose`   rule-based Neo-Davidsonian decomposer (the offline stand-in for Prompt A.1; reusable)
+* `decompose`   rule-based Neo-Davidsonian decomposer (the offline stand-in for Prompt A.1; reusable); its parts
+                (lexicon, morphology, tagging, chunking, realisation, well-formedness check) live in `grammar`
+* `gold`        the stand-in's precision against the team's hand-judged gold atoms
 * `generate`    §3.1 atom generation through Prompt A.1 (LLM or rules), coverage of the paper's atoms,
                 §3.2 validation (H ⊨ a, P ⊭ a)
 * `consistency` §4 SNLI: the §4.1 rules, label induction, Tables 2 and 6, Prompt B.1 LLM classifier
 * `defeasible`  §5 δ-SNLI: gold/silver atom labels, critical atoms, Table 3, Table 5 statistics
+* `silver`      candidate silver-label formulations and the checks that decide whether one carries signal
 * `annotate`    ipywidgets tool to label atoms on the -2..+2 scale (saves the gold CSV format)
 * `inferential` §6 equivalence graph, maximal cliques, buckets, inferential consistency (Table 4)
 * `quds`        Appendix D QUDs: Prompt D.1, and a companion-authored rule-based generator

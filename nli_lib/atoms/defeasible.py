@@ -454,11 +454,11 @@ def prepare_dsnli(generator, validator, examples: pd.DataFrame, gold: pd.DataFra
     Label source, in order of preference: `gold` (read_gold_labels output: its atoms and labels are used as
     they are, 'invalid' rows dropped), `silver_llm` (Prompt C.2), otherwise the NLI belief shift of `validator`.
     """
-    from .generate import generate_atoms, validate_atoms
+    from .generate import generate_atoms, usable, validate_atoms
 
     ph = examples[["premise", "hypothesis"]].drop_duplicates()
     generated = generate_atoms(ph["hypothesis"].tolist(), generator)
-    rows = ph.merge(generated[generated["parse_ok"]].rename(columns={"sentence": "hypothesis"}), on="hypothesis")
+    rows = ph.merge(usable(generated).rename(columns={"sentence": "hypothesis"}), on="hypothesis")
     validated = validate_atoms(rows, validator, check_premise=True)
     if gold is not None:
         g = gold[gold["pair_id"].isin(set(examples["pair_id"]))]

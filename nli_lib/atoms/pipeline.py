@@ -12,6 +12,7 @@ with the paper's settings (2 epochs, lr 2e-5, batch 32).
 """
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +24,7 @@ from ..config import user_path
 from ..llm import make_llm
 from .consistency import PromptNLIClassifier, run_consistency, snli_shots, snli_test_sample
 from .defeasible import (DSNLIAtoms, dsnli_test, encoder_predictor, llm_predictor, predict, prepare_dsnli,
-                         read_gold_labels)
+                         read_gold_labels, silver_labels_llm, silver_labels_nli)
 from .generate import atom_generator, attach_atoms, generate_atoms
 
 QUICK_SNLI = 80  # SNLI-TEST-SAMPLE size in quick runs (full: 1,000)
@@ -132,11 +133,41 @@ class DefeasibleRun:
     predictors: dict
     results: dict  # model -> (full rows, atom rows) from defeasible.predict
     self_labelled: tuple = ()  # predictors whose own answers are the silver labels (atom metrics blanked)
+    same_network: tuple = ()  # predictors fine-tuned from the network that produced the silver labels
+    labeller: object = None  # sub-problems -> labelled frame (the silver source; None for gold labels)
+    _check: dict = field(default_factory=dict, repr=False)
 
     def table3(self):
         from .defeasible import table3
 
-        return table3(self.results, self.predictors, self.data.label_source, self.self_labelled)
+        t3 = table3(self.results, self.predictors, self.data.label_source, self.self_labelled)
+        t3["labels_from_same_network"] = t3["model"].isin(self.same_network)
+        return t3
+
+    def label_check(self, n_placebo: int = 400, seed: int = 0) -> dict:
+        """The silver labels against the project's checks (placebo updates, label direction), computed once.
+
+        {passes, failed, diagnostics, placebo}; gold labels pass by definition (nothing to check here).
+        """
+        if not self._check:
+            from .defeasible import placebo_subproblems, silver_diagnostics
+            from .silver import check
+
+            if self.labeller is None:
+                self._check.update(passes=True, failed=[], diagnostics={}, placebo=None)
+            else:
+                placebo = self.labeller(placebo_subproblems(self.data.labeled, n=n_placebo, seed=seed))
+                diag = silver_diagnostics(self.data.labeled, placebo)
+                self._check.update(**check(diag), diagnostics=diag, placebo=placebo)
+        return self._check
+
+    def demo_note(self) -> str:
+        """'' when the atom labels can support results; otherwise the warning every label-dependent output carries."""
+        verdict = self.label_check()
+        if verdict["passes"]:
+            return ""
+        return ("METHOD DEMONSTRATION, not a result: the silver atom labels fail the project's checks ("
+                + "; ".join(verdict["failed"]) + "). ")
 
     def correct(self) -> dict:
         """model -> Series(pair_id -> full prediction correct), for inferential consistency."""
@@ -169,7 +200,26 @@ def defeasible_run(nb, gold_path: str | None = None, predictors: dict | None = N
     gold_used = data.label_source.startswith("gold")
     same = tuple(n for n, p in predictors.items() if not gold_used and llm is not None and p.kind == "llm"
                  and getattr(p.model, "model", None) == llm.model)
-    return DefeasibleRun(data, predictors, results, same)
+    nli = nb.nli_model()
+    network = tuple(n for n, p in predictors.items() if not gold_used and llm is None and p.kind == "encoder"
+                    and derived_from(p.model, nli))
+    labeller = None if gold_used else (lambda sub: silver_labels_llm(sub, llm)) if llm is not None else (
+        lambda sub: silver_labels_nli(sub, nli))
+    return DefeasibleRun(data, predictors, results, same, network, labeller)
+
+
+def derived_from(model, base) -> bool:
+    """Whether `model` was fine-tuned here starting from `base`'s weights (its train_log names base's folder).
+
+    >>> derived_from(object(), object())
+    False
+    """
+    log = Path(str(getattr(model, "model_dir", ""))) / "train_log.json"
+    base_dir = getattr(base, "model_dir", None)
+    if base_dir is None or not log.is_file():
+        return False
+    spec_base = json.loads(log.read_text()).get("spec", {}).get("base", "")
+    return Path(str(spec_base)).resolve() == Path(str(base_dir)).resolve()
 
 
 def paper_reference(ref: str, metrics: dict) -> pd.DataFrame:
