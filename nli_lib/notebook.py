@@ -85,6 +85,27 @@ class NotebookSession:
             self.models[spec] = get_nli_model(spec, quick=self.quick, seed=self.seed, **kwargs)
         return self.models[spec]
 
+    def save(self, obj, name: str, models=(), **fields) -> None:
+        """Save a table (DataFrame), figure (matplotlib) or record set declared in the outputs catalog
+        (`nli_lib.catalog`): its reference and caption come from the declaration, `fields` fill the caption's
+        `{placeholders}`, and quick runs get the quick-sample note. Returns None, so a cell ending in
+        `nb.save(...)` prints nothing.
+
+        >>> nb.save(table3, "table-3", models=names, source="gold")        # doctest: +SKIP
+        """
+        from .catalog import spec as declared
+
+        out_spec = declared(self.name, name)
+        caption = out_spec.caption_for(self.quick, **fields)
+        if out_spec.kind == "figure":
+            self.out.figure(obj, name, ref=out_spec.ref, models=models, caption=caption, **out_spec.extra)
+        elif out_spec.kind == "records":
+            self.out.records(obj, name, ref=out_spec.ref, filters=out_spec.filters, text=out_spec.text,
+                             models=models, caption=caption, **out_spec.extra)
+        else:
+            self.out.table(obj, name, ref=out_spec.ref, models=models, caption=caption, index=out_spec.index,
+                           **out_spec.extra)
+
     def finish(self) -> pd.DataFrame:
         """Print the call summary, fail if a model failed too often, then publish the outputs.
 

@@ -246,3 +246,24 @@ def test_default_cache_follows_nli_cache_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "b"))
     second = default_cache()
     assert second.path == str(tmp_path / "b" / "calls.sqlite") and second.get("demo", {"x": 1}) is None
+
+
+def test_save_takes_reference_and_caption_from_the_catalog(tmp_path, monkeypatch):
+    """`nb.save` writes what the catalog declares: ref, filled caption, quick note; undeclared names raise."""
+    from nli_lib import catalog
+    from nli_lib.catalog import OutputSpec
+
+    monkeypatch.setenv("NLI_OUTPUT_DIR", str(tmp_path))
+    monkeypatch.setitem(catalog.taxinli.OUTPUTS, "59_demo", [
+        OutputSpec("table-3", "taxinli-table-3", "accuracy per category; labels: {source}"),
+        OutputSpec("fig-5", "taxinli-fig-5", "accuracy by category", kind="figure")])
+    nb = _session("59_demo", quick=True)
+    nb.save(pd.DataFrame({"acc": [0.5]}), "table-3", models=["m"], source="gold")
+    with pytest.raises(KeyError, match="needs the field 'source'"):
+        nb.save(pd.DataFrame({"acc": [0.5]}), "table-3")
+    with pytest.raises(KeyError, match="nli_lib/catalog/taxinli.py"):
+        nb.save(pd.DataFrame(), "table-99")
+    nb.finish()
+    side = json.loads((tmp_path / "tables/59_demo/table-3.json").read_text())
+    assert (side["ref"], side["caption"], side["models"]) == (
+        "taxinli-table-3", "accuracy per category; labels: gold — QUICK sample", ["m"])
