@@ -423,7 +423,7 @@ def test_snippet_retriever_threshold_order_cap_and_exclusion():
     expected = [s for s, v in sorted(scores.items(), key=lambda kv: -kv[1]) if v >= 0.2][:2]
     assert [s.text for s in pool] == expected
     assert all(s.score >= 0.2 for s in pool) and pool == sorted(pool, key=lambda s: -s.score)
-    from nli_lib.factnli.text import normalise
+    from nli_lib.text import normalise
     again = r.retrieve_many([query], [{normalise(expected[0])}])[0]
     assert expected[0] not in [s.text for s in again]
 
@@ -471,7 +471,7 @@ def test_wikipedia_pages_against_a_local_stand_in(wiki_server):
     assert pages[0].source == "wikipedia:Carnaby Street"
     n = len(WIKI_HITS)
     assert wiki.search("A woman on a street looks at fashion.") == pages and len(WIKI_HITS) == n  # cached
-    from nli_lib.factnli.text import normalise
+    from nli_lib.text import normalise
     assert [p.title for p in wiki.search("x", exclude={normalise(s) for s in pages[1].sentences})] == ["Carnaby Street"]
     offline = WikipediaPages("http://127.0.0.1:9/w/api.php", cache=CallCache(":memory:"), replay_only=True,
                              terms=lambda q: ["street"])
@@ -807,7 +807,7 @@ def test_wordnet_pages_use_one_sense_and_never_usage_examples():
 
 
 def normalise_(text):
-    from nli_lib.factnli.text import normalise
+    from nli_lib.text import normalise
 
     return normalise(text)
 

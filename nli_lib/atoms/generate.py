@@ -27,6 +27,7 @@ import pandas as pd
 
 from ..llm import PROMPTS, OfflineLLM, make_llm
 from ..llm.prompts import ATOM_DECOMPOSITIONS
+from ..text import normalise
 
 #: The paper's printed decompositions (the A.1 exemplars and the coverage evaluation items). Figure 3's
 #: hypothesis and atoms and the Appendix B.1 "the man dances" example are added to the prompt registry's rows.
@@ -62,12 +63,8 @@ class AtomGenerator:
 
     def messages(self, sentence: str, exclude: str | None = None) -> list[dict]:
         """A.1 prompt for `sentence`; `exclude` drops an exemplar with that sentence (leave-one-out)."""
-        shots = [s for s in self.shots if _norm(s["sentence"]) != _norm(exclude or "")]
+        shots = [s for s in self.shots if normalise(s["sentence"]) != normalise(exclude or "")]
         return PROMPTS["atoms.A1"].render(sentence=sentence, shots=shots)
-
-
-def _norm(text: str) -> str:
-    return re.sub(r"\W+", " ", text.lower()).strip()
 
 
 def sentence_from_a1(messages) -> str:

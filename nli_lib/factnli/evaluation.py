@@ -250,7 +250,8 @@ def support_pairs(text: str, fact: str, k: int = 2) -> list[tuple[str, str]]:
     >>> support_pairs("A man sleeps. Additionally, a bench is a seat. Meanwhile, a park is green.", "A bench is a seat.", k=1)
     [('Additionally, a bench is a seat.', 'A bench is a seat.')]
     """
-    from .text import normalise, split_sentences
+    from ..text import normalise
+    from .text import split_sentences
 
     sentences = split_sentences(text) or [str(text)]
     fw = set(normalise(fact).split())
@@ -444,9 +445,9 @@ def growth_scores(growth: pd.DataFrame, snli_test: pd.DataFrame, generator: str,
     factors of our levels (by `generator`: 'paper-model' only where the profile declares it the paper's
     GPT-4o), each beside the low end of the paper's SNLI/MNLI range."""
     from ..basis import model_basis
-    from .text import words
+    from ..text import word_count
 
-    p0, h0 = snli_test["premise"].map(words).mean(), snli_test["hypothesis"].map(words).mean()
+    p0, h0 = snli_test["premise"].map(word_count).mean(), snli_test["hypothesis"].map(word_count).mean()
     rows = [("Premise words L=0 (low end)", p0, "none (data)", "data",
              "all of SNLI test; the paper prints 14–20 over SNLI/MNLI"),
             ("Hypothesis words L=0 (low end)", h0, "none (data)", "data",

@@ -33,7 +33,8 @@ from typing import Sequence
 
 from ..llm import PROMPTS, OfflineLLM
 from .retrieval import Snippet
-from .text import WORD, finish, has_deictic_pronoun, normalise, pos_tag, strip_parentheticals, tokens
+from ..text import WORD, normalise, punct_tokens
+from .text import finish, has_deictic_pronoun, pos_tag, strip_parentheticals
 
 EXTRACT_RULES_VERSION = "factnli-extract-rules-v6"  # names the OfflineLLM cache namespace: bump when rules change
 
@@ -79,7 +80,7 @@ def _clauses(sentence: str) -> list[str]:
     parts = [p.strip() for p in sentence.split(";") if p.strip()]
     out = []
     for part in parts:
-        toks = tokens(part)
+        toks = punct_tokens(part)
         tags = [t for _, t in pos_tag(toks)]
         start = 0
         for i in range(1, len(toks) - 2):
@@ -144,7 +145,7 @@ def atomize(sentence: str) -> list[str]:
     facts: list[str] = []
     first_subject: tuple[str, bool] | None = None  # (subject text, plural?)
     for clause in _clauses(text):
-        toks = [t for t in tokens(clause) if t not in (".", "!", "?")]
+        toks = [t for t in punct_tokens(clause) if t not in (".", "!", "?")]
         tags = [t for _, t in pos_tag(toks)]
         v = _subject_span(toks, tags)
         if v is None:

@@ -37,7 +37,7 @@ from .extraction import Fact, FactExtractor, llm_extractor, rule_extractor
 from .filtering import NLIJudge, filter_facts, graph_pairs, no_filter, truth_seed, truth_set_filter
 from .fusion import Fuser, hypothesis_subsets, llm_fuser, template_fuser
 from .retrieval import SnippetRetriever, Snippet, WikipediaPages, WordNetPages
-from .text import normalise, words
+from ..text import normalise, word_count
 
 NAMESPACE = "factnli_level"
 PAPER_JUDGE = FACTNLI_JUDGE  # the paper's "compact cross-encoder based on DeBERTa-v3-base" (profile default)
@@ -354,8 +354,8 @@ class Augmenter:
         items = pd.DataFrame(rows)
         items["n_premise_facts"] = items["premise_facts"].str.len()
         items["n_hyp_facts"] = items["hyp_facts"].str.len()
-        items["premise_words"] = items["premise"].map(words)
-        items["hyp_words"] = items["hypothesis"].map(words)
+        items["premise_words"] = items["premise"].map(word_count)
+        items["hyp_words"] = items["hypothesis"].map(word_count)
         failed = pd.DataFrame(failed, columns=["pair_id", "label", "orig_premise", "orig_hypothesis", "variant",
                                                "level", "failure"])
         return FactNLIData(items, trace_frame(chains), chains, self.settings, self.components, failed)
@@ -500,7 +500,7 @@ def _drop_failed(out: pd.DataFrame) -> pd.DataFrame:
     """Rows whose generation succeeded (with word counts); the failed ones go to attrs["failed"], never scored."""
     bad = out["failure"] != ""
     kept = out[~bad].drop(columns="failure").reset_index(drop=True)
-    kept["premise_words"], kept["hyp_words"] = kept["premise"].map(words), kept["hypothesis"].map(words)
+    kept["premise_words"], kept["hyp_words"] = kept["premise"].map(word_count), kept["hypothesis"].map(word_count)
     kept.attrs["failed"] = out[bad].reset_index(drop=True)
     return kept
 
@@ -541,7 +541,7 @@ def atoms_rewrite_answer(decompose: Callable[[str], list[str]] | None = None):
         out = text.rstrip()
         out = out if out.endswith((".", "!", "?")) else out + "."
         for atom in fn(text):
-            if words(out) >= target:
+            if word_count(out) >= target:
                 break
             out += " " + atom
         return json.dumps({"rewrite": out}, ensure_ascii=False)

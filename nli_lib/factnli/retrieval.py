@@ -36,8 +36,8 @@ import numpy as np
 from ..cache import CallCache, default_cache
 from ..profile import FACTNLI_WIKIPEDIA_API
 from .senses import SenseChoice, SenseChooser, context_sentence, leading_label, register_label
-from .text import (finish, normalise, pos_tag, query_nouns, split_sentences, strip_parentheticals, words,
-                   WORD)
+from ..text import WORD, letter_tokens, normalise, word_count
+from .text import finish, pos_tag, query_nouns, split_sentences, strip_parentheticals
 
 
 @dataclass(frozen=True)
@@ -306,7 +306,7 @@ class Countability:
             texts = (t for sid in ids for t in (wordnet.definition(sid), *wordnet.examples(sid)))
         self.min_uses, self.counts, self.seen = min_uses, {}, {}
         for text in texts:
-            w = re.findall(r"[a-z][a-z'-]*|[^\sa-z]", str(text).lower())
+            w = letter_tokens(text)
             for x in w:
                 self.seen[x] = self.seen.get(x, 0) + 1
             for a, b, c in zip(w, w[1:], [*w[2:], "."]):
@@ -491,7 +491,7 @@ class SnippetRetriever:
             for page in self.pages.search(query, exclude=skip):
                 for sentence in page.sentences:
                     key = normalise(sentence)
-                    if key in seen or not (self.min_words <= words(sentence) <= self.max_words):
+                    if key in seen or not (self.min_words <= word_count(sentence) <= self.max_words):
                         continue
                     seen.add(key)
                     rows.append((sentence, page))

@@ -22,7 +22,7 @@ from .logic import SLOTS, counterfactual_targets, relation
 from .metrics import ALPHA, ftc_scores, meteor, wilcoxon_rho
 from .pipeline import PIPELINES, pipeline_name, regex_transform
 from .templates import extract_regex, template_table
-from .text import normalize
+from ..text import untokenize_ptb
 from .validity import CHECKS, check_counterfactual
 
 METRICS = ("ftc_delta", "ftc_k", "ftc_w")
@@ -418,7 +418,7 @@ def printed_examples(rewriter=None) -> dict[str, pd.DataFrame]:
     from .text import strip_determiners
 
     def same(a, b):
-        return a is not None and b is not None and strip_determiners(normalize(a)) == strip_determiners(normalize(b))
+        return a is not None and b is not None and strip_determiners(untokenize_ptb(a)) == strip_determiners(untokenize_ptb(b))
 
     ex_rows = []
     for short, rows in FTC_EXTRACT_EXAMPLES.items():
@@ -497,7 +497,7 @@ def printed_rewrites(rewriter=None, pipelines: Sequence[tuple[str, str]] = PIPEL
     rows["paper_x_cf"] = [gold[(p, s)] for p, s in zip(rows["pair_id"], rows["slot"])]
     rows["meteor"] = [meteor(x if ok else None, [g], wordnet=wordnet) for x, ok, g in
                       zip(rows["x_cf"], rows["ok"], rows["paper_x_cf"])]
-    rows["exact"] = [bool(ok) and normalize(x) == normalize(g) for x, ok, g in zip(rows["x_cf"], rows["ok"], rows["paper_x_cf"])]
+    rows["exact"] = [bool(ok) and untokenize_ptb(x) == untokenize_ptb(g) for x, ok, g in zip(rows["x_cf"], rows["ok"], rows["paper_x_cf"])]
     return rows[["source", "label", "slot", "hypothesis", "explanation", "pipeline", "A", "B", "x_cf", "ok", "reason",
                  "paper_x_cf", "meteor", "exact"]]
 

@@ -41,13 +41,14 @@ from ..llm import PROMPTS, OfflineLLM
 from ..llm.prompts import FTC_EXTRACT_EXAMPLES, FTC_TRANSFORM_EXAMPLES
 from .logic import SHORT, as_label
 from .templates import _clean_span, _has_content, extract_regex
-from .text import AUXILIARIES, DETERMINERS, align_span, normalize, replace_at, words
+from ..text import untokenize_ptb, word_spans
+from .text import AUXILIARIES, DETERMINERS, align_span, replace_at
 from .validity import check_counterfactual, tag
 
 PAPER_SHOTS = 20  # priming examples per label in the paper (§3.1)
 # Versions the stand-ins' cache keys: any change to their code (here, text.py, templates.py) gives new keys.
 _SOURCE_HASH = hashlib.sha256(b"".join((Path(__file__).parent / f).read_bytes()
-                                       for f in ("fewshot.py", "text.py", "templates.py"))).hexdigest()[:10]
+                                       for f in ("fewshot.py", "text.py", "templates.py", "../text.py"))).hexdigest()[:10]
 
 # ---------------------------------------------------------------------------------------------------
 # Offline stand-in for the extraction prompt: ordered cue rules (companion-authored)
@@ -106,7 +107,7 @@ EXTRACT_RULES: dict[str, list[tuple[str, re.Pattern]]] = {
 
 def rule_extract(explanation: str, label: str) -> tuple[str, str] | None:
     """Offline stand-in for FSP extraction: the first cue rule (in priority order) that yields two spans."""
-    text = normalize(explanation)
+    text = untokenize_ptb(explanation)
     for _, rx in EXTRACT_RULES[as_label(label)]:
         for m in rx.finditer(text):
             a, b = _clean_span(m.group("A")), _clean_span(m.group("B"))
@@ -128,7 +129,7 @@ _INDEFINITE_PRONOUNS = {"everyone", "everybody", "anyone", "anybody", "nobody", 
 
 def _subject(hypothesis: str) -> tuple[str, bool]:
     """The hypothesis's subject phrase (words before the first auxiliary or -ing word) and whether it is plural."""
-    ws = words(hypothesis)
+    ws = word_spans(hypothesis)
     cut = next((i for i, (w, _, _) in enumerate(ws) if i > 0 and (w in AUXILIARIES or w.endswith("ing"))), None)
     if cut is None:
         cut = min(2, len(ws))
@@ -142,7 +143,7 @@ def _subject(hypothesis: str) -> tuple[str, bool]:
 
 def is_clause(span: str) -> bool:
     """Whether a span reads as a sentence of its own (a pronoun/determiner subject, or a verb after word 1)."""
-    ws = [w for w, _, _ in words(span)]
+    ws = [w for w, _, _ in word_spans(span)]
     return bool(ws) and (ws[0] in _PRONOUNS or any(w in AUXILIARIES for w in ws[1:])
                          or (ws[0] in DETERMINERS | _PLURAL_WORDS and len(ws) > 2))
 
@@ -161,7 +162,7 @@ def _resolve_pronoun(hypothesis: str, clause: str) -> str:
     """
     m = _SUBJECT_PRONOUN.match(clause)
     subj, plural = _subject(hypothesis)
-    first = (words(subj)[:1] or [("", 0, 0)])[0][0]
+    first = (word_spans(subj)[:1] or [("", 0, 0)])[0][0]
     if m is None or not subj or first in _PRONOUNS or plural != (m.group(1).lower() == "they"):
         return clause
     rest = clause[m.end():]
@@ -181,7 +182,7 @@ def compose(hypothesis: str, span: str) -> str:
     'The girl is running .'
     """
     span = span.strip().rstrip(".")
-    first = (words(span)[:1] or [("", 0, 0)])[0][0]
+    first = (word_spans(span)[:1] or [("", 0, 0)])[0][0]
     if is_clause(span):
         span = _resolve_pronoun(hypothesis, span)
         head = tag(span)[:1]

@@ -230,12 +230,12 @@ def meteor(hypothesis: str, references: Sequence[str], wordnet=None) -> float:
     """
     from nltk.translate.meteor_score import meteor_score
 
-    from .text import tokens_for_meteor
+    from ..text import words
 
-    refs = [tokens_for_meteor(r) for r in references if isinstance(r, str) and r.strip()]
+    refs = [words(r) for r in references if isinstance(r, str) and r.strip()]
     if not refs:
         return float("nan")
     if not isinstance(hypothesis, str) or not hypothesis.strip():
         return 0.0
     wn = wordnet if wordnet is not None else meteor_wordnet()[0]
-    return float(meteor_score(refs, tokens_for_meteor(hypothesis), wordnet=wn))
+    return float(meteor_score(refs, words(hypothesis), wordnet=wn))

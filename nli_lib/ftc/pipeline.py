@@ -33,7 +33,8 @@ import pandas as pd
 from .fewshot import FewShotRewriter
 from .logic import as_label, counterfactual_targets
 from .templates import extract_regex
-from .text import find_span, normalize, replace_at
+from ..text import untokenize_ptb
+from .text import find_span, replace_at
 from .validity import check_counterfactual
 
 # Bump when a change to the extract/transform code changes counterfactual texts (gold-set items record it).
@@ -53,7 +54,7 @@ def pipeline_version() -> str:
 
     here = Path(__file__).parent
     digest = hashlib.sha256(b"".join((here / f).read_bytes() for f in ("text.py", "templates.py", "fewshot.py",
-                                                                       "pipeline.py"))).hexdigest()[:10]
+                                                                       "pipeline.py", "../text.py"))).hexdigest()[:10]
     return f"v{TRANSFORM_VERSION}+{digest}"
 PIPELINES = (("regex", "regex"), ("regex", "fsp"), ("fsp", "regex"), ("fsp", "fsp"))  # Table 4 row order
 
@@ -181,7 +182,7 @@ def counterfactual_rows(df: pd.DataFrame, extract: str = "regex", transform: str
         items = rewrites.get(i) or [Rewrite(t.slot, t.y_cf, None, why) for t in counterfactual_targets(labels[i])]
         for r in items:
             produced = bool(r.x_cf and r.x_cf.strip())
-            changed = produced and normalize(r.x_cf) != normalize(base["hypothesis"])
+            changed = produced and untokenize_ptb(r.x_cf) != untokenize_ptb(base["hypothesis"])
             if not produced:
                 status, reason = "failed", r.reason
             else:

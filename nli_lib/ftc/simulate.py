@@ -43,7 +43,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from ..config import LABELS
-from .text import normalize
+from ..text import untokenize_ptb
 
 FORMATS = {"xe": 0.4, "x": 0.4, "e": 0.2}  # Hase et al. input dropout as the FTC paper reports it (App. 7.4)
 
@@ -66,7 +66,7 @@ class Simulator:
         from ..models.baselines import PairFeaturizer
 
         p, h = df["premise"].astype(str).tolist(), df["hypothesis"].astype(str).tolist()
-        z = [normalize(t) for t in (df[explanation_col].fillna("").astype(str) if explanation_col in df else [""] * len(df))]
+        z = [untokenize_ptb(t) for t in (df[explanation_col].fillna("").astype(str) if explanation_col in df else [""] * len(df))]
         if fit:
             self._fitted["x"] = PairFeaturizer(max_features=20000)
             self._fitted["e"] = TfidfVectorizer(ngram_range=(1, 2), max_features=20000, sublinear_tf=True)

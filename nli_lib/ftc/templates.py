@@ -38,7 +38,8 @@ import re
 from dataclasses import dataclass
 
 from .logic import as_label
-from .text import FUNCTION_WORDS, normalize, strip_determiners, words
+from ..text import untokenize_ptb, word_spans
+from .text import FUNCTION_WORDS, strip_determiners
 
 # Word lists (the R<k> rows of each table).
 E_WORDS = {
@@ -178,7 +179,7 @@ def crosses_clause(span: str) -> bool:
 
 
 def _has_content(span: str) -> bool:
-    return any(w not in FUNCTION_WORDS for w, _, _ in words(span))
+    return any(w not in FUNCTION_WORDS for w, _, _ in word_spans(span))
 
 
 @dataclass(frozen=True)
@@ -208,7 +209,7 @@ def _connective_letters(m: re.Match) -> int:
 
 def template_matches(explanation: str, label: str) -> list[tuple[Template, str, str, int, int]]:
     """Every template of `label`'s family that matches: (template, A, B, start, connective letters)."""
-    text = normalize(explanation)
+    text = untokenize_ptb(explanation)
     out = []
     for t in TEMPLATES[as_label(label)]:
         for m in t.regex.finditer(text):

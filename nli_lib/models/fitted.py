@@ -29,7 +29,8 @@ SUFFIX = ".skops"
 # Types a stored classifier may hold beyond skops' own defaults (scikit-learn estimators, numpy, scipy):
 # the named tokenizer functions of our vectorizers and the fitted pieces of a calibrated SVM. Nothing else loads.
 TRUSTED_TYPES = [
-    "nli_lib.models.baselines.tokens",
+    "nli_lib.text.bow_tokens",
+    "nli_lib.models.baselines.tokens",  # the same function, as files fitted before it moved name it
     "nli_lib.models.baselines.split_spaces",
     "sklearn.calibration._CalibratedClassifier",
     "sklearn.calibration._SigmoidCalibration",

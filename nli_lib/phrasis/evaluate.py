@@ -30,7 +30,8 @@ from ..data.loaders import PHRASIS_LABELS
 from ..models.base import Classifier
 from .coherence import reversed_pairs, score_pairs, summarize
 from .data import SCENARIOS, PhrasisSplits, Scenario
-from .models import PAPER_MODELS, FeatureSVMClassifier, prepare_base, slug
+from ..text import slug
+from .models import PAPER_MODELS, FeatureSVMClassifier, prepare_base
 
 SVM_GRID = (0.03, 0.1, 0.3, 1.0)  # C values tried on validation (full mode)
 CLASSICAL = ("feature-svm", "tfidf-logreg", "tfidf-svm", "naive-bayes")

@@ -518,7 +518,3 @@ def paper_search(train_df: pd.DataFrame, val_df: pd.DataFrame, base_spec, n_tria
     trials = study.trials_dataframe(attrs=("number", "value", "params"))
     return dataclasses.replace(base_spec, adam_eps=PAPER_ADAM_EPS, **params), trials
 
-
-def slug(text: str) -> str:
-    """File-name-safe short form of a model name ('DeBERTa v3 B' -> 'deberta-v3-b')."""
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or text_hash(text)

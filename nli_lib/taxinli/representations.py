@@ -23,7 +23,6 @@ target (15 categories, 4 groups, the NLI label) with
 from __future__ import annotations
 
 import hashlib
-import re
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -459,15 +458,6 @@ def paper_counterparts(sources: Mapping[str, object]) -> dict[str, str]:
         if ps in ("BERT", "RoBERTa") and "fine-tuned" in name:
             out[name] = ps
     return out
-
-
-def slug(name: str) -> str:
-    """File-name form of a model name.
-
-    >>> slug("minilm-esnli (NLI fine-tuned)")
-    'minilm-esnli-nli-fine-tuned'
-    """
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 
 def figure7_panels(coords: Mapping[int, np.ndarray], sep: pd.DataFrame, df: pd.DataFrame, title: str = "",
