@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import functools
-import hashlib
 import json
 import os
 import shutil
@@ -32,6 +31,7 @@ import pandas as pd
 
 from .basis import BASES, check_basis, entry_tier, model_basis
 from .config import REPO_ROOT, output_dir, scrub_secrets
+from .hashing import digest
 from .data.fetch import used_data
 
 PAPERS = ("atoms", "phrasis", "ftc", "factnli", "taxinli", "companion")
@@ -40,11 +40,8 @@ INDEX_COLUMNS = ["ref", "kind", "path", "notebook", "tier", "models", "caption"]
 
 def nli_lib_hash() -> str:
     """sha256 over the nli_lib sources (names and bytes), 12 hex digits."""
-    h = hashlib.sha256()
-    for path in sorted((REPO_ROOT / "nli_lib").rglob("*.py")):
-        h.update(str(path.relative_to(REPO_ROOT)).encode())
-        h.update(path.read_bytes())
-    return h.hexdigest()[:12]
+    paths = sorted((REPO_ROOT / "nli_lib").rglob("*.py"))
+    return digest(*(x for p in paths for x in (str(p.relative_to(REPO_ROOT)), p.read_bytes())), length=12)
 
 
 @functools.lru_cache(maxsize=1)

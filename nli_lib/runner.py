@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import hashlib
 import io
 import json
 import os
@@ -42,8 +41,10 @@ from pathlib import Path
 import nbformat
 
 from . import provenance
+from .atomic import write_json
 from .config import PATH_ENV_VARS, REPO_ROOT, USER_CWD_ENV, output_dir, user_dir, user_path
 from .data.fetch import load_manifest
+from .hashing import digest, json_hash
 from .outputs import nli_lib_hash
 from .profile import PROFILE_ENV, ProfileError, load_profile
 from .progress import PROGRESS_ENV, PROGRESS_FILE_ENV, read_status, status_line
@@ -69,12 +70,7 @@ def notebooks(only: list[str] | None = None, folder: Path = NOTEBOOK_DIR) -> lis
 
 def code_hash(path: Path) -> str:
     nb = nbformat.read(path, as_version=4)
-    h = hashlib.sha256()
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            h.update(cell.source.encode())
-            h.update(b"\x00")
-    return h.hexdigest()
+    return digest(*(cell.source + "\x00" for cell in nb.cells if cell.cell_type == "code"))
 
 
 def package_versions(names=PACKAGES) -> dict[str, str]:
@@ -108,20 +104,20 @@ def model_identities(models: dict[str, str]) -> dict[str, str]:
 def summary_inputs(root: Path) -> str:
     """sha256 over the outputs the summary notebooks read under `root`: every non-summary notebook's
     tables/*/scorecard.jsonl and record sidecars, and the non-summary rows of tables/index.csv."""
-    h = hashlib.sha256()
+    chunks: list[str | bytes] = []
     tables = root / "tables"
     files = sorted([*tables.glob("*/scorecard.jsonl"), *tables.glob("*/records/*.json")])
     for path in files:
         if not path.relative_to(tables).parts[0].startswith(SUMMARY_PREFIX):
-            h.update(str(path.relative_to(root)).encode() + b"\x00" + path.read_bytes() + b"\x00")
+            chunks += [str(path.relative_to(root)) + "\x00", path.read_bytes(), b"\x00"]
     index = tables / "index.csv"
     if index.is_file():
         rows = [r for r in csv.reader(io.StringIO(index.read_text()))]
         col = rows[0].index("notebook") if rows and "notebook" in rows[0] else None
         for row in rows[1:]:
             if col is None or not row[col].startswith(SUMMARY_PREFIX):
-                h.update("\x1f".join(row).encode() + b"\x00")
-    return h.hexdigest()
+                chunks.append("\x1f".join(row) + "\x00")
+    return digest(*chunks)
 
 
 def input_hash(path: Path, params: dict, used: dict, outputs: Path | None = None) -> str:
@@ -133,7 +129,7 @@ def input_hash(path: Path, params: dict, used: dict, outputs: Path | None = None
             "models": model_identities(used["models"]), "packages": package_versions()}
     if outputs is not None:
         blob["outputs"] = summary_inputs(outputs)
-    return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()
+    return json_hash(blob)
 
 
 def run_dir(profile_name: str, quick: bool, root: Path = REPO_ROOT / "runs") -> Path:
@@ -288,9 +284,8 @@ def main(argv: list[str] | None = None) -> int:
             return 130
         used = provenance.read_record(record)
         used = {"data": sorted(used["data"]), "models": used["models"]}
-        stamp_path.write_text(json.dumps({"hash": input_hash(path, params, used, summary), "data_keys": used["data"],
-                                          "models": used["models"], "seconds": round(time.time() - started, 1)},
-                                         indent=1))
+        write_json(stamp_path, {"hash": input_hash(path, params, used, summary), "data_keys": used["data"],
+                                "models": used["models"], "seconds": round(time.time() - started, 1)}, indent=1)
         timings.append((path.stem, "ran", time.time() - started))
     print_timings(timings)
     return 0

@@ -76,7 +76,7 @@ def slug(name: str) -> str:
     out = re.sub(r"[^a-z0-9]+", "-", str(name).lower()).strip("-")
     if out:
         return out
-    from .models.base import text_hash
+    from .hashing import text_hash
 
     return text_hash(str(name))
 

@@ -50,7 +50,7 @@ def test_planted_pickles_in_the_model_cache_never_run(tmp_path, monkeypatch):
         probs = again._predict_proba_uncached(["a man"], ["a dog"])  # the stored fit is read on first use
     assert not marker.exists()  # nothing ran
     messages = " | ".join(str(w.message) for w in seen)
-    assert f"{stored} is unreadable or untrusted" in messages and "pickled model file(s)" in messages
+    assert f"{stored} is unreadable, untrusted or invalid" in messages and "pickled model file(s)" in messages
     np.testing.assert_array_equal(probs, first._predict_proba_uncached(["a man"], ["a dog"]))  # refitted
 
 

@@ -27,6 +27,8 @@ import pytest
 from nli_lib import provenance
 from nli_lib.config import LABELS, REPO_ROOT
 from nli_lib.data import loaders as L
+from nli_lib.data import nltk_data as N
+from nli_lib.data import wordnet as W
 from nli_lib.data.fetch import DataError
 from nli_lib.data.loaders import MalformedDataError, MalformedRowWarning
 
@@ -338,9 +340,9 @@ def test_stopwords_from_zip(tmp_path):
         zf.writestr("stopwords/", "")
         zf.writestr("stopwords/english", "the\na\nwug\n")
         zf.writestr("stopwords/README", "fixture")
-    assert L.load_stopwords(path=path) == {"the", "a", "wug"}
+    assert N.load_stopwords(path=path) == {"the", "a", "wug"}
     with pytest.raises(ValueError, match="available: \\['english'\\]"):
-        L.load_stopwords("klingon", path=path)
+        N.load_stopwords("klingon", path=path)
 
 
 def _tagger_zip(path: Path, model) -> Path:
@@ -351,12 +353,12 @@ def _tagger_zip(path: Path, model) -> Path:
 
 def test_pos_tagger_from_zip(tmp_path):
     path = _tagger_zip(tmp_path / "tagger.zip", ({}, {"the": "DT", "wug": "NN"}, {"DT", "NN"}))
-    tagger = L.load_pos_tagger(path=path)
+    tagger = N.load_pos_tagger(path=path)
     assert tagger.tag(["the", "wug"]) == [("the", "DT"), ("wug", "NN")]
-    assert L.load_pos_tagger(path=path) is tagger  # cached in-process
+    assert N.load_pos_tagger(path=path) is tagger  # cached in-process
     evil = _tagger_zip(tmp_path / "evil.zip", (OrderedDict(), {}, set()))
     with pytest.raises(pickle.UnpicklingError, match="refusing"):
-        L.load_pos_tagger(path=evil)
+        N.load_pos_tagger(path=evil)
 
 
 WORDNET_PATHS = sorted((FIX / "oewn").glob("*.yaml"))
@@ -365,8 +367,8 @@ WORDNET_PATHS = sorted((FIX / "oewn").glob("*.yaml"))
 @pytest.fixture()
 def fixture_wordnet(tmp_path, monkeypatch):
     monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(L, "_WORDNETS", {})
-    return L.load_wordnet(paths=WORDNET_PATHS)
+    monkeypatch.setattr(W, "_WORDNETS", {})
+    return W.load_wordnet(paths=WORDNET_PATHS)
 
 
 def test_wordnet_fixture(fixture_wordnet):
@@ -394,11 +396,11 @@ def test_wordnet_fixture(fixture_wordnet):
 
 def test_wordnet_cache_is_reused(fixture_wordnet, tmp_path, monkeypatch):
     (cached,) = (tmp_path / "wordnet").glob("oewn-*.json")
-    monkeypatch.setattr(L, "_WORDNETS", {})
-    monkeypatch.setattr(L, "_parse_wordnet", lambda files: pytest.fail("YAML parsed again despite the cache"))
-    again = L.load_wordnet(paths=WORDNET_PATHS)
+    monkeypatch.setattr(W, "_WORDNETS", {})
+    monkeypatch.setattr(W, "_parse_wordnet", lambda files: pytest.fail("YAML parsed again despite the cache"))
+    again = W.load_wordnet(paths=WORDNET_PATHS)
     assert again.synsets("wug") == fixture_wordnet.synsets("wug")
-    assert L.load_wordnet(paths=WORDNET_PATHS) is again
+    assert W.load_wordnet(paths=WORDNET_PATHS) is again
     assert cached.is_file()
 
 
@@ -507,7 +509,7 @@ def test_fetch_downloads_file_url_atomically(sandbox):
     manifest, _, cache, _ = sandbox
     path = fetch_mod.fetch("toy/file", manifest)
     assert path == cache / "data" / "toy" / "toy.tsv" and path.read_bytes() == CONTENT
-    assert not list(path.parent.glob(".part-*"))
+    assert sorted(p.name for p in path.parent.iterdir()) == ["toy.tsv"]  # no temporary file left
     assert fetch_mod.fetch("toy/file", manifest) == path  # second call: verified cache, no download
 
 
@@ -695,21 +697,21 @@ def test_real_cad(split, originals):
 @needs_mirror
 @pytest.mark.mirror
 def test_real_stopwords():
-    words = L.load_stopwords()
+    words = N.load_stopwords()
     assert len(words) == 179 and {"the", "not", "no"} <= words
 
 
 @needs_mirror
 @pytest.mark.mirror
 def test_real_pos_tagger():
-    tags = [tag for _, tag in L.load_pos_tagger().tag("A man is playing a guitar .".split())]
+    tags = [tag for _, tag in N.load_pos_tagger().tag("A man is playing a guitar .".split())]
     assert tags == ["DT", "NN", "VBZ", "VBG", "DT", "NN", "."]
 
 
 @needs_mirror
 @pytest.mark.mirror
 def test_real_wordnet(monkeypatch):
-    wn = L.load_wordnet()
+    wn = W.load_wordnet()
     assert len(wn) == 107525
     dog = wn.synsets("dog", pos="n")[0]
     assert "domestic dog" in wn.lemmas(dog) and "Canis" in wn.definition(dog)
@@ -717,9 +719,9 @@ def test_real_wordnet(monkeypatch):
     assert {"automobile", "auto"} <= wn.synonyms("car")
     assert "cold" in wn.antonyms("hot")
     assert wn.examples(wn.synsets("run", pos="v")[0])
-    monkeypatch.setattr(L, "_WORDNETS", {})
+    monkeypatch.setattr(W, "_WORDNETS", {})
     start = time.perf_counter()
-    again = L.load_wordnet()  # from the on-disk cache
+    again = W.load_wordnet()  # from the on-disk cache
     assert time.perf_counter() - start < 5 and again.synsets("dog") == wn.synsets("dog")
 
 

@@ -140,15 +140,15 @@ def test_hidden_state_file_of_the_wrong_shape_is_recomputed(tmp_path, monkeypatc
 
 
 def test_damaged_wordnet_cache_is_rebuilt(tmp_path, monkeypatch):
-    from nli_lib.data import loaders as L
+    from nli_lib.data import wordnet as W
     from test_loaders import WORDNET_PATHS
 
     monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(L, "_WORDNETS", {})
-    wn = L.load_wordnet(paths=WORDNET_PATHS)
+    monkeypatch.setattr(W, "_WORDNETS", {})
+    wn = W.load_wordnet(paths=WORDNET_PATHS)
     (cached,) = (tmp_path / "wordnet").glob("oewn-*.json")
     cached.write_text('{"format": 1, "synsets": {')  # cut off mid-write by an older version
-    monkeypatch.setattr(L, "_WORDNETS", {})
+    monkeypatch.setattr(W, "_WORDNETS", {})
     with pytest.warns(RuntimeWarning, match="WordNet cache .* unreadable"):
-        again = L.load_wordnet(paths=WORDNET_PATHS)
+        again = W.load_wordnet(paths=WORDNET_PATHS)
     assert again.synsets("wug") == wn.synsets("wug") and len(again) == len(wn)

@@ -223,7 +223,7 @@ class PromptNLIClassifier(Classifier):
 
     @property
     def fingerprint(self) -> str:
-        from ..models.base import text_hash
+        from ..hashing import text_hash
 
         return f"b1::{getattr(self.llm, 'label', self.name)}::" + text_hash(*[str(sorted(s.items())) for s in self.shots])
 

@@ -20,17 +20,16 @@ Since premise-side work depends only on the premise, the three SNLI hypotheses o
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import random
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-import numpy as np
 import pandas as pd
 
 from ..atoms.decompose import RULES_VERSION as ATOM_RULES_VERSION
 from ..cache import CallCache, default_cache
+from ..hashing import json_hash
 from ..llm import OfflineLLM, PromptTemplate
 from ..profile import FACTNLI_JUDGE, FACTNLI_WIKIPEDIA_API
 from .extraction import Fact, FactExtractor, llm_extractor, rule_extractor
@@ -186,11 +185,10 @@ class Augmenter:
 
     @property
     def fingerprint(self) -> str:
-        blob = json.dumps({"settings": dataclasses.asdict(self.settings), **self.components,
-                           "judge": self.judge.fingerprint,
-                           "extractor_endpoint": getattr(self.extractor.client, "label", ""),
-                           "fuser_endpoint": getattr(self.fuser.client, "label", "")}, sort_keys=True)
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+        return json_hash({"settings": dataclasses.asdict(self.settings), **self.components,
+                          "judge": self.judge.fingerprint,
+                          "extractor_endpoint": getattr(self.extractor.client, "label", ""),
+                          "fuser_endpoint": getattr(self.fuser.client, "label", "")}, length=16)
 
     def with_settings(self, **changes) -> "Augmenter":
         settings = dataclasses.replace(self.settings, **changes)
@@ -396,7 +394,7 @@ def offline_augmenter(judge_model, settings: FactNLISettings | None = None, enco
 
     settings = settings or FactNLISettings()
     if wordnet is None:
-        from ..data.loaders import load_wordnet
+        from ..data.wordnet import load_wordnet
 
         wordnet = load_wordnet()
     encoder = encoder or SentenceEncoder(progress=False, cache=cache)

@@ -328,7 +328,7 @@ class WordNetPages:
     def __init__(self, wordnet=None, encoder=None, hypernyms: bool = True, max_terms: int = 8,
                  prior: float = 0.1, margin: float = 0.04):
         if wordnet is None:
-            from ..data.loaders import load_wordnet
+            from ..data.wordnet import load_wordnet
 
             wordnet = load_wordnet()
         if encoder is None:
@@ -431,7 +431,7 @@ class WikipediaPages:
         if self.terms_fn is not None:
             return list(self.terms_fn(query))[: self.max_terms]
         if self._wordnet is None:
-            from ..data.loaders import load_wordnet
+            from ..data.wordnet import load_wordnet
 
             self._wordnet = load_wordnet()
         return query_nouns(query, self._wordnet, max_terms=self.max_terms)

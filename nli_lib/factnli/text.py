@@ -118,14 +118,14 @@ def strip_parentheticals(text: str, keep_meaning: bool = True) -> str:
 
 @functools.lru_cache(maxsize=1)
 def tagger():
-    from ..data.loaders import load_pos_tagger
+    from ..data.nltk_data import load_pos_tagger
 
     return load_pos_tagger()
 
 
 @functools.lru_cache(maxsize=1)
 def stopwords() -> frozenset[str]:
-    from ..data.loaders import load_stopwords
+    from ..data.nltk_data import load_stopwords
 
     return load_stopwords()
 

@@ -29,7 +29,6 @@ per label; four for the neutral transform). Prompts come from the registry (`ftc
 """
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,14 +40,15 @@ from ..llm import PROMPTS, OfflineLLM
 from ..llm.prompts import FTC_EXTRACT_EXAMPLES, FTC_TRANSFORM_EXAMPLES
 from .logic import SHORT, as_label
 from .templates import _clean_span, _has_content, extract_regex
+from ..hashing import files_hash
 from ..text import untokenize_ptb, word_spans
 from .text import AUXILIARIES, DETERMINERS, align_span, replace_at
 from .validity import check_counterfactual, tag
 
 PAPER_SHOTS = 20  # priming examples per label in the paper (§3.1)
 # Versions the stand-ins' cache keys: any change to their code (here, text.py, templates.py) gives new keys.
-_SOURCE_HASH = hashlib.sha256(b"".join((Path(__file__).parent / f).read_bytes()
-                                       for f in ("fewshot.py", "text.py", "templates.py", "../text.py"))).hexdigest()[:10]
+_SOURCE_HASH = files_hash((Path(__file__).parent / f for f in ("fewshot.py", "text.py", "templates.py", "../text.py")),
+                          length=10)
 
 # ---------------------------------------------------------------------------------------------------
 # Offline stand-in for the extraction prompt: ordered cue rules (companion-authored)

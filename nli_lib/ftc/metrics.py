@@ -183,7 +183,7 @@ class OEWNForMeteor:
 
     def __init__(self, wordnet=None):
         if wordnet is None:
-            from ..data.loaders import load_wordnet
+            from ..data.wordnet import load_wordnet
 
             wordnet = load_wordnet()
         self._wn = wordnet

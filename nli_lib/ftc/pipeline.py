@@ -49,13 +49,13 @@ def pipeline_version() -> str:
     >>> pipeline_version().startswith(f"v{TRANSFORM_VERSION}+")
     True
     """
-    import hashlib
     from pathlib import Path
 
+    from ..hashing import files_hash
+
     here = Path(__file__).parent
-    digest = hashlib.sha256(b"".join((here / f).read_bytes() for f in ("text.py", "templates.py", "fewshot.py",
-                                                                       "pipeline.py", "../text.py"))).hexdigest()[:10]
-    return f"v{TRANSFORM_VERSION}+{digest}"
+    sources = ("text.py", "templates.py", "fewshot.py", "pipeline.py", "../text.py")
+    return f"v{TRANSFORM_VERSION}+{files_hash((here / f for f in sources), length=10)}"
 PIPELINES = (("regex", "regex"), ("regex", "fsp"), ("fsp", "regex"), ("fsp", "fsp"))  # Table 4 row order
 
 

@@ -23,13 +23,13 @@ relates those flips to FTC directly.
 """
 from __future__ import annotations
 
-import hashlib
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..config import LABELS
+from ..hashing import digest
 from .analysis import METRIC_NAMES, METRICS, _key, score_rows
 from .logic import SLOTS
 from .metrics import ALPHA, meteor, wilcoxon_rho
@@ -215,7 +215,7 @@ NOISE_NAMESPACE = "ftc.noise"
 
 
 def _pair_seed(*parts) -> int:
-    return int(hashlib.sha256("\x1f".join(map(str, parts)).encode()).hexdigest()[:15], 16)
+    return int(digest("\x1f".join(map(str, parts)), length=15), 16)
 
 
 def noise_label_flips(model, df: pd.DataFrame, scales: Sequence[float] = (0.5, 1.0, 2.0), draws: int = 1,

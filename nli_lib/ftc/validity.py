@@ -106,7 +106,7 @@ _TAGGER = None
 def _default_tagger():
     global _TAGGER
     if _TAGGER is None:
-        from ..data.loaders import load_pos_tagger
+        from ..data.nltk_data import load_pos_tagger
 
         _TAGGER = load_pos_tagger()
     return _TAGGER

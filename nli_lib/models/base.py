@@ -19,7 +19,6 @@ Every `predict_proba` is counted in the call ledger (`nli_lib.calls`): pairs ask
 """
 from __future__ import annotations
 
-import hashlib
 from abc import ABC, abstractmethod
 from typing import Sequence
 
@@ -27,21 +26,12 @@ import numpy as np
 import pandas as pd
 
 from .. import calls
-from ..cache import CallCache, default_cache
 from ..cache import CallCache, default_cache, probability_check
 from ..config import LABELS
+from ..hashing import text_hash  # noqa: F401  (re-exported: the model layer's fingerprints use it)
 
 CACHE_NAMESPACE = "classifier"
 CHUNK = 2048  # pairs per cache round-trip: bounds memory and loses at most one chunk on interruption
-
-
-def text_hash(*parts: str) -> str:
-    """Short sha256 of joined texts (for fingerprints of training data, corpora, ...)."""
-    h = hashlib.sha256()
-    for part in parts:
-        h.update(part.encode("utf-8"))
-        h.update(b"\x1f")
-    return h.hexdigest()[:16]
 
 
 def labels_of(probs: np.ndarray, labels: Sequence[str]) -> list[str | None]:

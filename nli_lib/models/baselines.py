@@ -23,8 +23,9 @@ import pandas as pd
 import scipy.sparse as sp
 
 from ..config import LABELS
+from ..hashing import stable_json, text_hash
 from ..text import bow_tokens
-from .base import Classifier, text_hash
+from .base import Classifier
 
 MAX_FEATURES = 20000  # TF-IDF vocabulary size per block
 LOGREG_MAX_ITER = 2000  # iterations of the logistic regression solver
@@ -131,11 +132,10 @@ class _SklearnPairClassifier(Classifier):
 
     def set_fingerprint(self, df: pd.DataFrame, premise_col: str = "premise", hypothesis_col: str = "hypothesis"):
         """Fingerprint = name | hash of settings() | hash of the training rows (called by fit and on restore)."""
-        import json
 
         rows = ("\t".join(map(str, row)) for row in zip(df[premise_col].astype(str), df[hypothesis_col].astype(str),
                                                         df["label"]))
-        self._fp = f"{self.name}|{text_hash(json.dumps(self.settings(), sort_keys=True))}|{text_hash(*rows)}"
+        self._fp = f"{self.name}|{text_hash(stable_json(self.settings()))}|{text_hash(*rows)}"
 
     @property
     def fingerprint(self) -> str:

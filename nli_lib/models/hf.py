@@ -20,13 +20,12 @@ CPUs without bf16 units. The precision is part of the cache fingerprint, so the 
 from __future__ import annotations
 
 import os
-import warnings
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
-from .. import provenance
+from .. import filecache, provenance
 from ..config import LABELS, cache_dir
 from ..progress import progress, show_progress  # noqa: F401  (show_progress: re-exported for the model layer)
 from .base import Classifier, text_hash
@@ -235,31 +234,20 @@ class HFClassifier(Classifier):
 def read_layers(path: Path, n_rows: int) -> list[np.ndarray] | None:
     """Per-layer arrays stored by `write_layers`, or None when absent. A damaged file, or one whose arrays are
     not `n_rows` rows of finite numbers, is removed with a warning naming it (the caller recomputes)."""
-    if not path.is_file():
-        return None
-    try:
-        with np.load(path, allow_pickle=False) as stored:  # plain arrays only: nothing in the file executes
-            layers = [stored[f"layer{i}"] for i in range(len(stored.files))]
-        problem = ("no layers" if not layers else
-                   next((f"layer {i} has shape {a.shape}, expected ({n_rows}, d)" for i, a in enumerate(layers)
-                         if a.ndim != 2 or a.shape[0] != n_rows), None)
-                   or next((f"layer {i} holds NaN or infinite values" for i, a in enumerate(layers)
-                            if not np.isfinite(a).all()), None))
-        if problem:
-            raise ValueError(problem)
-        return layers
-    except Exception as exc:  # noqa: BLE001 - a damaged cache file is recomputed, never half-used
-        warnings.warn(f"cached hidden states {path} are unreadable or invalid ({type(exc).__name__}: {exc}); "
-                      f"recomputing them", RuntimeWarning, stacklevel=3)
-        path.unlink(missing_ok=True)
-        return None
+    def check(layers) -> str | None:
+        return ("no layers" if not layers else
+                next((f"layer {i} has shape {a.shape}, expected ({n_rows}, d)" for i, a in enumerate(layers)
+                      if a.ndim != 2 or a.shape[0] != n_rows), None)
+                or next((f"layer {i} holds NaN or infinite values" for i, a in enumerate(layers)
+                         if not np.isfinite(a).all()), None))
+
+    return filecache.read(path, filecache.LAYERS, validate=check, what="cached hidden states",
+                          redo="recomputing them")
 
 
 def write_layers(path: Path, layers: Sequence[np.ndarray]) -> None:
     """Store per-layer arrays as one .npz, atomically (a partial file never has the final name)."""
-    tmp = path.with_name(path.stem + ".partial.npz")
-    np.savez(tmp, **{f"layer{i}": layer for i, layer in enumerate(layers)})
-    tmp.rename(path)
+    filecache.write(path, layers, filecache.LAYERS)
 
 
 def pool(hidden, mask, pooling: str):

@@ -85,7 +85,7 @@ _DEFAULTS: dict = {}
 def default_wordnet():
     """The Open English WordNet from the data layer (loaded once)."""
     if "wordnet" not in _DEFAULTS:
-        from ..data.loaders import load_wordnet
+        from ..data.wordnet import load_wordnet
 
         _DEFAULTS["wordnet"] = load_wordnet()
     return _DEFAULTS["wordnet"]
@@ -94,7 +94,7 @@ def default_wordnet():
 def default_stopwords() -> frozenset[str]:
     """NLTK English stop words minus quantifiers and negations (they decide entailment direction)."""
     if "stopwords" not in _DEFAULTS:
-        from ..data.loaders import load_stopwords
+        from ..data.nltk_data import load_stopwords
 
         _DEFAULTS["stopwords"] = frozenset(load_stopwords()) - QUANTIFIERS - NEGATIONS
     return _DEFAULTS["stopwords"]
@@ -351,7 +351,7 @@ def phenomena(a: PairAnalysis) -> dict[str, object]:
 
 def toy_wordnet():
     """A six-synset WordNet for examples and tests (dog < canine < animal; german shepherd < dog; train)."""
-    from ..data.loaders import WordNet
+    from ..data.wordnet import WordNet
 
     synsets = {
         "animal-n": ["n", "a living organism", [], [], ["animal"]],

@@ -39,11 +39,20 @@ import pandas as pd
 
 from ..config import cache_dir
 from ..data.loaders import PHRASIS_LABELS
-from ..models.base import Classifier, text_hash
+from ..filecache import cached_dir
+from ..hashing import stable_json, text_hash
+from ..models.base import Classifier
 from ..models.baselines import _SklearnPairClassifier, split_spaces
 from ..profile import PHRASIS_TABLE2
-from .features import (DENSE_NAMES, FEATURE_VERSION, analyze, default_stopwords, default_wordnet, dense_features,
-                       rule_relation, toy_wordnet)  # noqa: F401  (toy_wordnet: doctest)
+from .features import (
+    DENSE_NAMES,
+    FEATURE_VERSION,
+    analyze,
+    default_stopwords,
+    default_wordnet,
+    dense_features,
+    rule_relation,  # noqa: F401  (toy_wordnet: doctest)
+    )
 
 # --------------------------------------------------------------------------------------------------------------
 # Feature-based SVM
@@ -112,8 +121,8 @@ def wordnet_identity(wordnet) -> str:
         parts = [getattr(wordnet, a, None) for a in ("_synsets", "_index", "_antonyms")]
         if all(p is None for p in parts):
             raise TypeError(f"cannot fingerprint the WordNet {type(wordnet).__name__}: it changes the features, so "
-                            f"its content must be part of the cache key (use nli_lib.data.loaders.WordNet)")
-        _WORDNET_IDS[wordnet] = text_hash(json.dumps(parts, sort_keys=True, default=str))
+                            f"its content must be part of the cache key (use nli_lib.data.wordnet.WordNet)")
+        _WORDNET_IDS[wordnet] = text_hash(stable_json(parts))
     return _WORDNET_IDS[wordnet]
 
 
@@ -417,19 +426,16 @@ def with_head_dropout(model_id: str, p: float) -> str:
     p = round(float(p), 4)
     stem = re.sub(r"[^A-Za-z0-9._-]+", "_", src.name if src == Path(model_id) else str(model_id)).strip("_")
     out = cache_dir("phrasis", "bases") / f"{stem}-{text_hash(weights_fingerprint(model_id))[:8]}-head-dropout-{p}"
-    if (out / "config.json").is_file():
-        return str(out)
-    config = json.loads((src / "config.json").read_text())
-    config.update({name: p for name in HEAD_DROPOUT_FIELDS})
-    tmp = out.with_name(out.name + ".partial")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    for f in src.iterdir():
-        if f.name != "config.json" and not f.name.startswith("."):
-            (tmp / f.name).symlink_to(f.resolve())
-    (tmp / "config.json").write_text(json.dumps(config, indent=2))
-    tmp.rename(out)
-    return str(out)
+
+    def build(tmp: Path) -> None:
+        config = json.loads((src / "config.json").read_text())
+        config.update({name: p for name in HEAD_DROPOUT_FIELDS})
+        for f in src.iterdir():
+            if f.name != "config.json" and not f.name.startswith("."):
+                (tmp / f.name).symlink_to(f.resolve())
+        (tmp / "config.json").write_text(json.dumps(config, indent=2))
+
+    return str(cached_dir(out, build))
 
 
 def prepare_base(model_id: str) -> str:
@@ -446,20 +452,18 @@ def prepare_base(model_id: str) -> str:
         return model_id
     stem = re.sub(r"[^A-Za-z0-9._-]+", "_", str(model_id)).strip("_")
     out = cache_dir("phrasis", "bases") / f"{stem}-{text_hash(source_fingerprint(source))[:8]}"
-    if (out / "config.json").is_file():
-        return str(out)
-    pad = tok.eos_token or tok.sep_token or tok.unk_token
-    if pad is None:
-        raise ValueError(f"{model_id}: tokenizer has no pad, eos, sep or unk token to pad with")
-    tok.pad_token = pad
-    model = load_pretrained(AutoModelForSequenceClassification, source, "weights")
-    model.config.pad_token_id = tok.pad_token_id
-    tmp = out.with_name(out.name + ".partial")
-    shutil.rmtree(tmp, ignore_errors=True)
-    model.save_pretrained(tmp)
-    tok.save_pretrained(tmp)
-    tmp.rename(out)
-    return str(out)
+
+    def build(tmp: Path) -> None:
+        pad = tok.eos_token or tok.sep_token or tok.unk_token
+        if pad is None:
+            raise ValueError(f"{model_id}: tokenizer has no pad, eos, sep or unk token to pad with")
+        tok.pad_token = pad
+        model = load_pretrained(AutoModelForSequenceClassification, source, "weights")
+        model.config.pad_token_id = tok.pad_token_id
+        model.save_pretrained(tmp)
+        tok.save_pretrained(tmp)
+
+    return str(cached_dir(out, build))
 
 
 def paper_search(train_df: pd.DataFrame, val_df: pd.DataFrame, base_spec, n_trials: int = 150, name: str = "search",
