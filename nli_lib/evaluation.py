@@ -1,4 +1,4 @@
-"""Shared scoring: accuracy with a Wilson interval, confusion matrices, model comparison tables.
+"""Shared scoring: accuracy with a Wilson interval, weighted F1, confusion matrices, model comparison tables.
 
     >>> wilson_interval(76, 100)
     (0.6677, 0.8331)
@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 
@@ -39,3 +40,21 @@ def confusion(df: pd.DataFrame, labels: Sequence[str], normalize: bool = False) 
     table = pd.crosstab(pd.Categorical(df["label"], categories=labels), pd.Categorical(df["pred"], categories=labels),
                         rownames=["gold"], colnames=["predicted"], dropna=False)
     return table.div(table.sum(axis=1).replace(0, 1), axis=0) if normalize else table
+
+
+def weighted_f1(y_true: Sequence[str], y_pred: Sequence[str]) -> float:
+    """Weighted F1 (rounded to 4 digits); classes never predicted have F1 0, classes absent from gold weigh 0."""
+    y_true, y_pred = np.asarray(list(y_true), dtype=object), np.asarray(list(y_pred), dtype=object)
+    if len(y_true) != len(y_pred):
+        raise ValueError(f"{len(y_true)} gold labels but {len(y_pred)} predictions")
+    if not len(y_true):
+        return float("nan")
+    total = 0.0
+    for cls in sorted(set(y_true)):
+        tp = float(np.sum((y_true == cls) & (y_pred == cls)))
+        support, predicted = float(np.sum(y_true == cls)), float(np.sum(y_pred == cls))
+        precision = tp / predicted if predicted else 0.0
+        recall = tp / support
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        total += support * f1
+    return round(total / len(y_true), 4)

@@ -66,6 +66,16 @@ def untokenize_ptb(text: str) -> str:
     return t.rstrip(" .!?;:,").strip()
 
 
+def spaceless_key(text: str) -> str:
+    """Lower-cased text with every space removed and PTB quotes (`` '') as '"': matches a sentence across
+    tokenisations (CAD's plain text vs e-SNLI's PTB tokens), where word-based keys would differ on "can't".
+
+    >>> spaceless_key("`` A dog , sleeping . ''") == spaceless_key('"A dog, sleeping."')
+    True
+    """
+    return "".join(str(text).lower().split()).replace("``", '"').replace("''", '"')
+
+
 def slug(name: str) -> str:
     """File-name form of a model name: lower-cased, runs of other characters as one '-'; a name with no letter
     or digit gets a short hash instead of an empty string.

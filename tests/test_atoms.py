@@ -15,6 +15,7 @@ from nli_lib.config import LABELS, REPO_ROOT
 from nli_lib.llm import OfflineLLM
 from nli_lib.models.base import Classifier
 from nli_lib.atoms import consistency as C
+from nli_lib.models.prompted import PromptNLIClassifier
 from nli_lib.atoms import defeasible as D
 from nli_lib.atoms import inferential as I
 from nli_lib.atoms.annotate import AnnotationTool
@@ -128,7 +129,7 @@ def test_prompt_nli_classifier_leaves_unparsable_answers_unanswered():
         return answers.get(premise, "e\nAn animal is running. [END]")
 
     llm = OfflineLLM(gen, name="fake-b1", cache=CallCache(":memory:"))
-    clf = C.PromptNLIClassifier(llm, shots=[{"premise": "p", "hypothesis": "h", "label": N}])
+    clf = PromptNLIClassifier(llm, shots=[{"premise": "p", "hypothesis": "h", "label": N}])
     df = pd.DataFrame({"premise": ["A man sleeps.", "A man naps.", "A dog runs.", "A cat sits."],
                        "hypothesis": ["A man runs.", "A man rests.", "An animal runs.", "A cat rests."],
                        "label": [X, N, E, N]})
@@ -150,7 +151,7 @@ def test_atom_judgements_mark_unanswered_atoms():
         key = (re.findall(r"Premise: (.*)", content)[-1], re.findall(r"Hypothesis: (.*)", content)[-1])
         return answers[key]
 
-    clf = C.PromptNLIClassifier(OfflineLLM(gen, name="b1-some-junk", cache=CallCache(":memory:")))
+    clf = PromptNLIClassifier(OfflineLLM(gen, name="b1-some-junk", cache=CallCache(":memory:")))
     rows = pd.DataFrame({"pair_id": ["a"] * 3, "premise": ["P"] * 3, "hypothesis": ["H"] * 3, "atom": ["a1", "a2", "a3"]})
     judged = C.atom_judgements(clf, rows)
     assert judged["h_pred"].tolist() == [E, None, E] and judged["valid"].tolist() == [True, False, True]
@@ -422,7 +423,7 @@ def _category(noun):
 
 
 def test_rule_quds_reproduce_table9():
-    from nli_lib.llm.prompts import QUD_EXAMPLES
+    from nli_lib.atoms.prompts import QUD_EXAMPLES
 
     rules = RuleQUDGenerator(_category)
     for r in [r for r in QUD_EXAMPLES if r["source"] == "atoms Table 9"]:

@@ -155,7 +155,7 @@ def test_every_table_13_row_through_the_regex_family_of_its_label():
     """All 15 printed extraction rows: which the templates get exactly right, and what they give otherwise."""
     from nli_lib.ftc.logic import LONG
     from nli_lib.ftc.text import strip_determiners
-    from nli_lib.llm.prompts import FTC_EXTRACT_EXAMPLES
+    from nli_lib.ftc.prompts import FTC_EXTRACT_EXAMPLES
 
     def same(x, y):
         return x is not None and strip_determiners(untokenize_ptb(x)) == strip_determiners(untokenize_ptb(y))
@@ -173,7 +173,7 @@ def test_every_table_13_row_through_the_regex_family_of_its_label():
 
 
 def test_table_14_rows_through_the_regex_transform():
-    from nli_lib.llm.prompts import FTC_TRANSFORM_EXAMPLES
+    from nli_lib.ftc.prompts import FTC_TRANSFORM_EXAMPLES
 
     got = [regex_transform(r["hyp_original"], r["A"], r["B"], "contradiction")[0].x_cf
            for r in FTC_TRANSFORM_EXAMPLES["CE"]]

@@ -5,7 +5,8 @@ Submodules, in the paper's order:
 * `decompose`   rule-based Neo-Davidsonian decomposer (the offline stand-in for Prompt A.1; reusable)
 * `generate`    §3.1 atom generation through Prompt A.1 (LLM or rules), coverage of the paper's atoms,
                 §3.2 validation (H ⊨ a, P ⊭ a)
-* `consistency` §4 SNLI: the §4.1 rules, label induction, Tables 2 and 6, Prompt B.1 LLM classifier
+* `consistency` §4 SNLI: the §4.1 rules, label induction, Tables 2 and 6 (the Prompt B.1 LLM classifier is
+                `nli_lib.models.prompted.PromptNLIClassifier`)
 * `defeasible`  §5 δ-SNLI: gold/silver atom labels, critical atoms, Table 3, Table 5 statistics
 * `annotate`    ipywidgets tool to label atoms on the -2..+2 scale (saves the gold CSV format)
 * `inferential` §6 equivalence graph, maximal cliques, buckets, inferential consistency (Table 4)
@@ -17,9 +18,10 @@ Submodules, in the paper's order:
 (False, 'neutral')
 """
 from .consistency import (  # noqa: F401
-    PromptNLIClassifier, atom_judgements, consistency_frame, depends_on_completeness, induce_label, is_consistent,
+    atom_judgements, consistency_frame, depends_on_completeness, induce_label, is_consistent,
     run_consistency, snli_shots, snli_test_sample, table2, table6,
 )
+from ..models.prompted import PromptNLIClassifier  # noqa: F401
 from .decompose import Atom, RuleDecomposer, decompose, decompose_records  # noqa: F401
 from .defeasible import (  # noqa: F401
     DSNLIAtoms, encoder_predictor, example_summary, llm_predictor, mark_critical, predict, prepare_dsnli,

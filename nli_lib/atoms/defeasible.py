@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ..llm import PROMPTS
-from ..llm.prompts import DEFEASIBLE_ATOM_EXAMPLES
+from .prompts import DEFEASIBLE_ATOM_EXAMPLES
 
 SCALE = (-2, -1, 0, 1, 2)
 SCALE_NAMES = {-2: "strongly weakens", -1: "weakens", 0: "no effect", 1: "strengthens", 2: "strongly strengthens"}

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..llm import PROMPTS, OfflineLLM, make_llm
-from ..llm.prompts import ATOM_DECOMPOSITIONS
+from .prompts import ATOM_DECOMPOSITIONS
 from ..text import normalise
 
 #: The paper's printed decompositions (the A.1 exemplars and the coverage evaluation items). Figure 3's

@@ -40,7 +40,7 @@ from typing import Callable, Sequence
 import pandas as pd
 
 from ..llm import PROMPTS, OfflineLLM, make_llm
-from ..llm.prompts import QUD_EXAMPLES
+from .prompts import QUD_EXAMPLES
 
 QUD_RULES_VERSION = "qud-rules-v4"  # v4: no rule -> a declared non-answer (None), not a text
 AUX = {"is", "are", "was", "were", "has", "have", "had", "does", "do", "did"}

@@ -27,7 +27,7 @@ from typing import Callable, Sequence
 
 import pandas as pd
 
-from ..atoms.decompose import RULES_VERSION as ATOM_RULES_VERSION
+from ..decomposer import RULES_VERSION as ATOM_RULES_VERSION
 from ..cache import CallCache, default_cache
 from ..hashing import json_hash
 from ..llm import OfflineLLM, PromptTemplate
@@ -94,7 +94,7 @@ class PremiseFacts:
 
 def atom_premise_facts(cache=None) -> PremiseFacts:
     """Offline: the atoms paper's rule-based decomposer (Prompt A.1 stand-in, cached as an OfflineLLM)."""
-    from ..atoms.generate import generate_atoms, rule_generator
+    from ..decomposer import generate_atoms, rule_generator
 
     gen = rule_generator(cache=cache)
 
@@ -517,9 +517,9 @@ REWRITE_RULES_VERSION = f"factnli-rewrite-{ATOM_RULES_VERSION}"  # rewrites are 
 
 
 def _rewrite_value(text: str) -> str:
-    from ..llm.prompts import _json_object
+    from ..llm.prompts import json_object
 
-    value = _json_object(text).get("rewrite")
+    value = json_object(text).get("rewrite")
     if not isinstance(value, str) or not value.strip():
         raise ValueError("no non-empty 'rewrite' found")
     return value.strip()
@@ -535,7 +535,7 @@ def atoms_rewrite_answer(decompose: Callable[[str], list[str]] | None = None):
         text = re.search(r"\[Inputs\]\n(.*?)\n\n\[Output JSON\]", content, re.S).group(1)
         fn = decompose
         if fn is None:
-            from ..atoms.decompose import decompose as fn
+            from ..decomposer import decompose as fn
         out = text.rstrip()
         out = out if out.endswith((".", "!", "?")) else out + "."
         for atom in fn(text):

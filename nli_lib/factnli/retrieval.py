@@ -76,7 +76,7 @@ _FINITE = ("VBZ", "VBP", "VBD", "MD")
 
 
 def _article(word: str) -> str:
-    from ..atoms.decompose import article
+    from ..decomposer import article
 
     return article(word)
 

@@ -106,7 +106,7 @@ def evaluation_models(nb, frames: dict) -> dict:
         models[getattr(model, "name", spec)] = sized_view(model, frames)
     client = llm_client(nb)
     if client is not None:
-        from ..atoms.consistency import PromptNLIClassifier
+        from ..models.prompted import PromptNLIClassifier
 
         clf = PromptNLIClassifier(client, shots=())
         models[clf.name] = clf

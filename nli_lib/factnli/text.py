@@ -173,7 +173,7 @@ def query_nouns(query: str, wordnet=None, max_terms: int | None = None) -> list[
 
 def noun_lemma(word: str, wordnet) -> str | None:
     """The WordNet noun lemma of `word` (plural reduced), or None when WordNet has no such noun."""
-    from ..atoms.decompose import singular_candidates
+    from ..decomposer import singular_candidates
 
     low = word.lower()
     candidates = [low, *singular_candidates(low)]

@@ -22,7 +22,7 @@ from .logic import SLOTS, counterfactual_targets, relation
 from .metrics import ALPHA, ftc_scores, meteor, wilcoxon_rho
 from .pipeline import PIPELINES, pipeline_name, regex_transform
 from .templates import extract_regex, template_table
-from ..text import untokenize_ptb
+from ..text import spaceless_key, untokenize_ptb
 from .validity import CHECKS, check_counterfactual
 
 METRICS = ("ftc_delta", "ftc_k", "ftc_w")
@@ -255,17 +255,13 @@ def quality_table(long: pd.DataFrame, reference: str = "other explanations", pro
 # §3.3 metric validation: does FTC separate agreement from disagreement on new counterfactual input?
 # ---------------------------------------------------------------------------------------------------
 
-def _key(text: str) -> str:
-    return "".join(str(text).lower().split()).replace("``", '"').replace("''", '"')
-
-
 def cad_pairs(esnli: pd.DataFrame, split: str = "test") -> pd.DataFrame:
     """The e-SNLI pairs that CAD (Kaushik et al. 2020) revised in `split` (matched on premise and hypothesis)."""
     from ..data.loaders import load_cad
 
     orig = load_cad("original", split)
-    keys = set(zip(orig["premise"].map(_key), orig["hypothesis"].map(_key)))
-    mask = [(a, b) in keys for a, b in zip(esnli["premise"].map(_key), esnli["hypothesis"].map(_key))]
+    keys = set(zip(orig["premise"].map(spaceless_key), orig["hypothesis"].map(spaceless_key)))
+    mask = [(a, b) in keys for a, b in zip(esnli["premise"].map(spaceless_key), esnli["hypothesis"].map(spaceless_key))]
     return esnli[mask].reset_index(drop=True)
 
 
@@ -282,8 +278,8 @@ def cad_reference(pairs: pd.DataFrame, model, split: str = "test") -> pd.DataFra
 
     orig = load_cad("original", split)
     rev = load_cad("revised_hypothesis", split)
-    lookup = {(_key(p), _key(h)): pid for p, h, pid in zip(pairs["premise"], pairs["hypothesis"], pairs["pair_id"])}
-    orig_pid = {i: lookup.get((_key(p), _key(h))) for i, (p, h) in enumerate(zip(orig["premise"], orig["hypothesis"]))}
+    lookup = {(spaceless_key(p), spaceless_key(h)): pid for p, h, pid in zip(pairs["premise"], pairs["hypothesis"], pairs["pair_id"])}
+    orig_pid = {i: lookup.get((spaceless_key(p), spaceless_key(h))) for i, (p, h) in enumerate(zip(orig["premise"], orig["hypothesis"]))}
     orig_label = dict(enumerate(orig["label"]))
     slot_for = {("contradiction", "entailment"): "C", ("neutral", "entailment"): "N[A]"}
     rows = []
@@ -413,7 +409,7 @@ def printed_examples(rewriter=None) -> dict[str, pd.DataFrame]:
     Extraction: gold spans vs regex and (if `rewriter`) FSP spans, with exact-match flags (determiners and
     case ignored). Transformation: gold counterfactual vs regex substitution and FSP, with METEOR.
     """
-    from ..llm.prompts import FTC_EXTRACT_EXAMPLES, FTC_TRANSFORM_EXAMPLES
+    from .prompts import FTC_EXTRACT_EXAMPLES, FTC_TRANSFORM_EXAMPLES
     from .logic import LONG
     from .text import strip_determiners
 

@@ -37,9 +37,9 @@ from typing import Sequence
 import pandas as pd
 
 from ..llm import PROMPTS, OfflineLLM
-from ..llm.prompts import FTC_EXTRACT_EXAMPLES, FTC_TRANSFORM_EXAMPLES
+from .prompts import FTC_EXTRACT_EXAMPLES, FTC_TRANSFORM_EXAMPLES
 from .logic import SHORT, as_label
-from .templates import _clean_span, _has_content, extract_regex
+from .templates import clean_span, has_content, extract_regex
 from ..hashing import files_hash
 from ..text import untokenize_ptb, word_spans
 from .text import AUXILIARIES, DETERMINERS, align_span, replace_at
@@ -110,8 +110,8 @@ def rule_extract(explanation: str, label: str) -> tuple[str, str] | None:
     text = untokenize_ptb(explanation)
     for _, rx in EXTRACT_RULES[as_label(label)]:
         for m in rx.finditer(text):
-            a, b = _clean_span(m.group("A")), _clean_span(m.group("B"))
-            if _has_content(a) and _has_content(b) and a != b:
+            a, b = clean_span(m.group("A")), clean_span(m.group("B"))
+            if has_content(a) and has_content(b) and a != b:
                 return a, b
     ex = extract_regex(explanation, label)  # the paper's templates as a last resort
     return (ex.A, ex.B) if ex.ok else None
@@ -187,7 +187,7 @@ def compose(hypothesis: str, span: str) -> str:
         span = _resolve_pronoun(hypothesis, span)
         head = tag(span)[:1]
         if head and head[0][1] in ("NN", "NNS") and head[0][0] not in _PRONOUNS | _INDEFINITE_PRONOUNS:
-            span = "the " + span  # spans lose their determiner (`_clean_span`); a sentence needs one back
+            span = "the " + span  # spans lose their determiner (`clean_span`); a sentence needs one back
         return span[:1].upper() + span[1:] + " ."
     subj, plural = _subject(hypothesis)
     if first in AUXILIARIES:

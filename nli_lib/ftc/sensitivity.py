@@ -30,7 +30,8 @@ import pandas as pd
 
 from ..config import LABELS
 from ..hashing import digest
-from .analysis import METRIC_NAMES, METRICS, _key, score_rows
+from ..text import spaceless_key
+from .analysis import METRIC_NAMES, METRICS, score_rows
 from .logic import SLOTS
 from .metrics import ALPHA, meteor, wilcoxon_rho
 from .pipeline import PIPELINES, all_pipelines
@@ -50,7 +51,7 @@ def pathological_explanations(sample: pd.DataFrame, pool: pd.DataFrame, seed: in
 
     pool = pool.reset_index(drop=True)
     rng = np.random.default_rng(seed)
-    pkey = pool["premise"].map(_key).to_numpy()
+    pkey = pool["premise"].map(spaceless_key).to_numpy()
     plabel = pool["label"].to_numpy()
     pid = pool["pair_id"].to_numpy()
     by_premise: dict[str, list[int]] = {}
@@ -62,7 +63,7 @@ def pathological_explanations(sample: pd.DataFrame, pool: pd.DataFrame, seed: in
     sims = (vec.transform(sample["hypothesis"]) @ pool_x.T).toarray()
     rows = []
     for i, r in sample.iterrows():
-        k = _key(r["premise"])
+        k = spaceless_key(r["premise"])
         donors = {"x,u,y": None}
         sib = [j for j in by_premise.get(k, []) if pid[j] != r["pair_id"] and plabel[j] != r["label"]]
         if sib:

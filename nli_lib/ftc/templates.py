@@ -145,16 +145,16 @@ _META_PREFIX = re.compile(r"^(?:(?:a|an|the)\s+)?(?:(?:(?:part|all|some)\s+of\s+
                           r"\s+(?:the\s+|a\s+|an\s+)?")
 
 
-def _clean_span(span: str) -> str:
+def clean_span(span: str) -> str:
     """Trim a captured span: connectives and determiners in front, conjunctions at the end, and a meta prefix
     ("part of the overall description of", "a paraphrase of").
 
-    >>> _clean_span("part of the overall description of the dog with a ball"), _clean_span("a paraphrase of carrying it")
+    >>> clean_span("part of the overall description of the dog with a ball"), clean_span("a paraphrase of carrying it")
     ('dog with a ball', 'carrying it')
-    >>> _clean_span("overall description of the dog"), _clean_span("more detailed descriptions of man and costume")
+    >>> clean_span("overall description of the dog"), clean_span("more detailed descriptions of man and costume")
     ('dog', 'man and costume')
 
-    >>> _clean_span("just because the man is using stereo equipment"), _clean_span("be a person"), _clean_span("on a hill but")
+    >>> clean_span("just because the man is using stereo equipment"), clean_span("be a person"), clean_span("on a hill but")
     ('man is using stereo equipment', 'person', 'on a hill')
     """
     s = span.strip(" ,.;:!?\"'")
@@ -178,7 +178,7 @@ def crosses_clause(span: str) -> bool:
     return bool(_CLAUSE_CONNECTIVE.search(span))
 
 
-def _has_content(span: str) -> bool:
+def has_content(span: str) -> bool:
     return any(w not in FUNCTION_WORDS for w, _, _ in word_spans(span))
 
 
@@ -215,8 +215,8 @@ def template_matches(explanation: str, label: str) -> list[tuple[Template, str, 
         for m in t.regex.finditer(text):
             if crosses_clause(m.group("A")) or crosses_clause(m.group("B")):
                 continue
-            a, b = _clean_span(m.group("A")), _clean_span(m.group("B"))
-            if _has_content(a) and _has_content(b):
+            a, b = clean_span(m.group("A")), clean_span(m.group("B"))
+            if has_content(a) and has_content(b):
                 out.append((t, a, b, m.start(), _connective_letters(m)))
                 break
     return out

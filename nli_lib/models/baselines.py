@@ -87,7 +87,7 @@ class PairFeaturizer:
                           sp.csr_matrix(overlap_features(premises, hypotheses))]).tocsr()
 
 
-class _SklearnPairClassifier(Classifier):
+class SklearnPairClassifier(Classifier):
     """A scikit-learn pair classifier: `settings()` names every knob, `fitted_parts()` every fitted estimator."""
 
     tier = "offline"
@@ -151,7 +151,7 @@ class _SklearnPairClassifier(Classifier):
         return out
 
 
-class TfidfPairClassifier(_SklearnPairClassifier):
+class TfidfPairClassifier(SklearnPairClassifier):
     """TF-IDF + overlap features with logistic regression ('logreg') or a calibrated linear SVM ('svm')."""
 
     def __init__(self, kind: str = "logreg", labels: Sequence[str] = LABELS, C: float = 1.0, cache=None, seed: int = 0):
@@ -189,7 +189,7 @@ class TfidfPairClassifier(_SklearnPairClassifier):
         return self._proba_in_label_order(self.est, self.feats.transform(premises, hypotheses))
 
 
-class NaiveBayesPairClassifier(_SklearnPairClassifier):
+class NaiveBayesPairClassifier(SklearnPairClassifier):
     """Multinomial NB over bag-of-words counts of 'p:word' and 'h:word' tokens (additive smoothing `alpha`)."""
 
     name = "bow-naive-bayes"

@@ -86,7 +86,7 @@ def fit_cached(make, train: pd.DataFrame, name: str, version: str = ""):
     """Fit a scikit-learn pair classifier once per (settings, version, training data); later calls load it.
 
     `make()` returns an unfitted classifier with `settings()`, `fitted_parts()` and `restore_parts()`
-    (`nli_lib.models.baselines._SklearnPairClassifier`). A stored fit is read only when a prediction is not in
+    (`nli_lib.models.baselines.SklearnPairClassifier`). A stored fit is read only when a prediction is not in
     the call cache (a warm run reads nothing, and does not import skops: ~5 s). A stored file that cannot be
     read, holds an untrusted type or does not fit the classifier is reported (RuntimeWarning naming it) and
     replaced by a fresh fit.

@@ -20,7 +20,7 @@ from .data import (POSITIVE_LABELS, SCENARIO_KEYS, SCENARIOS, PhrasisSplits, Sce
 from .evaluate import (MINILM, MINILM_EPOCHS, FamilySpec, TrainedModels, add_zero_shot, best_model,  # noqa: F401
                        coherence_rows, coherence_summary, f1_summary, hub_families, model_sizes, offline_families,
                        paper_families, parameter_millions, predict_rows, profile_families, train_family, train_models,
-                       weighted_f1, wide, zero_shot_models)
+                       wide, zero_shot_models)
 from .features import PairAnalysis, analyze, dense_features, phenomena, rule_relation, toy_wordnet  # noqa: F401
 from .models import (PAPER_MODELS, PAPER_SEARCH_SPACE, FeatureSVMClassifier, NLIRelationClassifier,  # noqa: F401
                      PromptedRelationClassifier, nli_pair_to_relation, offline_relation_llm, paper_search,

@@ -1,11 +1,6 @@
 """Train the model families of a profile per scenario, score weighted F (Table 3) and coherence (Tables 4-7).
 
-    >>> weighted_f1(["FORW", "FORW", "BACK", "SIMI"], ["FORW", "BACK", "BACK", "FORW"])
-    0.4167
-
-Per-class F1 weighted by the class's share of the gold labels (Sokolova & Lapalme; scikit-learn's
-average='weighted'): FORW P=R=1/2 -> 0.5 (support 2), BACK P=1/2, R=1 -> 0.6667 (support 1), SIMI 0
-(support 1) -> (2*0.5 + 0.6667 + 0) / 4 = 0.4167.
+The metric is weighted F1 (`nli_lib.evaluation.weighted_f1`).
 
 Training follows §4 where the offline tier allows it: a model is selected on the seeded 80/20 validation
 split and re-trained on the whole training set ("re-trained on the full training data and evaluated on the
@@ -23,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-import numpy as np
 import pandas as pd
 
 from ..data.loaders import PHRASIS_LABELS
+from ..evaluation import weighted_f1
 from ..models.base import Classifier
 from .coherence import reversed_pairs, score_pairs, summarize
 from .data import SCENARIOS, PhrasisSplits, Scenario
@@ -35,24 +30,6 @@ from .models import PAPER_MODELS, FeatureSVMClassifier, prepare_base
 
 SVM_GRID = (0.03, 0.1, 0.3, 1.0)  # C values tried on validation (full mode)
 CLASSICAL = ("feature-svm", "tfidf-logreg", "tfidf-svm", "naive-bayes")
-
-
-def weighted_f1(y_true: Sequence[str], y_pred: Sequence[str]) -> float:
-    """Weighted F1 (rounded to 4 digits); classes never predicted have F1 0, classes absent from gold weigh 0."""
-    y_true, y_pred = np.asarray(list(y_true), dtype=object), np.asarray(list(y_pred), dtype=object)
-    if len(y_true) != len(y_pred):
-        raise ValueError(f"{len(y_true)} gold labels but {len(y_pred)} predictions")
-    if not len(y_true):
-        return float("nan")
-    total = 0.0
-    for cls in sorted(set(y_true)):
-        tp = float(np.sum((y_true == cls) & (y_pred == cls)))
-        support, predicted = float(np.sum(y_true == cls)), float(np.sum(y_pred == cls))
-        precision = tp / predicted if predicted else 0.0
-        recall = tp / support
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        total += support * f1
-    return round(total / len(y_true), 4)
 
 
 @dataclass(frozen=True)
@@ -394,7 +371,7 @@ def best_model(summary: pd.DataFrame, scenario: str, value: str, exclude: Iterab
     return part.sort_values(value, ascending=False, kind="stable")["model"].tolist()
 
 
-__all__ = ["weighted_f1", "FamilySpec", "profile_families", "zero_shot_models", "add_zero_shot", "MINILM", "offline_families",
+__all__ = ["FamilySpec", "profile_families", "zero_shot_models", "add_zero_shot", "MINILM", "offline_families",
            "paper_families", "hub_families", "TrainedModels",
            "train_family", "train_models", "predict_rows", "f1_summary", "wide", "coherence_rows", "coherence_summary",
            "best_model", "minilm_spec", "hub_spec", "MINILM_EPOCHS", "parameter_millions", "model_sizes"]

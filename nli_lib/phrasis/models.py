@@ -42,17 +42,10 @@ from ..data.loaders import PHRASIS_LABELS
 from ..filecache import cached_dir
 from ..hashing import stable_json, text_hash
 from ..models.base import Classifier
-from ..models.baselines import _SklearnPairClassifier, split_spaces
+from ..models.baselines import SklearnPairClassifier, split_spaces
 from ..profile import PHRASIS_TABLE2
-from .features import (
-    DENSE_NAMES,
-    FEATURE_VERSION,
-    analyze,
-    default_stopwords,
-    default_wordnet,
-    dense_features,
-    rule_relation,  # noqa: F401  (toy_wordnet: doctest)
-    )
+from .features import (DENSE_NAMES, FEATURE_VERSION, analyze, default_stopwords, default_wordnet, dense_features,
+                       rule_relation, toy_wordnet)  # noqa: F401  (toy_wordnet: doctest)
 
 # --------------------------------------------------------------------------------------------------------------
 # Feature-based SVM
@@ -132,7 +125,7 @@ def _softmax(z: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=1, keepdims=True)
 
 
-class FeatureSVMClassifier(_SklearnPairClassifier):
+class FeatureSVMClassifier(SklearnPairClassifier):
     """Linear SVM over `PhrasisFeaturizer` features. Scores are a softmax of the SVM margins (their argmax is
     the SVM's decision), not calibrated probabilities."""
 
@@ -480,7 +473,7 @@ def paper_search(train_df: pd.DataFrame, val_df: pd.DataFrame, base_spec, n_tria
     except ImportError as exc:  # optional dependency
         raise ImportError("the paper's hyper-parameter search needs optuna: pip install optuna") from exc
     from ..models.training import finetune
-    from .evaluate import weighted_f1
+    from ..evaluation import weighted_f1
 
     space = {**PAPER_SEARCH_SPACE, **(space or {})}
     best = {"score": -1.0, "dir": None}
