@@ -191,20 +191,33 @@ def execute(path: Path, params: dict, out_dir: Path, env: dict) -> None:
                 os.environ[k] = v
 
 
-def failed_cell(executed: Path, source: Path) -> str:
-    """'cell N (...): ErrorName: message' of the first failing cell; N indexes the source notebook's cells from 0."""
+def failed_cell(exc: BaseException, executed: Path) -> str:
+    """'cell N (...): ErrorName: message' from papermill's PapermillExecutionError (cell index, source, ename,
+    evalue); N counts the source notebook's cells from 0, so the parameters cell papermill injects into the
+    executed copy is not counted. Any other exception (the kernel died, a missing kernel) is described as is.
+
+    >>> from papermill.exceptions import PapermillExecutionError
+    >>> failed_cell(PapermillExecutionError(3, 1, "x = 1 / 0", "ZeroDivisionError", "division by zero", []),
+    ...             Path("/nonexistent.ipynb"))
+    "cell 3 (counting from 0 in the executed copy; starts 'x = 1 / 0'): ZeroDivisionError: division by zero"
+    """
+    from papermill.exceptions import PapermillExecutionError
+
+    if not isinstance(exc, PapermillExecutionError):
+        return f"no cell reported ({type(exc).__name__}: {str(exc)[:1500]})"
+    index, counted = exc.cell_index, "in the executed copy"
     try:
-        nb = nbformat.read(executed, as_version=4)
-        source_cells = [c.source for c in nbformat.read(source, as_version=4).cells]
-    except Exception:  # noqa: BLE001 - best effort description of a failure
-        return "unknown cell"
-    for cell in nb.cells:
-        for out in cell.get("outputs", []):
-            if out.get("output_type") == "error":
-                index = source_cells.index(cell.source) if cell.source in source_cells else "?"
-                first = cell.source.splitlines()[0][:60] if cell.source else ""
-                return f"cell {index} (counting from 0; starts {first!r}): {out['ename']}: {out['evalue'][:1500]}"
-    return "unknown cell"
+        from papermill.execute import ERROR_MARKER_TAG  # the banner and anchor cells papermill adds on failure
+
+        tags = [c.get("metadata", {}).get("tags", []) for c in nbformat.read(executed, as_version=4).cells]
+        before = [t for t in tags if ERROR_MARKER_TAG not in t][: exc.cell_index]
+        index -= sum("injected-parameters" in t for t in before)
+        counted = ""
+    except Exception:  # noqa: BLE001 - unreadable executed copy: papermill's own numbering, said so
+        pass
+    first = exc.source.splitlines()[0][:60] if exc.source else ""
+    where = f"counting from 0{' ' + counted if counted else ''}"
+    return f"cell {index} ({where}; starts {first!r}): {exc.ename}: {str(exc.evalue)[:1500]}"
 
 
 def kernel_env(quick_outputs: Path | None, profile_path: Path, tier: str) -> dict[str, str]:
@@ -272,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
             execute(path, nb_params, out_dir, {**env, provenance.RECORD_ENV: str(record),
                                                PROGRESS_FILE_ENV: str(status_file), "JPY_SESSION_NAME": str(path)})
         except Exception as exc:  # papermill raises PapermillExecutionError with the cell's traceback
-            where = failed_cell(out_dir / path.name, path)
+            where = failed_cell(exc, out_dir / path.name)
             print(f"\nFAILED: notebook {path.name}, {where}\n  executed copy: {out_dir / path.name}\n"
                   f"  ({type(exc).__name__})", file=sys.stderr)
             print_timings(timings + [(path.stem, "FAILED", time.time() - started)])

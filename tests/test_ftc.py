@@ -108,6 +108,17 @@ def test_rho_against_hand_computed_u():
     assert math.isnan(empty["rho"]) and empty["n1"] == 1
 
 
+def test_wilcoxon_rho_is_the_roc_auc_of_the_two_groups():
+    """ρ = U / (n1·n0) is the AUC of telling group1 from group0 by the value (the atoms part's placebo AUC)."""
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(0)
+    for _ in range(10):
+        a, b = rng.integers(0, 5, size=int(rng.integers(1, 30))), rng.integers(0, 5, size=int(rng.integers(1, 30)))
+        auc = roc_auc_score([1] * len(a) + [0] * len(b), np.r_[a, b])
+        assert wilcoxon_rho(a, b)["rho"] == pytest.approx(auc)
+
+
 def test_metric_validation_groups_and_table():
     scored = pd.DataFrame({"pair_id": list("abcdef"), "slot": ["C"] * 6, "pipeline": ["fsp-fsp"] * 6, "ok": True,
                            "ftc_delta": [1, 1, 1, 0, 0, 1.0], "ftc_k": [0.9, 0.8, 0.7, 0.1, 0.2, 0.3],

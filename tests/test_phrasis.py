@@ -131,7 +131,11 @@ def test_weighted_f1_agrees_with_scikit_learn():
         ours = weighted_f1(gold, pred)
         theirs = f1_score(gold, pred, average="weighted", zero_division=0)
         assert ours == pytest.approx(theirs, abs=1e-4)
-    assert weighted_f1(["FORW", "FORW", "BACK", "SIMI"], ["FORW", "BACK", "BACK", "FORW"]) == pytest.approx(0.4167)
+    # hand-computed: FORW F1 1/2 (support 2), BACK 2/3 (support 1), SIMI 0 (support 1) -> (1 + 2/3) / 4
+    assert weighted_f1(["FORW", "FORW", "BACK", "SIMI"], ["FORW", "BACK", "BACK", "FORW"]) == pytest.approx(5 / 12)
+    assert weighted_f1(["A", "A", "B"], ["A", "B", "B"]) == pytest.approx(2 / 3 * 2 / 3 + 1 / 3 * 2 / 3)  # unrounded
+    # a missing prediction (failed call) is a wrong one: FORW F1 2/3 (support 2), BACK 0 -> 4/9
+    assert weighted_f1(["FORW", "FORW", "BACK"], ["FORW", None, float("nan")]) == pytest.approx(4 / 9)
     with pytest.raises(ValueError):
         weighted_f1(["FORW"], [])
 

@@ -72,6 +72,18 @@ def test_failure_names_notebook_and_cell(nb_dir, tmp_path, capsys):
     assert "02_broken.ipynb" in err and "cell 2" in err and "boom here" in err
 
 
+def test_failure_names_the_cell_that_failed_not_an_identical_earlier_one(nb_dir, tmp_path, capsys):
+    """The cell index comes from papermill's error (not from looking the source text up): of two identical
+    cells, the second one fails and is the one named."""
+    nb = nbformat.read(nb_dir / "00_zero.ipynb", as_version=4)
+    twice = "n = globals().get('n', 0) + 1\nassert n < 2, 'second run of the same cell'"
+    nb.cells += [nbformat.v4.new_code_cell(twice), nbformat.v4.new_code_cell(twice)]
+    nbformat.write(nb, nb_dir / "00_zero.ipynb")
+    assert run(nb_dir, tmp_path) == 1
+    err = capsys.readouterr().err
+    assert "cell 4 (counting from 0;" in err and "second run of the same cell" in err
+
+
 def test_only_unknown_notebook(nb_dir, tmp_path):
     with pytest.raises(SystemExit, match="no notebook"):
         run(nb_dir, tmp_path, "--only", "77_nothing")

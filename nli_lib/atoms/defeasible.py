@@ -28,6 +28,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..evaluation import wilcoxon_rho
 from ..llm import PROMPTS
 from .prompts import DEFEASIBLE_ATOM_EXAMPLES
 
@@ -557,8 +558,8 @@ def silver_diagnostics(labeled: pd.DataFrame, placebo: pd.DataFrame | None = Non
     if placebo is not None and score_col in labeled and len(placebo):
         real = np.abs(value[keep].to_numpy())
         fake = np.abs(pd.to_numeric(placebo[score_col], errors="coerce").dropna().to_numpy())
-        greater = (real[:, None] > fake[None, :]).mean() + 0.5 * (real[:, None] == fake[None, :]).mean()
-        out.update({"placebo_sub_problems": len(fake), "placebo_auc": round(float(greater), 4),
+        auc = wilcoxon_rho(real, fake)["rho"]  # P(|real| > |placebo|) + ½ P(tie)
+        out.update({"placebo_sub_problems": len(fake), "placebo_auc": round(float(auc), 4),
                     "median_abs_score_real": float(np.median(real)), "median_abs_score_placebo": float(np.median(fake))})
     return out
 

@@ -30,11 +30,12 @@ from .analysis import (PAPER_REWRITES, annotate_box_counts, attach_pair_scores, 
                        explanation_reference, ftc_summary, hit_rates, metric_validation, plot_ftc_distributions,
                        printed_examples, printed_rewrites, quality_long, quality_rows, quality_table, rho_table,
                        score_rows, with_paper, worked_examples)
+from ..evaluation import wilcoxon_rho  # noqa: F401  (§3.3's ρ)
 from .gold import GOLD_PATH, gold_comparison, load_gold, precision_summary, precision_table
 from .fewshot import FewShotRewriter, align_transform, exemplar_rows, rule_extract, shot_sets
 from .logic import SLOTS, CounterfactualTarget, counterfactual_targets, derived_label, relation
 from .metrics import (ALPHA, OEWNForMeteor, cost_matrix, ftc_delta, ftc_kl, ftc_scores, ftc_wasserstein, kl_divergence,
-                      meteor, meteor_wordnet, wasserstein, wilcoxon_rho)
+                      meteor, meteor_wordnet, wasserstein)
 from .pipeline import PIPELINES, all_pipelines, counterfactual_rows, paper_fsp_model, pipeline_version, regex_transform
 from .sensitivity import (CONDITIONS, explanation_similarity, noise_label_flips, noise_summary,
                           pathological_explanations, sensitivity_by_pipeline, sensitivity_by_slot, sensitivity_rho,

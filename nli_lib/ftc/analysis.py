@@ -19,7 +19,8 @@ import pandas as pd
 
 from ..config import LABELS
 from .logic import SLOTS, counterfactual_targets, relation
-from .metrics import ALPHA, ftc_scores, meteor, wilcoxon_rho
+from ..evaluation import wilcoxon_rho
+from .metrics import ALPHA, ftc_scores, meteor
 from .pipeline import PIPELINES, pipeline_name, regex_transform
 from .templates import extract_regex, template_table
 from ..text import spaceless_key, untokenize_ptb

@@ -33,7 +33,8 @@ from ..hashing import digest
 from ..text import spaceless_key
 from .analysis import METRIC_NAMES, METRICS, score_rows
 from .logic import SLOTS
-from .metrics import ALPHA, meteor, wilcoxon_rho
+from ..evaluation import wilcoxon_rho
+from .metrics import ALPHA, meteor
 from .pipeline import PIPELINES, all_pipelines
 
 CONDITIONS = ("x,u,y", "x only", "u only", "y only")  # Table 6 row order

@@ -303,7 +303,7 @@ def f1_summary(rows: pd.DataFrame) -> pd.DataFrame:
     out = []
     for (model, scenario), part in rows.groupby(["model", "scenario"], sort=False):
         out.append({"model": model, "tier": part["tier"].iloc[0], "model_id": part["model_id"].iloc[0],
-                    "scenario": scenario, "n": len(part), "weighted_F1": weighted_f1(part["label"], part["pred"]),
+                    "scenario": scenario, "n": len(part), "weighted_F1": round(weighted_f1(part["label"], part["pred"]), 4),
                     "accuracy": round(float(part["correct"].mean()), 4)})
     return pd.DataFrame(out)
 

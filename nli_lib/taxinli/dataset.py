@@ -133,17 +133,19 @@ def top_correlations(corr: pd.DataFrame, k: int = 8) -> pd.DataFrame:
 
 
 def cohen_kappa(a: pd.Series, b: pd.Series) -> float:
-    """Cohen's kappa of two label series (rows where either is missing are dropped).
+    """Cohen's kappa of two label series (scikit-learn's `cohen_kappa_score`; rows where either is missing are
+    dropped; nan when only one label occurs, as kappa is undefined there).
 
     >>> cohen_kappa(pd.Series(list("aabb")), pd.Series(list("abbb")))
     0.5
     """
+    from sklearn.metrics import cohen_kappa_score
+
     keep = a.notna() & b.notna()
     a, b = a[keep].astype(str), b[keep].astype(str)
-    labels = sorted(set(a) | set(b))
-    po = float((a.values == b.values).mean())
-    pe = sum(float((a == lab).mean()) * float((b == lab).mean()) for lab in labels)
-    return (po - pe) / (1 - pe) if pe < 1 else float("nan")
+    if len(set(a) | set(b)) < 2:  # one label only (or no rows): no chance agreement to correct for
+        return float("nan")
+    return float(cohen_kappa_score(a, b))
 
 
 def annotation_agreement(taxi: pd.DataFrame) -> pd.DataFrame:
