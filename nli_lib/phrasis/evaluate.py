@@ -235,7 +235,7 @@ def train_family(spec: FamilySpec, splits: PhrasisSplits, scenarios: Sequence[Sc
                 for c in grid:
                     cand = _fit_classical(spec, fit80, labels, seed, C=c)
                     scores[c] = weighted_f1(val["label"], cand.predict(val["premise"], val["hypothesis"]))
-                    out.log.append({"family": spec.name, "unit": unit.key, "setting": f"C={c}", "validation_wF1": scores[c],
+                    out.log.append({"family": spec.name, "unit": unit.key, "setting": f"C={c}", "validation_wF1": round(scores[c], 4),
                                     "n_train": len(fit80), "n_validation": len(val)})
                 C = max(scores, key=lambda c: (scores[c], -c))
             clf = _fit_classical(spec, fit_all, labels, seed, C=C)
@@ -257,7 +257,7 @@ def train_family(spec: FamilySpec, splits: PhrasisSplits, scenarios: Sequence[Sc
                 tspec, trials = paper_search(fit80, val, tspec, n_trials=search_trials, name=name + "-search")
                 for _, t in trials.iterrows():
                     out.log.append({"family": spec.name, "unit": unit.key, "setting": str({k[7:]: t[k] for k in t.index if k.startswith("params_")}),
-                                    "validation_wF1": t["value"], "n_train": len(fit80), "n_validation": len(val)})
+                                    "validation_wF1": round(t["value"], 4), "n_train": len(fit80), "n_validation": len(val)})
             clf = finetune(tspec, fit_all, None, name=name, tier=tier, progress=progress)
             setting = (f"final lr={tspec.lr} epochs={tspec.epochs} batch={tspec.batch_size} warmup={tspec.warmup_ratio} "
                        f"wd={tspec.weight_decay}" + (f" base={Path(str(tspec.base)).name}" if spec.kind == "hf" else ""))
