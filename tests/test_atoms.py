@@ -2,7 +2,6 @@
 generation plumbing and the rule-based decomposer. Hand-made frames; no model training."""
 from __future__ import annotations
 
-import os
 import re
 
 import networkx as nx
@@ -13,7 +12,6 @@ import pytest
 from nli_lib.cache import CallCache
 from nli_lib.config import LABELS, REPO_ROOT
 from nli_lib.llm import OfflineLLM
-from nli_lib.models.base import Classifier
 from nli_lib.atoms import consistency as C
 from nli_lib.models.prompted import PromptNLIClassifier
 from nli_lib.atoms import defeasible as D
@@ -23,28 +21,15 @@ from nli_lib.atoms.generate import (PAPER_DECOMPOSITIONS, AtomGenerator, coverag
                                     sentence_from_a1, validate_atoms)
 from nli_lib.atoms.quds import RuleQUDGenerator, generate_quds
 
+from kit import RuleClassifier, TableClassifier
+
 E, N, X = "entailment", "neutral", "contradiction"
-MIRROR = pytest.mark.skipif(not os.environ.get("NLI_DATA_MIRROR"), reason="needs the offline data mirror")
 GOLD_FIXTURE = REPO_ROOT / "data" / "fixtures" / "atoms_gold_labels_example.csv"
 
 
-class TableNLI(Classifier):
-    """A fake NLI model: labels looked up in a dict of (premise, hypothesis) -> label or probabilities."""
-
-    labels, name, tier = LABELS, "table-nli", "offline"
-
-    def __init__(self, table: dict, default=N):
-        super().__init__(cache=CallCache(":memory:"))
-        self.table, self.default = table, default
-        self.calls = 0
-
-    def _predict_proba_uncached(self, premises, hypotheses):
-        self.calls += len(premises)
-        out = []
-        for p, h in zip(premises, hypotheses):
-            v = self.table.get((p, h), self.default)
-            out.append(v if not isinstance(v, str) else [0.9 if l == v else 0.05 for l in LABELS])
-        return np.asarray(out, dtype=float)
+def TableNLI(table: dict, default=N) -> TableClassifier:  # noqa: N802 - reads like the fake it builds
+    """A fake NLI model: labels (probability 0.9) or probability rows looked up by (premise, hypothesis)."""
+    return TableClassifier(table, default=default, confidence=0.9, name="table-nli")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -442,7 +427,7 @@ def test_generate_quds_offline_marks_unmatched():
 # The rule-based decomposer (needs the NLTK tagger and WordNet from the data mirror)
 # ---------------------------------------------------------------------------------------------------------------
 
-@MIRROR
+@pytest.mark.mirror
 @pytest.mark.parametrize("sentence, expected", [
     ("A man in an orange vest stands on a dock.",
      ["There is a person.", "The person is a man.", "The person is wearing a vest.", "The vest is orange.",
@@ -457,7 +442,8 @@ def test_decomposer_on_paper_examples(sentence, expected):
     assert decompose(sentence) == expected
 
 
-@MIRROR
+@pytest.mark.mirror
+@pytest.mark.slow  # parses the real Open English WordNet on a cold cache
 def test_decomposer_patterns_and_fallbacks():
     from nli_lib.atoms.decompose import decompose
 
@@ -568,7 +554,7 @@ def test_llm_generator_from_client_uses_paper_exemplars():
     assert "The vest that the person wears is orange." not in msg  # Figure 3 lists only 3 targeted atoms
 
 
-@MIRROR
+@pytest.mark.mirror
 def test_snli_consistency_paper_profile_wiring(monkeypatch):
     """The paper-profile path end to end (A.1 atoms + B.1 judgements) with a stand-in LLM, on 80 SNLI pairs."""
     from types import SimpleNamespace
@@ -600,7 +586,7 @@ def test_snli_consistency_paper_profile_wiring(monkeypatch):
     assert run.tiers[llm_name] == "paper"
 
 
-@MIRROR
+@pytest.mark.mirror
 def test_defeasible_run_paper_profile_wiring(monkeypatch):
     """δ-SNLI path with a stand-in LLM: A.1 atoms, NLI pruning, C.2 silver labels, C.1/C.2 predictions."""
     from types import SimpleNamespace
@@ -614,15 +600,13 @@ def test_defeasible_run_paper_profile_wiring(monkeypatch):
         evidence = re.findall(r"Evidence: (.*)", content)[-1]
         return "more" if len(evidence) % 2 else "less"
 
-    class FnNLI(TableNLI):
-        def _predict_proba_uncached(self, premises, hypotheses):  # H ⊨ both atoms; P ⊨ only "There is a person."
-            return np.asarray([[0.9, 0.05, 0.05] if (h == "There is a person." or p in hyps) else [0.1, 0.8, 0.1]
-                               for p, h in zip(premises, hypotheses)])
+    def entails(p, h):  # H ⊨ both atoms; P ⊨ only "There is a person."
+        return [0.9, 0.05, 0.05] if (h == "There is a person." or p in hyps) else [0.1, 0.8, 0.1]
 
     stand_in = OfflineLLM(gen, name="stand-in", cache=CallCache(":memory:"))
     monkeypatch.setattr(pipeline, "make_llm", lambda params: stand_in)
     hyps = set(pipeline.dsnli_test(quick=True, groups=pipeline.QUICK_GROUPS)["hypothesis"])
-    nb = SimpleNamespace(quick=True, seed=0, tier="paper", nli_model=lambda: FnNLI({}),
+    nb = SimpleNamespace(quick=True, seed=0, tier="paper", nli_model=lambda: RuleClassifier(entails, name="table-nli"),
                          params={"llm": {"base_url": "http://127.0.0.1:9/v1", "model": "m"}})
     pred = D.llm_predictor(stand_in, full_shots=[], atom_shots_=[])
     dr = pipeline.defeasible_run(nb, predictors={pred.name: pred})
@@ -748,7 +732,8 @@ def test_annotation_widget_click_saves_gold_file(tmp_path):
     assert gold["update_type"].iloc[0] == "strengthener" and gold["label_source"].iloc[0] == "gold:g.csv"
 
 
-@MIRROR
+@pytest.mark.mirror
+@pytest.mark.slow  # parses the real Open English WordNet on a cold cache
 def test_decomposer_v2_patterns():
     from nli_lib.atoms.decompose import decompose
 
@@ -768,7 +753,8 @@ def test_rule_quds_catenatives_and_events():
     assert rules.question("The people are going to a movie.")[1] != "activity"
 
 
-@MIRROR
+@pytest.mark.mirror
+@pytest.mark.slow  # parses the real Open English WordNet on a cold cache
 def test_decomposer_v3_patterns():
     from nli_lib.atoms.decompose import decompose
 

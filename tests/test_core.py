@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from nli_lib.cache import CacheCorruptError, CallCache, key_hash  # noqa: E402
+from nli_lib.cache import CallCache, key_hash  # noqa: E402
 from nli_lib import calls  # noqa: E402
 from nli_lib.outputs import Outputs, rebuild_index, scorecard_entries  # noqa: E402
 from nli_lib.paper_values import beside_paper, paper_value  # noqa: E402
@@ -113,9 +113,9 @@ def test_start_reads_the_profile_and_derives_the_notebook_name(tmp_path, monkeyp
 def test_nli_model_runs_at_the_profile_precision(tmp_path, monkeypatch):
     pytest.importorskip("transformers")
     from nli_lib.notebook import start
-    from test_models import make_tiny_bert
+    from kit import tiny_bert
 
-    make_tiny_bert(tmp_path / "tiny", {0: "entailment", 1: "neutral", 2: "contradiction"})
+    tiny_bert(tmp_path / "tiny", {0: "entailment", 1: "neutral", 2: "contradiction"})
     monkeypatch.setenv("NLI_USER_CWD", str(tmp_path))
     (tmp_path / "p.yaml").write_text("tier: paper\nnli_model: tiny\nprecision: bfloat16\n")
     nb = start({"profile": str(tmp_path / "p.yaml")}, name="99_demo")

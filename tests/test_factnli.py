@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import random
 import urllib.parse
 
@@ -28,9 +27,9 @@ from nli_lib.factnli.extraction import parse_b1, snippets_from_b1
 from nli_lib.factnli.fusion import Fuser, inputs_from_b2
 from nli_lib.factnli.pipeline import NAMESPACE, PremiseFacts, atoms_rewrite_answer
 from nli_lib.llm import PROMPTS, OfflineLLM
-from nli_lib.models.base import Classifier
 
-mirror = pytest.mark.skipif(not os.environ.get("NLI_DATA_MIRROR"), reason="needs NLI_DATA_MIRROR")
+from kit import TableClassifier
+
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -136,23 +135,10 @@ def test_no_filter_keeps_every_candidate():
     assert r.clique == ["a", "b"] and r.decision("a") == "selected (no filter)"
 
 
-class _FixedProbs(Classifier):
-    """Probabilities from a dict {(p, h): row}, columns in `labels` order."""
-
-    name, tier = "fixed", "offline"
-
-    def __init__(self, table, labels=LABELS):
-        super().__init__(cache=CallCache(":memory:"))
-        self.table, self.labels = table, tuple(labels)
-
-    def _predict_proba_uncached(self, premises, hypotheses):
-        return np.array([self.table.get((p, h), [1 / 3] * 3) for p, h in zip(premises, hypotheses)])
-
-
 def test_nli_judge_thresholds_and_label_order():
     # columns in a hub model's order (contradiction, entailment, neutral)
-    model = _FixedProbs({("a", "b"): [0.1, 0.6, 0.3], ("a", "c"): [0.45, 0.1, 0.45], ("a", "d"): [0.2, 0.3, 0.5]},
-                        labels=("contradiction", "entailment", "neutral"))
+    model = TableClassifier({("a", "b"): [0.1, 0.6, 0.3], ("a", "c"): [0.45, 0.1, 0.45], ("a", "d"): [0.2, 0.3, 0.5]},
+                            labels=("contradiction", "entailment", "neutral"), default=[1 / 3] * 3, name="fixed")
     judge = NLIJudge(model, tau_e=0.5, tau_c=0.4)
     assert judge.probs("a", "b") == (0.6, 0.1)
     assert judge.entails("a", "b") and not judge.contradicts("a", "b")
@@ -479,7 +465,7 @@ def test_wikipedia_pages_against_a_local_stand_in(wiki_server):
         offline.search("street")
 
 
-@mirror
+@pytest.mark.mirror
 def test_atomize_splits_clauses_resolves_and_drops_pronouns():
     from nli_lib.factnli import atomize
 
@@ -501,7 +487,8 @@ def test_atomize_splits_clauses_resolves_and_drops_pronouns():
         "The dog barked all night.", "The dog woke the neighbours."]  # past-tense VPs do split
 
 
-@mirror
+@pytest.mark.mirror
+@pytest.mark.slow  # parses the real Open English WordNet on a cold cache
 def test_wordnet_pages_and_definition_sentences():
     from nli_lib.factnli import WordNetPages, definition_sentences
 
@@ -583,7 +570,8 @@ def test_diagnostics_hand_computed():
     # F1..F3 are paraphrased in the texts ("One.", ...): only they need a judge; "Vee." is carried verbatim
     judge = TableJudge({("F1.", "F2."): "contradiction", (p, "F3."): "entailment",
                         (p1, "F1."): "entailment", (p1, "F2."): "entailment", (h1, "F1."): "entailment"})
-    labeller = _FixedProbs({(p, "A man rests ."): [0.8, 0.1, 0.1], (p1, h1): [0.2, 0.7, 0.1]})
+    labeller = TableClassifier({(p, "A man rests ."): [0.8, 0.1, 0.1], (p1, h1): [0.2, 0.7, 0.1]},
+                               default=[1 / 3] * 3, name="fixed")
     rows = diagnostics(items, judge, long_judge=judge, label_model=labeller, support="text")
     r = rows.iloc[0]
     assert r["conflict"] and r["n_redundant"] == 1 and r["n_facts"] == 4  # F3 entailed by p
@@ -792,7 +780,7 @@ def test_sense_choice_by_context_similarity_prior_margin_and_register():
     assert chooser.choose_many([("animal", "x")])[0].reason == "only sense"
 
 
-@mirror
+@pytest.mark.mirror
 def test_wordnet_pages_use_one_sense_and_never_usage_examples():
     from nli_lib.factnli import WordNetPages
     from nli_lib.factnli.senses import BagOfWords
@@ -812,7 +800,7 @@ def normalise_(text):
     return normalise(text)
 
 
-@mirror
+@pytest.mark.mirror
 def test_meaning_bearing_parentheticals_are_kept_elaborations_dropped():
     from nli_lib.factnli import atomize, definition_sentences
     from nli_lib.factnli.text import strip_parentheticals
@@ -952,7 +940,7 @@ def test_accuracy_figure_separates_models_sideways():
     assert "n=12 per level" in fig.axes[0].get_legend().get_texts()[0].get_text()
 
 
-@mirror
+@pytest.mark.mirror
 def test_gloss_sentences_articles_agreement_and_constructions():
     from nli_lib.factnli import atomize, definition_sentences
     from nli_lib.factnli.retrieval import Countability

@@ -22,7 +22,8 @@ from nli_lib.ftc.metrics import EPS, OEWNForMeteor
 from nli_lib.ftc.text import find_span, substitute
 from nli_lib.text import untokenize_ptb
 from nli_lib.llm import PROMPTS, LLMClient, LLMConfig
-from nli_lib.models.base import Classifier
+
+from kit import RuleClassifier, tiny_bert
 
 
 # ------------------------------------------------------------------------------------------------
@@ -392,20 +393,11 @@ def test_paper_path_through_a_local_openai_compatible_server(monkeypatch):
 # Scoring with a task model, METEOR
 # ------------------------------------------------------------------------------------------------
 
-class _Fixed(Classifier):
-    """Entailment-leaning on hypotheses mentioning 'dog', neutral otherwise."""
-
-    labels, name, tier = LABELS, "fixed", "offline"
-
-    def _predict_proba_uncached(self, p, h):
-        return np.array([[0.6, 0.3, 0.1] if "dog" in x else [0.2, 0.5, 0.3] for x in h])
-
-
 def test_score_rows_adds_probabilities_and_ftc():
     rows = pd.DataFrame({"pair_id": ["a", "b"], "premise": ["u", "u"], "hypothesis": ["a cat", "a cat"],
                          "label": ["contradiction", "entailment"], "slot": ["C", "E"], "y_cf": ["entailment"] * 2,
                          "x_cf": ["a dog", None], "ok": [True, False], "pipeline": ["regex-regex"] * 2})
-    s = score_rows(rows, _Fixed(cache=CallCache(":memory:")))
+    s = score_rows(rows, RuleClassifier(lambda p, h: [0.6, 0.3, 0.1] if "dog" in h else [0.2, 0.5, 0.3], name="fixed"))
     assert s.loc[0, "pred"] == "neutral" and s.loc[0, "pred_cf"] == "entailment"
     assert s.loc[0, "ftc_w"] == pytest.approx(0.69) and s.loc[0, "ftc_k"] == pytest.approx(1 + math.log(0.6))
     assert math.isnan(s.loc[1, "ftc_k"]) and s.loc[1, "pred_cf"] is None
@@ -496,29 +488,12 @@ def test_pathological_donors_share_only_one_input():
     assert cond.loc["x only", "explanation"] == "zc"
 
 
-def _tiny_bert(path):
-    torch = pytest.importorskip("torch")
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
-
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", "a", "man", "dog", "sleeps", "runs", "is"]
-    path.mkdir(parents=True, exist_ok=True)
-    (path / "vocab.txt").write_text("\n".join(vocab) + "\n")
-    BertTokenizerFast(vocab_file=str(path / "vocab.txt")).save_pretrained(path)
-    torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                     intermediate_size=16, max_position_embeddings=32, num_labels=3,
-                     id2label={0: "entailment", 1: "neutral", 2: "contradiction"},
-                     label2id={"entailment": 0, "neutral": 1, "contradiction": 2})
-    BertForSequenceClassification(cfg).save_pretrained(path)
-    return path
-
-
 def test_noise_label_flips_zero_noise_and_cache(tmp_path):
     from nli_lib.ftc import noise_label_flips
     from nli_lib.models.hf import HFClassifier
 
     cache = CallCache(":memory:")
-    clf = HFClassifier(_tiny_bert(tmp_path / "bert"), max_length=16, batch_size=2, progress=False, cache=cache)
+    clf = HFClassifier(tiny_bert(tmp_path / "bert", layers=1), max_length=16, batch_size=2, progress=False, cache=cache)
     df = pd.DataFrame({"pair_id": ["a", "b", "c"], "premise": ["a man sleeps .", "a dog runs .", "a man runs ."],
                        "hypothesis": ["a man is .", "a dog sleeps .", "a dog ."], "label": ["entailment", "neutral", "contradiction"]})
     zero = noise_label_flips(clf, df, scales=(0.0,), cache=cache)
@@ -668,10 +643,9 @@ def test_hit_rate_failure_kinds():
 # Well-formedness checks, the P6/P7 template rule, the priming filter, gold-set precision (issue 16)
 # ------------------------------------------------------------------------------------------------
 
-MIRROR = pytest.mark.skipif(not __import__("os").environ.get("NLI_DATA_MIRROR"), reason="needs the NLTK tagger (mirror)")
 
 
-@MIRROR
+@pytest.mark.mirror
 @pytest.mark.parametrize("hypothesis, x_cf, slot, check", [
     ("A person is sitting between two televisions .", "A person is person who stands between two televisions .", "C",
      "copula_bare_noun"),
@@ -702,7 +676,7 @@ def test_validity_flags_hand_written_malformed_counterfactuals(hypothesis, x_cf,
     assert not v.ok and v.status == "malformed" and check in v.reason, v.reason
 
 
-@MIRROR
+@pytest.mark.mirror
 @pytest.mark.parametrize("hypothesis, x_cf, slot", [
     ("There is a cat running", "There is a dog running", "C"),
     ("A man in safety equipment is working on a piece of metal .", "A man in protective gear is working on a piece of metal .", "E"),
@@ -721,7 +695,7 @@ def test_validity_passes_hand_written_good_counterfactuals(hypothesis, x_cf, slo
     assert check_counterfactual(hypothesis, x_cf, slot) == __import__("nli_lib.ftc.validity", fromlist=["x"]).Validity("ok")
 
 
-@MIRROR
+@pytest.mark.mirror
 def test_validity_reads_spliced_spans_with_the_explanations_tags():
     from nli_lib.ftc.validity import check_counterfactual
 
@@ -730,7 +704,7 @@ def test_validity_reads_spliced_spans_with_the_explanations_tags():
     assert not check_counterfactual(h, x, "N[B]", source="any boy can play soccer .").ok
 
 
-@MIRROR
+@pytest.mark.mirror
 def test_pipeline_rows_carry_status_and_malformed_is_never_ok():
     df = pd.DataFrame({"pair_id": ["p1", "p2"], "premise": ["u", "u"],
                        "hypothesis": ["A person is sitting between two televisions .", "There is a cat running ."],
@@ -751,7 +725,7 @@ def test_p6_beats_p7_when_p7s_span_crosses_so():
     assert (j.template, j.A, j.B) == ("P7", "jockeys", "people")
 
 
-@MIRROR
+@pytest.mark.mirror
 def test_priming_rows_from_the_regex_pool_must_pass_the_checks():
     pool = pd.DataFrame({
         "pair_id": ["g1", "b1", "b2"], "label": "contradiction", "ok": True, "slot": "C",
@@ -782,7 +756,7 @@ def test_gold_precision_and_recall_by_hand():
     assert (s["precision_lo"], s["precision_hi"]) == (round(centre - half, 4), round(centre + half, 4))
 
 
-@MIRROR
+@pytest.mark.mirror
 def test_gold_comparison_matches_by_input_and_reports_changed_text(tmp_path):
     from nli_lib.ftc.gold import gold_comparison, load_gold, precision_summary
 

@@ -1,6 +1,6 @@
 """Loaders (nli_lib/data/loaders.py) on hand-written fixtures, on the real mirror, and fetch() error paths.
 
-Real-data tests run only when NLI_DATA_MIRROR points at the offline mirror:
+Real-data tests (marker `mirror`) run only when NLI_DATA_MIRROR points at the offline mirror:
 
     NLI_DATA_MIRROR=/work/shared/data pytest tests/test_loaders.py -q
 """
@@ -11,7 +11,6 @@ import hashlib
 import importlib
 import io
 import json
-import os
 import pickle
 import time
 import urllib.error
@@ -36,8 +35,6 @@ fetch_mod = importlib.import_module("nli_lib.data.fetch")  # the package re-expo
 
 TAXINLI_Q2 = L.TAXINLI_NEUTRAL_FEATURES
 FIX = REPO_ROOT / "data" / "fixtures"
-MIRROR = os.environ.get("NLI_DATA_MIRROR")
-needs_mirror = pytest.mark.skipif(not MIRROR, reason="NLI_DATA_MIRROR not set: real-data tests need the offline mirror")
 
 ESNLI_PATHS = {name: FIX / "esnli" / f"{name}.dev" for name in L.ESNLI_FILES}
 
@@ -561,7 +558,6 @@ def load_clean(loader, *args, **kwargs) -> pd.DataFrame:
     return df
 
 
-@needs_mirror
 @pytest.mark.mirror
 @pytest.mark.parametrize("split, rows", [("dev", 9842), ("test", 9824)])
 def test_real_esnli(split, rows):
@@ -572,7 +568,6 @@ def test_real_esnli(split, rows):
     assert df.attrs["source"][0] == f"esnli/s1.{split}"
 
 
-@needs_mirror
 @pytest.mark.mirror
 @pytest.mark.parametrize("split, rows, no_gold", [("dev", 1273, 16), ("test", 1254, 23)])
 def test_real_snli_subset(split, rows, no_gold):
@@ -583,7 +578,6 @@ def test_real_snli_subset(split, rows, no_gold):
     assert df["annotator_labels"].map(len).isin([4, 5]).all()
 
 
-@needs_mirror
 @pytest.mark.mirror
 @pytest.mark.parametrize("subset, rows", [("snli", 1514), ("mnli_m", 1599)])
 def test_real_chaosnli(subset, rows):
@@ -598,7 +592,6 @@ def test_real_chaosnli(subset, rows):
     assert (~unique_max).sum() == 14  # ties broken by the source
 
 
-@needs_mirror
 @pytest.mark.mirror
 def test_real_taxinli():
     full = load_clean(L.load_taxinli, "taxinli10k")
@@ -616,7 +609,6 @@ def test_real_taxinli():
     assert linked.equals(dev[["pair_id", "premise", "label", *L.TAXINLI_CATEGORIES]])
 
 
-@needs_mirror
 @pytest.mark.mirror
 def test_real_mnli_from_taxinli():
     df = load_clean(L.load_mnli_from_taxinli)
@@ -625,7 +617,6 @@ def test_real_mnli_from_taxinli():
     assert not df.duplicated(["pair_id", "premise", "hypothesis"]).any()
 
 
-@needs_mirror
 @pytest.mark.mirror
 @pytest.mark.parametrize("subset, split, rows, impossible", [
     ("snli", "dev", 1888, 103), ("snli", "test", 1972, 135),
@@ -639,13 +630,11 @@ def test_real_dnli(subset, split, rows, impossible):
     assert len(kept) == rows - impossible and kept.attrs["impossible"] == impossible
 
 
-@needs_mirror
 @pytest.mark.mirror
 def test_real_dsnli_test_matches_atoms_paper():
     assert len(load_clean(L.load_dnli, "snli", "test", drop_impossible=True)) == 1837  # atoms paper, Table 1
 
 
-@needs_mirror
 @pytest.mark.mirror
 def test_real_dsnli_train_subset():
     df = load_clean(L.load_dsnli_train_subset)
@@ -654,7 +643,6 @@ def test_real_dsnli_train_subset():
     assert_schema(df, labels=L.UPDATE_TYPES)
 
 
-@needs_mirror
 @pytest.mark.mirror
 def test_real_phrasis():
     df = load_clean(L.load_phrasis)
@@ -678,7 +666,6 @@ def test_real_phrasis():
     assert len(load_clean(L.load_phrasis, split="test", source="images", polarity="positives")) == 671
 
 
-@needs_mirror
 @pytest.mark.mirror
 @pytest.mark.parametrize("split, originals", [("train", 1666), ("dev", 200), ("test", 400)])
 def test_real_cad(split, originals):
@@ -694,22 +681,20 @@ def test_real_cad(split, originals):
         assert (original.loc[revised["orig_index"], "label"].values != revised["label"].values).all()
 
 
-@needs_mirror
 @pytest.mark.mirror
 def test_real_stopwords():
     words = N.load_stopwords()
     assert len(words) == 179 and {"the", "not", "no"} <= words
 
 
-@needs_mirror
 @pytest.mark.mirror
 def test_real_pos_tagger():
     tags = [tag for _, tag in N.load_pos_tagger().tag("A man is playing a guitar .".split())]
     assert tags == ["DT", "NN", "VBZ", "VBG", "DT", "NN", "."]
 
 
-@needs_mirror
 @pytest.mark.mirror
+@pytest.mark.slow  # parses the real Open English WordNet on a cold cache
 def test_real_wordnet(monkeypatch):
     wn = W.load_wordnet()
     assert len(wn) == 107525
