@@ -61,7 +61,8 @@ def files_hash(paths: Iterable[str | Path], length: int | None = None) -> str:
 def array_hash(X, *settings, length: int = 20) -> str:
     """sha256 of an array's float32 bytes, then of repr((shape, settings)).
 
-    >>> array_hash(np.zeros((2, 2)), 0) == array_hash(np.zeros((2, 2), dtype=np.float64), 0) != array_hash(np.ones((2, 2)), 0)
+    >>> a = np.zeros((2, 2))
+    >>> array_hash(a, 0) == array_hash(a.astype(np.float32), 0) != array_hash(np.ones((2, 2)), 0)
     True
     """
     return digest(np.ascontiguousarray(X, dtype=np.float32).tobytes(), repr((np.shape(X), settings)), length=length)

@@ -1,8 +1,9 @@
 """Numbers printed in the five papers, as reference values to set beside ours (never used as results).
 
-Values live as data in data/paper_values/<paper>.csv (one file per paper). Each entry names the paper, the table/figure key (`<paper>-<table|fig>-<number>`), what it measures, the
-value as printed, and the model/setting it belongs to. Notebooks look values up with `paper_value(...)`
-and the scorecard (notebook 90) lists them all.
+Values live as data in data/paper_values/<paper>.csv (one file per paper). Each entry names the paper, the
+table/figure key (`<paper>-<table|fig>-<number>`), what it measures, the value as printed, and the
+model/setting it belongs to. Notebooks look values up with `paper_value(...)` and the scorecard (notebook 90)
+lists them all.
 
 >>> paper_value("atoms-table-5", "delta-SNLI test examples")
 1837.0
@@ -31,7 +32,8 @@ PAPER_VALUES_DIR = REPO_ROOT / "data" / "paper_values"
 
 
 def load_values() -> list[PaperValue]:
-    """Every reference value, read from data/paper_values/<paper>.csv (columns ref, quantity, value, setting[, reason])."""
+    """Every reference value, read from data/paper_values/<paper>.csv (columns ref, quantity, value,
+    setting[, reason])."""
     values = []
     for path in sorted(PAPER_VALUES_DIR.glob("*.csv")):
         with open(path, newline="") as fh:

@@ -9,17 +9,24 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nli_lib.cache import CallCache
-from nli_lib.config import LABELS, REPO_ROOT
-from nli_lib.llm import OfflineLLM
 from nli_lib.atoms import consistency as C
-from nli_lib.models.prompted import PromptNLIClassifier
 from nli_lib.atoms import defeasible as D
 from nli_lib.atoms import inferential as I
 from nli_lib.atoms.annotate import AnnotationTool
-from nli_lib.atoms.generate import (PAPER_DECOMPOSITIONS, AtomGenerator, coverage, generate_atoms, rule_generator,
-                                    sentence_from_a1, validate_atoms)
+from nli_lib.atoms.generate import (
+    PAPER_DECOMPOSITIONS,
+    AtomGenerator,
+    coverage,
+    generate_atoms,
+    rule_generator,
+    sentence_from_a1,
+    validate_atoms,
+)
 from nli_lib.atoms.quds import RuleQUDGenerator, generate_quds
+from nli_lib.cache import CallCache
+from nli_lib.config import LABELS, REPO_ROOT
+from nli_lib.llm import OfflineLLM
+from nli_lib.models.prompted import PromptNLIClassifier
 
 from kit import RuleClassifier, TableClassifier
 

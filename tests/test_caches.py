@@ -16,8 +16,7 @@ import pytest
 from nli_lib.cache import CacheCorruptError, CacheLockedError, CallCache
 from nli_lib.models.baselines import NaiveBayesPairClassifier, TfidfPairClassifier
 
-from kit import RuleClassifier, constant
-from kit import tiny_bert, tiny_train_frame
+from kit import RuleClassifier, constant, tiny_bert, tiny_train_frame
 from test_models import raw_probs
 
 torch = pytest.importorskip("torch")
@@ -91,7 +90,7 @@ def test_every_stored_classifier_loads_with_the_trusted_list_only(tmp_path, monk
             first = fit_cached(make, df, name=name)
             first._cache = CallCache(":memory:")
             clf = make()
-            monkeypatch.setattr(type(clf), "_fit", lambda *a: pytest.fail(f"{name} refitted"))
+            monkeypatch.setattr(type(clf), "_fit", lambda *a, name=name: pytest.fail(f"{name} refitted"))
             again = fit_cached(make, df, name=name)
             monkeypatch.undo()
             monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))

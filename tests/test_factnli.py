@@ -15,22 +15,43 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stand_ins import local_server
 from nli_lib.cache import CallCache, ReplayMiss
 from nli_lib.config import LABELS
-from nli_lib.factnli import (Augmenter, FactExtractor, FactNLISettings, NLIJudge, Page, Snippet, SnippetRetriever,
-                             TableJudge, WikipediaPages, ablation_table, accuracy_by_level, check_fusion, compose,
-                             controls_table, diagnostics, diagnostics_table, filter_facts, growth_by_level,
-                             hypothesis_subsets, max_clique, no_filter, paper_table, rewrite_only, template_fuser,
-                             truth_set_filter, unrelated_facts)
+from nli_lib.factnli import (
+    Augmenter,
+    FactExtractor,
+    FactNLISettings,
+    NLIJudge,
+    Page,
+    Snippet,
+    SnippetRetriever,
+    TableJudge,
+    WikipediaPages,
+    ablation_table,
+    accuracy_by_level,
+    check_fusion,
+    compose,
+    controls_table,
+    diagnostics,
+    diagnostics_table,
+    filter_facts,
+    growth_by_level,
+    hypothesis_subsets,
+    max_clique,
+    no_filter,
+    paper_table,
+    rewrite_only,
+    template_fuser,
+    truth_set_filter,
+    unrelated_facts,
+)
 from nli_lib.factnli.extraction import parse_b1, snippets_from_b1
 from nli_lib.factnli.fusion import Fuser, inputs_from_b2
 from nli_lib.factnli.pipeline import NAMESPACE, PremiseFacts, atoms_rewrite_answer
 from nli_lib.llm import PROMPTS, OfflineLLM
 
 from kit import TableClassifier
-
-
+from stand_ins import local_server
 
 # --------------------------------------------------------------------------------------------------------------
 # Maximum clique (Appendix C, stage 3)
@@ -63,7 +84,7 @@ def test_max_clique_hand_graphs():
 
 def test_max_clique_matches_networkx_on_random_graphs():
     rng = random.Random(0)
-    for trial in range(60):
+    for _ in range(60):
         n = rng.randint(1, 11)
         edges = [e for e in itertools.combinations(range(n), 2) if rng.random() < 0.5]
         got = max_clique(n, _adj(n, edges))
@@ -281,7 +302,7 @@ def test_levels_hypothesis_always_from_original_and_premise_accumulates():
     data = aug.build(EXAMPLES, progress=False)
     items = data.items
     assert sorted(items["level"].unique()) == [0, 1, 2, 3] and len(items) == 12
-    for pid, g in items.groupby("pair_id"):
+    for _, g in items.groupby("pair_id"):
         g = g.sort_values("level")
         h0, p0 = g["hypothesis"].iloc[0], g["premise"].iloc[0]
         prev_p, prev_hf = p0, []
@@ -851,7 +872,9 @@ def test_vacuous_atoms_are_defined_and_left_out_of_the_truth_set():
         return aug.build(examples, progress=False)
 
     kept, vetoed = build(True), build(False)
-    decision = lambda d: d.trace.set_index("fact").loc["A dog is a domestic animal.", "decision"]
+    def decision(d):
+        return d.trace.set_index("fact").loc["A dog is a domestic animal.", "decision"]
+
     assert decision(kept) != "contradicts truth set" and decision(vetoed) == "contradicts truth set"
     assert kept.chains["A dog runs on the street ."]["truth"] == ["A dog runs on the street .", "The dog runs."]
 

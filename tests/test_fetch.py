@@ -15,6 +15,7 @@ import pytest
 
 from nli_lib import provenance
 from nli_lib.data.fetch import DataError
+
 from stand_ins import byte_server, no_proxy
 
 fetch_mod = importlib.import_module("nli_lib.data.fetch")

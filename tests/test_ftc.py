@@ -10,21 +10,41 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stand_ins import chat_completion, local_server, no_proxy
 from nli_lib.cache import CallCache
 from nli_lib.config import LABELS
-from nli_lib.ftc import (FewShotRewriter, TEMPLATES, cost_matrix, counterfactual_rows, counterfactual_targets,
-                         derived_label, exemplar_rows, extract_regex, ftc_delta, ftc_kl, ftc_scores, ftc_wasserstein,
-                         hit_rates, meteor, metric_validation, pathological_explanations, regex_transform, relation,
-                         rho_table, score_rows, shot_sets, wasserstein, wilcoxon_rho)
+from nli_lib.ftc import (
+    TEMPLATES,
+    FewShotRewriter,
+    cost_matrix,
+    counterfactual_rows,
+    counterfactual_targets,
+    derived_label,
+    exemplar_rows,
+    extract_regex,
+    ftc_delta,
+    ftc_kl,
+    ftc_scores,
+    ftc_wasserstein,
+    hit_rates,
+    meteor,
+    metric_validation,
+    pathological_explanations,
+    regex_transform,
+    relation,
+    rho_table,
+    score_rows,
+    shot_sets,
+    wasserstein,
+    wilcoxon_rho,
+)
 from nli_lib.ftc.fewshot import align_transform, query_explanation, query_transform, rule_extract
 from nli_lib.ftc.metrics import EPS, OEWNForMeteor
 from nli_lib.ftc.text import find_span, substitute
-from nli_lib.text import untokenize_ptb
 from nli_lib.llm import PROMPTS, LLMClient, LLMConfig
+from nli_lib.text import untokenize_ptb
 
 from kit import RuleClassifier, tiny_bert
-
+from stand_ins import chat_completion, local_server, no_proxy
 
 # ------------------------------------------------------------------------------------------------
 # §2.2 label derivation (Table 2)
@@ -166,8 +186,8 @@ def test_regex_families_on_paper_style_explanations(explanation, label, template
 def test_every_table_13_row_through_the_regex_family_of_its_label():
     """All 15 printed extraction rows: which the templates get exactly right, and what they give otherwise."""
     from nli_lib.ftc.logic import LONG
-    from nli_lib.ftc.text import strip_determiners
     from nli_lib.ftc.prompts import FTC_EXTRACT_EXAMPLES
+    from nli_lib.ftc.text import strip_determiners
 
     def same(x, y):
         return x is not None and strip_determiners(untokenize_ptb(x)) == strip_determiners(untokenize_ptb(y))
@@ -421,7 +441,7 @@ class _PosWordNet:
         self.entries = entries  # {(lemma, pos): [lemma names]}
 
     def synsets(self, lemma, pos=None):
-        return [f"{lemma}-{p}" for (l, p) in self.entries if l == lemma and (pos is None or p == pos)]
+        return [f"{lemma}-{p}" for (w, p) in self.entries if w == lemma and (pos is None or p == pos)]
 
     def lemmas(self, synset_id):
         lemma, pos = synset_id.rsplit("-", 1)

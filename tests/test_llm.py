@@ -20,13 +20,12 @@ import pandas as pd
 import pytest
 
 from nli_lib import calls
+from nli_lib.atoms import prompts as AP
 from nli_lib.cache import CallCache, ReplayMiss
 from nli_lib.config import REPO_ROOT
-from nli_lib.llm import (PROMPTS, LLMCallError, LLMClient, LLMConfig, LLMError, LLMResult, OfflineLLM, Parsed,
-                         make_llm)
-from nli_lib.atoms import prompts as AP
 from nli_lib.factnli import prompts as FP
 from nli_lib.ftc import prompts as FTC
+from nli_lib.llm import PROMPTS, LLMCallError, LLMClient, LLMConfig, LLMError, LLMResult, OfflineLLM, Parsed, make_llm
 from nli_lib.llm import prompts as P
 from nli_lib.phrasis import prompts as PP
 

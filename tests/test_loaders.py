@@ -309,7 +309,7 @@ def test_invalid_utf8_in_tsv_line_files_and_json_arrays(tmp_path):
     cad = tmp_path / "cad.tsv"
     cad.write_bytes((FIX / "cad" / "original_dev.tsv").read_bytes().replace(b"daxes", b"d\xe4xes", 1))
     df, message = load_dropping(L.load_cad, "original", "dev", path=cad)
-    line = next(i for i, l in enumerate(cad.read_bytes().split(b"\n"), 1) if b"\xe4" in l)
+    line = next(i for i, raw in enumerate(cad.read_bytes().split(b"\n"), 1) if b"\xe4" in raw)
     assert f"{cad}:{line} (invalid UTF-8: byte 0xe4" in message and "d\udce4xes" not in "".join(df["hypothesis"])
     s1 = tmp_path / "s1.dev"
     s1.write_bytes(ESNLI_PATHS["s1"].read_bytes().replace(b"wug", b"w\xfcg", 1))

@@ -134,7 +134,7 @@ def test_baselines_protocol_and_learning():
 
 def test_unfitted_baseline_refuses():
     with pytest.raises(RuntimeError, match="fit"):
-        TfidfPairClassifier().fingerprint
+        _ = TfidfPairClassifier().fingerprint
 
 
 def test_hparam_search_with_optuna(tmp_path, monkeypatch):

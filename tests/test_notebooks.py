@@ -16,7 +16,6 @@ import pytest
 from nli_lib.config import REPO_ROOT
 from nli_lib.runner import notebooks
 
-
 QUICK_DIR = REPO_ROOT / "runs" / "offline-quick"
 
 

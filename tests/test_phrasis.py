@@ -1,12 +1,10 @@
 """PhrasIS causal coherence: reversal, SoftCoh/HardCoh, weighted F1, scenarios, features, models (tiny data only)."""
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 import pytest
 
-from stand_ins import chat_completion, local_server, no_proxy
 from nli_lib import phrasis as phr
 from nli_lib.cache import CallCache
 from nli_lib.data.loaders import PHRASIS_LABELS
@@ -14,6 +12,7 @@ from nli_lib.evaluation import weighted_f1
 from nli_lib.phrasis.features import toy_wordnet
 
 from kit import RuleClassifier, TableClassifier, tiny_bert
+from stand_ins import chat_completion, local_server, no_proxy
 
 STOP = {"the", "a", "an", "in", "on", "of", "is", "are"}
 
@@ -478,7 +477,12 @@ def test_with_head_dropout_sets_the_heads_dropout_without_copying_weights(tmp_pa
 
     assert weights_fingerprint(out) != weights_fingerprint(phr.with_head_dropout(str(base), 0.0))  # distinct cache keys
     # the other encoder families keep their head dropout under other config names
-    from transformers import AlbertConfig, AlbertForSequenceClassification, DebertaV2Config, DebertaV2ForSequenceClassification
+    from transformers import (
+        AlbertConfig,
+        AlbertForSequenceClassification,
+        DebertaV2Config,
+        DebertaV2ForSequenceClassification,
+    )
 
     small = dict(vocab_size=16, hidden_size=8, num_hidden_layers=1, num_attention_heads=2, intermediate_size=16,
                  max_position_embeddings=16)

@@ -42,6 +42,7 @@ def test_llm_clients_note_their_endpoint_and_report_progress(fresh):
 def test_hf_classifier_notes_its_weights_and_reports_progress(fresh):
     pytest.importorskip("transformers")
     from nli_lib.models.hf import HFClassifier
+
     from kit import tiny_bert
 
     path = tiny_bert(fresh / "tiny", {0: "entailment", 1: "neutral", 2: "contradiction"})
@@ -57,6 +58,7 @@ def test_hf_classifier_notes_its_weights_and_reports_progress(fresh):
 def test_finetuning_notes_base_and_result_never_its_scratch_folder(fresh):
     pytest.importorskip("transformers")
     from nli_lib.models import training
+
     from kit import tiny_bert, tiny_train_frame
 
     base = tiny_bert(fresh / "base", {0: "LABEL_0", 1: "LABEL_1"})

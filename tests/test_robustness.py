@@ -49,6 +49,7 @@ def test_half_written_model_directory_is_never_reused(tmp_path, monkeypatch):
     """A crash during fine-tuning leaves only `<name>-<hash>.partial`; the next run trains again, never loads it."""
     pytest.importorskip("transformers")
     from nli_lib.models import training
+
     from kit import tiny_bert, tiny_train_frame
 
     monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
@@ -78,6 +79,7 @@ def test_half_written_model_directory_is_never_reused(tmp_path, monkeypatch):
 def test_damaged_baseline_file_is_refitted(tmp_path, monkeypatch):
     from nli_lib.models import fit_cached
     from nli_lib.models.baselines import TfidfPairClassifier
+
     from kit import tiny_train_frame
 
     monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path))
@@ -95,6 +97,7 @@ def test_damaged_baseline_file_is_refitted(tmp_path, monkeypatch):
 def test_damaged_hidden_state_file_is_recomputed(tmp_path, monkeypatch):
     pytest.importorskip("transformers")
     from nli_lib.models.hf import HFClassifier
+
     from kit import tiny_bert
 
     monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
@@ -119,6 +122,7 @@ def test_hidden_state_file_of_the_wrong_shape_is_recomputed(tmp_path, monkeypatc
     """A file that loads but holds the wrong number of rows (or NaN) is not used."""
     pytest.importorskip("transformers")
     from nli_lib.models.hf import HFClassifier
+
     from kit import tiny_bert
 
     monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
@@ -138,6 +142,7 @@ def test_hidden_state_file_of_the_wrong_shape_is_recomputed(tmp_path, monkeypatc
 
 def test_damaged_wordnet_cache_is_rebuilt(tmp_path, monkeypatch):
     from nli_lib.data import wordnet as W
+
     from test_loaders import WORDNET_PATHS
 
     monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path))

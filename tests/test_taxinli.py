@@ -11,13 +11,12 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from nli_lib.config import REPO_ROOT  # noqa: E402
 from nli_lib import taxinli as tx  # noqa: E402
+from nli_lib.config import REPO_ROOT  # noqa: E402
 from nli_lib.taxinli import representations as rep  # noqa: E402
-
-from kit import RuleClassifier, constant, tiny_bert  # noqa: E402
 from nli_lib.taxinli.taxonomy import COLUMNS, NAMES  # noqa: E402
 
+from kit import RuleClassifier, constant, tiny_bert  # noqa: E402
 
 
 def make_dev(rows: list[dict]) -> pd.DataFrame:

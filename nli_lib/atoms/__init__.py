@@ -17,21 +17,52 @@ Submodules, in the paper's order:
 >>> is_consistent("entailment", ["entailment", "neutral"]), induce_label(["entailment", "neutral"])
 (False, 'neutral')
 """
-from .consistency import (  # noqa: F401
-    atom_judgements, consistency_frame, depends_on_completeness, induce_label, is_consistent,
-    run_consistency, snli_shots, snli_test_sample, table2, table6,
-)
 from ..models.prompted import PromptNLIClassifier  # noqa: F401
+from .consistency import (  # noqa: F401
+    atom_judgements,
+    consistency_frame,
+    depends_on_completeness,
+    induce_label,
+    is_consistent,
+    run_consistency,
+    snli_shots,
+    snli_test_sample,
+    table2,
+    table6,
+)
 from .decompose import Atom, RuleDecomposer, decompose, decompose_records  # noqa: F401
 from .defeasible import (  # noqa: F401
-    DSNLIAtoms, encoder_predictor, example_summary, llm_predictor, mark_critical, predict, prepare_dsnli,
-    read_gold_labels, silver_labels_llm, silver_labels_nli, table3, write_labels,
+    DSNLIAtoms,
+    encoder_predictor,
+    example_summary,
+    llm_predictor,
+    mark_critical,
+    predict,
+    prepare_dsnli,
+    read_gold_labels,
+    silver_labels_llm,
+    silver_labels_nli,
+    table3,
+    write_labels,
 )
 from .generate import (  # noqa: F401
-    A1_EXEMPLARS, PAPER_DECOMPOSITIONS, AtomGenerator, atom_generator, coverage, generate_atoms, llm_generator,
-    rule_generator, validate_atoms,
+    A1_EXEMPLARS,
+    PAPER_DECOMPOSITIONS,
+    AtomGenerator,
+    atom_generator,
+    coverage,
+    generate_atoms,
+    llm_generator,
+    rule_generator,
+    validate_atoms,
 )
 from .inferential import (  # noqa: F401
-    atom_cliques, bucket_accuracy, buckets, equivalence_graph, ic_bootstrap, inferential_consistency, table4,
+    atom_cliques,
+    bucket_accuracy,
+    buckets,
+    equivalence_graph,
+    ic_bootstrap,
+    inferential_consistency,
+    table4,
     top_critical_atoms,
 )

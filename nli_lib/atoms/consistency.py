@@ -45,20 +45,20 @@ def is_consistent(full: str, atom_labels: Sequence[str]) -> bool:
     """§4.1 rules: is the full label consistent with the (P, aᵢ) labels of the valid atoms?"""
     labels = list(atom_labels)
     if full == E:
-        return all(l == E for l in labels)
+        return all(x == E for x in labels)
     if full == C:
-        return any(l == C for l in labels)
+        return any(x == C for x in labels)
     if full == N:
-        return any(l == N for l in labels) and not any(l == C for l in labels)
+        return any(x == N for x in labels) and not any(x == C for x in labels)
     raise ValueError(f"unknown NLI label {full!r}")
 
 
 def induce_label(atom_labels: Sequence[str]) -> str:
     """Atomic inference: all entailed -> E; any contradiction -> C; else N (empty list -> E, vacuously)."""
     labels = list(atom_labels)
-    if any(l == C for l in labels):
+    if any(x == C for x in labels):
         return C
-    if all(l == E for l in labels):
+    if all(x == E for x in labels):
         return E
     return N
 
@@ -66,7 +66,7 @@ def induce_label(atom_labels: Sequence[str]) -> str:
 def depends_on_completeness(full: str, atom_labels: Sequence[str]) -> bool:
     """Appendix A.1: the verdict needs complete atoms for predicted C, and for predicted N with all atoms E."""
     labels = list(atom_labels)
-    return full == C or (full == N and all(l == E for l in labels))
+    return full == C or (full == N and all(x == E for x in labels))
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -181,7 +181,9 @@ def snli_test_sample(n: int = 1000, seed: int = 0) -> pd.DataFrame:
     return test.sample(n=min(n, len(test)), random_state=seed).reset_index(drop=True)
 
 
-def balanced_shots(df: pd.DataFrame, n: int, labels: Sequence[str], seed: int = 0, label_col: str = "label") -> list[dict]:
+def balanced_shots(
+    df: pd.DataFrame, n: int, labels: Sequence[str], seed: int = 0, label_col: str = "label"
+) -> list[dict]:
     """`n` seeded rows evenly split over `labels` (interleaved so no label dominates the prompt's end)."""
     per = n // len(labels)
     picked = [df[df[label_col] == lab].sample(n=per, random_state=seed) for lab in labels]

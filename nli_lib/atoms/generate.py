@@ -26,8 +26,8 @@ import numpy as np
 import pandas as pd
 
 from ..llm import PROMPTS, OfflineLLM, make_llm
-from .prompts import ATOM_DECOMPOSITIONS
 from ..text import normalise
+from .prompts import ATOM_DECOMPOSITIONS
 
 #: The paper's printed decompositions (the A.1 exemplars and the coverage evaluation items). Figure 3's
 #: hypothesis and atoms and the Appendix B.1 "the man dances" example are added to the prompt registry's rows.
@@ -230,7 +230,11 @@ def validate_atoms(rows: pd.DataFrame, nli, check_premise: bool = True) -> pd.Da
     out = out.merge(ha, on=["hypothesis", "atom"], how="left")
     if check_premise:
         pa = out.loc[out["h_entails"], ["premise", "atom"]].drop_duplicates()
-        pp = nli.predict_proba(pa["premise"].tolist(), pa["atom"].tolist()) if len(pa) else np.zeros((0, len(nli.labels)))
+        pp = (
+            nli.predict_proba(pa["premise"].tolist(), pa["atom"].tolist())
+            if len(pa)
+            else np.zeros((0, len(nli.labels)))
+        )
         pa = pa.assign(p_p_entails=pp[:, e] if len(pa) else [], p_entails=(pp.argmax(1) == e) if len(pa) else [])
         out = out.merge(pa, on=["premise", "atom"], how="left")
         out["p_entails"] = out["p_entails"].eq(True)
@@ -246,8 +250,14 @@ def pruning_counts(validated: pd.DataFrame, key: str = "hypothesis") -> pd.DataF
     gen = validated[["hypothesis", "atom"]].drop_duplicates()
     by_h = validated[validated["h_entails"]][["hypothesis", "atom"]].drop_duplicates()
     valid = validated[validated["valid"]][["hypothesis", "atom"]].drop_duplicates()
-    return pd.DataFrame([
-        {"stage": "generated", "unique_atoms": gen["atom"].nunique(), "hypothesis_atom_pairs": len(gen)},
-        {"stage": "entailed by H", "unique_atoms": by_h["atom"].nunique(), "hypothesis_atom_pairs": len(by_h)},
-        {"stage": "entailed by H, not by P", "unique_atoms": valid["atom"].nunique(), "hypothesis_atom_pairs": len(valid)},
-    ])
+    return pd.DataFrame(
+        [
+            {"stage": "generated", "unique_atoms": gen["atom"].nunique(), "hypothesis_atom_pairs": len(gen)},
+            {"stage": "entailed by H", "unique_atoms": by_h["atom"].nunique(), "hypothesis_atom_pairs": len(by_h)},
+            {
+                "stage": "entailed by H, not by P",
+                "unique_atoms": valid["atom"].nunique(),
+                "hypothesis_atom_pairs": len(valid),
+            },
+        ]
+    )

@@ -23,8 +23,15 @@ from ..config import user_path
 from ..llm import make_llm
 from ..models.prompted import PromptNLIClassifier
 from .consistency import run_consistency, snli_shots, snli_test_sample
-from .defeasible import (DSNLIAtoms, dsnli_test, encoder_predictor, llm_predictor, predict, prepare_dsnli,
-                         read_gold_labels)
+from .defeasible import (
+    DSNLIAtoms,
+    dsnli_test,
+    encoder_predictor,
+    llm_predictor,
+    predict,
+    prepare_dsnli,
+    read_gold_labels,
+)
 from .generate import atom_generator, attach_atoms, generate_atoms
 
 QUICK_SNLI = 80  # SNLI-TEST-SAMPLE size in quick runs (full: 1,000)

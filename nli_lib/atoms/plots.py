@@ -20,7 +20,9 @@ COUNT_COLS = {-2: "n_-2", -1: "n_-1", 0: "n_0", 1: "n_+1", 2: "n_+2"}
 def rug_order(summary: pd.DataFrame) -> pd.DataFrame:
     """Examples with at least one valid atom, left to right by weakener-label share (ties: strengthener share)."""
     s = summary[summary["n_valid"] > 0].copy()
-    return s.sort_values(["weakener_share", "strengthener_share", "pair_id"], ascending=[True, False, True]).reset_index(drop=True)
+    return s.sort_values(
+        ["weakener_share", "strengthener_share", "pair_id"], ascending=[True, False, True]
+    ).reset_index(drop=True)
 
 
 def rug_plot(summary: pd.DataFrame, label_source: str = "", ax=None):
@@ -51,7 +53,9 @@ def rug_plot(summary: pd.DataFrame, label_source: str = "", ax=None):
 
 def label_distribution(labeled: pd.DataFrame, label_source: str = ""):
     """Figure 5: counts of the fine-grained labels over all valid atomic sub-problems."""
-    values = pd.to_numeric(labeled["label"].where(labeled["label"].apply(lambda v: not isinstance(v, str))), errors="coerce")
+    values = pd.to_numeric(
+        labeled["label"].where(labeled["label"].apply(lambda v: not isinstance(v, str))), errors="coerce"
+    )
     counts = values.value_counts().reindex(SCALE, fill_value=0)
     fig, ax = plt.subplots(figsize=(6, 3.2))
     ax.bar([f"{v:+d}" if v else "0" for v in SCALE], counts.values,

@@ -65,8 +65,14 @@ def load_manifest(path: Path = MANIFEST_PATH) -> dict[str, ManifestEntry]:
     with open(path, newline="") as fh:
         return {
             row["key"]: ManifestEntry(
-                key=row["key"], dataset=row["dataset"], split=row["split"], url=row["url"], sha256=row["sha256"],
-                bytes=int(row["bytes"]) if row["bytes"] else None, licence=row["licence"], offline=row["offline"] == "yes",
+                key=row["key"],
+                dataset=row["dataset"],
+                split=row["split"],
+                url=row["url"],
+                sha256=row["sha256"],
+                bytes=int(row["bytes"]) if row["bytes"] else None,
+                licence=row["licence"],
+                offline=row["offline"] == "yes",
             )
             for row in csv.DictReader(fh)
         }

@@ -14,7 +14,8 @@ verb phrases and ';' parts are split off and given the subject), no cross extrac
 from one snippet), no ambiguous references (a subject pronoun in a later clause is replaced by the
 snippet's first subject when number agrees; any fact that still has a B.1 pronoun is dropped).
 
->>> atomize("A window is a framework of wood that contains a glass windowpane and is built into a wall.")   # doctest: +SKIP
+>>> window = "A window is a framework of wood that contains a glass windowpane and is built into a wall."
+>>> atomize(window)  # doctest: +SKIP
 ['A window is a framework of wood.', 'A window contains a glass windowpane.', 'A window is built into a wall.']
 >>> atomize("The dog barked all night and it woke the neighbours.")   # doctest: +SKIP
 ['The dog barked all night.', 'The dog woke the neighbours.']
@@ -32,8 +33,8 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..llm import PROMPTS, OfflineLLM
-from .retrieval import Snippet
 from ..text import WORD, normalise, punct_tokens
+from .retrieval import Snippet
 from .text import finish, has_deictic_pronoun, pos_tag, strip_parentheticals
 
 EXTRACT_RULES_VERSION = "factnli-extract-rules-v6"  # names the OfflineLLM cache namespace: bump when rules change

@@ -28,8 +28,8 @@ from typing import Mapping
 import pandas as pd
 
 from ..config import REPO_ROOT
-from ..hashing import digest
 from ..evaluation import wilson_interval
+from ..hashing import digest
 from .extraction import EXTRACT_RULES_VERSION
 from .retrieval import GLOSS_RULES_VERSION
 from .senses import SENSE_RULE_VERSION

@@ -27,16 +27,16 @@ from typing import Callable, Sequence
 
 import pandas as pd
 
-from ..decomposer import RULES_VERSION as ATOM_RULES_VERSION
 from ..cache import CallCache, default_cache
+from ..decomposer import RULES_VERSION as ATOM_RULES_VERSION
 from ..hashing import json_hash
 from ..llm import OfflineLLM, PromptTemplate
 from ..profile import FACTNLI_JUDGE, FACTNLI_WIKIPEDIA_API
+from ..text import normalise, word_count
 from .extraction import Fact, FactExtractor, llm_extractor, rule_extractor
 from .filtering import NLIJudge, filter_facts, graph_pairs, no_filter, truth_seed, truth_set_filter
 from .fusion import Fuser, hypothesis_subsets, llm_fuser, template_fuser
-from .retrieval import SnippetRetriever, Snippet, WikipediaPages, WordNetPages
-from ..text import normalise, word_count
+from .retrieval import Snippet, SnippetRetriever, WikipediaPages, WordNetPages
 
 NAMESPACE = "factnli_level"
 PAPER_JUDGE = FACTNLI_JUDGE  # the paper's "compact cross-encoder based on DeBERTa-v3-base" (profile default)
@@ -237,7 +237,9 @@ class Augmenter:
         cands = [f or [] for f in cands]
         ranked = []
         for facts in cands:
-            order = sorted(range(len(facts)), key=lambda i: (-(facts[i].score if facts[i].score == facts[i].score else 0), i))
+            order = sorted(
+                range(len(facts)), key=lambda i: (-(facts[i].score if facts[i].score == facts[i].score else 0), i)
+            )
             ranked.append([facts[i] for i in order][: s.max_candidates])
         if s.use_filter:  # two NLI batches across the chunk, then the per-premise graph work reads the memo
             self.judge.prefetch([pair for c, fs in zip(chains, ranked) for pair in
@@ -413,8 +415,12 @@ def paper_augmenter(llm_client, judge_model, settings: FactNLISettings | None = 
     settings = settings or FactNLISettings()
     encoder = encoder or SentenceEncoder(progress=False, cache=cache)
     extractor = llm_extractor(llm_client)
-    retriever = SnippetRetriever(WikipediaPages(api_url, cache=cache, replay_only=getattr(llm_client, "replay_only", False)),
-                                 encoder, tau=settings.tau, max_snippets=settings.max_snippets)
+    retriever = SnippetRetriever(
+        WikipediaPages(api_url, cache=cache, replay_only=getattr(llm_client, "replay_only", False)),
+        encoder,
+        tau=settings.tau,
+        max_snippets=settings.max_snippets,
+    )
     return Augmenter(retriever, extractor, NLIJudge(judge_model, settings.tau_e, settings.tau_c), llm_fuser(llm_client),
                      b1_premise_facts(extractor), settings, cache, tier="paper")
 

@@ -11,13 +11,17 @@ FACTNLI_CASE_STUDY: dict = {
     "premise": "A woman wearing a yellow tank top and white pants looking into a window on a city street.",
     "hypothesis": "A woman wearing a tank top and pants looks through some glass.",
     "label": "entailment",
-    "L1_facts": ["Carnaby Street is a shopping street in Soho, City of Westminster.", "Carnaby Street is pedestrianised.",
-                 "Street fashion is associated with youth culture.", "Street fashion is seen in major urban centers."],
+    "L1_facts": [
+        "Carnaby Street is a shopping street in Soho, City of Westminster.",
+        "Carnaby Street is pedestrianised.",
+        "Street fashion is associated with youth culture.",
+        "Street fashion is seen in major urban centers.",
+    ],
     "L1_premise": "A woman wearing a yellow tank top and white pants is looking into a window on a city street, where "
-                  "street fashion, often associated with youth culture, is prominently displayed in major urban "
-                  "centers like Carnaby Street, a pedestrianised shopping street in Soho, City of Westminster.",
+    "street fashion, often associated with youth culture, is prominently displayed in major urban "
+    "centers like Carnaby Street, a pedestrianised shopping street in Soho, City of Westminster.",
     "L1_hypothesis": "A woman wearing a tank top and pants looks through some glass, embodying the street fashion that "
-                     "is often seen in major urban centers and is closely associated with youth culture.",
+    "is often seen in major urban centers and is closely associated with youth culture.",
     "source": "factnli Appendix G, Table 10",
 }
 

@@ -35,8 +35,8 @@ import numpy as np
 
 from ..cache import CallCache, default_cache
 from ..profile import FACTNLI_WIKIPEDIA_API
-from .senses import SenseChoice, SenseChooser, context_sentence, leading_label, register_label
 from ..text import WORD, letter_tokens, normalise, word_count
+from .senses import SenseChoice, SenseChooser, context_sentence, leading_label, register_label
 from .text import finish, pos_tag, query_nouns, split_sentences, strip_parentheticals
 
 
@@ -92,21 +92,25 @@ def definition_sentences(title: str, definition: str, countable=None, body_part:
     Needs the POS tagger from the data mirror (so the examples are skipped as doctests; tests/test_factnli.py
     runs them with the mirror).
 
-    >>> definition_sentences("street", "a thoroughfare (usually including sidewalks) that is lined with buildings")  # doctest: +SKIP
+    >>> street = "a thoroughfare (usually including sidewalks) that is lined with buildings"
+    >>> definition_sentences("street", street)  # doctest: +SKIP
     ['A street is a thoroughfare that is lined with buildings.']
     >>> definition_sentences("dog", "a member of the genus Canis; occurs in many breeds")  # doctest: +SKIP
     ['A dog is a member of the genus Canis.', 'A dog occurs in many breeds.']
-    >>> definition_sentences("water", "binary compound that occurs at room temperature as a clear liquid")  # doctest: +SKIP
+    >>> water = "binary compound that occurs at room temperature as a clear liquid"
+    >>> definition_sentences("water", water)  # doctest: +SKIP
     ['Water is a binary compound that occurs at room temperature as a clear liquid.']
     >>> definition_sentences("laborer", "someone who works with their hands")  # doctest: +SKIP
     ['A laborer is someone who works with their hands.']
     >>> definition_sentences("bird", "warm-blooded egg-laying vertebrates characterized by feathers")  # doctest: +SKIP
     ['Birds are warm-blooded egg-laying vertebrates characterized by feathers.']
-    >>> definition_sentences("herb", "a plant lacking a woody stem; many are garden plants; some having odours")  # doctest: +SKIP
+    >>> herb = "a plant lacking a woody stem; many are garden plants; some having odours"
+    >>> definition_sentences("herb", herb)  # doctest: +SKIP
     ['A herb is a plant lacking a woody stem.', 'Many herbs are garden plants.']
     >>> definition_sentences("bat", "(baseball) a turn trying to get a hit")  # doctest: +SKIP
     ['In baseball, a bat is a turn trying to get a hit.']
-    >>> definition_sentences("pants", "(usually in the plural) a garment extending from the waist to the ankle")  # doctest: +SKIP
+    >>> pants = "(usually in the plural) a garment extending from the waist to the ankle"
+    >>> definition_sentences("pants", pants)  # doctest: +SKIP
     ['Pants are a garment extending from the waist to the ankle.']
     """
     label = leading_label(definition)
@@ -129,7 +133,9 @@ def definition_sentences(title: str, definition: str, countable=None, body_part:
         if k > 0 and subject is not None and first in _QUANTIFIERS:  # "many are ...", "some having ..."
             if toks[1].lower() in ("are", "have", "were", "had") or tags[1] in ("VBP", "VBD", "MD"):
                 plural_subject = subject if plural else (_plural(title) if title[:1].islower() else "")
-                if plural_subject:  # "Many herbs are flowering garden plants."; "others are ..." -> "Other herbs are ..."
+                if (
+                    plural_subject
+                ):  # "Many herbs are flowering garden plants."; "others are ..." -> "Other herbs are ..."
                     quantifier = "other" if first == "others" else first
                     rest = " ".join(gloss.split()[1:])
                     out.append(_framed(frame, f"{quantifier} {plural_subject[:1].lower() + plural_subject[1:]} {rest}"))
@@ -354,7 +360,9 @@ class WordNetPages:
         return self._pages[key]
 
     def is_body_part(self, synset_id: str) -> bool:
-        """Is the synset a body part (WordNet's 'body part' among its hypernyms)? Such glosses read "The face is ..."."""
+        """Is the synset a body part (WordNet's 'body part' among its hypernyms)?
+
+        Such glosses read "The face is ..."."""
         parts = {s for s in self.wn.synsets("body part", "n")}
         return bool(parts & (self.wn.hypernym_closure(synset_id) | {synset_id})) if parts else False
 

@@ -36,12 +36,12 @@ from typing import Sequence
 
 import pandas as pd
 
-from ..llm import PROMPTS, OfflineLLM
-from .prompts import FTC_EXTRACT_EXAMPLES, FTC_TRANSFORM_EXAMPLES
-from .logic import SHORT, as_label
-from .templates import clean_span, has_content, extract_regex
 from ..hashing import files_hash
+from ..llm import PROMPTS, OfflineLLM
 from ..text import untokenize_ptb, word_spans
+from .logic import SHORT, as_label
+from .prompts import FTC_EXTRACT_EXAMPLES, FTC_TRANSFORM_EXAMPLES
+from .templates import clean_span, extract_regex, has_content
 from .text import AUXILIARIES, DETERMINERS, align_span, replace_at
 from .validity import check_counterfactual, tag
 

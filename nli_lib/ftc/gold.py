@@ -50,8 +50,8 @@ def gold_comparison(gold: pd.DataFrame, rewriter=None) -> pd.DataFrame:
     FSP pipelines need `rewriter` (`FewShotRewriter.offline()` reproduces the judged texts); items of a
     pipeline that cannot run are marked stale with the reason.
     """
-    from .pipeline import counterfactual_rows
     from ..text import untokenize_ptb
+    from .pipeline import counterfactual_rows
 
     inputs = gold.drop_duplicates("pair_id")[["pair_id", "premise", "hypothesis", "label", "explanation"]]
     inputs = inputs.rename(columns={"explanation": "explanation_1"})

@@ -17,7 +17,8 @@ counterfactual equal to the hypothesis is one, except for N[B], which may keep t
 or 'failed' (nothing produced: no template, span not in the hypothesis, unparsable answer). `ok` is
 status == 'ok'; only ok rows are scored.
 
->>> rows = regex_transform("Two kids walk home from school .", "walking down a sidewalk", "walk home from school", "neutral")
+>>> hypothesis = "Two kids walk home from school ."
+>>> rows = regex_transform(hypothesis, "walking down a sidewalk", "walk home from school", "neutral")
 >>> [(r.slot, r.x_cf) for r in rows]
 [('N[A]', 'Two kids walking down a sidewalk .'), ('N[B]', 'Two kids walk home from school .')]
 >>> regex_transform("There is a cat running", "dog", "cat", "contradiction")[0].x_cf
@@ -30,10 +31,10 @@ from typing import Sequence
 
 import pandas as pd
 
+from ..text import untokenize_ptb
 from .fewshot import FewShotRewriter
 from .logic import as_label, counterfactual_targets
 from .templates import extract_regex
-from ..text import untokenize_ptb
 from .text import find_span, replace_at
 from .validity import check_counterfactual
 
@@ -188,7 +189,9 @@ def counterfactual_rows(df: pd.DataFrame, extract: str = "regex", transform: str
             else:
                 verdict = check_counterfactual(base["hypothesis"], r.x_cf, r.slot, source=base["explanation"])
                 status = verdict.status
-                reason = r.reason if verdict.ok else f"malformed: {verdict.reason}" + (f" [{r.reason}]" if r.reason else "")
+                reason = (
+                    r.reason if verdict.ok else f"malformed: {verdict.reason}" + (f" [{r.reason}]" if r.reason else "")
+                )
             rows.append({**base, "slot": r.slot, "y_cf": r.y_cf, "x_cf": r.x_cf if produced else None,
                          "ok": status == "ok", "status": status, "changed": changed, "reason": reason})
     out = pd.DataFrame(rows, columns=ROW_COLUMNS)
@@ -202,5 +205,7 @@ def all_pipelines(df: pd.DataFrame, rewriter: FewShotRewriter | None, pipelines:
     frames = [counterfactual_rows(df, e, t, rewriter, explanation_col=explanation_col, label_col=label_col)
               for e, t in pipelines]
     out = pd.concat(frames, ignore_index=True)
-    out["fsp_model"] = [rewriter.name if rewriter is not None and "fsp" in p.split("-") else "" for p in out["pipeline"]]
+    out["fsp_model"] = [
+        rewriter.name if rewriter is not None and "fsp" in p.split("-") else "" for p in out["pipeline"]
+    ]
     return out

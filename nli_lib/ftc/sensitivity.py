@@ -29,11 +29,11 @@ import numpy as np
 import pandas as pd
 
 from ..config import LABELS
+from ..evaluation import wilcoxon_rho
 from ..hashing import digest
 from ..text import spaceless_key
 from .analysis import METRIC_NAMES, METRICS, score_rows
 from .logic import SLOTS
-from ..evaluation import wilcoxon_rho
 from .metrics import ALPHA, meteor
 from .pipeline import PIPELINES, all_pipelines
 
@@ -173,11 +173,15 @@ def sensitivity_by_pipeline(scored: pd.DataFrame) -> pd.DataFrame:
     table = ok.groupby(["condition", "pipeline"])[list(METRICS)].mean().unstack("pipeline")
     table.columns = [f"{METRIC_NAMES[m]} {p}" for m, p in table.columns]
     order = [f"{METRIC_NAMES[m]} {e}-{t}" for m in ("ftc_w", "ftc_delta", "ftc_k") for e, t in PIPELINES]
-    table = table.reindex(index=[c for c in CONDITIONS if c in table.index], columns=[c for c in order if c in table.columns])
+    table = table.reindex(
+        index=[c for c in CONDITIONS if c in table.index], columns=[c for c in order if c in table.columns]
+    )
     return _with_marks(table.reset_index())
 
 
-def sensitivity_by_slot(scored: pd.DataFrame, pipeline: str = "fsp-fsp", metrics: Sequence[str] = METRICS) -> pd.DataFrame:
+def sensitivity_by_slot(
+    scored: pd.DataFrame, pipeline: str = "fsp-fsp", metrics: Sequence[str] = METRICS
+) -> pd.DataFrame:
     """Per label class (slot) and condition, one pipeline: coverage and the mean of each FTC variant over
     the produced counterfactuals (faithful vs pathological explanations per label, §3.4)."""
     sub = scored[scored["pipeline"] == pipeline]
@@ -232,7 +236,9 @@ def noise_label_flips(model, df: pd.DataFrame, scales: Sequence[float] = (0.5, 1
     from ..cache import default_cache, probability_check
 
     if not all(hasattr(type(model), attr) or attr in vars(model) for attr in ("model", "tokenizer")):  # no load
-        raise TypeError("noise_label_flips needs a Hugging Face classifier (HFClassifier): it perturbs input embeddings")
+        raise TypeError(
+            "noise_label_flips needs a Hugging Face classifier (HFClassifier): it perturbs input embeddings"
+        )
     cache = cache or default_cache()
     # σ's base (std of the word-embedding matrix) is cached too, so a fully cached call never loads the model
     sigma_key = {"model": model.fingerprint, "quantity": "embedding std"}
@@ -261,10 +267,20 @@ def noise_label_flips(model, df: pd.DataFrame, scales: Sequence[float] = (0.5, 1
                 enc = model.tokenizer([premises[i] for i in idx], [hyps[i] for i in idx], truncation=True,
                                       max_length=model.max_length, padding=True, return_tensors="pt")
                 enc = {k: v.to(model.device) for k, v in enc.items()}
-                noise = torch.stack([
-                    torch.randn((model.max_length, emb.embedding_dim),
-                                generator=torch.Generator().manual_seed(_pair_seed(seed, draw, scale, premises[i], hyps[i])))
-                    for i in idx])[:, : enc["input_ids"].shape[1]].to(model.device) * sigma
+                noise = (
+                    torch.stack(
+                        [
+                            torch.randn(
+                                (model.max_length, emb.embedding_dim),
+                                generator=torch.Generator().manual_seed(
+                                    _pair_seed(seed, draw, scale, premises[i], hyps[i])
+                                ),
+                            )
+                            for i in idx
+                        ]
+                    )[:, : enc["input_ids"].shape[1]].to(model.device)
+                    * sigma
+                )
 
                 def hook(_module, _inputs, output, noise=noise):
                     return output + noise.to(output.dtype)
@@ -301,7 +317,13 @@ def noise_summary(flips: pd.DataFrame, scored: pd.DataFrame | None = None, pipel
             sub = sub[sub["condition"] == "x,u,y"]
         per_pair = sub.groupby("pair_id")[metric].mean()
     for (scale, label), g in flips.groupby(["scale", "label"]):
-        row = {"scale": scale, "sigma": g["sigma"].iloc[0], "label": label, "n": len(g), "flip_rate": g["flipped"].mean()}
+        row = {
+            "scale": scale,
+            "sigma": g["sigma"].iloc[0],
+            "label": label,
+            "n": len(g),
+            "flip_rate": g["flipped"].mean(),
+        }
         if per_pair is not None:
             ftc = g.assign(ftc=g["pair_id"].map(per_pair)).dropna(subset=["ftc"])
             res = wilcoxon_rho(ftc.loc[~ftc["flipped"], "ftc"], ftc.loc[ftc["flipped"], "ftc"])

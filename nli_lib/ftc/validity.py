@@ -256,7 +256,7 @@ def _plural_looking(w: str, t: str) -> bool:
 
 def _agreement(tagged: list[tuple[str, str]]) -> set[str]:
     out = set()
-    for i, (w1, t1) in enumerate(tagged[:-1]):
+    for i, (w1, _) in enumerate(tagged[:-1]):
         if w1 in ("a", "an"):  # a/an (adjectives) plural noun: "a large buildings"
             j = i + 1
             while j < len(tagged) - 1 and tagged[j][1] in ("JJ", "JJR", "JJS", "RB", "RBR", "RBS"):

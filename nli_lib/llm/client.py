@@ -570,7 +570,9 @@ def make_llm(profile: Mapping | None, *, cache: CallCache | None = None) -> LLMC
     ('[END]',)
     """
     section = (profile or {}).get("llm") if isinstance(profile, Mapping) else None
-    if section in (None, False) or (isinstance(section, str) and section.strip().lower() in ("offline", "none", "null", "")):
+    if section in (None, False) or (
+        isinstance(section, str) and section.strip().lower() in ("offline", "none", "null", "")
+    ):
         return None
     if not isinstance(section, Mapping):
         raise ValueError(f"profile key 'llm' must be a mapping, null or 'offline', not {type(section).__name__}")

@@ -43,8 +43,8 @@ its templates default to zero-shot and carry the worked examples the paper shows
 ['There is a juggler.', 'The juggler performs.', 'The performance is at a party.']
 >>> PROMPTS["atoms.B1"].parse("Answer: (c)\\nA desert is not a field. [END]").value
 'contradiction'
->>> PROMPTS["atoms.B1"].parse("I cannot tell.")
-Parsed(ok=False, value=None, raw='I cannot tell.', error='no NLI label (e/n/c or entailment/neutral/contradiction) found')
+>>> PROMPTS["atoms.B1"].parse("I cannot tell.").error
+'no NLI label (e/n/c or entailment/neutral/contradiction) found'
 
 Refusals, empty answers and echoes of the prompt are rejected before any parser sees them (`junk_reason`),
 so a refusal never becomes an atom or a label word found inside it:
@@ -118,7 +118,9 @@ class PromptTemplate:
             raise KeyError(f"{self.name}.render() needs field {name!r} (fields: {', '.join(self.fields)})")
 
         user = _PLACEHOLDER.sub(fill, self.template)
-        return ([{"role": "system", "content": self.system}] if self.system else []) + [{"role": "user", "content": user}]
+        return ([{"role": "system", "content": self.system}] if self.system else []) + [
+            {"role": "user", "content": user}
+        ]
 
     def parse(self, text: str | None) -> Parsed:
         """Parse a model answer; refusals, junk, unparsable answers give ``Parsed(ok=False, raw=text, error=...)``."""
@@ -279,7 +281,9 @@ def parse_nli_label(text: str) -> str:
     if quoted:
         return _NLI_LETTER[quoted.group(1).lower()]
     for source in (head, body):
-        hits = [(m.start(), label) for label, pat in _NLI_WORDS for m in [re.search(rf"\b(?:{pat})", source, re.I)] if m]
+        hits = [
+            (m.start(), label) for label, pat in _NLI_WORDS for m in [re.search(rf"\b(?:{pat})", source, re.I)] if m
+        ]
         if hits:
             return min(hits)[1]
     raise ValueError("no NLI label (e/n/c or entailment/neutral/contradiction) found")
@@ -418,7 +422,7 @@ def _cut_continuation(text: str, next_marker: str) -> str:
 
 def parse_ftc_spans(text: str) -> dict[str, str]:
     """FTC extraction answer 'A: <span>\\nB: <span>' (the leading 'A:' may be missing) -> {"A", "B"}."""
-    lines = [l.strip() for l in _cut_continuation(text.strip(), "Explanation").splitlines() if l.strip()]
+    lines = [x.strip() for x in _cut_continuation(text.strip(), "Explanation").splitlines() if x.strip()]
     spans: dict[str, str] = {}
     for line in lines:
         m = re.match(r"^([AB])\s*:\s*(.*)$", line)

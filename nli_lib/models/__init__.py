@@ -14,8 +14,15 @@ from .base import Classifier  # noqa: F401
 from .baselines import NaiveBayesPairClassifier, TfidfPairClassifier  # noqa: F401
 from .embeddings import SentenceEncoder, cosine_matrix  # noqa: F401
 from .fitted import fit_cached  # noqa: F401
-from .loading import ModelLoadError, weights_fingerprint  # noqa: F401
-from .training import TrainSpec, finetune, hparam_search, minilm_path  # noqa: F401
 from .hf import HFClassifier  # noqa: F401
-from .named import (DNLI_LABELS, QUICK_TRAIN_ROWS, dnli_frame, get_nli_model, offline_dnli_model,  # noqa: F401
-                    offline_nli_model, offline_spec)
+from .loading import ModelLoadError, weights_fingerprint  # noqa: F401
+from .named import (  # noqa: F401
+                    DNLI_LABELS,
+                    QUICK_TRAIN_ROWS,
+                    dnli_frame,
+                    get_nli_model,
+                    offline_dnli_model,
+                    offline_nli_model,
+                    offline_spec,
+)
+from .training import TrainSpec, finetune, hparam_search, minilm_path  # noqa: F401

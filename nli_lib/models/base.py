@@ -90,11 +90,15 @@ class Classifier(ABC):
             if unique:
                 pairs = list(unique)
                 computed += len(pairs)
-                probs = np.asarray(self._predict_proba_uncached([a for a, _ in pairs], [b for _, b in pairs]), dtype=float)
+                probs = np.asarray(
+                    self._predict_proba_uncached([a for a, _ in pairs], [b for _, b in pairs]), dtype=float
+                )
                 if probs.shape != (len(pairs), len(self.labels)):
                     raise ValueError(f"{self.name} returned probabilities of shape {probs.shape} for {len(pairs)} "
                                      f"pairs and {len(self.labels)} labels")
-                self.cache.put_many(CACHE_NAMESPACE, [(keys[unique[pair][0]], probs[j].tolist()) for j, pair in enumerate(pairs)])
+                self.cache.put_many(
+                    CACHE_NAMESPACE, [(keys[unique[pair][0]], probs[j].tolist()) for j, pair in enumerate(pairs)]
+                )
                 for j, pair in enumerate(pairs):
                     for i in unique[pair]:
                         cached[i] = probs[j].tolist()
@@ -107,7 +111,9 @@ class Classifier(ABC):
         """Predicted label strings."""
         return labels_of(self.predict_proba(premises, hypotheses), self.labels)
 
-    def predict_frame(self, df: pd.DataFrame, premise_col: str = "premise", hypothesis_col: str = "hypothesis") -> pd.DataFrame:
+    def predict_frame(
+        self, df: pd.DataFrame, premise_col: str = "premise", hypothesis_col: str = "hypothesis"
+    ) -> pd.DataFrame:
         """Copy of df with `pred`, `answered`, `p_<label>` columns and, when df has `label`, `correct`.
 
         The returned rows are the raw examples behind any score computed from them. An unanswered pair has

@@ -68,8 +68,10 @@ class PairFeaturizer:
     def __init__(self, max_features: int = MAX_FEATURES):
         from sklearn.feature_extraction.text import TfidfVectorizer
 
-        make = lambda: TfidfVectorizer(tokenizer=bow_tokens, token_pattern=None, lowercase=False, ngram_range=(1, 2),
-                                       max_features=max_features, sublinear_tf=True)
+        def make():
+            return TfidfVectorizer(tokenizer=bow_tokens, token_pattern=None, lowercase=False, ngram_range=(1, 2),
+                                   max_features=max_features, sublinear_tf=True)
+
         self.vp, self.vh, self.vnew = make(), make(), make()
 
     @staticmethod

@@ -14,8 +14,9 @@ then the original order is restored.
 
 Precision: float32 by default, so numbers do not depend on the machine. `precision="bfloat16"` runs the
 forward pass under bf16 autocast: on a CPU with AVX-512 BF16 (and on GPUs) about 3x faster (measured here on
-2,000 SNLI pairs by benchmarks/nli_throughput.py: 597 vs 220 pairs/s, 99.95 % identical labels, probabilities within 0.03), but very slow on
-CPUs without bf16 units. The precision is part of the cache fingerprint, so the two never mix.
+2,000 SNLI pairs by benchmarks/nli_throughput.py: 597 vs 220 pairs/s, 99.95 % identical labels, probabilities
+within 0.03), but very slow on CPUs without bf16 units. The precision is part of the cache fingerprint, so the
+two never mix.
 """
 from __future__ import annotations
 
@@ -29,8 +30,15 @@ from .. import filecache, provenance
 from ..config import LABELS, cache_dir
 from ..progress import progress, show_progress  # noqa: F401  (show_progress: re-exported for the model layer)
 from .base import Classifier, text_hash
-from .loading import (ModelLoadError, ModelSource, load_error, load_pretrained, resolve_model,  # noqa: F401
-                      source_fingerprint, weights_fingerprint)
+from .loading import (  # noqa: F401
+    ModelLoadError,
+    ModelSource,
+    load_error,
+    load_pretrained,
+    resolve_model,
+    source_fingerprint,
+    weights_fingerprint,
+)
 
 _ALIASES = {
     "entailment": "entailment", "entail": "entailment", "entailed": "entailment", "e": "entailment",
@@ -217,7 +225,10 @@ class HFClassifier(Classifier):
         pooling: 'cls' ([CLS] vector), 'max' (max over non-padding tokens), 'mean', or 'cls+max'
         (the TaxiNLI paper's concatenation of max-pooled tokens and [CLS]). Cached on disk per call.
         """
-        premises, hypotheses = [str(p) for p in premises], [str(h) for h in hypotheses] if hypotheses is not None else None
+        premises, hypotheses = (
+            [str(p) for p in premises],
+            [str(h) for h in hypotheses] if hypotheses is not None else None,
+        )
         # Arrays are too large for the SQLite call cache: one .npz per call, keyed like a cache entry.
         # keyed by what changes a hidden state: the weights and the token limit (not the head order or precision)
         key = text_hash(f"{self.weights_id}|max_len={self.max_length}", pooling, *premises, "\x1e", *(hypotheses or []))

@@ -177,7 +177,9 @@ def folder_fingerprint(folder: Path) -> str:
     files = model_files(folder)
     if not files:
         raise ModelLoadError(f"model folder {folder} holds no model files (config.json, weights, tokenizer)")
-    lines = (f"{f.relative_to(folder).as_posix()}\t{sha}\n" for f, sha in zip(files, sha256_files(files, remember=True)))
+    lines = (
+        f"{f.relative_to(folder).as_posix()}\t{sha}\n" for f, sha in zip(files, sha256_files(files, remember=True))
+    )
     return f"{folder.name}@sha256:{digest(*lines, length=16)}"
 
 

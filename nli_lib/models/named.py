@@ -28,8 +28,15 @@ def offline_spec(quick: bool, labels=LABELS, epochs: int = 2, seed: int = 0, **o
     """Hyper-parameters of the offline MiniLM models (quick: 1 epoch, 64 tokens)."""
     # quick: 1 epoch over 1,000 rows is ~60 steps, so a high learning rate is what makes it learn at all
     # (about 52% SNLI accuracy instead of chance); full runs use the usual fine-tuning settings.
-    spec = TrainSpec(base=minilm_path(), labels=tuple(labels), epochs=1 if quick else epochs, lr=2e-4 if quick else 4e-5,
-                     batch_size=16 if quick else 32, max_length=64 if quick else 128, seed=seed)
+    spec = TrainSpec(
+        base=minilm_path(),
+        labels=tuple(labels),
+        epochs=1 if quick else epochs,
+        lr=2e-4 if quick else 4e-5,
+        batch_size=16 if quick else 32,
+        max_length=64 if quick else 128,
+        seed=seed,
+    )
     return dataclasses.replace(spec, **overrides)
 
 
@@ -57,8 +64,11 @@ def dnli_frame(df: pd.DataFrame) -> pd.DataFrame:
                         index=df.index)
 
 
-def offline_dnli_model(quick: bool = False, epochs: int = 1, seed: int = 0, progress: bool | None = None) -> HFClassifier:
-    """The offline NLI model (MiniLM on e-SNLI) fine-tuned further on the δ-SNLI train subset (strengthener / weakener)."""
+def offline_dnli_model(
+    quick: bool = False, epochs: int = 1, seed: int = 0, progress: bool | None = None
+) -> HFClassifier:
+    """The offline NLI model (MiniLM on e-SNLI) fine-tuned further on the δ-SNLI train subset (strengthener /
+    weakener)."""
     from ..data.loaders import load_dnli, load_dsnli_train_subset
 
     # The mirror's δ-SNLI train subset is AFLite-filtered (the easy, artefact-driven examples are gone): raw

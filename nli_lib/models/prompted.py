@@ -1,10 +1,10 @@
 """A chat model behind the atoms paper's Prompt B.1 as an NLI `Classifier` (used by the atoms and FactNLI parts).
 
-    >>> from nli_lib.cache import CallCache
-    >>> from nli_lib.llm import OfflineLLM
-    >>> llm = OfflineLLM(lambda messages: "c\\nA desert is no field. [END]", name="always-c", cache=CallCache(":memory:"))
-    >>> PromptNLIClassifier(llm).predict(["A girl in a field."], ["A girl in a desert."])
-    ['contradiction']
+>>> from nli_lib.cache import CallCache
+>>> from nli_lib.llm import OfflineLLM
+>>> llm = OfflineLLM(lambda messages: "c\\nA desert is no field. [END]", name="always-c", cache=CallCache(":memory:"))
+>>> PromptNLIClassifier(llm).predict(["A girl in a field."], ["A girl in a desert."])
+['contradiction']
 """
 from __future__ import annotations
 
@@ -37,7 +37,9 @@ class PromptNLIClassifier(Classifier):
 
     @property
     def fingerprint(self) -> str:
-        return f"b1::{getattr(self.llm, 'label', self.name)}::" + text_hash(*[str(sorted(s.items())) for s in self.shots])
+        return f"b1::{getattr(self.llm, 'label', self.name)}::" + text_hash(
+            *[str(sorted(s.items())) for s in self.shots]
+        )
 
     def predict_proba(self, premises, hypotheses) -> np.ndarray:  # the chat client caches; skip the pair cache
         return self._predict_proba_uncached(list(premises), list(hypotheses))

@@ -29,8 +29,8 @@ import pandas as pd
 from .. import provenance
 from ..atomic import commit, partial_dir
 from ..config import LABELS, cache_dir
-from ..progress import progress as progress_bar
 from ..hashing import stable_json, text_hash
+from ..progress import progress as progress_bar
 from .hf import HFClassifier, pick_device, quiet_transformers, show_progress
 from .loading import load_pretrained, resolve_model, weights_fingerprint
 
@@ -133,7 +133,10 @@ def _train(spec: TrainSpec, train_df, eval_df, out_dir: Path, progress: bool, de
     total = steps_per_epoch * spec.epochs
     no_decay = ("bias", "LayerNorm.weight")
     groups = [
-        {"params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)], "weight_decay": spec.weight_decay},
+        {
+            "params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)],
+            "weight_decay": spec.weight_decay,
+        },
         {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)], "weight_decay": 0.0},
     ]
     opt = torch.optim.AdamW(groups, lr=spec.lr, eps=spec.adam_eps)

@@ -179,7 +179,7 @@ class PairAnalysis:
     only1: frozenset  # content lemmas only in phrase 1
     only2: frozenset
     synonyms: tuple = ()  # unshared words sharing a WordNet synset
-    hyponyms12: tuple = ()  # word of 1 is a hyponym of word of 2 (or universal vs existential quantifier): FORW evidence
+    hyponyms12: tuple = ()  # word of 1 is a hyponym of word of 2 (or universal vs existential quantifier): FORW
     hyponyms21: tuple = ()  # word of 2 is a hyponym of word of 1 (BACK evidence)
     antonyms: tuple = ()  # WordNet antonym links
     cohyponyms: tuple = ()  # near-synonyms: shared hypernym within COHYPONYM_DEPTH levels, no closer link
@@ -208,7 +208,7 @@ def analyze(phrase1: str, phrase2: str, wordnet=None, stopwords: Iterable[str] |
     t1, t2 = phrase_tokens(phrase1), phrase_tokens(phrase2)
     lem1 = {tok: w.lemma(tok) for tok in t1 if tok not in stop}
     lem2 = {tok: w.lemma(tok) for tok in t2 if tok not in stop}
-    c1, c2 = frozenset(l for l, _ in lem1.values()), frozenset(l for l, _ in lem2.values())
+    c1, c2 = frozenset(x for x, _ in lem1.values()), frozenset(x for x, _ in lem2.values())
     shared, only1, only2 = c1 & c2, c1 - c2, c2 - c1
     plural_pairs = tuple(sorted((a, b) for a, (la, pa) in lem1.items() for b, (lb, pb) in lem2.items()
                                 if la == lb and a != b and pa != pb))

@@ -18,6 +18,7 @@ coherence code scores any of them the same way:
   `paper_search` runs the paper's Optuna space (`PAPER_SEARCH_SPACE`; head dropout via `with_head_dropout`).
 
 >>> from nli_lib.cache import CallCache
+>>> from nli_lib.phrasis.features import toy_wordnet
 >>> llm = offline_relation_llm(wordnet=toy_wordnet(), stopwords={"the", "a"}, cache=CallCache(":memory:"))
 >>> clf = PromptedRelationClassifier(llm)
 >>> clf.predict(["Two trains", "The train"], ["The train", "Two trains"])
@@ -44,8 +45,15 @@ from ..hashing import stable_json, text_hash
 from ..models.base import Classifier
 from ..models.baselines import SklearnPairClassifier, split_spaces
 from ..profile import PHRASIS_TABLE2
-from .features import (DENSE_NAMES, FEATURE_VERSION, analyze, default_stopwords, default_wordnet, dense_features,
-                       rule_relation, toy_wordnet)  # noqa: F401  (toy_wordnet: doctest)
+from .features import (
+    DENSE_NAMES,
+    FEATURE_VERSION,
+    analyze,
+    default_stopwords,
+    default_wordnet,
+    dense_features,
+    rule_relation,
+)
 
 # --------------------------------------------------------------------------------------------------------------
 # Feature-based SVM
@@ -257,7 +265,9 @@ class PromptedRelationClassifier(Classifier):
         return f"{self.llm.label}|{self.prompt}|shots={self.shots}|labels={','.join(self.labels)}"
 
     def messages(self, premises: Sequence[str], hypotheses: Sequence[str]) -> list[list[dict]]:
-        return [self.template.render(shots=self.shots, phrase1=str(a), phrase2=str(b)) for a, b in zip(premises, hypotheses)]
+        return [
+            self.template.render(shots=self.shots, phrase1=str(a), phrase2=str(b)) for a, b in zip(premises, hypotheses)
+        ]
 
     def answers(self, premises: Sequence[str], hypotheses: Sequence[str]) -> pd.DataFrame:
         """One row per pair: raw answer text, ok, parsed value, error, and the label used (None when no answer)."""
@@ -472,8 +482,8 @@ def paper_search(train_df: pd.DataFrame, val_df: pd.DataFrame, base_spec, n_tria
         import optuna
     except ImportError as exc:  # optional dependency
         raise ImportError("the paper's hyper-parameter search needs optuna: pip install optuna") from exc
-    from ..models.training import finetune
     from ..evaluation import weighted_f1
+    from ..models.training import finetune
 
     space = {**PAPER_SEARCH_SPACE, **(space or {})}
     best = {"score": -1.0, "dir": None}

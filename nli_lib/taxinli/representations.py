@@ -295,8 +295,8 @@ def probe_auc(X: np.ndarray, y: np.ndarray, seed: int = 0, folds: int = 5, C: fl
     of the one-vs-rest SEs, an upper bound on the SE of their mean.
     """
     from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import StratifiedKFold, cross_val_predict
     from sklearn.metrics import roc_auc_score
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
 
     y = np.asarray(y)
     classes, counts = np.unique(y, return_counts=True)
@@ -350,7 +350,12 @@ def _separability(layers, df, coords, seed, folds, pca_dims, model, tier) -> pd.
             n_pos = int((y == 1).sum()) if kind != "label" else len(y)
             auc, se = probe_auc(Z, y, seed=seed, folds=folds, return_se=True)
             sil = np.nan
-            if coords is not None and i in coords and len(np.unique(y)) > 1 and min(np.unique(y, return_counts=True)[1]) > 1:
+            if (
+                coords is not None
+                and i in coords
+                and len(np.unique(y)) > 1
+                and min(np.unique(y, return_counts=True)[1]) > 1
+            ):
                 sil = float(silhouette_score(coords[i], y))
             rows.append({"model": model, "tier": tier, "layer": i, "kind": kind, "target": name, "n": len(y),
                          "n_pos": n_pos, "probe_auc": auc, "probe_auc_low": auc - 1.96 * se,
