@@ -145,8 +145,8 @@ def test_summary_notebooks_rerun_when_outputs_they_read_change(notebook_dir, tmp
     when that notebook ran alone (--only); it writes its own outputs without making itself stale."""
     write_notebook(notebook_dir / "10_paper.ipynb", _scoring_nb(0.5))
     write_notebook(notebook_dir / "90_summary.ipynb", "import os, pathlib\nfolder = pathlib.Path(os.environ['NLI_OUTPUT_DIR']) "
-             "/ 'tables' / '90_summary'\nfolder.mkdir(parents=True, exist_ok=True)\n"
-             "(folder / 'scorecard.jsonl').write_text('{}\\n')")
+                   "/ 'tables' / '90_summary'\nfolder.mkdir(parents=True, exist_ok=True)\n"
+                   "(folder / 'scorecard.jsonl').write_text('{}\\n')")
     assert run_notebooks(notebook_dir) == 0
     capsys.readouterr()
     assert run_notebooks(notebook_dir) == 0  # nothing changed: everything skipped, the summary too
@@ -180,8 +180,8 @@ def test_progress_of_a_running_notebook_is_printed(notebook_dir, tmp_path, capsy
     monkeypatch.setattr(runner, "PROGRESS_POLL_S", 0.05)
     monkeypatch.setattr(runner, "PROGRESS_LOG_EVERY_S", 0.0)
     write_notebook(notebook_dir / "02_batch.ipynb", "import time\nfrom nli_lib.progress import progress\n"
-             "bar = progress(total=40, desc='demo-llm', unit='llm call', bar=False)\n"
-             "for _ in range(40):\n    time.sleep(0.05)\n    bar.update()\nbar.close()\ntime.sleep(0.5)")
+                   "bar = progress(total=40, desc='demo-llm', unit='llm call', bar=False)\n"
+                   "for _ in range(40):\n    time.sleep(0.05)\n    bar.update()\nbar.close()\ntime.sleep(0.5)")
     assert run_notebooks(notebook_dir, "--only", "02") == 0
     out = capsys.readouterr().out
     assert "[run ] 02_batch… demo-llm: 40/40 llm calls" in out
@@ -198,13 +198,13 @@ def test_kernels_get_absolute_paths_their_name_and_the_profile_path(notebook_dir
     monkeypatch.setenv("NLI_DATA_MIRROR", "mirror")
     monkeypatch.setenv("NLI_CACHE_DIR", "../cache-rel")
     write_notebook(notebook_dir / "02_env.ipynb", "import json, os\nfrom nli_lib.notebook import notebook_name\n"
-             "from nli_lib.config import mirror_dir, cache_dir\n"
-             "keys = ('NLI_DATA_MIRROR', 'NLI_CACHE_DIR', 'NLI_USER_CWD', 'NLI_PROFILE')\n"
-             "seen = {k: os.environ.get(k) for k in keys}\n"
-             "seen.update(name=notebook_name(), profile=profile, cwd=os.getcwd(), mirror=str(mirror_dir()), "
-             "cache=str(cache_dir()))\n"
-             "open(os.environ['NLI_RUN_RECORD'] + '.env', 'w').write(json.dumps(seen))")
-    assert run_notebooks(notebook_dir, "--only", "02", runs_dir=Path("..")) == 0  # --runs-dir relative too: ../runs from typed-here
+                   "from nli_lib.config import mirror_dir, cache_dir\n"
+                   "keys = ('NLI_DATA_MIRROR', 'NLI_CACHE_DIR', 'NLI_USER_CWD', 'NLI_PROFILE')\n"
+                   "seen = {k: os.environ.get(k) for k in keys}\n"
+                   "seen.update(name=notebook_name(), profile=profile, cwd=os.getcwd(), mirror=str(mirror_dir()), "
+                   "cache=str(cache_dir()))\n"
+                   "open(os.environ['NLI_RUN_RECORD'] + '.env', 'w').write(json.dumps(seen))")
+    assert run_notebooks(notebook_dir, "--only", "02", runs_dir=Path("../runs")) == 0  # relative: ../runs from typed-here
     seen = json.loads((tmp_path / "runs/offline-quick/02_env.record.json.env").read_text())
     assert seen["NLI_DATA_MIRROR"] == seen["mirror"] == str(where / "mirror")
     assert seen["NLI_CACHE_DIR"] == seen["cache"] == str(tmp_path / "cache-rel")
