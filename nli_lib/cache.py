@@ -318,10 +318,12 @@ _DEFAULT: CallCache | None = None
 
 
 def default_cache() -> CallCache:
-    """The process-wide cache at $NLI_CACHE_DIR/calls.sqlite."""
+    """The process-wide cache at $NLI_CACHE_DIR/calls.sqlite (a new one when NLI_CACHE_DIR now names another
+    folder, or the old folder is gone)."""
     global _DEFAULT
-    if _DEFAULT is None or not Path(_DEFAULT.path).parent.exists():
-        _DEFAULT = CallCache()
+    path = cache_dir() / "calls.sqlite"
+    if _DEFAULT is None or Path(_DEFAULT.path) != path or not path.exists():
+        _DEFAULT = CallCache(path)
     return _DEFAULT
 
 

@@ -234,3 +234,17 @@ def test_pending_index_shows_a_running_notebook_its_own_outputs(tmp_path, monkey
     run.table(pd.DataFrame({"a": [1]}), "new", ref="companion-table-90")
     assert set(pending_index(run)["path"]) == {"tables/96_demo/old.csv", "tables/95_demo/new.csv"}
     assert set(pd.read_csv(tmp_path / "tables/index.csv")["path"]) == {"tables/96_demo/old.csv"}
+
+
+def test_default_cache_follows_nli_cache_dir(tmp_path, monkeypatch):
+    """A test (or a notebook) that points NLI_CACHE_DIR elsewhere gets that folder's cache, not the one an
+    earlier caller opened in this process (which served its stale entries before)."""
+    from nli_lib import cache
+
+    monkeypatch.setattr(cache, "_DEFAULT", None)
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "a"))
+    first = cache.default_cache()
+    assert cache.default_cache() is first and first.path == str(tmp_path / "a" / "calls.sqlite")
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "b"))
+    assert cache.default_cache().path == str(tmp_path / "b" / "calls.sqlite")
+
