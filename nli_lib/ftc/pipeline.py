@@ -62,21 +62,20 @@ def pipeline_name(extract: str, transform: str) -> str:
     return f"{extract}-{transform}"
 
 
-def paper_fsp_model(name: str) -> str:
-    """The Table 11 rewriter an FSP model id corresponds to: 'GPT2-xl', 'GPT-Neo1.3B' or 'GPT-Neo2.7B'.
+FSP_ROWS = ("GPT-Neo2.7B", "GPT-Neo1.3B", "GPT2-xl")  # the paper's rewriters: Table 4 (the first), Table 11
 
-    GPT-Neo2.7B (Table 4's model) is also the row any other rewriter (offline stand-ins, other LLMs) is
-    set beside.
 
-    >>> paper_fsp_model("gpt2-xl"), paper_fsp_model("EleutherAI/gpt-neo-1.3B"), paper_fsp_model("offline://ftc-rules+align")
-    ('GPT2-xl', 'GPT-Neo1.3B', 'GPT-Neo2.7B')
+def paper_fsp_model(name: str, declared=None) -> str:
+    """The paper's rewriter row an FSP model's numbers are set beside: the one the profile declares it to be
+    (`declared`: its `paper_systems`, from the `llm:` section's `as:`), else GPT-Neo2.7B (Table 4's model),
+    where every other rewriter (offline stand-ins, other LLMs) stands in. Nothing is read from the name.
+
+    >>> paper_fsp_model("EleutherAI/gpt-neo-1.3B"), paper_fsp_model("my-neo", {"my-neo": ["GPT-Neo1.3B"]})
+    ('GPT-Neo2.7B', 'GPT-Neo1.3B')
     """
-    low = str(name).lower()
-    if "gpt2-xl" in low or "gpt2xl" in low:
-        return "GPT2-xl"
-    if "neo" in low and "1.3b" in low:
-        return "GPT-Neo1.3B"
-    return "GPT-Neo2.7B"
+    from ..basis import declares
+
+    return next((row for row in FSP_ROWS if declares(declared or {}, name, row)), FSP_ROWS[0])
 
 
 @dataclass(frozen=True)

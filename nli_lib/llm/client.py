@@ -574,6 +574,7 @@ def make_llm(profile: Mapping | None, *, cache: CallCache | None = None) -> LLMC
         return None
     if not isinstance(section, Mapping):
         raise ValueError(f"profile key 'llm' must be a mapping, null or 'offline', not {type(section).__name__}")
+    section = {k: v for k, v in section.items() if k != "as"}  # `as:` declares a paper system (nli_lib.basis)
     known = {f.name for f in fields(LLMConfig)}
     if "api_key" in section:
         raise ValueError("profile 'llm' must not contain the API key; set api_key_env to the NAME of an env var")

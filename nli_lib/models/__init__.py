@@ -17,7 +17,7 @@ import pandas as pd
 
 from ..config import LABELS
 from .base import Classifier, text_hash  # noqa: F401
-from .baselines import NaiveBayesPairClassifier, TfidfPairClassifier  # noqa: F401
+from .baselines import NaiveBayesPairClassifier, TfidfPairClassifier, fit_baseline  # noqa: F401
 from .embeddings import SentenceEncoder, cosine_matrix  # noqa: F401
 from .fitted import fit_cached  # noqa: F401
 from .loading import ModelLoadError, weights_fingerprint  # noqa: F401
@@ -77,19 +77,8 @@ def offline_dnli_model(quick: bool = False, epochs: int = 1, seed: int = 0, prog
 
 
 def get_nli_model(spec: str, quick: bool = False, seed: int = 0, **kwargs) -> Classifier:
-    """An NLI classifier by name: 'offline:minilm-esnli', 'tfidf-logreg', 'tfidf-svm', 'naive-bayes', or a hub id/dir.
+    """An NLI classifier by name: 'offline:minilm-esnli', 'tfidf-logreg', 'tfidf-svm', 'naive-bayes', or a hub id/dir
+    (`nli_lib.lineup.load_classifier`, the one way models load). `kwargs`: epochs, progress, precision."""
+    from ..lineup import load_classifier
 
-    `kwargs` go to the neural model (epochs, progress, precision ...); baselines take none."""
-    if spec in ("offline", "offline:minilm-esnli"):
-        return offline_nli_model(quick=quick, seed=seed, **kwargs)
-    if spec in ("tfidf-logreg", "tfidf-svm", "naive-bayes"):
-        from ..data.loaders import load_esnli
-
-        train = load_esnli("dev")
-        if quick:
-            train = train.sample(n=2000, random_state=seed)
-        make = (lambda: NaiveBayesPairClassifier()) if spec == "naive-bayes" else \
-            (lambda: TfidfPairClassifier(spec.split("-")[1], seed=seed))
-        return fit_cached(make, train, name=spec)
-    kwargs.pop("epochs", None)  # fine-tuning epochs concern the offline model only
-    return HFClassifier(spec, tier="paper", **kwargs)
+    return load_classifier(spec, quick=quick, seed=seed, **kwargs)

@@ -24,4 +24,5 @@ from .evaluate import (MINILM, MINILM_EPOCHS, FamilySpec, TrainedModels, add_zer
 from .features import PairAnalysis, analyze, dense_features, phenomena, rule_relation, toy_wordnet  # noqa: F401
 from .models import (PAPER_MODELS, PAPER_SEARCH_SPACE, FeatureSVMClassifier, NLIRelationClassifier,  # noqa: F401
                      PromptedRelationClassifier, nli_pair_to_relation, offline_relation_llm, paper_search,
-                     phrases_from_prompt, prepare_base, relation_template, with_head_dropout)
+                     phrases_from_prompt, relation_template, with_head_dropout)
+from .evaluate import hub_family  # noqa: F401

@@ -21,7 +21,8 @@ from .dataset import (INFERENCE_SUBSET, annotation_agreement, annotation_confusi
 from .factors import (LENGTH_UNITS, compare_with_paper, correctness_records, design, factor_analysis,  # noqa: F401
                       length_unit_comparison, paper_significance, plot_coefficients, significance_scores, stars)
 from .systems import (MATCHED_GENRES, SHIPPED, accuracy_by_category, counterpart, evaluation_sample,  # noqa: F401
-                      improvement_over, model_label, pair_records, paper_system, plot_accuracy_by_category, prediction_records,
+                      declared_system, improvement_over, model_label, pair_records, plot_accuracy_by_category,
+                      prediction_records,
                       profile_classifiers, score_models, shipped_rows, stand_ins, stratified_sample, system_rows,
                       table3, table3_scores)
 from .taxonomy import (CATEGORIES, COLUMNS, GROUPS, NAMES, Category, categories_in, category,  # noqa: F401
