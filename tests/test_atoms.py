@@ -583,9 +583,11 @@ def test_snli_consistency_paper_profile_wiring(monkeypatch):
 
     stand_in = OfflineLLM(gen, name="stand-in", cache=CallCache(":memory:"))
     monkeypatch.setattr(pipeline, "make_llm", lambda params: stand_in if params.get("llm") else None)
-    nb = SimpleNamespace(quick=True, seed=0, tier="paper", nli_model=lambda: TableNLI({}, default=E),
-                         params={"llm": {"base_url": "http://127.0.0.1:9/v1", "model": "m"}, "baselines": [],
-                                 "extra_models": [], "nli_model": "x"})
+    from nli_lib.profile import load_profile
+
+    profile = load_profile(text="tier: paper\nbaselines: []\nllm: {base_url: 'http://127.0.0.1:9/v1', model: m}")
+    nb = SimpleNamespace(quick=True, seed=0, tier="paper", nli_model=lambda ref=None: TableNLI({}, default=E),
+                         profile=profile, params=profile.params())
     run = pipeline.snli_consistency(nb)
     assert run.generator == "stand-in" and len(run.examples) == pipeline.QUICK_SNLI
     llm_name = [m for m in run.per_example if "B.1, 12-shot" in m][0]

@@ -135,7 +135,7 @@ def test_llm_section_follows_llm_config():
 
     fields = {f.name: f.default for f in dataclasses.fields(LLMConfig)}
     section = {name: f.default for name, f in P.LLMSection.model_fields.items() if name != "as_"}
-    assert set(section) == set(fields) == set(P.LLM_KEY_DOCS)
+    assert set(section) == set(fields) == set(P.LLM_KEY_DOCS) - {"as"}  # `as:` declares, it configures nothing
     assert {k: (list(v) if isinstance(v, tuple) else v) for k, v in fields.items() if k not in ("base_url", "model")} \
         == {k: v for k, v in section.items() if k not in ("base_url", "model")}
 
@@ -256,7 +256,9 @@ def test_model_entries_declare_paper_systems_and_names(tmp_path, monkeypatch):
     assert (folder.id, folder.name, folder.given) == (str(tmp_path / "ckpt/my-roberta"), "my-roberta", "ckpt/my-roberta")
     assert lookalike.systems == ()  # a name that looks like BERT declares nothing
     # the one mapping every scorecard helper reads: declared models only, the LLM under its model id
-    assert p.paper_systems == {"rl-mnli": ["RoBERTa"], "meta-llama/Meta-Llama-3.1-8B-Instruct": ["llama-3-8b-it"]}
+    declared = p.paper_systems  # (the paper tier's default paper_models are declared too)
+    assert declared["rl-mnli"] == ["RoBERTa"] and declared["meta-llama/Meta-Llama-3.1-8B-Instruct"] == ["llama-3-8b-it"]
+    assert "my-roberta" not in declared and "typeform/distilbert-base-uncased-mnli" not in declared
     params = p.params()
     assert params["paper_systems"] == p.paper_systems and params["llm"]["as"] == ["llama-3-8b-it"]
     assert params["extra_models"][1] == "ckpt/my-roberta" and str(tmp_path) not in str(params)

@@ -159,7 +159,8 @@ class HFClassifier(Classifier):
         self.source = resolve_model(model, revision)
         self.revision = self.source.commit  # the hub commit every file is loaded from (None: a local folder)
         self.tier = tier or ("offline" if self.source.local_dir is not None else "paper")
-        self.name = name or self.model_path
+        # outputs never name a model by a local path: a folder is named by its own name (a hub id by itself)
+        self.name = name or (self.source.local_dir.name if self.source.local_dir is not None else self.model_path)
         self.max_length, self.batch_size = max_length, batch_size
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {PRECISIONS}, not {precision!r}")
