@@ -79,16 +79,17 @@ def as_ref(model: str | ModelRef, profile: Profile | None = None) -> ModelRef:
 
 
 def load_classifier(model: str | ModelRef, *, quick: bool = False, seed: int = 0, precision: str = "float32",
-                    epochs: int = 2, progress: bool | None = None):
-    """The classifier of a line-up member: the offline MiniLM (fine-tuned here, `epochs`), a baseline
-    (`fit_baseline`), or a Hugging Face model named `ref.name`, its head read through `label_order` when
-    given, pinned to `revision`."""
-    from .models import HFClassifier, offline_nli_model
+                    epochs: int = 2, progress: bool | None = None, train_rows: int | None = None):
+    """The classifier of a line-up member: the offline MiniLM (fine-tuned here, `epochs`; quick runs on
+    `train_rows`), a baseline (`fit_baseline`), or a Hugging Face model named `ref.name`, its head read
+    through `label_order` when given, pinned to `revision`."""
+    from .models import QUICK_TRAIN_ROWS, HFClassifier, offline_nli_model
     from .models.baselines import fit_baseline
 
     ref = as_ref(model)
     if ref.id in OFFLINE_MODELS:
-        return offline_nli_model(quick=quick, seed=seed, epochs=epochs, precision=precision, progress=progress)
+        return offline_nli_model(quick=quick, seed=seed, epochs=epochs, precision=precision, progress=progress,
+                                 train_rows=train_rows or QUICK_TRAIN_ROWS)
     if ref.id in BASELINES:
         return fit_baseline(ref.id, quick, seed)
     return HFClassifier(ref.id, name=ref.name, label_order=ref.label_order, revision=ref.revision, tier="paper",

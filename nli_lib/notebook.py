@@ -82,7 +82,7 @@ class NotebookSession:
         key = (ref.id, ref.name, ref.label_order, ref.revision)
         if key not in self.models:
             self.models[key] = load_classifier(ref, quick=self.quick, seed=self.seed, precision=self.profile.precision,
-                                               epochs=self.profile.nli_epochs)
+                                               epochs=self.profile.nli_epochs, train_rows=self.profile.quick_train_rows)
         return self.models[key]
 
     def finish(self) -> pd.DataFrame:

@@ -205,6 +205,8 @@ class Profile(BaseModel):
     nli_model: Model = Field("offline:minilm-esnli", description=(
         "the NLI model: offline:minilm-esnli (MiniLM fine-tuned here), a baseline name, a hub id or a folder"))
     nli_epochs: int = Field(2, ge=1, description="fine-tuning epochs of the offline NLI model (quick runs use 1)")
+    quick_train_rows: int = Field(1000, ge=16, description=(
+        "--quick: rows the offline MiniLM models fine-tune on (e-SNLI dev, δ-SNLI train; seeded sample)"))
     precision: Literal["float32", "bfloat16"] = Field("float32", description=(
         "NLI inference precision of Hugging Face models (bfloat16: autocast; faster on CPUs with bf16 units)"))
     baselines: list[Literal["tfidf-logreg", "tfidf-svm", "naive-bayes"]] = Field(["tfidf-logreg"], description=(

@@ -818,3 +818,23 @@ def test_rule_quds_passives_and_names():
     assert rules.question("Lilly and Sally were laughing.") == ("What are the people doing?", "activity")
     assert rules.question("Serina Williams plays tennis.") == ("What is the person playing?", "object")
     assert rules.question("Bikes are new.")[0] == "What is the condition of the objects?"
+
+
+def test_no_labelled_atom_leaves_an_empty_table_not_a_crash():
+    """Paper tier, no atom of the sample labelled (none valid, or no gold row for these examples): the label
+    frame is empty but keeps its columns (a boolean mask over no rows once selected no columns: KeyError
+    'label' in mark_critical), and Table 3 is still computed."""
+    examples = pd.DataFrame({"pair_id": ["a", "b"], "premise": ["A man stands by a lake."] * 2,
+                             "hypothesis": ["A man can swim."] * 2, "update": ["He wears trunks.", "He is wet."],
+                             "update_type": ["strengthener"] * 2})
+    gen = AtomGenerator(OfflineLLM(lambda m: "1. There is a man.\n[END]", name="one-atom", cache=CallCache(":memory:")),
+                        name="one-atom", tier="offline")
+    gold = pd.DataFrame({"pair_id": ["elsewhere"], "premise": ["p"], "hypothesis": ["h"], "update": ["u"],
+                         "update_type": ["strengthener"], "atom": ["a"], "label": [1], "label_source": ["gold"]})
+    for kwargs in ({"gold": gold}, {}):
+        data = D.prepare_dsnli(gen, TableNLI({}, default=X), examples, **kwargs)  # nothing passes validation
+        assert data.labeled.empty and {"label", "critical"} <= set(data.labeled.columns)
+    llm = OfflineLLM(lambda m: "more\n[END]", name="c1", cache=CallCache(":memory:"))
+    pred = D.llm_predictor(llm, full_shots=[], atom_shots_=[])
+    row = D.table3({"m": D.predict(pred, examples, data.labeled)}, {"m": pred}, data.label_source).iloc[0]
+    assert row["n_full"] == 2 and np.isnan(row["atom_accuracy"])

@@ -282,3 +282,21 @@ def test_two_models_cannot_share_a_name(tmp_path, monkeypatch):
         "tier: paper\nextra_models: [a/model, b/model]")
     load_profile(text="tier: paper\nextra_models: [a/model, {id: b/model, name: model-b}]")
     load_profile(text="tier: paper\nextra_models: [a/model]\npaper_models: {phrasis: {models: [a/model]}}")  # same one
+
+
+def test_one_line_up_for_every_paper():
+    """nli_lib.lineup decides the models of every notebook: the profile's NLI model, baselines, the paper's own
+    extra baselines, extra_models, the LLM; a model listed twice appears once; `as_ref` finds profile entries."""
+    from nli_lib.lineup import as_ref, lineup
+
+    p = load_profile(text="tier: paper\nnli_model: {id: roberta-large-mnli, name: rl}\nbaselines: [naive-bayes]\n"
+                          "extra_models: [roberta-large-mnli, microsoft/deberta-large-mnli]\n"
+                          "llm: {base_url: 'http://h/v1', model: some-llm, as: GPT-4o}\n")
+    members = lineup(p, also=("naive-bayes", "tfidf-svm"), llm=True)
+    assert [(m.key, m.name) for m in members] == [
+        ("nli_model", "rl"), ("baselines[0]", "naive-bayes"), ("also[1]", "tfidf-svm"),
+        ("extra_models[1]", "microsoft/deberta-large-mnli"), ("llm", "some-llm")]
+    assert members[-1].systems == ("GPT-4o",)
+    assert [m.key for m in lineup(p, main=False, baselines=False)] == ["extra_models[0]", "extra_models[1]"]
+    assert as_ref("rl", p) == as_ref("roberta-large-mnli", p) == members[0]  # by name or by id
+    assert as_ref("tfidf-logreg", p).id == "tfidf-logreg"

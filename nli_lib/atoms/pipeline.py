@@ -81,7 +81,7 @@ def dnli_predictors(nb) -> dict:
 
     train = dnli_frame(load_dsnli_train_subset())
     preds = {}
-    main = offline_dnli_model(quick=nb.quick, seed=nb.seed, progress=False)
+    main = offline_dnli_model(quick=nb.quick, seed=nb.seed, progress=False, train_rows=nb.profile.quick_train_rows)
     preds[main.name] = encoder_predictor(main)
     if nb.profile.baselines:
         sub = train.sample(n=QUICK_BASELINE_ROWS, random_state=nb.seed) if nb.quick else train
