@@ -386,8 +386,10 @@ def test_rewrite_only_leaves_out_failed_rewrites():
                         name="rewrite-refuses", cache=cache)
     rw = rewrite_only(data, client=client)
     assert set(rw["pair_id"]) == {"p0", "p1"} and rw["premise"].notna().all()
-    failed = rw.attrs["failed"]
+    failed = pd.DataFrame(rw.attrs["failed"])
     assert failed["pair_id"].tolist() == ["p2"] and failed["failure"].iloc[0].startswith("rewrite failed: refusal")
+    both = pd.concat([rw, rw.iloc[:1].assign(pair_id="x")], ignore_index=True)  # frames of failures concatenate
+    assert len(both) == len(rw) + 1
 
 
 def test_controls_unrelated_facts_and_rewrite_only():

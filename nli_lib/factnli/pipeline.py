@@ -497,11 +497,13 @@ def unrelated_facts(data: FactNLIData, augmenter: Augmenter, seed: int = 0, cand
 
 
 def _drop_failed(out: pd.DataFrame) -> pd.DataFrame:
-    """Rows whose generation succeeded (with word counts); the failed ones go to attrs["failed"], never scored."""
+    """Rows whose generation succeeded (with word counts); the failed ones go to attrs["failed"] as a list of
+    row dicts (never scored). Not a DataFrame: pandas compares the attrs of frames it concatenates, and two
+    frames of failures with different rows cannot be compared (`pd.concat` then raises)."""
     bad = out["failure"] != ""
     kept = out[~bad].drop(columns="failure").reset_index(drop=True)
     kept["premise_words"], kept["hyp_words"] = kept["premise"].map(words), kept["hypothesis"].map(words)
-    kept.attrs["failed"] = out[bad].reset_index(drop=True)
+    kept.attrs["failed"] = out[bad].to_dict("records")
     return kept
 
 
