@@ -1,6 +1,7 @@
 """NLI scoring speed: our default path against the tools a user would pick instead and against the machine.
 
-    NLI_DATA_MIRROR=../shared/data .venv/bin/python benchmarks/nli_throughput.py [--pairs 2000] [--model DIR | --quick-model]
+    NLI_DATA_MIRROR=../shared/data .venv/bin/python benchmarks/nli_throughput.py [--pairs 2000]
+        [--model DIR | --quick-model]
 
 One process, the same fine-tuned model (the offline NLI model: MiniLM-L6 fine-tuned on e-SNLI; `--model` takes
 any local folder of it) and the same SNLI-test pairs (seeded sample of e-SNLI test) for every path:

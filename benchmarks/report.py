@@ -17,11 +17,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from nli_lib.bench import parse_lines, render_table, replace_block
+from nli_lib.bench import parse_lines, render_table, replace_block  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 RUNNERS = {"nli_throughput": [sys.executable, str(ROOT / "benchmarks" / "nli_throughput.py")],
-           "run_all_timing": ["bash", str(ROOT / "benchmarks" / "run_all_timing.sh")]}
+           "run_all_timing": ["bash", str(ROOT / "benchmarks" / "run_all_timing.sh")],
+           "llm_concurrency": [sys.executable, str(ROOT / "benchmarks" / "llm_concurrency.py")]}
 
 
 def collect(files: list[Path]) -> list:

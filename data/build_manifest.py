@@ -1,6 +1,6 @@
-"""Regenerate data/manifest.csv from a mirror's SHA256SUMS.tsv (run by maintainers, not at run time).
+"""Regenerate the data manifest from a mirror's SHA256SUMS.tsv (run by maintainers, not at run time).
 
-    python data/build_manifest.py ../shared/data/SHA256SUMS.tsv > data/manifest.csv
+    python data/build_manifest.py ../shared/data/SHA256SUMS.tsv > nli_lib/resources/manifest.csv
 
 Each mirrored file becomes one row keyed `<dataset>/<name>`; online-only full datasets are appended
 from ONLINE_ONLY with their official URLs (sha256 from KNOWN_SHA256 where published, else pinned by fetch()
@@ -52,7 +52,8 @@ def classify(repo: str, path: str) -> tuple[str, str, str]:
     if base.startswith("LICENSE") or base.startswith("README"):
         return "docs", f"{repo.split('/')[1]}.{base}", "-"
     if repo == "microsoft/TaxiNLI":
-        return "taxinli", "mnli_dev" if "MNLIDev" in base else "taxinli10k", "mnli-train+dev" if "MNLIDev" not in base else "mnli-dev"
+        dev = "MNLIDev" in base
+        return "taxinli", "mnli_dev" if dev else "taxinli10k", "mnli-dev" if dev else "mnli-train+dev"
     if repo == "ilopezgazpio/PhrasIS-baselines":
         _, split, source, pol, _ = base.split(".")
         return "phrasis", f"{split}.{source}.{pol}", split

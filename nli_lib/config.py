@@ -3,11 +3,17 @@
 Everything configurable is an environment variable or a profile key (`nli_lib.profile`), never a hard-coded path:
 
     NLI_CACHE_DIR    on-disk caches (data downloads, trained models, model/LLM call cache); default <repo>/.cache
-    NLI_DATA_MIRROR  a directory laid out as github/<owner>/<repo>/<path> (see data/README.md); optional
+                     (outside a checkout: ~/.cache/nli-companion)
+    NLI_DATA_MIRROR  a directory laid out as github/<owner>/<repo>/<path> (the mirror's own README and
+                     SHA256SUMS.tsv describe it; `nli_lib.data.fetch` reads it); optional
     NLI_OUTPUT_DIR   where tables/ and figures/ are written; default the repository root
     NLI_ATOMS_GOLD   a gold atom-label CSV for the atoms notebooks; optional
-    NLI_PROFILE      profile name or YAML path (profiles/offline.yaml by default)
+    NLI_PROFILE      profile name ('offline', the default, or 'paper': nli_lib/resources/profiles/) or YAML path
     NLI_USER_CWD     the directory relative paths resolve against (see below); rarely set by hand
+
+The repository checkout (notebooks/, tables/, figures/, runs/) and the package are told apart: the package's
+own files (manifest, paper values, profiles) ship inside it (`nli_lib.resources`), so an installed copy works
+anywhere; `REPO_ROOT` is the checkout the notebooks and outputs live in (`find_checkout`).
 
 Where a relative path resolves. A user types `NLI_DATA_MIRROR=../shared/data ./run_all.sh` or
 `--profile my.yaml` relative to the directory they are in, but notebook kernels run in notebooks/
@@ -38,7 +44,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+PACKAGE_DIR = Path(__file__).resolve().parent  # the nli_lib package: a checkout's nli_lib/ or site-packages/nli_lib
 LABELS = ("entailment", "neutral", "contradiction")  # fixed 3-way label order everywhere
 USER_CWD_ENV = "NLI_USER_CWD"  # directory relative user paths resolve against (set by the runner)
 PATH_ENV_VARS = ("NLI_DATA_MIRROR", "NLI_CACHE_DIR", "NLI_OUTPUT_DIR", "NLI_ATOMS_GOLD")  # user-supplied paths
@@ -71,6 +77,29 @@ def user_path(value: str | os.PathLike) -> Path:
     return (path if path.is_absolute() else user_dir() / path).resolve()
 
 
+def is_checkout(folder: Path) -> bool:
+    """Whether `folder` is a checkout of the companion (it holds notebooks/ and run_all.sh)."""
+    return (folder / "notebooks").is_dir() and (folder / "run_all.sh").is_file()
+
+
+def find_checkout() -> Path | None:
+    """The repository checkout: the folder holding this nli_lib when it is one (a clone, an editable install),
+    else the nearest folder at or above `user_dir()` that is one (a package installed with `pip install .`,
+    used inside a clone); None outside any checkout (the library still works: its data ship inside it).
+
+    >>> find_checkout() == PACKAGE_DIR.parent  # imported from a clone
+    True
+    """
+    if is_checkout(PACKAGE_DIR.parent):
+        return PACKAGE_DIR.parent
+    here = user_dir()
+    return next((folder for folder in (here, *here.parents) if is_checkout(folder)), None)
+
+
+CHECKOUT = find_checkout()  # the checkout notebooks and outputs live in; None for an installed copy used elsewhere
+REPO_ROOT = CHECKOUT or PACKAGE_DIR.parent  # outside a checkout: the folder holding the package (no notebooks there)
+
+
 def env_path(name: str) -> Path | None:
     """The environment variable `name` as an absolute path (`user_path`), or None when unset or empty."""
     value = os.environ.get(name)
@@ -79,7 +108,7 @@ def env_path(name: str) -> Path | None:
 
 def cache_dir(*parts: str) -> Path:
     """Directory under the cache root (created on demand)."""
-    root = env_path("NLI_CACHE_DIR") or REPO_ROOT / ".cache"
+    root = env_path("NLI_CACHE_DIR") or (CHECKOUT / ".cache" if CHECKOUT else Path.home() / ".cache" / "nli-companion")
     path = root.joinpath(*parts)
     path.mkdir(parents=True, exist_ok=True)
     return path
@@ -91,8 +120,8 @@ def mirror_dir() -> Path | None:
 
 
 def output_dir() -> Path:
-    """Root under which tables/ and figures/ are written."""
-    return env_path("NLI_OUTPUT_DIR") or REPO_ROOT
+    """Root under which tables/ and figures/ are written: $NLI_OUTPUT_DIR, the checkout, else `user_dir()`."""
+    return env_path("NLI_OUTPUT_DIR") or CHECKOUT or user_dir()
 
 
 _SECRET_WORDS = {"key", "apikey", "secret", "password", "passwd", "pwd", "passphrase", "token", "credential",

@@ -2,7 +2,7 @@
 
 Every notebook's parameters cell holds three names, and the next cell starts the session:
 
-    profile = "offline"   # a profile name (profiles/<name>.yaml) or the path of a YAML file
+    profile = "offline"   # a shipped profile's name (offline, paper) or the path of a YAML file
     quick = False         # small samples everywhere
     seed = None           # None: the profile's seed
 
@@ -40,8 +40,8 @@ from .cache import default_cache
 from .config import RunInfo
 from .outputs import Outputs
 from .profile import Profile, load_profile
+from .provenance import SESSION_ENV
 
-SESSION_ENV = "JPY_SESSION_NAME"  # path of the notebook a kernel runs (jupyter-server, and the runner)
 SCRATCH = "scratch"  # notebook name when none can be derived (outputs go to tables/scratch/)
 
 
@@ -71,19 +71,40 @@ class NotebookSession:
     def run_info(self, model: str) -> RunInfo:
         return RunInfo(tier=self.tier, model=model, seed=self.seed)
 
-    def nli_model(self, spec: str | None = None):
-        """The profile's NLI model (loaded once per run); `spec` overrides, e.g. 'tfidf-logreg'.
+    def nli_model(self, spec=None):
+        """The profile's NLI model, or `spec`: a line-up member (`nli_lib.lineup.ModelRef`), a profile model's
+        id or name, a baseline name, a hub id or folder; loaded once per run (`lineup.load_classifier`).
 
         Neural models run at the profile's `precision`; the offline model trains for `nli_epochs`."""
-        from .models import get_nli_model
+        from .lineup import as_ref, load_classifier
 
-        spec = spec or self.profile.nli_model
-        if spec not in self.models:
-            kwargs = {"precision": self.profile.precision}
-            if spec.startswith("offline"):
-                kwargs["epochs"] = self.profile.nli_epochs
-            self.models[spec] = get_nli_model(spec, quick=self.quick, seed=self.seed, **kwargs)
-        return self.models[spec]
+        ref = self.profile.ref("nli_model") if spec is None else as_ref(spec, self.profile)
+        key = (ref.id, ref.name, ref.label_order, ref.revision)
+        if key not in self.models:
+            self.models[key] = load_classifier(ref, quick=self.quick, seed=self.seed, precision=self.profile.precision,
+                                               epochs=self.profile.nli_epochs, train_rows=self.profile.quick_train_rows)
+        return self.models[key]
+
+    def save(self, obj, name: str, models=(), **fields) -> None:
+        """Save a table (DataFrame), figure (matplotlib) or record set declared in the outputs catalog
+        (`nli_lib.catalog`): its reference and caption come from the declaration, `fields` fill the caption's
+        `{placeholders}`, and quick runs get the quick-sample note. Returns None, so a cell ending in
+        `nb.save(...)` prints nothing.
+
+        >>> nb.save(table3, "table-3", models=names, source="gold")        # doctest: +SKIP
+        """
+        from .catalog import spec as declared
+
+        out_spec = declared(self.name, name, kind="figure" if hasattr(obj, "savefig") else None)
+        caption = out_spec.caption_for(self.quick, **fields)
+        if out_spec.kind == "figure":
+            self.out.figure(obj, name, ref=out_spec.ref, models=models, caption=caption, **out_spec.extra)
+        elif out_spec.kind == "records":
+            self.out.records(obj, name, ref=out_spec.ref, filters=out_spec.filters, text=out_spec.text,
+                             models=models, caption=caption, **out_spec.extra)
+        else:
+            self.out.table(obj, name, ref=out_spec.ref, models=models, caption=caption, index=out_spec.index,
+                           **out_spec.extra)
 
     def finish(self) -> pd.DataFrame:
         """Print the call summary, fail if a model failed too often, then publish the outputs.

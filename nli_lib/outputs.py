@@ -5,7 +5,8 @@
 
 Files: tables/<notebook>/<name>.{csv,md,json} and figures/<notebook>/<name>.{png,pdf,json}, under
 $NLI_OUTPUT_DIR (the repository root by default). The JSON sidecar records notebook, parameters, git
-commit, nli_lib hash, data sha256s used, model ids, seed and tier. `tables/index.csv` lists every
+commit, nli_lib hash, the sha256 of the notebook's code cells, data sha256s used, model ids, seed and tier
+(`nli_lib.stale` compares them with the sources now). `tables/index.csv` lists every
 output with its paper reference key `<paper>-<table|fig>-<number>` (e.g. `taxinli-fig-5`).
 
 Publishing. While a notebook runs, everything it writes goes to a staging folder,
@@ -20,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import functools
-import hashlib
 import json
 import os
 import shutil
@@ -31,29 +31,31 @@ from pathlib import Path
 import pandas as pd
 
 from .basis import BASES, check_basis, entry_tier, model_basis
-from .config import REPO_ROOT, output_dir, scrub_secrets
-from .phases import phase
+from .config import PACKAGE_DIR, REPO_ROOT, output_dir, scrub_secrets
 from .data.fetch import used_data
+from .hashing import digest
+from .phases import phase
+from .provenance import notebook_code_hash
 
 PAPERS = ("atoms", "phrasis", "ftc", "factnli", "taxinli", "companion")
 INDEX_COLUMNS = ["ref", "kind", "path", "notebook", "tier", "models", "caption"]
 
 
 def nli_lib_hash() -> str:
-    """sha256 over the nli_lib sources (names and bytes), 12 hex digits."""
-    h = hashlib.sha256()
-    for path in sorted((REPO_ROOT / "nli_lib").rglob("*.py")):
-        h.update(str(path.relative_to(REPO_ROOT)).encode())
-        h.update(path.read_bytes())
-    return h.hexdigest()[:12]
+    """sha256 over the nli_lib sources (names relative to the package's parent, 'nli_lib/…', and bytes), 12 hex
+    digits: the same for a checkout and an installed copy of the same sources."""
+    paths = sorted(PACKAGE_DIR.rglob("*.py"))
+    return digest(*(x for p in paths for x in (str(p.relative_to(PACKAGE_DIR.parent)), p.read_bytes())), length=12)
 
 
 @functools.lru_cache(maxsize=1)
 def git_commit() -> str:
     """HEAD commit of the repository, suffixed '-dirty' when tracked files differ from it (once per process)."""
     try:
-        run = lambda *args: subprocess.run(["git", "-C", str(REPO_ROOT), *args], capture_output=True, text=True,
-                                           timeout=10).stdout.strip()
+        def run(*args: str) -> str:
+            return subprocess.run(["git", "-C", str(REPO_ROOT), *args], capture_output=True, text=True,
+                                  timeout=10).stdout.strip()
+
         commit = run("rev-parse", "HEAD") or "uncommitted"
         return commit + ("-dirty" if run("status", "--porcelain", "--untracked-files=no") else "")
     except (OSError, subprocess.SubprocessError):
@@ -63,7 +65,9 @@ def git_commit() -> str:
 def _check_ref(ref: str) -> None:
     parts = ref.split("-")
     if len(parts) < 3 or parts[0] not in PAPERS or parts[1] not in ("table", "fig"):
-        raise ValueError(f"paper reference {ref!r} must look like '<paper>-<table|fig>-<number>' with paper in {PAPERS}")
+        raise ValueError(
+            f"paper reference {ref!r} must look like '<paper>-<table|fig>-<number>' with paper in {PAPERS}"
+        )
 
 
 @dataclass
@@ -85,6 +89,7 @@ class Outputs:
         if self.staging.exists():  # left by an earlier run of this notebook that failed or was interrupted
             shutil.rmtree(self.staging)
         self.staging.mkdir(parents=True)
+        self.code_sha256 = notebook_code_hash(self.notebook)  # the code cells this run executes (None: no file)
 
     def _folder(self, *parts: str) -> Path:
         folder = self.staging.joinpath(*parts)
@@ -121,6 +126,7 @@ class Outputs:
         return {
             "kind": kind, "name": name, "ref": ref, "caption": caption, "notebook": self.notebook,
             "params": self.params, "git_commit": git_commit(), "nli_lib_hash": nli_lib_hash(),
+            "code_sha256": self.code_sha256,
             "data_sha256": used_data(), "models": list(models), "seed": self.seed, "tier": self.tier,
             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         }
@@ -181,7 +187,7 @@ class Outputs:
 
         `basis` says how ours relates to the paper's number (`nli_lib.basis`: data, released, paper-model,
         stand-in); it has no default, and an unknown basis, or 'paper-model' outside the paper profile,
-        raises ValueError. The (ref, quantity) pair must exist in data/paper_values/<paper>.csv (a typo
+        raises ValueError. The (ref, quantity) pair must exist in resources/paper_values/<paper>.csv (a typo
         raises KeyError). Entries go to tables/<notebook>/scorecard.jsonl (staged; published with the run's
         other outputs), rewritten from scratch by each run; a model-free entry (data, released) is labelled
         tier "data".
@@ -307,10 +313,20 @@ def list_records(root: Path | None = None) -> pd.DataFrame:
     rows = []
     for side in sorted((root / "tables").glob("*/records/*.json")):
         meta = json.loads(side.read_text())
-        rows.append({"notebook": meta["notebook"], "name": meta["name"], "paper": paper_of(meta["ref"], meta["notebook"]),
-                     "ref": meta["ref"], "filters": meta.get("filters", []), "text": meta.get("text", []),
-                     "caption": meta.get("caption", ""), "n_rows": meta.get("n_rows"), "tier": meta["tier"],
-                     "path": str(side.parent / (side.stem + RECORD_SUFFIX))})
+        rows.append(
+            {
+                "notebook": meta["notebook"],
+                "name": meta["name"],
+                "paper": paper_of(meta["ref"], meta["notebook"]),
+                "ref": meta["ref"],
+                "filters": meta.get("filters", []),
+                "text": meta.get("text", []),
+                "caption": meta.get("caption", ""),
+                "n_rows": meta.get("n_rows"),
+                "tier": meta["tier"],
+                "path": str(side.parent / (side.stem + RECORD_SUFFIX)),
+            }
+        )
     return pd.DataFrame(rows, columns=["notebook", "name", "paper", "ref", "filters", "text", "caption", "n_rows",
                                        "tier", "path"])
 
@@ -319,7 +335,9 @@ def load_records(notebook: str, name: str, root: Path | None = None) -> pd.DataF
     """Read back a record set written by `Outputs.records`."""
     path = (root or output_dir()) / "tables" / notebook / "records" / f"{name}{RECORD_SUFFIX}"
     if not path.exists():
-        raise FileNotFoundError(f"{path} does not exist: run notebook {notebook} first (./run_all.sh --only {notebook[:2]})")
+        raise FileNotFoundError(
+            f"{path} does not exist: run notebook {notebook} first (./run_all.sh --only {notebook[:2]})"
+        )
     return pd.read_csv(path)
 
 

@@ -1,6 +1,7 @@
 """Numbers printed in the five papers, as reference values to set beside ours (never used as results).
 
-Values live as data in data/paper_values/<paper>.csv (one file per paper). Each entry names the paper, the table/figure key (`<paper>-<table|fig>-<number>`), what it measures, the
+Values live as data in nli_lib/resources/paper_values/<paper>.csv (one file per paper, shipped with the
+package). Each entry names the paper, the table/figure key (`<paper>-<table|fig>-<number>`), what it measures, the
 value as printed, and the model/setting it belongs to. Notebooks look values up with `paper_value(...)`
 and the scorecard (notebook 90) lists them all.
 
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .config import REPO_ROOT
+from .resources import PAPER_VALUES, resource_path
 
 
 @dataclass(frozen=True)
@@ -27,11 +28,12 @@ class PaperValue:
     reason: str = ""  # why the companion cannot compute it (empty when it can)
 
 
-PAPER_VALUES_DIR = REPO_ROOT / "data" / "paper_values"
+PAPER_VALUES_DIR = resource_path(PAPER_VALUES)  # nli_lib/resources/paper_values/
 
 
 def load_values() -> list[PaperValue]:
-    """Every reference value, read from data/paper_values/<paper>.csv (columns ref, quantity, value, setting[, reason])."""
+    """Every reference value, read from resources/paper_values/<paper>.csv (columns ref, quantity, value,
+    setting[, reason])."""
     values = []
     for path in sorted(PAPER_VALUES_DIR.glob("*.csv")):
         with open(path, newline="") as fh:

@@ -16,13 +16,21 @@ re-hashes the recorded data keys against the manifest and recomputes each record
 
 Model kinds: 'hf' (Hugging Face folder or hub id: transformers / sentence-transformers weights; the
 runner fingerprints these) and 'llm' (an endpoint, identified by the profile, which is hashed anyway).
+
+A notebook's code is identified by `code_hash`, the sha256 of its code cells (markdown and outputs do not
+count): the runner's skip check and every sidecar (`code_sha256`, read by `nli_lib.stale`) use it.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
+
+from .atomic import write_json
+from .config import REPO_ROOT, user_path
+
+SESSION_ENV = "JPY_SESSION_NAME"  # path of the notebook a kernel runs (jupyter-server, and the runner)
 
 RECORD_ENV = "NLI_RUN_RECORD"  # JSON file the runner asks a notebook kernel to keep current
 MODEL_KINDS = ("hf", "llm")  # 'hf': weights the runner fingerprints; 'llm': an endpoint (model @ url)
@@ -64,11 +72,7 @@ def record() -> dict:
 
 def write_record(path: str | os.PathLike) -> None:
     """Write `record()` to `path` atomically (a reader never sees half a file)."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w") as fh:
-        json.dump(record(), fh, indent=1)
-    os.replace(tmp, path)
+    write_json(path, record(), indent=1)
 
 
 def read_record(path: str | os.PathLike) -> dict:
@@ -83,3 +87,34 @@ def read_record(path: str | os.PathLike) -> dict:
 def _update_record() -> None:
     if os.environ.get(RECORD_ENV):
         write_record(os.environ[RECORD_ENV])
+
+
+def code_hash(path: str | os.PathLike | None = None, *, text: str | None = None) -> str:
+    """sha256 (hex) of a notebook's code cells, in order: the notebook file at `path`, or its JSON `text`.
+
+    >>> import nbformat
+    >>> nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# prose"),
+    ...                                      nbformat.v4.new_code_cell("x = 1")])
+    >>> code_hash(text=nbformat.writes(nb)) == hashlib.sha256(b"x = 1\\x00").hexdigest()
+    True
+    """
+    import nbformat
+
+    nb = nbformat.reads(text, as_version=4) if text is not None else nbformat.read(path, as_version=4)
+    h = hashlib.sha256()
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            h.update(cell.source.encode())
+            h.update(b"\x00")
+    return h.hexdigest()
+
+
+def notebook_code_hash(notebook: str) -> str | None:
+    """`code_hash` of the notebook named `notebook` as a kernel runs it: the file in $JPY_SESSION_NAME when it
+    is that notebook, else notebooks/<notebook>.ipynb of the checkout; None when neither exists (a script)."""
+    candidates = []
+    session = os.environ.get(SESSION_ENV)
+    if session and Path(session).stem == notebook:
+        candidates.append(user_path(session))
+    candidates.append(REPO_ROOT / "notebooks" / f"{notebook}.ipynb")
+    return next((code_hash(path) for path in candidates if path.is_file()), None)

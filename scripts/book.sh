@@ -31,8 +31,8 @@ if [ ! -d "$run_dir" ]; then
   echo "book.sh: no executed run at $run_dir: run ./run_all.sh$([ "$run" = offline-quick ] && echo ' --quick') first" >&2
   exit 1
 fi
-PY=python3
-[ -x .venv/bin/python ] && PY=.venv/bin/python
+PY=${PYTHON:-python3}  # `nli-companion book` passes its own interpreter; otherwise .venv's when present
+[ -z "${PYTHON:-}" ] && [ -x .venv/bin/python ] && PY=.venv/bin/python
 if ! "$PY" -c "import sphinx, myst_nb, sphinx_book_theme" 2>/dev/null; then
   echo "book.sh: installing the book's Python packages (requirements.txt) into the environment" >&2
   "$PY" -m pip install -q -c constraints.txt -r requirements.txt

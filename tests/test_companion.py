@@ -160,8 +160,8 @@ def test_summary_counts_each_value_once_by_like_for_like_then_stand_in():
     assert summ.loc["all", cols].tolist() == [6, 3, 1, 1, 1, 1, 2]
 
 
-def test_readme_block_counts_by_status_and_lists_only_like_for_like_matches():
-    section = scorecard.readme_section(scorecard.build_scorecard(PAPER, OURS))
+def test_reproduction_block_counts_by_status_and_lists_only_like_for_like_matches():
+    section = scorecard.reproduction_section(scorecard.build_scorecard(PAPER, OURS))
     table = [line for line in section.splitlines() if line.startswith("| p ") or line.startswith("| all ")]
     assert [[c.strip() for c in row.strip("|").split("|")] for row in table] == [
         ["p", "4", "2", "1", "1", "0", "1", "1"], ["all", "6", "3", "1", "1", "1", "1", "2"]]
@@ -171,16 +171,59 @@ def test_readme_block_counts_by_status_and_lists_only_like_for_like_matches():
     assert "data 2, released 1, paper-model 1, stand-in 2" in section
 
 
-def test_readme_section_replaces_only_between_markers(tmp_path):
+def test_block_replaces_only_between_markers(tmp_path):
     readme = tmp_path / "README.md"
     readme.write_text(f"intro\n{scorecard.START}\nold\n{scorecard.END}\noutro\n")
     section = f"{scorecard.START}\nnew table\n{scorecard.END}"
-    assert scorecard.update_readme(section, readme) is True
+    assert scorecard.update_block(readme, section) is True
     assert readme.read_text() == f"intro\n{section}\noutro\n"
-    assert scorecard.update_readme(section, readme) is False
+    assert scorecard.update_block(readme, section) is False
     readme.write_text("no markers")
     with pytest.raises(ValueError, match="markers"):
-        scorecard.update_readme(section, readme)
+        scorecard.update_block(readme, section)
+
+
+def test_notebook_90_writes_the_reasons_to_reproduction_and_a_summary_with_the_gallery_to_readme(tmp_path):
+    """REPRODUCTION.md gets the full block (every reason not reproduced); README.md only the counts, a link and
+    the gallery, whose figures come from the index as read back from CSV (an empty models cell is no 'nan')."""
+    card = scorecard.build_scorecard(PAPER, OURS)
+    (tmp_path / "README.md").write_text(f"# front\n{scorecard.SUMMARY_START}\n{scorecard.SUMMARY_END}\n"
+                                        f"{scorecard.GALLERY_START}\n{scorecard.GALLERY_END}\n")
+    (tmp_path / "REPRODUCTION.md").write_text(f"# reproduction\n{scorecard.START}\n{scorecard.END}\n")
+    pd.DataFrame([{"ref": "companion-fig-90", "kind": "figure", "path": "figures/90_scorecard/scorecard.png",
+                   "notebook": "90_scorecard", "tier": "offline", "models": "", "caption": "values by status"},
+                  {"ref": "p-fig-1", "kind": "figure", "path": "figures/10_p/f.png", "notebook": "10_p",
+                   "tier": "offline", "models": "minilm;tfidf", "caption": "a figure"}]).to_csv(tmp_path / "i.csv",
+                                                                                                  index=False)
+    index = pd.read_csv(tmp_path / "i.csv")
+    changed = scorecard.write_markdown(card, index, ["companion-fig-90", "p-fig-1"], root=tmp_path)
+    assert changed == ["README.md", "REPRODUCTION.md"]
+    readme, full = (tmp_path / "README.md").read_text(), (tmp_path / "REPRODUCTION.md").read_text()
+    assert "needs GPT-4o" in full and "Not reproduced, and why" in full and "needs GPT-4o" not in readme
+    assert "| all " in readme and "[REPRODUCTION.md](REPRODUCTION.md)" in readme
+    assert "models: none" in readme and "nan" not in readme and "models: minilm;tfidf" in readme
+    assert "![p-fig-1](figures/10_p/f.png)" in readme
+    assert scorecard.write_markdown(card, index, ["companion-fig-90", "p-fig-1"], root=tmp_path) == []
+    with pytest.raises(KeyError, match="ftc-fig-1"):  # a gallery ref no figure is registered under
+        scorecard.write_markdown(card, index, ["companion-fig-90", "ftc-fig-1"], root=tmp_path)
+
+
+def test_gallery_of_notebook_90_asks_only_for_registered_figures():
+    """Every ref in notebook 90's GALLERY has a figure in the committed tables/index.csv (no 'ftc-fig-1' that
+    nothing registers)."""
+    import ast
+
+    import nbformat
+
+    from nli_lib.config import REPO_ROOT
+
+    cells = nbformat.read(REPO_ROOT / "notebooks" / "90_scorecard.ipynb", as_version=4).cells
+    code = next(c.source for c in cells if c.cell_type == "code" and "GALLERY = [" in c.source)
+    gallery = next(ast.literal_eval(node.value) for node in ast.parse(code).body
+                   if isinstance(node, ast.Assign) and node.targets[0].id == "GALLERY")
+    index = pd.read_csv(REPO_ROOT / "tables" / "index.csv")
+    assert any(ref.startswith("ftc-") for ref in gallery)  # every paper has a figure in the gallery
+    assert set(gallery) <= set(index[index.kind == "figure"].ref), set(gallery) - set(index.ref)
 
 
 def test_records_roundtrip_and_sampling(out):

@@ -11,8 +11,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from nli_lib.cache import CacheCorruptError, CallCache, key_hash  # noqa: E402
 from nli_lib import calls  # noqa: E402
+from nli_lib.cache import CallCache, key_hash  # noqa: E402
 from nli_lib.outputs import Outputs, rebuild_index, scorecard_entries  # noqa: E402
 from nli_lib.paper_values import beside_paper, paper_value  # noqa: E402
 
@@ -113,9 +113,10 @@ def test_start_reads_the_profile_and_derives_the_notebook_name(tmp_path, monkeyp
 def test_nli_model_runs_at_the_profile_precision(tmp_path, monkeypatch):
     pytest.importorskip("transformers")
     from nli_lib.notebook import start
-    from test_models import make_tiny_bert
 
-    make_tiny_bert(tmp_path / "tiny", {0: "entailment", 1: "neutral", 2: "contradiction"})
+    from kit import tiny_bert
+
+    tiny_bert(tmp_path / "tiny", {0: "entailment", 1: "neutral", 2: "contradiction"})
     monkeypatch.setenv("NLI_USER_CWD", str(tmp_path))
     (tmp_path / "p.yaml").write_text("tier: paper\nnli_model: tiny\nprecision: bfloat16\n")
     nb = start({"profile": str(tmp_path / "p.yaml")}, name="99_demo")
@@ -138,7 +139,6 @@ def test_runner_refuses_a_profile_holding_a_key(tmp_path):
 
 def _session(name, **params):
     from nli_lib.notebook import NotebookSession
-
     from nli_lib.profile import load_profile
 
     params = {"tier": "offline", "seed": 0, **params}
@@ -165,7 +165,7 @@ def test_a_run_that_fails_after_writing_publishes_nothing(tmp_path, monkeypatch)
     crashing.out.table(pd.DataFrame({"b": [3]}), "t2", ref="taxinli-table-3")
     crashing.out.score("taxinli-table-2", "total datapoints", 1, "data", basis="data")
     with pytest.raises(ZeroDivisionError):
-        1 / 0  # the notebook stops here: finish() never runs
+        raise ZeroDivisionError  # the notebook stops here: finish() never runs
     assert _published(tmp_path) == before  # index, tables and scorecard entries untouched
     assert scorecard_entries(tmp_path)["ours"].tolist() == [10071.0]
     assert set(pd.read_csv(tmp_path / "tables/index.csv")["ref"]) == {"taxinli-table-2"}
@@ -234,3 +234,36 @@ def test_pending_index_shows_a_running_notebook_its_own_outputs(tmp_path, monkey
     run.table(pd.DataFrame({"a": [1]}), "new", ref="companion-table-90")
     assert set(pending_index(run)["path"]) == {"tables/96_demo/old.csv", "tables/95_demo/new.csv"}
     assert set(pd.read_csv(tmp_path / "tables/index.csv")["path"]) == {"tables/96_demo/old.csv"}
+
+
+def test_default_cache_follows_nli_cache_dir(tmp_path, monkeypatch):
+    """A process-wide cache opened for one NLI_CACHE_DIR never answers for another one."""
+    from nli_lib.cache import default_cache
+
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "a"))
+    first = default_cache()
+    first.put("demo", {"x": 1}, {"y": 1})
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "b"))
+    second = default_cache()
+    assert second.path == str(tmp_path / "b" / "calls.sqlite") and second.get("demo", {"x": 1}) is None
+
+
+def test_save_takes_reference_and_caption_from_the_catalog(tmp_path, monkeypatch):
+    """`nb.save` writes what the catalog declares: ref, filled caption, quick note; undeclared names raise."""
+    from nli_lib import catalog
+    from nli_lib.catalog import OutputSpec
+
+    monkeypatch.setenv("NLI_OUTPUT_DIR", str(tmp_path))
+    monkeypatch.setitem(catalog.taxinli.OUTPUTS, "59_demo", [
+        OutputSpec("table-3", "taxinli-table-3", "accuracy per category; labels: {source}"),
+        OutputSpec("fig-5", "taxinli-fig-5", "accuracy by category", kind="figure")])
+    nb = _session("59_demo", quick=True)
+    nb.save(pd.DataFrame({"acc": [0.5]}), "table-3", models=["m"], source="gold")
+    with pytest.raises(KeyError, match="needs the field 'source'"):
+        nb.save(pd.DataFrame({"acc": [0.5]}), "table-3")
+    with pytest.raises(KeyError, match="nli_lib/catalog/taxinli.py"):
+        nb.save(pd.DataFrame(), "table-99")
+    nb.finish()
+    side = json.loads((tmp_path / "tables/59_demo/table-3.json").read_text())
+    assert (side["ref"], side["caption"], side["models"]) == (
+        "taxinli-table-3", "accuracy per category; labels: gold — QUICK sample", ["m"])

@@ -15,9 +15,9 @@ from nli_lib.config import LABELS
 from nli_lib.profile import ProfileError, load_profile
 from nli_lib.roofline import EncoderShape, mean_pair_flops, pair_flops, roofline_pairs_per_s
 
-torch = pytest.importorskip("torch")
-from tests.test_models import make_tiny_bert
+from kit import tiny_bert
 
+torch = pytest.importorskip("torch")
 ROOT = Path(__file__).resolve().parent.parent
 PREMISES, HYPOTHESES = ["a man is sleeping outside .", "the dog runs", "a woman eats"], \
     ["a person is sleeping .", "a cat sits on the man", "a woman is not eating"]
@@ -28,7 +28,7 @@ PREMISES, HYPOTHESES = ["a man is sleeping outside .", "the dog runs", "a woman 
 def test_every_precision_has_its_own_cache_key_and_entries(tmp_path):
     from nli_lib.models.hf import HFClassifier
 
-    path = make_tiny_bert(tmp_path / "m", {0: "entailment", 1: "neutral", 2: "contradiction"})
+    path = tiny_bert(tmp_path / "m")
     cache = CallCache(tmp_path / "calls.sqlite")
     models = {p: HFClassifier(path, progress=False, cache=cache, device="cpu", precision=p)
               for p in ("float32", "bfloat16", "int8")}
@@ -47,7 +47,7 @@ def test_hidden_states_are_cached_per_precision(tmp_path, monkeypatch):
     from nli_lib.models.hf import HFClassifier
 
     monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
-    path = make_tiny_bert(tmp_path / "m", {0: "entailment", 1: "neutral", 2: "contradiction"})
+    path = tiny_bert(tmp_path / "m")
     fp32 = HFClassifier(path, progress=False, device="cpu").hidden_states(PREMISES, HYPOTHESES)
     int8 = HFClassifier(path, progress=False, device="cpu", precision="int8").hidden_states(PREMISES, HYPOTHESES)
     assert len(list((tmp_path / "cache" / "hidden_states").glob("*.npz"))) == 2
@@ -56,7 +56,7 @@ def test_hidden_states_are_cached_per_precision(tmp_path, monkeypatch):
 def test_int8_refuses_a_gpu_and_unknown_precisions_are_refused(tmp_path):
     from nli_lib.models.hf import HFClassifier
 
-    path = make_tiny_bert(tmp_path / "m", {0: "entailment", 1: "neutral", 2: "contradiction"})
+    path = tiny_bert(tmp_path / "m")
     with pytest.raises(ValueError, match="CPU only"):
         _ = HFClassifier(path, progress=False, device="cuda", precision="int8").model
     with pytest.raises(ValueError, match="precision"):
@@ -75,7 +75,7 @@ def test_profile_takes_int8_and_names_the_choices(tmp_path):
 def _tiny_model_and_probe(tmp_path):
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    path = make_tiny_bert(tmp_path / "m", {0: "entailment", 1: "neutral", 2: "contradiction"})
+    path = tiny_bert(tmp_path / "m")
     model = AutoModelForSequenceClassification.from_pretrained(path).eval()
     probe = dict(AutoTokenizer.from_pretrained(path)(PREMISES, HYPOTHESES, padding=True, return_tensors="pt"))
     return model, probe

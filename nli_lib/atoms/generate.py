@@ -26,7 +26,8 @@ import numpy as np
 import pandas as pd
 
 from ..llm import PROMPTS, OfflineLLM, make_llm
-from ..llm.prompts import ATOM_DECOMPOSITIONS
+from ..text import normalise
+from .prompts import ATOM_DECOMPOSITIONS
 
 #: The paper's printed decompositions (the A.1 exemplars and the coverage evaluation items). Figure 3's
 #: hypothesis and atoms and the Appendix B.1 "the man dances" example are added to the prompt registry's rows.
@@ -62,12 +63,8 @@ class AtomGenerator:
 
     def messages(self, sentence: str, exclude: str | None = None) -> list[dict]:
         """A.1 prompt for `sentence`; `exclude` drops an exemplar with that sentence (leave-one-out)."""
-        shots = [s for s in self.shots if _norm(s["sentence"]) != _norm(exclude or "")]
+        shots = [s for s in self.shots if normalise(s["sentence"]) != normalise(exclude or "")]
         return PROMPTS["atoms.A1"].render(sentence=sentence, shots=shots)
-
-
-def _norm(text: str) -> str:
-    return re.sub(r"\W+", " ", text.lower()).strip()
 
 
 def sentence_from_a1(messages) -> str:
@@ -114,13 +111,15 @@ def atom_generator(llm=None, style: str = "incremental") -> AtomGenerator:
 
 
 def generate_atoms(sentences: Sequence[str], generator: AtomGenerator, leave_one_out: bool = False,
-                   progress: bool = False) -> pd.DataFrame:
-    """One row per (sentence, atom): sentence, atom_index, atom, generator, tier, parse_ok, error.
+                   progress: bool = False, checker="default") -> pd.DataFrame:
+    """One row per (sentence, atom): sentence, atom_index, atom, generator, tier, parse_ok, error, status, reason,
+    checker.
 
     Duplicate sentences are generated once. `leave_one_out` drops a sentence's own exemplar from its prompt
     (use it when scoring on the exemplars themselves). A failed call or an unparsable answer (a refusal, junk)
-    gives a row with atom NaN, parse_ok False and the reason in `error` (kept so failures are visible; the
-    client counts them in the call ledger).
+    gives a row with atom NaN, parse_ok False, status 'failed' and the cause in `error` (kept so failures are
+    visible; the client counts them in the call ledger). Every atom is checked for well-formedness
+    (`check_atoms`; `checker=None` only where no data mirror is available: status 'unchecked').
     """
     unique = list(dict.fromkeys(str(s) for s in sentences))
     prompts = [generator.messages(s, exclude=s if leave_one_out else None) for s in unique]
@@ -136,12 +135,61 @@ def generate_atoms(sentences: Sequence[str], generator: AtomGenerator, leave_one
                  for i, a in enumerate(atoms)]
     out = pd.DataFrame(rows, columns=["sentence", "atom_index", "atom", "parse_ok", "error"])
     out["generator"], out["tier"] = generator.name, generator.tier
+    return check_atoms(out, checker)
+
+
+USABLE = ("ok", "unchecked")  # statuses an analysis may use; malformed / unparsed / failed atoms never are
+
+
+def check_atoms(atoms: pd.DataFrame, checker="default") -> pd.DataFrame:
+    """Add status (ok | malformed | unparsed | failed | unchecked), reason and checker to generated atom rows.
+
+    `checker`: an `AtomChecker` (or any callable (atom, sentence, sole) -> AtomCheck), "default" for the one over
+    the decomposer's tagger, None for no check. A sentence's only atom that repeats it is 'unparsed'.
+
+    >>> from nli_lib.atoms.grammar.wellformed import AtomCheck
+    >>> rows = pd.DataFrame({"sentence": ["S s s s.", "A b.", "A b."], "atom": ["S s s s.", "Ok.", None],
+    ...                      "parse_ok": [True, True, False]})
+    >>> judge = lambda atom, sentence, sole: AtomCheck("unparsed" if sole and atom == sentence else "ok", "")
+    >>> check_atoms(rows, judge)["status"].tolist(), check_atoms(rows, None)["status"].tolist()
+    (['unparsed', 'ok', 'failed'], ['unchecked', 'unchecked', 'failed'])
+    """
+    out = atoms.copy()
+    if isinstance(checker, str) and checker == "default":
+        from .grammar.wellformed import default_checker
+
+        checker = default_checker()
+    parsed = out["parse_ok"].astype(bool) & out["atom"].notna()
+    counts = out[parsed].groupby("sentence")["atom"].transform("size")
+    verdicts = []
+    for i, row in out.iterrows():
+        if not parsed[i]:
+            error = row.get("error")
+            verdicts.append(("failed", error if isinstance(error, str) and error
+                             else "the generator's answer could not be parsed"))
+        elif checker is None:
+            verdicts.append(("unchecked", "no well-formedness check (no data mirror)"))
+        else:
+            result = checker(str(row["atom"]), str(row["sentence"]), bool(counts[i] == 1))
+            verdicts.append((result.status, result.reason))
+    out["status"] = [s for s, _ in verdicts]
+    out["reason"] = [r for _, r in verdicts]
+    out["checker"] = getattr(checker, "name", "none" if checker is None else "custom")
     return out
 
 
+def usable(atoms: pd.DataFrame) -> pd.DataFrame:
+    """The rows an analysis may use: parsed atoms whose status is ok (or unchecked, when no check could run)."""
+    keep = atoms["parse_ok"].astype(bool)
+    if "status" in atoms:
+        keep &= atoms["status"].isin(USABLE)
+    return atoms[keep]
+
+
 def attach_atoms(examples: pd.DataFrame, atoms: pd.DataFrame, hypothesis_col: str = "hypothesis") -> pd.DataFrame:
-    """Example rows × their hypothesis' atoms (one row per example and atom; parse failures dropped)."""
-    good = atoms[atoms["parse_ok"]].rename(columns={"sentence": hypothesis_col})
+    """Example rows × their hypothesis' usable atoms (one row per example and atom; failed, malformed and
+    unparsed atoms dropped)."""
+    good = usable(atoms).rename(columns={"sentence": hypothesis_col})
     return examples.merge(good, on=hypothesis_col, how="inner")
 
 
@@ -173,8 +221,9 @@ def coverage(items: Sequence[dict], generated: pd.DataFrame, nli) -> tuple[pd.Da
     [2.0, 1.0, 0.5, 1.0]
     """
     pairs, meta = [], []
+    ok = usable(generated)
     for item in items:
-        gen = generated.loc[(generated["sentence"] == item["sentence"]) & generated["parse_ok"], "atom"].tolist()
+        gen = ok.loc[ok["sentence"] == item["sentence"], "atom"].tolist()
         for atom, _ in _targets(item):
             for g in gen:
                 pairs.append((g, atom))
@@ -200,7 +249,7 @@ def coverage(items: Sequence[dict], generated: pd.DataFrame, nli) -> tuple[pd.Da
                          "best_match": best["generated_atom"].iloc[0] if len(best) else None,
                          "best_score": float(best["score"].iloc[0]) if len(best) else np.nan})
     detail = pd.DataFrame(rows)
-    counts = generated[generated["parse_ok"]].groupby("sentence")["atom"].nunique()
+    counts = usable(generated).groupby("sentence")["atom"].nunique()
     paper = detail["role"] == "paper atom"
     summary = detail.assign(paper=paper, covered_paper=paper & detail["covered"], missed=~paper,
                             recovered=~paper & detail["covered"]).groupby(["sentence", "source"], sort=False).agg(
@@ -233,7 +282,11 @@ def validate_atoms(rows: pd.DataFrame, nli, check_premise: bool = True) -> pd.Da
     out = out.merge(ha, on=["hypothesis", "atom"], how="left")
     if check_premise:
         pa = out.loc[out["h_entails"], ["premise", "atom"]].drop_duplicates()
-        pp = nli.predict_proba(pa["premise"].tolist(), pa["atom"].tolist()) if len(pa) else np.zeros((0, len(nli.labels)))
+        pp = (
+            nli.predict_proba(pa["premise"].tolist(), pa["atom"].tolist())
+            if len(pa)
+            else np.zeros((0, len(nli.labels)))
+        )
         pa = pa.assign(p_p_entails=pp[:, e] if len(pa) else [], p_entails=(pp.argmax(1) == e) if len(pa) else [])
         out = out.merge(pa, on=["premise", "atom"], how="left")
         out["p_entails"] = out["p_entails"].eq(True)
@@ -249,8 +302,14 @@ def pruning_counts(validated: pd.DataFrame, key: str = "hypothesis") -> pd.DataF
     gen = validated[["hypothesis", "atom"]].drop_duplicates()
     by_h = validated[validated["h_entails"]][["hypothesis", "atom"]].drop_duplicates()
     valid = validated[validated["valid"]][["hypothesis", "atom"]].drop_duplicates()
-    return pd.DataFrame([
-        {"stage": "generated", "unique_atoms": gen["atom"].nunique(), "hypothesis_atom_pairs": len(gen)},
-        {"stage": "entailed by H", "unique_atoms": by_h["atom"].nunique(), "hypothesis_atom_pairs": len(by_h)},
-        {"stage": "entailed by H, not by P", "unique_atoms": valid["atom"].nunique(), "hypothesis_atom_pairs": len(valid)},
-    ])
+    return pd.DataFrame(
+        [
+            {"stage": "generated", "unique_atoms": gen["atom"].nunique(), "hypothesis_atom_pairs": len(gen)},
+            {"stage": "entailed by H", "unique_atoms": by_h["atom"].nunique(), "hypothesis_atom_pairs": len(by_h)},
+            {
+                "stage": "entailed by H, not by P",
+                "unique_atoms": valid["atom"].nunique(),
+                "hypothesis_atom_pairs": len(valid),
+            },
+        ]
+    )

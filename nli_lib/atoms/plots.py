@@ -13,45 +13,81 @@ from matplotlib.patches import Patch
 from .defeasible import SCALE, SCALE_NAMES
 
 HUE = {"strengthener": (0.13, 0.55, 0.13), "weakener": (0.80, 0.15, 0.15)}
-SHADE = {-2: 1.0, -1: 0.75, 0: 0.45, 1: 0.25, 2: 0.10}  # dark = weakening atoms, light = strengthening atoms
+# one opaque colour per atom label (diverging: red = weakens, grey = no effect, green = strengthens)
+LABEL_COLOURS = {-2: (0.70, 0.09, 0.09), -1: (0.95, 0.55, 0.50), 0: (0.82, 0.82, 0.82), 1: (0.55, 0.80, 0.52),
+                 2: (0.10, 0.50, 0.17)}
 COUNT_COLS = {-2: "n_-2", -1: "n_-1", 0: "n_0", 1: "n_+1", 2: "n_+2"}
 
 
 def rug_order(summary: pd.DataFrame) -> pd.DataFrame:
     """Examples with at least one valid atom, left to right by weakener-label share (ties: strengthener share)."""
     s = summary[summary["n_valid"] > 0].copy()
-    return s.sort_values(["weakener_share", "strengthener_share", "pair_id"], ascending=[True, False, True]).reset_index(drop=True)
+    s["_strong_w"], s["_strong_s"] = s["n_-2"] / s["n_valid"], s["n_+2"] / s["n_valid"]
+    keys = ["weakener_share", "strengthener_share", "_strong_w", "_strong_s", "pair_id"]
+    s = s.sort_values(keys, ascending=[True, False, True, False, True]).reset_index(drop=True)
+    return s.drop(columns=["_strong_w", "_strong_s"])
 
 
-def rug_plot(summary: pd.DataFrame, label_source: str = "", ax=None):
-    """Figure 2: one vertical slice per example, hue = full label, shading = its atoms' -2..+2 distribution."""
+def rug_image(s: pd.DataFrame, height: int = 100) -> np.ndarray:
+    """(height, n, 3) RGB array: column i is example i's atom labels stacked -2 (bottom) .. +2 (top), each label
+    as tall as its share of the example's valid atoms.
+
+    >>> s = pd.DataFrame({"n_valid": [2], "n_-2": [1], "n_-1": [0], "n_0": [0], "n_+1": [0], "n_+2": [1]})
+    >>> img = rug_image(s, height=4)
+    >>> [tuple(img[r, 0]) == LABEL_COLOURS[v] for r, v in ((0, 2), (3, -2))]
+    [True, True]
+    """
+    img = np.ones((height, len(s), 3))
+    for i, (_, row) in enumerate(s.iterrows()):
+        top = 0.0
+        for v in SCALE:  # row 0 of the image is the top of the figure (imshow origin 'upper' flipped below)
+            share = row[COUNT_COLS[v]] / row["n_valid"] if row["n_valid"] else 0.0
+            lo, hi = int(round(top * height)), int(round((top + share) * height))
+            img[height - hi: height - lo, i] = LABEL_COLOURS[v]
+            top += share
+    return img
+
+
+def rug_plot(summary: pd.DataFrame, label_source: str = "", warning: str = ""):
+    """Figure 2, readable at any size: one panel per full label (strengtheners, weakeners), one column per
+    example (ordered by its share of weakening atom labels) filled with opaque colours for its atoms' labels.
+
+    The paper draws all examples in one strip with the full label as hue and the atom labels as shading; with
+    ~1,600 examples each slice is narrower than a pixel and light shades vanish, so the full label is the
+    panel here and each atom label has its own colour (a per-pixel image, no sub-pixel bars). `warning` (e.g.
+    that the labels are a method demonstration) is printed in red under the title.
+    """
     s = rug_order(summary)
-    fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(12, 3.2))
-    x = np.arange(len(s))
-    bottom = np.zeros(len(s))
-    for v in SCALE:
-        share = s[COUNT_COLS[v]] / s["n_valid"]
-        colors = [(*HUE[t], SHADE[v]) for t in s["update_type"]]
-        ax.bar(x, share, bottom=bottom, width=1.0, color=colors, linewidth=0)
-        bottom += share.to_numpy()
-    ax.set_xlim(-0.5, len(s) - 0.5)
-    ax.set_ylim(0, 1)
-    ax.set_xticks([])
-    ax.set_ylabel("share of atom labels\n(−2 bottom … +2 top)")
-    ax.set_xlabel(f"{len(s)} δ-SNLI examples, ordered by share of weakening atom labels")
-    handles = [Patch(color=HUE["strengthener"], label="strengthener (full label)"),
-               Patch(color=HUE["weakener"], label="weakener (full label)")]
-    handles += [Patch(color=(0.3, 0.3, 0.3, SHADE[v]), label=f"{v:+d} {SCALE_NAMES[v]}" if v else "0 no effect")
-                for v in SCALE]
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
-    ax.set_title(f"Atomic sub-problem labels per δ-SNLI example — labels: {label_source}", fontsize=10)
-    fig.tight_layout()
+    fig, axes = plt.subplots(2, 1, figsize=(11, 4.6), sharey=True)
+    for ax_, kind in zip(axes, ("strengthener", "weakener")):
+        part = s[s["update_type"] == kind].reset_index(drop=True)
+        if len(part):
+            ax_.imshow(rug_image(part), aspect="auto", interpolation="nearest", extent=(0, len(part), 0, 1))
+        ax_.set_xlim(0, max(len(part), 1))
+        ax_.set_ylim(0, 1)
+        ax_.set_yticks([0, 0.5, 1])
+        ax_.set_ylabel("share of\natom labels")
+        no_dir = int((part["n_critical"] == 0).sum()) if "n_critical" in part else 0
+        ax_.set_title(f"{kind}s (full label): {len(part)} examples, {no_dir} without an atom in their direction",
+                      fontsize=9, color=HUE[kind], loc="left")
+        for side in ("top", "right"):
+            ax_.spines[side].set_visible(False)
+    axes[-1].set_xlabel("examples, left to right by share of weakening atom labels")
+    handles = [Patch(color=LABEL_COLOURS[v], label=f"{v:+d} {SCALE_NAMES[v]}" if v else "0 no effect")
+               for v in reversed(SCALE)]
+    fig.legend(handles=handles, loc="center right", fontsize=8, frameon=False, title="atom label", title_fontsize=8)
+    fig.suptitle(f"Figure 2: atomic sub-problem labels per δ-SNLI example — labels: {label_source}", fontsize=10)
+    if warning:
+        fig.text(0.5, 0.925, warning, ha="center", fontsize=9, color=(0.75, 0.0, 0.0))
+    fig.tight_layout(rect=(0, 0, 0.84, 0.91 if warning else 0.95))
     return fig
 
 
 def label_distribution(labeled: pd.DataFrame, label_source: str = ""):
     """Figure 5: counts of the fine-grained labels over all valid atomic sub-problems."""
-    values = pd.to_numeric(labeled["label"].where(labeled["label"].apply(lambda v: not isinstance(v, str))), errors="coerce")
+    values = pd.to_numeric(
+        labeled["label"].where(labeled["label"].apply(lambda v: not isinstance(v, str))), errors="coerce"
+    )
     counts = values.value_counts().reindex(SCALE, fill_value=0)
     fig, ax = plt.subplots(figsize=(6, 3.2))
     ax.bar([f"{v:+d}" if v else "0" for v in SCALE], counts.values,

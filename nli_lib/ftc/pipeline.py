@@ -17,7 +17,8 @@ counterfactual equal to the hypothesis is one, except for N[B], which may keep t
 or 'failed' (nothing produced: no template, span not in the hypothesis, unparsable answer). `ok` is
 status == 'ok'; only ok rows are scored.
 
->>> rows = regex_transform("Two kids walk home from school .", "walking down a sidewalk", "walk home from school", "neutral")
+>>> hypothesis = "Two kids walk home from school ."
+>>> rows = regex_transform(hypothesis, "walking down a sidewalk", "walk home from school", "neutral")
 >>> [(r.slot, r.x_cf) for r in rows]
 [('N[A]', 'Two kids walking down a sidewalk .'), ('N[B]', 'Two kids walk home from school .')]
 >>> regex_transform("There is a cat running", "dog", "cat", "contradiction")[0].x_cf
@@ -30,10 +31,11 @@ from typing import Sequence
 
 import pandas as pd
 
+from ..text import untokenize_ptb
 from .fewshot import FewShotRewriter
 from .logic import as_label, counterfactual_targets
 from .templates import extract_regex
-from .text import find_span, normalize, replace_at
+from .text import find_span, replace_at
 from .validity import check_counterfactual
 
 # Bump when a change to the extract/transform code changes counterfactual texts (gold-set items record it).
@@ -48,35 +50,18 @@ def pipeline_version() -> str:
     >>> pipeline_version().startswith(f"v{TRANSFORM_VERSION}+")
     True
     """
-    import hashlib
     from pathlib import Path
 
+    from ..hashing import files_hash
+
     here = Path(__file__).parent
-    digest = hashlib.sha256(b"".join((here / f).read_bytes() for f in ("text.py", "templates.py", "fewshot.py",
-                                                                       "pipeline.py"))).hexdigest()[:10]
-    return f"v{TRANSFORM_VERSION}+{digest}"
+    sources = ("text.py", "templates.py", "fewshot.py", "pipeline.py", "../text.py")
+    return f"v{TRANSFORM_VERSION}+{files_hash((here / f for f in sources), length=10)}"
 PIPELINES = (("regex", "regex"), ("regex", "fsp"), ("fsp", "regex"), ("fsp", "fsp"))  # Table 4 row order
 
 
 def pipeline_name(extract: str, transform: str) -> str:
     return f"{extract}-{transform}"
-
-
-def paper_fsp_model(name: str) -> str:
-    """The Table 11 rewriter an FSP model id corresponds to: 'GPT2-xl', 'GPT-Neo1.3B' or 'GPT-Neo2.7B'.
-
-    GPT-Neo2.7B (Table 4's model) is also the row any other rewriter (offline stand-ins, other LLMs) is
-    set beside.
-
-    >>> paper_fsp_model("gpt2-xl"), paper_fsp_model("EleutherAI/gpt-neo-1.3B"), paper_fsp_model("offline://ftc-rules+align")
-    ('GPT2-xl', 'GPT-Neo1.3B', 'GPT-Neo2.7B')
-    """
-    low = str(name).lower()
-    if "gpt2-xl" in low or "gpt2xl" in low:
-        return "GPT2-xl"
-    if "neo" in low and "1.3b" in low:
-        return "GPT-Neo1.3B"
-    return "GPT-Neo2.7B"
 
 
 @dataclass(frozen=True)
@@ -133,7 +118,9 @@ def _fsp_rewrites(parsed, label: str) -> list[Rewrite]:
 
 
 ROW_COLUMNS = ["pair_id", "premise", "hypothesis", "label", "explanation", "pipeline", "extract", "transform",
-               "template", "A", "B", "extract_ok", "slot", "y_cf", "x_cf", "ok", "status", "changed", "reason"]
+               "template", "A", "B", "extract_ok", "slot", "y_cf", "x_cf", "ok", "status", "changed", "reason",
+               "extract_shots", "transform_shots",  # priming examples in the FSP prompt sent (None: regex/not sent)
+               "extract_shots_dropped", "transform_shots_dropped"]  # examples left out to fit the context
 
 
 def counterfactual_rows(df: pd.DataFrame, extract: str = "regex", transform: str = "regex",
@@ -160,9 +147,13 @@ def counterfactual_rows(df: pd.DataFrame, extract: str = "regex", transform: str
         parsed = rewriter.extract(explanations, labels, progress=progress)
         spans = [(p.value["A"], p.value["B"], None, "") if p.ok else (None, None, None, f"extract: {_failure(p)}")
                  for p in parsed]
+        extract_shots = [(getattr(p, "shots", None), getattr(p, "dropped", 0)) for p in parsed]
+    if extract == "regex":
+        extract_shots = [(None, 0)] * len(df)
     # Transform
     ok_idx = [i for i, s in enumerate(spans) if s[0] and s[1]]
     rewrites: dict[int, list[Rewrite]] = {}
+    transform_shots: dict[int, tuple[int | None, int]] = {}
     if transform == "regex":
         for i in ok_idx:
             rewrites[i] = regex_transform(df.at[i, "hypothesis"], spans[i][0], spans[i][1], labels[i])
@@ -171,23 +162,29 @@ def counterfactual_rows(df: pd.DataFrame, extract: str = "regex", transform: str
                                     [spans[i][1] for i in ok_idx], [labels[i] for i in ok_idx], progress=progress)
         for i, p in zip(ok_idx, parsed):
             rewrites[i] = _fsp_rewrites(p, labels[i])
+            transform_shots[i] = (getattr(p, "shots", None), getattr(p, "dropped", 0))
     rows = []
     for i in range(len(df)):
         a, b, template, why = spans[i]
         base = {"pair_id": df.at[i, "pair_id"], "premise": df.at[i, "premise"], "hypothesis": df.at[i, "hypothesis"],
                 "label": labels[i], "explanation": explanations[i], "pipeline": pipeline_name(extract, transform),
                 "extract": extract, "transform": transform, "template": template, "A": a, "B": b,
-                "extract_ok": i in rewrites}
+                "extract_ok": i in rewrites, "extract_shots": extract_shots[i][0],
+                "transform_shots": transform_shots.get(i, (None, 0))[0],
+                "extract_shots_dropped": extract_shots[i][1],
+                "transform_shots_dropped": transform_shots.get(i, (None, 0))[1]}
         items = rewrites.get(i) or [Rewrite(t.slot, t.y_cf, None, why) for t in counterfactual_targets(labels[i])]
         for r in items:
             produced = bool(r.x_cf and r.x_cf.strip())
-            changed = produced and normalize(r.x_cf) != normalize(base["hypothesis"])
+            changed = produced and untokenize_ptb(r.x_cf) != untokenize_ptb(base["hypothesis"])
             if not produced:
                 status, reason = "failed", r.reason
             else:
                 verdict = check_counterfactual(base["hypothesis"], r.x_cf, r.slot, source=base["explanation"])
                 status = verdict.status
-                reason = r.reason if verdict.ok else f"malformed: {verdict.reason}" + (f" [{r.reason}]" if r.reason else "")
+                reason = (
+                    r.reason if verdict.ok else f"malformed: {verdict.reason}" + (f" [{r.reason}]" if r.reason else "")
+                )
             rows.append({**base, "slot": r.slot, "y_cf": r.y_cf, "x_cf": r.x_cf if produced else None,
                          "ok": status == "ok", "status": status, "changed": changed, "reason": reason})
     out = pd.DataFrame(rows, columns=ROW_COLUMNS)
@@ -201,5 +198,7 @@ def all_pipelines(df: pd.DataFrame, rewriter: FewShotRewriter | None, pipelines:
     frames = [counterfactual_rows(df, e, t, rewriter, explanation_col=explanation_col, label_col=label_col)
               for e, t in pipelines]
     out = pd.concat(frames, ignore_index=True)
-    out["fsp_model"] = [rewriter.name if rewriter is not None and "fsp" in p.split("-") else "" for p in out["pipeline"]]
+    out["fsp_model"] = [
+        rewriter.name if rewriter is not None and "fsp" in p.split("-") else "" for p in out["pipeline"]
+    ]
     return out

@@ -41,35 +41,37 @@ import json
 import os
 import random
 import re
+import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, fields
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Sequence
 
 import pandas as pd
 
 from .. import calls as call_ledger
 from .. import provenance
 from ..cache import CallCache, ReplayMiss, default_cache, key_hash
-from ..progress import progress as progress_bar
 from ..phases import phase
+from ..progress import progress as progress_bar
+from .context import Messages, TokenBudget, as_messages, completion_prompt
 from .prompts import Parsed, PromptTemplate
 
 NAMESPACE = "llm"
 COUNTERS = ("hits", "misses", "calls", "retries", "errors", "prompt_tokens", "completion_tokens")
 NO_ANSWER = "no_answer"  # finish_reason of an offline stand-in that has no rule for its input
-IDENTITY = ("model", "messages", "params", "sample")  # what identifies a call (the cache key's fields)
+IDENTITY = ("model", "messages", "params", "sample")  # what identifies a chat call (the cache key's fields)
+# a completion call's key holds "prompt" (the text sent, `context.completion_prompt`) in place of "messages"
+APIS = ("chat", "completions")  # chat: /v1/chat/completions or a chat template; completions: a plain text prompt
 
-Messages = list[dict]
 
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LLMConfig:
-    """Settings of one OpenAI-compatible endpoint (a profile's ``llm:`` section)."""
+    """Settings of one LLM (a profile's ``llm:`` or ``rewriter:`` section): an endpoint, or a model in-process."""
 
-    base_url: str  # endpoint root, e.g. "https://api.openai.com/v1" or "http://localhost:8000/v1"
-    model: str  # model id as the endpoint names it
+    base_url: str | None = None  # endpoint root, e.g. "http://localhost:8000/v1"; None: load `model` in-process
+    model: str  # model id as the endpoint names it; in-process: a hub id or a local folder
     api_key_env: str = "OPENAI_API_KEY"  # NAME of the env var holding the key (the key is never stored)
     temperature: float = 0.0  # sampling temperature (part of the cache key)
     max_tokens: int | None = 512  # completion length cap; None leaves it to the endpoint
@@ -80,12 +82,42 @@ class LLMConfig:
     replay_only: bool = False  # never call the endpoint: a cache miss raises ReplayMiss
     retry_base_s: float = 1.0  # first backoff delay; doubles per retry, plus up to this much jitter
     retry_max_s: float = 60.0  # cap on one backoff delay
+    api: str = "chat"  # "chat" (messages) or "completions" (a base LM continues `context.completion_prompt`)
+    paper_system: str | tuple[str, ...] | None = None  # the paper's system(s) it IS (profile `as`); None: stand-in
+    gguf_file: str | None = None  # in-process: a GGUF file inside the `model` folder (transformers gguf_file=)
+    context_tokens: int | None = None  # context window for fitting few-shot prompts; None: the model's own
+    tokenizer: str | None = None  # hub id or folder of the tokenizer counting prompt tokens; None: `model`
 
     def __post_init__(self):
         stop = (self.stop,) if isinstance(self.stop, str) else tuple(self.stop or ())
         object.__setattr__(self, "stop", stop)
+        if isinstance(self.paper_system, list):  # several printed names of one system (YAML gives a list)
+            object.__setattr__(self, "paper_system", tuple(self.paper_system))
         if self.concurrency < 1 or self.max_retries < 0:
             raise ValueError("LLMConfig: concurrency must be >= 1 and max_retries >= 0")
+        if self.api not in APIS:
+            raise ValueError(f"LLMConfig: api must be one of {APIS}, not {self.api!r}")
+
+    @property
+    def in_process(self) -> bool:
+        """Whether the model runs in this process (no base_url)."""
+        return not self.base_url
+
+    @property
+    def short_name(self) -> str:
+        """The model as outputs name it: the id an endpoint uses, a hub id, or a folder's name (never a path).
+
+        >>> LLMConfig(model="/home/me/models/gpt-neo-2.7B").short_name, LLMConfig(model="gpt2-xl").short_name
+        ('gpt-neo-2.7B', 'gpt2-xl')
+        >>> LLMConfig(model="/opt/smol", gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf").short_name
+        'smol/SmolLM2-135M-Instruct.Q4_1.gguf'
+        """
+        from pathlib import Path
+
+        name = self.model
+        if self.in_process and (name.startswith(("/", ".", "~")) or Path(name).expanduser().is_dir()):
+            name = Path(name).expanduser().resolve().name
+        return f"{name}/{self.gguf_file}" if self.gguf_file else name
 
 
 @dataclass(frozen=True)
@@ -121,16 +153,15 @@ class LLMCallError(RuntimeError):
         self.attempts, self.status, self.kind = attempts, status, kind
 
 
-def _as_messages(messages) -> Messages:
-    if isinstance(messages, str):
-        return [{"role": "user", "content": messages}]
-    return [dict(m) for m in messages]
-
-
 def _prompt_preview(messages: Messages, n: int = 80) -> str:
     users = [m.get("content") for m in messages if m.get("role") == "user"] or [m.get("content") for m in messages]
     text = " ".join(str(users[-1] if users else "").split())
     return text[:n] + ("…" if len(text) > n else "")
+
+
+def _key_messages(key: dict) -> Messages:
+    """The messages of a call key (a completion key's prompt as one message)."""
+    return key["messages"] if "messages" in key else [{"role": "user", "content": key.get("prompt", "")}]
 
 
 def _search_needle(messages: Messages, n: int = 120) -> str:
@@ -166,7 +197,55 @@ def key_differences(stored: dict, asked: dict) -> list[str]:
     return out
 
 
-class _CachedChat:
+class _BatchWriter:
+    """Stores answers from many worker threads in the call cache, batched: a background thread commits whatever
+    has arrived while the previous commit ran (one transaction per batch; each commit waits for a disk sync, so
+    one per answer would cap a batch at a few hundred answers per second). `close` commits the rest and raises
+    a failed commit's error (the values were spilled aside by the cache, see `CallCache.put_many`).
+
+    >>> cache = CallCache(":memory:")
+    >>> writer = _BatchWriter(cache)
+    >>> for i in range(3):
+    ...     writer.add({"i": i}, {"text": str(i)})
+    >>> writer.close()
+    >>> cache.get(NAMESPACE, {"i": 2})
+    {'text': '2'}
+    """
+
+    def __init__(self, cache: CallCache):
+        self._cache, self._items, self._closed, self._error = cache, [], False, None
+        self._cond = threading.Condition()
+        self._thread = threading.Thread(target=self._run, name="llm-cache-writer", daemon=True)
+        self._thread.start()
+
+    def add(self, key: dict, value: dict) -> None:
+        with self._cond:
+            self._items.append((key, value))
+            self._cond.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._items and not self._closed:
+                    self._cond.wait()
+                items, self._items = self._items, []
+                if not items and self._closed:
+                    return
+            try:
+                self._cache.put_many(NAMESPACE, items)
+            except Exception as exc:  # noqa: BLE001 - raised by close()
+                self._error = self._error or exc
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify()
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+
+class CachedChat:
     """Cache, counters, chat/chat_many, parse_many and stats shared by LLMClient and OfflineLLM."""
 
     endpoint: str = ""
@@ -174,6 +253,8 @@ class _CachedChat:
     concurrency: int = 1
     replay_only: bool = False
     ledger_kind: str = "llm"  # kind of source in the call ledger
+    api: str = "chat"  # "completions": the key and the request hold `completion_prompt(messages)`
+    paper_system: str | None = None  # the paper's system this model is declared to be (profile `as`)
     reads_legacy_keys: bool = True  # also read entries stored under the old key layout (endpoint in the key)
 
     def __init__(self, cache: CallCache | None):
@@ -216,14 +297,18 @@ class _CachedChat:
             call_ledger.count(self.ledger_kind, self.label, **{self._LEDGER_NAMES[name]: n})
 
     def cache_key(self, messages, *, sample: int = 0, **overrides) -> dict:
-        """The cache key of a call (IDENTITY): model, messages, decoding params, sample index; not the endpoint."""
+        """The cache key of a call (IDENTITY): model, messages, decoding params, sample index; not the endpoint.
+
+        A completion call (``api="completions"``) holds the prompt text it sends in place of the messages.
+        """
         provenance.note_model(self.label, "llm")  # the run record names the endpoint and model used
-        return {
-            "model": self.identity,
-            "messages": _as_messages(messages),
-            "params": self._params(overrides),
-            "sample": int(sample),
-        }
+        sent = ({"prompt": completion_prompt(as_messages(messages))} if self.api == "completions"
+                else {"messages": as_messages(messages)})
+        return {"model": self.identity, **sent, "params": self._params(overrides), "sample": int(sample)}
+
+    def token_budget(self, max_new_tokens: int | None = None) -> TokenBudget | None:
+        """The context budget few-shot prompts are fitted to (`context.fit_shots`); None when none is known."""
+        return None
 
     # -- entries stored under the old key layout -----------------------------------------------------
     def _legacy_index(self) -> dict[str, str]:
@@ -265,11 +350,13 @@ class _CachedChat:
     # -- replay misses -------------------------------------------------------------------------------
     def explain_miss(self, key: dict) -> str:
         """Why `key` is not in the cache: the stored calls with the same messages and what differs in them."""
-        needle = _search_needle(key["messages"])
+        needle = _search_needle(_key_messages(key))
+        field_name = "messages" if "messages" in key else "prompt"
         same = [k for k in self.cache.stored_keys(NAMESPACE, contains=json.dumps(needle)[1:-1])
-                if isinstance(k, dict) and k.get("messages") == key["messages"]]
+                if isinstance(k, dict) and k.get(field_name) == key[field_name]]
         if not same:
-            return ("No stored call has these messages: the prompt (template, exemplars or input) differs from "
+            what = "these messages" if field_name == "messages" else "this prompt"
+            return (f"No stored call has {what}: the prompt (template, exemplars or input) differs from "
                     "the one the cache was filled with, or NLI_CACHE_DIR points at another cache.")
         diffs = sorted((key_differences(k, key) for k in same), key=len)
         samples = sorted({k.get("sample") for k in same if isinstance(k.get("sample"), int)})
@@ -281,14 +368,14 @@ class _CachedChat:
     def _replay_miss(self, key: dict, n_missing: int = 1, n_total: int = 1) -> ReplayMiss:
         what = "no cached answer" if n_total == 1 else f"{n_missing} of {n_total} calls not cached; first"
         return ReplayMiss(
-            f"replay-only {self.label}: {what} for prompt {_prompt_preview(key['messages'])!r} "
+            f"replay-only {self.label}: {what} for prompt {_prompt_preview(_key_messages(key))!r} "
             f"(sample {key['sample']}). {self.explain_miss(key)} Fill the cache by running once with an endpoint "
             f"(profile llm: replay_only: false, with base_url and the API key env var set), or point NLI_CACHE_DIR "
             f"at a cache that holds these calls."
         )
 
     # -- calls ---------------------------------------------------------------------------------------
-    def _call_and_store(self, messages: Messages, key: dict) -> LLMResult:
+    def _call_and_store(self, messages: Messages, key: dict, writer: "_BatchWriter | None" = None) -> LLMResult:
         try:
             text, usage, finish = self._complete(messages, key["params"])
         except Exception:
@@ -296,7 +383,10 @@ class _CachedChat:
             raise
         value = {"text": text, "usage": usage, "finish_reason": finish, "created": time.time(),
                  "endpoint": self.endpoint}
-        self.cache.put(NAMESPACE, key, value)
+        if writer is None:
+            self.cache.put(NAMESPACE, key, value)
+        else:
+            writer.add(key, value)
         self._count("prompt_tokens", int(usage.get("prompt_tokens") or 0))
         self._count("completion_tokens", int(usage.get("completion_tokens") or 0))
         return LLMResult(cached=False, **value)
@@ -308,7 +398,7 @@ class _CachedChat:
         `sample` distinguishes repeated draws of the same prompt; `overrides` change decoding parameters
         (temperature=..., max_tokens=..., stop=..., seed=...) for this call and are part of the cache key.
         """
-        messages = _as_messages(messages)
+        messages = as_messages(messages)
         key = self.cache_key(messages, sample=sample, **overrides)
         hit = self._lookup([key])[0]
         call_ledger.count(self.ledger_kind, self.label, requests=1, cache_hits=int(hit is not None))
@@ -329,7 +419,7 @@ class _CachedChat:
         Cached items are read in one batch; misses run on a pool of `concurrency` threads, each stored as
         it finishes (an interrupted batch resumes). A failing item yields an `LLMError` in its slot.
         """
-        jobs = [(_as_messages(m), s) for m in list_of_messages for s in range(samples)]
+        jobs = [(as_messages(m), s) for m in list_of_messages for s in range(samples)]
         keys = [self.cache_key(m, sample=s, **overrides) for m, s in jobs]
         values = self._lookup(keys)
         results: list = [None if v is None else self._result(v) for v in values]
@@ -346,16 +436,19 @@ class _CachedChat:
         if todo and self.replay_only:
             raise self._replay_miss(keys[todo[0]], n_missing=len(todo), n_total=len(jobs))
 
+        parallel = self.concurrency > 1 and len(todo) > 1
+        writer = _BatchWriter(self.cache) if parallel else None  # one commit per batch of answers, not per answer
+
         def work(j: int):
             try:
-                return self._call_and_store(jobs[j][0], keys[j])
+                return self._call_and_store(jobs[j][0], keys[j], writer)
             except Exception as exc:  # noqa: BLE001 - recorded in the item's slot
                 return LLMError(self._scrub(str(exc)), type(exc).__name__, getattr(exc, "attempts", 1))
 
         bar = progress_bar(total=len(jobs), initial=len(jobs) - len(todo) - len(dupes), desc=self.model,
                            unit="llm call", bar=progress)
         try:
-            if self.concurrency == 1 or len(todo) <= 1:
+            if not parallel:
                 for j in todo:
                     results[j] = work(j)
                     bar and bar.update()
@@ -368,6 +461,7 @@ class _CachedChat:
                         bar and bar.update()
                 finally:  # on interrupt: drop queued items, let running ones finish (and be cached)
                     pool.shutdown(wait=True, cancel_futures=True)
+                    writer.close()  # every answer received is stored before chat_many returns or raises
             for j in dupes:
                 results[j] = results[first_of[key_hash(keys[j])]]
                 bar and bar.update()
@@ -413,7 +507,7 @@ class _CachedChat:
         return pd.DataFrame([s], index=pd.Index([self.label], name="llm"))
 
 
-class LLMClient(_CachedChat):
+class LLMClient(CachedChat):
     """Chat completions from an OpenAI-compatible endpoint, cached, with bounded retries.
 
     Retries (exponential backoff with jitter, `max_retries` at most) on HTTP 429, 5xx, connection
@@ -431,15 +525,23 @@ class LLMClient(_CachedChat):
 
     def __init__(self, config: LLMConfig, *, cache: CallCache | None = None):
         super().__init__(cache)
+        if config.in_process:
+            raise ValueError("LLMClient needs a base_url; a model without one runs in-process (llm.local.LocalLLM)")
         self.config = config
         self.endpoint, self.model = config.base_url.rstrip("/"), config.model
         self.concurrency, self.replay_only = config.concurrency, config.replay_only
-        self._sdk_client = None  # created on the first request (replay-only runs never need a key)
+        self.api, self.paper_system = config.api, config.paper_system
+        # SDK clients, created on the first request (replay-only runs never need a key); see _sdk
+        self._n_shards = -(-config.concurrency // self.SHARD_SIZE)
+        self._sdk_clients: list = [None] * self._n_shards
+        self._local, self._threads_seen = threading.local(), 0
+        self._counter = None  # prompt-token counter of `token_budget` (loaded on first use)
 
     def __repr__(self) -> str:
         c = self.config
+        api = f", api={c.api!r}" if c.api != "chat" else ""
         return (f"LLMClient(model={c.model!r}, base_url={c.base_url!r}, api_key_env={c.api_key_env!r}, "
-                f"replay_only={c.replay_only})")
+                f"replay_only={c.replay_only}{api})")
 
     __str__ = __repr__
 
@@ -451,24 +553,40 @@ class LLMClient(_CachedChat):
             params["stop"] = [params["stop"]] if isinstance(params["stop"], str) else list(params["stop"])
         return params
 
+    SHARD_SIZE = 16  # worker threads per SDK client (and its connection pool)
+
     def _sdk(self):
+        """The SDK client of the calling thread's shard. Worker threads are spread over ceil(concurrency / 16)
+        clients, each with its own pool of kept-alive connections: a single pool of hundreds of connections
+        costs CPU per request that grows with its size (it scans every connection), which caps throughput
+        at high concurrency. No Nagle delay between a request's header and body writes."""
+        shard = getattr(self._local, "shard", None)
         with self._lock:
-            if self._sdk_client is None:
+            if shard is None:
+                shard = self._local.shard = self._threads_seen % self._n_shards
+                self._threads_seen += 1
+            if self._sdk_clients[shard] is None:
+                import httpx
                 import openai
 
-                self._sdk_client = openai.OpenAI(
+                n = min(self.SHARD_SIZE, self.config.concurrency)
+                limits = httpx.Limits(max_connections=n, max_keepalive_connections=n, keepalive_expiry=30.0)
+                self._sdk_clients[shard] = openai.OpenAI(
                     base_url=self.endpoint,
                     api_key=os.environ.get(self.config.api_key_env) or "not-set",  # local servers need none
                     max_retries=0,  # our retry policy is the one in force
                     timeout=self.config.timeout_s,
+                    http_client=httpx.Client(timeout=self.config.timeout_s, transport=httpx.HTTPTransport(
+                        limits=limits, socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])),
                 )
-            return self._sdk_client
+            return self._sdk_clients[shard]
 
     def _scrub(self, text: str) -> str:
         """Remove the API key from text that may echo it (error bodies, exception strings)."""
         secrets = {os.environ.get(self.config.api_key_env) or ""}
-        if self._sdk_client is not None:
-            secrets.add(getattr(self._sdk_client, "api_key", "") or "")
+        for sdk in self._sdk_clients:
+            if sdk is not None:
+                secrets.add(getattr(sdk, "api_key", "") or "")
         for secret in secrets:
             if len(secret) >= 4:
                 text = text.replace(secret, "***")
@@ -493,7 +611,11 @@ class LLMClient(_CachedChat):
             self._count("calls")
             failure = None
             try:
-                resp = self._sdk().chat.completions.create(model=self.model, messages=messages, **send)
+                if self.api == "completions":
+                    resp = self._sdk().completions.create(model=self.model, prompt=completion_prompt(messages),
+                                                          **send)
+                else:
+                    resp = self._sdk().chat.completions.create(model=self.model, messages=messages, **send)
             except openai.APIError as exc:
                 status = getattr(exc, "status_code", None)
                 retryable = isinstance(exc, openai.APIConnectionError) or status == 429 or (status or 0) >= 500
@@ -515,10 +637,28 @@ class LLMClient(_CachedChat):
                 raise LLMCallError(f"{self.label}: response has no choices", attempts=attempt + 1, kind="EmptyResponse")
             usage = resp.usage.model_dump(exclude_none=True) if getattr(resp, "usage", None) else {}
             usage = {k: v for k, v in usage.items() if isinstance(v, (int, float))}
-            return choices[0].message.content or "", usage, choices[0].finish_reason
+            text = choices[0].text if self.api == "completions" else choices[0].message.content
+            return text or "", usage, choices[0].finish_reason
+
+    def token_budget(self, max_new_tokens: int | None = None) -> TokenBudget | None:
+        """The budget of `context_tokens` counted with `tokenizer` (or the model id) loaded here; None when the
+        config names neither a context size nor a tokenizer (the endpoint's context is then not checked here:
+        an over-long prompt comes back as the endpoint's 400, counted as an error)."""
+        c = self.config
+        if c.context_tokens is None and c.tokenizer is None:
+            return None
+        with self._lock:
+            if self._counter is None:
+                from .tokens import TokenCounter
+
+                self._counter = TokenCounter.load(c.tokenizer or c.model, api=c.api, gguf_file=c.gguf_file)
+        context = c.context_tokens or self._counter.context_tokens
+        if not context:
+            raise ValueError(f"{self.label}: the context size is unknown; set context_tokens in the profile section")
+        return TokenBudget(context, max_new_tokens or c.max_tokens or 0, self._counter.count)
 
 
-class OfflineLLM(_CachedChat):
+class OfflineLLM(CachedChat):
     """The LLMClient interface over a Python function ``generate(messages) -> str | None`` (no network).
 
     Calls go through the same cache (model "offline://<name>" in the key), so a warm run makes zero generator
@@ -562,25 +702,3 @@ class OfflineLLM(_CachedChat):
         self._count("calls")
         text = self.generate(messages)
         return ("", {}, NO_ANSWER) if text is None else (str(text), {}, "stop")
-
-
-def make_llm(profile: Mapping | None, *, cache: CallCache | None = None) -> LLMClient | None:
-    """LLMClient from a profile's ``llm`` section; None for ``llm: null`` / ``"offline"`` / absent.
-
-    >>> make_llm({"llm": None}) is None and make_llm({"llm": "offline"}) is None
-    True
-    >>> make_llm({"llm": {"base_url": "http://localhost:8000/v1", "model": "m", "stop": ["[END]"]}}).config.stop
-    ('[END]',)
-    """
-    section = (profile or {}).get("llm") if isinstance(profile, Mapping) else None
-    if section in (None, False) or (isinstance(section, str) and section.strip().lower() in ("offline", "none", "null", "")):
-        return None
-    if not isinstance(section, Mapping):
-        raise ValueError(f"profile key 'llm' must be a mapping, null or 'offline', not {type(section).__name__}")
-    known = {f.name for f in fields(LLMConfig)}
-    if "api_key" in section:
-        raise ValueError("profile 'llm' must not contain the API key; set api_key_env to the NAME of an env var")
-    unknown = sorted(set(section) - known)
-    if unknown:
-        raise ValueError(f"unknown keys in profile 'llm': {unknown}; valid keys: {sorted(known)}")
-    return LLMClient(LLMConfig(**section), cache=cache)

@@ -1,0 +1,214 @@
+"""Tokens and part-of-speech tags: PTB-style tokenising, NLTK's perceptron tagger, and repairs of its frequent
+errors on SNLI captions (checked against WordNet word classes).
+
+>>> [t.word for t in tokenize("The boy can't stand in front of it.")]
+['The', 'boy', 'can', "n't", 'stand', 'in front of', 'it']
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .lexicon import CLOSED_PREPOSITIONS, COLORS, ING_NOUNS, MULTIWORD_ADVERBS, MULTIWORD_PREPS, SUBORDINATORS
+
+
+@dataclass
+class Tok:
+    """One token and its Penn Treebank tag (repairs change the tag in place)."""
+
+    word: str  # the word as written (a merged multi-word preposition keeps its spaces)
+    tag: str  # Penn Treebank tag
+
+    @property
+    def low(self) -> str:
+        return self.word.lower()
+
+
+# words, with contractions split the PTB way ("don't" -> do n't)
+_TOKEN = re.compile(r"[A-Za-z]+(?=n't\b)|n't|[A-Za-z0-9]+(?='(?:s|re|ll|ve|m|d)\b)|'(?:s|re|ll|ve|m|d)\b"
+                    r"|[A-Za-z0-9]+(?:[-'][A-Za-z0-9]+)*|[^\sA-Za-z0-9]")  # clitics split: "it's" -> it 's
+_CONTRACTED = {"ca": "can", "wo": "will", "sha": "shall"}  # "can't" -> ca n't -> can not
+_DROP = {"``", "''", '"', "`", "'", "“", "”", "(", ")", "[", "]"}
+
+
+def words_of(sentence: str) -> list[str]:
+    """The sentence's words (quotes and brackets dropped, contractions split, final punctuation removed)."""
+    words = [w for w in _TOKEN.findall(sentence.replace("’", "'")) if w not in _DROP]
+    words = [_CONTRACTED.get(w.lower(), w) if i + 1 < len(words) and words[i + 1] == "n't" else w
+             for i, w in enumerate(words)]
+    while words and words[-1] in {".", "!", "?", ",", ";", ":"}:
+        words.pop()
+    return words
+
+
+class _FixedTags:
+    """A stand-in tagger for the doctest: a tag per word from a dict (NN when unknown)."""
+
+    def __init__(self, tags: dict):
+        self.tags = tags
+
+    def tag(self, words):
+        return [(w, self.tags.get(w.lower(), "NN")) for w in words]
+
+
+def tokenize(sentence: str, tagger=None) -> list[Tok]:
+    """Tokens of `sentence` with `tagger`'s tags (no repairs; default: a dict tagger, for examples)."""
+    tagger = tagger or _FixedTags({"the": "DT", "does": "VBZ", "not": "RB", "stand": "VB", "in": "IN", "of": "IN"})
+    return merge_preps([Tok(w, t) for w, t in tagger.tag(words_of(sentence))])
+
+
+class Tagger:
+    """Tokens with repaired perceptron tags; `lexicon` answers the WordNet questions of the repairs."""
+
+    def __init__(self, tagger, lexicon):
+        self.tagger, self.lex = tagger, lexicon
+
+    @property
+    def morph(self):
+        return self.lex.morph
+
+    def tag(self, sentence: str) -> list[Tok]:
+        """Tokens of `sentence` with tags (sentence-initial common words lower-cased, multi-word preps merged)."""
+        words = words_of(sentence)
+        if not words:
+            return []
+        if words[0][:1].isupper() and not words[0].isupper() and self.lex.is_common(words[0].lower()):
+            words[0] = words[0].lower()  # sentence-initial capital of a common word ("Friends wait ...")
+        tags = self.tagger.tag(words)
+        toks = merge_preps([Tok(w, t) for w, t in tags])
+        self._repair(toks)
+        return toks
+
+    def _repair(self, toks: list[Tok]) -> None:
+        """Fix frequent perceptron-tagger errors on SNLI captions, using WordNet to check word classes."""
+        n = len(toks)
+        for i, t in enumerate(toks):
+            prev = toks[i - 1] if i else None
+            nxt = toks[i + 1] if i + 1 < n else None
+            low = t.low
+            if low == "n't":
+                t.word, t.tag = "not", "RB"
+            elif low in CLOSED_PREPOSITIONS:
+                t.tag = "IN"  # "running towards its owner" (tagged NNS)
+            elif low == "her" and nxt is not None and (nxt.tag in {"NN", "NNS", "JJ", "JJR", "JJS", "NNP"}):
+                t.tag = "PRP$"  # "chatting with her friend" (tagged PRP)
+            elif low == "can" and prev and (prev.tag in {"DT", "JJ", "PRP$"} or (
+                    prev.tag in {"NN", "NNS"} and not (nxt is not None and nxt.tag in {"VB", "RB"}))):
+                t.tag = "NN"  # "a garbage can" (tagged MD)
+            elif low in {"people", "men", "women", "children"}:
+                t.tag = "NNS"
+            elif low in {"someone", "somebody"}:
+                t.tag = "NN"
+            elif low in {"today", "tonight", "yesterday", "tomorrow"}:
+                t.tag = "RB"
+            elif low in {"outside", "inside", "outdoors", "indoors", "together", "home", "alone", "there", "here",
+                         "upstairs", "downstairs", "nearby", "away"} and t.tag != "EX":
+                if not (low in {"outside", "inside"} and nxt and nxt.tag in {"DT", "PRP$", "CD"}):
+                    if not (low == "home" and prev and prev.tag in {"DT", "PRP$", "JJ"}):
+                        t.tag = "RB"
+            if i == 0 and low == "there":
+                t.tag = "EX"
+            if prev is not None and prev.tag == "POS" and t.tag in {"WP", "WDT", "VB", "VBP", "IN", "RB"} and \
+                    self.lex.is_pos(self.morph.noun(low), "n"):
+                t.tag = "NNS" if self.morph.noun(low) != low else "NN"  # "the man 's hat" (tagged WP)
+            if self.lex.wn is None:
+                continue
+            if t.tag == "JJ" and low not in COLORS and not self.lex.is_pos(low, "a") and \
+                    self.lex.is_pos(self.morph.noun(low), "n"):
+                t.tag = "NNS" if self.morph.noun(low) != low else "NN"  # "musician", "fire" (truck)
+            elif t.tag in {"NN", "JJ"} and low.endswith("ly") and self.lex.is_pos(low, "r"):
+                t.tag = "RB"  # "briefly"
+            elif t.tag == "NN" and low in COLORS and nxt is not None and nxt.tag.startswith("NN"):
+                t.tag = "JJ"  # "an orange vest", "a brown dog"
+            elif prev is not None and prev.tag == "TO" and t.tag in {"VBG", "VBP", "NN", "VBD", "JJ"} and \
+                    self.lex.is_pos(low, "v") and not (nxt is not None and nxt.tag == "POS"):
+                t.tag = "VB"  # "to sing", "to work"
+            elif t.tag in {"NN", "JJ"} and low.endswith("ing") and len(low) > 5 and (prev is None or prev.tag not in {
+                    "DT", "JJ", "PRP$", "IN", "POS", "CD"}) and self.lex.is_pos(self.morph.verb(low), "v") and i > 0 \
+                    and not (prev.tag in {"NN", "NNS"} and low in ING_NOUNS):
+                t.tag = "VBG"  # "outside reading and singing", "a boy swimming" (not "a work meeting")
+        start = 0
+        for end in [k for k, t in enumerate(toks) if t.low in SUBORDINATORS or t.word in {",", ";"}] + [n]:
+            self._headline_verb(toks[start:end])  # per clause: "... while her child swims"
+            start = end + 1
+        # headline verbs tagged as plural nouns: "the man dances", "A youth skateboards by a mural"
+        for i in range(1, n):
+            if any(t.tag.startswith("VB") or t.tag == "MD" for t in toks[:i]):
+                break
+            t = toks[i]
+            if t.tag == "NNS" and toks[i - 1].tag in {"NN", "NNP"} and (i + 1 == n or toks[i + 1].tag in {
+                    "IN", "DT", "RB", "RP", "TO", "PRP$", "PRP", "JJ", "CD"}) and \
+                    self.lex.is_pos(self.morph.verb(t.low), "v"):
+                if i + 1 < n and toks[i + 1].tag == "IN" and toks[i + 1].low == "of":
+                    continue
+                t.tag = "VBZ"
+                break
+        # a verb tag between two nouns after the main verb: a compound ("onto his friends sand castle")
+        for i in range(1, n - 1):
+            t = toks[i]
+            if t.tag in {"VB", "VBP"} and toks[i - 1].tag in {"NN", "NNS"} and toks[i + 1].tag in {"NN", "NNS"} and \
+                    any(x.tag in {"VBZ", "VBP", "VBD", "MD"} for x in toks[: i - 1]) and self.lex.is_pos(t.low, "n"):
+                t.tag = "NN"
+        return toks
+
+    def _headline_verb(self, toks: list[Tok]) -> None:
+        """A sentence without a finite verb whose subject head is followed by an '-s' word that WordNet knows as
+        a verb, then more words: that word is the verb ("A man skis in the wilderness", "A girl pours water")."""
+        n = len(toks)
+        if any(t.tag in {"VBZ", "VBP", "VBD", "MD"} for t in toks):
+            return
+        i = 1 if n and toks[0].low in SUBORDINATORS else 0
+        while i < n and toks[i].tag in {"DT", "CD", "JJ", "PRP$"}:
+            i += 1
+        if i >= n or toks[i].tag not in {"NN", "NNP", "NNS"}:
+            return
+        if i + 1 < n and toks[i].tag == "NNS" and toks[i + 1].tag in {"NN", "VB"} and (
+                i + 2 == n or toks[i + 2].tag in {"IN", "DT", "PRP$", "RB", "RP"}) and \
+                self.morph.verb(toks[i + 1].low) == toks[i + 1].low and self.lex.is_pos(toks[i + 1].low, "v"):
+            toks[i + 1].tag = "VBP"  # a plural subject: "Two boys jump.", "Three men pound on some drums"
+            return
+        while i + 1 < n and toks[i + 1].tag in {"NN", "NNP"} and not toks[i + 1].low.endswith("s"):
+            i += 1  # compound subject ("A health worker ...")
+        if i + 2 < n and toks[i + 1].low == "of":  # "A group of climbers celebrates at ..."
+            i += 2
+            while i < n and toks[i].tag in {"DT", "CD", "JJ", "PRP$"}:
+                i += 1
+            while i + 1 < n and toks[i].tag in {"NN", "NNS"} and toks[i + 1].tag in {"NN", "NNS"} and \
+                    not toks[i + 1].low.endswith("s"):
+                i += 1
+            if i >= n or toks[i].tag not in {"NN", "NNS"}:
+                return
+        k = i + 1
+        if k < n and toks[k].tag in {"VBG", "VBN"}:  # "A woman wearing a hat walks her dog": after the participle
+            for k in range(k + 2, n - 1):
+                t = toks[k]
+                if t.tag in {"NN", "NNS"} and t.low.endswith("s") and (toks[k + 1].tag in {"DT", "PRP$", "RP"} or
+                                                                       toks[k + 1].low in CLOSED_PREPOSITIONS) \
+                        and self.lex.category(t.low) not in {"clothing", "person", "animal"}:
+                    lemma = self.morph.verb(t.low)
+                    if lemma != t.low and self.lex.is_pos(lemma, "v"):
+                        t.tag = "VBZ"
+                    return
+            return
+        if k >= n or toks[k].tag not in {"NN", "NNS"} or not toks[k].low.endswith("s") or k + 1 < n and \
+                toks[k + 1].tag not in {"IN", "DT", "PRP$", "RB", "RP", "TO", "NN", "NNS", "JJ", "CD"}:
+            return
+        lemma = self.morph.verb(toks[k].low)
+        if lemma != toks[k].low and self.lex.is_pos(lemma, "v"):
+            toks[k].tag = "VBZ"
+
+
+def merge_preps(toks: list) -> list:
+    """Merge MULTIWORD_PREPS into single IN tokens ('in front of' keeps its words), MULTIWORD_ADVERBS into RB."""
+    out, i = [], 0
+    while i < len(toks):
+        for mw in MULTIWORD_PREPS + MULTIWORD_ADVERBS:
+            if tuple(t.low for t in toks[i : i + len(mw)]) == mw:
+                tag = "RB" if mw in MULTIWORD_ADVERBS else "IN"  # "back and forth" is one adverb
+                out.append(Tok(" ".join(t.word for t in toks[i : i + len(mw)]), tag))
+                i += len(mw)
+                break
+        else:
+            out.append(toks[i])
+            i += 1
+    return out

@@ -1,0 +1,120 @@
+"""The `nli-companion` command (installed with the package; `python -m nli_lib.cli` does the same).
+
+    nli-companion run [--quick] [--only NN …] [--profile NAME|PATH]   run the notebooks (= ./run_all.sh)
+    nli-companion test [PYTEST ARGS]                                  the tests of the checkout (pytest)
+    nli-companion fetch [KEY|DATASET …] [--online]                    download or verify data files
+    nli-companion book [--quick] [--run DIR] [--out DIR]              build the book (= scripts/book.sh)
+    nli-companion stale [--check]                                     committed outputs whose inputs changed
+
+`fetch` and `stale` need only the package (its data ship inside it). `run`, `test` and `book` need a clone of
+the repository, which holds the notebooks, tests and book sources: run them inside one (`config.find_checkout`).
+Every command resolves relative paths against the directory it was typed in ($NLI_USER_CWD, see `nli_lib.config`).
+
+>>> main(["--help"])  # doctest: +ELLIPSIS
+usage: nli-companion COMMAND [ARGS]
+...
+0
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from .config import USER_CWD_ENV, find_checkout
+
+# offline switches of the test command (what scripts/test.sh exports)
+TEST_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "MPLBACKEND": "Agg"}
+
+
+def _checkout(command: str) -> Path:
+    """The clone a command needs (SystemExit naming the fix outside one)."""
+    root = find_checkout()
+    if root is None:
+        raise SystemExit(f"nli-companion {command}: needs a clone of the nli-companion repository (notebooks, "
+                         f"tests and book live there, not in the installed package): run it inside one")
+    return root
+
+
+def cmd_run(args: list[str]) -> int:
+    """Run the notebooks headlessly (`nli_lib.runner`; needs the `notebooks` extra: papermill, ipykernel)."""
+    _checkout("run")
+    from . import runner
+
+    return runner.main(args, prog="nli-companion run")
+
+
+def cmd_test(args: list[str]) -> int:
+    """pytest in the checkout, offline (what scripts/test.sh runs after installing)."""
+    root = _checkout("test")
+    env = {**os.environ, **TEST_ENV}
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", *args], cwd=root, env=env).returncode
+
+
+def cmd_fetch(args: list[str]) -> int:
+    """Download (or read from $NLI_DATA_MIRROR) and verify data files; exit 1 naming every file that failed."""
+    from .data.fetch import DataError, fetch, load_manifest, select
+
+    ap = argparse.ArgumentParser(prog="nli-companion fetch", description=cmd_fetch.__doc__)
+    ap.add_argument("names", nargs="*", help="manifest keys or datasets (default: every file of the offline mirror)")
+    ap.add_argument("--online", action="store_true", help="with no names: the online-only datasets too (large)")
+    opts = ap.parse_args(args)
+    manifest = load_manifest()
+    try:
+        entries = select(manifest, opts.names, opts.online)
+    except DataError as exc:
+        raise SystemExit(f"nli-companion fetch: {exc}") from None
+    failed = []
+    for entry in entries:
+        try:
+            path = fetch(entry.key, manifest)
+        except DataError as exc:
+            failed.append(entry.key)
+            print(f"FAILED {entry.key}: {exc}", file=sys.stderr)
+        else:
+            print(f"ok     {entry.key}  {path}")
+    print(f"{len(entries) - len(failed)} of {len(entries)} files present and verified (sha256)"
+          + (f"; failed: {', '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
+
+
+def cmd_book(args: list[str]) -> int:
+    """Build the book from an executed run (scripts/book.sh, with this Python)."""
+    root = _checkout("book")
+    env = {**os.environ, "PYTHON": sys.executable}
+    return subprocess.run(["bash", str(root / "scripts" / "book.sh"), *args], env=env).returncode
+
+
+def cmd_stale(args: list[str]) -> int:
+    """List committed outputs whose library, code, data or parameters changed (`nli_lib.stale`)."""
+    from . import stale
+
+    return stale.main(args)
+
+
+COMMANDS = {"run": cmd_run, "test": cmd_test, "fetch": cmd_fetch, "book": cmd_book, "stale": cmd_stale}
+
+
+def usage() -> str:
+    lines = ["usage: nli-companion COMMAND [ARGS]", "", "commands (COMMAND --help for its arguments):"]
+    lines += [f"  {name:<6} {func.__doc__.splitlines()[0]}" for name, func in COMMANDS.items()]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(usage())
+        return 0 if argv else 2
+    command, rest = argv[0], argv[1:]
+    if command not in COMMANDS:
+        print(f"nli-companion: unknown command {command!r}\n{usage()}", file=sys.stderr)
+        return 2
+    os.environ.setdefault(USER_CWD_ENV, os.getcwd())  # relative paths mean what they meant where typed
+    return COMMANDS[command](rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
