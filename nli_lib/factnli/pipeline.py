@@ -454,7 +454,7 @@ def premise_sample(pairs: pd.DataFrame, n_premises: int | None = None, seed: int
 
     >>> df = pd.DataFrame({"premise": ["a", "a", "b", "c"], "pair_id": [1, 2, 3, 4]})
     >>> premise_sample(df, 1, seed=0)["pair_id"].tolist(), len(premise_sample(df))
-    ([3], 4)
+    ([4], 4)
     """
     if n_premises is None:
         return pairs.reset_index(drop=True)
