@@ -1070,6 +1070,8 @@ def _wiki(url, cache, **kw):
 
 def _wiki_augmenter(url, cache, **kw):
     retriever = SnippetRetriever(_wiki(url, cache, **kw), BowEncoder(), tau=-1.0, max_snippets=3)
+    retriever.pages.searched_texts = []  # the text each level's search terms were taken from
+    retriever.pages.terms_fn = lambda text: retriever.pages.searched_texts.append(text) or _vocab_terms(text)
     return Augmenter(retriever, _snippet_extractor(cache), TableJudge({}), template_fuser(cache=cache),
                      PremiseFacts(lambda ps: [[] for _ in ps], "no-atoms"),
                      FactNLISettings(levels=3, max_snippets=3, max_candidates=3), cache)
@@ -1083,8 +1085,11 @@ def test_each_level_searches_the_facts_the_previous_level_added_and_skips_used_p
     ex = pd.DataFrame({"premise": ["A woman walks down the street ."], "hypothesis": ["A woman is outside ."],
                        "label": ["entailment"], "pair_id": ["w0"]})
     with local_server(wiki) as url:
-        data = _wiki_augmenter(url, CallCache(":memory:")).build(ex, progress=False)
+        aug = _wiki_augmenter(url, CallCache(":memory:"))
+        data = aug.build(ex, progress=False)
     levels = data.chains[ex["premise"][0]]["levels"]
+    assert aug.retriever.pages.searched_texts == [ex["premise"][0]] + [
+        " ".join(f["text"] for f in rec["facts"]) for rec in levels[:2]]  # never p(t-1) as a whole
     assert len(levels) == 3 and all(rec["facts"] for rec in levels)  # every level, L=3 included, adds facts
     sources = [{s["source"] for s in rec["snippets"]} for rec in levels]
     assert not (sources[0] & sources[1]) and not ((sources[0] | sources[1]) & sources[2])  # new pages only
