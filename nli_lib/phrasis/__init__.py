@@ -3,25 +3,31 @@
 Submodules: `data` (six scenarios, seeded 80/20 validation split), `coherence` (Rev, reversed pairs,
 SoftCoh/HardCoh), `features` (lexical + WordNet pair analysis, offline relation rules, §5.2 phenomena),
 `models` (feature SVM, track-aware prompted and NLI-both-ways classifiers, the paper's hub models and its
-Optuna space, head dropout included), `evaluate` (training per track or scenario, weighted F, coherence
-rows), `analysis` (error analysis, the paper's printed tables, figures). Notebooks 20-22 call these; everything is re-exported here.
+Optuna space, head dropout included), `evaluate` (training per scenario or track, weighted F, coherence
+rows), `analysis` (error analysis, the paper's printed tables and example pairs), `figures`, `report`
+(the tables notebooks 20-22 show). Notebooks 20-22 call these; everything is re-exported here.
 
     >>> from nli_lib import phrasis as phr
     >>> phr.reverse_label("FORW"), phr.soft_coh(["FORW", "EQUI"], ["BACK", "SIMI"])
     ('BACK', 0.5)
 """
-from .analysis import (PAPER_EXAMPLES, PHENOMENA, add_phenomena, beside_paper_table, dedupe_tracks,  # noqa: F401
-                       direction_table, find_examples, incoherent_patterns, paper_best, paper_comparisons, paper_long,
-                       paper_wide, phenomenon_examples, phenomenon_table, plot_coherence, plot_contingency)
+from .analysis import (NOT_RANKED, PAPER_EXAMPLES, PHENOMENA, add_phenomena, beside_paper_table,  # noqa: F401
+                       dedupe_tracks, direction_table, example_pairs, find_examples, incoherent_patterns, match_key,
+                       paper_a_outside_i_h, paper_best, paper_comparisons, paper_long, paper_wide, phenomenon_examples,
+                       phenomenon_table)
 from .coherence import (REVERSAL, REVERSED_LABELS, coherence_table, hard_coh, hard_coherent, pair_table,  # noqa: F401
                         reverse_label, reverse_labels, reversed_pairs, score_pairs, soft_coh, soft_coherent, summarize)
 from .data import (POSITIVE_LABELS, SCENARIO_KEYS, SCENARIOS, PhrasisSplits, Scenario, load_splits,  # noqa: F401
                    scenario, stratified_take, validation_mask)
 from .evaluate import (MINILM, MINILM_EPOCHS, FamilySpec, TrainedModels, add_zero_shot, best_model,  # noqa: F401
                        coherence_rows, coherence_summary, f1_summary, hub_families, model_sizes, offline_families,
-                       paper_families, parameter_millions, predict_rows, profile_families, train_family, train_models,
-                       weighted_f1, wide, zero_shot_models)
+                       minilm_spec, paper_families, parameter_millions, predict_rows, profile_families, train_family,
+                       train_models, train_profile, weighted_f1, wide, zero_shot_models)
+from .figures import contingency_figure, plot_coherence, plot_contingency  # noqa: F401
+from .report import (COHERENCE_TABLES, model_overview, model_size_scores, paper_example_predictions,  # noqa: F401
+                     parse_rates, phenomenon_by_model, phenomenon_example_table, phenomenon_report,
+                     prior_svm_accuracy, prompted_answers, rates_by_model, top_confusions)
 from .features import PairAnalysis, analyze, dense_features, phenomena, rule_relation, toy_wordnet  # noqa: F401
-from .models import (PAPER_MODELS, PAPER_SEARCH_SPACE, FeatureSVMClassifier, NLIRelationClassifier,  # noqa: F401
+from .models import (PAPER_ADAM_EPS, PAPER_MODELS, PAPER_SEARCH_SPACE, FeatureSVMClassifier, NLIRelationClassifier,  # noqa: F401
                      PromptedRelationClassifier, nli_pair_to_relation, offline_relation_llm, paper_search,
                      phrases_from_prompt, prepare_base, relation_template, with_head_dropout)

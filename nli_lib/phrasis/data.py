@@ -133,6 +133,12 @@ class PhrasisSplits:
     def test_rows(self, sc: Scenario) -> pd.DataFrame:
         return sc.select(self.test)
 
+    def label_counts(self, which: str = "test") -> pd.DataFrame:
+        """Pairs per gold label (rows) and scenario (columns) of the test (or 'train') set."""
+        rows = self.test if which == "test" else self.train
+        counts = {sc.key: sc.select(rows)["label"].value_counts() for sc in SCENARIOS}
+        return pd.DataFrame(counts).reindex([lab for lab in PHRASIS_LABELS]).fillna(0).astype(int)
+
     def sizes(self) -> pd.DataFrame:
         """Pairs per scenario in train / validation / test, and the reversible (EQUI/FORW/BACK) pairs of each."""
         rows = []

@@ -223,7 +223,9 @@ def offline_relation_llm(wordnet=None, stopwords=None, cache=None):
         return "REL" if label == "UNR" and not offers_unr else label
 
     tag = "" if wordnet is None else f"-{id(wordnet)}"  # a custom WordNet must not share cached answers
-    return OfflineLLM(generate, name=f"phrasis-rules-v{FEATURE_VERSION}{tag}", cache=cache)
+    llm = OfflineLLM(generate, name=f"phrasis-rules-v{FEATURE_VERSION}{tag}", cache=cache)
+    llm.symmetric_under_reversal = True  # swapping the phrases swaps FORW/BACK: SoftCoh is 1 by construction
+    return llm
 
 
 class PromptedRelationClassifier(Classifier):
@@ -249,6 +251,8 @@ class PromptedRelationClassifier(Classifier):
         self.tier = tier or ("offline" if isinstance(llm, OfflineLLM) else "paper")
         self.name = name or f"prompted:{llm.model}" + (f" ({self.shots}-shot)" if self.shots else "") + (
             "" if "UNR" in self.labels else f" [{len(self.labels)} labels]")
+        # True for the offline rules (symmetric); a real LLM answers each direction on its own
+        self.coherent_by_construction = bool(getattr(llm, "symmetric_under_reversal", False))
 
     @property
     def fingerprint(self) -> str:
@@ -319,6 +323,7 @@ class NLIRelationClassifier(Classifier):
             raise ValueError(f"neutral_label {neutral_label!r} is not one of {labels}")
         self.nli, self.neutral_label, self.labels = nli, neutral_label, labels
         self.name, self.tier = f"nli-both-ways:{nli.name}", nli.tier
+        self.coherent_by_construction = True  # reversing a pair swaps the two NLI calls
 
     @property
     def fingerprint(self) -> str:
