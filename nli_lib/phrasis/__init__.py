@@ -28,6 +28,6 @@ from .report import (COHERENCE_TABLES, model_overview, model_size_scores, paper_
                      parse_rates, phenomenon_by_model, phenomenon_example_table, phenomenon_report,
                      prior_svm_accuracy, prompted_answers, rates_by_model, top_confusions)
 from .features import PairAnalysis, analyze, dense_features, phenomena, rule_relation, toy_wordnet  # noqa: F401
-from .models import (PAPER_ADAM_EPS, PAPER_MODELS, PAPER_SEARCH_SPACE, FeatureSVMClassifier, NLIRelationClassifier,  # noqa: F401
-                     PromptedRelationClassifier, nli_pair_to_relation, offline_relation_llm, paper_search,
-                     phrases_from_prompt, prepare_base, relation_template, with_head_dropout)
+from .models import (PAPER_ADAM_EPS, PAPER_MODELS, PAPER_SEARCH_SPACE, FeatureSVMClassifier,  # noqa: F401
+                     NLIRelationClassifier, PromptedRelationClassifier, nli_pair_to_relation, offline_relation_llm,
+                     paper_search, phrases_from_prompt, prepare_base, relation_template, with_head_dropout)

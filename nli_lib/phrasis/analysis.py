@@ -12,7 +12,8 @@ required a binding relation"):
 >>> t = phenomenon_table(add_phenomena(rows, wordnet=toy_wordnet(), stopwords={"the", "a", "in"}))
 >>> t.loc[t["value"] == "one", ["phenomenon", "n_pairs", "soft_incoherent"]].values.tolist()
 [['preposition', 1, 0]]
->>> t.loc[t["phenomenon"] == "numeral", ["value", "n_pairs", "soft_incoherence_rate", "simi_share_of_incoherent"]].values.tolist()
+>>> columns = ["value", "n_pairs", "soft_incoherence_rate", "simi_share_of_incoherent"]
+>>> t.loc[t["phenomenon"] == "numeral", columns].values.tolist()
 [[True, 1, 1.0, 1.0], [False, 1, 0.0, nan]]
 """
 from __future__ import annotations
@@ -46,7 +47,8 @@ def _group_stats(part: pd.DataFrame) -> dict:
     one_right = (part["pred"] == part["label"]) != (part["pred_rev"] == part["label_rev"])
     return {"n_pairs": n, "soft_incoherent": len(soft_bad), "soft_incoherence_rate": len(soft_bad) / n if n else np.nan,
             "hard_incoherent": len(hard_bad), "hard_incoherence_rate": len(hard_bad) / n if n else np.nan,
-            "one_direction_right": int(one_right.sum()), "one_direction_right_rate": float(one_right.mean()) if n else np.nan,
+            "one_direction_right": int(one_right.sum()),
+            "one_direction_right_rate": float(one_right.mean()) if n else np.nan,
             "simi_share_of_incoherent": float(simi.mean()) if len(soft_bad) else np.nan}
 
 
@@ -67,8 +69,8 @@ def phenomenon_examples(rows: pd.DataFrame, phenomenon: str, value=True, n: int 
     """Up to n soft- (or hard-) incoherent example pairs of one phenomenon value."""
     bad = rows[(rows[phenomenon] == value) & ~rows["hard" if hard else "soft"]]
     bad = bad.sample(n=min(n, len(bad)), random_state=seed) if len(bad) > n else bad
-    cols = [c for c in ("model", "scenario", "phrase1", "phrase2", "label", "pred", "label_rev", "pred_rev", "soft", "hard")
-            if c in bad]
+    cols = [c for c in ("model", "scenario", "phrase1", "phrase2", "label", "pred", "label_rev", "pred_rev", "soft",
+                        "hard") if c in bad]
     return bad[cols].assign(phenomenon=phenomenon, value=value)
 
 
@@ -77,7 +79,8 @@ def direction_table(rows: pd.DataFrame) -> pd.DataFrame:
     out = []
     for label, part in rows.groupby("label", sort=True):
         out.append({"gold (original)": label, "n_pairs": len(part), "SoftCoh": float(part["soft"].mean()),
-                    "HardCoh": float(part["hard"].mean()), "acc_original": float((part["pred"] == part["label"]).mean()),
+                    "HardCoh": float(part["hard"].mean()),
+                    "acc_original": float((part["pred"] == part["label"]).mean()),
                     "acc_reversed": float((part["pred_rev"] == part["label_rev"]).mean())})
     return pd.DataFrame(out)
 
@@ -100,7 +103,8 @@ def paper_long(ref: str) -> pd.DataFrame:
     df = paper_values_frame("phrasis")
     df = df[(df["ref"] == ref) & df["quantity"].str.contains(r" \| (?:Positives|All)-[IHA]$")]
     parts = df["quantity"].str.split(" | ", regex=False)
-    return pd.DataFrame({"model": parts.str[0].to_numpy(), "scenario": parts.str[1].to_numpy(), "value": df["value"].to_numpy()})
+    return pd.DataFrame({"model": parts.str[0].to_numpy(), "scenario": parts.str[1].to_numpy(),
+                         "value": df["value"].to_numpy()})
 
 
 def paper_wide(ref: str) -> pd.DataFrame:
@@ -164,7 +168,8 @@ def paper_best(ref: str) -> pd.DataFrame:
     """
     long = paper_long(ref)
     long = long.assign(_mean=long["model"].map(long.groupby("model")["value"].mean()))
-    best = long.sort_values(["value", "_mean"], ascending=False, kind="stable").drop_duplicates("scenario").drop(columns="_mean")
+    best = long.sort_values(["value", "_mean"], ascending=False, kind="stable").drop_duplicates("scenario")
+    best = best.drop(columns="_mean")
     return best.set_index("scenario").reindex([k for k in SCENARIO_KEYS if k in set(best["scenario"])]).reset_index()
 
 
@@ -340,8 +345,9 @@ def paper_a_outside_i_h(refs: Sequence[str] = COHERENCE_REFS) -> pd.DataFrame:
 def dedupe_tracks(rows: pd.DataFrame) -> pd.DataFrame:
     """Drop I/H rows that repeat an All-source (A) row of the same track, model and classifier.
 
-    With one model per track the Images and Headlines scenarios are slices of the A scenario, so the
-    per-example records keep only the A rows (plus I/H rows of per-scenario models); `track` is added.
+    A model used for a whole track (a zero-shot model; every model with `per_scenario=False`) sees the
+    Images and Headlines pairs again in the A scenario, so the per-example records keep only its A rows;
+    per-scenario models keep all their rows. `track` is added.
     """
     rows = rows.assign(track=rows["scenario"].str.split("-").str[0])
     a_rows = rows[rows["scenario"].str.endswith("-A")]

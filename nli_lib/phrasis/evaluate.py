@@ -14,9 +14,10 @@ the test set. There is one model per scenario (six per family), as the paper's o
 model per track, the A scenario's coherence would be a pair-weighted mean of I and H and could never lie
 outside [I, H], yet in Tables 4-7 it does in 39 model-track cells by more than one printed unit
 (`analysis.paper_a_outside_i_h`). `per_scenario=False` trains one model per track on both sources instead
-(half the training pairs: I and H together are A). The feature SVM's C is chosen on validation; the fine-tuned MiniLM uses fixed
-hyper-parameters (no search offline); hub models in the paper profile can run the paper's Optuna search
-(`search_trials`) and are trained with the paper's AdamW epsilon (1e-6) with or without it.
+(half the training pairs: I and H together are A). The feature SVM's C is chosen on validation; the
+fine-tuned MiniLM uses fixed hyper-parameters (no search offline); hub models in the paper profile can run
+the paper's Optuna search (`search_trials`) and are trained with the paper's AdamW epsilon (1e-6) with or
+without it.
 """
 from __future__ import annotations
 
@@ -116,7 +117,8 @@ def zero_shot_models(llm_profile=None, nli=None, shots: int = 0, track: str = "a
     Returns {display name: Classifier}; the names do not depend on the track.
 
     >>> from nli_lib.cache import CallCache
-    >>> [(name, clf.labels[-1]) for name, clf in zero_shot_models(track="positives", cache=CallCache(":memory:")).items()]
+    >>> models = zero_shot_models(track="positives", cache=CallCache(":memory:"))
+    >>> [(name, clf.labels[-1]) for name, clf in models.items()]
     [('prompted: phrasis-rules-v1 (rule-based stand-in)', 'OPPO')]
     """
     from ..llm import make_llm
@@ -288,11 +290,12 @@ def train_family(spec: FamilySpec, splits: PhrasisSplits, scenarios: Sequence[Sc
                 for c in grid:
                     cand = _fit_classical(spec, fit80, labels, seed, C=c)
                     scores[c] = weighted_f1(val["label"], cand.predict(val["premise"], val["hypothesis"]))
-                    out.log.append({"family": spec.name, "unit": unit.key, "setting": f"C={c}", "validation_wF1": scores[c],
-                                    "n_train": len(fit80), "n_validation": len(val)})
+                    out.log.append({"family": spec.name, "unit": unit.key, "setting": f"C={c}",
+                                    "validation_wF1": scores[c], "n_train": len(fit80), "n_validation": len(val)})
                 C = max(scores, key=lambda c: (scores[c], -c))
             clf = _fit_classical(spec, fit_all, labels, seed, C=C)
-            out.log.append({"family": spec.name, "unit": unit.key, "setting": f"final C={C}" if spec.kind == "feature-svm" else "final",
+            out.log.append({"family": spec.name, "unit": unit.key,
+                            "setting": f"final C={C}" if spec.kind == "feature-svm" else "final",
                             "validation_wF1": None, "n_train": len(fit_all), "n_validation": None,
                             "seconds": round(time.time() - started, 1)})
         else:
@@ -309,11 +312,12 @@ def train_family(spec: FamilySpec, splits: PhrasisSplits, scenarios: Sequence[Sc
 
                 tspec, trials = paper_search(fit80, val, tspec, n_trials=search_trials, name=name + "-search")
                 for _, t in trials.iterrows():
-                    out.log.append({"family": spec.name, "unit": unit.key, "setting": str({k[7:]: t[k] for k in t.index if k.startswith("params_")}),
+                    params = {k[7:]: t[k] for k in t.index if k.startswith("params_")}
+                    out.log.append({"family": spec.name, "unit": unit.key, "setting": str(params),
                                     "validation_wF1": t["value"], "n_train": len(fit80), "n_validation": len(val)})
             clf = finetune(tspec, fit_all, None, name=name, tier=tier, progress=progress)
-            setting = (f"final lr={tspec.lr} epochs={tspec.epochs} batch={tspec.batch_size} warmup={tspec.warmup_ratio} "
-                       f"wd={tspec.weight_decay} adam_eps={tspec.adam_eps:g}"
+            setting = (f"final lr={tspec.lr} epochs={tspec.epochs} batch={tspec.batch_size} "
+                       f"warmup={tspec.warmup_ratio} wd={tspec.weight_decay} adam_eps={tspec.adam_eps:g}"
                        + (f" base={Path(str(tspec.base)).name}" if spec.kind == "hf" else ""))
             out.log.append({"family": spec.name, "unit": unit.key, "setting": setting, "validation_wF1": None,
                             "n_train": len(fit_all), "n_validation": None, "seconds": round(time.time() - started, 1)})
@@ -359,8 +363,8 @@ def predict_rows(trained: TrainedModels, splits: PhrasisSplits, which: str = "te
             if not len(rows):
                 continue
             fr = clf.predict_frame(rows)
-            frames.append(fr[["pair_id", "source", "polarity", "phrase1", "phrase2", "label", "pred", "correct"]].assign(
-                model=family, model_id=clf.name, tier=_tier(clf), scenario=sc.key))
+            columns = ["pair_id", "source", "polarity", "phrase1", "phrase2", "label", "pred", "correct"]
+            frames.append(fr[columns].assign(model=family, model_id=clf.name, tier=_tier(clf), scenario=sc.key))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
@@ -444,7 +448,8 @@ def best_model(summary: pd.DataFrame, scenario: str, value: str, exclude: Iterab
     return part.sort_values(value, ascending=False, kind="stable")["model"].tolist()
 
 
-__all__ = ["weighted_f1", "FamilySpec", "profile_families", "train_profile", "zero_shot_models", "add_zero_shot", "MINILM", "offline_families",
+__all__ = ["weighted_f1", "FamilySpec", "profile_families", "train_profile", "zero_shot_models", "add_zero_shot",
+           "MINILM", "offline_families",
            "paper_families", "hub_families", "TrainedModels",
            "train_family", "train_models", "predict_rows", "f1_summary", "wide", "coherence_rows", "coherence_summary",
            "best_model", "minilm_spec", "hub_spec", "MINILM_EPOCHS", "parameter_millions", "model_sizes"]

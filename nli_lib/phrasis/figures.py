@@ -113,8 +113,9 @@ def plot_coherence(summary: pd.DataFrame, models: Sequence[str] | None = None, b
         row[0].tick_params(axis="y", labelsize=8)
     for ax in axes[-1]:
         ax.set_xlabel("coherence", fontsize=8)
-    handles = [Patch(facecolor=SPLIT_COLOURS[s], alpha=alpha, edgecolor=SPLIT_COLOURS[s], label=f"{m}, {SPLIT_NAMES[s]}")
-               for s in offsets for m, alpha in (("SoftCoh", 0.3), ("HardCoh", 1.0))]
+    shades = (("SoftCoh", 0.3), ("HardCoh", 1.0))
+    handles = [Patch(facecolor=SPLIT_COLOURS[s], alpha=alpha, edgecolor=SPLIT_COLOURS[s],
+                     label=f"{m}, {SPLIT_NAMES[s]}") for s in offsets for m, alpha in shades]
     note = ("† coherent by construction: SoftCoh is 1 whatever it predicts (not ranked)"
             if marked & set(models) else "")
     legend_inches = 0.75 if note else 0.6

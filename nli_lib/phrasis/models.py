@@ -259,7 +259,8 @@ class PromptedRelationClassifier(Classifier):
         return f"{self.llm.label}|{self.prompt}|shots={self.shots}|labels={','.join(self.labels)}"
 
     def messages(self, premises: Sequence[str], hypotheses: Sequence[str]) -> list[list[dict]]:
-        return [self.template.render(shots=self.shots, phrase1=str(a), phrase2=str(b)) for a, b in zip(premises, hypotheses)]
+        return [self.template.render(shots=self.shots, phrase1=str(a), phrase2=str(b))
+                for a, b in zip(premises, hypotheses)]
 
     def answers(self, premises: Sequence[str], hypotheses: Sequence[str]) -> pd.DataFrame:
         """One row per pair: raw answer text, ok, parsed value, error, and the label used (None when no answer)."""
