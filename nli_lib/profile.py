@@ -99,6 +99,19 @@ class FactNLIModels(BaseModel):
     wikipedia_api: str = Field(FACTNLI_WIKIPEDIA_API, description="MediaWiki API the retriever queries")
 
 
+class TaxiNLIModels(BaseModel):
+    """Models of TaxiNLI (notebooks 51-54) in the paper tier, beyond the hub models in extra_models."""
+
+    model_config = _STRICT
+    mnli_finetune: dict[Literal["BERT", "RoBERTa"], str] = Field({}, description=(
+        "encoders to fine-tune on MNLI train as the paper did (§4.1): paper system (BERT, RoBERTa) -> hub id or "
+        "folder, e.g. {BERT: google-bert/bert-base-uncased, RoBERTa: FacebookAI/roberta-large}; needs the "
+        "online-only MultiNLI archive; {}: none"))
+    mnli_epochs: int = Field(3, ge=1, description="MNLI fine-tuning epochs (Devlin et al.'s GLUE setting)")
+    mnli_lr: float = Field(2e-5, gt=0, description="MNLI fine-tuning peak learning rate (AdamW)")
+    mnli_batch_size: int = Field(32, ge=1, description="MNLI fine-tuning pairs per step")
+
+
 class PaperModels(BaseModel):
     """Every model (and service) the paper tier uses beyond `nli_model`, `extra_models`, `embedder`, `llm`."""
 
@@ -106,6 +119,7 @@ class PaperModels(BaseModel):
     atoms: AtomsModels = AtomsModels()
     phrasis: PhrasisModels = PhrasisModels()
     factnli: FactNLIModels = FactNLIModels()
+    taxinli: TaxiNLIModels = TaxiNLIModels()
 
 
 LLM_ALIASES = {"paper_system": "as"}  # LLMConfig field -> its profile key
@@ -394,6 +408,8 @@ def _resolve_models(profile: Profile) -> tuple[Profile, list[str]]:
                 n: ref(f"paper_models.phrasis.models.{n}", m, paper) for n, m in pm.phrasis.models.items()}}),
             "factnli": pm.factnli.model_copy(update={
                 "judge": ref("paper_models.factnli.judge", pm.factnli.judge, paper)}),
+            "taxinli": pm.taxinli.model_copy(update={"mnli_finetune": {
+                k: ref(f"paper_models.taxinli.mnli_finetune.{k}", m, paper) for k, m in pm.taxinli.mnli_finetune.items()}}),
         }),
     }
     return profile.model_copy(update=update), problems

@@ -616,3 +616,158 @@ def test_paper_profile_path_with_a_local_hub_stand_in(tmp_path, monkeypatch):
         seps.append(rep.separability(layers, dev, coords=coords, model=name, tier="paper", pca_dims=4))
     scores = rep.paper_layer_scores(pd.concat(seps), counterparts, {})
     assert "BERT lexical layer" in set(scores["quantity"]) and scores["ours"].between(0, 2).all()
+
+
+# --------------------------------------------------------------------------------------------------- claims
+
+def _claim_rows() -> pd.DataFrame:
+    """NB right on nothing; BERT right on every lexical pair, half the negation pairs, no syntactic pair."""
+    dev = make_dev([{"label": "entailment", "cats": cats, "nb": "neutral", "bert": bert}
+                    for cats, bert in [(("lexical",), "entailment")] * 4 + [(("negation",), "entailment"),
+                                       (("negation",), "neutral")] * 2 + [(("syntactic",), "neutral")] * 4])
+    return tx.system_rows(dev)
+
+
+def test_category_gains_rank_categories_by_gain_with_a_paired_interval():
+    gains = tx.category_gains(_claim_rows(), "BERT", "NB").set_index("category")
+    assert gains.loc["lexical", ["n", "gain", "rank"]].tolist() == [4, 1.0, 1]
+    assert gains.loc["negation", ["gain", "rank"]].tolist() == [0.5, 2]
+    assert gains.loc["syntactic", ["gain", "rank"]].tolist() == [0.0, 3]
+    # negation: per-example differences 1, 0, 1, 0 -> mean 0.5, sd 0.5774, half-width 1.96 * 0.5774 / 2
+    assert (gains.loc["negation", "gain_low"], gains.loc["negation", "gain_high"]) == pytest.approx(
+        (0.5 - 0.5658, 0.5 + 0.5658), abs=1e-4)
+    assert gains.loc["world", "n"] == 0 and pd.isna(gains.loc["world", "rank"])
+
+
+def test_check_claims_states_the_rank_of_each_named_category():
+    claims = tx.check_claims(_claim_rows(), tx.PAPER_CLAIMS["fig5"]).set_index("system")
+    bert = claims.loc["BERT"]
+    assert bert["ranks"] == "lexical 1st, syntactic 3rd" and bert["of"] == 3
+    assert bert["verdict"] == "partly supported"  # lexical is top-2, syntactic is not
+    assert "syntactic ranks 3rd (+0.000" in bert["reading"] and "Claimed among the 2 highest" in bert["reading"]
+    # ESIM (= gold) gains 1 on every scored category: negation ties for 1st; no world/taxonomic example here
+    assert claims.loc["ESIM", "verdict"].tolist() == ["supported", "not testable"]
+    assert claims.loc["ESIM", "ranks"].iloc[1] == "world -, taxonomic -"
+    one = tx.Claim("x", "y", "BERT", ("syntactic",), "bottom", base="NB")
+    assert tx.check_claims(_claim_rows(), [one])["verdict"].tolist() == ["supported"]
+    assert tx.check_claims(_claim_rows(), [tx.Claim("x", "y", "RoBERTa", ("lexical",), "top")]).empty
+    table = tx.gain_table(_claim_rows(), ["BERT"], base="NB")
+    assert table.index[:3].tolist() == ["lexical", "negation", "syntactic"] and table["BERT rank"].iloc[0] == 1
+
+
+# --------------------------------------------------------------------------------------------------- stand-in
+
+def test_standin_training_data_never_holds_an_evaluated_pair():
+    from nli_lib.taxinli import standin
+
+    evaluated = make_dev([{"label": "entailment", "premise": "A man sleeps.", "hypothesis": "He rests."}])
+    mnli = pd.DataFrame({"premise": ["A man sleeps", "Dogs bark."], "hypothesis": ["he rests!", "Noise."],
+                         "label": ["entailment", "neutral"], "pair_id": ["a", "b"], "genre": "fiction",
+                         "in_mnli_dev": [False, False]})
+    with pytest.raises(ValueError, match="1 training pair"):
+        standin.taxinli_train_rows(mnli, evaluated)  # a copy differing in punctuation and case is caught
+    rows = standin.taxinli_train_rows(mnli.assign(in_mnli_dev=[True, False]), evaluated)
+    assert rows["pair_id"].tolist() == ["b"] and set(rows["source"]) == {"taxinli-mnli-train"}
+    esnli = pd.DataFrame({"premise": [f"p{i}" for i in range(9)], "hypothesis": "h", "label": "neutral"})
+    both = standin.training_data(mnli_rows=rows, esnli=esnli, evaluated=evaluated)
+    assert both["source"].value_counts().to_dict() == {"e-snli-dev": 9, "taxinli-mnli-train": 1}
+    monkey = standin.QUICK_ROWS_PER_SOURCE
+    try:
+        standin.QUICK_ROWS_PER_SOURCE = 4
+        quick = standin.training_data(quick=True, mnli_rows=rows, esnli=esnli, evaluated=evaluated)
+    finally:
+        standin.QUICK_ROWS_PER_SOURCE = monkey
+    assert quick["source"].value_counts().to_dict() == {"e-snli-dev": 4, "taxinli-mnli-train": 1}
+    with pytest.raises(ValueError, match="evaluated rows"):
+        standin.training_data(mnli_rows=rows, esnli=esnli.assign(premise="A man sleeps.", hypothesis="He rests."),
+                              evaluated=evaluated)
+
+
+@needs_mirror
+def test_real_taxinli_train_rows_are_disjoint_from_the_evaluated_rows():
+    from nli_lib.taxinli import standin
+
+    rows = standin.taxinli_train_rows()  # 2,344 rows outside the dev file, one a mojibake copy of a dev row
+    assert len(rows) == 2343 and standin.pair_keys(rows).nunique() == 2343
+
+
+# --------------------------------------------------------------------------------------------------- full MNLI dev
+
+def _mnli_archive(path):
+    """A multinli_1.0.zip-like archive: 12 training pairs, 6 + 6 dev pairs (one without gold label)."""
+    import json
+    import zipfile
+
+    texts = ["a man is sleeping outside", "the dog eats", "a woman is not running", "the cat is inside"]
+
+    def line(i, gold, genre):
+        return json.dumps({"gold_label": gold, "sentence1": texts[i % 4], "sentence2": texts[(i + 1) % 4],
+                           "pairID": f"x{i}", "genre": genre, "annotator_labels": [gold]})
+
+    labels = ["entailment", "neutral", "contradiction"]
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("multinli_1.0/multinli_1.0_train.jsonl", "\n".join(line(i, labels[i % 3], "fiction")
+                                                                        for i in range(12)) + "\n")
+        zf.writestr("multinli_1.0/multinli_1.0_dev_matched.jsonl", "\n".join(
+            [line(i, labels[i % 3], "fiction") for i in range(6)] + [line(6, "-", "fiction")]) + "\n")
+        zf.writestr("multinli_1.0/multinli_1.0_dev_mismatched.jsonl", "\n".join(
+            line(i, labels[i % 3], "letters") for i in range(6)) + "\n")
+    return path
+
+
+def test_table3_on_the_full_dev_sets_and_its_scorecard_preference(tmp_path, monkeypatch):
+    from nli_lib.cache import CallCache
+    from nli_lib.models.base import Classifier
+    from nli_lib.taxinli import mnli
+
+    class AlwaysEntail(Classifier):
+        name, tier = "always-e", "offline"
+
+        def _predict_proba_uncached(self, p, h):
+            return np.tile([0.8, 0.1, 0.1], (len(p), 1))
+
+    archive = _mnli_archive(tmp_path / "multinli_1.0.zip")
+    dev = mnli.full_dev_sets(path=archive)
+    assert dev["split"].value_counts().to_dict() == {"matched": 6, "mismatched": 6}  # the '-' pair is dropped
+    table, missing = mnli.full_dev_table3({"mine": AlwaysEntail(cache=CallCache(":memory:"))},
+                                          {"mine": "BERT"}, path=archive)
+    assert missing == "" and table["rows"].unique().tolist() == [tx.FULL_DEV]
+    row = table.set_index("split").loc["matched"]
+    assert (row["n"], row["accuracy"], row["paper"], row["relation"]) == (6, pytest.approx(2 / 6), 84.7, "stand-in")
+    both = pd.concat([table.assign(n=6), table.assign(rows=tx.OVERLAP, n=2, accuracy_pct=0.0)])
+    scores = tx.table3_scores(both, declared={})
+    assert len(scores) == 2 and "full MNLI dev" in scores["note"].iloc[0]  # the full-dev number is scored
+    assert scores["ours"].tolist() == pytest.approx([100 * 2 / 6] * 2)
+    monkeypatch.setattr(mnli, "available", lambda: False)
+    empty, note = mnli.full_dev_table3({}, path=None)
+    assert empty.empty and "mnli_full/multinli_1.0.zip" in note and "fetch" in note
+
+
+def test_mnli_finetune_path_with_a_tiny_model(tmp_path, monkeypatch):
+    """paper_models.taxinli.mnli_finetune: a tiny BERT fine-tuned on an MNLI-like archive joins the line-up
+    beside the declared paper system (relation 'same architecture'), and a missing archive is a note."""
+    pytest.importorskip("transformers")
+    from nli_lib.taxinli import lineup as tl
+    from nli_lib.taxinli import mnli
+
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    base = _tiny_bert(tmp_path / "hub" / "tiny-bert")
+    archive = _mnli_archive(tmp_path / "multinli_1.0.zip")
+
+    class FakeSession:
+        quick, seed = True, 0
+        params = {"paper_models": {"taxinli": {"mnli_finetune": {"BERT": str(base)}, "mnli_epochs": 1,
+                                               "mnli_lr": 1e-3, "mnli_batch_size": 4}}}
+        models: dict = {}
+
+    nb = FakeSession()
+    classifiers, counterparts, notes = tl.mnli_finetunes(nb, path=archive)
+    assert list(classifiers) == ["tiny-bert-mnli-ft-quick"] and notes == ()
+    assert counterparts == {"tiny-bert-mnli-ft-quick": ("BERT", "same architecture")}
+    clf = classifiers["tiny-bert-mnli-ft-quick"]
+    assert clf.tier == "paper" and clf.train_log and clf.train_log[-1]["eval_n"] == 6
+    assert clf.predict_frame(mnli.full_dev_sets(path=archive))["pred"].isin(["entailment", "neutral", "contradiction"]).all()
+    monkeypatch.setattr(mnli, "available", lambda: False)
+    assert tl.mnli_finetunes(FakeSession(), path=None)[2][0].startswith("Fine-tuning")
+    FakeSession.params = {}
+    assert tl.mnli_finetunes(FakeSession()) == ({}, {}, ())
