@@ -747,7 +747,7 @@ def test_mnli_finetune_path_with_a_tiny_model(tmp_path, monkeypatch):
     """paper_models.taxinli.mnli_finetune: a tiny BERT fine-tuned on an MNLI-like archive joins the line-up
     beside the declared paper system (relation 'same architecture'), and a missing archive is a note."""
     pytest.importorskip("transformers")
-    from nli_lib.taxinli import lineup as tl
+    from nli_lib.taxinli import evaluation as tl
     from nli_lib.taxinli import mnli
 
     monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
@@ -771,3 +771,51 @@ def test_mnli_finetune_path_with_a_tiny_model(tmp_path, monkeypatch):
     assert tl.mnli_finetunes(FakeSession(), path=None)[2][0].startswith("Fine-tuning")
     FakeSession.params = {}
     assert tl.mnli_finetunes(FakeSession()) == ({}, {}, ())
+
+
+# --------------------------------------------------------------------------------------------------- figures
+
+def test_figure6_panels_share_one_x_axis_and_carry_the_star_key():
+    import matplotlib.pyplot as plt
+
+    f = pd.DataFrame({"system": ["A", "A", "B", "B"], "paper_term": ["negation", "Length1"] * 2, "tier": "t",
+                      "n": 9, "lda_coef": [0.1, 0.2, 3.0, -1.0], "lr_coef": [0.2, 0.1, 2.0, 0.5],
+                      "stars": ["*", "", "***", ""]})
+    fig = tx.plot_coefficients(f)
+    a, b = fig.axes[:2]
+    assert a.get_xlim() == b.get_xlim() and a.get_xlim()[1] > 3.0  # A's small bars on B's scale
+    assert any(t.get_text().startswith(tx.STAR_KEY) for t in fig.texts)
+    plt.close(fig)
+
+
+def test_figure7_inset_covers_no_point_and_colours_are_distinct():
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_rgba
+
+    rng = np.random.default_rng(0)
+    df = make_dev([{"label": ["entailment", "neutral", "contradiction"][i % 3],
+                    "cats": [("negation",), ("boolean",), ("negation", "boolean"), ()][i % 4]} for i in range(80)])
+    coords = rng.normal(size=(80, 2)) * [5, 1]
+    coords[0] = [coords[:, 0].max() + 1, coords[:, 1].max() + 1]  # a point in the top-right corner
+    fig, ax = plt.subplots()
+    rep.plot_tsne_panel(ax, coords, df, "connectives")
+    inv = ax.transAxes.inverted()
+    frac = inv.transform(ax.transData.transform(coords))
+    x0, y0, w, h = rep.INSET
+    inside = (frac[:, 0] >= x0) & (frac[:, 0] <= x0 + w) & (frac[:, 1] >= y0) & (frac[:, 1] <= y0 + h)
+    assert not inside.any()
+    colours = rep.palette("connectives")
+    assert len({to_rgba(c) for c in colours.values()}) == len(colours)  # 'none' and 15 values, none shared
+    plt.close(fig)
+
+
+def test_figure7_panels_pick_each_groups_layer_by_probe_auc():
+    import matplotlib.pyplot as plt
+
+    df = make_dev([{"label": "entailment", "cats": ("negation",) if i % 2 else ()} for i in range(12)])
+    coords = {k: np.random.default_rng(k).normal(size=(12, 2)) for k in (0, 1, 2)}
+    sep = pd.DataFrame([{"kind": "group", "target": g, "layer": k, "probe_auc": [0.6, 0.9, 0.7][k],
+                         "silhouette_2d": [0.9, 0.1, 0.2][k]} for g in tx.GROUPS for k in (0, 1, 2)])
+    fig, chosen = rep.figure7_panels(coords, sep, df)
+    assert set(chosen.values()) == {1} and "probe auc 0.90" in fig.axes[0].get_title()
+    plt.close(fig)

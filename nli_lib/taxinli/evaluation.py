@@ -1,6 +1,6 @@
 """The systems notebooks 51-54 score beside the paper's shipped predictions, and what each stands for.
 
-    >>> systems = lineup(nb)                      # doctest: +SKIP
+    >>> systems = our_systems(nb)                      # doctest: +SKIP
     >>> systems.main, systems.counterparts        # doctest: +SKIP
     ('minilm-taxinli-train', {'minilm-taxinli-train': 'BERT', 'bow-naive-bayes': 'NB'})
 
@@ -25,7 +25,7 @@ STANDIN_KEY = "taxinli:" + standin.NAME  # where a session keeps the MNLI-domain
 
 
 @dataclass(frozen=True)
-class Lineup:
+class Systems:
     """The systems of one notebook run."""
 
     classifiers: dict  # system name -> classifier, in display order
@@ -73,7 +73,7 @@ def mnli_finetunes(nb, path=None) -> tuple[dict, dict, tuple]:
     return classifiers, counterparts, ()
 
 
-def lineup(nb, mnli_path=None) -> Lineup:
+def our_systems(nb, mnli_path=None) -> Systems:
     """Our systems for notebooks 51-54 (see the module docstring); `nb` is the notebook session."""
     ours = profile_classifiers(nb)
     first = next(iter(ours))
@@ -86,7 +86,7 @@ def lineup(nb, mnli_path=None) -> Lineup:
     tuned, tuned_counterparts, notes = mnli_finetunes(nb, path=mnli_path)
     ours.update(tuned)
     counterparts = {**stand_ins(ours, main=main), **tuned_counterparts}
-    return Lineup(classifiers=ours, counterparts=counterparts, main=main, notes=notes)
+    return Systems(classifiers=ours, counterparts=counterparts, main=main, notes=notes)
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,7 @@ class Evaluation:
 
     dev: object  # load_taxinli("mnli_dev"): the 7,727 rows with the shipped NB / ESIM / BERT predictions
     sample: object  # the rows our systems are scored on: all of them in full runs, a stratified sample in quick
-    systems: Lineup  # our systems and what each stands for
+    systems: Systems  # our systems and what each stands for
     rows: object  # systems.system_rows: one row per (system, example)
 
     @property
@@ -112,12 +112,12 @@ def evaluate(nb) -> Evaluation:
 
     dev = load_taxinli("mnli_dev")
     sample = evaluation_sample(dev, quick=nb.quick, seed=nb.seed)
-    systems = lineup(nb)
+    systems = our_systems(nb)
     rows = system_rows(dev, score_models(sample, systems.classifiers))
     return Evaluation(dev=dev, sample=sample, systems=systems, rows=rows)
 
 
-def stand_in_table(systems: Lineup):
+def stand_in_table(systems: Systems):
     """Our fine-tuned systems: name, what it stands for, its training rows by source, epochs and held-out
     accuracy (from the training log); classical baselines have no log and are left out."""
     import pandas as pd
