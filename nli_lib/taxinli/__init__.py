@@ -33,7 +33,7 @@ from .systems import (FULL_DEV, MATCHED_GENRES, OVERLAP, SHIPPED, accuracy_by_ca
                       counterpart, evaluation_sample, improvement_over, model_label, overall_accuracy,
                       pair_records, paper_system,
                       plot_accuracy_by_category, prediction_records, profile_classifiers, score_models,
-                      shipped_rows, stand_ins, stratified_sample, system_rows, table3, table3_scores)
+                      SHIPPED_MODELS, shipped_rows, stand_ins, stratified_sample, system_rows, table3, table3_scores)
 from .taxonomy import (CATEGORIES, COLUMNS, GROUPS, NAMES, Category, categories_in, category,  # noqa: F401
                        group_indicators, indicators, plot_taxonomy, short, table1, table4, taxonomy_frame)
 from . import mnli, representations, standin  # noqa: F401

@@ -40,6 +40,7 @@ SHIPPED = (
     ShippedSystem("ESIM", "pred_esim", "ESIM (TaxiNLI release)"),
     ShippedSystem("BERT", "pred_bert", "aloxatel/bert-base-mnli (TaxiNLI release)"),
 )
+SHIPPED_MODELS = tuple(s.model for s in SHIPPED)  # the models behind the shipped predictions (outputs' sidecars)
 # MNLI dev: matched = genres seen in MNLI train; mismatched = the other five.
 MATCHED_GENRES = frozenset({"fiction", "government", "slate", "telephone", "travel"})
 MISMATCHED_GENRES = frozenset({"facetoface", "letters", "nineeleven", "oup", "verbatim"})
