@@ -819,3 +819,16 @@ def test_figure7_panels_pick_each_groups_layer_by_probe_auc():
     fig, chosen = rep.figure7_panels(coords, sep, df)
     assert set(chosen.values()) == {1} and "probe auc 0.90" in fig.axes[0].get_title()
     plt.close(fig)
+
+
+def test_figure5_tick_labels_do_not_overlap():
+    import matplotlib.pyplot as plt
+
+    acc = pd.DataFrame([{"system": s, "tier": "paper-release" if s == "A" else "offline", "category": c,
+                         "n": 2068 if s == "A" else 101, "accuracy": 0.5, "ci_low": 0.4, "ci_high": 0.6}
+                        for s in ("A", "B", "C") for c in NAMES])
+    fig = tx.plot_accuracy_by_category(acc)
+    fig.canvas.draw()
+    boxes = [t.get_window_extent() for t in fig.axes[0].get_xticklabels()]
+    assert len(boxes) == 15 and all(a.x1 < b.x0 for a, b in zip(boxes, boxes[1:]))
+    plt.close(fig)

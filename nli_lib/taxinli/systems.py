@@ -381,11 +381,12 @@ def n_labels(acc: pd.DataFrame) -> dict[str, str]:
 
 def plot_accuracy_by_category(acc: pd.DataFrame, ax=None, min_n: int = 1, title: str = ""):
     """Figure 5: grouped bars (one colour per system) with Wilson 95% error bars; under each category its
-    name and n (tick labels at 9 pt, slanted 30°); the legend names each system and its tier."""
+    name and n (upright tick labels, one per bar group, so none overlaps its neighbour); the legend names each
+    system and its tier."""
     import matplotlib.pyplot as plt
 
     if ax is None:
-        _, ax = plt.subplots(figsize=(14, 5))
+        _, ax = plt.subplots(figsize=(15, 5))
     systems = list(dict.fromkeys(acc["system"]))
     cats = list(dict.fromkeys(acc["category"]))
     width = 0.84 / max(len(systems), 1)
@@ -399,8 +400,7 @@ def plot_accuracy_by_category(acc: pd.DataFrame, ax=None, min_n: int = 1, title:
         ax.bar(x, y, width, yerr=np.nan_to_num(err), capsize=1.2, error_kw={"lw": 0.6}, color=colors[j % 10],
                label=f"{system} ({sub['tier'].dropna().iloc[0]})")
     labels = n_labels(acc)
-    ax.set_xticks(np.arange(len(cats)), [f"{c}\n{labels[c]}" for c in cats], rotation=30, fontsize=9, ha="right",
-                  rotation_mode="anchor")
+    ax.set_xticks(np.arange(len(cats)), [f"{c}\n{labels[c]}" for c in cats], fontsize=8.5)  # upright, centred
     ax.set_xlim(-0.6, len(cats) - 0.4)
     ax.set_ylabel("fraction predicted correctly")
     ax.set_ylim(0, 1.05)
