@@ -77,7 +77,7 @@ OUTPUTS: dict[str, list[OutputSpec]] = {
                    "lengths (characters), per system (statsmodels Wald p-values, stars * <0.05 ** <0.01 *** <0.001)"),
         OutputSpec("fig-6-bert", _T + "fig-6",
                    "LDA and LR coefficients modelling the correctness of BERT's predictions (shipped predictions, "
-                   "{n} rows); our LR stars beside the paper's (grey)", kind="figure"),
+                   "all TaxiNLI ∩ MNLI-dev rows); our LR stars beside the paper's (grey)", kind="figure"),
         OutputSpec("fig-6-significance-vs-paper", _T + "fig-6",
                    "our LR significance stars beside the paper's list of significant coefficients (Fig. 6 BERT, "
                    "Fig. 9 RoBERTa); relation says whether ours comes from the paper's predictions, the same "

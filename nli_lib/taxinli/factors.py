@@ -247,11 +247,12 @@ STAR_KEY = "LR Wald p-value: * < 0.05, ** < 0.01, *** < 0.001"  # the caption's 
 
 
 def plot_coefficients(factors: pd.DataFrame, systems: Sequence[str] | None = None, sharex: bool = True,
-                      paper_stars: dict[str, dict[str, int]] | None = None):
+                      paper_stars: dict[str, dict[str, int]] | None = None, per_row: int = 4):
     """Figures 6 / 9: per system, horizontal LDA and LR coefficient bars per term, our LR stars on the right.
 
-    Panels share one x-axis (`sharex`), so coefficients of different systems are read on one scale; the
-    star key (STAR_KEY) and the bar legend sit under the panels. `paper_stars` (system -> {paper term:
+    Panels share one x-axis (`sharex`: the same limits and ticks in every panel), so coefficients of
+    different systems are read on one scale; at most `per_row` panels per row; the star key (STAR_KEY) and
+    the bar legend sit under the panels. `paper_stars` (system -> {paper term:
     number of stars}, e.g. {"BERT": paper_significance("BERT")}) adds the paper's stars in grey in a second
     column, so the caption's list is read beside ours."""
     import matplotlib.pyplot as plt
@@ -259,8 +260,12 @@ def plot_coefficients(factors: pd.DataFrame, systems: Sequence[str] | None = Non
 
     systems = list(systems or dict.fromkeys(factors["system"]))
     paper_stars = paper_stars or {}
-    fig, axes = plt.subplots(1, len(systems), figsize=(3.6 * len(systems) + 0.6 * bool(paper_stars), 6.1),
-                             sharey=True, sharex=sharex, squeeze=False)
+    ncols = min(len(systems), per_row)
+    nrows = -(-len(systems) // ncols)
+    height = 5.6 * nrows + 0.8  # 0.8 in under the panels: the bar legend, then the star key
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols + 0.6 * bool(paper_stars), height), squeeze=False)
+    for ax in axes.flat[len(systems):]:
+        ax.remove()
 
     def reach(sub):
         coefs = sub[["lda_coef", "lr_coef"]].to_numpy(dtype=float)
@@ -268,7 +273,7 @@ def plot_coefficients(factors: pd.DataFrame, systems: Sequence[str] | None = Non
 
     shared = max(reach(factors[factors["system"] == s]) for s in systems)
     with_paper = any(s in paper_stars for s in systems)
-    for ax, system in zip(axes[0], systems):
+    for k, (ax, system) in enumerate(zip(axes.flat, systems)):
         sub = factors[factors["system"] == system].reset_index(drop=True)
         y = np.arange(len(sub))
         ax.barh(y - 0.2, sub["lda_coef"].fillna(0), 0.4, color="#8172b2")
@@ -276,13 +281,13 @@ def plot_coefficients(factors: pd.DataFrame, systems: Sequence[str] | None = Non
         lim = shared if sharex else reach(sub)
         paper = paper_stars.get(system)
         for i, s in enumerate(sub["stars"]):
-            if s:
+            if isinstance(s, str) and s:
                 ax.text(lim * 1.05, i, s, va="center", fontsize=8, color="#2f6b3a")
             if paper and paper.get(sub.at[i, "paper_term"]):
                 ax.text(lim * 1.4, i, "*" * paper[sub.at[i, "paper_term"]], va="center", fontsize=8, color="0.45")
         ax.axvline(0, color="0.3", lw=0.6)
         ax.set_xlim(-lim * 1.15, lim * (1.75 if with_paper else 1.3))
-        ax.set_yticks(y, sub["paper_term"], fontsize=8)
+        ax.set_yticks(y, sub["paper_term"] if k % ncols == 0 else [], fontsize=8)
         ax.set_ylim(len(sub) - 0.4, -1.6)  # top to bottom; a header row names the star columns
         ax.text(lim * 1.05, -1.0, "ours", fontsize=7, color="#2f6b3a", va="center")
         if paper is not None:
@@ -292,8 +297,9 @@ def plot_coefficients(factors: pd.DataFrame, systems: Sequence[str] | None = Non
         ax.set_xlabel("coefficient", fontsize=8)
         ax.grid(axis="x", alpha=0.3)
     handles = [Patch(color="#8172b2", label="LDA"), Patch(color="#55a868", label="LR (lengths z-scored)")]
-    fig.legend(handles=handles, loc="lower left", ncol=2, fontsize=8, frameon=False, bbox_to_anchor=(0.01, 0.0))
-    fig.text(0.99, 0.02, STAR_KEY + ("; ours in green, the paper's caption in grey" if with_paper else ""),
-             ha="right", va="bottom", fontsize=8)
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.legend(handles=handles, loc="lower left", ncol=2, fontsize=8, frameon=False,
+               bbox_to_anchor=(0.01, 0.35 / height))
+    fig.text(0.02, 0.08 / height, STAR_KEY + ("\nours in green, the paper's caption in grey" if with_paper else ""),
+             ha="left", va="bottom", fontsize=8)
+    fig.tight_layout(rect=(0, 0.8 / height, 1, 1))
     return fig
