@@ -127,10 +127,10 @@ OUTPUTS: dict[str, list[OutputSpec]] = {
                    "per model, layer and target: linear-probe ROC AUC (5-fold CV on 64 principal components; 0.5 "
                    "= chance; 95% Hanley-McNeil interval) and silhouette of members vs rest in the t-SNE plane"),
         OutputSpec("fig-7-tsne-grid-{model}", _T + "fig-7",
-                   "layer-wise t-SNE of max-pool+[CLS] states of {name} (layers {first}-{last}), coloured by "
+                   "layer-wise t-SNE of max-pool+[CLS] states of {source} (layers {first}-{last}), coloured by "
                    "category group, NLI-label insets", kind="figure"),
         OutputSpec("fig-7-best-layers-{model}", _T + "fig-7",
-                   "{name}: each high-level group coloured at the layer where its linear-probe ROC AUC is highest",
+                   "{source}: each high-level group coloured at the layer where its linear-probe ROC AUC is highest",
                    kind="figure"),
         OutputSpec("fig-7-best-layer-per-category", _T + "fig-7",
                    "per model and target: best layer by linear-probe AUC with its 95% interval low end, whether it "
