@@ -16,24 +16,113 @@ factor analysis, Bayesian estimates and layer-wise representations. Notebooks 50
 Every analysis works on a per-example frame (`dataset.example_rows`, `systems.system_rows`) and returns a
 DataFrame, so the examples behind any number are one filter away.
 """
-from .bayes import (BN_COLUMNS, CONDITIONAL_COLUMNS, BetaPosterior, bayesian_category_accuracy,  # noqa: F401
-                    beta_posterior, bn_beside_conditional, bn_category_accuracy, bn_cpt, plot_bayes, prior_shift,
-                    prob_less)
-from .claims import PAPER_CLAIMS, Claim, category_gains, check_claims, gain_table  # noqa: F401
-from .dataset import (INFERENCE_SUBSET, annotation_agreement, annotation_confusion, label_split,  # noqa: F401
-                      categories_per_example, category_correlation, category_label_counts, cohen_kappa,
-                      example_records, example_rows, genre_share, genre_share_scores, genre_shares,
-                      inference_accuracy_score, join_names, neutral_nesting, plot_category_counts, plot_correlation,
-                      table2, taxonomic_split, taxonomic_split_scores, top_correlations)
-from .factors import (LENGTH_UNITS, STAR_KEY, agreement_summary, compare_with_paper, correctness_records, design,  # noqa: F401
-                      factor_analysis, length_unit_comparison, paper_significance, plot_coefficients,
-                      significance_scores, star_table, stars, stars_with_label)
-from .evaluation import Evaluation, Systems, evaluate, our_systems, stand_in_table  # noqa: F401
-from .systems import (FULL_DEV, MATCHED_GENRES, OVERLAP, SHIPPED, accuracy_by_category, common_rows,  # noqa: F401
-                      counterpart, evaluation_sample, improvement_over, model_label, overall_accuracy,
-                      pair_records, paper_system,
-                      plot_accuracy_by_category, prediction_records, profile_classifiers, score_models,
-                      SHIPPED_MODELS, shipped_rows, stand_ins, stratified_sample, system_rows, table3, table3_scores)
-from .taxonomy import (CATEGORIES, COLUMNS, GROUPS, NAMES, Category, categories_in, category,  # noqa: F401
-                       group_indicators, indicators, plot_taxonomy, short, table1, table4, taxonomy_frame)
 from . import mnli, representations, standin  # noqa: F401
+from .bayes import (  # noqa: F401
+    BN_COLUMNS,
+    CONDITIONAL_COLUMNS,
+    BetaPosterior,
+    bayesian_category_accuracy,
+    beta_posterior,
+    bn_beside_conditional,
+    bn_category_accuracy,
+    bn_cpt,
+    plot_bayes,
+    prior_shift,
+    prob_less,
+)
+from .claims import (  # noqa: F401
+    PAPER_CLAIMS,
+    Claim,
+    category_gains,
+    check_claims,
+    gain_table,
+)
+from .dataset import (  # noqa: F401
+    INFERENCE_SUBSET,
+    annotation_agreement,
+    annotation_confusion,
+    categories_per_example,
+    category_correlation,
+    category_label_counts,
+    cohen_kappa,
+    example_records,
+    example_rows,
+    genre_share,
+    genre_share_scores,
+    genre_shares,
+    inference_accuracy_score,
+    join_names,
+    label_split,
+    neutral_nesting,
+    plot_category_counts,
+    plot_correlation,
+    table2,
+    taxonomic_split,
+    taxonomic_split_scores,
+    top_correlations,
+)
+from .evaluation import (  # noqa: F401
+    Evaluation,
+    Systems,
+    evaluate,
+    our_systems,
+    stand_in_table,
+)
+from .factors import (  # noqa: F401
+    LENGTH_UNITS,
+    STAR_KEY,
+    agreement_summary,
+    compare_with_paper,
+    correctness_records,
+    design,
+    factor_analysis,
+    length_unit_comparison,
+    paper_significance,
+    plot_coefficients,
+    significance_scores,
+    star_table,
+    stars,
+    stars_with_label,
+)
+from .systems import (  # noqa: F401
+    FULL_DEV,
+    MATCHED_GENRES,
+    OVERLAP,
+    SHIPPED,
+    SHIPPED_MODELS,
+    accuracy_by_category,
+    common_rows,
+    counterpart,
+    declared_system,
+    evaluation_sample,
+    improvement_over,
+    model_label,
+    overall_accuracy,
+    pair_records,
+    plot_accuracy_by_category,
+    prediction_records,
+    profile_classifiers,
+    score_models,
+    shipped_rows,
+    stand_ins,
+    stratified_sample,
+    system_rows,
+    table3,
+    table3_scores,
+)
+from .taxonomy import (  # noqa: F401
+    CATEGORIES,
+    COLUMNS,
+    GROUPS,
+    NAMES,
+    Category,
+    categories_in,
+    category,
+    group_indicators,
+    indicators,
+    plot_taxonomy,
+    short,
+    table1,
+    table4,
+    taxonomy_frame,
+)

@@ -102,7 +102,8 @@ def _verdict(claim: Claim, sub: pd.DataFrame, n_ranked: int) -> str:
 def check_claims(rows: pd.DataFrame, claims: Sequence[Claim]) -> pd.DataFrame:
     """One row per claim: the paper's words, the claimed categories' ranks and values among the ranked
     categories, the verdict ('supported', 'partly supported', 'not supported'; 'not testable' when no
-    claimed category has a scored example) and `reading`, a sentence built from those numbers. Claims about a system absent from `rows` are left out."""
+    claimed category has a scored example) and `reading`, a sentence built from those numbers. Claims
+    about a system absent from `rows` are left out."""
     out = []
     for claim in claims:
         present = set(rows["system"])

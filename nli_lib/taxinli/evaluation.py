@@ -10,16 +10,18 @@ bag-of-words naive Bayes, extra models), plus
 * offline (the profile's NLI model is `offline:minilm-esnli`): the MNLI-domain stand-in
   (`standin.mnli_domain_model`), which is the **main stand-in**: it is put beside the paper's BERT; the
   e-SNLI-only model is shown beside it, with no paper counterpart;
-* `paper_models.taxinli.mnli_finetune`: encoders fine-tuned on MNLI train here (`mnli.mnli_finetuned`),
-  each beside the paper system it is declared for (relation "same architecture"), when MultiNLI is at hand;
-  otherwise `notes` says what is missing.
+* `paper_models.taxinli.mnli_finetune` (paper tier): encoders fine-tuned on MNLI train here
+  (`mnli.mnli_finetuned`), each beside the paper system it follows (relation "same architecture": our
+  fine-tune, not the paper's model, so its scorecard basis stays stand-in), when MultiNLI is at hand;
+  otherwise `notes` says what is missing;
+* models the profile declares to be a paper system (`as:`) beside that system (relation "declared").
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from . import mnli, standin
-from .systems import profile_classifiers, stand_ins
+from .systems import RELATIONS, declared_system, profile_classifiers, stand_ins
 
 STANDIN_KEY = "taxinli:" + standin.NAME  # where a session keeps the MNLI-domain stand-in (nb.models)
 
@@ -36,45 +38,47 @@ class Systems:
 
 def uses_offline_model(nb) -> bool:
     """Whether the profile's NLI model is the offline one (MiniLM fine-tuned on e-SNLI here)."""
-    return str(nb.params.get("nli_model", "")).startswith("offline")
+    from ..lineup import OFFLINE_MODELS
+
+    return nb.profile.ref("nli_model").id in OFFLINE_MODELS
 
 
 def mnli_domain_stand_in(nb):
     """The MNLI-domain stand-in of this run (trained or loaded once per session, kept in nb.models)."""
     if STANDIN_KEY not in nb.models:
         nb.models[STANDIN_KEY] = standin.mnli_domain_model(
-            quick=nb.quick, epochs=int(nb.params.get("nli_epochs", 2)), seed=nb.seed,
-            precision=nb.params.get("precision", "float32"))
+            quick=nb.quick, epochs=nb.profile.nli_epochs, seed=nb.seed, precision=nb.profile.precision)
     return nb.models[STANDIN_KEY]
 
 
 def mnli_finetunes(nb, path=None) -> tuple[dict, dict, tuple]:
-    """(classifiers, counterparts, notes) for `paper_models.taxinli.mnli_finetune` (paper system -> base).
-    Each base is fine-tuned on MNLI train once (cached); nothing when the key is empty; a note naming what is
-    missing when MultiNLI is not at hand (`mnli.available`), never a download. `path`: an archive (tests)."""
-    settings = (nb.params.get("paper_models") or {}).get("taxinli") or {}
-    wanted = settings.get("mnli_finetune") or {}
-    if not wanted:
+    """(classifiers, counterparts, notes) for `paper_models.taxinli.mnli_finetune` (paper system -> base),
+    paper tier only (the offline tier loads no paper model). Each base is fine-tuned on MNLI train once
+    (cached); nothing when the key is empty; a note naming what is missing when MultiNLI is not at hand
+    (`mnli.available`), never a download. `path`: an archive (tests)."""
+    settings = nb.profile.paper_models.taxinli
+    if nb.profile.tier != "paper" or not settings.mnli_finetune:
         return {}, {}, ()
+    bases = nb.profile.refs("paper_models.taxinli.mnli_finetune")  # resolved, in the mapping's order
     if path is None and not mnli.available():
-        return {}, {}, (mnli.missing_note(f"Fine-tuning {', '.join(wanted.values())} on MNLI "
+        return {}, {}, (mnli.missing_note(f"Fine-tuning {', '.join(r.given for r in bases)} on MNLI "
                                           f"(paper_models.taxinli.mnli_finetune)"),)
     classifiers, counterparts = {}, {}
-    for paper_sys, base in wanted.items():
-        key = f"taxinli:mnli-ft:{base}"
+    for paper_sys, base in zip(settings.mnli_finetune, bases):
+        key = f"taxinli:mnli-ft:{base.id}"
         if key not in nb.models:
             nb.models[key] = mnli.mnli_finetuned(
-                base, quick=nb.quick, seed=nb.seed, epochs=settings.get("mnli_epochs", 3),
-                lr=settings.get("mnli_lr", 2e-5), batch_size=settings.get("mnli_batch_size", 32), path=path,
-                precision=nb.params.get("precision", "float32"))
+                base.id, quick=nb.quick, seed=nb.seed, epochs=settings.mnli_epochs, lr=settings.mnli_lr,
+                batch_size=settings.mnli_batch_size, path=path, precision=nb.profile.precision)
         clf = nb.models[key]
         classifiers[clf.name] = clf
-        counterparts[clf.name] = (paper_sys, "same architecture")
+        counterparts[clf.name] = (paper_sys, RELATIONS[3])
     return classifiers, counterparts, ()
 
 
 def our_systems(nb, mnli_path=None) -> Systems:
-    """Our systems for notebooks 51-54 (see the module docstring); `nb` is the notebook session."""
+    """Our systems for notebooks 51-54 (see the module docstring); `nb` is the notebook session. Models the
+    profile declares to be a paper system (`as:`) are put beside it as (system, 'declared')."""
     ours = profile_classifiers(nb)
     first = next(iter(ours))
     if uses_offline_model(nb):
@@ -85,7 +89,10 @@ def our_systems(nb, mnli_path=None) -> Systems:
         main = first
     tuned, tuned_counterparts, notes = mnli_finetunes(nb, path=mnli_path)
     ours.update(tuned)
-    counterparts = {**stand_ins(ours, main=main), **tuned_counterparts}
+    declared = nb.profile.paper_systems
+    counterparts = {name: (declared_system(getattr(clf, "name", name), declared), RELATIONS[1])
+                    for name, clf in ours.items() if declared_system(getattr(clf, "name", name), declared)}
+    counterparts = {**stand_ins(ours, main=main, declared=declared), **counterparts, **tuned_counterparts}
     return Systems(classifiers=ours, counterparts=counterparts, main=main, notes=notes)
 
 

@@ -17,7 +17,7 @@ from typing import Mapping
 import pandas as pd
 
 from ..config import LABELS
-from .systems import FULL_DEV, OVERLAP, _acc_row, counterpart, stratified_sample  # noqa: F401
+from .systems import FULL_DEV, OVERLAP, accuracy_row, counterpart, stratified_sample  # noqa: F401
 
 MNLI_KEY = "mnli_full/multinli_1.0.zip"  # manifest key of the official MultiNLI 1.0 archive
 DEV_SPLITS = {"matched": "dev_matched", "mismatched": "dev_mismatched"}  # Table 3 split -> load_mnli split
@@ -42,7 +42,8 @@ def missing_note(what: str) -> str:
             f"then re-run this notebook.")
 
 
-def full_dev_sets(quick: bool = False, seed: int = 0, n_quick: int = 400, path: str | Path | None = None) -> pd.DataFrame:
+def full_dev_sets(quick: bool = False, seed: int = 0, n_quick: int = 400,
+                  path: str | Path | None = None) -> pd.DataFrame:
     """MNLI dev matched + mismatched (pairs with a gold label), with a `split` column ('matched' /
     'mismatched'); quick runs: a seeded, label-stratified sample of `n_quick` pairs per split. `path`: an
     archive laid out like multinli_1.0.zip (tests); otherwise the manifest file (never downloaded here:
@@ -72,7 +73,7 @@ def table3_full_dev(dev: pd.DataFrame, scored: Mapping[str, pd.DataFrame],
         for split in DEV_SPLITS:
             mask = (sub["split"] == split).to_numpy()
             r = {"system": system, "model": model, "tier": tier, "split": split,
-                 **_acc_row(pd.DataFrame({"correct": correct[mask]})), "paper_system": paper_sys,
+                 **accuracy_row(pd.DataFrame({"correct": correct[mask]})), "paper_system": paper_sys,
                  "relation": relation, "rows": FULL_DEV}
             try:
                 r["paper"] = paper_value("taxinli-table-3", f"{paper_sys} {split}")
