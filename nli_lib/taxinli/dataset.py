@@ -244,12 +244,12 @@ def categories_per_example(taxi: pd.DataFrame) -> pd.DataFrame:
     return pd.crosstab(rows["n_categories"], rows["label"]).reindex(columns=list(LABELS)).fillna(0).astype(int)
 
 
-def plot_category_counts(counts: pd.DataFrame, ax=None):
-    """Figure 3: stacked bars of examples per category, split by gold label."""
+def plot_category_counts(counts: pd.DataFrame, ax=None, title: str = ""):
+    """Figure 3: stacked bars of examples per category, split by gold label, `title` above."""
     import matplotlib.pyplot as plt
 
     if ax is None:
-        _, ax = plt.subplots(figsize=(10, 3.8))
+        _, ax = plt.subplots(figsize=(11, 4))
     colors = {"entailment": "#4c72b0", "neutral": "#999999", "contradiction": "#c44e52"}
     bottom = np.zeros(len(counts))
     for lab in LABELS:
@@ -262,18 +262,22 @@ def plot_category_counts(counts: pd.DataFrame, ax=None):
     ax.tick_params(axis="x", rotation=60)
     plt.setp(ax.get_xticklabels(), ha="right", rotation_mode="anchor")
     ax.legend(fontsize=8)
+    if title:
+        ax.set_title(title, fontsize=10)
     return ax.figure
 
 
-def plot_correlation(corr: pd.DataFrame, ax=None):
-    """Figure 4: heat map of the category correlation matrix."""
+def plot_correlation(corr: pd.DataFrame, ax=None, title: str = ""):
+    """Figure 4: heat map of the category correlation matrix, `title` above."""
     import matplotlib.pyplot as plt
     import seaborn as sns
 
     if ax is None:
-        _, ax = plt.subplots(figsize=(7.5, 6.2))
+        _, ax = plt.subplots(figsize=(8, 6.6))
     sns.heatmap(corr, cmap="RdBu_r", center=0, vmin=-0.3, vmax=0.3, annot=True, fmt=".2f", annot_kws={"size": 6},
                 square=True, ax=ax, cbar_kws={"shrink": 0.7})
+    if title:
+        ax.set_title(title, fontsize=10)
     return ax.figure
 
 
