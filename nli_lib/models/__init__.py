@@ -61,15 +61,19 @@ def dnli_frame(df: pd.DataFrame) -> pd.DataFrame:
                         index=df.index)
 
 
-def offline_dnli_model(quick: bool = False, epochs: int = 1, seed: int = 0, progress: bool | None = None) -> HFClassifier:
-    """The offline NLI model (MiniLM on e-SNLI) fine-tuned further on the δ-SNLI train subset (strengthener / weakener)."""
+def offline_dnli_model(quick: bool = False, epochs: int = 1, seed: int = 0, progress: bool | None = None,
+                       train: pd.DataFrame | None = None) -> HFClassifier:
+    """The offline NLI model (MiniLM on e-SNLI) fine-tuned further on δ-SNLI train (strengthener / weakener).
+
+    `train`: δ-NLI rows (load_dnli columns) to fine-tune on, e.g. the full δ-SNLI train set when it was fetched
+    (`atoms.pipeline.dsnli_train`); None: the mirror's 8,872-example δ-SNLI train subset."""
     from ..data.loaders import load_dnli, load_dsnli_train_subset
 
     # The mirror's δ-SNLI train subset is AFLite-filtered (the easy, artefact-driven examples are gone): raw
     # MiniLM at 4e-5 stays at chance (train loss ln 2, 52% dev after one epoch). Starting from our e-SNLI NLI
     # model and a higher learning rate transfers the entailment knowledge (62.7% dev after only 2,000 rows).
     base = offline_nli_model(quick=quick, seed=seed, progress=progress).model_dir
-    train = _sample(dnli_frame(load_dsnli_train_subset()), quick, seed)
+    train = _sample(dnli_frame(load_dsnli_train_subset() if train is None else train), quick, seed)
     dev = dnli_frame(load_dnli("snli", "dev", drop_impossible=True)).sample(n=200 if quick else 1000, random_state=seed)
     spec = offline_spec(quick, labels=DNLI_LABELS, epochs=epochs, seed=seed, base=str(base),
                         **({} if quick else {"lr": 1e-4, "batch_size": 16}))
