@@ -739,9 +739,11 @@ def test_explorer_records_shapes():
     rows = pd.DataFrame({"bucket": [0, 0, 1], "pair_id": ["x", "y", "x"], "weight": [0.5, 1.0, 0.5]})
     ex2 = pd.DataFrame({"pair_id": ["x", "y"], "premise": ["P", "Q"], "hypothesis": ["H", "H"], "update": ["U", "V"],
                         "update_type": ["weakener", "strengthener"]})
-    br = I.bucket_records(rows, [("a", "a2"), ("b",)], ex2, {"m": pd.Series({"x": True, "y": False})})
-    assert br["bucket_size"].tolist() == ["2", "2", "1"] and br["critical_atoms"].iloc[0] == "a | a2"
-    assert br["correct: m"].tolist() == [True, False, True]
+    correct = {"m": pd.Series({"x": True, "y": False}), "n": pd.Series({"x": False, "y": False})}
+    br = I.bucket_records(rows, [("a", "a2"), ("b",)], ex2, correct)
+    assert br["bucket_size"].tolist() == ["2", "2", "1"] * 2 and br["critical_atoms"].iloc[0] == "a | a2"
+    assert br["model"].tolist() == ["m"] * 3 + ["n"] * 3
+    assert br["correct"].tolist() == [True, False, True, False, False, False]
 
 
 def test_annotation_widget_click_saves_gold_file(tmp_path):
@@ -1211,3 +1213,100 @@ def test_c2_prompt_shows_the_exemplars_with_their_labels_and_explanations():
     assert prompt.count("Situation:") == 7 and "Hypothesis: Atom 0." in prompt and "Hypothesis 0" not in prompt
     assert [prompt.count(f"\n{a}\n") for a in ("more", "less", "none")] == [2, 2, 2]
     assert "Reason 4." in prompt and prompt.rstrip().endswith("more or less likely to be true?")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Notebooks 10-13 save through the outputs catalog (nli_lib/catalog/atoms.py); wrangling in atoms/report.py
+# --------------------------------------------------------------------------------------------------------------
+
+ATOM_NOTEBOOKS = ("10_atoms_decomposition", "11_atoms_snli_consistency", "12_atoms_defeasible",
+                  "13_atoms_inferential")
+
+
+def _code_cells(stem: str) -> list[str]:
+    cells = json.loads((REPO_ROOT / "notebooks" / f"{stem}.ipynb").read_text())["cells"]
+    return ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+
+
+@pytest.mark.parametrize("stem", ATOM_NOTEBOOKS)
+def test_atom_notebooks_save_exactly_what_the_catalog_declares(stem):
+    """Every output of notebooks 10-13 goes through `nb.save` with a declared name, every declaration is saved,
+    no cell writes through `nb.out.table/figure/records` or hand-writes the quick note, code lines ≤ 100."""
+    from nli_lib.catalog import specs
+    from nli_lib.outputs import _check_ref
+
+    code = "\n".join(_code_cells(stem))
+    saved = set(re.findall(r'nb\.save\([^"]*?"([\w-]+)"', code))
+    declared = {s.name for s in specs(stem)}
+    assert declared and saved == declared
+    for s in specs(stem):
+        _check_ref(s.ref)
+    assert not re.search(r"nb\.out\.(table|figure|records)\(", code) and "QUICK" not in code.replace("QUICK_", "")
+    assert max(len(line) for line in code.splitlines()) <= 100
+
+
+def test_save_picks_the_record_set_by_kind(tmp_path, monkeypatch):
+    """A table and a record set of one name (notebook 10's paper-atom-coverage): `kind="records"` writes the
+    records with their declared filters; the default writes the table; both under their unchanged paths."""
+    from nli_lib.notebook import NotebookSession
+    from nli_lib.outputs import Outputs
+    from nli_lib.profile import load_profile
+
+    monkeypatch.setenv("NLI_OUTPUT_DIR", str(tmp_path))
+    stem, params = "10_atoms_decomposition", {"tier": "offline", "seed": 0, "quick": True}
+    nb = NotebookSession(name=stem, profile=load_profile(text="tier: offline\nseed: 0\n"), params=params,
+                         out=Outputs(stem, params=params))
+    frame = pd.DataFrame({"generator": ["rules"], "covered": [True], "sentence": ["S"], "coverage": [1.0]})
+    nb.save(frame, "paper-atom-coverage", models=["m"])
+    nb.save(frame, "paper-atom-coverage", models=["m"], kind="records")
+    nb.finish()
+    table = json.loads((tmp_path / f"tables/{stem}/paper-atom-coverage.json").read_text())
+    records = json.loads((tmp_path / f"tables/{stem}/records/paper-atom-coverage.json").read_text())
+    assert table["kind"] == "table" and table["caption"].endswith("— QUICK sample")
+    assert records["kind"] == "records" and records["filters"] == ["generator", "covered"]
+    assert records["ref"] == table["ref"] == "atoms-table-1"
+
+
+def test_dsnli_atom_scores_and_pruning_outcomes():
+    """Table 5's δ-SNLI atom rows: the generated-atom count takes the generator's basis, the pruned counts are
+    stand-ins; each validated atom gets its §3.2 outcome (H does not entail first, then P entails)."""
+    from nli_lib.atoms import report
+
+    t5 = pd.DataFrame({"quantity": ["delta-SNLI test examples", "delta-SNLI unique generated atoms",
+                                    "delta-SNLI unique valid atoms"], "ours": [3, 5, 2]})
+    rows, basis = report.dsnli_atom_scores(t5, "paper-model")
+    assert rows["quantity"].tolist() == t5["quantity"].tolist()[1:] and basis.tolist() == ["paper-model", "stand-in"]
+    validated = pd.DataFrame({"premise": ["P"] * 3, "hypothesis": ["H"] * 3, "atom": ["a", "b", "c"],
+                              "h_entails": [False, True, True], "p_entails": [True, True, False],
+                              "p_h_entails": [0.1, 0.9, 0.9], "p_p_entails": [0.9, 0.9, 0.1]})
+    pruned = report.pruning_records(validated, "rules", "nli", "offline")
+    assert pruned["outcome"].tolist() == ["pruned: H does not entail", "pruned: P entails", "valid"]
+
+
+def test_qud_summary_table_and_label_score_rows():
+    """QUD counts (unique among answered, share of critical atoms), the paper-exemplar / critical-atom table,
+    and the label-dependent Table 5 rows grouped by their paper reference for the scorecard."""
+    from nli_lib.atoms import report
+
+    quds = pd.DataFrame({"atom": ["a", "b", "c", "d"], "qud": ["Who?", "Who?", "Where?", None]})
+    quds.attrs.update(generator="rules", tier="offline")
+    s = report.qud_summary(quds, "silver").iloc[0]
+    assert (s["critical atoms"], s["with a QUD"], s["unique QUDs"]) == (4, 3, 2)
+    assert s["unique QUDs / critical atoms %"] == 50.0 and s["generator"] == "rules"
+    check = pd.DataFrame({"atom": ["x"], "paper_qud": ["Who?"]})
+    assert report.qud_table(check, quds)["kind"].tolist() == ["paper exemplar"] + ["critical atom"] * 4
+    t5 = pd.DataFrame({"ref": ["atoms-table-5", "atoms-fig-5", "atoms-table-5"],
+                       "quantity": ["delta-SNLI % weakeners (atoms)", "non-neutral atoms %", "delta-SNLI test examples"]})
+    groups = {ref: rows["quantity"].tolist() for ref, rows in report.label_score_rows(t5)}
+    assert groups == {"atoms-fig-5": ["non-neutral atoms %"], "atoms-table-5": ["delta-SNLI % weakeners (atoms)"]}
+
+
+def test_ic_interval_figure_only_when_a_bucket_was_scored():
+    """The Table 4 interval plot: None without scored buckets, else one point per model."""
+    from nli_lib.atoms import plots
+
+    t4 = pd.DataFrame({"model": ["m", "n"], "inferential_consistency": [80.0, 60.0], "ci_low": [70.0, 50.0],
+                       "ci_high": [90.0, 70.0], "buckets": [3, 3]})
+    assert plots.ic_intervals(t4.assign(buckets=0), "offline", "silver") is None
+    fig = plots.ic_intervals(t4, "offline", "silver")
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["m", "n"]

@@ -1,4 +1,5 @@
-"""Figures of the atoms paper: Figure 2 (rug plot), Figure 5 (label distribution), Figures 6-7 (atoms per example).
+"""Figures of the atoms paper: Figure 2 (rug plot), Figure 5 (label distribution), Figures 6-7 (atoms per example),
+Table 2 by predicted label and Table 4 with intervals.
 
 All take the per-example summary of `defeasible.example_summary` (or the labelled sub-problems) and return
 a matplotlib Figure; the label source goes in the title so no figure hides where its labels came from.
@@ -121,5 +122,30 @@ def critical_share(summary: pd.DataFrame, label_source: str = ""):
     ax.set_xlabel("critical atoms / valid atoms")
     ax.set_ylabel("updates (examples)")
     ax.set_title(f"{all_share:.0f}% of updates target all valid atoms at once — labels: {label_source}", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def consistency_by_label(t2: pd.DataFrame, tier: str):
+    """Table 2 columns 5-7 (logical consistency by predicted label) as grouped bars, one group per model."""
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    cols = ["consistency_pred_entailment", "consistency_pred_neutral", "consistency_pred_contradiction"]
+    t2.set_index("model")[cols].rename(columns=lambda c: c.split("_")[-1]).plot.bar(ax=ax, rot=0)
+    ax.set_ylabel("logical consistency (%)")
+    ax.set_title(f"Consistency by predicted label — tier {tier}", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def ic_intervals(t4: pd.DataFrame, tier: str, label_source: str):
+    """Table 4 as points with their bootstrap 95% intervals, one row per model (None when no bucket was scored)."""
+    if not len(t4) or t4["buckets"].sum() <= 0:
+        return None
+    fig, ax = plt.subplots(figsize=(6, 3))
+    ic = t4["inferential_consistency"]
+    ax.errorbar(ic, range(len(t4)), xerr=[ic - t4["ci_low"], t4["ci_high"] - ic], fmt="o")
+    ax.set_yticks(range(len(t4)), t4["model"])
+    ax.set_xlabel("inferential consistency (%)")
+    ax.set_title(f"I_C with bootstrap 95% CI — {tier}; labels: {label_source}", fontsize=9)
     fig.tight_layout()
     return fig
