@@ -1296,7 +1296,8 @@ def test_qud_summary_table_and_label_score_rows():
     check = pd.DataFrame({"atom": ["x"], "paper_qud": ["Who?"]})
     assert report.qud_table(check, quds)["kind"].tolist() == ["paper exemplar"] + ["critical atom"] * 4
     t5 = pd.DataFrame({"ref": ["atoms-table-5", "atoms-fig-5", "atoms-table-5"],
-                       "quantity": ["delta-SNLI % weakeners (atoms)", "non-neutral atoms %", "delta-SNLI test examples"]})
+                       "quantity": ["delta-SNLI % weakeners (atoms)", "non-neutral atoms %",
+                                    "delta-SNLI test examples"]})
     groups = {ref: rows["quantity"].tolist() for ref, rows in report.label_score_rows(t5)}
     assert groups == {"atoms-fig-5": ["non-neutral atoms %"], "atoms-table-5": ["delta-SNLI % weakeners (atoms)"]}
 
