@@ -132,7 +132,9 @@ def consistency_by_label(t2: pd.DataFrame, tier: str):
     cols = ["consistency_pred_entailment", "consistency_pred_neutral", "consistency_pred_contradiction"]
     t2.set_index("model")[cols].rename(columns=lambda c: c.split("_")[-1]).plot.bar(ax=ax, rot=0)
     ax.set_ylabel("logical consistency (%)")
-    ax.set_title(f"Consistency by predicted label — tier {tier}", fontsize=10)
+    ax.set_ylim(0, 100)
+    ax.legend(title="predicted label", loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
+    ax.set_title(f"Consistency by predicted label (no bar: the model never predicted it) — tier {tier}", fontsize=9)
     fig.tight_layout()
     return fig
 
