@@ -139,15 +139,20 @@ def consistency_by_label(t2: pd.DataFrame, tier: str):
     return fig
 
 
-def ic_intervals(t4: pd.DataFrame, tier: str, label_source: str):
-    """Table 4 as points with their bootstrap 95% intervals, one row per model (None when no bucket was scored)."""
+def ic_intervals(t4: pd.DataFrame, tier: str, label_source: str, warning: str = ""):
+    """Table 4 as points with their bootstrap 95% intervals, one row per model (None when no bucket was scored);
+    the axis spans I_C's range, 50-100% (θ² + (1 − θ)² ≥ ½); `warning` (e.g. the method-demonstration note) is
+    printed on the figure."""
     if not len(t4) or t4["buckets"].sum() <= 0:
         return None
-    fig, ax = plt.subplots(figsize=(6, 3))
+    fig, ax = plt.subplots(figsize=(6.5, 1.2 + 0.45 * len(t4)))
     ic = t4["inferential_consistency"]
-    ax.errorbar(ic, range(len(t4)), xerr=[ic - t4["ci_low"], t4["ci_high"] - ic], fmt="o")
+    ax.errorbar(ic, range(len(t4)), xerr=[ic - t4["ci_low"], t4["ci_high"] - ic], fmt="o", capsize=3)
     ax.set_yticks(range(len(t4)), t4["model"])
+    ax.set_ylim(-0.6, len(t4) - 0.4)
+    ax.set_xlim(48, 102)
     ax.set_xlabel("inferential consistency (%)")
-    ax.set_title(f"I_C with bootstrap 95% CI — {tier}; labels: {label_source}", fontsize=9)
+    title = f"I_C with bootstrap 95% CI — {tier}\nlabels: {label_source}"
+    ax.set_title(f"{warning}\n{title}" if warning else title, fontsize=8, color="darkred" if warning else "black")
     fig.tight_layout()
     return fig
