@@ -205,7 +205,9 @@ def test_critical_atoms_with_ties_and_polarity():
 
 
 def test_table1_row1_critical_atom():
-    rows = [dict(r) for r in D.DEFEASIBLE_ATOM_EXAMPLES if r["source"] == "atoms Table 1 row 1"]
+    from nli_lib.llm.prompts import DEFEASIBLE_ATOM_EXAMPLES  # the paper's printed atom labels
+
+    rows = [dict(r) for r in DEFEASIBLE_ATOM_EXAMPLES if r["source"] == "atoms Table 1 row 1"]
     df = pd.DataFrame(rows).assign(pair_id="t1", update_type="weakener", label=[r["scale"] for r in rows])
     assert D.mark_critical(df)["critical"].tolist() == [r["critical"] for r in rows]
 
