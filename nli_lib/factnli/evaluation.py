@@ -19,6 +19,7 @@ import pandas as pd
 
 from ..config import LABELS
 from ..evaluation import confusion, wilson_interval
+from ..profile import FACTNLI_JUDGE_SYSTEM
 from .context import sized_view
 from .filtering import NLIJudge
 from .fusion import check_fusion
@@ -133,7 +134,9 @@ def figure3(growth: pd.DataFrame, title: str = ""):
 def confusions(preds: pd.DataFrame, variant: str = "full") -> dict:
     """{(model, level): row-normalised confusion matrix} (gold rows × predicted columns)."""
     sub = preds[preds["variant"] == variant]
-    return {(m, int(lv)): confusion(g, LABELS, normalize=True) for (m, lv), g in sub.groupby(["model", "level"], sort=False)}
+    return {
+        (m, int(lv)): confusion(g, LABELS, normalize=True) for (m, lv), g in sub.groupby(["model", "level"], sort=False)
+    }
 
 
 def figure4(mats: dict, title: str = ""):
@@ -247,10 +250,12 @@ def support_pairs(text: str, fact: str, k: int = 2) -> list[tuple[str, str]]:
     counts as entailed by the text when one of its most related sentences entails it — the max-over-
     sentences reading of SummaC (Laban et al., 2022), with a lexical pre-selection to bound the cost.
 
-    >>> support_pairs("A man sleeps. Additionally, a bench is a seat. Meanwhile, a park is green.", "A bench is a seat.", k=1)
+    >>> fused = "A man sleeps. Additionally, a bench is a seat. Meanwhile, a park is green."
+    >>> support_pairs(fused, "A bench is a seat.", k=1)
     [('Additionally, a bench is a seat.', 'A bench is a seat.')]
     """
-    from .text import normalise, split_sentences
+    from ..text import normalise
+    from .text import split_sentences
 
     sentences = split_sentences(text) or [str(text)]
     fw = set(normalise(fact).split())
@@ -310,14 +315,25 @@ def diagnostics(items: pd.DataFrame, judge: NLIJudge, long_judge: NLIJudge | Non
 
         def supported_by(text, fact):
             return any(judge.entails(s, f) for s, f in windows[(text, fact)])
-    probs = labels_model.predict_proba(items["premise"].tolist(), items["hypothesis"].tolist()) if len(items) else np.zeros((0, 3))
+
+    probs = (
+        labels_model.predict_proba(items["premise"].tolist(), items["hypothesis"].tolist())
+        if len(items)
+        else np.zeros((0, 3))
+    )
     model_labels = list(getattr(labels_model, "labels", LABELS))
-    pred = pd.Series([model_labels[i] for i in np.asarray(probs).argmax(axis=1)], index=items.index) if len(items) else pd.Series(dtype=str)
+    pred = (
+        pd.Series([model_labels[i] for i in np.asarray(probs).argmax(axis=1)], index=items.index)
+        if len(items)
+        else pd.Series(dtype=str)
+    )
     base = {pid: pred[idx] for idx, pid in zip(items.index, items["pair_id"]) if items.at[idx, "level"] == 0}
     rows = []
     for idx, r in deep.iterrows():
         members = list(dict.fromkeys([r["orig_premise"], *r["premise_facts"]]))
-        hits = [(a, b) for i, a in enumerate(members) for j, b in enumerate(members) if i != j and judge.contradicts(a, b)]
+        hits = [
+            (a, b) for i, a in enumerate(members) for j, b in enumerate(members) if i != j and judge.contradicts(a, b)
+        ]
         forward = [(a, b) for a, b in hits if members.index(a) < members.index(b)]
         redundant = sum(any(judge.entails(g, f) for g in members if g != f) for f in r["premise_facts"])
         held = [(r["premise"], f) for f in r["premise_facts"]] + [(r["hypothesis"], f) for f in r["hyp_facts"]]
@@ -339,17 +355,24 @@ def diagnostics_table(rows: pd.DataFrame, judge_name: str = "") -> pd.DataFrame:
     factuality (%), with the judge that produced them."""
     out = []
     for (variant, level), g in rows.groupby(["variant", "level"], sort=False):
-        out.append({"variant": variant, "level": level, "n": len(g),
-                    "Label pres. (%)": 100 * g["label_preserved"].mean(),
-                    "Label stable vs L=0 (%)": 100 * g["label_stable"].mean(),
-                    "Conflict (%)": 100 * g["conflict"].mean(),
-                    "Conflict, fused order (%)": 100 * g["conflict_forward"].mean() if "conflict_forward" in g else np.nan,
-                    "Redundancy (%)": 100 * g["n_redundant"].sum() / max(1, g["n_facts"].sum()),
-                    "Factuality (%)": 100 * g["n_supported"].sum() / max(1, g["n_checks"].sum()),
-                    "Verbatim (%)": 100 * g["n_verbatim"].sum() / max(1, g["n_checks"].sum())
-                    if "n_verbatim" in g else np.nan,
-                    "facts judged by NLI": int(g["n_nli_checked"].sum()) if "n_nli_checked" in g else 0,
-                    "judge": judge_name})
+        out.append(
+            {
+                "variant": variant,
+                "level": level,
+                "n": len(g),
+                "Label pres. (%)": 100 * g["label_preserved"].mean(),
+                "Label stable vs L=0 (%)": 100 * g["label_stable"].mean(),
+                "Conflict (%)": 100 * g["conflict"].mean(),
+                "Conflict, fused order (%)": 100 * g["conflict_forward"].mean() if "conflict_forward" in g else np.nan,
+                "Redundancy (%)": 100 * g["n_redundant"].sum() / max(1, g["n_facts"].sum()),
+                "Factuality (%)": 100 * g["n_supported"].sum() / max(1, g["n_checks"].sum()),
+                "Verbatim (%)": 100 * g["n_verbatim"].sum() / max(1, g["n_checks"].sum())
+                if "n_verbatim" in g
+                else np.nan,
+                "facts judged by NLI": int(g["n_nli_checked"].sum()) if "n_nli_checked" in g else 0,
+                "judge": judge_name,
+            }
+        )
     return pd.DataFrame(out)
 
 
@@ -357,36 +380,8 @@ def diagnostics_table(rows: pd.DataFrame, judge_name: str = "") -> pd.DataFrame:
 # Scorecard: which paper row each of our numbers is set beside
 # --------------------------------------------------------------------------------------------------------------
 
-#: (substring of a model name, paper row). Order matters: 'deberta' before 'roberta', 'r1' before 'deepseek'.
-_ANALOGUES = (("deberta", "DeBERTa-v3-large"), ("roberta", "RoBERTa-large"), ("llama", "Llama-3-8B-Instruct"),
-              ("qwen", "Qwen2.5-14B-Instruct"), ("gpt-4o", "GPT-4o"), ("deepseek-r1", "DeepSeek-R1"),
-              ("deepseek-reasoner", "DeepSeek-R1"), ("deepseek", "DeepSeek-V3"))
-#: Fine-tuned encoders without a paper row of their own (the offline MiniLM) sit beside the paper's
-#: fine-tuned encoder: RoBERTa-large where the table prints it, else DeBERTa-v3-large.
-_ENCODERS = ("minilm", "bert", "electra")
-
-
-def paper_analogue(model: str, rows: Sequence[str]) -> str | None:
-    """The paper row (among `rows`) that `model`'s number is set beside in the scorecard, or None.
-
-    Same model family -> that row; an offline fine-tuned encoder -> the first fine-tuned encoder row
-    printed; anything else (TF-IDF, an unknown LLM) -> None (not scored: the paper has no such model).
-
-    >>> rows = ["RoBERTa-large", "DeBERTa-v3-large", "GPT-4o"]
-    >>> paper_analogue("minilm-esnli", rows), paper_analogue("minilm-esnli", rows[1:])
-    ('RoBERTa-large', 'DeBERTa-v3-large')
-    >>> paper_analogue("microsoft/deberta-v3-large-mnli", rows), paper_analogue("gpt-4o-2024-08-06 (B.1, 0-shot)", rows)
-    ('DeBERTa-v3-large', 'GPT-4o')
-    >>> paper_analogue("tfidf-logreg", rows) is None
-    True
-    """
-    low = model.lower()
-    for key, row in _ANALOGUES:
-        if key in low:
-            return row if row in rows else None
-    if any(k in low for k in _ENCODERS):
-        return next((r for r in ("RoBERTa-large", "DeBERTa-v3-large") if r in rows), None)
-    return None
+#: The paper's fine-tuned encoder rows, in the order a stand-in is set beside them (the first one the table prints).
+ENCODER_ROWS = ("RoBERTa-large", "DeBERTa-v3-large")
 
 
 def _rows_of(ref: str) -> list[str]:
@@ -395,24 +390,32 @@ def _rows_of(ref: str) -> list[str]:
     return list(dict.fromkeys(v.quantity.split(" ")[0] for v in VALUES if v.ref == ref))
 
 
-#: The generator of the paper's FactNLI levels (Tables 2, 3, 7; §4.3 lengths): our levels are the paper's only
-#: when the profile declares our generator to be it.
+#: The generator of the paper's FactNLI levels (Tables 2, 3, 7; §4.3 lengths) and the judge of its filter: our
+#: levels are the paper's only when the profile declares our generator (and, when given, our judge) to be them.
 PAPER_GENERATOR = "GPT-4o"
+PAPER_JUDGE_SYSTEM = FACTNLI_JUDGE_SYSTEM  # our name for the filter's cross-encoder (nli_lib.basis SYSTEMS)
+
+
+def levels_stand_for(generator: str, judge: str | None = None) -> dict:
+    """paper system -> our model, for everything that made the levels (generator, and the filter's judge)."""
+    return {PAPER_GENERATOR: generator, **({PAPER_JUDGE_SYSTEM: judge} if judge else {})}
 
 
 def accuracy_scores(table: pd.DataFrame, ref: str, columns: Mapping[str, str], declared: Mapping, generator: str,
-                    note: str = "") -> pd.DataFrame:
+                    note: str = "", stand_in: str | None = None, judge: str | None = None) -> pd.DataFrame:
     """Scorecard rows (ref, quantity, ours, model, basis, note) for a wide accuracy table.
 
     `columns` maps our column to the paper's quantity suffix, e.g. {"Acc L=1": "SNLI Acc L=1"}. A model the
-    profile declares (`declared`: its `paper_systems`, see `nli_lib.basis`) to be one of the paper's rows is
-    scored against that row, with basis 'paper-model' when `generator` (what wrote our levels) is declared to
-    be the paper's GPT-4o too; any other model is set beside its `paper_analogue` row as a 'stand-in' (models
-    without one are skipped).
+    profile declares (`declared`: its `paper_systems`, filled from `as:`, see `nli_lib.basis`) to be one of
+    the paper's rows is scored against that row, with basis 'paper-model' when the levels are the paper's
+    too (`generator`, and `judge` when given, declared to be the paper's GPT-4o and cross-encoder). The
+    `stand_in` model (the profile's NLI model, a fine-tuned encoder) is set beside the paper's first printed
+    fine-tuned encoder row as a 'stand-in'; every other model is skipped (the paper has no row for it).
+    Nothing is read from a model's name.
 
-    >>> t = pd.DataFrame({"model": ["minilm-esnli", "tfidf-logreg"], "Acc L=0": [80.0, 60.0]})
-    >>> accuracy_scores(t, "factnli-table-2", {"Acc L=0": "SNLI Acc L=0"}, {}, "factnli-fuse-template-v1")[
-    ...     ["quantity", "ours", "model", "basis"]].values.tolist()
+    >>> t = pd.DataFrame({"model": ["minilm-esnli", "tfidf-logreg", "roberta-large"], "Acc L=0": [80.0, 60.0, 85.0]})
+    >>> accuracy_scores(t, "factnli-table-2", {"Acc L=0": "SNLI Acc L=0"}, {}, "factnli-fuse-template-v1",
+    ...                 stand_in="minilm-esnli")[["quantity", "ours", "model", "basis"]].values.tolist()
     [['RoBERTa-large SNLI Acc L=0', 80.0, 'minilm-esnli', 'stand-in']]
     """
     from ..basis import declares, model_basis
@@ -423,9 +426,9 @@ def accuracy_scores(table: pd.DataFrame, ref: str, columns: Mapping[str, str], d
         model = str(r["model"])
         row = next((x for x in rows if declares(declared, model, x)), None)
         if row is not None:
-            basis = model_basis(declared, {row: model, PAPER_GENERATOR: generator})
-        else:
-            row, basis = paper_analogue(model, rows), "stand-in"
+            basis = model_basis(declared, {row: model, **levels_stand_for(generator, judge)})
+        elif stand_in is not None and model == stand_in:
+            row, basis = next((x for x in ENCODER_ROWS if x in rows), None), "stand-in"
         if row is None:
             continue
         extra = "" if basis == "paper-model" else \
@@ -439,21 +442,21 @@ def accuracy_scores(table: pd.DataFrame, ref: str, columns: Mapping[str, str], d
 
 
 def growth_scores(growth: pd.DataFrame, snli_test: pd.DataFrame, generator: str, declared: Mapping,
-                  note: str = "") -> pd.DataFrame:
+                  note: str = "", judge: str | None = None) -> pd.DataFrame:
     """Scorecard rows for §4.3 / Fig. 3: L=0 lengths of all of SNLI test (basis data), L=3 lengths and growth
     factors of our levels (by `generator`: 'paper-model' only where the profile declares it the paper's
     GPT-4o), each beside the low end of the paper's SNLI/MNLI range."""
     from ..basis import model_basis
-    from .text import words
+    from ..text import word_count
 
-    p0, h0 = snli_test["premise"].map(words).mean(), snli_test["hypothesis"].map(words).mean()
+    p0, h0 = snli_test["premise"].map(word_count).mean(), snli_test["hypothesis"].map(word_count).mean()
     rows = [("Premise words L=0 (low end)", p0, "none (data)", "data",
              "all of SNLI test; the paper prints 14–20 over SNLI/MNLI"),
             ("Hypothesis words L=0 (low end)", h0, "none (data)", "data",
              "all of SNLI test; the paper prints 7–10 over SNLI/MNLI")]
     g = growth.set_index("level")
     if 3 in g.index:
-        basis = model_basis(declared, {PAPER_GENERATOR: generator})
+        basis = model_basis(declared, levels_stand_for(generator, judge))
         rows += [("Premise words L=3 (low end)", g.at[3, "premise_words"], generator, basis, note),
                  ("Hypothesis words L=3 (low end)", g.at[3, "hypothesis_words"], generator, basis, note),
                  ("Premise growth L=0 to L=3 (x, low end)", g.at[3, "premise ×L0"], generator, basis, note),

@@ -19,7 +19,6 @@ import dataclasses
 import json
 import math
 import random
-import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,11 +27,20 @@ import numpy as np
 import pandas as pd
 
 from .. import provenance
+from ..atomic import commit, partial_dir
 from ..config import LABELS, cache_dir
+from ..hashing import stable_json, text_hash
 from ..progress import progress as progress_bar
-from .base import text_hash
-from .hf import HFClassifier, pick_device, quiet_transformers, show_progress
-from .loading import load_pretrained, resolve_model, weights_fingerprint
+from .hf import (
+    HFClassifier,
+    map_label_order,
+    pick_device,
+    quiet_transformers,
+    read_id2label,
+    set_padding,
+    show_progress,
+)
+from .loading import ModelLoadError, load_pretrained, resolve_model, weights_fingerprint
 
 
 def minilm_path() -> str:
@@ -71,10 +79,54 @@ def data_fingerprint(df: pd.DataFrame | None, spec: TrainSpec) -> str:
 
 def model_dir(spec: TrainSpec, train_df: pd.DataFrame, name: str, eval_df: pd.DataFrame | None = None) -> Path:
     """The cache folder of a fine-tuned model: every spec field, the base's identity and both data sets."""
-    key = json.dumps({**dataclasses.asdict(spec), "base": weights_fingerprint(spec.base, spec.base_revision),
-                      "data": data_fingerprint(train_df, spec), "eval_data": data_fingerprint(eval_df, spec)},
-                     sort_keys=True, default=str)
+    key = stable_json({**dataclasses.asdict(spec), "base": weights_fingerprint(spec.base, spec.base_revision),
+                       "data": data_fingerprint(train_df, spec), "eval_data": data_fingerprint(eval_df, spec)})
     return cache_dir("models") / f"{name}-{text_hash(key)}"
+
+
+def classification_head(model):
+    """The last linear layer of a sequence classifier whose outputs are its class logits (`num_labels` units):
+    `classifier` (BERT, ALBERT, DeBERTa, ModernBERT), `classifier.out_proj` (RoBERTa),
+    `classification_head.out_proj` (BART, T5), `score` (GPT-2, OPT, GPT-NeoX)."""
+    import torch
+
+    n = model.config.num_labels
+    found = [m for m in model.modules() if isinstance(m, torch.nn.Linear) and m.out_features == n]
+    if not found:
+        raise ValueError(f"{type(model).__name__}: no linear layer with {n} outputs")
+    return found[-1]
+
+
+def align_head(model, base_units: dict, labels) -> str:
+    """Make head unit i mean `labels[i]` before training; returns what was done.
+
+    transformers keeps a checkpoint's head whenever its size matches, whatever its units mean, and the
+    config passed at load time only renames them: fine-tuning roberta-large-mnli (CONTRADICTION, NEUTRAL,
+    ENTAILMENT) on our (entailment, neutral, contradiction) would start with contradiction's weights under
+    entailment's name. So a head whose units name every one of `labels` (`base_units`, the checkpoint's
+    id2label) has its rows permuted into our order ('permuted'); any other head of the same size (LABEL_0..
+    names, another task's labels) is re-initialised ('fresh'); a head of another size was already replaced
+    by transformers ('replaced').
+    """
+    import torch
+
+    if len(base_units) != len(labels):
+        return "replaced"
+    layer = classification_head(model)
+    try:
+        units = map_label_order(base_units, labels)
+    except ModelLoadError:
+        units = None
+    with torch.no_grad():
+        if units is not None:
+            layer.weight.copy_(layer.weight[units].clone())
+            if layer.bias is not None:
+                layer.bias.copy_(layer.bias[units].clone())
+            return "permuted"
+        layer.weight.normal_(0.0, getattr(model.config, "initializer_range", 0.02) or 0.02)
+        if layer.bias is not None:
+            layer.bias.zero_()
+    return "fresh"
 
 
 def _seed_everything(seed: int) -> None:
@@ -122,11 +174,15 @@ def _train(spec: TrainSpec, train_df, eval_df, out_dir: Path, progress: bool, de
     device = pick_device(device)
     source = resolve_model(spec.base, spec.base_revision)  # the commit named in the cache key
     tok = load_pretrained(AutoTokenizer, source, "tokenizer")
+    base_units = read_id2label(source)
     model = load_pretrained(
         AutoModelForSequenceClassification, source, "weights", num_labels=len(spec.labels),
         id2label=dict(enumerate(spec.labels)), label2id={lab: i for i, lab in enumerate(spec.labels)},
-        ignore_mismatched_sizes=True,  # always a fresh head
-    ).to(device)
+        ignore_mismatched_sizes=True,  # a head of another size is replaced; one of the same size: align_head
+    )
+    align_head(model, base_units, spec.labels)
+    set_padding(tok, model.config)
+    model = model.to(device)
     a, b = spec.text_cols
     first, second = train_df[a].astype(str).tolist(), (train_df[b].astype(str).tolist() if b else None)
     y = np.array([spec.labels.index(lab) for lab in train_df["label"]])
@@ -134,14 +190,16 @@ def _train(spec: TrainSpec, train_df, eval_df, out_dir: Path, progress: bool, de
     total = steps_per_epoch * spec.epochs
     no_decay = ("bias", "LayerNorm.weight")
     groups = [
-        {"params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)], "weight_decay": spec.weight_decay},
+        {
+            "params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)],
+            "weight_decay": spec.weight_decay,
+        },
         {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)], "weight_decay": 0.0},
     ]
     opt = torch.optim.AdamW(groups, lr=spec.lr, eps=spec.adam_eps)
     sched = get_linear_schedule_with_warmup(opt, int(spec.warmup_ratio * total), total)
     rng = np.random.default_rng(spec.seed)
-    tmp_dir = out_dir.with_name(out_dir.name + ".partial")
-    shutil.rmtree(tmp_dir, ignore_errors=True)
+    tmp_dir = partial_dir(out_dir)
     log = []
     for epoch in range(spec.epochs):
         model.train()
@@ -174,8 +232,7 @@ def _train(spec: TrainSpec, train_df, eval_df, out_dir: Path, progress: bool, de
     record = {"spec": dataclasses.asdict(spec), "base_identity": weights_fingerprint(spec.base, spec.base_revision),
               "device": device, "n_train": len(y), "epochs": log}
     (tmp_dir / "train_log.json").write_text(json.dumps(record, indent=1))
-    shutil.rmtree(out_dir, ignore_errors=True)
-    tmp_dir.rename(out_dir)  # a model directory only ever appears complete
+    commit(tmp_dir, out_dir)  # a model directory only ever appears complete
 
 
 def hparam_search(train_df: pd.DataFrame, eval_df: pd.DataFrame, base_spec: TrainSpec, n_trials: int = 10,

@@ -1,11 +1,6 @@
 """Train the model families of a profile per scenario, score weighted F (Table 3) and coherence (Tables 4-7).
 
-    >>> weighted_f1(["FORW", "FORW", "BACK", "SIMI"], ["FORW", "BACK", "BACK", "FORW"])
-    0.4167
-
-Per-class F1 weighted by the class's share of the gold labels (Sokolova & Lapalme; scikit-learn's
-average='weighted'): FORW P=R=1/2 -> 0.5 (support 2), BACK P=1/2, R=1 -> 0.6667 (support 1), SIMI 0
-(support 1) -> (2*0.5 + 0.6667 + 0) / 4 = 0.4167.
+The metric is weighted F1 (`nli_lib.evaluation.weighted_f1`).
 
 Training follows §4 where the offline tier allows it: a model is selected on the seeded 80/20 validation
 split and re-trained on the whole training set ("re-trained on the full training data and evaluated on the
@@ -23,35 +18,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-import numpy as np
 import pandas as pd
 
 from ..data.loaders import PHRASIS_LABELS
+from ..evaluation import weighted_f1
 from ..models.base import Classifier
+from ..text import slug
 from .coherence import reversed_pairs, score_pairs, summarize
 from .data import SCENARIOS, PhrasisSplits, Scenario
-from .models import PAPER_MODELS, FeatureSVMClassifier, prepare_base, slug
+from .models import PAPER_MODELS, FeatureSVMClassifier
 
 SVM_GRID = (0.03, 0.1, 0.3, 1.0)  # C values tried on validation (full mode)
 CLASSICAL = ("feature-svm", "tfidf-logreg", "tfidf-svm", "naive-bayes")
-
-
-def weighted_f1(y_true: Sequence[str], y_pred: Sequence[str]) -> float:
-    """Weighted F1 (rounded to 4 digits); classes never predicted have F1 0, classes absent from gold weigh 0."""
-    y_true, y_pred = np.asarray(list(y_true), dtype=object), np.asarray(list(y_pred), dtype=object)
-    if len(y_true) != len(y_pred):
-        raise ValueError(f"{len(y_true)} gold labels but {len(y_pred)} predictions")
-    if not len(y_true):
-        return float("nan")
-    total = 0.0
-    for cls in sorted(set(y_true)):
-        tp = float(np.sum((y_true == cls) & (y_pred == cls)))
-        support, predicted = float(np.sum(y_true == cls)), float(np.sum(y_pred == cls))
-        precision = tp / predicted if predicted else 0.0
-        recall = tp / support
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        total += support * f1
-    return round(total / len(y_true), 4)
 
 
 @dataclass(frozen=True)
@@ -61,7 +39,9 @@ class FamilySpec:
     name: str  # display name in tables, e.g. 'feature-svm', 'MiniLM-L6 fine-tuned', 'DeBERTa v3 B'
     kind: str  # 'feature-svm' | 'tfidf-logreg' | 'tfidf-svm' | 'naive-bayes' | 'minilm' | 'hf'
     base: str = ""  # hub id or local directory (kind 'hf')
-    arch: str = "classical"  # 'classical' | 'encoder' | 'decoder' | 'encoder-decoder'
+    arch: str = "classical"  # 'classical' | 'encoder' | 'decoder' | 'encoder-decoder' | 'hub model'
+    systems: tuple[str, ...] = ()  # the paper systems the profile declares `base` to be (`as:`)
+    revision: str | None = None  # hub revision of `base`
 
 
 MINILM = FamilySpec("MiniLM-L6 fine-tuned", "minilm", arch="encoder")
@@ -73,35 +53,47 @@ def offline_families(baselines: Iterable[str] = ("tfidf-logreg",)) -> list[Famil
     return [FamilySpec(n, n) for n in dict.fromkeys(names)] + [MINILM]
 
 
-def paper_families(models: Mapping[str, str] | None = None) -> list[FamilySpec]:
-    """The paper's Table 2 models to fine-tune: `models` maps printed names to hub ids or folders (the
-    profile's `paper_models.phrasis.models`; None: all 18 from their hub ids), in Table 2 order.
+def hub_family(ref) -> FamilySpec:
+    """The family of a profile model (`nli_lib.profile.ModelRef`): named by the Table 2 row its `as:` declares
+    (and of that row's architecture), else by the model's own name.
 
-    >>> [(f.name, f.base, f.arch) for f in paper_families({"GPT-2 S": "/models/gpt2", "BART B": "facebook/bart-base"})]
-    [('GPT-2 S', '/models/gpt2', 'decoder'), ('BART B', 'facebook/bart-base', 'encoder-decoder')]
+    >>> from nli_lib.profile import ModelRef
+    >>> hub_family(ModelRef("m", "/models/gpt2", "gpt2", systems=("GPT-2 S",))).name, \\
+    ...     hub_family(ModelRef("m", "/models/gpt2", "gpt2")).name
+    ('GPT-2 S', 'gpt2')
     """
-    models = {m.name: m.hub_id for m in PAPER_MODELS} if models is None else dict(models)
-    unknown = sorted(set(models) - {m.name for m in PAPER_MODELS})
-    if unknown:
-        raise KeyError(f"not models of PhrasIS Table 2: {unknown}; known: {[m.name for m in PAPER_MODELS]}")
-    return [FamilySpec(m.name, "hf", base=models[m.name], arch=m.family) for m in PAPER_MODELS if m.name in models]
+    printed = {m.name: m for m in PAPER_MODELS}
+    row = next((s for s in ref.systems if s in printed), None)
+    return FamilySpec(row or ref.name, "hf", base=ref.id, arch=printed[row].family if row else "hub model",
+                      systems=tuple(ref.systems), revision=ref.revision)
 
 
-def hub_families(ids: Iterable[str]) -> list[FamilySpec]:
-    """Any hub ids / local directories (e.g. the profile's extra_models), fine-tuned like the paper's."""
-    return [FamilySpec(str(i), "hf", base=str(i), arch="encoder") for i in ids or []]
+def paper_families(refs=None) -> list[FamilySpec]:
+    """The PhrasIS models to fine-tune: `refs` (the profile's `paper_models.phrasis.models`; None: all 18 of
+    Table 2 from their hub ids, each declared), in the profile's order."""
+    if refs is None:
+        from ..profile import load_profile
+
+        refs = load_profile(text="tier: paper").refs("paper_models.phrasis.models")
+    return [hub_family(r) for r in refs]
 
 
-def profile_families(tier: str, baselines: Iterable[str] = ("tfidf-logreg",), extra_models: Iterable[str] = (),
-                     paper_models: Mapping[str, str] | None = None) -> list[FamilySpec]:
-    """Families a notebook trains: offline ones always; the paper's Table 2 models in the paper tier (all, or
-    `paper_models`: name -> hub id or folder); the profile's extra_models (hub ids / local dirs) fine-tuned the
-    same way."""
-    families = offline_families(baselines)
-    if tier == "paper":
-        families += paper_families(paper_models)
+def hub_families(refs) -> list[FamilySpec]:
+    """Profile models (e.g. its extra_models, `ModelRef`s) fine-tuned like the paper's."""
+    return [hub_family(r) for r in refs or []]
+
+
+def profile_families(profile) -> list[FamilySpec]:
+    """Families a notebook trains, from the profile (`nli_lib.lineup`): the offline ones always (feature-svm,
+    its baselines re-fitted, MiniLM); in the paper tier its `paper_models.phrasis.models`; its `extra_models`
+    fine-tuned the same way."""
+    from ..lineup import lineup
+
+    families = offline_families([r.id for r in lineup(profile, main=False, extra=False)])
+    if profile.tier == "paper":
+        families += paper_families(profile.refs("paper_models.phrasis.models"))
     known = {f.base for f in families}
-    return families + [f for f in hub_families(extra_models) if f.base not in known]
+    return families + [f for f in hub_families(profile.refs("extra_models")) if f.base not in known]
 
 
 def zero_shot_models(llm_profile=None, nli=None, shots: int = 0, track: str = "all", neutral_label: str | None = None,
@@ -114,7 +106,8 @@ def zero_shot_models(llm_profile=None, nli=None, shots: int = 0, track: str = "a
     Returns {display name: Classifier}; the names do not depend on the track.
 
     >>> from nli_lib.cache import CallCache
-    >>> [(name, clf.labels[-1]) for name, clf in zero_shot_models(track="positives", cache=CallCache(":memory:")).items()]
+    >>> models = zero_shot_models(track="positives", cache=CallCache(":memory:"))
+    >>> [(name, clf.labels[-1]) for name, clf in models.items()]
     [('prompted: phrasis-rules-v1 (rule-based stand-in)', 'OPPO')]
     """
     from ..llm import make_llm
@@ -168,10 +161,9 @@ class TrainedModels:
 
     @property
     def paper_models(self) -> list[str]:
-        """Families that are the paper's own models: built by `paper_families` from the paper's hub ids
-        (PAPER_MODELS, under the paper's names) - the declaration behind basis 'paper-model'."""
-        papers = set(paper_families())
-        return [name for name, spec in self.specs.items() if spec in papers]
+        """Families that are the paper's own models: the profile declares their base the Table 2 model they
+        are named after (`as:`) - the declaration behind basis 'paper-model'."""
+        return [name for name, spec in self.specs.items() if spec is not None and name in spec.systems]
 
     def selection(self) -> pd.DataFrame:
         return pd.DataFrame(self.log)
@@ -217,12 +209,12 @@ def minilm_spec(labels, quick: bool, epochs: int, seed: int):
     return offline_spec(False, labels=labels, epochs=epochs, seed=seed, max_length=48, batch_size=16, lr=1e-4)
 
 
-def hub_spec(base: str, labels, epochs: int, seed: int):
+def hub_spec(base: str, labels, epochs: int, seed: int, revision: str | None = None):
     """Default hyper-parameters of a hub model when no search is run."""
     from ..models import TrainSpec
 
-    return TrainSpec(base=base, labels=tuple(labels), epochs=epochs, lr=2e-5, batch_size=16, max_length=64,
-                     warmup_ratio=0.1, weight_decay=0.01, seed=seed)
+    return TrainSpec(base=base, base_revision=revision, labels=tuple(labels), epochs=epochs, lr=2e-5, batch_size=16,
+                     max_length=64, warmup_ratio=0.1, weight_decay=0.01, seed=seed)
 
 
 def train_family(spec: FamilySpec, splits: PhrasisSplits, scenarios: Sequence[Scenario] = SCENARIOS,
@@ -257,20 +249,36 @@ def train_family(spec: FamilySpec, splits: PhrasisSplits, scenarios: Sequence[Sc
                 for c in grid:
                     cand = _fit_classical(spec, fit80, labels, seed, C=c)
                     scores[c] = weighted_f1(val["label"], cand.predict(val["premise"], val["hypothesis"]))
-                    out.log.append({"family": spec.name, "unit": unit.key, "setting": f"C={c}", "validation_wF1": scores[c],
-                                    "n_train": len(fit80), "n_validation": len(val)})
+                    out.log.append(
+                        {
+                            "family": spec.name,
+                            "unit": unit.key,
+                            "setting": f"C={c}",
+                            "validation_wF1": round(scores[c], 4),
+                            "n_train": len(fit80),
+                            "n_validation": len(val),
+                        }
+                    )
                 C = max(scores, key=lambda c: (scores[c], -c))
             clf = _fit_classical(spec, fit_all, labels, seed, C=C)
-            out.log.append({"family": spec.name, "unit": unit.key, "setting": f"final C={C}" if spec.kind == "feature-svm" else "final",
-                            "validation_wF1": None, "n_train": len(fit_all), "n_validation": None,
-                            "seconds": round(time.time() - started, 1)})
+            out.log.append(
+                {
+                    "family": spec.name,
+                    "unit": unit.key,
+                    "setting": f"final C={C}" if spec.kind == "feature-svm" else "final",
+                    "validation_wF1": None,
+                    "n_train": len(fit_all),
+                    "n_validation": None,
+                    "seconds": round(time.time() - started, 1),
+                }
+            )
         else:
             chosen = epochs if spec.kind == "minilm" else hub_epochs
             n_epochs = int(chosen[unit.track] if isinstance(chosen, Mapping) else chosen)
             if spec.kind == "minilm":
                 tspec, base_name = minilm_spec(labels, quick, n_epochs, seed), "minilm"
             else:
-                tspec, base_name = hub_spec(prepare_base(spec.base), labels, n_epochs, seed), slug(spec.name)
+                tspec, base_name = hub_spec(spec.base, labels, n_epochs, seed, spec.revision), slug(spec.name)
             tier = "offline" if spec.kind == "minilm" else "paper"
             name = f"phrasis-{base_name}-{unit.key}" + ("-quick" if quick else "")
             if search_trials and spec.kind == "hf":
@@ -278,11 +286,21 @@ def train_family(spec: FamilySpec, splits: PhrasisSplits, scenarios: Sequence[Sc
 
                 tspec, trials = paper_search(fit80, val, tspec, n_trials=search_trials, name=name + "-search")
                 for _, t in trials.iterrows():
-                    out.log.append({"family": spec.name, "unit": unit.key, "setting": str({k[7:]: t[k] for k in t.index if k.startswith("params_")}),
-                                    "validation_wF1": t["value"], "n_train": len(fit80), "n_validation": len(val)})
+                    out.log.append(
+                        {
+                            "family": spec.name,
+                            "unit": unit.key,
+                            "setting": str({k[7:]: t[k] for k in t.index if k.startswith("params_")}),
+                            "validation_wF1": round(t["value"], 4),
+                            "n_train": len(fit80),
+                            "n_validation": len(val),
+                        }
+                    )
             clf = finetune(tspec, fit_all, None, name=name, tier=tier, progress=progress)
-            setting = (f"final lr={tspec.lr} epochs={tspec.epochs} batch={tspec.batch_size} warmup={tspec.warmup_ratio} "
-                       f"wd={tspec.weight_decay}" + (f" base={Path(str(tspec.base)).name}" if spec.kind == "hf" else ""))
+            setting = (
+                f"final lr={tspec.lr} epochs={tspec.epochs} batch={tspec.batch_size} warmup={tspec.warmup_ratio} "
+                f"wd={tspec.weight_decay}" + (f" base={Path(str(tspec.base)).name}" if spec.kind == "hf" else "")
+            )
             out.log.append({"family": spec.name, "unit": unit.key, "setting": setting, "validation_wF1": None,
                             "n_train": len(fit_all), "n_validation": None, "seconds": round(time.time() - started, 1)})
         built[unit.key] = clf
@@ -315,8 +333,11 @@ def predict_rows(trained: TrainedModels, splits: PhrasisSplits, which: str = "te
             if not len(rows):
                 continue
             fr = clf.predict_frame(rows)
-            frames.append(fr[["pair_id", "source", "polarity", "phrase1", "phrase2", "label", "pred", "correct"]].assign(
-                model=family, model_id=clf.name, tier=_tier(clf), scenario=sc.key))
+            frames.append(
+                fr[["pair_id", "source", "polarity", "phrase1", "phrase2", "label", "pred", "correct"]].assign(
+                    model=family, model_id=clf.name, tier=_tier(clf), scenario=sc.key
+                )
+            )
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
@@ -324,9 +345,17 @@ def f1_summary(rows: pd.DataFrame) -> pd.DataFrame:
     """Long table: model, tier, scenario, n, weighted F1, accuracy."""
     out = []
     for (model, scenario), part in rows.groupby(["model", "scenario"], sort=False):
-        out.append({"model": model, "tier": part["tier"].iloc[0], "model_id": part["model_id"].iloc[0],
-                    "scenario": scenario, "n": len(part), "weighted_F1": weighted_f1(part["label"], part["pred"]),
-                    "accuracy": round(float(part["correct"].mean()), 4)})
+        out.append(
+            {
+                "model": model,
+                "tier": part["tier"].iloc[0],
+                "model_id": part["model_id"].iloc[0],
+                "scenario": scenario,
+                "n": len(part),
+                "weighted_F1": round(weighted_f1(part["label"], part["pred"]), 4),
+                "accuracy": round(float(part["correct"].mean()), 4),
+            }
+        )
     return pd.DataFrame(out)
 
 
@@ -373,18 +402,20 @@ def parameter_millions(clf: Classifier) -> float | None:
 
 
 def model_sizes(trained: TrainedModels) -> pd.DataFrame:
-    """Table 2 beside ours: for every trained family that is one of the paper's models, the size the paper
-    prints and the parameters of the loaded classifier (the head adds a few thousand)."""
+    """Table 2 beside ours: for every fine-tuned hub family the parameters of the loaded classifier (the head
+    adds a few thousand) and, for a family declared one of the paper's models, the size the paper prints."""
     printed = {m.name: m for m in PAPER_MODELS}
     rows = []
     for family, by_key in trained.models.items():
-        if family not in printed:
+        spec = trained.specs.get(family)
+        if spec is None or spec.kind != "hf":
             continue
         clf = next(iter(by_key.values()))
-        m = printed[family]
-        rows.append({"model": family, "hub_id": m.hub_id, "family": m.family, "paper (M)": float(m.params.rstrip("M")),
+        m = printed.get(family) if family in trained.paper_models else None  # only a declared model: its row
+        rows.append({"model": family, "paper_hub_id": m.hub_id if m else "", "family": spec.arch,
+                     "paper (M)": float(m.params.rstrip("M")) if m else float("nan"),
                      "ours (M)": parameter_millions(clf), "tier": _tier(clf)})
-    return pd.DataFrame(rows, columns=["model", "hub_id", "family", "paper (M)", "ours (M)", "tier"])
+    return pd.DataFrame(rows, columns=["model", "paper_hub_id", "family", "paper (M)", "ours (M)", "tier"])
 
 
 def best_model(summary: pd.DataFrame, scenario: str, value: str, exclude: Iterable[str] = ()) -> list[str]:
@@ -393,7 +424,7 @@ def best_model(summary: pd.DataFrame, scenario: str, value: str, exclude: Iterab
     return part.sort_values(value, ascending=False, kind="stable")["model"].tolist()
 
 
-__all__ = ["weighted_f1", "FamilySpec", "profile_families", "zero_shot_models", "add_zero_shot", "MINILM", "offline_families",
-           "paper_families", "hub_families", "TrainedModels",
+__all__ = ["FamilySpec", "profile_families", "hub_family", "zero_shot_models", "add_zero_shot", "MINILM",
+           "offline_families", "paper_families", "hub_families", "TrainedModels",
            "train_family", "train_models", "predict_rows", "f1_summary", "wide", "coherence_rows", "coherence_summary",
            "best_model", "minilm_spec", "hub_spec", "MINILM_EPOCHS", "parameter_millions", "model_sizes"]
