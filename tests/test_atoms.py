@@ -1059,9 +1059,9 @@ def test_derived_from_reads_the_training_log(tmp_path):
 def _synthetic_full_train(root) -> list[str]:
     """A 5-line δ-SNLI train.jsonl (one impossible update) where `fetch` finds a downloaded online-only file:
     under $NLI_CACHE_DIR/data with its pinned checksum. Returns the premises of the usable rows."""
+    from nli_lib.atoms.pipeline import FULL_TRAIN_KEY
     from nli_lib.data.fetch import _cache_path, _pin_path, load_manifest
     from nli_lib.filehash import sha256_file
-    from nli_lib.atoms.pipeline import FULL_TRAIN_KEY
 
     lines, premises = [], []
     for i in range(5):
@@ -1087,7 +1087,6 @@ def _table3_session(tmp_path, monkeypatch):
     from types import SimpleNamespace
 
     import nli_lib.models as M
-    from nli_lib.atoms import pipeline
 
     seen = {}
     fake = lambda name: SimpleNamespace(name=name, tier="paper")  # noqa: E731

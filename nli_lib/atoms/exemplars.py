@@ -23,7 +23,6 @@ True
 """
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 
 import pandas as pd
