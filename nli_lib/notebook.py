@@ -95,7 +95,7 @@ class NotebookSession:
         """
         from .catalog import spec as declared
 
-        out_spec = declared(self.name, name)
+        out_spec = declared(self.name, name, kind="figure" if hasattr(obj, "savefig") else None)
         caption = out_spec.caption_for(self.quick, **fields)
         if out_spec.kind == "figure":
             self.out.figure(obj, name, ref=out_spec.ref, models=models, caption=caption, **out_spec.extra)

@@ -54,31 +54,35 @@ class OutputSpec:
         return text + (QUICK_NOTE if quick else "")
 
 
-def specs(notebook: str) -> dict[str, OutputSpec]:
-    """The declared outputs of a notebook, by name ({} when its catalog module declares none).
+def specs(notebook: str) -> list[OutputSpec]:
+    """The declared outputs of a notebook ([] when its catalog module declares none).
 
-    >>> sorted(specs("99_nothing_declared"))
+    >>> specs("99_nothing_declared")
     []
     """
     module = SERIES.get(notebook[:1])
     if module is None:
-        return {}
+        return []
     try:
         declared = importlib.import_module(f"{__name__}.{module}").OUTPUTS
     except ModuleNotFoundError:
-        return {}
-    found = declared.get(notebook, [])
-    by_name = {s.name: s for s in found}
-    if len(by_name) != len(found):
-        raise ValueError(f"catalog {module}: notebook {notebook} declares an output name twice")
-    return by_name
+        return []
+    found = list(declared.get(notebook, []))
+    keys = [(s.kind, s.name) for s in found]
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"catalog {module}: notebook {notebook} declares an output twice")
+    return found
 
 
-def spec(notebook: str, name: str) -> OutputSpec:
-    """The declaration of `name` in notebook `notebook`; a KeyError naming the catalog module when missing."""
-    found = specs(notebook)
-    if name not in found:
+def spec(notebook: str, name: str, kind: str | None = None) -> OutputSpec:
+    """The declaration of output `name` (of `kind`, when a table and a figure share the name) in `notebook`;
+    a KeyError naming the catalog module when missing."""
+    found = [s for s in specs(notebook) if s.name == name and kind in (None, s.kind)]
+    if len(found) > 1:  # a table and a figure of one name: a DataFrame is saved as the table
+        found = [s for s in found if s.kind != "figure"]
+    if not found:
         module = SERIES.get(notebook[:1], "?")
-        raise KeyError(f"notebook {notebook} has no output {name!r} declared in nli_lib/catalog/{module}.py "
-                       f"(declared: {sorted(found)}); add an OutputSpec there")
-    return found[name]
+        raise KeyError(f"notebook {notebook} has no {kind or 'output'} {name!r} declared in "
+                       f"nli_lib/catalog/{module}.py (declared: {sorted(s.name for s in specs(notebook))}); "
+                       f"add an OutputSpec there")
+    return found[0]
