@@ -549,3 +549,41 @@ def plot_ftc_distributions(scored: pd.DataFrame, metric: str = "ftc_k", hue: str
                   frameon=False)
     fig.tight_layout()
     return fig
+
+
+def plot_agreement_boxes(references: Mapping[str, pd.DataFrame], pipeline: str = "fsp-fsp", metric: str = "ftc_k",
+                         title: str = ""):
+    """One panel per reference (name -> `metric_validation`'s merged rows): box plots of `metric` per slot for the
+    pairs where the model agrees / disagrees with the reference label (the two groups of the rank-sum test).
+
+    Each box carries its n; the legend sits outside the axes (right), and the y range leaves headroom for the
+    counts.
+    """
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    fig, axes = plt.subplots(1, len(references), figsize=(11, 4.2), sharey=True, squeeze=False)
+    axes = axes[0]
+    panels = []
+    for ax, (name, merged) in zip(axes, references.items()):
+        g = merged[merged["pipeline"] == pipeline]
+        slots = [s for s in SLOTS if s in set(g["slot"])]
+        if slots:
+            sns.boxplot(data=g, x="slot", y=metric, hue="agree", order=slots, hue_order=[True, False], ax=ax,
+                        fliersize=2)
+            if ax.get_legend() is not None:
+                ax.get_legend().remove()
+        ax.set_title(f"reference: {name}", fontsize=10)
+        ax.set_ylabel(f"{METRIC_NAMES.get(metric, metric)} ({pipeline} counterfactual)")
+        panels.append((ax, g, slots))
+    lo, hi = axes[0].get_ylim()
+    axes[0].set_ylim(lo, hi + 0.18 * (hi - lo))  # headroom for the per-box n
+    for ax, g, slots in panels:
+        annotate_box_counts(ax, g, "slot", metric, "agree", slots, [True, False])
+    handles = [h for ax in axes for h in ax.get_legend_handles_labels()[0]][:2]
+    if handles:
+        axes[-1].legend(handles, ["agrees", "disagrees"], title="model vs reference label", fontsize=8,
+                        title_fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    return fig
