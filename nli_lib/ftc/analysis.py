@@ -521,6 +521,15 @@ def annotate_box_counts(ax, data: pd.DataFrame, x: str, y: str, hue: str | None,
                     ha="center", va="top", fontsize=7, rotation=90 if len(levels) > 2 else 0, color="0.25")
 
 
+def _points(ax, data: pd.DataFrame, x: str, y: str, hue: str | None, order: Sequence, hue_order):
+    """Every value as a dot over its box (dodged like the boxes), so that a box of one or two values, drawn by
+    seaborn as a bare line, still shows its colour and its points; outliers are these dots too."""
+    import seaborn as sns
+
+    sns.stripplot(data=data, x=x, y=y, hue=hue, order=order, hue_order=hue_order, dodge=hue is not None, ax=ax,
+                  size=3, alpha=0.6, jitter=0.12, linewidth=0.4, edgecolor="0.2", legend=False)
+
+
 def plot_ftc_distributions(scored: pd.DataFrame, metric: str = "ftc_k", hue: str = "condition", title: str = ""):
     """Box plots of an FTC variant per counterfactual slot (x) and `hue` (e.g. condition or pipeline).
 
@@ -536,7 +545,8 @@ def plot_ftc_distributions(scored: pd.DataFrame, metric: str = "ftc_k", hue: str
     hue_order = list(dict.fromkeys(data[hue])) if has_hue else []
     fig, ax = plt.subplots(figsize=(9, 4.2))
     sns.boxplot(data=data, x="slot", y=metric, hue=hue if has_hue else None, order=order,
-                hue_order=hue_order or None, ax=ax, fliersize=2)
+                hue_order=hue_order or None, ax=ax, showfliers=False)
+    _points(ax, data, "slot", metric, hue if has_hue else None, order, hue_order or None)
     lo, hi = ax.get_ylim()
     ax.set_yticks([t for t in ax.get_yticks() if lo <= t <= hi])  # no ticks in the headroom above the data
     ax.set_ylim(lo, hi + 0.22 * (hi - lo))  # headroom for the per-box n
@@ -570,7 +580,8 @@ def plot_agreement_boxes(references: Mapping[str, pd.DataFrame], pipeline: str =
         slots = [s for s in SLOTS if s in set(g["slot"])]
         if slots:
             sns.boxplot(data=g, x="slot", y=metric, hue="agree", order=slots, hue_order=[True, False], ax=ax,
-                        fliersize=2)
+                        showfliers=False)
+            _points(ax, g, "slot", metric, "agree", slots, [True, False])
             if ax.get_legend() is not None:
                 ax.get_legend().remove()
         ax.set_title(f"reference: {name}", fontsize=10)
