@@ -817,3 +817,31 @@ def test_gold_comparison_matches_by_input_and_reports_changed_text(tmp_path):
     compared = gold_comparison(load_gold(path))
     assert compared["stale"].tolist() == [True] + [False] * 5  # matched by (pair, pipeline, slot), text compared
     assert precision_summary(compared)["n_stale"] == 1
+
+
+def test_ftc_notebooks_save_exactly_what_the_catalog_declares():
+    """Every `nb.save(obj, "name")` of notebooks 30-32 names a declared output, and every declared output is saved
+    (an f-string name is a pattern; notebook 30 saves `report.METEOR_TABLES` by variable); no cell writes through
+    nb.out.table/figure/records."""
+    import json
+    import re
+
+    from nli_lib.catalog import specs
+    from nli_lib.config import REPO_ROOT
+    from nli_lib.ftc.report import METEOR_TABLES
+
+    for stem in ("30_ftc_counterfactuals", "31_ftc_metric", "32_ftc_sensitivity"):
+        cells = json.loads((REPO_ROOT / "notebooks" / f"{stem}.ipynb").read_text())["cells"]
+        code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+        assert not re.search(r"nb\.out\.(table|figure|records)\(", code), stem
+        saved = re.findall(r"nb\.save\([^\n]*?,\s*(f?)\"([^\"]+)\"", code)
+        patterns = [re.compile((re.sub(r"\\\{[^}]*\\\}", ".+", re.escape(n)) if f else re.escape(n)) + "$")
+                    for f, n in saved]
+        if stem.startswith("30"):
+            assert "nb.save(t.round(3), name," in code
+            patterns += [re.compile(re.escape(n) + "$") for n in METEOR_TABLES]
+        declared = {s.name for s in specs(stem)}
+        for p in patterns:
+            assert any(p.match(d) for d in declared), (stem, p.pattern, "saved but not declared")
+        for d in declared:
+            assert any(p.match(d) for p in patterns), (stem, d, "declared but never saved")
