@@ -52,7 +52,8 @@ def classify(repo: str, path: str) -> tuple[str, str, str]:
     if base.startswith("LICENSE") or base.startswith("README"):
         return "docs", f"{repo.split('/')[1]}.{base}", "-"
     if repo == "microsoft/TaxiNLI":
-        return "taxinli", "mnli_dev" if "MNLIDev" in base else "taxinli10k", "mnli-train+dev" if "MNLIDev" not in base else "mnli-dev"
+        dev = "MNLIDev" in base
+        return "taxinli", "mnli_dev" if dev else "taxinli10k", "mnli-dev" if dev else "mnli-train+dev"
     if repo == "ilopezgazpio/PhrasIS-baselines":
         _, split, source, pol, _ = base.split(".")
         return "phrasis", f"{split}.{source}.{pol}", split

@@ -35,9 +35,7 @@ lists (a few hundred bytes per NLI pair), which is small next to the time a mode
 """
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import sqlite3
 import threading
 import time
@@ -47,6 +45,7 @@ from pathlib import Path
 from typing import Callable
 
 from .config import cache_dir
+from .hashing import json_hash, stable_json
 
 LOCK_TIMEOUT_S = 60.0  # how long a locked database is waited for before values are spilled aside
 SPILL_SUFFIX = ".pending.jsonl"  # values that could not be written, beside the database
@@ -70,8 +69,7 @@ class ReplayMiss(KeyError):
 
 def key_hash(key: dict) -> str:
     """sha256 of the canonical JSON of a key dict."""
-    blob = json.dumps(key, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return json_hash(key, compact=True)
 
 
 def _is_lock_error(exc: sqlite3.Error) -> bool:
@@ -258,7 +256,7 @@ class CallCache:
         """Store many values in one transaction. If the database stays locked (or fails), the values are saved
         to the spill file before CacheLockedError / CacheError is raised."""
         now = time.time()
-        rows = [(key_hash(k), json.dumps(k, sort_keys=True, default=str), json.dumps(v), now) for k, v in items]
+        rows = [(key_hash(k), stable_json(k), json.dumps(v), now) for k, v in items]
         try:
             table = self._table(namespace)
         except CacheError:
@@ -320,12 +318,12 @@ _DEFAULT: CallCache | None = None
 
 
 def default_cache() -> CallCache:
-    """The process-wide cache at $NLI_CACHE_DIR/calls.sqlite (a new one when NLI_CACHE_DIR now names
-    another folder, or the old folder was removed: a cache never answers for a directory it does not live in)."""
+    """The process-wide cache at $NLI_CACHE_DIR/calls.sqlite (a new one when NLI_CACHE_DIR now names another
+    folder, or the old folder is gone)."""
     global _DEFAULT
-    if _DEFAULT is None or not Path(_DEFAULT.path).parent.exists() \
-            or Path(_DEFAULT.path) != cache_dir() / "calls.sqlite":
-        _DEFAULT = CallCache()
+    path = cache_dir() / "calls.sqlite"
+    if _DEFAULT is None or Path(_DEFAULT.path) != path or not path.exists():
+        _DEFAULT = CallCache(path)
     return _DEFAULT
 
 

@@ -102,7 +102,9 @@ def explore(paper: str | None = None, root=None):
     if paper:
         sets = sets[sets.paper == paper]
     if sets.empty:
-        return w.HTML(f"<i>no per-example records saved yet{' for ' + paper if paper else ''}: run the paper's notebooks</i>")
+        return w.HTML(
+            f"<i>no per-example records saved yet{' for ' + paper if paper else ''}: run the paper's notebooks</i>"
+        )
     children, titles = [], []
     for s in sets.itertuples(index=False):
         df = load_records(s.notebook, s.name, root)

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 import warnings
 from pathlib import Path
 
@@ -31,7 +29,7 @@ def file_state(path: str | Path) -> str:
 
 
 def _hash(path: Path) -> str:
-    h = hashlib.sha256()
+    h = hashlib.sha256()  # streamed in blocks: a weight file need not fit in memory
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
@@ -59,14 +57,13 @@ def _read_memo(path: Path) -> dict[str, str]:
 
 
 def _write_memo(path: Path, memo: dict[str, str]) -> None:
+    from .atomic import write_json
+
     items = list(memo.items())[-MEMO_LIMIT:]
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".file_sha256-", suffix=".json")
     try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(dict(items), fh)
-        os.replace(tmp, path)
+        write_json(path, dict(items))
     except OSError:  # a read-only cache still works, it just hashes again next time
-        Path(tmp).unlink(missing_ok=True)
+        pass
 
 
 def sha256_files(paths: list[str | Path], remember: bool = False) -> list[str]:

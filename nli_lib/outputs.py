@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import functools
-import hashlib
 import json
 import os
 import shutil
@@ -34,6 +33,7 @@ import pandas as pd
 from .basis import BASES, check_basis, entry_tier, model_basis
 from .config import PACKAGE_DIR, REPO_ROOT, output_dir, scrub_secrets
 from .data.fetch import used_data
+from .hashing import digest
 from .provenance import notebook_code_hash
 
 PAPERS = ("atoms", "phrasis", "ftc", "factnli", "taxinli", "companion")
@@ -43,19 +43,18 @@ INDEX_COLUMNS = ["ref", "kind", "path", "notebook", "tier", "models", "caption"]
 def nli_lib_hash() -> str:
     """sha256 over the nli_lib sources (names relative to the package's parent, 'nli_lib/…', and bytes), 12 hex
     digits: the same for a checkout and an installed copy of the same sources."""
-    h = hashlib.sha256()
-    for path in sorted(PACKAGE_DIR.rglob("*.py")):
-        h.update(str(path.relative_to(PACKAGE_DIR.parent)).encode())
-        h.update(path.read_bytes())
-    return h.hexdigest()[:12]
+    paths = sorted(PACKAGE_DIR.rglob("*.py"))
+    return digest(*(x for p in paths for x in (str(p.relative_to(PACKAGE_DIR.parent)), p.read_bytes())), length=12)
 
 
 @functools.lru_cache(maxsize=1)
 def git_commit() -> str:
     """HEAD commit of the repository, suffixed '-dirty' when tracked files differ from it (once per process)."""
     try:
-        run = lambda *args: subprocess.run(["git", "-C", str(REPO_ROOT), *args], capture_output=True, text=True,
-                                           timeout=10).stdout.strip()
+        def run(*args: str) -> str:
+            return subprocess.run(["git", "-C", str(REPO_ROOT), *args], capture_output=True, text=True,
+                                  timeout=10).stdout.strip()
+
         commit = run("rev-parse", "HEAD") or "uncommitted"
         return commit + ("-dirty" if run("status", "--porcelain", "--untracked-files=no") else "")
     except (OSError, subprocess.SubprocessError):
@@ -65,7 +64,9 @@ def git_commit() -> str:
 def _check_ref(ref: str) -> None:
     parts = ref.split("-")
     if len(parts) < 3 or parts[0] not in PAPERS or parts[1] not in ("table", "fig"):
-        raise ValueError(f"paper reference {ref!r} must look like '<paper>-<table|fig>-<number>' with paper in {PAPERS}")
+        raise ValueError(
+            f"paper reference {ref!r} must look like '<paper>-<table|fig>-<number>' with paper in {PAPERS}"
+        )
 
 
 @dataclass
@@ -310,10 +311,20 @@ def list_records(root: Path | None = None) -> pd.DataFrame:
     rows = []
     for side in sorted((root / "tables").glob("*/records/*.json")):
         meta = json.loads(side.read_text())
-        rows.append({"notebook": meta["notebook"], "name": meta["name"], "paper": paper_of(meta["ref"], meta["notebook"]),
-                     "ref": meta["ref"], "filters": meta.get("filters", []), "text": meta.get("text", []),
-                     "caption": meta.get("caption", ""), "n_rows": meta.get("n_rows"), "tier": meta["tier"],
-                     "path": str(side.parent / (side.stem + RECORD_SUFFIX))})
+        rows.append(
+            {
+                "notebook": meta["notebook"],
+                "name": meta["name"],
+                "paper": paper_of(meta["ref"], meta["notebook"]),
+                "ref": meta["ref"],
+                "filters": meta.get("filters", []),
+                "text": meta.get("text", []),
+                "caption": meta.get("caption", ""),
+                "n_rows": meta.get("n_rows"),
+                "tier": meta["tier"],
+                "path": str(side.parent / (side.stem + RECORD_SUFFIX)),
+            }
+        )
     return pd.DataFrame(rows, columns=["notebook", "name", "paper", "ref", "filters", "text", "caption", "n_rows",
                                        "tier", "path"])
 
@@ -322,7 +333,9 @@ def load_records(notebook: str, name: str, root: Path | None = None) -> pd.DataF
     """Read back a record set written by `Outputs.records`."""
     path = (root or output_dir()) / "tables" / notebook / "records" / f"{name}{RECORD_SUFFIX}"
     if not path.exists():
-        raise FileNotFoundError(f"{path} does not exist: run notebook {notebook} first (./run_all.sh --only {notebook[:2]})")
+        raise FileNotFoundError(
+            f"{path} does not exist: run notebook {notebook} first (./run_all.sh --only {notebook[:2]})"
+        )
     return pd.read_csv(path)
 
 

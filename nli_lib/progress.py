@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from pathlib import Path
 from typing import Iterable
+
+from .atomic import write_json
 
 PROGRESS_ENV = "NLI_PROGRESS"  # '0' turns bars off (the runner sets it for kernels)
 PROGRESS_FILE_ENV = "NLI_PROGRESS_FILE"  # file the runner reads to print a status line while a notebook runs
@@ -84,11 +85,7 @@ class Progress:
         self._written = now
         state = {"desc": self.desc, "unit": self.unit, "n": self.n, "total": self.total, "time": time.time()}
         try:
-            folder = Path(self._file).parent
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".progress-")
-            with os.fdopen(fd, "w") as fh:
-                json.dump(state, fh)
-            os.replace(tmp, self._file)
+            write_json(self._file, state)
         except OSError:  # a status line is a convenience: never fail a batch over it
             pass
 

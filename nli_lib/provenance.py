@@ -25,12 +25,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 
+from .atomic import write_json
 from .config import REPO_ROOT, user_path
 
 SESSION_ENV = "JPY_SESSION_NAME"  # path of the notebook a kernel runs (jupyter-server, and the runner)
+
 RECORD_ENV = "NLI_RUN_RECORD"  # JSON file the runner asks a notebook kernel to keep current
 MODEL_KINDS = ("hf", "llm")  # 'hf': weights the runner fingerprints; 'llm': an endpoint (model @ url)
 DATA: dict[str, str] = {}  # manifest key -> sha256 of every data file used in this process
@@ -71,11 +72,7 @@ def record() -> dict:
 
 def write_record(path: str | os.PathLike) -> None:
     """Write `record()` to `path` atomically (a reader never sees half a file)."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w") as fh:
-        json.dump(record(), fh, indent=1)
-    os.replace(tmp, path)
+    write_json(path, record(), indent=1)
 
 
 def read_record(path: str | os.PathLike) -> dict:

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import hashlib
 import importlib.util
 import io
 import json
@@ -43,8 +42,10 @@ from pathlib import Path
 import nbformat
 
 from . import provenance
+from .atomic import write_json
 from .config import PATH_ENV_VARS, REPO_ROOT, USER_CWD_ENV, output_dir, user_dir, user_path
 from .data.fetch import load_manifest
+from .hashing import digest, json_hash
 from .outputs import nli_lib_hash
 from .profile import PROFILE_ENV, ProfileError, load_profile
 from .progress import PROGRESS_ENV, PROGRESS_FILE_ENV, read_status, status_line
@@ -103,20 +104,20 @@ def model_identities(models: dict[str, str]) -> dict[str, str]:
 def summary_inputs(root: Path) -> str:
     """sha256 over the outputs the summary notebooks read under `root`: every non-summary notebook's
     tables/*/scorecard.jsonl and record sidecars, and the non-summary rows of tables/index.csv."""
-    h = hashlib.sha256()
+    chunks: list[str | bytes] = []
     tables = root / "tables"
     files = sorted([*tables.glob("*/scorecard.jsonl"), *tables.glob("*/records/*.json")])
     for path in files:
         if not path.relative_to(tables).parts[0].startswith(SUMMARY_PREFIX):
-            h.update(str(path.relative_to(root)).encode() + b"\x00" + path.read_bytes() + b"\x00")
+            chunks += [str(path.relative_to(root)) + "\x00", path.read_bytes(), b"\x00"]
     index = tables / "index.csv"
     if index.is_file():
         rows = [r for r in csv.reader(io.StringIO(index.read_text()))]
         col = rows[0].index("notebook") if rows and "notebook" in rows[0] else None
         for row in rows[1:]:
             if col is None or not row[col].startswith(SUMMARY_PREFIX):
-                h.update("\x1f".join(row).encode() + b"\x00")
-    return h.hexdigest()
+                chunks.append("\x1f".join(row) + "\x00")
+    return digest(*chunks)
 
 
 def input_hash(path: Path, params: dict, used: dict, outputs: Path | None = None) -> str:
@@ -128,7 +129,7 @@ def input_hash(path: Path, params: dict, used: dict, outputs: Path | None = None
             "models": model_identities(used["models"]), "packages": package_versions()}
     if outputs is not None:
         blob["outputs"] = summary_inputs(outputs)
-    return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()
+    return json_hash(blob)
 
 
 def run_dir(profile_name: str, quick: bool, root: Path = REPO_ROOT / "runs") -> Path:
@@ -190,20 +191,33 @@ def execute(path: Path, params: dict, out_dir: Path, env: dict) -> None:
                 os.environ[k] = v
 
 
-def failed_cell(executed: Path, source: Path) -> str:
-    """'cell N (...): ErrorName: message' of the first failing cell; N indexes the source notebook's cells from 0."""
+def failed_cell(exc: BaseException, executed: Path) -> str:
+    """'cell N (...): ErrorName: message' from papermill's PapermillExecutionError (cell index, source, ename,
+    evalue); N counts the source notebook's cells from 0, so the parameters cell papermill injects into the
+    executed copy is not counted. Any other exception (the kernel died, a missing kernel) is described as is.
+
+    >>> from papermill.exceptions import PapermillExecutionError
+    >>> failed_cell(PapermillExecutionError(3, 1, "x = 1 / 0", "ZeroDivisionError", "division by zero", []),
+    ...             Path("/nonexistent.ipynb"))
+    "cell 3 (counting from 0 in the executed copy; starts 'x = 1 / 0'): ZeroDivisionError: division by zero"
+    """
+    from papermill.exceptions import PapermillExecutionError
+
+    if not isinstance(exc, PapermillExecutionError):
+        return f"no cell reported ({type(exc).__name__}: {str(exc)[:1500]})"
+    index, counted = exc.cell_index, "in the executed copy"
     try:
-        nb = nbformat.read(executed, as_version=4)
-        source_cells = [c.source for c in nbformat.read(source, as_version=4).cells]
-    except Exception:  # noqa: BLE001 - best effort description of a failure
-        return "unknown cell"
-    for cell in nb.cells:
-        for out in cell.get("outputs", []):
-            if out.get("output_type") == "error":
-                index = source_cells.index(cell.source) if cell.source in source_cells else "?"
-                first = cell.source.splitlines()[0][:60] if cell.source else ""
-                return f"cell {index} (counting from 0; starts {first!r}): {out['ename']}: {out['evalue'][:1500]}"
-    return "unknown cell"
+        from papermill.execute import ERROR_MARKER_TAG  # the banner and anchor cells papermill adds on failure
+
+        tags = [c.get("metadata", {}).get("tags", []) for c in nbformat.read(executed, as_version=4).cells]
+        before = [t for t in tags if ERROR_MARKER_TAG not in t][: exc.cell_index]
+        index -= sum("injected-parameters" in t for t in before)
+        counted = ""
+    except Exception:  # noqa: BLE001 - unreadable executed copy: papermill's own numbering, said so
+        pass
+    first = exc.source.splitlines()[0][:60] if exc.source else ""
+    where = f"counting from 0{' ' + counted if counted else ''}"
+    return f"cell {index} ({where}; starts {first!r}): {exc.ename}: {str(exc.evalue)[:1500]}"
 
 
 def kernel_env(quick_outputs: Path | None, profile_path: Path, tier: str) -> dict[str, str]:
@@ -275,7 +289,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
             execute(path, nb_params, out_dir, {**env, provenance.RECORD_ENV: str(record),
                                                PROGRESS_FILE_ENV: str(status_file), "JPY_SESSION_NAME": str(path)})
         except Exception as exc:  # papermill raises PapermillExecutionError with the cell's traceback
-            where = failed_cell(out_dir / path.name, path)
+            where = failed_cell(exc, out_dir / path.name)
             print(f"\nFAILED: notebook {path.name}, {where}\n  executed copy: {out_dir / path.name}\n"
                   f"  ({type(exc).__name__})", file=sys.stderr)
             print_timings(timings + [(path.stem, "FAILED", time.time() - started)])
@@ -287,9 +301,8 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
             return 130
         used = provenance.read_record(record)
         used = {"data": sorted(used["data"]), "models": used["models"]}
-        stamp_path.write_text(json.dumps({"hash": input_hash(path, params, used, summary), "data_keys": used["data"],
-                                          "models": used["models"], "seconds": round(time.time() - started, 1)},
-                                         indent=1))
+        write_json(stamp_path, {"hash": input_hash(path, params, used, summary), "data_keys": used["data"],
+                                "models": used["models"], "seconds": round(time.time() - started, 1)}, indent=1)
         timings.append((path.stem, "ran", time.time() - started))
     print_timings(timings)
     return 0

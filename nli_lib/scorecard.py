@@ -138,8 +138,16 @@ def figure(card: pd.DataFrame):
     fig, (ax1, ax2, ax3) = plt.subplots(1, 3, figsize=(17, 4.8), gridspec_kw={"width_ratios": [1.1, 1, 1]})
     left = np.zeros(len(summ))
     for col, colour in STATUS_COLOURS.items():
-        ax1.barh(summ.index, summ[col], left=left, color=colour, label={"stand_in": "stand-in"}.get(col, col.replace("_", " ")),
-                 hatch="//" if col == "stand_in" else None, edgecolor="white", linewidth=0.5)
+        ax1.barh(
+            summ.index,
+            summ[col],
+            left=left,
+            color=colour,
+            label={"stand_in": "stand-in"}.get(col, col.replace("_", " ")),
+            hatch="//" if col == "stand_in" else None,
+            edgecolor="white",
+            linewidth=0.5,
+        )
         left += summ[col].to_numpy()
     ax1.set_xlabel("paper values (each counted once)")
     ax1.set_title("what the companion computes, per paper")

@@ -1,6 +1,98 @@
-"""Shared pytest set-up."""
+"""Shared pytest set-up: markers that need the environment, the test kit's fixtures, runner fixtures.
+
+Markers (declared in pyproject.toml):
+
+* `mirror`: needs the offline data mirror (NLI_DATA_MIRROR). Without it the test is skipped with that reason,
+  or FAILS when CI=true (CI must never pass by skipping what it is there to run).
+* `slow`: runs notebooks or parses the real WordNet (deselect with `-m "not slow"`).
+
+Fakes and the tiny BERT factory live in tests/kit.py (importable: `from kit import TableClassifier`).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from kit import NLI_HEAD, skip_or_fail, tiny_bert, write_notebook
+
+MIRROR_ENV = "NLI_DATA_MIRROR"
+
+
+def mirror_problem() -> str | None:
+    """Why the data mirror cannot be used, or None."""
+    if not os.environ.get(MIRROR_ENV):
+        return f"{MIRROR_ENV} not set: this test needs the offline data mirror (e.g. {MIRROR_ENV}=../shared/data)"
+    from nli_lib.config import mirror_dir
+
+    folder = mirror_dir()
+    if folder is None or not Path(folder).is_dir():
+        return f"{MIRROR_ENV}={os.environ[MIRROR_ENV]} is not a folder"
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    if item.get_closest_marker("mirror") is not None:
+        problem = mirror_problem()
+        if problem:
+            skip_or_fail(problem)
 
 
 def pytest_collection_modifyitems(session, config, items):
     """tests/test_book.py builds the book from the quick run that tests/test_notebooks.py executes: run it last."""
     items.sort(key=lambda item: item.path.name == "test_book.py")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The test kit
+# --------------------------------------------------------------------------------------------------------------
+
+@pytest.fixture
+def nli_bert(tmp_path) -> Path:
+    """A tiny 3-way NLI BERT classifier folder (tests/kit.py `tiny_bert`)."""
+    pytest.importorskip("transformers")
+    return tiny_bert(tmp_path / "tiny-nli-bert", NLI_HEAD)
+
+
+@pytest.fixture
+def memory_cache():
+    """A fresh in-memory call cache."""
+    from nli_lib.cache import CallCache
+
+    return CallCache(":memory:")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Runner fixtures: small notebooks run by nli_lib.runner
+# --------------------------------------------------------------------------------------------------------------
+
+@pytest.fixture
+def notebook_dir(tmp_path, monkeypatch) -> Path:
+    """A folder of two small notebooks (00_zero, 01_first: notes one data file); the cache in tmp_path and the
+    library hash pinned (an edit of nli_lib during the test must not look like a change)."""
+    pytest.importorskip("papermill")
+    from nli_lib import runner
+
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(runner, "nli_lib_hash", lambda: "pinned-for-test")
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    write_notebook(folder / "01_first.ipynb", "from nli_lib import provenance\nprint('quick', quick)\n"
+                   "provenance.note_data('snli_subset/dev', 'x')")
+    write_notebook(folder / "00_zero.ipynb", "x = 1 + 1")
+    return folder
+
+
+@pytest.fixture
+def run_notebooks(tmp_path):
+    """run_notebooks(folder, *args, runs_dir=None) -> exit status of `run_all.sh --quick` on `folder` (runs under
+    tmp_path unless `runs_dir`)."""
+    from nli_lib import runner
+
+    def run(folder: Path, *extra: str, runs_dir: Path | None = None) -> int:
+        runs = tmp_path / "runs" if runs_dir is None else runs_dir
+        return runner.main(["--quick", "--notebook-dir", str(folder), "--runs-dir", str(runs), *extra])
+
+    return run

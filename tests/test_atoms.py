@@ -3,7 +3,6 @@ generation plumbing and the rule-based decomposer. Hand-made frames; no model tr
 from __future__ import annotations
 
 import json
-import os
 import re
 
 import networkx as nx
@@ -11,40 +10,34 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nli_lib.cache import CallCache
-from nli_lib.config import LABELS, REPO_ROOT
-from nli_lib.llm import OfflineLLM
-from nli_lib.models.base import Classifier
 from nli_lib.atoms import consistency as C
 from nli_lib.atoms import defeasible as D
 from nli_lib.atoms import inferential as I
 from nli_lib.atoms.annotate import AnnotationTool
-from nli_lib.atoms.generate import (PAPER_DECOMPOSITIONS, AtomGenerator, coverage, generate_atoms, rule_generator,
-                                    sentence_from_a1, validate_atoms)
+from nli_lib.atoms.generate import (
+    PAPER_DECOMPOSITIONS,
+    AtomGenerator,
+    coverage,
+    generate_atoms,
+    rule_generator,
+    sentence_from_a1,
+    validate_atoms,
+)
 from nli_lib.atoms.quds import RuleQUDGenerator, generate_quds
+from nli_lib.cache import CallCache
+from nli_lib.config import LABELS, REPO_ROOT
+from nli_lib.llm import OfflineLLM
+from nli_lib.models.prompted import PromptNLIClassifier
+
+from kit import RuleClassifier, TableClassifier
 
 E, N, X = "entailment", "neutral", "contradiction"
-MIRROR = pytest.mark.skipif(not os.environ.get("NLI_DATA_MIRROR"), reason="needs the offline data mirror")
 GOLD_FIXTURE = REPO_ROOT / "data" / "fixtures" / "atoms_gold_labels_example.csv"
 
 
-class TableNLI(Classifier):
-    """A fake NLI model: labels looked up in a dict of (premise, hypothesis) -> label or probabilities."""
-
-    labels, name, tier = LABELS, "table-nli", "offline"
-
-    def __init__(self, table: dict, default=N):
-        super().__init__(cache=CallCache(":memory:"))
-        self.table, self.default = table, default
-        self.calls = 0
-
-    def _predict_proba_uncached(self, premises, hypotheses):
-        self.calls += len(premises)
-        out = []
-        for p, h in zip(premises, hypotheses):
-            v = self.table.get((p, h), self.default)
-            out.append(v if not isinstance(v, str) else [0.9 if l == v else 0.05 for l in LABELS])
-        return np.asarray(out, dtype=float)
+def TableNLI(table: dict, default=N) -> TableClassifier:  # noqa: N802 - reads like the fake it builds
+    """A fake NLI model: labels (probability 0.9) or probability rows looked up by (premise, hypothesis)."""
+    return TableClassifier(table, default=default, confidence=0.9, name="table-nli")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -129,7 +122,7 @@ def test_prompt_nli_classifier_leaves_unparsable_answers_unanswered():
         return answers.get(premise, "e\nAn animal is running. [END]")
 
     llm = OfflineLLM(gen, name="fake-b1", cache=CallCache(":memory:"))
-    clf = C.PromptNLIClassifier(llm, shots=[{"premise": "p", "hypothesis": "h", "label": N}])
+    clf = PromptNLIClassifier(llm, shots=[{"premise": "p", "hypothesis": "h", "label": N}])
     df = pd.DataFrame({"premise": ["A man sleeps.", "A man naps.", "A dog runs.", "A cat sits."],
                        "hypothesis": ["A man runs.", "A man rests.", "An animal runs.", "A cat rests."],
                        "label": [X, N, E, N]})
@@ -151,7 +144,7 @@ def test_atom_judgements_mark_unanswered_atoms():
         key = (re.findall(r"Premise: (.*)", content)[-1], re.findall(r"Hypothesis: (.*)", content)[-1])
         return answers[key]
 
-    clf = C.PromptNLIClassifier(OfflineLLM(gen, name="b1-some-junk", cache=CallCache(":memory:")))
+    clf = PromptNLIClassifier(OfflineLLM(gen, name="b1-some-junk", cache=CallCache(":memory:")))
     rows = pd.DataFrame({"pair_id": ["a"] * 3, "premise": ["P"] * 3, "hypothesis": ["H"] * 3, "atom": ["a1", "a2", "a3"]})
     judged = C.atom_judgements(clf, rows)
     assert judged["h_pred"].tolist() == [E, None, E] and judged["valid"].tolist() == [True, False, True]
@@ -424,7 +417,7 @@ def _category(noun):
 
 
 def test_rule_quds_reproduce_table9():
-    from nli_lib.llm.prompts import QUD_EXAMPLES
+    from nli_lib.atoms.prompts import QUD_EXAMPLES
 
     rules = RuleQUDGenerator(_category)
     for r in [r for r in QUD_EXAMPLES if r["source"] == "atoms Table 9"]:
@@ -443,7 +436,7 @@ def test_generate_quds_offline_marks_unmatched():
 # The rule-based decomposer (needs the NLTK tagger and WordNet from the data mirror)
 # ---------------------------------------------------------------------------------------------------------------
 
-@MIRROR
+@pytest.mark.mirror
 @pytest.mark.parametrize("sentence, expected", [
     ("A man in an orange vest stands on a dock.",
      ["There is a person.", "The person is a man.", "The person is wearing a vest.", "The vest is orange.",
@@ -458,7 +451,8 @@ def test_decomposer_on_paper_examples(sentence, expected):
     assert decompose(sentence) == expected
 
 
-@MIRROR
+@pytest.mark.mirror
+@pytest.mark.slow  # parses the real Open English WordNet on a cold cache
 def test_decomposer_patterns_and_fallbacks():
     from nli_lib.atoms.decompose import decompose
 
@@ -569,7 +563,7 @@ def test_llm_generator_from_client_uses_paper_exemplars():
     assert "The vest that the person wears is orange." not in msg  # Figure 3 lists only 3 targeted atoms
 
 
-@MIRROR
+@pytest.mark.mirror
 def test_snli_consistency_paper_profile_wiring(monkeypatch):
     """The paper-profile path end to end (A.1 atoms + B.1 judgements) with a stand-in LLM, on 80 SNLI pairs."""
     from types import SimpleNamespace
@@ -601,7 +595,7 @@ def test_snli_consistency_paper_profile_wiring(monkeypatch):
     assert run.tiers[llm_name] == "paper"
 
 
-@MIRROR
+@pytest.mark.mirror
 def test_defeasible_run_paper_profile_wiring(monkeypatch):
     """δ-SNLI path with a stand-in LLM: A.1 atoms, NLI pruning, C.2 silver labels, C.1/C.2 predictions."""
     from types import SimpleNamespace
@@ -615,15 +609,13 @@ def test_defeasible_run_paper_profile_wiring(monkeypatch):
         evidence = re.findall(r"Evidence: (.*)", content)[-1]
         return "more" if len(evidence) % 2 else "less"
 
-    class FnNLI(TableNLI):
-        def _predict_proba_uncached(self, premises, hypotheses):  # H ⊨ both atoms; P ⊨ only "There is a person."
-            return np.asarray([[0.9, 0.05, 0.05] if (h == "There is a person." or p in hyps) else [0.1, 0.8, 0.1]
-                               for p, h in zip(premises, hypotheses)])
+    def entails(p, h):  # H ⊨ both atoms; P ⊨ only "There is a person."
+        return [0.9, 0.05, 0.05] if (h == "There is a person." or p in hyps) else [0.1, 0.8, 0.1]
 
     stand_in = OfflineLLM(gen, name="stand-in", cache=CallCache(":memory:"))
     monkeypatch.setattr(pipeline, "make_llm", lambda params: stand_in)
     hyps = set(pipeline.dsnli_test(quick=True, groups=pipeline.QUICK_GROUPS)["hypothesis"])
-    nb = SimpleNamespace(quick=True, seed=0, tier="paper", nli_model=lambda: FnNLI({}),
+    nb = SimpleNamespace(quick=True, seed=0, tier="paper", nli_model=lambda: RuleClassifier(entails, name="table-nli"),
                          params={"llm": {"base_url": "http://127.0.0.1:9/v1", "model": "m"}})
     pred = D.llm_predictor(stand_in, full_shots=[], atom_shots_=[])
     dr = pipeline.defeasible_run(nb, predictors={pred.name: pred})
@@ -756,7 +748,8 @@ def test_annotation_widget_click_saves_gold_file(tmp_path):
     assert gold["update_type"].iloc[0] == "strengthener" and gold["label_source"].iloc[0] == "gold:g.csv"
 
 
-@MIRROR
+@pytest.mark.mirror
+@pytest.mark.slow  # parses the real Open English WordNet on a cold cache
 def test_decomposer_v2_patterns():
     from nli_lib.atoms.decompose import decompose
 
@@ -776,7 +769,8 @@ def test_rule_quds_catenatives_and_events():
     assert rules.question("The people are going to a movie.")[1] != "activity"
 
 
-@MIRROR
+@pytest.mark.mirror
+@pytest.mark.slow  # parses the real Open English WordNet on a cold cache
 def test_decomposer_v3_patterns():
     from nli_lib.atoms.decompose import decompose
 
@@ -832,7 +826,7 @@ def test_rule_quds_passives_and_names():
 # Decomposer v4: well-formedness check, systematic constructions, gold precision, silver checks, Figure 2
 # ---------------------------------------------------------------------------------------------------------------
 
-@MIRROR
+@pytest.mark.mirror
 @pytest.mark.parametrize("atom, sentence, reason", [
     ("The rock is currently.", None, "copula with a non-predicative adverb"),
     ("The person jumps castle.", "A young boy jumps onto his friends sand castle at a playground.",
@@ -855,7 +849,7 @@ def test_wellformedness_check_flags_malformed_atoms(atom, sentence, reason):
     assert result.status == "malformed" and result.reason.startswith(reason), result
 
 
-@MIRROR
+@pytest.mark.mirror
 @pytest.mark.parametrize("atom, sentence", [
     ("The person is outside.", None), ("There are a few dogs.", None), ("The can spilled.", None),
     ("The person is wearing black.", None), ("The people are in tight quarters.", None),
@@ -869,7 +863,7 @@ def test_wellformedness_check_passes_good_atoms(atom, sentence):
     assert default_checker()(atom, sentence, sole=sentence is not None).status == "ok"
 
 
-@MIRROR
+@pytest.mark.mirror
 def test_sentence_returned_whole_is_unparsed_not_ok():
     from nli_lib.atoms.grammar.wellformed import default_checker
 
@@ -880,7 +874,7 @@ def test_sentence_returned_whole_is_unparsed_not_ok():
     assert check(sentence, sentence, sole=False).status == "ok"  # one atom among others may repeat H
 
 
-@MIRROR
+@pytest.mark.mirror
 @pytest.mark.parametrize("sentence, present, absent", [
     # fronted prepositional phrases and subordinate clauses move to the end
     ("At a Chinese restaurant, a group of people celebrate their Asian culture.",
@@ -939,7 +933,7 @@ def test_decomposer_v4_constructions(sentence, present, absent):
     assert not any(a in atoms for a in absent), atoms
 
 
-@MIRROR
+@pytest.mark.mirror
 def test_generated_atoms_carry_status_and_only_ok_ones_are_used():
     from nli_lib.atoms.generate import USABLE, usable
 

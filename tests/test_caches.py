@@ -15,8 +15,9 @@ import pytest
 
 from nli_lib.cache import CacheCorruptError, CacheLockedError, CallCache
 from nli_lib.models.baselines import NaiveBayesPairClassifier, TfidfPairClassifier
-from nli_lib.models.base import Classifier
-from test_models import make_tiny_bert, raw_probs, tiny_train_frame
+
+from kit import RuleClassifier, constant, tiny_bert, tiny_train_frame
+from test_models import raw_probs
 
 torch = pytest.importorskip("torch")
 
@@ -50,7 +51,7 @@ def test_planted_pickles_in_the_model_cache_never_run(tmp_path, monkeypatch):
         probs = again._predict_proba_uncached(["a man"], ["a dog"])  # the stored fit is read on first use
     assert not marker.exists()  # nothing ran
     messages = " | ".join(str(w.message) for w in seen)
-    assert f"{stored} is unreadable or untrusted" in messages and "pickled model file(s)" in messages
+    assert f"{stored} is unreadable, untrusted or invalid" in messages and "pickled model file(s)" in messages
     np.testing.assert_array_equal(probs, first._predict_proba_uncached(["a man"], ["a dog"]))  # refitted
 
 
@@ -89,7 +90,7 @@ def test_every_stored_classifier_loads_with_the_trusted_list_only(tmp_path, monk
             first = fit_cached(make, df, name=name)
             first._cache = CallCache(":memory:")
             clf = make()
-            monkeypatch.setattr(type(clf), "_fit", lambda *a: pytest.fail(f"{name} refitted"))
+            monkeypatch.setattr(type(clf), "_fit", lambda *a, name=name: pytest.fail(f"{name} refitted"))
             again = fit_cached(make, df, name=name)
             monkeypatch.undo()
             monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
@@ -141,21 +142,9 @@ def test_warm_run_reads_no_stored_fit(tmp_path, monkeypatch):
 def bigger_bert(path, seed=0):
     """A BERT whose weight file is ~1.6 MB: its first layer lies well inside the file (not in the first or last
     64 KiB), so changing it changes only middle bytes."""
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+    from transformers import AutoModelForSequenceClassification
 
-    from test_models import WORDS
-
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", ","] + WORDS
-    path.mkdir(parents=True, exist_ok=True)
-    (path / "vocab.txt").write_text("\n".join(vocab) + "\n")
-    BertTokenizerFast(vocab_file=str(path / "vocab.txt")).save_pretrained(path)
-    torch.manual_seed(seed)
-    cfg = BertConfig(vocab_size=len(vocab), hidden_size=128, num_hidden_layers=2, num_attention_heads=2,
-                     intermediate_size=512, max_position_embeddings=64, num_labels=3,
-                     id2label={0: "entailment", 1: "neutral", 2: "contradiction"})
-    model = BertForSequenceClassification(cfg).eval()
-    model.save_pretrained(path)
-    return model
+    return AutoModelForSequenceClassification.from_pretrained(tiny_bert(path, hidden=128, intermediate=512, seed=seed)).eval()
 
 
 def test_resaved_model_with_changed_middle_layers_is_not_served_old_predictions(tmp_path):
@@ -213,7 +202,7 @@ def test_fingerprint_covers_tokenizer_and_subfolders_not_docs(tmp_path):
     from nli_lib.models.loading import weights_fingerprint
 
     folder = tmp_path / "enc"
-    make_tiny_bert(folder, {0: "entailment", 1: "neutral", 2: "contradiction"})
+    tiny_bert(folder, {0: "entailment", 1: "neutral", 2: "contradiction"})
     (folder / "1_Pooling").mkdir()
     (folder / "1_Pooling" / "config.json").write_text('{"pooling_mode_mean_tokens": true}')
     base = weights_fingerprint(str(folder))
@@ -229,7 +218,7 @@ def test_fingerprint_covers_tokenizer_and_subfolders_not_docs(tmp_path):
 def test_corrected_label_order_is_not_served_the_swapped_columns(tmp_path):
     from nli_lib.models.hf import HFClassifier
 
-    path = make_tiny_bert(tmp_path / "m", {0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"})
+    path = tiny_bert(tmp_path / "m", {0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"})
     cache = CallCache(tmp_path / "calls.sqlite")
     pair = [("a man is sleeping", "a dog")]
     wrong = HFClassifier(path, label_order=["contradiction", "neutral", "entailment"], progress=False, cache=cache)
@@ -257,7 +246,7 @@ def test_hub_commit_is_resolved_offline_and_pins_the_files_loaded(tmp_path, monk
     monkeypatch.delenv("HF_HUB_CACHE", raising=False)
     monkeypatch.chdir(tmp_path)
     old, new = "a" * 40, "b" * 40
-    fake_hub_model(hf, "org/tiny", make_tiny_bert(tmp_path / "v1", {0: "entailment", 1: "neutral", 2: "contradiction"},
+    fake_hub_model(hf, "org/tiny", tiny_bert(tmp_path / "v1", {0: "entailment", 1: "neutral", 2: "contradiction"},
                                                   seed=1), old)
     assert weights_fingerprint("org/tiny") == f"org/tiny@{old}"
     cache = CallCache(tmp_path / "calls.sqlite")
@@ -266,7 +255,7 @@ def test_hub_commit_is_resolved_offline_and_pins_the_files_loaded(tmp_path, monk
     assert first.revision == old and first.tier == "paper"
     np.testing.assert_allclose(first.predict_proba(*zip(*pair)), raw_probs(tmp_path / "v1", pair), atol=1e-5)
     # a new commit arrives (refs/main moves): new key, and the weights of that commit are loaded
-    fake_hub_model(hf, "org/tiny", make_tiny_bert(tmp_path / "v2", {0: "entailment", 1: "neutral", 2: "contradiction"},
+    fake_hub_model(hf, "org/tiny", tiny_bert(tmp_path / "v2", {0: "entailment", 1: "neutral", 2: "contradiction"},
                                                   seed=2), new)
     second = HFClassifier("org/tiny", progress=False, cache=cache)
     assert second.revision == new and second.fingerprint != first.fingerprint
@@ -339,7 +328,7 @@ def test_missing_tokenizer_dependency(tmp_path):
 
     if importlib.util.find_spec("sentencepiece") is not None:
         pytest.skip("sentencepiece is installed here")
-    path = make_tiny_bert(tmp_path / "sp", {0: "entailment", 1: "neutral", 2: "contradiction"})
+    path = tiny_bert(tmp_path / "sp", {0: "entailment", 1: "neutral", 2: "contradiction"})
     for name in ("tokenizer.json", "vocab.txt"):
         (path / name).unlink(missing_ok=True)
     (path / "tokenizer_config.json").write_text(json.dumps({"tokenizer_class": "T5Tokenizer"}))
@@ -354,7 +343,7 @@ def test_unknown_label_names(tmp_path):
     from nli_lib.models.hf import HFClassifier
     from nli_lib.models.loading import ModelLoadError
 
-    path = make_tiny_bert(tmp_path / "odd", {0: "yes", 1: "maybe", 2: "no"})
+    path = tiny_bert(tmp_path / "odd", {0: "yes", 1: "maybe", 2: "no"})
     with pytest.raises(ModelLoadError, match=r"model .*/odd: cannot map its labels \['yes', 'maybe', 'no'\].*"
                                              r"Fix: pass label_order"):
         HFClassifier(path)
@@ -366,16 +355,9 @@ def test_unknown_label_names(tmp_path):
 # Cached values are checked when read
 # --------------------------------------------------------------------------------------------------------------
 
-class Counting(Classifier):
-    labels, name, tier = ("entailment", "neutral", "contradiction"), "counting", "offline"
-
-    def __init__(self, cache):
-        super().__init__(cache)
-        self.computed = []
-
-    def _predict_proba_uncached(self, p, h):
-        self.computed += p
-        return np.tile([0.2, 0.5, 0.3], (len(p), 1))
+def Counting(cache) -> RuleClassifier:  # noqa: N802 - reads like the fake it builds
+    """Always (0.2, 0.5, 0.3); `computed` lists the premises the model computed."""
+    return RuleClassifier(constant([0.2, 0.5, 0.3]), name="counting", cache=cache)
 
 
 def test_invalid_cached_probabilities_are_recomputed_and_reported(tmp_path):
@@ -405,7 +387,7 @@ def test_invalid_cached_embedding_is_recomputed(tmp_path):
 
     from nli_lib.models.embeddings import SentenceEncoder
 
-    path = make_tiny_bert(tmp_path / "enc", {0: "entailment", 1: "neutral", 2: "contradiction"})
+    path = tiny_bert(tmp_path / "enc", {0: "entailment", 1: "neutral", 2: "contradiction"})
     cache = CallCache(tmp_path / "c.sqlite")
     enc = SentenceEncoder(str(path), device="cpu", cache=cache, progress=False)
     good = enc.encode(["a man is sleeping"])
@@ -500,7 +482,7 @@ def test_phrasis_dropout_base_follows_the_base_content(tmp_path, monkeypatch):
     from nli_lib.phrasis.models import with_head_dropout
 
     monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
-    base = make_tiny_bert(tmp_path / "base", {0: "LABEL_0", 1: "LABEL_1"})
+    base = tiny_bert(tmp_path / "base", {0: "LABEL_0", 1: "LABEL_1"})
     first = with_head_dropout(str(base), 0.3)
     config = json.loads((base / "config.json").read_text())
     (base / "config.json").write_text(json.dumps({**config, "hidden_act": "relu"}))  # the base changed
@@ -514,7 +496,7 @@ def test_fine_tuned_model_folder_key_holds_base_data_eval_and_every_spec_field(t
 
     from nli_lib.models.training import TrainSpec, model_dir
 
-    base = make_tiny_bert(tmp_path / "base", {0: "LABEL_0", 1: "LABEL_1"})
+    base = tiny_bert(tmp_path / "base", {0: "LABEL_0", 1: "LABEL_1"})
     df = tiny_train_frame(12)
     spec = TrainSpec(base=str(base))
     key = model_dir(spec, df, "m", df).name

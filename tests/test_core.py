@@ -11,8 +11,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from nli_lib.cache import CacheCorruptError, CallCache, key_hash  # noqa: E402
 from nli_lib import calls  # noqa: E402
+from nli_lib.cache import CallCache, key_hash  # noqa: E402
 from nli_lib.outputs import Outputs, rebuild_index, scorecard_entries  # noqa: E402
 from nli_lib.paper_values import beside_paper, paper_value  # noqa: E402
 
@@ -113,9 +113,10 @@ def test_start_reads_the_profile_and_derives_the_notebook_name(tmp_path, monkeyp
 def test_nli_model_runs_at_the_profile_precision(tmp_path, monkeypatch):
     pytest.importorskip("transformers")
     from nli_lib.notebook import start
-    from test_models import make_tiny_bert
 
-    make_tiny_bert(tmp_path / "tiny", {0: "entailment", 1: "neutral", 2: "contradiction"})
+    from kit import tiny_bert
+
+    tiny_bert(tmp_path / "tiny", {0: "entailment", 1: "neutral", 2: "contradiction"})
     monkeypatch.setenv("NLI_USER_CWD", str(tmp_path))
     (tmp_path / "p.yaml").write_text("tier: paper\nnli_model: tiny\nprecision: bfloat16\n")
     nb = start({"profile": str(tmp_path / "p.yaml")}, name="99_demo")
@@ -138,7 +139,6 @@ def test_runner_refuses_a_profile_holding_a_key(tmp_path):
 
 def _session(name, **params):
     from nli_lib.notebook import NotebookSession
-
     from nli_lib.profile import load_profile
 
     params = {"tier": "offline", "seed": 0, **params}
@@ -165,7 +165,7 @@ def test_a_run_that_fails_after_writing_publishes_nothing(tmp_path, monkeypatch)
     crashing.out.table(pd.DataFrame({"b": [3]}), "t2", ref="taxinli-table-3")
     crashing.out.score("taxinli-table-2", "total datapoints", 1, "data", basis="data")
     with pytest.raises(ZeroDivisionError):
-        1 / 0  # the notebook stops here: finish() never runs
+        raise ZeroDivisionError  # the notebook stops here: finish() never runs
     assert _published(tmp_path) == before  # index, tables and scorecard entries untouched
     assert scorecard_entries(tmp_path)["ours"].tolist() == [10071.0]
     assert set(pd.read_csv(tmp_path / "tables/index.csv")["ref"]) == {"taxinli-table-2"}

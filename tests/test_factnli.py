@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import random
 import urllib.parse
 
@@ -16,22 +15,43 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stand_ins import local_server
 from nli_lib.cache import CallCache, ReplayMiss
 from nli_lib.config import LABELS
-from nli_lib.factnli import (Augmenter, FactExtractor, FactNLISettings, NLIJudge, Page, Snippet, SnippetRetriever,
-                             TableJudge, WikipediaPages, ablation_table, accuracy_by_level, check_fusion, compose,
-                             controls_table, diagnostics, diagnostics_table, filter_facts, growth_by_level,
-                             hypothesis_subsets, max_clique, no_filter, paper_table, rewrite_only, template_fuser,
-                             truth_set_filter, unrelated_facts)
+from nli_lib.factnli import (
+    Augmenter,
+    FactExtractor,
+    FactNLISettings,
+    NLIJudge,
+    Page,
+    Snippet,
+    SnippetRetriever,
+    TableJudge,
+    WikipediaPages,
+    ablation_table,
+    accuracy_by_level,
+    check_fusion,
+    compose,
+    controls_table,
+    diagnostics,
+    diagnostics_table,
+    filter_facts,
+    growth_by_level,
+    hypothesis_subsets,
+    max_clique,
+    no_filter,
+    paper_table,
+    rewrite_only,
+    template_fuser,
+    truth_set_filter,
+    unrelated_facts,
+)
 from nli_lib.factnli.extraction import parse_b1, snippets_from_b1
 from nli_lib.factnli.fusion import Fuser, inputs_from_b2
 from nli_lib.factnli.pipeline import NAMESPACE, PremiseFacts, atoms_rewrite_answer
 from nli_lib.llm import PROMPTS, OfflineLLM
-from nli_lib.models.base import Classifier
 
-mirror = pytest.mark.skipif(not os.environ.get("NLI_DATA_MIRROR"), reason="needs NLI_DATA_MIRROR")
-
+from kit import TableClassifier
+from stand_ins import local_server
 
 # --------------------------------------------------------------------------------------------------------------
 # Maximum clique (Appendix C, stage 3)
@@ -64,7 +84,7 @@ def test_max_clique_hand_graphs():
 
 def test_max_clique_matches_networkx_on_random_graphs():
     rng = random.Random(0)
-    for trial in range(60):
+    for _ in range(60):
         n = rng.randint(1, 11)
         edges = [e for e in itertools.combinations(range(n), 2) if rng.random() < 0.5]
         got = max_clique(n, _adj(n, edges))
@@ -136,23 +156,10 @@ def test_no_filter_keeps_every_candidate():
     assert r.clique == ["a", "b"] and r.decision("a") == "selected (no filter)"
 
 
-class _FixedProbs(Classifier):
-    """Probabilities from a dict {(p, h): row}, columns in `labels` order."""
-
-    name, tier = "fixed", "offline"
-
-    def __init__(self, table, labels=LABELS):
-        super().__init__(cache=CallCache(":memory:"))
-        self.table, self.labels = table, tuple(labels)
-
-    def _predict_proba_uncached(self, premises, hypotheses):
-        return np.array([self.table.get((p, h), [1 / 3] * 3) for p, h in zip(premises, hypotheses)])
-
-
 def test_nli_judge_thresholds_and_label_order():
     # columns in a hub model's order (contradiction, entailment, neutral)
-    model = _FixedProbs({("a", "b"): [0.1, 0.6, 0.3], ("a", "c"): [0.45, 0.1, 0.45], ("a", "d"): [0.2, 0.3, 0.5]},
-                        labels=("contradiction", "entailment", "neutral"))
+    model = TableClassifier({("a", "b"): [0.1, 0.6, 0.3], ("a", "c"): [0.45, 0.1, 0.45], ("a", "d"): [0.2, 0.3, 0.5]},
+                            labels=("contradiction", "entailment", "neutral"), default=[1 / 3] * 3, name="fixed")
     judge = NLIJudge(model, tau_e=0.5, tau_c=0.4)
     assert judge.probs("a", "b") == (0.6, 0.1)
     assert judge.entails("a", "b") and not judge.contradicts("a", "b")
@@ -295,7 +302,7 @@ def test_levels_hypothesis_always_from_original_and_premise_accumulates():
     data = aug.build(EXAMPLES, progress=False)
     items = data.items
     assert sorted(items["level"].unique()) == [0, 1, 2, 3] and len(items) == 12
-    for pid, g in items.groupby("pair_id"):
+    for _, g in items.groupby("pair_id"):
         g = g.sort_values("level")
         h0, p0 = g["hypothesis"].iloc[0], g["premise"].iloc[0]
         prev_p, prev_hf = p0, []
@@ -424,7 +431,7 @@ def test_snippet_retriever_threshold_order_cap_and_exclusion():
     expected = [s for s, v in sorted(scores.items(), key=lambda kv: -kv[1]) if v >= 0.2][:2]
     assert [s.text for s in pool] == expected
     assert all(s.score >= 0.2 for s in pool) and pool == sorted(pool, key=lambda s: -s.score)
-    from nli_lib.factnli.text import normalise
+    from nli_lib.text import normalise
     again = r.retrieve_many([query], [{normalise(expected[0])}])[0]
     assert expected[0] not in [s.text for s in again]
 
@@ -472,7 +479,7 @@ def test_wikipedia_pages_against_a_local_stand_in(wiki_server):
     assert pages[0].source == "wikipedia:Carnaby Street"
     n = len(WIKI_HITS)
     assert wiki.search("A woman on a street looks at fashion.") == pages and len(WIKI_HITS) == n  # cached
-    from nli_lib.factnli.text import normalise
+    from nli_lib.text import normalise
     assert [p.title for p in wiki.search("x", exclude={normalise(s) for s in pages[1].sentences})] == ["Carnaby Street"]
     offline = WikipediaPages("http://127.0.0.1:9/w/api.php", cache=CallCache(":memory:"), replay_only=True,
                              terms=lambda q: ["street"])
@@ -480,7 +487,7 @@ def test_wikipedia_pages_against_a_local_stand_in(wiki_server):
         offline.search("street")
 
 
-@mirror
+@pytest.mark.mirror
 def test_atomize_splits_clauses_resolves_and_drops_pronouns():
     from nli_lib.factnli import atomize
 
@@ -502,7 +509,8 @@ def test_atomize_splits_clauses_resolves_and_drops_pronouns():
         "The dog barked all night.", "The dog woke the neighbours."]  # past-tense VPs do split
 
 
-@mirror
+@pytest.mark.mirror
+@pytest.mark.slow  # parses the real Open English WordNet on a cold cache
 def test_wordnet_pages_and_definition_sentences():
     from nli_lib.factnli import WordNetPages, definition_sentences
 
@@ -584,7 +592,8 @@ def test_diagnostics_hand_computed():
     # F1..F3 are paraphrased in the texts ("One.", ...): only they need a judge; "Vee." is carried verbatim
     judge = TableJudge({("F1.", "F2."): "contradiction", (p, "F3."): "entailment",
                         (p1, "F1."): "entailment", (p1, "F2."): "entailment", (h1, "F1."): "entailment"})
-    labeller = _FixedProbs({(p, "A man rests ."): [0.8, 0.1, 0.1], (p1, h1): [0.2, 0.7, 0.1]})
+    labeller = TableClassifier({(p, "A man rests ."): [0.8, 0.1, 0.1], (p1, h1): [0.2, 0.7, 0.1]},
+                               default=[1 / 3] * 3, name="fixed")
     rows = diagnostics(items, judge, long_judge=judge, label_model=labeller, support="text")
     r = rows.iloc[0]
     assert r["conflict"] and r["n_redundant"] == 1 and r["n_facts"] == 4  # F3 entailed by p
@@ -793,7 +802,7 @@ def test_sense_choice_by_context_similarity_prior_margin_and_register():
     assert chooser.choose_many([("animal", "x")])[0].reason == "only sense"
 
 
-@mirror
+@pytest.mark.mirror
 def test_wordnet_pages_use_one_sense_and_never_usage_examples():
     from nli_lib.factnli import WordNetPages
     from nli_lib.factnli.senses import BagOfWords
@@ -808,12 +817,12 @@ def test_wordnet_pages_use_one_sense_and_never_usage_examples():
 
 
 def normalise_(text):
-    from nli_lib.factnli.text import normalise
+    from nli_lib.text import normalise
 
     return normalise(text)
 
 
-@mirror
+@pytest.mark.mirror
 def test_meaning_bearing_parentheticals_are_kept_elaborations_dropped():
     from nli_lib.factnli import atomize, definition_sentences
     from nli_lib.factnli.text import strip_parentheticals
@@ -864,7 +873,9 @@ def test_vacuous_atoms_are_defined_and_left_out_of_the_truth_set():
         return aug.build(examples, progress=False)
 
     kept, vetoed = build(True), build(False)
-    decision = lambda d: d.trace.set_index("fact").loc["A dog is a domestic animal.", "decision"]
+    def decision(d):
+        return d.trace.set_index("fact").loc["A dog is a domestic animal.", "decision"]
+
     assert decision(kept) != "contradicts truth set" and decision(vetoed) == "contradicts truth set"
     assert kept.chains["A dog runs on the street ."]["truth"] == ["A dog runs on the street .", "The dog runs."]
 
@@ -953,7 +964,7 @@ def test_accuracy_figure_separates_models_sideways():
     assert "n=12 per level" in fig.axes[0].get_legend().get_texts()[0].get_text()
 
 
-@mirror
+@pytest.mark.mirror
 def test_gloss_sentences_articles_agreement_and_constructions():
     from nli_lib.factnli import atomize, definition_sentences
     from nli_lib.factnli.retrieval import Countability

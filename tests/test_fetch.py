@@ -1,7 +1,7 @@
 """Downloads through a local HTTP server that cuts, lies about or leaves out the length of what it sends.
 
 A download is checked (length against Content-Length and the manifest's `bytes`, sha256 against the
-manifest) before the file takes its final name; a failed transfer leaves no file (no `.part-*`), and an
+manifest) before the file takes its final name; a failed transfer leaves no file (no temporary `.*.partial`), and an
 online-only file's checksum is pinned only after a complete transfer.
 """
 from __future__ import annotations
@@ -15,6 +15,7 @@ import pytest
 
 from nli_lib import provenance
 from nli_lib.data.fetch import DataError
+
 from stand_ins import byte_server, no_proxy
 
 fetch_mod = importlib.import_module("nli_lib.data.fetch")
@@ -68,11 +69,11 @@ def test_connection_cut_mid_body_leaves_nothing(tmp_path, cache, sha256):
         with pytest.raises(DataError, match=rf"incomplete: {len(BODY) // 3} bytes received, the server announced "
                                             rf"{len(BODY)} \(Content-Length\). Nothing was kept"):
             fetch_mod.fetch("toy/data", manifest)
-    assert files_in(cache) == []  # no data file, no .part-*, no pinned checksum
+    assert files_in(cache) == []  # no data file, no temporary file, no pinned checksum
 
 
 def test_incomplete_read_leaves_nothing(tmp_path, cache, monkeypatch):
-    """http.client raises IncompleteRead mid-stream (it did leave a .part-* file behind before)."""
+    """http.client raises IncompleteRead mid-stream (it did leave a temporary file behind before)."""
     import http.client
     import io
     import urllib.request

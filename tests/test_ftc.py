@@ -10,19 +10,41 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stand_ins import chat_completion, local_server, no_proxy
 from nli_lib.cache import CallCache
 from nli_lib.config import LABELS
-from nli_lib.ftc import (FewShotRewriter, TEMPLATES, cost_matrix, counterfactual_rows, counterfactual_targets,
-                         derived_label, exemplar_rows, extract_regex, ftc_delta, ftc_kl, ftc_scores, ftc_wasserstein,
-                         hit_rates, meteor, metric_validation, pathological_explanations, regex_transform, relation,
-                         rho_table, score_rows, shot_sets, wasserstein, wilcoxon_rho)
+from nli_lib.ftc import (
+    TEMPLATES,
+    FewShotRewriter,
+    cost_matrix,
+    counterfactual_rows,
+    counterfactual_targets,
+    derived_label,
+    exemplar_rows,
+    extract_regex,
+    ftc_delta,
+    ftc_kl,
+    ftc_scores,
+    ftc_wasserstein,
+    hit_rates,
+    meteor,
+    metric_validation,
+    pathological_explanations,
+    regex_transform,
+    relation,
+    rho_table,
+    score_rows,
+    shot_sets,
+    wasserstein,
+    wilcoxon_rho,
+)
 from nli_lib.ftc.fewshot import align_transform, query_explanation, query_transform, rule_extract
 from nli_lib.ftc.metrics import EPS, OEWNForMeteor
-from nli_lib.ftc.text import find_span, normalize, substitute
+from nli_lib.ftc.text import find_span, substitute
 from nli_lib.llm import PROMPTS, LLMClient, LLMConfig
-from nli_lib.models.base import Classifier
+from nli_lib.text import untokenize_ptb
 
+from kit import RuleClassifier, tiny_bert
+from stand_ins import chat_completion, local_server, no_proxy
 
 # ------------------------------------------------------------------------------------------------
 # §2.2 label derivation (Table 2)
@@ -107,6 +129,17 @@ def test_rho_against_hand_computed_u():
     assert math.isnan(empty["rho"]) and empty["n1"] == 1
 
 
+def test_wilcoxon_rho_is_the_roc_auc_of_the_two_groups():
+    """ρ = U / (n1·n0) is the AUC of telling group1 from group0 by the value (the atoms part's placebo AUC)."""
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(0)
+    for _ in range(10):
+        a, b = rng.integers(0, 5, size=int(rng.integers(1, 30))), rng.integers(0, 5, size=int(rng.integers(1, 30)))
+        auc = roc_auc_score([1] * len(a) + [0] * len(b), np.r_[a, b])
+        assert wilcoxon_rho(a, b)["rho"] == pytest.approx(auc)
+
+
 def test_metric_validation_groups_and_table():
     scored = pd.DataFrame({"pair_id": list("abcdef"), "slot": ["C"] * 6, "pipeline": ["fsp-fsp"] * 6, "ok": True,
                            "ftc_delta": [1, 1, 1, 0, 0, 1.0], "ftc_k": [0.9, 0.8, 0.7, 0.1, 0.2, 0.3],
@@ -153,11 +186,11 @@ def test_regex_families_on_paper_style_explanations(explanation, label, template
 def test_every_table_13_row_through_the_regex_family_of_its_label():
     """All 15 printed extraction rows: which the templates get exactly right, and what they give otherwise."""
     from nli_lib.ftc.logic import LONG
+    from nli_lib.ftc.prompts import FTC_EXTRACT_EXAMPLES
     from nli_lib.ftc.text import strip_determiners
-    from nli_lib.llm.prompts import FTC_EXTRACT_EXAMPLES
 
     def same(x, y):
-        return x is not None and strip_determiners(normalize(x)) == strip_determiners(normalize(y))
+        return x is not None and strip_determiners(untokenize_ptb(x)) == strip_determiners(untokenize_ptb(y))
 
     exact = {}
     for short, rows in FTC_EXTRACT_EXAMPLES.items():
@@ -172,12 +205,12 @@ def test_every_table_13_row_through_the_regex_family_of_its_label():
 
 
 def test_table_14_rows_through_the_regex_transform():
-    from nli_lib.llm.prompts import FTC_TRANSFORM_EXAMPLES
+    from nli_lib.ftc.prompts import FTC_TRANSFORM_EXAMPLES
 
     got = [regex_transform(r["hyp_original"], r["A"], r["B"], "contradiction")[0].x_cf
            for r in FTC_TRANSFORM_EXAMPLES["CE"]]
     gold = [r["hyp_cf"] for r in FTC_TRANSFORM_EXAMPLES["CE"]]
-    same = [normalize(g) == normalize(x) for g, x in zip(gold, got)]
+    same = [untokenize_ptb(g) == untokenize_ptb(x) for g, x in zip(gold, got)]
     assert same == [True, False, True, True, True]  # row 2 keeps "have": "The two men have at a construction site."
     n = FTC_TRANSFORM_EXAMPLES["N"][1]  # A track athlete: x_cf[A] = B replaced by A, x_cf[B] = hypothesis kept
     rows = regex_transform(n["hyp_original"], n["A"], n["B"], "neutral")
@@ -218,8 +251,8 @@ def test_every_printed_template_matches_its_own_filled_pattern():
 
 
 def test_normalize_reattaches_ptb_clitics():
-    assert normalize("`` a man '' ca n't be sleeping .") == "a man can't be sleeping"
-    assert normalize("he does n't mean they 're here .") == "he doesn't mean they're here"
+    assert untokenize_ptb("`` a man '' ca n't be sleeping .") == "a man can't be sleeping"
+    assert untokenize_ptb("he does n't mean they 're here .") == "he doesn't mean they're here"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -380,20 +413,11 @@ def test_paper_path_through_a_local_openai_compatible_server(monkeypatch):
 # Scoring with a task model, METEOR
 # ------------------------------------------------------------------------------------------------
 
-class _Fixed(Classifier):
-    """Entailment-leaning on hypotheses mentioning 'dog', neutral otherwise."""
-
-    labels, name, tier = LABELS, "fixed", "offline"
-
-    def _predict_proba_uncached(self, p, h):
-        return np.array([[0.6, 0.3, 0.1] if "dog" in x else [0.2, 0.5, 0.3] for x in h])
-
-
 def test_score_rows_adds_probabilities_and_ftc():
     rows = pd.DataFrame({"pair_id": ["a", "b"], "premise": ["u", "u"], "hypothesis": ["a cat", "a cat"],
                          "label": ["contradiction", "entailment"], "slot": ["C", "E"], "y_cf": ["entailment"] * 2,
                          "x_cf": ["a dog", None], "ok": [True, False], "pipeline": ["regex-regex"] * 2})
-    s = score_rows(rows, _Fixed(cache=CallCache(":memory:")))
+    s = score_rows(rows, RuleClassifier(lambda p, h: [0.6, 0.3, 0.1] if "dog" in h else [0.2, 0.5, 0.3], name="fixed"))
     assert s.loc[0, "pred"] == "neutral" and s.loc[0, "pred_cf"] == "entailment"
     assert s.loc[0, "ftc_w"] == pytest.approx(0.69) and s.loc[0, "ftc_k"] == pytest.approx(1 + math.log(0.6))
     assert math.isnan(s.loc[1, "ftc_k"]) and s.loc[1, "pred_cf"] is None
@@ -417,7 +441,7 @@ class _PosWordNet:
         self.entries = entries  # {(lemma, pos): [lemma names]}
 
     def synsets(self, lemma, pos=None):
-        return [f"{lemma}-{p}" for (l, p) in self.entries if l == lemma and (pos is None or p == pos)]
+        return [f"{lemma}-{p}" for (w, p) in self.entries if w == lemma and (pos is None or p == pos)]
 
     def lemmas(self, synset_id):
         lemma, pos = synset_id.rsplit("-", 1)
@@ -484,29 +508,12 @@ def test_pathological_donors_share_only_one_input():
     assert cond.loc["x only", "explanation"] == "zc"
 
 
-def _tiny_bert(path):
-    torch = pytest.importorskip("torch")
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
-
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", "a", "man", "dog", "sleeps", "runs", "is"]
-    path.mkdir(parents=True, exist_ok=True)
-    (path / "vocab.txt").write_text("\n".join(vocab) + "\n")
-    BertTokenizerFast(vocab_file=str(path / "vocab.txt")).save_pretrained(path)
-    torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                     intermediate_size=16, max_position_embeddings=32, num_labels=3,
-                     id2label={0: "entailment", 1: "neutral", 2: "contradiction"},
-                     label2id={"entailment": 0, "neutral": 1, "contradiction": 2})
-    BertForSequenceClassification(cfg).save_pretrained(path)
-    return path
-
-
 def test_noise_label_flips_zero_noise_and_cache(tmp_path):
     from nli_lib.ftc import noise_label_flips
     from nli_lib.models.hf import HFClassifier
 
     cache = CallCache(":memory:")
-    clf = HFClassifier(_tiny_bert(tmp_path / "bert"), max_length=16, batch_size=2, progress=False, cache=cache)
+    clf = HFClassifier(tiny_bert(tmp_path / "bert", layers=1), max_length=16, batch_size=2, progress=False, cache=cache)
     df = pd.DataFrame({"pair_id": ["a", "b", "c"], "premise": ["a man sleeps .", "a dog runs .", "a man runs ."],
                        "hypothesis": ["a man is .", "a dog sleeps .", "a dog ."], "label": ["entailment", "neutral", "contradiction"]})
     zero = noise_label_flips(clf, df, scales=(0.0,), cache=cache)
@@ -656,10 +663,9 @@ def test_hit_rate_failure_kinds():
 # Well-formedness checks, the P6/P7 template rule, the priming filter, gold-set precision (issue 16)
 # ------------------------------------------------------------------------------------------------
 
-MIRROR = pytest.mark.skipif(not __import__("os").environ.get("NLI_DATA_MIRROR"), reason="needs the NLTK tagger (mirror)")
 
 
-@MIRROR
+@pytest.mark.mirror
 @pytest.mark.parametrize("hypothesis, x_cf, slot, check", [
     ("A person is sitting between two televisions .", "A person is person who stands between two televisions .", "C",
      "copula_bare_noun"),
@@ -709,7 +715,7 @@ def test_validity_flags_hand_written_malformed_counterfactuals(hypothesis, x_cf,
     assert not v.ok and v.status == "malformed" and check in v.reason, v.reason
 
 
-@MIRROR
+@pytest.mark.mirror
 @pytest.mark.parametrize("hypothesis, x_cf, slot", [
     ("There is a cat running", "There is a dog running", "C"),
     ("A man in safety equipment is working on a piece of metal .", "A man in protective gear is working on a piece of metal .", "E"),
@@ -733,7 +739,7 @@ def test_validity_passes_hand_written_good_counterfactuals(hypothesis, x_cf, slo
     assert check_counterfactual(hypothesis, x_cf, slot) == __import__("nli_lib.ftc.validity", fromlist=["x"]).Validity("ok")
 
 
-@MIRROR
+@pytest.mark.mirror
 def test_validity_reads_a_noun_phrase_where_the_explanation_wrote_it():
     from nli_lib.ftc.validity import check_counterfactual
 
@@ -743,7 +749,7 @@ def test_validity_reads_a_noun_phrase_where_the_explanation_wrote_it():
     assert not v.ok and "phrase_kind_mismatch" in v.reason, v.reason
 
 
-@MIRROR
+@pytest.mark.mirror
 def test_validity_reads_spliced_spans_with_the_explanations_tags():
     from nli_lib.ftc.validity import check_counterfactual
 
@@ -752,7 +758,7 @@ def test_validity_reads_spliced_spans_with_the_explanations_tags():
     assert not check_counterfactual(h, x, "N[B]", source="any boy can play soccer .").ok
 
 
-@MIRROR
+@pytest.mark.mirror
 def test_pipeline_rows_carry_status_and_malformed_is_never_ok():
     df = pd.DataFrame({"pair_id": ["p1", "p2"], "premise": ["u", "u"],
                        "hypothesis": ["A person is sitting between two televisions .", "There is a cat running ."],
@@ -773,7 +779,7 @@ def test_p6_beats_p7_when_p7s_span_crosses_so():
     assert (j.template, j.A, j.B) == ("P7", "jockeys", "people")
 
 
-@MIRROR
+@pytest.mark.mirror
 def test_priming_rows_from_the_regex_pool_must_pass_the_checks():
     pool = pd.DataFrame({
         "pair_id": ["g1", "b1", "b2"], "label": "contradiction", "ok": True, "slot": "C",
@@ -804,7 +810,7 @@ def test_gold_precision_and_recall_by_hand():
     assert (s["precision_lo"], s["precision_hi"]) == (round(centre - half, 4), round(centre + half, 4))
 
 
-@MIRROR
+@pytest.mark.mirror
 def test_gold_comparison_matches_by_input_and_reports_changed_text(tmp_path):
     from nli_lib.ftc.gold import gold_comparison, load_gold, precision_summary
 

@@ -11,8 +11,7 @@ import pytest
 
 from nli_lib import calls
 from nli_lib.cache import CallCache, ReplayMiss
-from nli_lib.ftc import (FewShotRewriter, counterfactual_rows, fsp_quantity, make_rewriter, meteor_beside_paper,
-                         paper_rewriter, shots_used)
+from nli_lib.ftc import FewShotRewriter, counterfactual_rows, fsp_quantity, make_rewriter, meteor_beside_paper, paper_rewriter, shots_used
 from nli_lib.ftc.fewshot import PAPER_SHOTS
 from nli_lib.llm import PROMPTS, LLMClient, LLMConfig, OfflineLLM, make_llm
 from nli_lib.llm.context import TokenBudget, completion_prompt

@@ -1,6 +1,6 @@
 """Loaders (nli_lib/data/loaders.py) on hand-written fixtures, on the real mirror, and fetch() error paths.
 
-Real-data tests run only when NLI_DATA_MIRROR points at the offline mirror:
+Real-data tests (marker `mirror`) run only when NLI_DATA_MIRROR points at the offline mirror:
 
     NLI_DATA_MIRROR=/work/shared/data pytest tests/test_loaders.py -q
 """
@@ -11,7 +11,6 @@ import hashlib
 import importlib
 import io
 import json
-import os
 import pickle
 import time
 import urllib.error
@@ -27,6 +26,8 @@ import pytest
 from nli_lib import provenance
 from nli_lib.config import LABELS, REPO_ROOT
 from nli_lib.data import loaders as L
+from nli_lib.data import nltk_data as N
+from nli_lib.data import wordnet as W
 from nli_lib.data.fetch import DataError
 from nli_lib.data.loaders import MalformedDataError, MalformedRowWarning
 
@@ -34,8 +35,6 @@ fetch_mod = importlib.import_module("nli_lib.data.fetch")  # the package re-expo
 
 TAXINLI_Q2 = L.TAXINLI_NEUTRAL_FEATURES
 FIX = REPO_ROOT / "data" / "fixtures"
-MIRROR = os.environ.get("NLI_DATA_MIRROR")
-needs_mirror = pytest.mark.skipif(not MIRROR, reason="NLI_DATA_MIRROR not set: real-data tests need the offline mirror")
 
 ESNLI_PATHS = {name: FIX / "esnli" / f"{name}.dev" for name in L.ESNLI_FILES}
 
@@ -310,7 +309,7 @@ def test_invalid_utf8_in_tsv_line_files_and_json_arrays(tmp_path):
     cad = tmp_path / "cad.tsv"
     cad.write_bytes((FIX / "cad" / "original_dev.tsv").read_bytes().replace(b"daxes", b"d\xe4xes", 1))
     df, message = load_dropping(L.load_cad, "original", "dev", path=cad)
-    line = next(i for i, l in enumerate(cad.read_bytes().split(b"\n"), 1) if b"\xe4" in l)
+    line = next(i for i, raw in enumerate(cad.read_bytes().split(b"\n"), 1) if b"\xe4" in raw)
     assert f"{cad}:{line} (invalid UTF-8: byte 0xe4" in message and "d\udce4xes" not in "".join(df["hypothesis"])
     s1 = tmp_path / "s1.dev"
     s1.write_bytes(ESNLI_PATHS["s1"].read_bytes().replace(b"wug", b"w\xfcg", 1))
@@ -338,9 +337,9 @@ def test_stopwords_from_zip(tmp_path):
         zf.writestr("stopwords/", "")
         zf.writestr("stopwords/english", "the\na\nwug\n")
         zf.writestr("stopwords/README", "fixture")
-    assert L.load_stopwords(path=path) == {"the", "a", "wug"}
+    assert N.load_stopwords(path=path) == {"the", "a", "wug"}
     with pytest.raises(ValueError, match="available: \\['english'\\]"):
-        L.load_stopwords("klingon", path=path)
+        N.load_stopwords("klingon", path=path)
 
 
 def _tagger_zip(path: Path, model) -> Path:
@@ -351,12 +350,12 @@ def _tagger_zip(path: Path, model) -> Path:
 
 def test_pos_tagger_from_zip(tmp_path):
     path = _tagger_zip(tmp_path / "tagger.zip", ({}, {"the": "DT", "wug": "NN"}, {"DT", "NN"}))
-    tagger = L.load_pos_tagger(path=path)
+    tagger = N.load_pos_tagger(path=path)
     assert tagger.tag(["the", "wug"]) == [("the", "DT"), ("wug", "NN")]
-    assert L.load_pos_tagger(path=path) is tagger  # cached in-process
+    assert N.load_pos_tagger(path=path) is tagger  # cached in-process
     evil = _tagger_zip(tmp_path / "evil.zip", (OrderedDict(), {}, set()))
     with pytest.raises(pickle.UnpicklingError, match="refusing"):
-        L.load_pos_tagger(path=evil)
+        N.load_pos_tagger(path=evil)
 
 
 WORDNET_PATHS = sorted((FIX / "oewn").glob("*.yaml"))
@@ -365,8 +364,8 @@ WORDNET_PATHS = sorted((FIX / "oewn").glob("*.yaml"))
 @pytest.fixture()
 def fixture_wordnet(tmp_path, monkeypatch):
     monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(L, "_WORDNETS", {})
-    return L.load_wordnet(paths=WORDNET_PATHS)
+    monkeypatch.setattr(W, "_WORDNETS", {})
+    return W.load_wordnet(paths=WORDNET_PATHS)
 
 
 def test_wordnet_fixture(fixture_wordnet):
@@ -394,11 +393,11 @@ def test_wordnet_fixture(fixture_wordnet):
 
 def test_wordnet_cache_is_reused(fixture_wordnet, tmp_path, monkeypatch):
     (cached,) = (tmp_path / "wordnet").glob("oewn-*.json")
-    monkeypatch.setattr(L, "_WORDNETS", {})
-    monkeypatch.setattr(L, "_parse_wordnet", lambda files: pytest.fail("YAML parsed again despite the cache"))
-    again = L.load_wordnet(paths=WORDNET_PATHS)
+    monkeypatch.setattr(W, "_WORDNETS", {})
+    monkeypatch.setattr(W, "_parse_wordnet", lambda files: pytest.fail("YAML parsed again despite the cache"))
+    again = W.load_wordnet(paths=WORDNET_PATHS)
     assert again.synsets("wug") == fixture_wordnet.synsets("wug")
-    assert L.load_wordnet(paths=WORDNET_PATHS) is again
+    assert W.load_wordnet(paths=WORDNET_PATHS) is again
     assert cached.is_file()
 
 
@@ -507,7 +506,7 @@ def test_fetch_downloads_file_url_atomically(sandbox):
     manifest, _, cache, _ = sandbox
     path = fetch_mod.fetch("toy/file", manifest)
     assert path == cache / "data" / "toy" / "toy.tsv" and path.read_bytes() == CONTENT
-    assert not list(path.parent.glob(".part-*"))
+    assert sorted(p.name for p in path.parent.iterdir()) == ["toy.tsv"]  # no temporary file left
     assert fetch_mod.fetch("toy/file", manifest) == path  # second call: verified cache, no download
 
 
@@ -559,7 +558,6 @@ def load_clean(loader, *args, **kwargs) -> pd.DataFrame:
     return df
 
 
-@needs_mirror
 @pytest.mark.mirror
 @pytest.mark.parametrize("split, rows", [("dev", 9842), ("test", 9824)])
 def test_real_esnli(split, rows):
@@ -570,7 +568,6 @@ def test_real_esnli(split, rows):
     assert df.attrs["source"][0] == f"esnli/s1.{split}"
 
 
-@needs_mirror
 @pytest.mark.mirror
 @pytest.mark.parametrize("split, rows, no_gold", [("dev", 1273, 16), ("test", 1254, 23)])
 def test_real_snli_subset(split, rows, no_gold):
@@ -581,7 +578,6 @@ def test_real_snli_subset(split, rows, no_gold):
     assert df["annotator_labels"].map(len).isin([4, 5]).all()
 
 
-@needs_mirror
 @pytest.mark.mirror
 @pytest.mark.parametrize("subset, rows", [("snli", 1514), ("mnli_m", 1599)])
 def test_real_chaosnli(subset, rows):
@@ -596,7 +592,6 @@ def test_real_chaosnli(subset, rows):
     assert (~unique_max).sum() == 14  # ties broken by the source
 
 
-@needs_mirror
 @pytest.mark.mirror
 def test_real_taxinli():
     full = load_clean(L.load_taxinli, "taxinli10k")
@@ -614,7 +609,6 @@ def test_real_taxinli():
     assert linked.equals(dev[["pair_id", "premise", "label", *L.TAXINLI_CATEGORIES]])
 
 
-@needs_mirror
 @pytest.mark.mirror
 def test_real_mnli_from_taxinli():
     df = load_clean(L.load_mnli_from_taxinli)
@@ -623,7 +617,6 @@ def test_real_mnli_from_taxinli():
     assert not df.duplicated(["pair_id", "premise", "hypothesis"]).any()
 
 
-@needs_mirror
 @pytest.mark.mirror
 @pytest.mark.parametrize("subset, split, rows, impossible", [
     ("snli", "dev", 1888, 103), ("snli", "test", 1972, 135),
@@ -637,13 +630,11 @@ def test_real_dnli(subset, split, rows, impossible):
     assert len(kept) == rows - impossible and kept.attrs["impossible"] == impossible
 
 
-@needs_mirror
 @pytest.mark.mirror
 def test_real_dsnli_test_matches_atoms_paper():
     assert len(load_clean(L.load_dnli, "snli", "test", drop_impossible=True)) == 1837  # atoms paper, Table 1
 
 
-@needs_mirror
 @pytest.mark.mirror
 def test_real_dsnli_train_subset():
     df = load_clean(L.load_dsnli_train_subset)
@@ -652,7 +643,6 @@ def test_real_dsnli_train_subset():
     assert_schema(df, labels=L.UPDATE_TYPES)
 
 
-@needs_mirror
 @pytest.mark.mirror
 def test_real_phrasis():
     df = load_clean(L.load_phrasis)
@@ -676,7 +666,6 @@ def test_real_phrasis():
     assert len(load_clean(L.load_phrasis, split="test", source="images", polarity="positives")) == 671
 
 
-@needs_mirror
 @pytest.mark.mirror
 @pytest.mark.parametrize("split, originals", [("train", 1666), ("dev", 200), ("test", 400)])
 def test_real_cad(split, originals):
@@ -692,24 +681,22 @@ def test_real_cad(split, originals):
         assert (original.loc[revised["orig_index"], "label"].values != revised["label"].values).all()
 
 
-@needs_mirror
 @pytest.mark.mirror
 def test_real_stopwords():
-    words = L.load_stopwords()
+    words = N.load_stopwords()
     assert len(words) == 179 and {"the", "not", "no"} <= words
 
 
-@needs_mirror
 @pytest.mark.mirror
 def test_real_pos_tagger():
-    tags = [tag for _, tag in L.load_pos_tagger().tag("A man is playing a guitar .".split())]
+    tags = [tag for _, tag in N.load_pos_tagger().tag("A man is playing a guitar .".split())]
     assert tags == ["DT", "NN", "VBZ", "VBG", "DT", "NN", "."]
 
 
-@needs_mirror
 @pytest.mark.mirror
+@pytest.mark.slow  # parses the real Open English WordNet on a cold cache
 def test_real_wordnet(monkeypatch):
-    wn = L.load_wordnet()
+    wn = W.load_wordnet()
     assert len(wn) == 107525
     dog = wn.synsets("dog", pos="n")[0]
     assert "domestic dog" in wn.lemmas(dog) and "Canis" in wn.definition(dog)
@@ -717,9 +704,9 @@ def test_real_wordnet(monkeypatch):
     assert {"automobile", "auto"} <= wn.synonyms("car")
     assert "cold" in wn.antonyms("hot")
     assert wn.examples(wn.synsets("run", pos="v")[0])
-    monkeypatch.setattr(L, "_WORDNETS", {})
+    monkeypatch.setattr(W, "_WORDNETS", {})
     start = time.perf_counter()
-    again = L.load_wordnet()  # from the on-disk cache
+    again = W.load_wordnet()  # from the on-disk cache
     assert time.perf_counter() - start < 5 and again.synsets("dog") == wn.synsets("dog")
 
 

@@ -14,27 +14,10 @@ from nli_lib.models.baselines import NaiveBayesPairClassifier, TfidfPairClassifi
 from nli_lib.models.hf import HFClassifier, map_label_order
 from nli_lib.models.loading import ModelLoadError
 
+from kit import tiny_bert, tiny_train_frame
+
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
-
-WORDS = "a an the man woman person dog cat is are sleeping running playing eats sits outside inside not no on in".split()
-
-
-def make_tiny_bert(path, id2label, seed=0):
-    """A 2-layer BERT classifier + WordPiece tokenizer saved to `path`, loadable via from_pretrained."""
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
-
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", ","] + WORDS
-    path.mkdir(parents=True, exist_ok=True)
-    (path / "vocab.txt").write_text("\n".join(vocab) + "\n")
-    BertTokenizerFast(vocab_file=str(path / "vocab.txt")).save_pretrained(path)
-    torch.manual_seed(seed)
-    cfg = BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
-                     intermediate_size=32, max_position_embeddings=64, num_labels=len(id2label),
-                     id2label=dict(id2label), label2id={v: k for k, v in id2label.items()})
-    BertForSequenceClassification(cfg).eval().save_pretrained(path)
-    return path
-
 
 PAIRS = [
     ("a man is sleeping outside .", "a person is sleeping ."),
@@ -57,7 +40,7 @@ def raw_probs(path, pairs):
 
 
 def test_label_mapping_and_order_restoration(tmp_path):
-    path = make_tiny_bert(tmp_path / "m", {0: "CONTRADICTION", 1: "NEUTRAL", 2: "ENTAILMENT"})
+    path = tiny_bert(tmp_path / "m", {0: "CONTRADICTION", 1: "NEUTRAL", 2: "ENTAILMENT"})
     clf = HFClassifier(path, batch_size=2, progress=False, cache=CallCache(":memory:"))
     probs = clf.predict_proba([p for p, _ in PAIRS], [h for _, h in PAIRS])
     expected = raw_probs(path, PAIRS)[:, [2, 1, 0]]  # head (c, n, e) -> our (e, n, c)
@@ -66,7 +49,7 @@ def test_label_mapping_and_order_restoration(tmp_path):
 
 
 def test_generic_labels_need_explicit_order(tmp_path):
-    path = make_tiny_bert(tmp_path / "m", {0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"})
+    path = tiny_bert(tmp_path / "m", {0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"})
     with pytest.raises(ModelLoadError, match=r"model .*/m: cannot map its labels \['LABEL_0'.*label_order"):
         HFClassifier(path, progress=False)
     clf = HFClassifier(path, label_order=["neutral", "entailment", "contradiction"], progress=False,
@@ -82,7 +65,7 @@ def test_map_label_order_k_way():
 
 
 def test_predictions_are_cached(tmp_path):
-    path = make_tiny_bert(tmp_path / "m", {0: "entailment", 1: "neutral", 2: "contradiction"})
+    path = tiny_bert(tmp_path / "m", {0: "entailment", 1: "neutral", 2: "contradiction"})
     cache = CallCache(tmp_path / "c.sqlite")
     clf = HFClassifier(path, progress=False, cache=cache)
     first = clf.predict_proba(["a man", "a man", "the dog"], ["a dog", "a dog", "a cat"])
@@ -96,7 +79,7 @@ def test_predictions_are_cached(tmp_path):
 
 
 def test_hidden_states_layers_and_pooling(tmp_path):
-    path = make_tiny_bert(tmp_path / "m", {0: "entailment", 1: "neutral", 2: "contradiction"})
+    path = tiny_bert(tmp_path / "m", {0: "entailment", 1: "neutral", 2: "contradiction"})
     clf = HFClassifier(path, batch_size=2, progress=False)
     layers = clf.hidden_states([p for p, _ in PAIRS], [h for _, h in PAIRS], pooling="cls+max")
     assert len(layers) == 3 and layers[0].shape == (len(PAIRS), 32)
@@ -104,19 +87,9 @@ def test_hidden_states_layers_and_pooling(tmp_path):
     np.testing.assert_allclose(single[2][0], layers[2][3, 16:], atol=1e-5)  # [CLS] is the second half
 
 
-def tiny_train_frame(n=24):
-    rng = np.random.default_rng(0)
-    rows = []
-    for i in range(n):
-        lab = LABELS[i % 3]
-        h = {"entailment": "a person is sleeping", "neutral": "a man is running outside", "contradiction": "no man is sleeping"}[lab]
-        rows.append({"premise": "a man is sleeping " + rng.choice(["inside", "outside"]), "hypothesis": h, "label": lab})
-    return pd.DataFrame(rows)
-
-
 def test_finetune_trains_once_then_loads_from_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
-    base = make_tiny_bert(tmp_path / "base", {0: "LABEL_0", 1: "LABEL_1"})
+    base = tiny_bert(tmp_path / "base", {0: "LABEL_0", 1: "LABEL_1"})
     df = tiny_train_frame()
     spec = ft.TrainSpec(base=str(base), epochs=2, batch_size=8, max_length=32, lr=1e-3)
     clf = ft.finetune(spec, df, eval_df=df, name="tiny", progress=False)
@@ -135,7 +108,7 @@ def test_finetune_trains_once_then_loads_from_cache(tmp_path, monkeypatch):
 
 def test_k_way_finetune_single_text(tmp_path, monkeypatch):
     monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
-    base = make_tiny_bert(tmp_path / "base", {0: "LABEL_0", 1: "LABEL_1"})
+    base = tiny_bert(tmp_path / "base", {0: "LABEL_0", 1: "LABEL_1"})
     df = pd.DataFrame({"premise": ["a man", "a dog", "a cat", "a woman"] * 3, "hypothesis": [""] * 12,
                        "label": ["x", "y", "z", "w"] * 3})
     spec = ft.TrainSpec(base=str(base), labels=("w", "x", "y", "z"), epochs=1, batch_size=4, max_length=16,
@@ -161,13 +134,13 @@ def test_baselines_protocol_and_learning():
 
 def test_unfitted_baseline_refuses():
     with pytest.raises(RuntimeError, match="fit"):
-        TfidfPairClassifier().fingerprint
+        _ = TfidfPairClassifier().fingerprint
 
 
 def test_hparam_search_with_optuna(tmp_path, monkeypatch):
     pytest.importorskip("optuna")
     monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
-    base = make_tiny_bert(tmp_path / "base", {0: "LABEL_0", 1: "LABEL_1"})
+    base = tiny_bert(tmp_path / "base", {0: "LABEL_0", 1: "LABEL_1"})
     df = tiny_train_frame(12)
     spec = ft.TrainSpec(base=str(base), batch_size=4, max_length=16)
     best, study = ft.hparam_search(df, df, spec, n_trials=2, name="hp",
@@ -178,7 +151,7 @@ def test_hparam_search_with_optuna(tmp_path, monkeypatch):
 
 def test_hidden_states_are_cached_on_disk(tmp_path, monkeypatch):
     monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
-    path = make_tiny_bert(tmp_path / "m", {0: "entailment", 1: "neutral", 2: "contradiction"})
+    path = tiny_bert(tmp_path / "m", {0: "entailment", 1: "neutral", 2: "contradiction"})
     clf = HFClassifier(path, progress=False)
     first = clf.hidden_states(["a man"], ["a dog"])
     fresh = HFClassifier(path, progress=False)  # a new process: the second call must not load the model
@@ -188,7 +161,7 @@ def test_hidden_states_are_cached_on_disk(tmp_path, monkeypatch):
 
 
 def test_weights_load_only_when_a_prediction_is_not_cached(tmp_path):
-    path = make_tiny_bert(tmp_path / "m", {0: "entailment", 1: "neutral", 2: "contradiction"})
+    path = tiny_bert(tmp_path / "m", {0: "entailment", 1: "neutral", 2: "contradiction"})
     cache = CallCache(tmp_path / "calls.sqlite")
     clf = HFClassifier(path, progress=False, cache=cache)
     assert clf._model is None and clf._tokenizer is None  # construction reads the config only
@@ -218,7 +191,7 @@ def test_sentence_encoder_unit_vectors_and_cache(tmp_path):
     pytest.importorskip("sentence_transformers")
     from nli_lib.models.embeddings import SentenceEncoder, cosine_matrix
 
-    path = make_tiny_bert(tmp_path / "enc", {0: "entailment", 1: "neutral", 2: "contradiction"})
+    path = tiny_bert(tmp_path / "enc", {0: "entailment", 1: "neutral", 2: "contradiction"})
     enc = SentenceEncoder(str(path), batch_size=2, device="cpu", cache=CallCache(tmp_path / "c.sqlite"), progress=False)
     texts = ["a man is sleeping", "a dog runs", "a man is sleeping", "the cat sits on the man"]
     vecs = enc.encode(texts)
@@ -233,7 +206,7 @@ def test_sentence_encoder_unit_vectors_and_cache(tmp_path):
 
 
 def test_bfloat16_precision_is_close_and_cached_apart(tmp_path):
-    path = make_tiny_bert(tmp_path / "m", {0: "entailment", 1: "neutral", 2: "contradiction"})
+    path = tiny_bert(tmp_path / "m", {0: "entailment", 1: "neutral", 2: "contradiction"})
     cache = CallCache(tmp_path / "calls.sqlite")
     fp32 = HFClassifier(path, progress=False, cache=cache)
     bf16 = HFClassifier(path, progress=False, cache=cache, precision="bfloat16")

@@ -8,18 +8,18 @@ import shutil
 import subprocess
 import sys
 import sysconfig
-import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
+import tomllib
 from packaging.requirements import Requirement
 
 from nli_lib import cli
 from nli_lib.config import REPO_ROOT
 
 PYPROJECT = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
-EXTRAS = ("paper", "notebooks", "test", "book")
+EXTRAS = ("paper", "notebooks", "test", "book", "dev")
 
 
 def requirement_lines(path: Path) -> dict[str, Requirement]:

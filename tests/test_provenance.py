@@ -42,9 +42,10 @@ def test_llm_clients_note_their_endpoint_and_report_progress(fresh):
 def test_hf_classifier_notes_its_weights_and_reports_progress(fresh):
     pytest.importorskip("transformers")
     from nli_lib.models.hf import HFClassifier
-    from test_models import make_tiny_bert
 
-    path = make_tiny_bert(fresh / "tiny", {0: "entailment", 1: "neutral", 2: "contradiction"})
+    from kit import tiny_bert
+
+    path = tiny_bert(fresh / "tiny", {0: "entailment", 1: "neutral", 2: "contradiction"})
     clf = HFClassifier(path, batch_size=2, progress=False)
     assert provenance.used_models() == {}  # reading the config is not using the model
     clf.predict_proba(["a man", "a dog", "a cat"], ["a person", "an animal", "a pet"])
@@ -57,9 +58,10 @@ def test_hf_classifier_notes_its_weights_and_reports_progress(fresh):
 def test_finetuning_notes_base_and_result_never_its_scratch_folder(fresh):
     pytest.importorskip("transformers")
     from nli_lib.models import training
-    from test_models import make_tiny_bert, tiny_train_frame
 
-    base = make_tiny_bert(fresh / "base", {0: "LABEL_0", 1: "LABEL_1"})
+    from kit import tiny_bert, tiny_train_frame
+
+    base = tiny_bert(fresh / "base", {0: "LABEL_0", 1: "LABEL_1"})
     df = tiny_train_frame(12)
     spec = training.TrainSpec(base=str(base), epochs=1, batch_size=8, max_length=32)
     clf = training.finetune(spec, df, eval_df=df, name="tiny", progress=False)

@@ -5,26 +5,23 @@ import numpy as np
 import pytest
 
 from nli_lib.cache import CacheCorruptError, CallCache
-from nli_lib.models.base import Classifier
+
+from kit import RuleClassifier
 
 # Interrupting the runner itself (Ctrl-C while a notebook executes) is tested in test_runner.py
 # (test_ctrl_c_reaches_the_interrupt_branch_and_the_next_run_resumes), through a real SIGINT.
 
 
-class Flaky(Classifier):
-    """Fails on the pair whose premise is 'boom' unless healed; counts model calls."""
-
-    labels, name, tier = ("entailment", "neutral", "contradiction"), "flaky", "offline"
-
-    def __init__(self, cache):
-        super().__init__(cache)
-        self.calls, self.healed = 0, False
-
-    def _predict_proba_uncached(self, p, h):
-        self.calls += len(p)
-        if "boom" in p and not self.healed:
+def Flaky(cache) -> RuleClassifier:  # noqa: N802 - reads like the fake it builds
+    """Fails on the pair whose premise is 'boom' unless `healed`; `calls` counts model calls."""
+    def rule(p, h):
+        if p == "boom" and not clf.healed:
             raise RuntimeError("model crashed")
-        return np.tile([0.2, 0.5, 0.3], (len(p), 1))
+        return [0.2, 0.5, 0.3]
+
+    clf = RuleClassifier(rule, name="flaky", cache=cache)
+    clf.healed = False
+    return clf
 
 
 def test_interrupted_prediction_keeps_finished_chunks(tmp_path, monkeypatch):
@@ -52,10 +49,11 @@ def test_half_written_model_directory_is_never_reused(tmp_path, monkeypatch):
     """A crash during fine-tuning leaves only `<name>-<hash>.partial`; the next run trains again, never loads it."""
     pytest.importorskip("transformers")
     from nli_lib.models import training
-    from test_models import make_tiny_bert, tiny_train_frame
+
+    from kit import tiny_bert, tiny_train_frame
 
     monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
-    base = make_tiny_bert(tmp_path / "base", {0: "LABEL_0", 1: "LABEL_1"})
+    base = tiny_bert(tmp_path / "base", {0: "LABEL_0", 1: "LABEL_1"})
     df = tiny_train_frame(12)
     spec = training.TrainSpec(base=str(base), epochs=1, batch_size=8, max_length=32)
 
@@ -81,7 +79,8 @@ def test_half_written_model_directory_is_never_reused(tmp_path, monkeypatch):
 def test_damaged_baseline_file_is_refitted(tmp_path, monkeypatch):
     from nli_lib.models import fit_cached
     from nli_lib.models.baselines import TfidfPairClassifier
-    from test_models import tiny_train_frame
+
+    from kit import tiny_train_frame
 
     monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path))
     df = tiny_train_frame(30)
@@ -98,10 +97,11 @@ def test_damaged_baseline_file_is_refitted(tmp_path, monkeypatch):
 def test_damaged_hidden_state_file_is_recomputed(tmp_path, monkeypatch):
     pytest.importorskip("transformers")
     from nli_lib.models.hf import HFClassifier
-    from test_models import make_tiny_bert
+
+    from kit import tiny_bert
 
     monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
-    clf = HFClassifier(make_tiny_bert(tmp_path / "m", {0: "entailment", 1: "neutral", 2: "contradiction"}),
+    clf = HFClassifier(tiny_bert(tmp_path / "m", {0: "entailment", 1: "neutral", 2: "contradiction"}),
                        progress=False)
     first = clf.hidden_states(["a man", "the dog runs"], ["a dog", "a cat"])
     assert len(first) == 3 and first[0].shape == (2, 32)  # embeddings + 2 layers, cls+max of 16 dims
@@ -122,10 +122,11 @@ def test_hidden_state_file_of_the_wrong_shape_is_recomputed(tmp_path, monkeypatc
     """A file that loads but holds the wrong number of rows (or NaN) is not used."""
     pytest.importorskip("transformers")
     from nli_lib.models.hf import HFClassifier
-    from test_models import make_tiny_bert
+
+    from kit import tiny_bert
 
     monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
-    clf = HFClassifier(make_tiny_bert(tmp_path / "m", {0: "entailment", 1: "neutral", 2: "contradiction"}),
+    clf = HFClassifier(tiny_bert(tmp_path / "m", {0: "entailment", 1: "neutral", 2: "contradiction"}),
                        progress=False)
     first = clf.hidden_states(["a man", "the dog runs"], ["a dog", "a cat"])
     (stored,) = (tmp_path / "cache" / "hidden_states").glob("*.npz")
@@ -140,15 +141,16 @@ def test_hidden_state_file_of_the_wrong_shape_is_recomputed(tmp_path, monkeypatc
 
 
 def test_damaged_wordnet_cache_is_rebuilt(tmp_path, monkeypatch):
-    from nli_lib.data import loaders as L
+    from nli_lib.data import wordnet as W
+
     from test_loaders import WORDNET_PATHS
 
     monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(L, "_WORDNETS", {})
-    wn = L.load_wordnet(paths=WORDNET_PATHS)
+    monkeypatch.setattr(W, "_WORDNETS", {})
+    wn = W.load_wordnet(paths=WORDNET_PATHS)
     (cached,) = (tmp_path / "wordnet").glob("oewn-*.json")
     cached.write_text('{"format": 1, "synsets": {')  # cut off mid-write by an older version
-    monkeypatch.setattr(L, "_WORDNETS", {})
+    monkeypatch.setattr(W, "_WORDNETS", {})
     with pytest.warns(RuntimeWarning, match="WordNet cache .* unreadable"):
-        again = L.load_wordnet(paths=WORDNET_PATHS)
+        again = W.load_wordnet(paths=WORDNET_PATHS)
     assert again.synsets("wug") == wn.synsets("wug") and len(again) == len(wn)

@@ -17,36 +17,13 @@ from nli_lib import runner
 from nli_lib.config import REPO_ROOT
 from nli_lib.profile import PROFILE_DIR
 
+from kit import write_notebook
+
 pytest.importorskip("papermill")
 
 
-def write_nb(path, code: str):
-    nb = nbformat.v4.new_notebook()
-    params = nbformat.v4.new_code_cell('profile = "offline"\nquick = False\nseed = None')
-    params.metadata["tags"] = ["parameters"]
-    nb.cells = [nbformat.v4.new_markdown_cell("# demo"), params, nbformat.v4.new_code_cell(code)]
-    nbformat.write(nb, path)
-
-
-@pytest.fixture
-def nb_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
-    # pin the library hash: an edit of nli_lib during the test (by a developer) must not look like a change
-    monkeypatch.setattr(runner, "nli_lib_hash", lambda: "pinned-for-test")
-    folder = tmp_path / "notebooks"
-    folder.mkdir()
-    write_nb(folder / "01_first.ipynb", "from nli_lib import provenance\nprint('quick', quick)\n"
-             "provenance.note_data('snli_subset/dev', 'x')")
-    write_nb(folder / "00_zero.ipynb", "x = 1 + 1")
-    return folder
-
-
-def run(nb_dir, tmp_path, *extra):
-    return runner.main(["--quick", "--notebook-dir", str(nb_dir), "--runs-dir", str(tmp_path / "runs"), *extra])
-
-
-def test_runs_in_order_then_skips_unchanged(nb_dir, tmp_path, capsys):
-    assert run(nb_dir, tmp_path) == 0
+def test_runs_in_order_then_skips_unchanged(notebook_dir, tmp_path, capsys, run_notebooks):
+    assert run_notebooks(notebook_dir) == 0
     out = capsys.readouterr().out
     assert out.index("00_zero") < out.index("01_first") and out.count("[run ]") == 2
     executed = nbformat.read(tmp_path / "runs/offline-quick/01_first.ipynb", as_version=4)
@@ -54,92 +31,104 @@ def test_runs_in_order_then_skips_unchanged(nb_dir, tmp_path, capsys):
     stamp = json.loads((tmp_path / "runs/offline-quick/01_first.stamp.json").read_text())
     assert stamp["data_keys"] == ["snli_subset/dev"]  # data the notebook read are part of its inputs
 
-    assert run(nb_dir, tmp_path) == 0
+    assert run_notebooks(notebook_dir) == 0
     assert capsys.readouterr().out.count("[skip]") == 2
 
-    write_nb(nb_dir / "00_zero.ipynb", "x = 1 + 2")  # code changed -> re-run that one only
-    assert run(nb_dir, tmp_path) == 0
+    write_notebook(notebook_dir / "00_zero.ipynb", "x = 1 + 2")  # code changed -> re-run that one only
+    assert run_notebooks(notebook_dir) == 0
     out = capsys.readouterr().out
     assert "[run ] 00_zero" in out and "[skip] 01_first" in out
 
-    assert run(nb_dir, tmp_path, "--force", "01") == 0
+    assert run_notebooks(notebook_dir, "--force", "01") == 0
     assert "[run ] 01_first" in capsys.readouterr().out
 
 
-def test_failure_names_notebook_and_cell(nb_dir, tmp_path, capsys):
-    write_nb(nb_dir / "02_broken.ipynb", "raise ValueError('boom here')")
-    assert run(nb_dir, tmp_path) == 1
+def test_failure_names_notebook_and_cell(notebook_dir, tmp_path, capsys, run_notebooks):
+    write_notebook(notebook_dir / "02_broken.ipynb", "raise ValueError('boom here')")
+    assert run_notebooks(notebook_dir) == 1
     err = capsys.readouterr().err
     assert "02_broken.ipynb" in err and "cell 2" in err and "boom here" in err
 
 
-def test_only_unknown_notebook(nb_dir, tmp_path):
+def test_failure_names_the_cell_that_failed_not_an_identical_earlier_one(notebook_dir, tmp_path, capsys, run_notebooks):
+    """The cell index comes from papermill's error (not from looking the source text up): of two identical
+    cells, the second one fails and is the one named."""
+    nb = nbformat.read(notebook_dir / "00_zero.ipynb", as_version=4)
+    twice = "n = globals().get('n', 0) + 1\nassert n < 2, 'second run of the same cell'"
+    nb.cells += [nbformat.v4.new_code_cell(twice), nbformat.v4.new_code_cell(twice)]
+    nbformat.write(nb, notebook_dir / "00_zero.ipynb")
+    assert run_notebooks(notebook_dir) == 1
+    err = capsys.readouterr().err
+    assert "cell 4 (counting from 0;" in err and "second run of the same cell" in err
+
+
+def test_only_unknown_notebook(notebook_dir, tmp_path, run_notebooks):
     with pytest.raises(SystemExit, match="no notebook"):
-        run(nb_dir, tmp_path, "--only", "77_nothing")
+        run_notebooks(notebook_dir, "--only", "77_nothing")
 
 
-def test_a_failed_rerun_is_never_skipped_later(nb_dir, tmp_path, capsys, monkeypatch):
+def test_a_failed_rerun_is_never_skipped_later(notebook_dir, tmp_path, capsys, monkeypatch, run_notebooks):
     """A notebook that ran once, then failed on a forced re-run (e.g. a broken environment), must run again
     next time even though its inputs are unchanged: the old stamp may not vouch for the failed executed copy."""
-    write_nb(nb_dir / "00_zero.ipynb", "import os\nassert not os.environ.get('NLI_TEST_BREAK'), 'environment broken'")
-    assert run(nb_dir, tmp_path) == 0
+    write_notebook(notebook_dir / "00_zero.ipynb", "import os\nassert not os.environ.get('NLI_TEST_BREAK'), 'environment broken'")
+    assert run_notebooks(notebook_dir) == 0
     capsys.readouterr()
     monkeypatch.setenv("NLI_TEST_BREAK", "1")
-    assert run(nb_dir, tmp_path, "--force", "00") == 1
+    assert run_notebooks(notebook_dir, "--force", "00") == 1
     assert "environment broken" in capsys.readouterr().err
     monkeypatch.delenv("NLI_TEST_BREAK")
-    assert run(nb_dir, tmp_path) == 0  # same inputs as the first, successful run: still must execute
+    assert run_notebooks(notebook_dir) == 0  # same inputs as the first, successful run: still must execute
     out = capsys.readouterr().out
     assert "[run ] 00_zero" in out and "[skip] 00_zero" not in out
 
 
-def test_force_unknown_notebook(nb_dir, tmp_path):
+def test_force_unknown_notebook(notebook_dir, tmp_path, run_notebooks):
     with pytest.raises(SystemExit, match="no such notebook"):
-        run(nb_dir, tmp_path, "--force", "77")
+        run_notebooks(notebook_dir, "--force", "77")
 
 
-def test_timing_table_lists_every_notebook(nb_dir, tmp_path, capsys):
-    assert run(nb_dir, tmp_path) == 0
+def test_timing_table_lists_every_notebook(notebook_dir, tmp_path, capsys, run_notebooks):
+    assert run_notebooks(notebook_dir) == 0
     table = capsys.readouterr().out.split("notebook", 1)[-1]
     assert "00_zero" in table and "01_first" in table and "total" in table and "peak memory" in table
 
 
-def test_library_change_reruns_everything(nb_dir, tmp_path, capsys, monkeypatch):
-    assert run(nb_dir, tmp_path) == 0
+def test_library_change_reruns_everything(notebook_dir, tmp_path, capsys, monkeypatch, run_notebooks):
+    assert run_notebooks(notebook_dir) == 0
     monkeypatch.setattr(runner, "nli_lib_hash", lambda: "edited")
-    assert run(nb_dir, tmp_path) == 0
+    assert run_notebooks(notebook_dir) == 0
     assert capsys.readouterr().out.count("[run ]") == 4  # twice two notebooks
 
 
 # ------------------------------------------------------------------------------- identity of models, packages
 
-def test_changed_model_weights_rerun_the_notebook_that_used_them(nb_dir, tmp_path, capsys):
+def test_changed_model_weights_rerun_the_notebook_that_used_them(notebook_dir, tmp_path, capsys, run_notebooks):
     """A notebook that used a local model folder is skipped while the weights stay the same, and runs again
     (without --force) once the folder holds different weights, e.g. a model re-saved after more training."""
     model = tmp_path / "my-nli"
     model.mkdir()
     (model / "config.json").write_text('{"id2label": {"0": "entailment", "1": "neutral", "2": "contradiction"}}')
     (model / "model.safetensors").write_bytes(bytes(range(256)) * 4)
-    write_nb(nb_dir / "02_uses_model.ipynb", f"from nli_lib import provenance\nprovenance.note_model({str(model)!r})")
-    assert run(nb_dir, tmp_path) == 0
+    write_notebook(notebook_dir / "02_uses_model.ipynb", f"from nli_lib import provenance\nprovenance.note_model({str(model)!r})")
+    assert run_notebooks(notebook_dir) == 0
     stamp = json.loads((tmp_path / "runs/offline-quick/02_uses_model.stamp.json").read_text())
     assert stamp["models"] == {str(model): "hf"}
     capsys.readouterr()
-    assert run(nb_dir, tmp_path) == 0
+    assert run_notebooks(notebook_dir) == 0
     assert "[skip] 02_uses_model" in capsys.readouterr().out
     (model / "model.safetensors").write_bytes(bytes(reversed(range(256))) * 4)  # same size, new weights
-    assert run(nb_dir, tmp_path) == 0
+    assert run_notebooks(notebook_dir) == 0
     out = capsys.readouterr().out
     assert "[run ] 02_uses_model" in out and "[skip] 00_zero" in out and "[skip] 01_first" in out
 
 
-def test_package_upgrade_reruns(nb_dir, tmp_path, capsys, monkeypatch):
-    assert run(nb_dir, tmp_path) == 0
+def test_package_upgrade_reruns(notebook_dir, tmp_path, capsys, monkeypatch, run_notebooks):
+    assert run_notebooks(notebook_dir) == 0
     versions = runner.package_versions()
     assert set(versions) == set(runner.PACKAGES) and versions["numpy"] != "absent"
     monkeypatch.setattr(runner, "package_versions", lambda: {**versions, "transformers": "99.0"})
     capsys.readouterr()
-    assert run(nb_dir, tmp_path) == 0
+    assert run_notebooks(notebook_dir) == 0
     assert capsys.readouterr().out.count("[run ]") == 2
 
 
@@ -152,24 +141,24 @@ def _scoring_nb(value: float) -> str:
             f"{{'ref': 'atoms-table-2', 'ours': {value}}}) + '\\n')")
 
 
-def test_summary_notebooks_rerun_when_outputs_they_read_change(nb_dir, tmp_path, capsys):
+def test_summary_notebooks_rerun_when_outputs_they_read_change(notebook_dir, tmp_path, capsys, run_notebooks):
     """90 reads every notebook's scorecard.jsonl: it re-runs after another notebook changed its outputs, also
     when that notebook ran alone (--only); it writes its own outputs without making itself stale."""
-    write_nb(nb_dir / "10_paper.ipynb", _scoring_nb(0.5))
-    write_nb(nb_dir / "90_summary.ipynb", "import os, pathlib\nfolder = pathlib.Path(os.environ['NLI_OUTPUT_DIR']) "
-             "/ 'tables' / '90_summary'\nfolder.mkdir(parents=True, exist_ok=True)\n"
-             "(folder / 'scorecard.jsonl').write_text('{}\\n')")
-    assert run(nb_dir, tmp_path) == 0
+    write_notebook(notebook_dir / "10_paper.ipynb", _scoring_nb(0.5))
+    write_notebook(notebook_dir / "90_summary.ipynb", "import os, pathlib\nfolder = pathlib.Path(os.environ['NLI_OUTPUT_DIR']) "
+                   "/ 'tables' / '90_summary'\nfolder.mkdir(parents=True, exist_ok=True)\n"
+                   "(folder / 'scorecard.jsonl').write_text('{}\\n')")
+    assert run_notebooks(notebook_dir) == 0
     capsys.readouterr()
-    assert run(nb_dir, tmp_path) == 0  # nothing changed: everything skipped, the summary too
+    assert run_notebooks(notebook_dir) == 0  # nothing changed: everything skipped, the summary too
     assert capsys.readouterr().out.count("[skip]") == 4
-    write_nb(nb_dir / "10_paper.ipynb", _scoring_nb(0.75))
-    assert run(nb_dir, tmp_path, "--only", "10") == 0  # only the paper notebook runs now ...
+    write_notebook(notebook_dir / "10_paper.ipynb", _scoring_nb(0.75))
+    assert run_notebooks(notebook_dir, "--only", "10") == 0  # only the paper notebook runs now ...
     assert "[run ] 10_paper" in capsys.readouterr().out
-    assert run(nb_dir, tmp_path) == 0  # ... and the next full call re-runs the summary that reads its output
+    assert run_notebooks(notebook_dir) == 0  # ... and the next full call re-runs the summary that reads its output
     out = capsys.readouterr().out
     assert "[skip] 10_paper" in out and "[skip] 00_zero" in out and "[run ] 90_summary" in out
-    assert run(nb_dir, tmp_path) == 0
+    assert run_notebooks(notebook_dir) == 0
     assert "[skip] 90_summary" in capsys.readouterr().out
 
 
@@ -188,20 +177,20 @@ def test_summary_inputs_ignore_summary_outputs_and_follow_index_rows(tmp_path):
 
 # ------------------------------------------------------------------------------------------- progress lines
 
-def test_progress_of_a_running_notebook_is_printed(nb_dir, tmp_path, capsys, monkeypatch):
+def test_progress_of_a_running_notebook_is_printed(notebook_dir, tmp_path, capsys, monkeypatch, run_notebooks):
     monkeypatch.setattr(runner, "PROGRESS_POLL_S", 0.05)
     monkeypatch.setattr(runner, "PROGRESS_LOG_EVERY_S", 0.0)
-    write_nb(nb_dir / "02_batch.ipynb", "import time\nfrom nli_lib.progress import progress\n"
-             "bar = progress(total=40, desc='demo-llm', unit='llm call', bar=False)\n"
-             "for _ in range(40):\n    time.sleep(0.05)\n    bar.update()\nbar.close()\ntime.sleep(0.5)")
-    assert run(nb_dir, tmp_path, "--only", "02") == 0
+    write_notebook(notebook_dir / "02_batch.ipynb", "import time\nfrom nli_lib.progress import progress\n"
+                   "bar = progress(total=40, desc='demo-llm', unit='llm call', bar=False)\n"
+                   "for _ in range(40):\n    time.sleep(0.05)\n    bar.update()\nbar.close()\ntime.sleep(0.5)")
+    assert run_notebooks(notebook_dir, "--only", "02") == 0
     out = capsys.readouterr().out
     assert "[run ] 02_batch… demo-llm: 40/40 llm calls" in out
 
 
 # ------------------------------------------------------------------------------------------ kernel environment
 
-def test_kernels_get_absolute_paths_their_name_and_the_profile_path(nb_dir, tmp_path, monkeypatch):
+def test_kernels_get_absolute_paths_their_name_and_the_profile_path(notebook_dir, tmp_path, monkeypatch, run_notebooks):
     """Relative NLI_* paths are resolved where the command was typed, never in the kernel's notebooks/ folder."""
     where = tmp_path / "typed-here"
     (where / "mirror").mkdir(parents=True)
@@ -209,29 +198,29 @@ def test_kernels_get_absolute_paths_their_name_and_the_profile_path(nb_dir, tmp_
     monkeypatch.delenv("NLI_USER_CWD", raising=False)
     monkeypatch.setenv("NLI_DATA_MIRROR", "mirror")
     monkeypatch.setenv("NLI_CACHE_DIR", "../cache-rel")
-    write_nb(nb_dir / "02_env.ipynb", "import json, os\nfrom nli_lib.notebook import notebook_name\n"
-             "from nli_lib.config import mirror_dir, cache_dir\n"
-             "keys = ('NLI_DATA_MIRROR', 'NLI_CACHE_DIR', 'NLI_USER_CWD', 'NLI_PROFILE')\n"
-             "seen = {k: os.environ.get(k) for k in keys}\n"
-             "seen.update(name=notebook_name(), profile=profile, cwd=os.getcwd(), mirror=str(mirror_dir()), "
-             "cache=str(cache_dir()))\n"
-             "open(os.environ['NLI_RUN_RECORD'] + '.env', 'w').write(json.dumps(seen))")
-    assert run(nb_dir, Path(".."), "--only", "02") == 0  # --runs-dir relative too: ../runs from typed-here
+    write_notebook(notebook_dir / "02_env.ipynb", "import json, os\nfrom nli_lib.notebook import notebook_name\n"
+                   "from nli_lib.config import mirror_dir, cache_dir\n"
+                   "keys = ('NLI_DATA_MIRROR', 'NLI_CACHE_DIR', 'NLI_USER_CWD', 'NLI_PROFILE')\n"
+                   "seen = {k: os.environ.get(k) for k in keys}\n"
+                   "seen.update(name=notebook_name(), profile=profile, cwd=os.getcwd(), mirror=str(mirror_dir()), "
+                   "cache=str(cache_dir()))\n"
+                   "open(os.environ['NLI_RUN_RECORD'] + '.env', 'w').write(json.dumps(seen))")
+    assert run_notebooks(notebook_dir, "--only", "02", runs_dir=Path("../runs")) == 0  # relative: ../runs from typed-here
     seen = json.loads((tmp_path / "runs/offline-quick/02_env.record.json.env").read_text())
     assert seen["NLI_DATA_MIRROR"] == seen["mirror"] == str(where / "mirror")
     assert seen["NLI_CACHE_DIR"] == seen["cache"] == str(tmp_path / "cache-rel")
-    assert seen["NLI_USER_CWD"] == str(where) and seen["cwd"] == str(nb_dir)
+    assert seen["NLI_USER_CWD"] == str(where) and seen["cwd"] == str(notebook_dir)
     assert seen["name"] == "02_env" and seen["profile"] == seen["NLI_PROFILE"] == str(PROFILE_DIR / "offline.yaml")
 
 
 # ------------------------------------------------------------------------------------------------ interrupts
 
-def test_ctrl_c_reaches_the_interrupt_branch_and_the_next_run_resumes(nb_dir, tmp_path):
+def test_ctrl_c_reaches_the_interrupt_branch_and_the_next_run_resumes(notebook_dir, tmp_path):
     """SIGINT to the runner while a notebook executes: exit 130 with INTERRUPTED and the timing table, no stamp
     for the interrupted notebook, and the next call skips the finished ones and runs the interrupted one."""
-    write_nb(nb_dir / "02_slow.ipynb", "import time\nprint('started', flush=True)\ntime.sleep(120)")
+    write_notebook(notebook_dir / "02_slow.ipynb", "import time\nprint('started', flush=True)\ntime.sleep(120)")
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "NLI_CACHE_DIR": str(tmp_path / "cache")}
-    cmd = [sys.executable, "-m", "nli_lib.runner", "--quick", "--notebook-dir", str(nb_dir), "--runs-dir",
+    cmd = [sys.executable, "-m", "nli_lib.runner", "--quick", "--notebook-dir", str(notebook_dir), "--runs-dir",
            str(tmp_path / "runs")]
     proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     executed = tmp_path / "runs/offline-quick/02_slow.ipynb"
@@ -248,7 +237,7 @@ def test_ctrl_c_reaches_the_interrupt_branch_and_the_next_run_resumes(nb_dir, tm
     runs = tmp_path / "runs/offline-quick"
     assert (runs / "01_first.stamp.json").is_file() and not (runs / "02_slow.stamp.json").exists()
 
-    write_nb(nb_dir / "02_slow.ipynb", "x = 'fixed'")
+    write_notebook(notebook_dir / "02_slow.ipynb", "x = 'fixed'")
     done = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "[skip] 00_zero" in done.stdout and "[skip] 01_first" in done.stdout and "[run ] 02_slow" in done.stdout

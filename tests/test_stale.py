@@ -78,8 +78,9 @@ def test_each_changed_input_makes_it_stale(small, change, expected):
 
 def test_a_sidecar_without_code_hash_is_compared_at_its_commit(tmp_path):
     """Sidecars written before `code_sha256` existed: the notebook at their (clean) git commit."""
-    git = lambda *args: subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True,
-                                       text=True).stdout.strip()
+    def git(*args):
+        return subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True,
+                                           text=True).stdout.strip()
     git("init", "-q")
     (tmp_path / "notebooks").mkdir()
     write_nb(tmp_path / "notebooks" / "00_x.ipynb", "x = 1")
@@ -87,8 +88,9 @@ def test_a_sidecar_without_code_hash_is_compared_at_its_commit(tmp_path):
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "nb")
     meta = {"notebook": "00_x", "nli_lib_hash": "L", "git_commit": git("rev-parse", "HEAD"), "data_sha256": {},
             "params": {"profile_name": "offline", "quick": False}}
-    now = lambda: stale.Sources(lib="L", manifest={}, notebooks=tmp_path / "notebooks", repo=tmp_path,
-                                profiles={"offline": {"profile_name": "offline", "quick": False}})
+    def now():
+        return stale.Sources(lib="L", manifest={}, notebooks=tmp_path / "notebooks", repo=tmp_path,
+                                    profiles={"offline": {"profile_name": "offline", "quick": False}})
     assert stale.reasons(meta, now()) == ()
     write_nb(tmp_path / "notebooks" / "00_x.ipynb", "x = 2")
     assert stale.reasons(meta, now()) == (f"code changed (at {meta['git_commit']})",)

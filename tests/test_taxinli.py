@@ -11,12 +11,12 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from nli_lib.config import REPO_ROOT  # noqa: E402
 from nli_lib import taxinli as tx  # noqa: E402
+from nli_lib.config import REPO_ROOT  # noqa: E402
 from nli_lib.taxinli import representations as rep  # noqa: E402
 from nli_lib.taxinli.taxonomy import COLUMNS, NAMES  # noqa: E402
 
-needs_mirror = pytest.mark.skipif(not os.environ.get("NLI_DATA_MIRROR"), reason="needs the offline data mirror")
+from kit import RuleClassifier, constant, tiny_bert  # noqa: E402
 
 
 def make_dev(rows: list[dict]) -> pd.DataFrame:
@@ -202,18 +202,9 @@ def test_stand_ins_are_labelled_as_such():
 
 
 def test_our_classifier_scored_on_the_same_rows():
-    from nli_lib.cache import CallCache
-    from nli_lib.models.base import Classifier
-
-    class AlwaysEntail(Classifier):
-        name, tier = "always-e", "offline"
-
-        def _predict_proba_uncached(self, p, h):
-            return np.tile([0.8, 0.1, 0.1], (len(p), 1))
-
     dev = make_dev([{"label": "entailment", "cats": ("lexical",)}, {"label": "neutral", "cats": ("causal",)},
                     {"label": "entailment", "cats": ("causal",)}])
-    scored = tx.score_models(dev.iloc[[0, 1]], {"mine": AlwaysEntail(cache=CallCache(":memory:"))})
+    scored = tx.score_models(dev.iloc[[0, 1]], {"mine": RuleClassifier(constant([0.8, 0.1, 0.1]), name="always-e")})
     rows = tx.system_rows(dev, scored)
     mine = rows[rows.system == "mine"]
     assert len(mine) == 2 and mine["correct"].tolist() == [1, 0] and mine["tier"].iloc[0] == "offline"
@@ -521,7 +512,7 @@ def test_encoder_hidden_states_pool_max_and_cls(tmp_path, monkeypatch):
 
 # --------------------------------------------------------------------------------------------------- real data
 
-@needs_mirror
+@pytest.mark.mirror
 def test_real_files_reproduce_table2_counts_and_berts_significant_terms():
     from nli_lib.data.loaders import load_taxinli
 
@@ -543,48 +534,23 @@ def test_real_files_reproduce_table2_counts_and_berts_significant_terms():
 
 # --------------------------------------------------------------------------------------------------- paper profile
 
-def _tiny_bert(path, id2label=None):
-    """A 2-layer BERT (classifier head when id2label is given) with a WordPiece vocabulary, saved to `path`."""
-    import torch
-    from transformers import BertConfig, BertForSequenceClassification, BertModel, BertTokenizerFast
-
-    words = "a the man woman dog cat is sleeping running eats not no outside inside".split()
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "."] + words
-    path.mkdir(parents=True, exist_ok=True)
-    (path / "vocab.txt").write_text("\n".join(vocab) + "\n")
-    BertTokenizerFast(vocab_file=str(path / "vocab.txt")).save_pretrained(path)
-    torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
-                     intermediate_size=32, max_position_embeddings=64, num_labels=len(id2label or {0: 0, 1: 1}),
-                     id2label=dict(id2label or {}), label2id={v: k for k, v in (id2label or {}).items()})
-    (BertForSequenceClassification(cfg) if id2label else BertModel(cfg)).eval().save_pretrained(path)
-    return path
-
-
 def test_paper_profile_path_with_a_local_hub_stand_in(tmp_path, monkeypatch):
     """The paper profile's route (hub NLI model, hub encoder) with tiny local models: a BERT-base-named
     classifier is put beside the paper's BERT (same architecture), and its layers reach the Figure 7 scorecard."""
     pytest.importorskip("transformers")
     from nli_lib.cache import CallCache
-    from nli_lib.models.base import Classifier
     from nli_lib.models.hf import HFClassifier
 
     monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
-    hub_dir = _tiny_bert(tmp_path / "hub" / "bert-base-mnli", {0: "entailment", 1: "neutral", 2: "contradiction"})
-    encoder_dir = _tiny_bert(tmp_path / "hub" / "encoder")
+    hub_dir = tiny_bert(tmp_path / "hub" / "bert-base-mnli")
+    encoder_dir = tiny_bert(tmp_path / "hub" / "encoder", None)
     cache = CallCache(":memory:")
     hub = HFClassifier(hub_dir, tier="paper", max_length=32, batch_size=8, progress=False, cache=cache)
-
-    class BowNB(Classifier):
-        name, tier = "bow-naive-bayes", "offline"
-
-        def _predict_proba_uncached(self, p, h):
-            return np.tile([0.2, 0.5, 0.3], (len(p), 1))
 
     class FakeSession:  # what notebooks get from nli_lib.notebook.start, reduced to what these functions use
         tier, quick, seed = "paper", True, 0
         params = {"nli_model": str(hub_dir), "baselines": [], "extra_models": [], "embedder": str(encoder_dir)}
-        models = {str(hub_dir): hub, "naive-bayes": BowNB(cache=cache)}
+        models = {str(hub_dir): hub, "naive-bayes": RuleClassifier(constant([0.2, 0.5, 0.3]), name="bow-naive-bayes", cache=cache)}
 
         def nli_model(self, spec=None):
             return self.models[spec or self.params["nli_model"]]

@@ -8,7 +8,8 @@ and the file can be loaded back as gold labels.
 
     tool = AnnotationTool(data.labeled, "my_atom_labels.csv", annotator="me")     # doctest: +SKIP
     tool.widget()          # display in JupyterLab                                        # doctest: +SKIP
-    gold = read_gold_labels("my_atom_labels.csv", dnli=load_dnli("snli", "test", drop_impossible=True))  # doctest: +SKIP
+    dnli = load_dnli("snli", "test", drop_impossible=True)  # doctest: +SKIP
+    gold = read_gold_labels("my_atom_labels.csv", dnli=dnli)  # doctest: +SKIP
 
 The labelling logic (`label`, `labels`, `next_unlabeled`) has no widget dependency and is unit-tested.
 """

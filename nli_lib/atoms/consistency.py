@@ -37,7 +37,6 @@ import numpy as np
 import pandas as pd
 
 from ..config import LABELS
-from ..models.base import Classifier
 
 E, N, C = LABELS
 
@@ -46,20 +45,20 @@ def is_consistent(full: str, atom_labels: Sequence[str]) -> bool:
     """§4.1 rules: is the full label consistent with the (P, aᵢ) labels of the valid atoms?"""
     labels = list(atom_labels)
     if full == E:
-        return all(l == E for l in labels)
+        return all(x == E for x in labels)
     if full == C:
-        return any(l == C for l in labels)
+        return any(x == C for x in labels)
     if full == N:
-        return any(l == N for l in labels) and not any(l == C for l in labels)
+        return any(x == N for x in labels) and not any(x == C for x in labels)
     raise ValueError(f"unknown NLI label {full!r}")
 
 
 def induce_label(atom_labels: Sequence[str]) -> str:
     """Atomic inference: all entailed -> E; any contradiction -> C; else N (empty list -> E, vacuously)."""
     labels = list(atom_labels)
-    if any(l == C for l in labels):
+    if any(x == C for x in labels):
         return C
-    if all(l == E for l in labels):
+    if all(x == E for x in labels):
         return E
     return N
 
@@ -67,7 +66,7 @@ def induce_label(atom_labels: Sequence[str]) -> str:
 def depends_on_completeness(full: str, atom_labels: Sequence[str]) -> bool:
     """Appendix A.1: the verdict needs complete atoms for predicted C, and for predicted N with all atoms E."""
     labels = list(atom_labels)
-    return full == C or (full == N and all(l == E for l in labels))
+    return full == C or (full == N and all(x == E for x in labels))
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -182,7 +181,9 @@ def snli_test_sample(n: int = 1000, seed: int = 0) -> pd.DataFrame:
     return test.sample(n=min(n, len(test)), random_state=seed).reset_index(drop=True)
 
 
-def balanced_shots(df: pd.DataFrame, n: int, labels: Sequence[str], seed: int = 0, label_col: str = "label") -> list[dict]:
+def balanced_shots(
+    df: pd.DataFrame, n: int, labels: Sequence[str], seed: int = 0, label_col: str = "label"
+) -> list[dict]:
     """`n` seeded rows evenly split over `labels` (interleaved so no label dominates the prompt's end)."""
     per = n // len(labels)
     picked = [df[df[label_col] == lab].sample(n=per, random_state=seed) for lab in labels]
@@ -201,51 +202,6 @@ def snli_shots(n: int = 12, seed: int = 0) -> list[dict]:
     rows = balanced_shots(dev, n, LABELS, seed=seed)
     return [{"premise": r["premise"], "hypothesis": r["hypothesis"], "label": r["label"],
              "explanation": str(r.get("explanation_1", "")).strip().capitalize()} for r in rows]
-
-
-class PromptNLIClassifier(Classifier):
-    """An LLM behind Prompt B.1 as a `Classifier` (one-hot probabilities).
-
-    A failed call or an answer without a label gives a row of NaN (predicted label None), never a label: the
-    chat client counts it in the call ledger, `parse_failures` counts it here and `failures` keeps the
-    reason of each.
-    """
-
-    labels = LABELS
-    tier = "paper"
-
-    def __init__(self, llm, shots: Sequence[dict] = (), name: str | None = None):
-        super().__init__()
-        self.llm, self.shots = llm, list(shots)
-        self.name = name or f"{getattr(llm, 'model', 'llm')} (B.1, {len(self.shots)}-shot)"
-        self.parse_failures = 0
-        self.failures: list[dict] = []  # premise, hypothesis, raw answer, reason of every unanswered pair
-
-    @property
-    def fingerprint(self) -> str:
-        from ..models.base import text_hash
-
-        return f"b1::{getattr(self.llm, 'label', self.name)}::" + text_hash(*[str(sorted(s.items())) for s in self.shots])
-
-    def predict_proba(self, premises, hypotheses) -> np.ndarray:  # the chat client caches; skip the pair cache
-        return self._predict_proba_uncached(list(premises), list(hypotheses))
-
-    def _predict_proba_uncached(self, premises, hypotheses) -> np.ndarray:
-        from ..llm import PROMPTS
-
-        t = PROMPTS["atoms.B1"]
-        results = self.llm.chat_many([t.render(premise=p, hypothesis=h, shots=self.shots)
-                                      for p, h in zip(premises, hypotheses)], progress=False)
-        out = np.full((len(premises), 3), np.nan)
-        for i, parsed in enumerate(self.llm.parse_many(t, results)):
-            if parsed.ok:
-                out[i] = 0.0
-                out[i, LABELS.index(parsed.value)] = 1.0
-            else:
-                self.parse_failures += 1
-                self.failures.append({"premise": premises[i], "hypothesis": hypotheses[i], "answer": parsed.raw,
-                                      "reason": parsed.error})
-        return out
 
 
 # --------------------------------------------------------------------------------------------------------------

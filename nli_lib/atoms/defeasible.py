@@ -28,8 +28,9 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..evaluation import wilcoxon_rho
 from ..llm import PROMPTS
-from ..llm.prompts import DEFEASIBLE_ATOM_EXAMPLES
+from .prompts import DEFEASIBLE_ATOM_EXAMPLES
 
 SCALE = (-2, -1, 0, 1, 2)
 SCALE_NAMES = {-2: "strongly weakens", -1: "weakens", 0: "no effect", 1: "strengthens", 2: "strongly strengthens"}
@@ -124,7 +125,9 @@ def _match_dnli(gold: pd.DataFrame, dnli: pd.DataFrame, path) -> pd.DataFrame:
             unmatched.append(i + 2)
         ids.append(pid)
     if unmatched:
-        raise ValueError(f"{path}: rows {unmatched[:10]} match no δ-SNLI example (pair_id or premise/hypothesis/update)")
+        raise ValueError(
+            f"{path}: rows {unmatched[:10]} match no δ-SNLI example (pair_id or premise/hypothesis/update)"
+        )
     gold = gold.assign(pair_id=ids)
     for col in ("premise", "hypothesis", "update", "update_type"):
         gold[col] = gold["pair_id"].map(by_id[col])
@@ -389,7 +392,12 @@ def table3(results: Mapping[str, tuple], predictors: Mapping[str, DefeasiblePred
     for n, (f, a) in results.items():
         row = table3_row(n, predictors[n].tier, f, a, predictors[n].ternary)
         if n in set(self_labelled):
-            for col in ("atom_accuracy", "critical_accuracy", "p_full_given_critical_correct", "p_full_given_critical_wrong"):
+            for col in (
+                "atom_accuracy",
+                "critical_accuracy",
+                "p_full_given_critical_correct",
+                "p_full_given_critical_wrong",
+            ):
                 row[col] = np.nan
             row["atoms_scored"] = "not scored: this model produced the silver labels"
         rows.append(row)
@@ -466,7 +474,11 @@ def prepare_dsnli(generator, validator, examples: pd.DataFrame, gold: pd.DataFra
         source = labeled["label_source"].iloc[0] if len(labeled) else "gold (empty)"
     else:
         sub = subproblems(examples, validated)
-        labeled = silver_labels_llm(sub, silver_llm) if silver_llm is not None else silver_labels_nli(sub, validator, thresholds)
+        labeled = (
+            silver_labels_llm(sub, silver_llm)
+            if silver_llm is not None
+            else silver_labels_nli(sub, validator, thresholds)
+        )
         missing = labeled["label"].apply(_unlabeled)
         unlabeled = labeled[missing].reset_index(drop=True)
         labeled = labeled[~missing & labeled["label"].apply(lambda v: v != "invalid")]
@@ -491,12 +503,17 @@ def label_agreement(gold: pd.DataFrame, other: pd.DataFrame) -> tuple[pd.DataFra
     keep = g.notna() & o.notna()
     rows = rows.assign(exact=(g == o) & keep, same_direction=(np.sign(g) == np.sign(o)) & keep)
     tau = kendalltau(g[keep], o[keep]).statistic if keep.sum() > 1 else np.nan
-    return rows, {"sub_problems": int(keep.sum()), "exact_agreement_%": 100 * float(rows.loc[keep, "exact"].mean()) if keep.any() else np.nan,
-                  "direction_agreement_%": 100 * float(rows.loc[keep, "same_direction"].mean()) if keep.any() else np.nan,
-                  "kendall_tau": float(tau) if tau == tau else np.nan}
+    return rows, {
+        "sub_problems": int(keep.sum()),
+        "exact_agreement_%": 100 * float(rows.loc[keep, "exact"].mean()) if keep.any() else np.nan,
+        "direction_agreement_%": 100 * float(rows.loc[keep, "same_direction"].mean()) if keep.any() else np.nan,
+        "kendall_tau": float(tau) if tau == tau else np.nan,
+    }
 
 
-def silver_for_gold(gold: pd.DataFrame, nli=None, llm=None, thresholds: tuple[float, float] = (0.2, 0.6)) -> pd.DataFrame:
+def silver_for_gold(
+    gold: pd.DataFrame, nli=None, llm=None, thresholds: tuple[float, float] = (0.2, 0.6)
+) -> pd.DataFrame:
     """Silver labels (NLI belief shift, or C.2 with `llm`) for the atoms of a gold file (its valid rows)."""
     sub = gold[gold["label"].apply(lambda v: v != "invalid")][["pair_id", "premise", "hypothesis", "update",
                                                                 "update_type", "atom"]]
@@ -557,9 +574,15 @@ def silver_diagnostics(labeled: pd.DataFrame, placebo: pd.DataFrame | None = Non
     if placebo is not None and score_col in labeled and len(placebo):
         real = np.abs(value[keep].to_numpy())
         fake = np.abs(pd.to_numeric(placebo[score_col], errors="coerce").dropna().to_numpy())
-        greater = (real[:, None] > fake[None, :]).mean() + 0.5 * (real[:, None] == fake[None, :]).mean()
-        out.update({"placebo_sub_problems": len(fake), "placebo_auc": round(float(greater), 4),
-                    "median_abs_score_real": float(np.median(real)), "median_abs_score_placebo": float(np.median(fake))})
+        auc = wilcoxon_rho(real, fake)["rho"]  # P(|real| > |placebo|) + ½ P(tie)
+        out.update(
+            {
+                "placebo_sub_problems": len(fake),
+                "placebo_auc": round(float(auc), 4),
+                "median_abs_score_real": float(np.median(real)),
+                "median_abs_score_placebo": float(np.median(fake)),
+            }
+        )
     return out
 
 
@@ -593,7 +616,7 @@ def example_records(results: Mapping[str, tuple], labeled: pd.DataFrame, label_s
     crit = lab[lab["critical"]].groupby("pair_id")["atom"].agg(" | ".join).rename("critical_atoms")
     summary = example_summary(labeled).set_index("pair_id")[["n_valid", "n_critical", "weakener_share"]]
     frames = []
-    for name, (full, atom_rows) in results.items():
+    for full, atom_rows in results.values():
         scored = atom_rows[atom_rows["scored"] & atom_rows["critical"]]
         solved = scored.groupby("pair_id")["correct"].all().map({True: "all correct", False: "some wrong"})
         f = full[["pair_id", "premise", "hypothesis", "update", "update_type", "pred", "correct", "model"]].copy()

@@ -26,7 +26,8 @@ import numpy as np
 import pandas as pd
 
 from ..llm import PROMPTS, OfflineLLM, make_llm
-from ..llm.prompts import ATOM_DECOMPOSITIONS
+from ..text import normalise
+from .prompts import ATOM_DECOMPOSITIONS
 
 #: The paper's printed decompositions (the A.1 exemplars and the coverage evaluation items). Figure 3's
 #: hypothesis and atoms and the Appendix B.1 "the man dances" example are added to the prompt registry's rows.
@@ -62,12 +63,8 @@ class AtomGenerator:
 
     def messages(self, sentence: str, exclude: str | None = None) -> list[dict]:
         """A.1 prompt for `sentence`; `exclude` drops an exemplar with that sentence (leave-one-out)."""
-        shots = [s for s in self.shots if _norm(s["sentence"]) != _norm(exclude or "")]
+        shots = [s for s in self.shots if normalise(s["sentence"]) != normalise(exclude or "")]
         return PROMPTS["atoms.A1"].render(sentence=sentence, shots=shots)
-
-
-def _norm(text: str) -> str:
-    return re.sub(r"\W+", " ", text.lower()).strip()
 
 
 def sentence_from_a1(messages) -> str:
@@ -285,7 +282,11 @@ def validate_atoms(rows: pd.DataFrame, nli, check_premise: bool = True) -> pd.Da
     out = out.merge(ha, on=["hypothesis", "atom"], how="left")
     if check_premise:
         pa = out.loc[out["h_entails"], ["premise", "atom"]].drop_duplicates()
-        pp = nli.predict_proba(pa["premise"].tolist(), pa["atom"].tolist()) if len(pa) else np.zeros((0, len(nli.labels)))
+        pp = (
+            nli.predict_proba(pa["premise"].tolist(), pa["atom"].tolist())
+            if len(pa)
+            else np.zeros((0, len(nli.labels)))
+        )
         pa = pa.assign(p_p_entails=pp[:, e] if len(pa) else [], p_entails=(pp.argmax(1) == e) if len(pa) else [])
         out = out.merge(pa, on=["premise", "atom"], how="left")
         out["p_entails"] = out["p_entails"].eq(True)
@@ -301,8 +302,14 @@ def pruning_counts(validated: pd.DataFrame, key: str = "hypothesis") -> pd.DataF
     gen = validated[["hypothesis", "atom"]].drop_duplicates()
     by_h = validated[validated["h_entails"]][["hypothesis", "atom"]].drop_duplicates()
     valid = validated[validated["valid"]][["hypothesis", "atom"]].drop_duplicates()
-    return pd.DataFrame([
-        {"stage": "generated", "unique_atoms": gen["atom"].nunique(), "hypothesis_atom_pairs": len(gen)},
-        {"stage": "entailed by H", "unique_atoms": by_h["atom"].nunique(), "hypothesis_atom_pairs": len(by_h)},
-        {"stage": "entailed by H, not by P", "unique_atoms": valid["atom"].nunique(), "hypothesis_atom_pairs": len(valid)},
-    ])
+    return pd.DataFrame(
+        [
+            {"stage": "generated", "unique_atoms": gen["atom"].nunique(), "hypothesis_atom_pairs": len(gen)},
+            {"stage": "entailed by H", "unique_atoms": by_h["atom"].nunique(), "hypothesis_atom_pairs": len(by_h)},
+            {
+                "stage": "entailed by H, not by P",
+                "unique_atoms": valid["atom"].nunique(),
+                "hypothesis_atom_pairs": len(valid),
+            },
+        ]
+    )

@@ -86,7 +86,9 @@ def bucket_accuracy(bucket_rows: pd.DataFrame, correct: Mapping[str, bool] | pd.
     df = df[df["correct"].notna()]
     df["wc"] = df["weight"] * df["correct"]
     g = df.groupby("bucket")
-    out = pd.DataFrame({"n_examples": g.size(), "weight": g["weight"].sum(), "theta": g["wc"].sum() / g["weight"].sum()})
+    out = pd.DataFrame(
+        {"n_examples": g.size(), "weight": g["weight"].sum(), "theta": g["wc"].sum() / g["weight"].sum()}
+    )
     return out.reset_index()
 
 
@@ -115,12 +117,22 @@ def table4(bucket_rows: pd.DataFrame, correct: Mapping[str, pd.Series], tiers: M
         acc = bucket_accuracy(bucket_rows, corr)
         used = acc[acc["n_examples"] >= min_examples]
         lo, hi = ic_bootstrap(used["theta"], seed=seed)
-        rows.append({"model": model, "tier": tiers if isinstance(tiers, str) else tiers[model],
-                     "buckets": len(used), "examples": int(bucket_rows.loc[bucket_rows["bucket"].isin(used["bucket"]), "pair_id"].nunique()),
-                     "inferential_consistency": 100 * inferential_consistency(used["theta"]),
-                     "ci_low": 100 * lo, "ci_high": 100 * hi,
-                     "accuracy_in_buckets": 100 * float((used["theta"] * used["weight"]).sum() / used["weight"].sum()) if len(used) else np.nan,
-                     "ic_all_buckets": 100 * inferential_consistency(acc["theta"]), "min_examples": min_examples})
+        rows.append(
+            {
+                "model": model,
+                "tier": tiers if isinstance(tiers, str) else tiers[model],
+                "buckets": len(used),
+                "examples": int(bucket_rows.loc[bucket_rows["bucket"].isin(used["bucket"]), "pair_id"].nunique()),
+                "inferential_consistency": 100 * inferential_consistency(used["theta"]),
+                "ci_low": 100 * lo,
+                "ci_high": 100 * hi,
+                "accuracy_in_buckets": 100 * float((used["theta"] * used["weight"]).sum() / used["weight"].sum())
+                if len(used)
+                else np.nan,
+                "ic_all_buckets": 100 * inferential_consistency(acc["theta"]),
+                "min_examples": min_examples,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -171,7 +183,9 @@ def bucket_records(bucket_rows: pd.DataFrame, cliques: Sequence[Sequence[str]], 
     size = bucket_rows.groupby("bucket")["pair_id"].nunique()
     out = bucket_rows.copy()
     out["bucket_examples"] = out["bucket"].map(size)
-    out["bucket_size"] = pd.cut(out["bucket_examples"], [0, 1, 2, 5, 10, np.inf], labels=["1", "2", "3-5", "6-10", ">10"]).astype(str)
+    out["bucket_size"] = pd.cut(
+        out["bucket_examples"], [0, 1, 2, 5, 10, np.inf], labels=["1", "2", "3-5", "6-10", ">10"]
+    ).astype(str)
     out["critical_atoms"] = out["bucket"].map(lambda b: " | ".join(cliques[b]))
     cols = ["pair_id", "premise", "hypothesis", "update", "update_type"]
     out = out.merge(examples[cols].drop_duplicates("pair_id"), on="pair_id", how="left")

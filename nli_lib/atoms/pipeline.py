@@ -22,9 +22,19 @@ import pandas as pd
 
 from ..config import user_path
 from ..llm import make_llm
-from .consistency import PromptNLIClassifier, run_consistency, snli_shots, snli_test_sample
-from .defeasible import (DSNLIAtoms, dsnli_test, encoder_predictor, llm_predictor, predict, prepare_dsnli,
-                         read_gold_labels, silver_labels_llm, silver_labels_nli)
+from ..models.prompted import PromptNLIClassifier
+from .consistency import run_consistency, snli_shots, snli_test_sample
+from .defeasible import (
+    DSNLIAtoms,
+    dsnli_test,
+    encoder_predictor,
+    llm_predictor,
+    predict,
+    prepare_dsnli,
+    read_gold_labels,
+    silver_labels_llm,
+    silver_labels_nli,
+)
 from .generate import atom_generator, attach_atoms, generate_atoms
 
 QUICK_SNLI = 80  # SNLI-TEST-SAMPLE size in quick runs (full: 1,000)
@@ -304,7 +314,7 @@ def table_scores(ours: pd.DataFrame, ref: str, metrics: dict, main: str, declare
 
 def paper_atom_check(model) -> pd.DataFrame:
     """The model on the paper's printed SNLI items (Table 1 rows 3-4 and §2.1): full pairs and (P, aᵢ) atoms."""
-    from ..llm.prompts import NLI_EXAMPLES
+    from .prompts import NLI_EXAMPLES
 
     items = pd.DataFrame([dict(r) for r in NLI_EXAMPLES])
     out = model.predict_frame(items)

@@ -85,7 +85,9 @@ def rug_plot(summary: pd.DataFrame, label_source: str = "", warning: str = ""):
 
 def label_distribution(labeled: pd.DataFrame, label_source: str = ""):
     """Figure 5: counts of the fine-grained labels over all valid atomic sub-problems."""
-    values = pd.to_numeric(labeled["label"].where(labeled["label"].apply(lambda v: not isinstance(v, str))), errors="coerce")
+    values = pd.to_numeric(
+        labeled["label"].where(labeled["label"].apply(lambda v: not isinstance(v, str))), errors="coerce"
+    )
     counts = values.value_counts().reindex(SCALE, fill_value=0)
     fig, ax = plt.subplots(figsize=(6, 3.2))
     ax.bar([f"{v:+d}" if v else "0" for v in SCALE], counts.values,

@@ -40,7 +40,7 @@ from typing import Callable, Sequence
 import pandas as pd
 
 from ..llm import PROMPTS, OfflineLLM, make_llm
-from ..llm.prompts import QUD_EXAMPLES
+from .prompts import QUD_EXAMPLES
 
 QUD_RULES_VERSION = "qud-rules-v4"  # v4: no rule -> a declared non-answer (None), not a text
 AUX = {"is", "are", "was", "were", "has", "have", "had", "does", "do", "did"}
@@ -60,7 +60,18 @@ LOCATIVE = {"in", "on", "at", "near", "by", "under", "inside", "outside", "besid
 TIME = {"today", "tonight", "yesterday", "tomorrow", "night", "morning", "evening", "afternoon", "summer", "winter",
         "noon", "midnight", "dawn", "dusk", "now"}
 DETERMINERS = {"a", "an", "the", "some", "his", "her", "their", "its", "my", "our", "your", "this", "that"}
-CATENATIVE = {"about", "trying", "going", "ready", "preparing", "planning", "waiting", "getting", "learning", "starting"}
+CATENATIVE = {
+    "about",
+    "trying",
+    "going",
+    "ready",
+    "preparing",
+    "planning",
+    "waiting",
+    "getting",
+    "learning",
+    "starting",
+}
 NUMBERS = {"two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "several", "many"}
 
 
@@ -106,7 +117,12 @@ class RuleQUDGenerator:
         nums = [w for w in words if w in NUMBERS or w.isdigit()]
         noun = words[-1] if words else "thing"
         cat = "person" if noun in {"others", "they", "them", "everyone"} else self.category(noun)
-        plural = bool(nums) or noun.endswith("s") and not noun.endswith("ss") or noun in {"people", "men", "women", "children"}
+        plural = (
+            bool(nums)
+            or noun.endswith("s")
+            and not noun.endswith("ss")
+            or noun in {"people", "men", "women", "children"}
+        )
         if cat in {"person", "group"}:
             if plural or cat == "group":
                 return ("the " + (nums[0] + " " if nums else "") + "people"), True
@@ -130,7 +146,9 @@ class RuleQUDGenerator:
                 noun = rest[-1]
                 what = "people" if self.category(noun) in {"person", "group"} else noun
                 return f"How many {what} are there?", "existence"
-            return ("Who is there?" if self.category(rest[-1]) in {"person", "group"} else "What is there?"), "existence"
+            return (
+                "Who is there?" if self.category(rest[-1]) in {"person", "group"} else "What is there?"
+            ), "existence"
         m = re.match(r"^the (thing|things|place|one) (?:that )?(.+) (is|are) (.+)$", low)
         if m:
             subj, rest = self._split(m.group(2))
@@ -141,7 +159,8 @@ class RuleQUDGenerator:
                 vp = " ".join(rest[1:])
                 wh = "Where" if m.group(1) == "place" else "What"
                 return f"{wh} {rest[0]} {gen} {vp}?", "cleft"
-            return f"What {'do' if plural else 'does'} {gen} {_base(rest[0])}{' ' + ' '.join(rest[1:]) if rest[1:] else ''}?", "cleft"
+            do, tail = "do" if plural else "does", " " + " ".join(rest[1:]) if rest[1:] else ""
+            return f"What {do} {gen} {_base(rest[0])}{tail}?", "cleft"
         m = re.match(r"^the purpose (?:of|for) (.+?) is to (.+)$", low)
         if m or low.startswith("there is a purpose"):
             target = m.group(1) if m else re.sub(r"^there is a purpose for ", "", low)
@@ -159,7 +178,9 @@ class RuleQUDGenerator:
             comp = plower[1:]
             if comp[0] == "not":
                 return None, "unmatched"
-            if len(comp) >= 3 and comp[0] in CATENATIVE and comp[1] == "to" and comp[2] not in DETERMINERS:  # "about to take"
+            if (
+                len(comp) >= 3 and comp[0] in CATENATIVE and comp[1] == "to" and comp[2] not in DETERMINERS
+            ):  # "about to take"
                 return f"What {'are' if plural else 'is'} {gen} {comp[0]} to do?", "activity"
             head = comp[-1]
             people = self.category(subj[-1].lower()) in {"person", "group"}
@@ -179,7 +200,8 @@ class RuleQUDGenerator:
             if len(comp) <= 3 and (head in AGES or "years" in comp):
                 return f"How old {'are' if plural else 'is'} {gen}?", "age"
             if len(comp) <= 2 and head in SIZES:
-                return f"How {head if head in {'tall', 'big', 'large', 'long', 'heavy'} else 'big'} {'are' if plural else 'is'} {gen}?", "size"
+                size = head if head in {"tall", "big", "large", "long", "heavy"} else "big"
+                return f"How {size} {'are' if plural else 'is'} {gen}?", "size"
             if comp[0] in LOCATIVE and not comp[0].endswith("ing"):
                 return f"Where {'are' if plural else 'is'} {gen}?", "location"
             if comp[0] == "for":
@@ -218,7 +240,9 @@ class RuleQUDGenerator:
         if rest[0] == "with":
             return f"Who {aux} {gen} {verb_phrase} with?", "companion"
         if rest[0] in {"to", "for"} and len(rest) >= 2:
-            return f"Where {aux} {gen} {verb_phrase} {rest[0]}?" if rest[0] == "to" else f"Who {aux} {gen} {verb_phrase} for?", "argument"
+            return f"Where {aux} {gen} {verb_phrase} {rest[0]}?" if rest[
+                0
+            ] == "to" else f"Who {aux} {gen} {verb_phrase} for?", "argument"
         if rest[0] in {"a", "an", "the", "some"} or rest[0] in NUMBERS or len(rest) <= 3:
             return f"What {aux} {gen} {verb_phrase}?", "object"
         return None, "unmatched"
@@ -258,7 +282,12 @@ def qud_generator(llm=None, category=None):
     """(client, name, tier, shots): Prompt D.1 through an LLM (paper) or the rule generator (offline)."""
     if llm is None:
         rules = RuleQUDGenerator(category)
-        return OfflineLLM(rules.generate, name=QUD_RULES_VERSION), f"{QUD_RULES_VERSION} (companion-authored rules)", "offline", ()
+        return (
+            OfflineLLM(rules.generate, name=QUD_RULES_VERSION),
+            f"{QUD_RULES_VERSION} (companion-authored rules)",
+            "offline",
+            (),
+        )
     client = llm if hasattr(llm, "chat_many") else make_llm({"llm": llm})
     shots = tuple({"atom": r["atom"], "qud": r["qud"]} for r in QUD_EXAMPLES if r["source"] == "atoms Table 9")
     return client, f"{client.model} (D.1, {len(shots)}-shot)", "paper", shots

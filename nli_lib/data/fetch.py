@@ -21,13 +21,13 @@ import csv
 import hashlib
 import os
 import re
-import tempfile
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 from .. import provenance
+from ..atomic import commit, discard, temp_beside, write_text
 from ..config import cache_dir, mirror_dir
 from ..filehash import sha256_file  # noqa: F401  (memoised per file state; re-exported for loaders and stats)
 from ..resources import MANIFEST, resource_path
@@ -66,8 +66,14 @@ def load_manifest(path: Path = MANIFEST_PATH) -> dict[str, ManifestEntry]:
     with open(path, newline="") as fh:
         return {
             row["key"]: ManifestEntry(
-                key=row["key"], dataset=row["dataset"], split=row["split"], url=row["url"], sha256=row["sha256"],
-                bytes=int(row["bytes"]) if row["bytes"] else None, licence=row["licence"], offline=row["offline"] == "yes",
+                key=row["key"],
+                dataset=row["dataset"],
+                split=row["split"],
+                url=row["url"],
+                sha256=row["sha256"],
+                bytes=int(row["bytes"]) if row["bytes"] else None,
+                licence=row["licence"],
+                offline=row["offline"] == "yes",
             )
             for row in csv.DictReader(fh)
         }
@@ -97,7 +103,7 @@ def _pin_path(dest: Path) -> Path:
 
 
 def _download(entry: ManifestEntry, dest: Path) -> str:
-    """Download `entry` to `dest`; returns its sha256. The bytes go to a temporary `.part-*` file and are
+    """Download `entry` to `dest`; returns its sha256. The bytes go to a temporary file beside it and are
     checked before the file takes its final name: length against Content-Length and the manifest's `bytes`,
     sha256 against the manifest. Any failure (dropped connection, IncompleteRead, short or long body, wrong
     checksum, Ctrl-C) removes the temporary file. An online-only file's checksum is pinned beside it only
@@ -106,12 +112,11 @@ def _download(entry: ManifestEntry, dest: Path) -> str:
 
     from tqdm.auto import tqdm
 
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=".part-")
+    tmp = temp_beside(dest)
     try:
-        digest, size, declared, chunked = hashlib.sha256(), 0, None, False
+        digest, size, declared, chunked = hashlib.sha256(), 0, None, False  # hashed as the bytes arrive
         try:
-            with os.fdopen(fd, "wb") as out, urllib.request.urlopen(entry.url, timeout=60) as resp:
+            with open(tmp, "wb") as out, urllib.request.urlopen(entry.url, timeout=60) as resp:
                 declared = resp.headers.get("Content-Length")
                 declared = int(declared) if declared and declared.strip().isdigit() else None
                 chunked = "chunked" in str(resp.headers.get("Transfer-Encoding", "")).lower()
@@ -150,11 +155,11 @@ def _download(entry: ManifestEntry, dest: Path) -> str:
                 raise DataError(f"{entry.key}: the file at {entry.url} changed since it was first downloaded (pinned "
                                 f"sha256 {pin.read_text().strip()}, now {sha}). Delete {pin} to accept the new "
                                 f"version.")
-            pin.write_text(sha)
-        os.replace(tmp, dest)  # atomic: only a complete, verified file has the final name
+            write_text(pin, sha)
+        commit(tmp, dest)  # atomic: only a complete, verified file has the final name
         return sha
     finally:
-        Path(tmp).unlink(missing_ok=True)  # gone already after os.replace; removed on any failure or Ctrl-C
+        discard(tmp)  # gone already after commit; removed on any failure or Ctrl-C
 
 
 def _note_use(key: str, digest: str) -> None:

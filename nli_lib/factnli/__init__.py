@@ -26,19 +26,56 @@ CLI: ``python -m nli_lib.factnli build [--quick] [--n-premises N]`` builds SNLI 
 by default) with progress bars, resuming from the cache; ``NLI_FACTNLI_PREMISES=all`` then makes notebooks 40/41
 use all of it (offline they use a seeded 40-premise sample by default, see `session`).
 """
-from .evaluation import (ablation_table, accuracy_by_level, accuracy_long, accuracy_scores, confusions, controls_table,
-                         diagnostic_records, diagnostics, diagnostics_table, figure3, figure4,
-                         growth_by_level, growth_scores, paper_analogue, paper_table, predict_variants,
-                         prediction_mix, prediction_records)
-from .extraction import Fact, FactExtractor, atomize, llm_extractor, rule_extractor
 from .context import context_report, needed_length, sized_view
+from .evaluation import (
+                         ablation_table,
+                         accuracy_by_level,
+                         accuracy_long,
+                         accuracy_scores,
+                         confusions,
+                         controls_table,
+                         diagnostic_records,
+                         diagnostics,
+                         diagnostics_table,
+                         figure3,
+                         figure4,
+                         growth_by_level,
+                         growth_scores,
+                         paper_analogue,
+                         paper_table,
+                         predict_variants,
+                         prediction_mix,
+                         prediction_records,
+)
+from .extraction import Fact, FactExtractor, atomize, llm_extractor, rule_extractor
 from .figures import accuracy_figure, draw_filter, filter_key
-from .filtering import (FilterResult, NLIJudge, TableJudge, filter_facts, is_vacuous, max_clique, no_filter,
-                        truth_seed, truth_set_filter)
-from .gold import OFFLINE_GENERATOR, current_facts, gold_precision, load_gold, match_gold, precision_table
+from .filtering import (
+                         FilterResult,
+                         NLIJudge,
+                         TableJudge,
+                         filter_facts,
+                         is_vacuous,
+                         max_clique,
+                         no_filter,
+                         truth_seed,
+                         truth_set_filter,
+)
 from .fusion import Fuser, FusionResult, check_fusion, compose, hypothesis_subsets, llm_fuser, template_fuser
-from .pipeline import (PAPER_JUDGE, REWRITE_PROMPT, Augmenter, FactNLIData, FactNLISettings, mnli_sample,
-                       offline_augmenter, paper_augmenter, rewrite_only, snli_sample, trace_frame, unrelated_facts)
+from .gold import OFFLINE_GENERATOR, current_facts, gold_precision, load_gold, match_gold, precision_table
+from .pipeline import (
+                         PAPER_JUDGE,
+                         REWRITE_PROMPT,
+                         Augmenter,
+                         FactNLIData,
+                         FactNLISettings,
+                         mnli_sample,
+                         offline_augmenter,
+                         paper_augmenter,
+                         rewrite_only,
+                         snli_sample,
+                         trace_frame,
+                         unrelated_facts,
+)
 from .retrieval import Page, Snippet, SnippetRetriever, WikipediaPages, WordNetPages, definition_sentences
 
 __all__ = [

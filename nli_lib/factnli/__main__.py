@@ -38,7 +38,9 @@ def main(argv=None) -> None:
     variants = ["full", "no-filter"] if args.variant == "both" else [args.variant]
     args.out.mkdir(parents=True, exist_ok=True)
     for variant in variants:
-        data = (aug if variant == "full" else aug.with_settings(use_filter=False)).build(examples, chunk_size=args.chunk_size)
+        data = (aug if variant == "full" else aug.with_settings(use_filter=False)).build(
+            examples, chunk_size=args.chunk_size
+        )
         path = args.out / f"{args.dataset}-{variant}.jsonl"
         data.items.to_json(path, orient="records", lines=True, force_ascii=False)
         meta = {"settings": data.settings.__dict__, "components": data.components, "pairs": int(examples.shape[0])}

@@ -133,7 +133,9 @@ def figure3(growth: pd.DataFrame, title: str = ""):
 def confusions(preds: pd.DataFrame, variant: str = "full") -> dict:
     """{(model, level): row-normalised confusion matrix} (gold rows × predicted columns)."""
     sub = preds[preds["variant"] == variant]
-    return {(m, int(lv)): confusion(g, LABELS, normalize=True) for (m, lv), g in sub.groupby(["model", "level"], sort=False)}
+    return {
+        (m, int(lv)): confusion(g, LABELS, normalize=True) for (m, lv), g in sub.groupby(["model", "level"], sort=False)
+    }
 
 
 def figure4(mats: dict, title: str = ""):
@@ -247,10 +249,12 @@ def support_pairs(text: str, fact: str, k: int = 2) -> list[tuple[str, str]]:
     counts as entailed by the text when one of its most related sentences entails it — the max-over-
     sentences reading of SummaC (Laban et al., 2022), with a lexical pre-selection to bound the cost.
 
-    >>> support_pairs("A man sleeps. Additionally, a bench is a seat. Meanwhile, a park is green.", "A bench is a seat.", k=1)
+    >>> fused = "A man sleeps. Additionally, a bench is a seat. Meanwhile, a park is green."
+    >>> support_pairs(fused, "A bench is a seat.", k=1)
     [('Additionally, a bench is a seat.', 'A bench is a seat.')]
     """
-    from .text import normalise, split_sentences
+    from ..text import normalise
+    from .text import split_sentences
 
     sentences = split_sentences(text) or [str(text)]
     fw = set(normalise(fact).split())
@@ -310,14 +314,25 @@ def diagnostics(items: pd.DataFrame, judge: NLIJudge, long_judge: NLIJudge | Non
 
         def supported_by(text, fact):
             return any(judge.entails(s, f) for s, f in windows[(text, fact)])
-    probs = labels_model.predict_proba(items["premise"].tolist(), items["hypothesis"].tolist()) if len(items) else np.zeros((0, 3))
+
+    probs = (
+        labels_model.predict_proba(items["premise"].tolist(), items["hypothesis"].tolist())
+        if len(items)
+        else np.zeros((0, 3))
+    )
     model_labels = list(getattr(labels_model, "labels", LABELS))
-    pred = pd.Series([model_labels[i] for i in np.asarray(probs).argmax(axis=1)], index=items.index) if len(items) else pd.Series(dtype=str)
+    pred = (
+        pd.Series([model_labels[i] for i in np.asarray(probs).argmax(axis=1)], index=items.index)
+        if len(items)
+        else pd.Series(dtype=str)
+    )
     base = {pid: pred[idx] for idx, pid in zip(items.index, items["pair_id"]) if items.at[idx, "level"] == 0}
     rows = []
     for idx, r in deep.iterrows():
         members = list(dict.fromkeys([r["orig_premise"], *r["premise_facts"]]))
-        hits = [(a, b) for i, a in enumerate(members) for j, b in enumerate(members) if i != j and judge.contradicts(a, b)]
+        hits = [
+            (a, b) for i, a in enumerate(members) for j, b in enumerate(members) if i != j and judge.contradicts(a, b)
+        ]
         forward = [(a, b) for a, b in hits if members.index(a) < members.index(b)]
         redundant = sum(any(judge.entails(g, f) for g in members if g != f) for f in r["premise_facts"])
         held = [(r["premise"], f) for f in r["premise_facts"]] + [(r["hypothesis"], f) for f in r["hyp_facts"]]
@@ -339,17 +354,24 @@ def diagnostics_table(rows: pd.DataFrame, judge_name: str = "") -> pd.DataFrame:
     factuality (%), with the judge that produced them."""
     out = []
     for (variant, level), g in rows.groupby(["variant", "level"], sort=False):
-        out.append({"variant": variant, "level": level, "n": len(g),
-                    "Label pres. (%)": 100 * g["label_preserved"].mean(),
-                    "Label stable vs L=0 (%)": 100 * g["label_stable"].mean(),
-                    "Conflict (%)": 100 * g["conflict"].mean(),
-                    "Conflict, fused order (%)": 100 * g["conflict_forward"].mean() if "conflict_forward" in g else np.nan,
-                    "Redundancy (%)": 100 * g["n_redundant"].sum() / max(1, g["n_facts"].sum()),
-                    "Factuality (%)": 100 * g["n_supported"].sum() / max(1, g["n_checks"].sum()),
-                    "Verbatim (%)": 100 * g["n_verbatim"].sum() / max(1, g["n_checks"].sum())
-                    if "n_verbatim" in g else np.nan,
-                    "facts judged by NLI": int(g["n_nli_checked"].sum()) if "n_nli_checked" in g else 0,
-                    "judge": judge_name})
+        out.append(
+            {
+                "variant": variant,
+                "level": level,
+                "n": len(g),
+                "Label pres. (%)": 100 * g["label_preserved"].mean(),
+                "Label stable vs L=0 (%)": 100 * g["label_stable"].mean(),
+                "Conflict (%)": 100 * g["conflict"].mean(),
+                "Conflict, fused order (%)": 100 * g["conflict_forward"].mean() if "conflict_forward" in g else np.nan,
+                "Redundancy (%)": 100 * g["n_redundant"].sum() / max(1, g["n_facts"].sum()),
+                "Factuality (%)": 100 * g["n_supported"].sum() / max(1, g["n_checks"].sum()),
+                "Verbatim (%)": 100 * g["n_verbatim"].sum() / max(1, g["n_checks"].sum())
+                if "n_verbatim" in g
+                else np.nan,
+                "facts judged by NLI": int(g["n_nli_checked"].sum()) if "n_nli_checked" in g else 0,
+                "judge": judge_name,
+            }
+        )
     return pd.DataFrame(out)
 
 
@@ -444,9 +466,9 @@ def growth_scores(growth: pd.DataFrame, snli_test: pd.DataFrame, generator: str,
     factors of our levels (by `generator`: 'paper-model' only where the profile declares it the paper's
     GPT-4o), each beside the low end of the paper's SNLI/MNLI range."""
     from ..basis import model_basis
-    from .text import words
+    from ..text import word_count
 
-    p0, h0 = snli_test["premise"].map(words).mean(), snli_test["hypothesis"].map(words).mean()
+    p0, h0 = snli_test["premise"].map(word_count).mean(), snli_test["hypothesis"].map(word_count).mean()
     rows = [("Premise words L=0 (low end)", p0, "none (data)", "data",
              "all of SNLI test; the paper prints 14–20 over SNLI/MNLI"),
             ("Hypothesis words L=0 (low end)", h0, "none (data)", "data",

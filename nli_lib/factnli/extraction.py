@@ -14,7 +14,8 @@ verb phrases and ';' parts are split off and given the subject), no cross extrac
 from one snippet), no ambiguous references (a subject pronoun in a later clause is replaced by the
 snippet's first subject when number agrees; any fact that still has a B.1 pronoun is dropped).
 
->>> atomize("A window is a framework of wood that contains a glass windowpane and is built into a wall.")   # doctest: +SKIP
+>>> window = "A window is a framework of wood that contains a glass windowpane and is built into a wall."
+>>> atomize(window)  # doctest: +SKIP
 ['A window is a framework of wood.', 'A window contains a glass windowpane.', 'A window is built into a wall.']
 >>> atomize("The dog barked all night and it woke the neighbours.")   # doctest: +SKIP
 ['The dog barked all night.', 'The dog woke the neighbours.']
@@ -32,8 +33,9 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..llm import PROMPTS, OfflineLLM
+from ..text import WORD, normalise, punct_tokens
 from .retrieval import Snippet
-from .text import WORD, finish, has_deictic_pronoun, normalise, pos_tag, strip_parentheticals, tokens
+from .text import finish, has_deictic_pronoun, pos_tag, strip_parentheticals
 
 EXTRACT_RULES_VERSION = "factnli-extract-rules-v6"  # names the OfflineLLM cache namespace: bump when rules change
 
@@ -79,7 +81,7 @@ def _clauses(sentence: str) -> list[str]:
     parts = [p.strip() for p in sentence.split(";") if p.strip()]
     out = []
     for part in parts:
-        toks = tokens(part)
+        toks = punct_tokens(part)
         tags = [t for _, t in pos_tag(toks)]
         start = 0
         for i in range(1, len(toks) - 2):
@@ -144,7 +146,7 @@ def atomize(sentence: str) -> list[str]:
     facts: list[str] = []
     first_subject: tuple[str, bool] | None = None  # (subject text, plural?)
     for clause in _clauses(text):
-        toks = [t for t in tokens(clause) if t not in (".", "!", "?")]
+        toks = [t for t in punct_tokens(clause) if t not in (".", "!", "?")]
         tags = [t for _, t in pos_tag(toks)]
         v = _subject_span(toks, tags)
         if v is None:

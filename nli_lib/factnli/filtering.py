@@ -41,7 +41,6 @@ import numpy as np
 
 from ..config import LABELS
 
-
 # --------------------------------------------------------------------------------------------------------------
 # Judges: the NLI model M behind the predicates
 # --------------------------------------------------------------------------------------------------------------
@@ -163,7 +162,7 @@ def truth_seed(premise: str, atoms: Sequence[str], drop_vacuous: bool = True) ->
 
 
 # --------------------------------------------------------------------------------------------------------------
-# Maximum clique: Bron-Kerbosch with pivot (Appendix C, stage 3)
+# Maximum clique (Appendix C, stage 3: Bron-Kerbosch with pivot, as networkx's find_cliques)
 # --------------------------------------------------------------------------------------------------------------
 
 def max_clique(n: int, adj: Mapping[int, set]) -> list[int]:
@@ -176,26 +175,14 @@ def max_clique(n: int, adj: Mapping[int, set]) -> list[int]:
     >>> max_clique(4, {0: {1}, 1: {0}, 2: {3}, 3: {2}})          # two maximum cliques: the earlier wins
     [0, 1]
     """
-    best: list[int] = []
-    adj = {u: set(adj.get(u, ())) - {u} for u in range(n)}
-
-    def bk(c: set, p: set, x: set) -> None:
-        nonlocal best
-        if not p and not x:
-            cand = sorted(c)
-            if len(cand) > len(best) or (len(cand) == len(best) and cand < best):
-                best = cand
-            return
-        if len(c) + len(p) < len(best):  # cannot beat (or tie) the best: prune
-            return
-        u = max(p | x, key=lambda w: (len(p & adj[w]), -w))  # pivot maximising |P ∩ Adj(u)|
-        for v in sorted(p - adj[u]):
-            bk(c | {v}, p & adj[v], x & adj[v])
-            p = p - {v}
-            x = x | {v}
-
-    bk(set(), set(range(n)), set())
-    return best
+    if n == 0:
+        return []
+    graph = nx.Graph()
+    graph.add_nodes_from(range(n))
+    graph.add_edges_from((u, v) for u in range(n) for v in adj.get(u, ()) if u != v and 0 <= v < n)
+    # every maximal clique, then the largest; among equally large ones the smallest sorted index tuple (the
+    # deterministic tie-break, which networkx's max_weight_clique does not offer)
+    return min((sorted(c) for c in nx.find_cliques(graph)), key=lambda c: (-len(c), c))
 
 
 # --------------------------------------------------------------------------------------------------------------

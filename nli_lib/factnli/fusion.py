@@ -70,7 +70,9 @@ def check_fusion(text: str, anchor: str, facts: Sequence[str]) -> dict:
     counts = []
     for fact in facts:
         body = _sentence(fact)
-        pattern = "(?<![A-Za-z])[" + re.escape(body[:1].upper()) + re.escape(body[:1].lower()) + "]" + re.escape(body[1:])
+        pattern = (
+            "(?<![A-Za-z])[" + re.escape(body[:1].upper()) + re.escape(body[:1].lower()) + "]" + re.escape(body[1:])
+        )
         counts.append(len(re.findall(pattern, text)))
     return {"anchor_verbatim": str(text).startswith(str(anchor).rstrip()), "fact_counts": counts,
             "each_fact_once": all(c == 1 for c in counts)}

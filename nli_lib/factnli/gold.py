@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import hashlib
 from pathlib import Path
 from typing import Mapping
 
@@ -30,6 +29,7 @@ import pandas as pd
 
 from ..config import REPO_ROOT
 from ..evaluation import wilson_interval
+from ..hashing import digest
 from .extraction import EXTRACT_RULES_VERSION
 from .retrieval import GLOSS_RULES_VERSION
 from .senses import SENSE_RULE_VERSION
@@ -43,7 +43,7 @@ GOLD_COLUMNS = ["item_id", "generator", "pair_id", "premise_sha1", "level", "que
 
 def premise_hash(premise: str) -> str:
     """First 12 hex digits of the premise's SHA-1 (detects a pair id that now names another premise)."""
-    return hashlib.sha1(str(premise).encode("utf-8")).hexdigest()[:12]
+    return digest(str(premise), algorithm="sha1", length=12)  # sha1: the stored gold files hold these
 
 
 def sample_fused_facts(items: pd.DataFrame, per_level: int, seed: int = 0) -> pd.DataFrame:

@@ -20,24 +20,23 @@ Since premise-side work depends only on the premise, the three SNLI hypotheses o
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import random
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-import numpy as np
 import pandas as pd
 
-from ..atoms.decompose import RULES_VERSION as ATOM_RULES_VERSION
 from ..cache import CallCache, default_cache
+from ..decomposer import RULES_VERSION as ATOM_RULES_VERSION
+from ..hashing import json_hash
 from ..llm import OfflineLLM, PromptTemplate
 from ..profile import FACTNLI_JUDGE, FACTNLI_WIKIPEDIA_API
+from ..text import normalise, word_count
 from .extraction import Fact, FactExtractor, llm_extractor, rule_extractor
 from .filtering import NLIJudge, filter_facts, graph_pairs, no_filter, truth_seed, truth_set_filter
 from .fusion import Fuser, hypothesis_subsets, llm_fuser, template_fuser
-from .retrieval import SnippetRetriever, Snippet, WikipediaPages, WordNetPages
-from .text import normalise, words
+from .retrieval import Snippet, SnippetRetriever, WikipediaPages, WordNetPages
 
 NAMESPACE = "factnli_level"
 PAPER_JUDGE = FACTNLI_JUDGE  # the paper's "compact cross-encoder based on DeBERTa-v3-base" (profile default)
@@ -95,7 +94,7 @@ class PremiseFacts:
 
 def atom_premise_facts(cache=None) -> PremiseFacts:
     """Offline: the atoms paper's rule-based decomposer (Prompt A.1 stand-in, cached as an OfflineLLM)."""
-    from ..atoms.generate import generate_atoms, rule_generator
+    from ..decomposer import generate_atoms, rule_generator
 
     gen = rule_generator(cache=cache)
 
@@ -186,11 +185,10 @@ class Augmenter:
 
     @property
     def fingerprint(self) -> str:
-        blob = json.dumps({"settings": dataclasses.asdict(self.settings), **self.components,
-                           "judge": self.judge.fingerprint,
-                           "extractor_endpoint": getattr(self.extractor.client, "label", ""),
-                           "fuser_endpoint": getattr(self.fuser.client, "label", "")}, sort_keys=True)
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+        return json_hash({"settings": dataclasses.asdict(self.settings), **self.components,
+                          "judge": self.judge.fingerprint,
+                          "extractor_endpoint": getattr(self.extractor.client, "label", ""),
+                          "fuser_endpoint": getattr(self.fuser.client, "label", "")}, length=16)
 
     def with_settings(self, **changes) -> "Augmenter":
         settings = dataclasses.replace(self.settings, **changes)
@@ -239,7 +237,9 @@ class Augmenter:
         cands = [f or [] for f in cands]
         ranked = []
         for facts in cands:
-            order = sorted(range(len(facts)), key=lambda i: (-(facts[i].score if facts[i].score == facts[i].score else 0), i))
+            order = sorted(
+                range(len(facts)), key=lambda i: (-(facts[i].score if facts[i].score == facts[i].score else 0), i)
+            )
             ranked.append([facts[i] for i in order][: s.max_candidates])
         if s.use_filter:  # two NLI batches across the chunk, then the per-premise graph work reads the memo
             self.judge.prefetch([pair for c, fs in zip(chains, ranked) for pair in
@@ -354,8 +354,8 @@ class Augmenter:
         items = pd.DataFrame(rows)
         items["n_premise_facts"] = items["premise_facts"].str.len()
         items["n_hyp_facts"] = items["hyp_facts"].str.len()
-        items["premise_words"] = items["premise"].map(words)
-        items["hyp_words"] = items["hypothesis"].map(words)
+        items["premise_words"] = items["premise"].map(word_count)
+        items["hyp_words"] = items["hypothesis"].map(word_count)
         failed = pd.DataFrame(failed, columns=["pair_id", "label", "orig_premise", "orig_hypothesis", "variant",
                                                "level", "failure"])
         return FactNLIData(items, trace_frame(chains), chains, self.settings, self.components, failed)
@@ -396,7 +396,7 @@ def offline_augmenter(judge_model, settings: FactNLISettings | None = None, enco
 
     settings = settings or FactNLISettings()
     if wordnet is None:
-        from ..data.loaders import load_wordnet
+        from ..data.wordnet import load_wordnet
 
         wordnet = load_wordnet()
     encoder = encoder or SentenceEncoder(progress=False, cache=cache)
@@ -415,8 +415,12 @@ def paper_augmenter(llm_client, judge_model, settings: FactNLISettings | None = 
     settings = settings or FactNLISettings()
     encoder = encoder or SentenceEncoder(progress=False, cache=cache)
     extractor = llm_extractor(llm_client)
-    retriever = SnippetRetriever(WikipediaPages(api_url, cache=cache, replay_only=getattr(llm_client, "replay_only", False)),
-                                 encoder, tau=settings.tau, max_snippets=settings.max_snippets)
+    retriever = SnippetRetriever(
+        WikipediaPages(api_url, cache=cache, replay_only=getattr(llm_client, "replay_only", False)),
+        encoder,
+        tau=settings.tau,
+        max_snippets=settings.max_snippets,
+    )
     return Augmenter(retriever, extractor, NLIJudge(judge_model, settings.tau_e, settings.tau_c), llm_fuser(llm_client),
                      b1_premise_facts(extractor), settings, cache, tier="paper")
 
@@ -501,7 +505,7 @@ def _drop_failed(out: pd.DataFrame) -> pd.DataFrame:
     dicts: a DataFrame there would break `pd.concat`, which compares the inputs' attrs), never scored."""
     bad = out["failure"] != ""
     kept = out[~bad].drop(columns="failure").reset_index(drop=True)
-    kept["premise_words"], kept["hyp_words"] = kept["premise"].map(words), kept["hypothesis"].map(words)
+    kept["premise_words"], kept["hyp_words"] = kept["premise"].map(word_count), kept["hypothesis"].map(word_count)
     kept.attrs["failed"] = out[bad].to_dict("records")
     return kept
 
@@ -520,9 +524,9 @@ REWRITE_RULES_VERSION = f"factnli-rewrite-{ATOM_RULES_VERSION}"  # rewrites are 
 
 
 def _rewrite_value(text: str) -> str:
-    from ..llm.prompts import _json_object
+    from ..llm.prompts import json_object
 
-    value = _json_object(text).get("rewrite")
+    value = json_object(text).get("rewrite")
     if not isinstance(value, str) or not value.strip():
         raise ValueError("no non-empty 'rewrite' found")
     return value.strip()
@@ -538,11 +542,11 @@ def atoms_rewrite_answer(decompose: Callable[[str], list[str]] | None = None):
         text = re.search(r"\[Inputs\]\n(.*?)\n\n\[Output JSON\]", content, re.S).group(1)
         fn = decompose
         if fn is None:
-            from ..atoms.decompose import decompose as fn
+            from ..decomposer import decompose as fn
         out = text.rstrip()
         out = out if out.endswith((".", "!", "?")) else out + "."
         for atom in fn(text):
-            if words(out) >= target:
+            if word_count(out) >= target:
                 break
             out += " " + atom
         return json.dumps({"rewrite": out}, ensure_ascii=False)

@@ -35,9 +35,9 @@ import numpy as np
 
 from ..cache import CallCache, default_cache
 from ..profile import FACTNLI_WIKIPEDIA_API
+from ..text import WORD, letter_tokens, normalise, word_count
 from .senses import SenseChoice, SenseChooser, context_sentence, leading_label, register_label
-from .text import (finish, normalise, pos_tag, query_nouns, split_sentences, strip_parentheticals, words,
-                   WORD)
+from .text import finish, pos_tag, query_nouns, split_sentences, strip_parentheticals
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ _FINITE = ("VBZ", "VBP", "VBD", "MD")
 
 
 def _article(word: str) -> str:
-    from ..atoms.decompose import article
+    from ..decomposer import article
 
     return article(word)
 
@@ -92,21 +92,25 @@ def definition_sentences(title: str, definition: str, countable=None, body_part:
     Needs the POS tagger from the data mirror (so the examples are skipped as doctests; tests/test_factnli.py
     runs them with the mirror).
 
-    >>> definition_sentences("street", "a thoroughfare (usually including sidewalks) that is lined with buildings")  # doctest: +SKIP
+    >>> street = "a thoroughfare (usually including sidewalks) that is lined with buildings"
+    >>> definition_sentences("street", street)  # doctest: +SKIP
     ['A street is a thoroughfare that is lined with buildings.']
     >>> definition_sentences("dog", "a member of the genus Canis; occurs in many breeds")  # doctest: +SKIP
     ['A dog is a member of the genus Canis.', 'A dog occurs in many breeds.']
-    >>> definition_sentences("water", "binary compound that occurs at room temperature as a clear liquid")  # doctest: +SKIP
+    >>> water = "binary compound that occurs at room temperature as a clear liquid"
+    >>> definition_sentences("water", water)  # doctest: +SKIP
     ['Water is a binary compound that occurs at room temperature as a clear liquid.']
     >>> definition_sentences("laborer", "someone who works with their hands")  # doctest: +SKIP
     ['A laborer is someone who works with their hands.']
     >>> definition_sentences("bird", "warm-blooded egg-laying vertebrates characterized by feathers")  # doctest: +SKIP
     ['Birds are warm-blooded egg-laying vertebrates characterized by feathers.']
-    >>> definition_sentences("herb", "a plant lacking a woody stem; many are garden plants; some having odours")  # doctest: +SKIP
+    >>> herb = "a plant lacking a woody stem; many are garden plants; some having odours"
+    >>> definition_sentences("herb", herb)  # doctest: +SKIP
     ['A herb is a plant lacking a woody stem.', 'Many herbs are garden plants.']
     >>> definition_sentences("bat", "(baseball) a turn trying to get a hit")  # doctest: +SKIP
     ['In baseball, a bat is a turn trying to get a hit.']
-    >>> definition_sentences("pants", "(usually in the plural) a garment extending from the waist to the ankle")  # doctest: +SKIP
+    >>> pants = "(usually in the plural) a garment extending from the waist to the ankle"
+    >>> definition_sentences("pants", pants)  # doctest: +SKIP
     ['Pants are a garment extending from the waist to the ankle.']
     """
     label = leading_label(definition)
@@ -129,7 +133,9 @@ def definition_sentences(title: str, definition: str, countable=None, body_part:
         if k > 0 and subject is not None and first in _QUANTIFIERS:  # "many are ...", "some having ..."
             if toks[1].lower() in ("are", "have", "were", "had") or tags[1] in ("VBP", "VBD", "MD"):
                 plural_subject = subject if plural else (_plural(title) if title[:1].islower() else "")
-                if plural_subject:  # "Many herbs are flowering garden plants."; "others are ..." -> "Other herbs are ..."
+                if (
+                    plural_subject
+                ):  # "Many herbs are flowering garden plants."; "others are ..." -> "Other herbs are ..."
                     quantifier = "other" if first == "others" else first
                     rest = " ".join(gloss.split()[1:])
                     out.append(_framed(frame, f"{quantifier} {plural_subject[:1].lower() + plural_subject[1:]} {rest}"))
@@ -306,7 +312,7 @@ class Countability:
             texts = (t for sid in ids for t in (wordnet.definition(sid), *wordnet.examples(sid)))
         self.min_uses, self.counts, self.seen = min_uses, {}, {}
         for text in texts:
-            w = re.findall(r"[a-z][a-z'-]*|[^\sa-z]", str(text).lower())
+            w = letter_tokens(text)
             for x in w:
                 self.seen[x] = self.seen.get(x, 0) + 1
             for a, b, c in zip(w, w[1:], [*w[2:], "."]):
@@ -328,7 +334,7 @@ class WordNetPages:
     def __init__(self, wordnet=None, encoder=None, hypernyms: bool = True, max_terms: int = 8,
                  prior: float = 0.1, margin: float = 0.04):
         if wordnet is None:
-            from ..data.loaders import load_wordnet
+            from ..data.wordnet import load_wordnet
 
             wordnet = load_wordnet()
         if encoder is None:
@@ -354,7 +360,9 @@ class WordNetPages:
         return self._pages[key]
 
     def is_body_part(self, synset_id: str) -> bool:
-        """Is the synset a body part (WordNet's 'body part' among its hypernyms)? Such glosses read "The face is ..."."""
+        """Is the synset a body part (WordNet's 'body part' among its hypernyms)?
+
+        Such glosses read "The face is ..."."""
         parts = {s for s in self.wn.synsets("body part", "n")}
         return bool(parts & (self.wn.hypernym_closure(synset_id) | {synset_id})) if parts else False
 
@@ -431,7 +439,7 @@ class WikipediaPages:
         if self.terms_fn is not None:
             return list(self.terms_fn(query))[: self.max_terms]
         if self._wordnet is None:
-            from ..data.loaders import load_wordnet
+            from ..data.wordnet import load_wordnet
 
             self._wordnet = load_wordnet()
         return query_nouns(query, self._wordnet, max_terms=self.max_terms)
@@ -491,7 +499,7 @@ class SnippetRetriever:
             for page in self.pages.search(query, exclude=skip):
                 for sentence in page.sentences:
                     key = normalise(sentence)
-                    if key in seen or not (self.min_words <= words(sentence) <= self.max_words):
+                    if key in seen or not (self.min_words <= word_count(sentence) <= self.max_words):
                         continue
                     seen.add(key)
                     rows.append((sentence, page))

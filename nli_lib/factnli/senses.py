@@ -39,7 +39,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .text import normalise, split_sentences
+from ..text import normalise
+from .text import split_sentences
 
 SENSE_RULE_VERSION = "sense-context-v1"  # part of WordNetPages.name (so of every cache key): bump when the rule changes
 

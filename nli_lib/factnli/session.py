@@ -16,12 +16,13 @@ from __future__ import annotations
 import os
 
 from ..llm import make_llm
-from .pipeline import (Augmenter, FactNLIData, FactNLISettings, offline_augmenter, paper_augmenter,
-                       snli_sample)
+from .pipeline import Augmenter, FactNLIData, FactNLISettings, offline_augmenter, paper_augmenter, snli_sample
 
 QUICK_PREMISES = 2  # --quick: 2 premises (seed 0), i.e. ~6 SNLI pairs
 OFFLINE_PREMISES = 40  # offline full run: 40 premises (seed 0), i.e. ~120 SNLI test pairs
-DIAGNOSTIC_ITEMS = 12  # §4.5 audit sample: 12 pairs per level, distinct premises, 4 per label (paper: 20 SNLI + 40 MNLI)
+DIAGNOSTIC_ITEMS = (
+    12  # §4.5 audit sample: 12 pairs per level, distinct premises, 4 per label (paper: 20 SNLI + 40 MNLI)
+)
 
 PREMISES_ENV = "NLI_FACTNLI_PREMISES"  # 'all' or a number: overrides the sample size of both notebooks
 
@@ -106,7 +107,7 @@ def evaluation_models(nb, frames: dict) -> dict:
         models[getattr(model, "name", spec)] = sized_view(model, frames)
     client = llm_client(nb)
     if client is not None:
-        from ..atoms.consistency import PromptNLIClassifier
+        from ..models.prompted import PromptNLIClassifier
 
         clf = PromptNLIClassifier(client, shots=())
         models[clf.name] = clf

@@ -1,7 +1,7 @@
-"""Small text helpers shared by the FactNLI steps: tokens, sentences, query keywords, pronouns, word counts.
+"""Small text helpers shared by the FactNLI steps: sentences, query keywords, pronouns, parentheticals.
 
->>> words("A woman wearing a yellow tank top .")
-7
+Tokenising and normalising live in `nli_lib.text` (`punct_tokens`, `word_count`, `normalise`, `WORD`).
+
 >>> split_sentences("Carnaby Street is in Soho. It is pedestrianised! St. Mary's is near.")
 ['Carnaby Street is in Soho.', 'It is pedestrianised!', "St. Mary's is near."]
 >>> has_deictic_pronoun("The street is busy and it is long."), has_deictic_pronoun("A street that is long.")
@@ -20,8 +20,7 @@ import functools
 import re
 from typing import Sequence
 
-TOKEN = re.compile(r"\d+(?:[.,:]\d+)+|[A-Za-z0-9]+(?:[-'’][A-Za-z0-9]+)*|[^\sA-Za-z0-9]")
-WORD = re.compile(r"[A-Za-z0-9]+(?:[-'’][A-Za-z0-9]+)*")
+from ..text import WORD
 
 #: Prompt B.1 rule 4 lists "it, they, he, she, this, that, former, latter, here, there"; their object and
 #: possessive forms count too. "that" is only deictic when it does not introduce a relative/complement clause.
@@ -31,16 +30,6 @@ PRONOUNS = {"it", "its", "they", "them", "their", "theirs", "he", "him", "his", 
 DEICTIC_START = {"that", "there", "this", "these", "those", "here"}  # only as the first word ("There is ...")
 ABBREVIATIONS = {"st", "mr", "mrs", "ms", "dr", "prof", "jr", "sr", "vs", "etc", "e.g", "i.e", "inc", "ltd", "co",
                  "mt", "ft", "no", "u.s", "u.k", "jan", "feb", "aug", "sept", "oct", "nov", "dec", "c", "ca"}
-
-
-def tokens(text: str) -> list[str]:
-    """Word and punctuation tokens."""
-    return TOKEN.findall(str(text))
-
-
-def words(text: str) -> int:
-    """Word count (punctuation excluded), the unit of the paper's Fig. 3a."""
-    return len(WORD.findall(str(text)))
 
 
 def finish(text: str) -> str:
@@ -127,21 +116,16 @@ def strip_parentheticals(text: str, keep_meaning: bool = True) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-def normalise(text: str) -> str:
-    """Lower-cased words only: the key for de-duplicating facts and snippets."""
-    return " ".join(w.lower() for w in WORD.findall(str(text)))
-
-
 @functools.lru_cache(maxsize=1)
 def tagger():
-    from ..data.loaders import load_pos_tagger
+    from ..data.nltk_data import load_pos_tagger
 
     return load_pos_tagger()
 
 
 @functools.lru_cache(maxsize=1)
 def stopwords() -> frozenset[str]:
-    from ..data.loaders import load_stopwords
+    from ..data.nltk_data import load_stopwords
 
     return load_stopwords()
 
@@ -189,7 +173,7 @@ def query_nouns(query: str, wordnet=None, max_terms: int | None = None) -> list[
 
 def noun_lemma(word: str, wordnet) -> str | None:
     """The WordNet noun lemma of `word` (plural reduced), or None when WordNet has no such noun."""
-    from ..atoms.decompose import singular_candidates
+    from ..decomposer import singular_candidates
 
     low = word.lower()
     candidates = [low, *singular_candidates(low)]

@@ -12,17 +12,18 @@ and x_cf), and there are no human-written counterfactuals or human labels on the
 """
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..config import LABELS
+from ..evaluation import wilcoxon_rho
+from ..text import spaceless_key, untokenize_ptb
 from .logic import SLOTS, counterfactual_targets, relation
-from .metrics import ALPHA, ftc_scores, meteor, wilcoxon_rho
+from .metrics import ALPHA, ftc_scores, meteor
 from .pipeline import PIPELINES, pipeline_name, regex_transform
 from .templates import extract_regex, template_table
-from .text import normalize
 from .validity import CHECKS, check_counterfactual
 
 METRICS = ("ftc_delta", "ftc_k", "ftc_w")
@@ -46,8 +47,10 @@ def balanced_sample(df: pd.DataFrame, n_per_label: int | None, seed: int = 0) ->
 def _failure_kind(failure: str) -> str:
     """Short category of a hit-rate failure message (for filtering): '' when every slot was produced well-formed.
 
-    >>> _failure_kind("N[A]: malformed: unchanged: counterfactual = hypothesis"), _failure_kind("C: malformed: no_finite_verb")
-    ('counterfactual = hypothesis', 'malformed')
+    >>> _failure_kind("N[A]: malformed: unchanged: counterfactual = hypothesis")
+    'counterfactual = hypothesis'
+    >>> _failure_kind("C: malformed: no_finite_verb")
+    'malformed'
     """
     if not failure:
         return ""
@@ -116,7 +119,7 @@ def hit_rates(df: pd.DataFrame, explanation_cols: Sequence[str] = EXPLANATION_CO
         n = max(len(sub), 1)
         chosen = sub["template"] == r.template
         selected = int(chosen.sum())
-        matched = int(sub["matched"].str.split(",").apply(lambda ids: r.template in ids).sum()) if len(sub) else 0
+        matched = int(sub["matched"].str.split(",").apply(lambda ids, t=r.template: t in ids).sum()) if len(sub) else 0
         produced = int(sub.loc[chosen, "all_slots_ok"].sum()) if selected else 0
         counts.append({"n_selected": selected, "rate_selected": selected / n, "n_matched": matched,
                        "rate_matched": matched / n, "n_counterfactual": produced,
@@ -211,9 +214,13 @@ def quality_long(by_explanation: Mapping[str, pd.DataFrame], reference_pipeline:
     for r in pd.concat([first, copy], ignore_index=True).itertuples(index=False):
         hyp = r.x_cf if r.ok else None
         pipe_for_refs = "fsp-fsp" if r.pipeline.startswith("copy") else r.pipeline
-        refs = {"other explanations": index.get((pipe_for_refs, r.pair_id, r.slot), []),
-                f"pipeline {reference_pipeline}": [ref_pipe[(r.pair_id, r.slot)]] if (r.pair_id, r.slot) in ref_pipe else [],
-                "original hypothesis": [r.hypothesis]}
+        refs = {
+            "other explanations": index.get((pipe_for_refs, r.pair_id, r.slot), []),
+            f"pipeline {reference_pipeline}": [ref_pipe[(r.pair_id, r.slot)]]
+            if (r.pair_id, r.slot) in ref_pipe
+            else [],
+            "original hypothesis": [r.hypothesis],
+        }
         for name, rr in refs.items():
             if not rr or (name.startswith("pipeline") and r.pipeline == reference_pipeline):
                 continue
@@ -238,7 +245,9 @@ def quality_rows(by_explanation: Mapping[str, pd.DataFrame], long: pd.DataFrame)
     return first.merge(wide.reset_index(), on=["pipeline", "pair_id", "slot"], how="left")
 
 
-def quality_table(long: pd.DataFrame, reference: str = "other explanations", produced_only: bool = False) -> pd.DataFrame:
+def quality_table(
+    long: pd.DataFrame, reference: str = "other explanations", produced_only: bool = False
+) -> pd.DataFrame:
     """Table 4 layout: rows = pipelines (extract, transform), columns = C, E, N[A], N[B]; mean METEOR."""
     sub = long[long["reference"] == reference]
     if produced_only:
@@ -255,17 +264,13 @@ def quality_table(long: pd.DataFrame, reference: str = "other explanations", pro
 # §3.3 metric validation: does FTC separate agreement from disagreement on new counterfactual input?
 # ---------------------------------------------------------------------------------------------------
 
-def _key(text: str) -> str:
-    return "".join(str(text).lower().split()).replace("``", '"').replace("''", '"')
-
-
 def cad_pairs(esnli: pd.DataFrame, split: str = "test") -> pd.DataFrame:
     """The e-SNLI pairs that CAD (Kaushik et al. 2020) revised in `split` (matched on premise and hypothesis)."""
     from ..data.loaders import load_cad
 
     orig = load_cad("original", split)
-    keys = set(zip(orig["premise"].map(_key), orig["hypothesis"].map(_key)))
-    mask = [(a, b) in keys for a, b in zip(esnli["premise"].map(_key), esnli["hypothesis"].map(_key))]
+    keys = set(zip(orig["premise"].map(spaceless_key), orig["hypothesis"].map(spaceless_key)))
+    mask = [(a, b) in keys for a, b in zip(esnli["premise"].map(spaceless_key), esnli["hypothesis"].map(spaceless_key))]
     return esnli[mask].reset_index(drop=True)
 
 
@@ -282,8 +287,14 @@ def cad_reference(pairs: pd.DataFrame, model, split: str = "test") -> pd.DataFra
 
     orig = load_cad("original", split)
     rev = load_cad("revised_hypothesis", split)
-    lookup = {(_key(p), _key(h)): pid for p, h, pid in zip(pairs["premise"], pairs["hypothesis"], pairs["pair_id"])}
-    orig_pid = {i: lookup.get((_key(p), _key(h))) for i, (p, h) in enumerate(zip(orig["premise"], orig["hypothesis"]))}
+    lookup = {
+        (spaceless_key(p), spaceless_key(h)): pid
+        for p, h, pid in zip(pairs["premise"], pairs["hypothesis"], pairs["pair_id"])
+    }
+    orig_pid = {
+        i: lookup.get((spaceless_key(p), spaceless_key(h)))
+        for i, (p, h) in enumerate(zip(orig["premise"], orig["hypothesis"]))
+    }
     orig_label = dict(enumerate(orig["label"]))
     slot_for = {("contradiction", "entailment"): "C", ("neutral", "entailment"): "N[A]"}
     rows = []
@@ -304,7 +315,9 @@ def cad_reference(pairs: pd.DataFrame, model, split: str = "test") -> pd.DataFra
     return ref.drop(columns=["premise"])
 
 
-def explanation_reference(scored: pd.DataFrame, pipeline: str = "fsp-fsp", source: str = "explanation_2") -> pd.DataFrame:
+def explanation_reference(
+    scored: pd.DataFrame, pipeline: str = "fsp-fsp", source: str = "explanation_2"
+) -> pd.DataFrame:
     """Reference counterfactuals built from another explanation of the same pair (`source`).
 
     Stands in for the paper's filtered setting (human label = derived label, Table 5): ref_label = y_cf,
@@ -349,9 +362,12 @@ def metric_validation(scored: pd.DataFrame, reference: pd.DataFrame) -> tuple[pd
 
 
 def rho_table(long: pd.DataFrame, pipeline: str = "fsp-fsp") -> pd.DataFrame:
-    """Table 5 layout for one pipeline: rows = LAS, LRA (when computed), FTC variants; columns = slots; 'ρ*' (* p < 0.05)."""
+    """Table 5 layout for one pipeline: rows = LAS, LRA (when computed), FTC variants; columns = slots;
+    'ρ*' (* p < 0.05)."""
     sub = long[long["pipeline"] == pipeline]
-    cell = sub.assign(cell=[("" if r != r else f"{r:.3f}" + ("*" if s else "")) for r, s in zip(sub["rho"], sub["significant"])])
+    cell = sub.assign(
+        cell=[("" if r != r else f"{r:.3f}" + ("*" if s else "")) for r, s in zip(sub["rho"], sub["significant"])]
+    )
     table = cell.pivot(index="metric", columns="slot", values="cell")
     order = [METRIC_NAMES[m] for m in PAIR_METRICS + METRICS if METRIC_NAMES[m] in table.index]
     table = table.reindex(index=order, columns=[s for s in SLOTS if s in table.columns])
@@ -359,7 +375,9 @@ def rho_table(long: pd.DataFrame, pipeline: str = "fsp-fsp") -> pd.DataFrame:
     return table.reset_index()
 
 
-def with_paper(long: pd.DataFrame, ref: str, quantity: "Callable[[pd.Series], str]", column: str = "paper") -> pd.DataFrame:  # noqa: F821
+def with_paper(
+    long: pd.DataFrame, ref: str, quantity: Callable[[pd.Series], str], column: str = "paper"
+) -> pd.DataFrame:
     """Copy of `long` with the paper's value (`ref`, quantity(row)) in `column` (NaN where none is printed)."""
     from ..paper_values import paper_value
 
@@ -413,17 +431,23 @@ def printed_examples(rewriter=None) -> dict[str, pd.DataFrame]:
     Extraction: gold spans vs regex and (if `rewriter`) FSP spans, with exact-match flags (determiners and
     case ignored). Transformation: gold counterfactual vs regex substitution and FSP, with METEOR.
     """
-    from ..llm.prompts import FTC_EXTRACT_EXAMPLES, FTC_TRANSFORM_EXAMPLES
     from .logic import LONG
+    from .prompts import FTC_EXTRACT_EXAMPLES, FTC_TRANSFORM_EXAMPLES
     from .text import strip_determiners
 
     def same(a, b):
-        return a is not None and b is not None and strip_determiners(normalize(a)) == strip_determiners(normalize(b))
+        return (
+            a is not None
+            and b is not None
+            and strip_determiners(untokenize_ptb(a)) == strip_determiners(untokenize_ptb(b))
+        )
 
     ex_rows = []
     for short, rows in FTC_EXTRACT_EXAMPLES.items():
         label = LONG[short]
-        fsp = rewriter.extract([r["explanation"] for r in rows], [label] * len(rows)) if rewriter else [None] * len(rows)
+        fsp = (
+            rewriter.extract([r["explanation"] for r in rows], [label] * len(rows)) if rewriter else [None] * len(rows)
+        )
         for r, f in zip(rows, fsp):
             rx = extract_regex(r["explanation"], label)
             fa, fb = (f.value["A"], f.value["B"]) if f is not None and f.ok else (None, None)
@@ -445,9 +469,18 @@ def printed_examples(rewriter=None) -> dict[str, pd.DataFrame]:
                     tr_rows.append({"label": "N", "slot": s, "hypothesis": r["hyp_original"], "A": r["A"], "B": r["B"],
                                     "gold": gold[key], "regex": rx.get(s), "fsp": fv.get(key)})
             else:
-                tr_rows.append({"label": "C/E", "slot": "C/E", "hypothesis": r["hyp_original"], "A": r["A"], "B": r["B"],
-                                "gold": r["hyp_cf"], "regex": next(iter(rx.values())),
-                                "fsp": f.value if f is not None and f.ok else None})
+                tr_rows.append(
+                    {
+                        "label": "C/E",
+                        "slot": "C/E",
+                        "hypothesis": r["hyp_original"],
+                        "A": r["A"],
+                        "B": r["B"],
+                        "gold": r["hyp_cf"],
+                        "regex": next(iter(rx.values())),
+                        "fsp": f.value if f is not None and f.ok else None,
+                    }
+                )
     tr = pd.DataFrame(tr_rows)
     tr["regex METEOR"] = [meteor(h, [g]) for h, g in zip(tr["regex"], tr["gold"])]
     tr["fsp METEOR"] = [meteor(h, [g]) if rewriter else np.nan for h, g in zip(tr["fsp"], tr["gold"])]
@@ -497,7 +530,10 @@ def printed_rewrites(rewriter=None, pipelines: Sequence[tuple[str, str]] = PIPEL
     rows["paper_x_cf"] = [gold[(p, s)] for p, s in zip(rows["pair_id"], rows["slot"])]
     rows["meteor"] = [meteor(x if ok else None, [g], wordnet=wordnet) for x, ok, g in
                       zip(rows["x_cf"], rows["ok"], rows["paper_x_cf"])]
-    rows["exact"] = [bool(ok) and normalize(x) == normalize(g) for x, ok, g in zip(rows["x_cf"], rows["ok"], rows["paper_x_cf"])]
+    rows["exact"] = [
+        bool(ok) and untokenize_ptb(x) == untokenize_ptb(g)
+        for x, ok, g in zip(rows["x_cf"], rows["ok"], rows["paper_x_cf"])
+    ]
     return rows[["source", "label", "slot", "hypothesis", "explanation", "pipeline", "A", "B", "x_cf", "ok", "reason",
                  "paper_x_cf", "meteor", "exact"]]
 
@@ -506,7 +542,9 @@ def printed_rewrites(rewriter=None, pipelines: Sequence[tuple[str, str]] = PIPEL
 # Figures
 # ---------------------------------------------------------------------------------------------------
 
-def annotate_box_counts(ax, data: pd.DataFrame, x: str, y: str, hue: str | None, order: Sequence, hue_order: Sequence = ()):
+def annotate_box_counts(
+    ax, data: pd.DataFrame, x: str, y: str, hue: str | None, order: Sequence, hue_order: Sequence = ()
+):
     """Write each box's n (non-missing `y` values) above it, just under the top of the axes.
 
     Box centres follow seaborn's dodge layout (width 0.8 split evenly across hue levels).

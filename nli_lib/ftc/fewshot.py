@@ -29,7 +29,6 @@ per label; four for the neutral transform). Prompts come from the registry (`ftc
 """
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,18 +37,20 @@ from typing import Sequence
 import pandas as pd
 
 from .. import calls as call_ledger
+from ..hashing import files_hash
 from ..llm import PROMPTS, OfflineLLM, Parsed
 from ..llm.context import PromptTooLong, fit_shots
-from ..llm.prompts import FTC_EXTRACT_EXAMPLES, FTC_TRANSFORM_EXAMPLES
+from ..text import untokenize_ptb, word_spans
 from .logic import SHORT, as_label
-from .templates import _clean_span, _has_content, extract_regex
-from .text import AUXILIARIES, DETERMINERS, align_span, normalize, replace_at, words
+from .prompts import FTC_EXTRACT_EXAMPLES, FTC_TRANSFORM_EXAMPLES
+from .templates import clean_span, extract_regex, has_content
+from .text import AUXILIARIES, DETERMINERS, align_span, replace_at
 from .validity import check_counterfactual, tag
 
 PAPER_SHOTS = 20  # priming examples per label in the paper (§3.1)
 # Versions the stand-ins' cache keys: any change to their code (here, text.py, templates.py) gives new keys.
-_SOURCE_HASH = hashlib.sha256(b"".join((Path(__file__).parent / f).read_bytes()
-                                       for f in ("fewshot.py", "text.py", "templates.py"))).hexdigest()[:10]
+_SOURCE_HASH = files_hash((Path(__file__).parent / f for f in ("fewshot.py", "text.py", "templates.py", "../text.py")),
+                          length=10)
 
 # ---------------------------------------------------------------------------------------------------
 # Offline stand-in for the extraction prompt: ordered cue rules (companion-authored)
@@ -108,11 +109,11 @@ EXTRACT_RULES: dict[str, list[tuple[str, re.Pattern]]] = {
 
 def rule_extract(explanation: str, label: str) -> tuple[str, str] | None:
     """Offline stand-in for FSP extraction: the first cue rule (in priority order) that yields two spans."""
-    text = normalize(explanation)
+    text = untokenize_ptb(explanation)
     for _, rx in EXTRACT_RULES[as_label(label)]:
         for m in rx.finditer(text):
-            a, b = _clean_span(m.group("A")), _clean_span(m.group("B"))
-            if _has_content(a) and _has_content(b) and a != b:
+            a, b = clean_span(m.group("A")), clean_span(m.group("B"))
+            if has_content(a) and has_content(b) and a != b:
                 return a, b
     ex = extract_regex(explanation, label)  # the paper's templates as a last resort
     return (ex.A, ex.B) if ex.ok else None
@@ -130,7 +131,7 @@ _INDEFINITE_PRONOUNS = {"everyone", "everybody", "anyone", "anybody", "nobody", 
 
 def _subject(hypothesis: str) -> tuple[str, bool]:
     """The hypothesis's subject phrase (words before the first auxiliary or -ing word) and whether it is plural."""
-    ws = words(hypothesis)
+    ws = word_spans(hypothesis)
     cut = next((i for i, (w, _, _) in enumerate(ws) if i > 0 and (w in AUXILIARIES or w.endswith("ing"))), None)
     if cut is None:
         cut = min(2, len(ws))
@@ -144,7 +145,7 @@ def _subject(hypothesis: str) -> tuple[str, bool]:
 
 def is_clause(span: str) -> bool:
     """Whether a span reads as a sentence of its own (a pronoun/determiner subject, or a verb after word 1)."""
-    ws = [w for w, _, _ in words(span)]
+    ws = [w for w, _, _ in word_spans(span)]
     return bool(ws) and (ws[0] in _PRONOUNS or any(w in AUXILIARIES for w in ws[1:])
                          or (ws[0] in DETERMINERS | _PLURAL_WORDS and len(ws) > 2))
 
@@ -163,7 +164,7 @@ def _resolve_pronoun(hypothesis: str, clause: str) -> str:
     """
     m = _SUBJECT_PRONOUN.match(clause)
     subj, plural = _subject(hypothesis)
-    first = (words(subj)[:1] or [("", 0, 0)])[0][0]
+    first = (word_spans(subj)[:1] or [("", 0, 0)])[0][0]
     if m is None or not subj or first in _PRONOUNS or plural != (m.group(1).lower() == "they"):
         return clause
     rest = clause[m.end():]
@@ -183,12 +184,12 @@ def compose(hypothesis: str, span: str) -> str:
     'The girl is running .'
     """
     span = span.strip().rstrip(".")
-    first = (words(span)[:1] or [("", 0, 0)])[0][0]
+    first = (word_spans(span)[:1] or [("", 0, 0)])[0][0]
     if is_clause(span):
         span = _resolve_pronoun(hypothesis, span)
         head = tag(span)[:1]
         if head and head[0][1] in ("NN", "NNS") and head[0][0] not in _PRONOUNS | _INDEFINITE_PRONOUNS:
-            span = "the " + span  # spans lose their determiner (`_clean_span`); a sentence needs one back
+            span = "the " + span  # spans lose their determiner (`clean_span`); a sentence needs one back
         return span[:1].upper() + span[1:] + " ."
     subj, plural = _subject(hypothesis)
     if first in AUXILIARIES:
@@ -385,7 +386,7 @@ class FewShotRewriter:
             sent, too_long = [], []
             for i in idx:
                 try:
-                    messages, k = fit_shots(lambda r, f=fields[i]: template.render(shots=r, **f), rows, budget)
+                    messages, k = fit_shots(lambda r, f=fields[i], t=template: t.render(shots=r, **f), rows, budget)
                     sent.append((i, messages, k))
                 except PromptTooLong as exc:
                     too_long.append(i)

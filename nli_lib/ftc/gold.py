@@ -65,8 +65,8 @@ def gold_comparison(gold: pd.DataFrame, rewriter=None) -> pd.DataFrame:
     FSP pipelines need `rewriter` (`FewShotRewriter.offline()` reproduces the judged texts); items of a
     pipeline that cannot run are marked stale with the reason.
     """
+    from ..text import untokenize_ptb
     from .pipeline import counterfactual_rows
-    from .text import normalize
 
     inputs = gold.drop_duplicates("pair_id")[["pair_id", "premise", "hypothesis", "label", "explanation"]]
     inputs = inputs.rename(columns={"explanation": "explanation_1"})
@@ -83,7 +83,7 @@ def gold_comparison(gold: pd.DataFrame, rewriter=None) -> pd.DataFrame:
     out["current"] = [f[0] if f else None for f in found]
     out["status"] = [f[1] if f else "not run (no FSP rewriter)" for f in found]
     out["ok"] = out["status"] == "ok"
-    out["stale"] = [f is None or f[0] is None or normalize(f[0]) != normalize(t)
+    out["stale"] = [f is None or f[0] is None or untokenize_ptb(f[0]) != untokenize_ptb(t)
                     for f, t in zip(found, out["counterfactual"])]
     return out
 

@@ -1,4 +1,4 @@
-"""§2.3 FTC-δ, FTC-K, FTC-W; §3.3 Wilcoxon rank-sum ρ; §3.2 METEOR (nltk, with a WordNet that works offline).
+"""§2.3 FTC-δ, FTC-K, FTC-W; §3.2 METEOR (nltk, with a WordNet that works offline).
 
 FTC = 1 − d(p(ŷ_cf), p(y_cf)), where p(ŷ_cf) is the task model's distribution on (u, x_cf) and p(y_cf)
 the one-hot distribution of the derived counterfactual label. Label order is LABELS = (E, N, C).
@@ -23,8 +23,6 @@ FTC-δ = 1; FTC-K = 1 + ln .6 = 0.4892; FTC-W = 1 − (.3 · .7 + .1 · 1) = 0.6
 (1.0, 0.4892, 0.69)
 >>> round(ftc_wasserstein(p, "neutral"), 4)             # 1 − .7 · (.6 + .1)
 0.51
->>> wilcoxon_rho([3, 4, 5], [1, 2, 3])["U"]             # 2.5 + 3 + 3 (a tie counts one half)
-8.5
 >>> round(kl_divergence([1, 0, 0], p), 4), kl_divergence(p, [1, 0, 0])   # −ln .6; the other order diverges
 (0.5108, inf)
 """
@@ -116,25 +114,6 @@ def ftc_scores(probs: np.ndarray, y_cf: Sequence[str], alpha: float = ALPHA,
     }
 
 
-def wilcoxon_rho(group1: Sequence[float], group0: Sequence[float]) -> dict:
-    """Wilcoxon rank-sum (Mann–Whitney U) test; ρ = U / (n1 · n0), the effect size of §3.3.
-
-    U counts pairs (a from group1, b from group0) with a > b, ties counting one half, so ρ estimates
-    P(a > b) + ½ P(a = b): 1 = group1 always higher, 0.5 = no separation. U and the two-sided p-value
-    come from scipy's `mannwhitneyu` (the Mann–Whitney U form of the rank-sum test; scipy's `ranksums`
-    is the same test as a normal z without U). NaNs (failed counterfactuals) are dropped first.
-    """
-    from scipy.stats import mannwhitneyu
-
-    x = np.asarray([v for v in group1 if v == v], dtype=float)
-    y = np.asarray([v for v in group0 if v == v], dtype=float)
-    if len(x) == 0 or len(y) == 0:
-        return {"U": np.nan, "rho": np.nan, "p_value": np.nan, "n1": len(x), "n0": len(y)}
-    res = mannwhitneyu(x, y, alternative="two-sided")
-    u = float(res.statistic)
-    return {"U": u, "rho": u / (len(x) * len(y)), "p_value": float(res.pvalue), "n1": len(x), "n0": len(y)}
-
-
 # ---------------------------------------------------------------------------------------------------
 # METEOR with a WordNet that works offline
 # ---------------------------------------------------------------------------------------------------
@@ -183,7 +162,7 @@ class OEWNForMeteor:
 
     def __init__(self, wordnet=None):
         if wordnet is None:
-            from ..data.loaders import load_wordnet
+            from ..data.wordnet import load_wordnet
 
             wordnet = load_wordnet()
         self._wn = wordnet
@@ -230,12 +209,12 @@ def meteor(hypothesis: str, references: Sequence[str], wordnet=None) -> float:
     """
     from nltk.translate.meteor_score import meteor_score
 
-    from .text import tokens_for_meteor
+    from ..text import words
 
-    refs = [tokens_for_meteor(r) for r in references if isinstance(r, str) and r.strip()]
+    refs = [words(r) for r in references if isinstance(r, str) and r.strip()]
     if not refs:
         return float("nan")
     if not isinstance(hypothesis, str) or not hypothesis.strip():
         return 0.0
     wn = wordnet if wordnet is not None else meteor_wordnet()[0]
-    return float(meteor_score(refs, tokens_for_meteor(hypothesis), wordnet=wn))
+    return float(meteor_score(refs, words(hypothesis), wordnet=wn))

@@ -17,7 +17,8 @@ counterfactual equal to the hypothesis is one, except for N[B], which may keep t
 or 'failed' (nothing produced: no template, span not in the hypothesis, unparsable answer). `ok` is
 status == 'ok'; only ok rows are scored.
 
->>> rows = regex_transform("Two kids walk home from school .", "walking down a sidewalk", "walk home from school", "neutral")
+>>> hypothesis = "Two kids walk home from school ."
+>>> rows = regex_transform(hypothesis, "walking down a sidewalk", "walk home from school", "neutral")
 >>> [(r.slot, r.x_cf) for r in rows]
 [('N[A]', 'Two kids walking down a sidewalk .'), ('N[B]', 'Two kids walk home from school .')]
 >>> regex_transform("There is a cat running", "dog", "cat", "contradiction")[0].x_cf
@@ -30,10 +31,11 @@ from typing import Sequence
 
 import pandas as pd
 
+from ..text import untokenize_ptb
 from .fewshot import FewShotRewriter
 from .logic import as_label, counterfactual_targets
 from .templates import extract_regex
-from .text import find_span, normalize, replace_at
+from .text import find_span, replace_at
 from .validity import check_counterfactual
 
 # Bump when a change to the extract/transform code changes counterfactual texts (gold-set items record it).
@@ -48,13 +50,13 @@ def pipeline_version() -> str:
     >>> pipeline_version().startswith(f"v{TRANSFORM_VERSION}+")
     True
     """
-    import hashlib
     from pathlib import Path
 
+    from ..hashing import files_hash
+
     here = Path(__file__).parent
-    digest = hashlib.sha256(b"".join((here / f).read_bytes() for f in ("text.py", "templates.py", "fewshot.py",
-                                                                       "pipeline.py"))).hexdigest()[:10]
-    return f"v{TRANSFORM_VERSION}+{digest}"
+    sources = ("text.py", "templates.py", "fewshot.py", "pipeline.py", "../text.py")
+    return f"v{TRANSFORM_VERSION}+{files_hash((here / f for f in sources), length=10)}"
 PIPELINES = (("regex", "regex"), ("regex", "fsp"), ("fsp", "regex"), ("fsp", "fsp"))  # Table 4 row order
 
 
@@ -174,13 +176,15 @@ def counterfactual_rows(df: pd.DataFrame, extract: str = "regex", transform: str
         items = rewrites.get(i) or [Rewrite(t.slot, t.y_cf, None, why) for t in counterfactual_targets(labels[i])]
         for r in items:
             produced = bool(r.x_cf and r.x_cf.strip())
-            changed = produced and normalize(r.x_cf) != normalize(base["hypothesis"])
+            changed = produced and untokenize_ptb(r.x_cf) != untokenize_ptb(base["hypothesis"])
             if not produced:
                 status, reason = "failed", r.reason
             else:
                 verdict = check_counterfactual(base["hypothesis"], r.x_cf, r.slot, source=base["explanation"])
                 status = verdict.status
-                reason = r.reason if verdict.ok else f"malformed: {verdict.reason}" + (f" [{r.reason}]" if r.reason else "")
+                reason = (
+                    r.reason if verdict.ok else f"malformed: {verdict.reason}" + (f" [{r.reason}]" if r.reason else "")
+                )
             rows.append({**base, "slot": r.slot, "y_cf": r.y_cf, "x_cf": r.x_cf if produced else None,
                          "ok": status == "ok", "status": status, "changed": changed, "reason": reason})
     out = pd.DataFrame(rows, columns=ROW_COLUMNS)
@@ -194,5 +198,7 @@ def all_pipelines(df: pd.DataFrame, rewriter: FewShotRewriter | None, pipelines:
     frames = [counterfactual_rows(df, e, t, rewriter, explanation_col=explanation_col, label_col=label_col)
               for e, t in pipelines]
     out = pd.concat(frames, ignore_index=True)
-    out["fsp_model"] = [rewriter.name if rewriter is not None and "fsp" in p.split("-") else "" for p in out["pipeline"]]
+    out["fsp_model"] = [
+        rewriter.name if rewriter is not None and "fsp" in p.split("-") else "" for p in out["pipeline"]
+    ]
     return out

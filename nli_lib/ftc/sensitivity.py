@@ -23,16 +23,18 @@ relates those flips to FTC directly.
 """
 from __future__ import annotations
 
-import hashlib
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..config import LABELS
-from .analysis import METRIC_NAMES, METRICS, _key, score_rows
+from ..evaluation import wilcoxon_rho
+from ..hashing import digest
+from ..text import spaceless_key
+from .analysis import METRIC_NAMES, METRICS, score_rows
 from .logic import SLOTS
-from .metrics import ALPHA, meteor, wilcoxon_rho
+from .metrics import ALPHA, meteor
 from .pipeline import PIPELINES, all_pipelines
 
 CONDITIONS = ("x,u,y", "x only", "u only", "y only")  # Table 6 row order
@@ -50,7 +52,7 @@ def pathological_explanations(sample: pd.DataFrame, pool: pd.DataFrame, seed: in
 
     pool = pool.reset_index(drop=True)
     rng = np.random.default_rng(seed)
-    pkey = pool["premise"].map(_key).to_numpy()
+    pkey = pool["premise"].map(spaceless_key).to_numpy()
     plabel = pool["label"].to_numpy()
     pid = pool["pair_id"].to_numpy()
     by_premise: dict[str, list[int]] = {}
@@ -62,7 +64,7 @@ def pathological_explanations(sample: pd.DataFrame, pool: pd.DataFrame, seed: in
     sims = (vec.transform(sample["hypothesis"]) @ pool_x.T).toarray()
     rows = []
     for i, r in sample.iterrows():
-        k = _key(r["premise"])
+        k = spaceless_key(r["premise"])
         donors = {"x,u,y": None}
         sib = [j for j in by_premise.get(k, []) if pid[j] != r["pair_id"] and plabel[j] != r["label"]]
         if sib:
@@ -171,11 +173,15 @@ def sensitivity_by_pipeline(scored: pd.DataFrame) -> pd.DataFrame:
     table = ok.groupby(["condition", "pipeline"])[list(METRICS)].mean().unstack("pipeline")
     table.columns = [f"{METRIC_NAMES[m]} {p}" for m, p in table.columns]
     order = [f"{METRIC_NAMES[m]} {e}-{t}" for m in ("ftc_w", "ftc_delta", "ftc_k") for e, t in PIPELINES]
-    table = table.reindex(index=[c for c in CONDITIONS if c in table.index], columns=[c for c in order if c in table.columns])
+    table = table.reindex(
+        index=[c for c in CONDITIONS if c in table.index], columns=[c for c in order if c in table.columns]
+    )
     return _with_marks(table.reset_index())
 
 
-def sensitivity_by_slot(scored: pd.DataFrame, pipeline: str = "fsp-fsp", metrics: Sequence[str] = METRICS) -> pd.DataFrame:
+def sensitivity_by_slot(
+    scored: pd.DataFrame, pipeline: str = "fsp-fsp", metrics: Sequence[str] = METRICS
+) -> pd.DataFrame:
     """Per label class (slot) and condition, one pipeline: coverage and the mean of each FTC variant over
     the produced counterfactuals (faithful vs pathological explanations per label, §3.4)."""
     sub = scored[scored["pipeline"] == pipeline]
@@ -215,7 +221,7 @@ NOISE_NAMESPACE = "ftc.noise"
 
 
 def _pair_seed(*parts) -> int:
-    return int(hashlib.sha256("\x1f".join(map(str, parts)).encode()).hexdigest()[:15], 16)
+    return int(digest("\x1f".join(map(str, parts)), length=15), 16)
 
 
 def noise_label_flips(model, df: pd.DataFrame, scales: Sequence[float] = (0.5, 1.0, 2.0), draws: int = 1,
@@ -230,7 +236,9 @@ def noise_label_flips(model, df: pd.DataFrame, scales: Sequence[float] = (0.5, 1
     from ..cache import default_cache, probability_check
 
     if not all(hasattr(type(model), attr) or attr in vars(model) for attr in ("model", "tokenizer")):  # no load
-        raise TypeError("noise_label_flips needs a Hugging Face classifier (HFClassifier): it perturbs input embeddings")
+        raise TypeError(
+            "noise_label_flips needs a Hugging Face classifier (HFClassifier): it perturbs input embeddings"
+        )
     cache = cache or default_cache()
     # σ's base (std of the word-embedding matrix) is cached too, so a fully cached call never loads the model
     sigma_key = {"model": model.fingerprint, "quantity": "embedding std"}
@@ -259,10 +267,20 @@ def noise_label_flips(model, df: pd.DataFrame, scales: Sequence[float] = (0.5, 1
                 enc = model.tokenizer([premises[i] for i in idx], [hyps[i] for i in idx], truncation=True,
                                       max_length=model.max_length, padding=True, return_tensors="pt")
                 enc = {k: v.to(model.device) for k, v in enc.items()}
-                noise = torch.stack([
-                    torch.randn((model.max_length, emb.embedding_dim),
-                                generator=torch.Generator().manual_seed(_pair_seed(seed, draw, scale, premises[i], hyps[i])))
-                    for i in idx])[:, : enc["input_ids"].shape[1]].to(model.device) * sigma
+                noise = (
+                    torch.stack(
+                        [
+                            torch.randn(
+                                (model.max_length, emb.embedding_dim),
+                                generator=torch.Generator().manual_seed(
+                                    _pair_seed(seed, draw, scale, premises[i], hyps[i])
+                                ),
+                            )
+                            for i in idx
+                        ]
+                    )[:, : enc["input_ids"].shape[1]].to(model.device)
+                    * sigma
+                )
 
                 def hook(_module, _inputs, output, noise=noise):
                     return output + noise.to(output.dtype)
@@ -299,7 +317,13 @@ def noise_summary(flips: pd.DataFrame, scored: pd.DataFrame | None = None, pipel
             sub = sub[sub["condition"] == "x,u,y"]
         per_pair = sub.groupby("pair_id")[metric].mean()
     for (scale, label), g in flips.groupby(["scale", "label"]):
-        row = {"scale": scale, "sigma": g["sigma"].iloc[0], "label": label, "n": len(g), "flip_rate": g["flipped"].mean()}
+        row = {
+            "scale": scale,
+            "sigma": g["sigma"].iloc[0],
+            "label": label,
+            "n": len(g),
+            "flip_rate": g["flipped"].mean(),
+        }
         if per_pair is not None:
             ftc = g.assign(ftc=g["pair_id"].map(per_pair)).dropna(subset=["ftc"])
             res = wilcoxon_rho(ftc.loc[~ftc["flipped"], "ftc"], ftc.loc[ftc["flipped"], "ftc"])

@@ -43,7 +43,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from ..config import LABELS
-from .text import normalize
+from ..text import untokenize_ptb
 
 FORMATS = {"xe": 0.4, "x": 0.4, "e": 0.2}  # Hase et al. input dropout as the FTC paper reports it (App. 7.4)
 
@@ -66,7 +66,10 @@ class Simulator:
         from ..models.baselines import PairFeaturizer
 
         p, h = df["premise"].astype(str).tolist(), df["hypothesis"].astype(str).tolist()
-        z = [normalize(t) for t in (df[explanation_col].fillna("").astype(str) if explanation_col in df else [""] * len(df))]
+        z = [
+            untokenize_ptb(t)
+            for t in (df[explanation_col].fillna("").astype(str) if explanation_col in df else [""] * len(df))
+        ]
         if fit:
             self._fitted["x"] = PairFeaturizer(max_features=20000)
             self._fitted["e"] = TfidfVectorizer(ngram_range=(1, 2), max_features=20000, sublinear_tf=True)
@@ -107,7 +110,9 @@ class Simulator:
         xb, eb = self._blocks(df, explanation_col)
         return {fmt: list(self._fitted["est"].predict(self._assemble(xb, eb, fmt))) for fmt in FORMATS}
 
-    def simulate(self, df: pd.DataFrame, task_pred: Sequence[str], explanation_col: str = "explanation") -> pd.DataFrame:
+    def simulate(
+        self, df: pd.DataFrame, task_pred: Sequence[str], explanation_col: str = "explanation"
+    ) -> pd.DataFrame:
         """Per example: the three simulated labels, Δ and leakage (`las_rows`), keyed by df's pair_id."""
         sim = self.predict_all(df, explanation_col)
         rows = las_rows(task_pred, sim["xe"], sim["x"], sim["e"])
@@ -115,7 +120,9 @@ class Simulator:
         return rows
 
 
-def las_rows(task_pred: Sequence[str], sim_xe: Sequence[str], sim_x: Sequence[str], sim_e: Sequence[str]) -> pd.DataFrame:
+def las_rows(
+    task_pred: Sequence[str], sim_xe: Sequence[str], sim_x: Sequence[str], sim_e: Sequence[str]
+) -> pd.DataFrame:
     """Per example: ŷ, the simulator's labels, Δ = 1[sim(x,e)=ŷ] − 1[sim(x)=ŷ] and leakage k = 1[sim(e)=ŷ]."""
     y, xe, x, e = (np.asarray(list(v), dtype=object) for v in (task_pred, sim_xe, sim_x, sim_e))
     return pd.DataFrame({"task_pred": y, "sim_xe": xe, "sim_x": x, "sim_e": e,
@@ -138,10 +145,16 @@ def lra_values(robust: Sequence[bool], delta: Sequence[int]) -> np.ndarray:
 def lra_score(robust: Sequence[bool], delta: Sequence[int]) -> dict:
     """LRA = mean 1[F = Z] (eqs. 2–4 of the paper)."""
     v = lra_values(robust, delta)
-    return {"LRA": float(v.mean()) if len(v) else np.nan, "n": len(v), "robust_rate": float(np.mean(list(robust))) if len(v) else np.nan}
+    return {
+        "LRA": float(v.mean()) if len(v) else np.nan,
+        "n": len(v),
+        "robust_rate": float(np.mean(list(robust))) if len(v) else np.nan,
+    }
 
 
-def simulator_training_pairs(pool: pd.DataFrame, exclude: Sequence[str], n: int | None = None, seed: int = 0) -> pd.DataFrame:
+def simulator_training_pairs(
+    pool: pd.DataFrame, exclude: Sequence[str], n: int | None = None, seed: int = 0
+) -> pd.DataFrame:
     """Pairs of `pool` not in `exclude` (pair ids), all or a seeded sample of `n`, for training the simulator."""
     train = pool[~pool["pair_id"].isin(set(exclude))]
     if n is not None and n < len(train):

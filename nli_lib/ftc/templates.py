@@ -37,8 +37,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..text import untokenize_ptb, word_spans
 from .logic import as_label
-from .text import FUNCTION_WORDS, normalize, strip_determiners, words
+from .text import FUNCTION_WORDS, strip_determiners
 
 # Word lists (the R<k> rows of each table).
 E_WORDS = {
@@ -144,17 +145,19 @@ _META_PREFIX = re.compile(r"^(?:(?:a|an|the)\s+)?(?:(?:(?:part|all|some)\s+of\s+
                           r"\s+(?:the\s+|a\s+|an\s+)?")
 
 
-def _clean_span(span: str) -> str:
+def clean_span(span: str) -> str:
     """Trim a captured span: connectives and determiners in front, conjunctions at the end, and a meta prefix
     ("part of the overall description of", "a paraphrase of").
 
-    >>> _clean_span("part of the overall description of the dog with a ball"), _clean_span("a paraphrase of carrying it")
+    >>> clean_span("part of the overall description of the dog with a ball"), clean_span("a paraphrase of carrying it")
     ('dog with a ball', 'carrying it')
-    >>> _clean_span("overall description of the dog"), _clean_span("more detailed descriptions of man and costume")
+    >>> clean_span("overall description of the dog"), clean_span("more detailed descriptions of man and costume")
     ('dog', 'man and costume')
 
-    >>> _clean_span("just because the man is using stereo equipment"), _clean_span("be a person"), _clean_span("on a hill but")
-    ('man is using stereo equipment', 'person', 'on a hill')
+    >>> clean_span("just because the man is using stereo equipment")
+    'man is using stereo equipment'
+    >>> clean_span("be a person"), clean_span("on a hill but")
+    ('person', 'on a hill')
     """
     s = span.strip(" ,.;:!?\"'")
     s = re.sub(r"^(?:(?:imply|implies|mean|means|indicate|indicates|suggest|suggests)\s+that\s+)", "", s)
@@ -177,8 +180,8 @@ def crosses_clause(span: str) -> bool:
     return bool(_CLAUSE_CONNECTIVE.search(span))
 
 
-def _has_content(span: str) -> bool:
-    return any(w not in FUNCTION_WORDS for w, _, _ in words(span))
+def has_content(span: str) -> bool:
+    return any(w not in FUNCTION_WORDS for w, _, _ in word_spans(span))
 
 
 @dataclass(frozen=True)
@@ -208,14 +211,14 @@ def _connective_letters(m: re.Match) -> int:
 
 def template_matches(explanation: str, label: str) -> list[tuple[Template, str, str, int, int]]:
     """Every template of `label`'s family that matches: (template, A, B, start, connective letters)."""
-    text = normalize(explanation)
+    text = untokenize_ptb(explanation)
     out = []
     for t in TEMPLATES[as_label(label)]:
         for m in t.regex.finditer(text):
             if crosses_clause(m.group("A")) or crosses_clause(m.group("B")):
                 continue
-            a, b = _clean_span(m.group("A")), _clean_span(m.group("B"))
-            if _has_content(a) and _has_content(b):
+            a, b = clean_span(m.group("A")), clean_span(m.group("B"))
+            if has_content(a) and has_content(b):
                 out.append((t, a, b, m.start(), _connective_letters(m)))
                 break
     return out

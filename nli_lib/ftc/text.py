@@ -1,15 +1,14 @@
-"""Text helpers for FTC: e-SNLI normalisation, word spans, and stem-tolerant span substitution (§2.4).
+"""Text helpers for FTC: stem-tolerant span search and substitution (§2.4).
 
 e-SNLI ships PTB-tokenised, lower-cased explanations ("a lady ca n't be young and old ."). The regex
-templates are written for plain text, so `normalize` re-attaches clitics and drops quote tokens first.
+templates are written for plain text, so `nli_lib.text.untokenize_ptb` re-attaches clitics and drops quote
+tokens first.
 
 Substitution is what both transform steps need: find a phrase of the explanation in the hypothesis and
 put another phrase in its place. `find_span` looks for the phrase's words as a contiguous run, first
 verbatim (case-insensitive), then by Porter stem ("walking" ~ "walk": the paper's "stemmed word
 replacement"); leading determiners of the phrase are optional, and the hypothesis keeps its own.
 
->>> normalize("a lady ca n't be young and old , or pretty and ugly at the same time .")
-"a lady can't be young and old, or pretty and ugly at the same time"
 >>> find_span("Two kids are walking home .", "walk home").kind
 'stem'
 >>> substitute("The dog is barking at the girl .", "dog", "an animal")
@@ -17,9 +16,10 @@ replacement"); leading determiners of the phrase are optional, and the hypothesi
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
+
+from ..text import word_spans, words
 
 DETERMINERS = frozenset({"a", "an", "the", "some", "this", "that", "these", "those"})
 # Function words: a span made only of these carries no content (e.g. A = "there" in "there is a man").
@@ -32,27 +32,6 @@ who whom whose which what where when while
 """.split())
 AUXILIARIES = frozenset("is are was were be been being has have had do does did can could will would may might "
                         "must should".split())
-
-_WORD = re.compile(r"[A-Za-z0-9]+(?:['’-][A-Za-z0-9]+)*")
-
-
-def normalize(text: str) -> str:
-    """Lower-case, re-attach PTB clitics ("ca n't" -> "can't"), drop `` '' quotes, trim end punctuation."""
-    t = str(text).lower().replace("’", "'").replace("‘", "'").replace("`` ", "").replace(" ''", "")
-    t = t.replace("``", "").replace("''", "")
-    t = re.sub(r"\bca n't\b", "can't", t)
-    t = re.sub(r"\bwo n't\b", "won't", t)
-    t = re.sub(r"\s+n't\b", "n't", t)
-    t = re.sub(r"\s+'(s|re|ve|ll|d|m)\b", r"'\1", t)
-    t = re.sub(r"\s+([,.;:!?])", r"\1", t)
-    t = re.sub(r"\s+", " ", t).strip()
-    return t.rstrip(" .!?;:,").strip()
-
-
-def words(text: str) -> list[tuple[str, int, int]]:
-    """(lower-cased word, start, end) for every word of `text`."""
-    return [(m.group(0).lower().replace("’", "'"), m.start(), m.end()) for m in _WORD.finditer(str(text))]
-
 
 _STEMMER = None
 
@@ -100,8 +79,8 @@ def find_span(text: str, phrase: str) -> SpanMatch | None:
 
     Leading determiners of the phrase are optional ("the dog" matches "a dog" at "dog").
     """
-    tw = words(text)
-    pw = [w for w, _, _ in words(phrase)]
+    tw = word_spans(text)
+    pw = words(phrase)
     if not tw or not pw or all(w in FUNCTION_WORDS for w in pw):
         return None
     candidates = [pw]
@@ -134,8 +113,8 @@ def align_span(text: str, phrase: str, min_score: float = 0.5, max_extra: int = 
     exact = find_span(text, phrase)
     if exact:
         return exact
-    tw = words(text)
-    pw = [w for w, _, _ in words(phrase)]
+    tw = word_spans(text)
+    pw = words(phrase)
     target = {stem(w) for w in pw if w not in FUNCTION_WORDS}
     if not tw or not target:
         return None
@@ -171,12 +150,12 @@ def _trim_overlap(before: str, rep: str, after: str) -> str:
     >>> _trim_overlap("Two ", "going home from school", " home from school .")
     'going'
     """
-    bw, rw, aw = words(before), words(rep), words(after)
+    bw, rw, aw = word_spans(before), word_spans(rep), word_spans(after)
     stems = lambda ws: [stem(w) for w, _, _ in ws]  # noqa: E731
     content = lambda ws: any(w not in FUNCTION_WORDS for w, _, _ in ws)  # noqa: E731
     for k in range(min(len(bw), len(rw) - 1), 0, -1):
         if stems(bw[-k:]) == stems(rw[:k]) and content(rw[:k]):
-            rep, rw = rep[rw[k][1]:], words(rep[rw[k][1]:])
+            rep, rw = rep[rw[k][1]:], word_spans(rep[rw[k][1]:])
             break
     for k in range(min(len(aw), len(rw) - 1), 0, -1):
         if stems(rw[-k:]) == stems(aw[:k]) and content(rw[-k:]):
@@ -198,7 +177,7 @@ def _drop_repeated_subject(before: str, rep: str) -> str:
     >>> _drop_repeated_subject("The man is ", "man sitting outside"), _drop_repeated_subject("A dog chases a ", "dog")
     ('sitting outside', 'dog')
     """
-    rw, bw = words(rep), words(before)
+    rw, bw = word_spans(rep), word_spans(before)
     k = 0
     while k < len(rw) and rw[k][0] in DETERMINERS:
         k += 1
@@ -219,11 +198,11 @@ def replace_at(text: str, match: SpanMatch, replacement: str) -> str:
     """Put `replacement` at `match`: words it repeats from the text around the match are dropped
     (`_trim_overlap`, `_drop_repeated_subject`), and its leading determiner when the text already has one there."""
     before = text[: match.start]
-    prev = words(before)[-1:] if before.strip() else []
+    prev = word_spans(before)[-1:] if before.strip() else []
     rep = _drop_repeated_subject(before, _trim_overlap(before, replacement.strip(), text[match.end :]))
     if prev and prev[0][0] in DETERMINERS and before[prev[0][2]:].strip() == "":
         rep = strip_determiners(rep) or rep
-    head = (words(rep)[:1] or [("", 0, 0)])[0][0]
+    head = (word_spans(rep)[:1] or [("", 0, 0)])[0][0]
     if prev and prev[0][0] in ("a", "an") and before[prev[0][2]:].strip() == "" and head and head not in FUNCTION_WORDS:
         article = "an" if rep[0].lower() in "aeiou" else "a"  # keep "a/an" in agreement with the new word
         cased = article.capitalize() if before[prev[0][1]].isupper() else article
@@ -238,7 +217,3 @@ def substitute(text: str, phrase: str, replacement: str) -> str | None:
     m = find_span(text, phrase)
     return None if m is None else replace_at(text, m, replacement)
 
-
-def tokens_for_meteor(text: str) -> list[str]:
-    """Lower-cased word tokens (METEOR input; NLTK's punkt tokenizer is not available offline)."""
-    return [w for w, _, _ in words(text)]

@@ -59,11 +59,11 @@ Validity(status='ok', reason='')
 from __future__ import annotations
 
 import difflib
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .text import AUXILIARIES, FUNCTION_WORDS, normalize, stem, words
+from ..text import clitic_tokens, untokenize_ptb
+from .text import AUXILIARIES, FUNCTION_WORDS, stem
 
 CHECKS = ("unchanged", "nothing_kept", "repeated_ngram", "repeated_word", "determiner_no_noun", "copula_bare_noun",
           "copula_verb", "agreement", "intransitive_object", "subjectless", "unresolved_pronoun", "no_finite_verb",
@@ -140,7 +140,7 @@ _TAGGER = None
 def _default_tagger():
     global _TAGGER
     if _TAGGER is None:
-        from ..data.loaders import load_pos_tagger
+        from ..data.nltk_data import load_pos_tagger
 
         _TAGGER = load_pos_tagger()
     return _TAGGER
@@ -154,24 +154,6 @@ sibling painting drawing meeting bedding railing sling wing spring pudding stock
 beginning outing opening gathering crossing landing parking setting siding ping bring darling duckling earring
 offspring sterling lightning ceiling filling stuffing topping dumpling wording
 """.split())
-_CLITIC = re.compile(r"^(.+?)(n't|'s|'re|'ve|'ll|'d|'m)$")
-
-
-def tokens(text: str) -> list[str]:
-    """Lower-cased words of `text` with clitics split off for the tagger ("he's" -> "he", "'s").
-
-    >>> tokens("He's sure they can't go .")
-    ['he', "'s", 'sure', 'they', 'ca', "n't", 'go']
-    """
-    out = []
-    for w, _, _ in words(text):
-        m = _CLITIC.match(w)
-        if m:
-            head = {"can": "ca", "won": "wo"}.get(m.group(1), m.group(1))
-            out.extend([head, m.group(2)])
-        else:
-            out.append(w)
-    return out
 
 
 # The tagger reads unknown agent nouns as adjectives ("A man is surfer": JJ); -er words tagged JJ are nouns
@@ -204,7 +186,7 @@ def _tag_words(ws: list[str], tagger) -> tuple[tuple[str, str], ...]:
 
 @lru_cache(maxsize=100_000)
 def _tag_cached(text: str) -> tuple[tuple[str, str], ...]:
-    return _tag_words(tokens(text), _default_tagger())
+    return _tag_words(clitic_tokens(text), _default_tagger())
 
 
 def tag(text: str, tagger=None) -> list[tuple[str, str]]:
@@ -212,7 +194,7 @@ def tag(text: str, tagger=None) -> list[tuple[str, str]]:
     -er words outside `ER_ADJECTIVES` tagged JJ -> NN)."""
     if tagger is None:
         return list(_tag_cached(str(text)))
-    return list(_tag_words(tokens(text), tagger))
+    return list(_tag_words(clitic_tokens(text), tagger))
 
 
 def phrase_kind(tags: list[str], after_determiner: bool = False) -> str:
@@ -424,7 +406,7 @@ def _agreement(tagged: list[tuple[str, str]]) -> set[str]:
     ['rescue workers']
     """
     out = set()
-    for i, (w1, t1) in enumerate(tagged[:-1]):
+    for i, (w1, _) in enumerate(tagged[:-1]):
         if w1 in ("a", "an"):  # a/an (adjectives) plural noun: "a large buildings"
             j = i + 1
             while j < len(tagged) - 1 and tagged[j][1] in ("JJ", "JJR", "JJS", "RB", "RBR", "RBS"):
@@ -523,7 +505,7 @@ def check_counterfactual(hypothesis: str, x_cf: str | None, slot: str = "E", tag
     if x_cf is None or not str(x_cf).strip():
         return Validity("malformed", "empty")
     problems: list[str] = []
-    if normalize(x_cf) == normalize(hypothesis) and slot != "N[B]":
+    if untokenize_ptb(x_cf) == untokenize_ptb(hypothesis) and slot != "N[B]":
         problems.append("unchanged: counterfactual = hypothesis")
     h, x = tag(hypothesis, tagger), tag(x_cf, tagger)
     hw, xw = [w for w, _ in h], [w for w, _ in x]

@@ -8,7 +8,8 @@
 'neutral'
 """
 from ..cache import ReplayMiss
-from .client import LLMCallError, LLMClient, LLMConfig, LLMError, LLMResult, OfflineLLM, make_llm
+from .client import LLMCallError, LLMClient, LLMConfig, LLMError, LLMResult, OfflineLLM
+from .factory import make_llm
 from .prompts import PROMPTS, Parsed, PromptTemplate
 
 __all__ = [

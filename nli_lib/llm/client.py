@@ -46,7 +46,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, fields
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Sequence
 
 import pandas as pd
 
@@ -54,7 +54,7 @@ from .. import calls as call_ledger
 from .. import provenance
 from ..cache import CallCache, ReplayMiss, default_cache, key_hash
 from ..progress import progress as progress_bar
-from .context import TokenBudget, completion_prompt
+from .context import Messages, TokenBudget, as_messages, completion_prompt
 from .prompts import Parsed, PromptTemplate
 
 NAMESPACE = "llm"
@@ -62,10 +62,6 @@ COUNTERS = ("hits", "misses", "calls", "retries", "errors", "prompt_tokens", "co
 NO_ANSWER = "no_answer"  # finish_reason of an offline stand-in that has no rule for its input
 IDENTITY = ("model", "messages", "params", "sample")  # what identifies a chat call (the cache key's fields)
 # a completion call's key holds "prompt" (the text sent, `context.completion_prompt`) in place of "messages"
-
-Messages = list[dict]
-
-
 APIS = ("chat", "completions")  # chat: /v1/chat/completions or a chat template; completions: a plain text prompt
 
 
@@ -152,12 +148,6 @@ class LLMCallError(RuntimeError):
     def __init__(self, message: str, *, attempts: int = 1, status: int | None = None, kind: str = "error"):
         super().__init__(message)
         self.attempts, self.status, self.kind = attempts, status, kind
-
-
-def _as_messages(messages) -> Messages:
-    if isinstance(messages, str):
-        return [{"role": "user", "content": messages}]
-    return [dict(m) for m in messages]
 
 
 def _prompt_preview(messages: Messages, n: int = 80) -> str:
@@ -252,7 +242,7 @@ class _BatchWriter:
             raise self._error
 
 
-class _CachedChat:
+class CachedChat:
     """Cache, counters, chat/chat_many, parse_many and stats shared by LLMClient and OfflineLLM."""
 
     endpoint: str = ""
@@ -309,8 +299,8 @@ class _CachedChat:
         A completion call (``api="completions"``) holds the prompt text it sends in place of the messages.
         """
         provenance.note_model(self.label, "llm")  # the run record names the endpoint and model used
-        sent = ({"prompt": completion_prompt(_as_messages(messages))} if self.api == "completions"
-                else {"messages": _as_messages(messages)})
+        sent = ({"prompt": completion_prompt(as_messages(messages))} if self.api == "completions"
+                else {"messages": as_messages(messages)})
         return {"model": self.identity, **sent, "params": self._params(overrides), "sample": int(sample)}
 
     def token_budget(self, max_new_tokens: int | None = None) -> TokenBudget | None:
@@ -362,7 +352,8 @@ class _CachedChat:
         same = [k for k in self.cache.stored_keys(NAMESPACE, contains=json.dumps(needle)[1:-1])
                 if isinstance(k, dict) and k.get(field_name) == key[field_name]]
         if not same:
-            return (f"No stored call has {'these messages' if field_name == 'messages' else 'this prompt'}: the prompt (template, exemplars or input) differs from "
+            what = "these messages" if field_name == "messages" else "this prompt"
+            return (f"No stored call has {what}: the prompt (template, exemplars or input) differs from "
                     "the one the cache was filled with, or NLI_CACHE_DIR points at another cache.")
         diffs = sorted((key_differences(k, key) for k in same), key=len)
         samples = sorted({k.get("sample") for k in same if isinstance(k.get("sample"), int)})
@@ -403,7 +394,7 @@ class _CachedChat:
         `sample` distinguishes repeated draws of the same prompt; `overrides` change decoding parameters
         (temperature=..., max_tokens=..., stop=..., seed=...) for this call and are part of the cache key.
         """
-        messages = _as_messages(messages)
+        messages = as_messages(messages)
         key = self.cache_key(messages, sample=sample, **overrides)
         hit = self._lookup([key])[0]
         call_ledger.count(self.ledger_kind, self.label, requests=1, cache_hits=int(hit is not None))
@@ -423,7 +414,7 @@ class _CachedChat:
         Cached items are read in one batch; misses run on a pool of `concurrency` threads, each stored as
         it finishes (an interrupted batch resumes). A failing item yields an `LLMError` in its slot.
         """
-        jobs = [(_as_messages(m), s) for m in list_of_messages for s in range(samples)]
+        jobs = [(as_messages(m), s) for m in list_of_messages for s in range(samples)]
         keys = [self.cache_key(m, sample=s, **overrides) for m, s in jobs]
         values = self._lookup(keys)
         results: list = [None if v is None else self._result(v) for v in values]
@@ -511,7 +502,7 @@ class _CachedChat:
         return pd.DataFrame([s], index=pd.Index([self.label], name="llm"))
 
 
-class LLMClient(_CachedChat):
+class LLMClient(CachedChat):
     """Chat completions from an OpenAI-compatible endpoint, cached, with bounded retries.
 
     Retries (exponential backoff with jitter, `max_retries` at most) on HTTP 429, 5xx, connection
@@ -653,7 +644,7 @@ class LLMClient(_CachedChat):
             return None
         with self._lock:
             if self._counter is None:
-                from .local import TokenCounter
+                from .tokens import TokenCounter
 
                 self._counter = TokenCounter.load(c.tokenizer or c.model, api=c.api, gguf_file=c.gguf_file)
         context = c.context_tokens or self._counter.context_tokens
@@ -662,7 +653,7 @@ class LLMClient(_CachedChat):
         return TokenBudget(context, max_new_tokens or c.max_tokens or 0, self._counter.count)
 
 
-class OfflineLLM(_CachedChat):
+class OfflineLLM(CachedChat):
     """The LLMClient interface over a Python function ``generate(messages) -> str | None`` (no network).
 
     Calls go through the same cache (model "offline://<name>" in the key), so a warm run makes zero generator
@@ -706,42 +697,3 @@ class OfflineLLM(_CachedChat):
         self._count("calls")
         text = self.generate(messages)
         return ("", {}, NO_ANSWER) if text is None else (str(text), {}, "stop")
-
-
-def make_llm(profile: Mapping | None, *, cache: CallCache | None = None, section: str = "llm"):
-    """The client of a profile section (``llm`` or ``rewriter``); None for null / ``"offline"`` / absent.
-
-    A section with a base_url is an `LLMClient` (chat or completions over HTTP); one without is a
-    `local.LocalLLM` (the model loaded in this process). The profile key ``as`` (the paper's system the model
-    is) becomes ``paper_system``.
-
-    >>> make_llm({"llm": None}) is None and make_llm({"llm": "offline"}) is None
-    True
-    >>> make_llm({"llm": {"base_url": "http://localhost:8000/v1", "model": "m", "stop": ["[END]"]}}).config.stop
-    ('[END]',)
-    >>> make_llm({"rewriter": {"base_url": "http://h:8000/v1", "model": "gpt2-xl", "api": "completions",
-    ...                        "as": "GPT2-xl"}}, section="rewriter").paper_system
-    'GPT2-xl'
-    """
-    section_value = (profile or {}).get(section) if isinstance(profile, Mapping) else None
-    if section_value in (None, False) or (isinstance(section_value, str)
-                                          and section_value.strip().lower() in ("offline", "none", "null", "")):
-        return None
-    if not isinstance(section_value, Mapping):
-        raise ValueError(f"profile key {section!r} must be a mapping, null or 'offline', "
-                         f"not {type(section_value).__name__}")
-    values = dict(section_value)
-    if "as" in values:
-        values["paper_system"] = values.pop("as")
-    known = {f.name for f in fields(LLMConfig)}
-    if "api_key" in values:
-        raise ValueError(f"profile {section!r} must not contain the API key; set api_key_env to the NAME of an env var")
-    unknown = sorted(set(values) - known)
-    if unknown:
-        raise ValueError(f"unknown keys in profile {section!r}: {unknown}; valid keys: {sorted(known)}")
-    config = LLMConfig(**values)
-    if config.in_process:
-        from .local import LocalLLM
-
-        return LocalLLM(config, cache=cache)
-    return LLMClient(config, cache=cache)

@@ -30,6 +30,17 @@ from typing import Callable, Sequence
 Messages = list[dict]
 
 
+def as_messages(messages: Messages | str) -> Messages:
+    """Chat messages from a plain prompt (one user turn) or a copy of a message list.
+
+    >>> as_messages("Hi")
+    [{'role': 'user', 'content': 'Hi'}]
+    """
+    if isinstance(messages, str):
+        return [{"role": "user", "content": messages}]
+    return [dict(m) for m in messages]
+
+
 def completion_prompt(messages: Messages | str) -> str:
     """The text a base LM continues: user/assistant contents joined by a blank line, system messages left out."""
     if isinstance(messages, str):

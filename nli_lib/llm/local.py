@@ -12,7 +12,7 @@ end-of-sequence token does; "length" when the cap is hit), usage counts prompt a
 A prompt that leaves no room for ``max_tokens`` in the model's context fails (`ContextOverflow`, counted as an
 error): callers fit few-shot prompts first (`context.fit_shots` with `LocalLLM.token_budget`).
 
-`LocalLLM` puts this behind the chat client interface (`client._CachedChat`): the same call cache (model key:
+`LocalLLM` puts this behind the chat client interface (`client.CachedChat`): the same call cache (model key:
 the weights' fingerprint, so a changed folder or GGUF file gives new keys), ledger (kind "llm", endpoint
 "in-process") and replay semantics as an endpoint.
 
@@ -23,83 +23,15 @@ the weights' fingerprint, so a changed folder or GGUF file gives new keys), ledg
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 
-from ..filehash import sha256_file
-from .client import LLMCallError, LLMConfig, Messages, _as_messages, _CachedChat
-from .context import TokenBudget, completion_prompt
-
-_CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "n_ctx", "seq_length", "max_sequence_length")
+from .client import CachedChat, LLMCallError, LLMConfig, Messages
+from .context import TokenBudget
+from .tokens import TokenCounter, context_of, model_source
 
 
 class ContextOverflow(LLMCallError):
     """A prompt plus max_tokens longer than the model's context window."""
-
-
-def _source(model: str, gguf_file: str | None):
-    """(ModelSource, from_pretrained kwargs, identity) of a model reference."""
-    from ..models.loading import ModelLoadError, resolve_model, source_fingerprint
-
-    source = resolve_model(model)
-    kwargs = dict(source.pretrained_kwargs())
-    if not gguf_file:
-        return source, kwargs, source_fingerprint(source)
-    if source.local_dir is None:
-        raise ModelLoadError(f"gguf_file {gguf_file!r} needs `model` to be the local folder holding it, not the hub "
-                             f"id {model!r}. Fix: download the file and give its folder")
-    path = source.local_dir / gguf_file
-    if not path.is_file():
-        raise ModelLoadError(f"no GGUF file {path}. Fix: check gguf_file (a file name inside the model folder)")
-    kwargs["gguf_file"] = gguf_file
-    return source, kwargs, f"{gguf_file}@sha256:{sha256_file(path, remember=True)[:16]}"
-
-
-def _context_of(config) -> int | None:
-    for key in _CONTEXT_KEYS:
-        value = getattr(config, key, None)
-        if isinstance(value, int) and value > 0:
-            return value
-    return None
-
-
-@dataclass(frozen=True)
-class TokenCounter:
-    """Counts a prompt's tokens as the model reads it (its own tokenizer; the chat template for api 'chat')."""
-
-    tokenizer: object = None  # a transformers tokenizer
-    api: str = "completions"  # 'chat': count the rendered chat template; 'completions': the plain prompt
-    context_tokens: int | None = None  # the context window the tokenizer (or model config) declares
-
-    @classmethod
-    def load(cls, model: str, *, api: str = "completions", gguf_file: str | None = None) -> "TokenCounter":
-        """The tokenizer of `model` (hub id or folder); its context from the model's config when readable."""
-        from transformers import AutoConfig, AutoTokenizer
-
-        from ..models.loading import load_pretrained
-
-        source, kwargs, _ = _source(model, gguf_file)
-        tok = load_pretrained(AutoTokenizer, source, "tokenizer", **kwargs)
-        try:
-            context = _context_of(load_pretrained(AutoConfig, source, "config", **kwargs))
-        except Exception:  # noqa: BLE001 - a tokenizer-only folder: its model_max_length, when plausible
-            context = None
-        limit = getattr(tok, "model_max_length", None)
-        if context is None and isinstance(limit, int) and 0 < limit < 10**7:
-            context = limit
-        return cls(tok, api, context)
-
-    def ids(self, messages: Messages | str) -> list[int]:
-        tok = self.tokenizer
-        if self.api == "chat":
-            if not getattr(tok, "chat_template", None):
-                raise ValueError("the tokenizer has no chat template (a base LM): set api: completions")
-            out = tok.apply_chat_template(_as_messages(messages), add_generation_prompt=True, tokenize=True)
-            return list(out["input_ids"] if isinstance(out, dict) or hasattr(out, "keys") else out)
-        return tok(completion_prompt(messages), add_special_tokens=True)["input_ids"]
-
-    def count(self, messages: Messages | str) -> int:
-        return len(self.ids(messages))
 
 
 class LocalCausalLM:
@@ -111,12 +43,12 @@ class LocalCausalLM:
 
         from ..models.loading import load_pretrained
 
-        source, kwargs, self.identity = _source(model, gguf_file)
+        source, kwargs, self.identity = model_source(model, gguf_file)
         self.tokenizer = load_pretrained(AutoTokenizer, source, "tokenizer", **kwargs)
         self.model = load_pretrained(AutoModelForCausalLM, source, "weights", **kwargs).eval()
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         self.model.to(self.device)
-        self.context_tokens = _context_of(self.model.config)
+        self.context_tokens = context_of(self.model.config)
         self._lock = threading.Lock()
 
     def counter(self, api: str) -> TokenCounter:
@@ -186,7 +118,7 @@ def load_engine(model: str, *, gguf_file: str | None = None, device: str | None 
         return _ENGINES[key]
 
 
-class LocalLLM(_CachedChat):
+class LocalLLM(CachedChat):
     """The chat-client interface over a model in this process (a profile section without base_url).
 
     The model loads on the first call that misses the cache: a warm run (or a replay) never loads it. The
@@ -210,7 +142,7 @@ class LocalLLM(_CachedChat):
     @property
     def identity(self) -> str:
         if self._identity is None:
-            _, _, self._identity = _source(self.config.model, self.config.gguf_file)
+            _, _, self._identity = model_source(self.config.model, self.config.gguf_file)
         return self._identity
 
     def engine(self) -> LocalCausalLM:

@@ -1,4 +1,8 @@
-"""The papers' LLM prompts as templates, with tolerant parsers and the exemplars the papers print.
+"""The template engine, tolerant parsers and the registry of the papers' LLM prompts.
+
+Each paper's prompt texts and exemplars live beside its package (`nli_lib.atoms.prompts`,
+`nli_lib.factnli.prompts`, `nli_lib.ftc.prompts`, `nli_lib.phrasis.prompts`) and `register` their templates;
+``PROMPTS`` imports a paper's module the first time one of its keys is asked for.
 
 Registry keys (``PROMPTS[key]``; fields to pass to ``render`` in brackets):
 
@@ -39,8 +43,8 @@ its templates default to zero-shot and carry the worked examples the paper shows
 ['There is a juggler.', 'The juggler performs.', 'The performance is at a party.']
 >>> PROMPTS["atoms.B1"].parse("Answer: (c)\\nA desert is not a field. [END]").value
 'contradiction'
->>> PROMPTS["atoms.B1"].parse("I cannot tell.")
-Parsed(ok=False, value=None, raw='I cannot tell.', error='no NLI label (e/n/c or entailment/neutral/contradiction) found')
+>>> PROMPTS["atoms.B1"].parse("I cannot tell.").error
+'no NLI label (e/n/c or entailment/neutral/contradiction) found'
 
 Refusals, empty answers and echoes of the prompt are rejected before any parser sees them (`junk_reason`),
 so a refusal never becomes an atom or a label word found inside it:
@@ -55,7 +59,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 # ---------------------------------------------------------------------------------------------------
 # Template and parse result
@@ -114,7 +118,9 @@ class PromptTemplate:
             raise KeyError(f"{self.name}.render() needs field {name!r} (fields: {', '.join(self.fields)})")
 
         user = _PLACEHOLDER.sub(fill, self.template)
-        return ([{"role": "system", "content": self.system}] if self.system else []) + [{"role": "user", "content": user}]
+        return ([{"role": "system", "content": self.system}] if self.system else []) + [
+            {"role": "user", "content": user}
+        ]
 
     def parse(self, text: str | None) -> Parsed:
         """Parse a model answer; refusals, junk, unparsable answers give ``Parsed(ok=False, raw=text, error=...)``."""
@@ -275,7 +281,9 @@ def parse_nli_label(text: str) -> str:
     if quoted:
         return _NLI_LETTER[quoted.group(1).lower()]
     for source in (head, body):
-        hits = [(m.start(), label) for label, pat in _NLI_WORDS for m in [re.search(rf"\b(?:{pat})", source, re.I)] if m]
+        hits = [
+            (m.start(), label) for label, pat in _NLI_WORDS for m in [re.search(rf"\b(?:{pat})", source, re.I)] if m
+        ]
         if hits:
             start, label = min(hits)
             if _NEGATED.search(source[:start]):  # "is not entailed by": a negated label word names no label
@@ -367,7 +375,8 @@ def parse_question(text: str) -> str:
     return parse_questions(text)[0]
 
 
-def _json_object(text: str) -> dict:
+def json_object(text: str) -> dict:
+    """The JSON object in a model answer (code fences, text around it, trailing commas and "..." tolerated)."""
     body = _strip_fences(text)
     start, end = body.find("{"), body.rfind("}")
     if start < 0 or end <= start:
@@ -385,7 +394,7 @@ def _json_object(text: str) -> dict:
 
 def parse_facts(text: str) -> list[str]:
     """FactNLI B.1 output ``{"facts": [{"text": ...}, ...]}`` -> list of fact strings ([] is valid)."""
-    facts = _json_object(text).get("facts")
+    facts = json_object(text).get("facts")
     if not isinstance(facts, list):
         raise ValueError("JSON has no 'facts' list")
     out = []
@@ -402,7 +411,7 @@ def parse_facts(text: str) -> list[str]:
 def parse_fusion(text: str) -> str:
     """FactNLI B.2 output ``{"fusion_result": "..."}`` -> the fused paragraph."""
     try:
-        result = _json_object(text).get("fusion_result")
+        result = json_object(text).get("fusion_result")
     except ValueError:
         m = re.search(r'"fusion_result"\s*:\s*"(.*)"', text, re.S)  # e.g. an unescaped quote inside
         result = m.group(1) if m else None
@@ -419,7 +428,7 @@ def _cut_continuation(text: str, next_marker: str) -> str:
 
 def parse_ftc_spans(text: str) -> dict[str, str]:
     """FTC extraction answer 'A: <span>\\nB: <span>' (the leading 'A:' may be missing) -> {"A", "B"}."""
-    lines = [l.strip() for l in _cut_continuation(text.strip(), "Explanation").splitlines() if l.strip()]
+    lines = [x.strip() for x in _cut_continuation(text.strip(), "Explanation").splitlines() if x.strip()]
     spans: dict[str, str] = {}
     for line in lines:
         m = re.match(r"^([AB])\s*:\s*(.*)$", line)
@@ -474,477 +483,52 @@ def parse_phrase_relation(text: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------
-# Exemplars printed in the papers (structured; reusable as evaluation items)
-# ---------------------------------------------------------------------------------------------------
-# Atoms paper. It hand-constructed Neo-Davidsonian decomposition exemplars for Prompt A.1, 12 SNLI dev
-# exemplars for B.1, 10 δ-SNLI exemplars for C.1/C.2 and 15 atom->QUD exemplars for D.1, but prints none
-# of those prompt exemplars. What it does print, copied here: Table 1 (two δ-SNLI and two SNLI items with
-# atoms and atom labels; bold = critical atom), Table 7, Table 8, the Appendix B.1 example, Section 2
-# examples, the two Section 6 contexts, Table 9 (atom -> QUD) and Figure 3.
-
-_T1_DNLI = [
-    {
-        "premise": "A man in a white t-shirt and jeans is holding a mallet and chisel next to his abstract sculpture "
-                   "which stands on several bricks.",
-        "hypothesis": "A man is trying to finish his sculpture for a church",
-        "update": "The man has taken his first strike against the granite.",
-        "label": "weakener",
-        "atoms": [
-            {"atom": "The thing the person is trying to do is finish.", "scale": -1, "critical": True},
-            {"atom": "The thing the person is trying to finish is a sculpture.", "scale": 1, "critical": False},
-            {"atom": "The sculpture is for a church.", "scale": 0, "critical": False},
-        ],
-        "source": "atoms Table 1 row 1",
-    },
-    {
-        "premise": "There is a green trash truck in road with a person sweeping sidewalk.",
-        "hypothesis": "The garbage man sweeps up where the can spilled.",
-        "update": "The person is wearing a city uniform.",
-        "label": "strengthener",
-        "atoms": [
-            {"atom": "The person is a garbage man.", "scale": 2, "critical": True},
-            {"atom": "The thing being swept is up.", "scale": "invalid", "critical": False},
-            {"atom": "There is a can.", "scale": 0, "critical": False},
-            {"atom": "The can has spilled.", "scale": 1, "critical": False},
-            {"atom": "The person is sweeping up a spill.", "scale": 2, "critical": True},
-        ],
-        "source": "atoms Table 1 row 2",
-    },
-]
-
-_T1_SNLI = [
-    {
-        "premise": "Two young men climb a tree overlooking a rural setting, with one of them out far on a limb and "
-                   "clutching a white helmet.",
-        "hypothesis": "Two brothers are climbing a tree to get down their Frisbee.",
-        "label": "neutral",
-        "atoms": [
-            ("There are two people.", "entailment"),
-            ("There are two people who are brothers.", "neutral"),
-            ("There are people climbing.", "entailment"),
-            ("There are people climbing a tree.", "entailment"),
-            ("There is a purpose for people climbing a tree.", "neutral"),
-            ("The purpose for people climbing a tree is to get something.", "neutral"),
-            ("The thing people are trying to get is a Frisbee.", "neutral"),
-            ("The thing people are trying to get is down.", "invalid"),
-        ],
-        "source": "atoms Table 1 row 3",
-    },
-    {
-        "premise": "A father and his daughter are riding a lawn mower down a street while dressed in American colors.",
-        "hypothesis": "two men cut grass by hand",
-        "label": "contradiction",
-        "atoms": [
-            ("There are two people.", "entailment"),
-            ("There are two people who are men.", "contradiction"),
-            ("There are people cutting.", "entailment"),
-            ("There are people cutting grass.", "entailment"),
-            ("There is a method of cutting grass.", "entailment"),
-            ("The method of cutting grass is by hand", "contradiction"),
-        ],
-        "source": "atoms Table 1 row 4",
-    },
-]
-
-_T7 = {
-    "premise": "A female within the foreground is heading towards a large white colored pillar that is apart of a "
-               "large building with people are loitering or waiting on the steps of said building.",
-    "hypothesis": "The woman has an important meeting today in the building.",
-    "update": "The woman is wearing a janitor’s uniform",
-    "label": "weakener",
-    "atoms": ["The person has something", "The thing the person has is a meeting.", "The meeting is important",
-              "The meeting is today", "The meeting is in a building"],
-}
-
-#: Hypothesis -> atoms (A.1 exemplars / evaluation items). "atoms" are the valid ones; the paper's
-#: invalid generations are kept apart. Generated by llama-3-8b-instruct and validated by the authors.
-ATOM_DECOMPOSITIONS: tuple[dict, ...] = tuple(
-    [{"sentence": r["hypothesis"], "atoms": [a["atom"] for a in r["atoms"] if a["scale"] != "invalid"],
-      "invalid_atoms": [a["atom"] for a in r["atoms"] if a["scale"] == "invalid"], "source": r["source"]}
-     for r in _T1_DNLI]
-    + [{"sentence": r["hypothesis"], "atoms": [a for a, l in r["atoms"] if l != "invalid"],
-        "invalid_atoms": [a for a, l in r["atoms"] if l == "invalid"], "source": r["source"]} for r in _T1_SNLI]
-    + [
-        {"sentence": "The man and woman are going to a movie in the city.",
-         "atoms": ["There are two people.", "There are two people who are a man and a woman.", "There are people going.",
-                   "There are people going to a movie.", "There is a destination for the people going.",
-                   "The destination is a movie.", "There is a city.", "The people are going to the city."],
-         "invalid_atoms": [], "missing_atoms": ["The movie is in the city."], "source": "atoms Table 8"},
-        {"sentence": "The man is riding on the sidewalk.",
-         "atoms": ["There is a person.", "There is a person who is a man.", "There is a person riding.",
-                   "There is a person riding on something.", "The thing the person is riding on is a sidewalk."],
-         "invalid_atoms": [], "source": "atoms Appendix B.1"},
-        {"sentence": _T7["hypothesis"], "atoms": list(_T7["atoms"]), "invalid_atoms": [], "source": "atoms Table 7"},
-    ]
-)
-
-#: SNLI items (B.1): full P-H pairs and the (premise, atom) sub-problems of Table 1 with gold labels.
-NLI_EXAMPLES: tuple[dict, ...] = tuple(
-    [{"premise": "A little girl in a lush green field", "hypothesis": "A little girl rides her ox in a desert",
-      "label": "contradiction", "kind": "full", "source": "atoms Section 2.1"}]
-    + [{"premise": r["premise"], "hypothesis": r["hypothesis"], "label": r["label"], "kind": "full",
-        "source": r["source"]} for r in _T1_SNLI]
-    + [{"premise": r["premise"], "hypothesis": a, "label": l, "kind": "atom", "source": r["source"]}
-       for r in _T1_SNLI for a, l in r["atoms"] if l != "invalid"]
-)
-
-#: δ-NLI items (C.1). Table 7 is left out: the paper notes its gold label propagates a stereotype.
-DEFEASIBLE_EXAMPLES: tuple[dict, ...] = tuple(
-    [{"premise": "A group of people sitting around a rectangular table", "hypothesis": "they have a work meeting",
-      "update": "the people are toddlers", "label": "weakener", "source": "atoms Section 2.2"}]
-    + [{k: r[k] for k in ("premise", "hypothesis", "update", "label", "source")} for r in _T1_DNLI]
-)
-
-_SCALE_TO_3 = {-2: "weakener", -1: "weakener", 0: "no effect", 1: "strengthener", 2: "strengthener"}
-
-#: Atom-level δ-NLI items (C.2): hypothesis = one atom; "scale" is the paper's -2..+2 annotation.
-DEFEASIBLE_ATOM_EXAMPLES: tuple[dict, ...] = tuple(
-    [{"premise": r["premise"], "hypothesis": a["atom"], "update": r["update"], "label": _SCALE_TO_3[a["scale"]],
-      "scale": a["scale"], "critical": a["critical"], "source": r["source"]}
-     for r in _T1_DNLI for a in r["atoms"] if a["scale"] != "invalid"]
-    + [{"premise": _T7["premise"], "hypothesis": a, "update": _T7["update"], "label": "no effect", "scale": 0,
-        "critical": False, "source": "atoms Table 7"} for a in _T7["atoms"]]
-    + [  # Section 6: the same critical atom strengthened in two contexts (magnitude not given)
-        {"premise": "Four people standing on a hiking trail in a forest with big tree logs on the ground",
-         "hypothesis": "The people are tall", "update": "Their long legs step across several logs at once.",
-         "label": "strengthener", "scale": None, "critical": True, "source": "atoms Section 6, Context 1"},
-        {"premise": "Two men in orange uniforms stand before a train and do some work",
-         "hypothesis": "The people are tall", "update": "They can easily touch the top of the train.",
-         "label": "strengthener", "scale": None, "critical": True, "source": "atoms Section 6, Context 2"},
-    ]
-)
-
-#: Critical atom -> QUD. Table 9 rows are gpt-4o outputs (92% validated correct in the paper). Figure 3's
-#: extracted layout labels its middle column "Example Update", but its cells read as atoms; they are
-#: used here as atom -> QUD pairs (reconstruction).
-QUD_EXAMPLES: tuple[dict, ...] = (
-    {"atom": "The kids are waiting.", "qud": "What are the people doing?", "source": "atoms Table 9"},
-    {"atom": "The dog is brown.", "qud": "What color is the dog?", "source": "atoms Table 9"},
-    {"atom": "The thing the grandpa is wearing is a shirt.", "qud": "What is the person wearing?", "source": "atoms Table 9"},
-    {"atom": "The two women are sisters.", "qud": "What is the relationship between the two people?", "source": "atoms Table 9"},
-    {"atom": "The bike is brand new.", "qud": "What is the condition of the object?", "source": "atoms Table 9"},
-    {"atom": "The girls are posing.", "qud": "What are the people doing?", "source": "atoms Table 9"},
-    {"atom": "The vest that the person wears is orange.", "qud": "What color is the vest that the man is wearing?",
-     "source": "atoms Figure 3"},
-    {"atom": "The person stands.", "qud": "What is the man doing on the dock?", "source": "atoms Figure 3"},
-    {"atom": "The person is on a dock.", "qud": "Where is the man?", "source": "atoms Figure 3"},
-)
-
-# FTC paper, Table 13 (extraction) and Table 14 (transformation). The paper primed GPT-Neo with 20 examples
-# per label but prints 5 per label; only those are here. Text extraction interleaved the columns, so row
-# boundaries were reconstructed from the table layout; every string is the paper's (typos kept: "he has a
-# map" for "mop", "If your pausing", "they gets ready"; hyphenated line breaks "class-room",
-# "con-struction" rejoined). Table 14 C/E row 2 and row 3 swap which span is A, as printed.
-FTC_EXTRACT_EXAMPLES: dict[str, tuple[dict, ...]] = {
-    "C": (
-        {"explanation": "Jail cells aren’t pastel-colored or a classroom.", "A": "jail cells",
-         "B": "pastel-colored or a classroom"},
-        {"explanation": "The two men cannot both be at a construction site and also never have been at a "
-                        "construction site.", "A": "at a construction site",
-         "B": "never have been at a construction site."},
-        {"explanation": "One cannot be happy and angry at the same time.", "A": "happy", "B": "angry"},
-        {"explanation": "a dog is not a cat.", "A": "dog", "B": "cat"},
-        {"explanation": "Star is not balloon", "A": "star", "B": "balloon"},
-    ),
-    "E": (
-        {"explanation": "The guy on the phone is sitting at a desk.", "A": "guy on the phone", "B": "sitting at a desk"},
-        {"explanation": "People is a generalization of many people.", "A": "people", "B": "many people"},
-        {"explanation": "Jockeys are people, so jockeys riding horses are people riding horses.", "A": "jockeys",
-         "B": "people"},
-        {"explanation": "If people are sitting on blankets and the blankets are in the park, then the people are "
-                        "sitting at the park as well, because they cannot be in a separate location from the "
-                        "blankets they are sitting upon.", "A": "people sitting on blankets",
-         "B": "people sitting on blankets in the park"},
-        {"explanation": "If your pausing for a photo then they are having their photo taken", "A": "pausing for a photo",
-         "B": "having photo taken"},
-    ),
-    "N": (
-        {"explanation": "Looking on does not mean waiting for their turn and doesn’t mean they are at a competition.",
-         "A": "looking", "B": "waiting for their turn and they are at a competition"},
-        {"explanation": "Just because a track athlete is carrying a large pole it does not mean they gets ready for "
-                        "their turn at the pole vault.", "A": "A track athlete is carrying a large pole",
-         "B": "A track athlete gets ready for their turn at the pole vault."},
-        {"explanation": "There is no evidence that the women talking to the man outside the building are sad",
-         "A": "The women talking to the man outside the building", "B": "the women are sad"},
-        {"explanation": "Just because he has a mop, does not mean he has a broom.", "A": "he has a map",
-         "B": "he has a broom"},
-        {"explanation": "No way to know that is alone because he lost his friends in a war.", "A": "he is alone",
-         "B": "he lost his friends in a war"},
-    ),
-}
-
-FTC_TRANSFORM_EXAMPLES: dict[str, tuple[dict, ...]] = {
-    "CE": (  # "Contradiction and Entailment uses the same set of prompts" (Table 14 caption)
-        {"hyp_original": "They are waiting for parole in their jail cells.",
-         "hyp_cf": "They are waiting for parole in their pastel-colored classroom", "A": "jail cells",
-         "B": "pastel-colored classroom"},
-        {"hyp_original": "The two men have never been to a construction site.",
-         "hyp_cf": "The two men are at a construction site.", "A": "at a construction site",
-         "B": "never been to a construction site"},
-        {"hyp_original": "an angry man grills vegetables on a barbecue.",
-         "hyp_cf": "A happy man grills vegetables on a barbecue.", "A": "angry", "B": "happy"},
-        {"hyp_original": "There is a cat running", "hyp_cf": "There is a dog running", "A": "cat", "B": "dog"},
-        {"hyp_original": "The young man is holding the balloon inside the large stone building.",
-         "hyp_cf": "The young man is holding the star inside the large stone building.", "A": "balloon", "B": "star"},
-    ),
-    "N": (  # hyp_cf holds the two counterfactuals x_cf[A] and x_cf[B] as "A: ...; B: ..."
-        {"hyp_original": "The skateboarders are waiting for their turn at a competition.",
-         "hyp_cf": "A: The skateboarders are looking.; B: The skateboarders are waiting for their turn.",
-         "A": "looking", "B": "waiting for their turn"},
-        {"hyp_original": "A track athlete gets ready for their turn at the pole vault.",
-         "hyp_cf": "A: A track athlete carrying a large pole.; B: A track athlete gets ready for their turn at the "
-                   "pole vault.", "A": "carrying a large pole", "B": "gets ready for their turn at the pole vault"},
-        {"hyp_original": "Three sad women standing outside a building talking to a man.",
-         "hyp_cf": "A: Three talking to the man outside the building; B: Three sad women",
-         "A": "the women talking to the man outside the building", "B": "the women are sad"},
-        {"hyp_original": "There is an old man sitting alone because he lost his friends in a war.",
-         "hyp_cf": "A: There is an old man sitting alone; B: There is an old man who lost his friends in a war.",
-         "A": "he is alone", "B": "he lost his friends in a war"},
-    ),
-}
-
-#: PhrasIS Table 1 example pairs (label codes as in the companion's data).
-PHRASIS_EXAMPLES: tuple[dict, ...] = (
-    {"phrase1": "clings", "phrase2": "hold on", "label": "EQUI"},
-    {"phrase1": "2 car bombs", "phrase2": "Car bombing", "label": "FORW"},
-    {"phrase1": "22 dead", "phrase2": "89 dead", "label": "BACK"},
-    {"phrase1": "Doing back flip", "phrase2": "Jumping headfirst", "label": "OPPO"},
-    {"phrase1": "February 25", "phrase2": "April 21", "label": "SIMI"},
-    {"phrase1": "Brief Gaza truce", "phrase2": "Temporary truce", "label": "SIMI"},
-    {"phrase1": "smiling", "phrase2": "are posing", "label": "REL"},
-    {"phrase1": "says", "phrase2": "Syria peace", "label": "UNR"},
-)
-
-#: FactNLI Appendix G (Table 10), level 1 of the SNLI case study (label entailment).
-FACTNLI_CASE_STUDY: dict = {
-    "premise": "A woman wearing a yellow tank top and white pants looking into a window on a city street.",
-    "hypothesis": "A woman wearing a tank top and pants looks through some glass.",
-    "label": "entailment",
-    "L1_facts": ["Carnaby Street is a shopping street in Soho, City of Westminster.", "Carnaby Street is pedestrianised.",
-                 "Street fashion is associated with youth culture.", "Street fashion is seen in major urban centers."],
-    "L1_premise": "A woman wearing a yellow tank top and white pants is looking into a window on a city street, where "
-                  "street fashion, often associated with youth culture, is prominently displayed in major urban "
-                  "centers like Carnaby Street, a pedestrianised shopping street in Soho, City of Westminster.",
-    "L1_hypothesis": "A woman wearing a tank top and pants looks through some glass, embodying the street fashion that "
-                     "is often seen in major urban centers and is closely associated with youth culture.",
-    "source": "factnli Appendix G, Table 10",
-}
-
-# ---------------------------------------------------------------------------------------------------
-# Prompt texts
+# The registry
 # ---------------------------------------------------------------------------------------------------
 
-_A1 = (
-    "You are an expert linguist. You are given a sentence. Generate a list of atomic facts that are strictly "
-    "logically entailed from the given sentence. Keep each fact independent and self-contained. Each fact should make "
-    "sense when read on its own. Only write facts that are directly described or supported by the sentence. End your "
-    "response with [END].\n\n{shots}SENTENCE: {sentence}\n\nFACTS:"
-)
-
-_B1_QUESTION = "Is the hypothesis entailed by, contradicted by, or neutral with respect to the premise?"
-_B1 = (
-    "You will be given a premise and a hypothesis about that premise. You need to decide whether the hypothesis is "
-    "entailed by the premise by choosing one of the following answers: ‘e’: The hypothesis follows logically from the "
-    "information contained in the premise. ‘c’: The hypothesis is logically false from the information contained in "
-    "the premise. ‘n’: It is not possible to determine whether the hypothesis is true or false without further "
-    "information. Read the premise and hypothesis and select the correct answer from the three answer labels (e, n, "
-    "c). Also provide a single line of explanation in a new line. End your response with [END] and output nothing "
-    "after.\n\n{shots}Premise: {premise}\nHypothesis: {hypothesis}\n\n" + _B1_QUESTION
-)
-
-_C_HEAD = (
-    "You are a reasoning system. You are given a description of a situation and a hypothesis about that situation "
-    "that may or may not be true. Given some more evidence about the situation, output ‘more’ if the hypothesis seems "
-    "more likely to be true after learning the evidence, "
-)
-_C_TAIL = (
-    " Also provide a single line of explanation in a new line. End your response with [END] and output nothing after."
-    "\n\n{shots}Situation: {context}\n\nHypothesis: {hypothesis}\n\nEvidence: {evidence}\n\n"
-    "Does the evidence make the hypothesis about the situation more or less likely to be true?"
-)
-_C1 = _C_HEAD + (
-    "or output ‘less’ if the hypothesis seems less likely to be true after learning the evidence." + _C_TAIL
-)
-_C2 = _C_HEAD + (
-    "output ‘less’ if the hypothesis seems less likely to be true after learning the evidence, or output ‘none’ if "
-    "the likelihood of the hypothesis remains unchanged after learning the evidence." + _C_TAIL
-)
-
-_D1 = (
-    "You are an expert linguist. Given a short sentence, generate a question that is answered by the sentence. Read "
-    "the whole sentence carefully before generating the question.\n{shots}Sentence: {critical_atom}\nQuestion:"
-)
-
-# FactNLI Appendix B: line breaks as printed; margin line numbers removed.
-_FACTNLI_B1 = """[Task Description]
-You are a meticulous information extractor. Your sole job is to read the
-given SNIPPETS and return only literal, atomic facts present in those
-snippets. You must not infer, generalize, add outside knowledge.
-[Inputs]
-{SNIPPETS}
-
-[Rules]
-1) Source-only: use only snippet content; preserve tense, modality,
-quantifiers, and negation exactly as written.
-2) Minimality: each fact must be irreducible (cannot be further split).
-3) No cross extraction: each fact must be fully supported by a single
-snippet. Do not combine evidence across multiple snippets.
-4) No ambiguous references: avoid vague or deictic pronouns (e.g., it,
-they, he, she, this, that, former, latter, here, there); replace with
-the explicit noun phrase from the snippet.
-5) If nothing is extractable, return {"facts": []} exactly.
-
-[Output JSON]
-{
-"facts": [
-{
-"text": "<atomic fact1>,"
-},
-{
-"text": "<atomic fact2>,"
-}
-...
-]
-}"""
-
-_FACTNLI_B2 = """[Task Description]
-You are a precise composer. Begin with the given ANCHOR text verbatim,
-then add ONLY the supplied atomic facts from FACT_LIST_JSON. Do not
-introduce any new information beyond those facts.
-[Inputs]
-{ANCHOR_TEXT}
-{FACT_LIST_JSON}
-
-[Rules]
-1) Anchor-centric: write a short paragraph that revolves around
-ANCHOR_TEXT.
-2) Facts-only: integrate all and only the provided facts; each fact
-appears once.
-3) Fidelity: preserve polarity, modality, time expressions, and named
-entities as given.
-4) Minimal glue: use neutral connectors ("Additionally,", "At <time>,",
-"In <location>,", "Meanwhile,") without adding new information.
-[Output JSON]
-{
-"fusion_result": "<fused_paragraph>"
-}"""
-
-# FTC: layout companion-authored (the paper prints only the example rows).
-_FTC_SYSTEM = "Complete the last example in exactly the same format as the examples. Output only the completion."
-_FTC_EXTRACT = "{shots}Explanation: {explanation}\nA:"
-_FTC_TRANSFORM = "{shots}Hypothesis: {hypothesis}\nA: {A}\nB: {B}\nCounterfactual:"
-
-# PhrasIS: companion-authored; definitions quoted from the PhrasIS paper, Appendix A.1 (and footnote 4).
-_PHRASIS = (
-    "Decide which inference relation holds between PHRASE 1 and PHRASE 2. Answer with exactly one label:\n"
-    "EQUI (equivalence): both phrases express the same meaning.\n"
-    "FORW (forward entailment): the meaning of one phrase is subsumed by the other, often involving missing or "
-    "additional constructs; here PHRASE 1 entails PHRASE 2.\n"
-    "BACK (backward entailment): the same relation in the other direction; PHRASE 2 entails PHRASE 1.\n"
-    "SIMI (similarity): the phrases belong to the same semantic class but are not equivalent, entailed, or opposed.\n"
-    "REL (relatedness): some kind of weak semantic relation that is not strong enough to be annotated as similar.\n"
-    "OPPO (opposition): the phrases are in an inherently incompatible binary relationship (e.g., antonyms).\n"
-    "UNR (unrelated): there is not any semantic relation involved.\n"
-    "Entailment follows set inclusion, also for quantification, number and coordination: someone is more general "
-    "than everyone, so (someone, everyone) is BACK; women entails woman, but not the reverse.\n\n"
-    "{shots}PHRASE 1: {phrase1}\nPHRASE 2: {phrase2}\nLabel:"
-)
-
-_LETTER = {"entailment": "e", "neutral": "n", "contradiction": "c"}
-_MORE_LESS = {"strengthener": "more", "weakener": "less", "no effect": "none"}
-
-_VERBATIM = "Verbatim from the paper (bold markers dropped)."
-_ATOMS_SHOTS = ("The paper's own prompt exemplars are not printed; `exemplars` holds the worked examples it does "
-                "print (pass shots=k, or shots=[...] with your own rows).")
+#: Paper -> the module that registers its templates (keys start with the paper's name).
+PROMPT_MODULES = {"atoms": "nli_lib.atoms.prompts", "factnli": "nli_lib.factnli.prompts",
+                  "ftc": "nli_lib.ftc.prompts", "phrasis": "nli_lib.phrasis.prompts"}
 
 
-def _ftc_extract(label: str) -> PromptTemplate:
-    return PromptTemplate(
-        name=f"ftc.extract.{label}", paper="ftc", section="Appendix 7.9, Table 13", system=_FTC_SYSTEM,
-        template=_FTC_EXTRACT, parser=parse_ftc_spans, exemplars=FTC_EXTRACT_EXAMPLES[label],
-        shot_format=lambda r: f"Explanation: {r['explanation']}\nA: {r['A']}\nB: {r['B']}",
-        default_shots=len(FTC_EXTRACT_EXAMPLES[label]),
-        notes="Example rows verbatim from Table 13 (5 of the 20 used; reconstructed from interleaved columns); "
-              "layout and system line companion-authored.",
-    )
+class PromptRegistry(Mapping):
+    """Templates by key; a paper's module is imported on the first lookup of one of its keys (all of them
+    when the registry is listed), so importing the LLM layer never imports the paper packages."""
+
+    def __init__(self, modules: Mapping[str, str]):
+        self._modules = dict(modules)
+        self._templates: dict[str, PromptTemplate] = {}
+        self._loaded: set[str] = set()
+
+    def register(self, *templates: PromptTemplate) -> None:
+        for t in templates:
+            if t.name in self._templates and self._templates[t.name] is not t:
+                raise ValueError(f"prompt {t.name!r} is registered twice")
+            self._templates[t.name] = t
+
+    def _load(self, paper: str) -> None:
+        if paper in self._modules and paper not in self._loaded:
+            import importlib
+
+            self._loaded.add(paper)
+            importlib.import_module(self._modules[paper])
+
+    def __getitem__(self, key: str) -> PromptTemplate:
+        if key not in self._templates:
+            self._load(str(key).split(".", 1)[0])
+        try:
+            return self._templates[key]
+        except KeyError:
+            raise KeyError(f"no prompt {key!r}; known: {', '.join(sorted(self))}") from None
+
+    def __iter__(self) -> Iterator[str]:
+        for paper in self._modules:
+            self._load(paper)
+        return iter(dict(sorted(self._templates.items())))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
-def _ftc_transform(label: str) -> PromptTemplate:
-    rows = FTC_TRANSFORM_EXAMPLES["N" if label == "N" else "CE"]
-    return PromptTemplate(
-        name=f"ftc.transform.{label}", paper="ftc", section="Appendix 7.9, Table 14", system=_FTC_SYSTEM,
-        template=_FTC_TRANSFORM, exemplars=rows, default_shots=len(rows),
-        parser=parse_ftc_counterfactual_pair if label == "N" else parse_ftc_counterfactual,
-        shot_format=lambda r: f"Hypothesis: {r['hyp_original']}\nA: {r['A']}\nB: {r['B']}\nCounterfactual: {r['hyp_cf']}",
-        notes="Example rows verbatim from Table 14 (reconstructed from interleaved columns); layout and system "
-              "line companion-authored." + (" C and E share one example set, as in the paper." if label != "N" else ""),
-    )
-
-
-PROMPTS: dict[str, PromptTemplate] = {
-    t.name: t
-    for t in [
-        PromptTemplate(
-            name="atoms.A1", paper="atoms", section="Appendix A, Prompt A.1: Atom Generation", system=None,
-            template=_A1, parser=parse_atoms, exemplars=ATOM_DECOMPOSITIONS,
-            shot_format=lambda r: f"SENTENCE: {r['sentence']}\n\nFACTS:\n" + "\n".join(f"- {a}" for a in r["atoms"]) + "\n[END]",
-            notes=_VERBATIM + " " + _ATOMS_SHOTS,
-        ),
-        PromptTemplate(
-            name="atoms.B1", paper="atoms", section="Appendix B, Prompt B.1: Traditional NLI", system=None,
-            template=_B1, parser=parse_nli_label, exemplars=NLI_EXAMPLES,
-            shot_format=lambda r: f"Premise: {r['premise']}\nHypothesis: {r['hypothesis']}\n\n{_B1_QUESTION}\n"
-                                  f"{_LETTER[r['label']]}\n" + (f"{r['explanation']}\n" if r.get("explanation") else "") + "[END]",
-            notes=_VERBATIM + " The paper used 12 SNLI dev exemplars (not printed). " + _ATOMS_SHOTS,
-        ),
-        PromptTemplate(
-            name="atoms.C1", paper="atoms", section="Appendix C, Prompt C.1: Defeasible Inference", system=None,
-            template=_C1, parser=parse_defeasible, exemplars=DEFEASIBLE_EXAMPLES,
-            shot_format=lambda r: _c_shot(r),
-            notes=_VERBATIM + " The paper used 10 δ-SNLI exemplars (not printed). " + _ATOMS_SHOTS,
-        ),
-        PromptTemplate(
-            name="atoms.C2", paper="atoms", section="Appendix C, Prompt C.2: Defeasible Inference Atoms", system=None,
-            template=_C2, parser=parse_defeasible3, exemplars=DEFEASIBLE_ATOM_EXAMPLES,
-            shot_format=lambda r: _c_shot(r),
-            notes=_VERBATIM + " Prompt C.2 asks for more/less/none; the -2..+2 scale is the paper's human annotation "
-                  "(see parse_scale5 and the 'scale' of DEFEASIBLE_ATOM_EXAMPLES). " + _ATOMS_SHOTS,
-        ),
-        PromptTemplate(
-            name="atoms.D1", paper="atoms", section="Appendix D, Prompt D.1: QUD Generation", system=None,
-            template=_D1, parser=parse_question, exemplars=QUD_EXAMPLES,
-            shot_format=lambda r: f"Sentence: {r['atom']}\nQuestion: {r['qud']}",
-            notes=_VERBATIM + " The placeholder printed as 'critical atom' is {critical_atom}. The paper used 15 "
-                  "exemplars (not printed) with gpt-4o at temperature 0.01. " + _ATOMS_SHOTS,
-        ),
-        PromptTemplate(
-            name="factnli.B1", paper="factnli", section="Appendix B.1: Fact Extraction", system=None,
-            template=_FACTNLI_B1, parser=parse_facts,
-            notes="Verbatim from the paper (margin line numbers removed). A list passed as SNIPPETS is numbered "
-                  "one per line (companion choice).",
-        ),
-        PromptTemplate(
-            name="factnli.B2", paper="factnli", section="Appendix B.2: Premise and Hypothesis Fusion", system=None,
-            template=_FACTNLI_B2, parser=parse_fusion, exemplars=(FACTNLI_CASE_STUDY,),
-            notes="Verbatim from the paper (margin line numbers removed; the wrapped literal \"In <location>,\" "
-                  "rejoined). Used for both premise and hypothesis (ANCHOR_TEXT = p or h). A list passed as "
-                  "FACT_LIST_JSON is sent as {\"facts\": [{\"text\": ...}]} (companion choice).",
-        ),
-        *[_ftc_extract(label) for label in ("C", "E", "N")],
-        *[_ftc_transform(label) for label in ("C", "E", "N")],
-        PromptTemplate(
-            name="phrasis.relation", paper="phrasis", section="companion-authored (labels: PhrasIS Appendix A.1)",
-            system="You are an expert annotator of inference relations between short phrases.",
-            template=_PHRASIS, parser=parse_phrase_relation, exemplars=PHRASIS_EXAMPLES,
-            shot_format=lambda r: f"PHRASE 1: {r['phrase1']}\nPHRASE 2: {r['phrase2']}\nLabel: {r['label']}",
-            notes="COMPANION-AUTHORED: the PhrasIS paper evaluates fine-tuned classifiers and prints no prompt. "
-                  "Label definitions quoted from its Appendix A.1; exemplars are its Table 1 pairs.",
-        ),
-    ]
-}
-
-
-def _c_shot(r: dict) -> str:
-    return (f"Situation: {r['premise']}\n\nHypothesis: {r['hypothesis']}\n\nEvidence: {r['update']}\n\n"
-            "Does the evidence make the hypothesis about the situation more or less likely to be true?\n"
-            f"{_MORE_LESS[r['label']]}\n" + (f"{r['explanation']}\n" if r.get("explanation") else "") + "[END]")
+PROMPTS = PromptRegistry(PROMPT_MODULES)
+register = PROMPTS.register

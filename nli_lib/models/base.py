@@ -19,7 +19,6 @@ Every `predict_proba` is counted in the call ledger (`nli_lib.calls`): pairs ask
 """
 from __future__ import annotations
 
-import hashlib
 from abc import ABC, abstractmethod
 from typing import Sequence
 
@@ -27,21 +26,12 @@ import numpy as np
 import pandas as pd
 
 from .. import calls
-from ..cache import CallCache, default_cache
 from ..cache import CallCache, default_cache, probability_check
 from ..config import LABELS
+from ..hashing import text_hash  # noqa: F401  (re-exported: the model layer's fingerprints use it)
 
 CACHE_NAMESPACE = "classifier"
 CHUNK = 2048  # pairs per cache round-trip: bounds memory and loses at most one chunk on interruption
-
-
-def text_hash(*parts: str) -> str:
-    """Short sha256 of joined texts (for fingerprints of training data, corpora, ...)."""
-    h = hashlib.sha256()
-    for part in parts:
-        h.update(part.encode("utf-8"))
-        h.update(b"\x1f")
-    return h.hexdigest()[:16]
 
 
 def labels_of(probs: np.ndarray, labels: Sequence[str]) -> list[str | None]:
@@ -100,11 +90,15 @@ class Classifier(ABC):
             if unique:
                 pairs = list(unique)
                 computed += len(pairs)
-                probs = np.asarray(self._predict_proba_uncached([a for a, _ in pairs], [b for _, b in pairs]), dtype=float)
+                probs = np.asarray(
+                    self._predict_proba_uncached([a for a, _ in pairs], [b for _, b in pairs]), dtype=float
+                )
                 if probs.shape != (len(pairs), len(self.labels)):
                     raise ValueError(f"{self.name} returned probabilities of shape {probs.shape} for {len(pairs)} "
                                      f"pairs and {len(self.labels)} labels")
-                self.cache.put_many(CACHE_NAMESPACE, [(keys[unique[pair][0]], probs[j].tolist()) for j, pair in enumerate(pairs)])
+                self.cache.put_many(
+                    CACHE_NAMESPACE, [(keys[unique[pair][0]], probs[j].tolist()) for j, pair in enumerate(pairs)]
+                )
                 for j, pair in enumerate(pairs):
                     for i in unique[pair]:
                         cached[i] = probs[j].tolist()
@@ -117,7 +111,9 @@ class Classifier(ABC):
         """Predicted label strings."""
         return labels_of(self.predict_proba(premises, hypotheses), self.labels)
 
-    def predict_frame(self, df: pd.DataFrame, premise_col: str = "premise", hypothesis_col: str = "hypothesis") -> pd.DataFrame:
+    def predict_frame(
+        self, df: pd.DataFrame, premise_col: str = "premise", hypothesis_col: str = "hypothesis"
+    ) -> pd.DataFrame:
         """Copy of df with `pred`, `answered`, `p_<label>` columns and, when df has `label`, `correct`.
 
         The returned rows are the raw examples behind any score computed from them. An unanswered pair has

@@ -16,7 +16,6 @@ cannot run code), since fitting TF-IDF + a linear model on e-SNLI dev takes tens
 """
 from __future__ import annotations
 
-import re
 from typing import Sequence
 
 import numpy as np
@@ -24,16 +23,16 @@ import pandas as pd
 import scipy.sparse as sp
 
 from ..config import LABELS
-from .base import Classifier, text_hash
+from ..hashing import stable_json, text_hash
+from ..text import bow_tokens
+from .base import Classifier
 
 MAX_FEATURES = 20000  # TF-IDF vocabulary size per block
 LOGREG_MAX_ITER = 2000  # iterations of the logistic regression solver
 NEGATIONS = frozenset("no not never nobody nothing none n't cannot neither nor without".split())
-_TOKEN = re.compile(r"[a-z0-9']+|n't")
-
-
-def tokens(text: str) -> list[str]:
-    return _TOKEN.findall(str(text).lower())
+# The vectorizers name their tokenizer function; files fitted before it moved to nli_lib.text name this alias
+# (skops resolves it by module and name), so it stays importable here.
+tokens = bow_tokens
 
 
 def split_spaces(text: str) -> list[str]:
@@ -53,7 +52,7 @@ def overlap_features(premises: Sequence[str], hypotheses: Sequence[str]) -> np.n
     """
     rows = []
     for p, h in zip(premises, hypotheses):
-        tp, th = tokens(p), tokens(h)
+        tp, th = bow_tokens(p), bow_tokens(h)
         sp_, sh = set(tp), set(th)
         rows.append([
             len(sh & sp_) / max(len(sh), 1), len(sh & sp_) / max(len(sp_), 1),
@@ -69,13 +68,15 @@ class PairFeaturizer:
     def __init__(self, max_features: int = MAX_FEATURES):
         from sklearn.feature_extraction.text import TfidfVectorizer
 
-        make = lambda: TfidfVectorizer(tokenizer=tokens, token_pattern=None, lowercase=False, ngram_range=(1, 2),
-                                       max_features=max_features, sublinear_tf=True)
+        def make():
+            return TfidfVectorizer(tokenizer=bow_tokens, token_pattern=None, lowercase=False, ngram_range=(1, 2),
+                                   max_features=max_features, sublinear_tf=True)
+
         self.vp, self.vh, self.vnew = make(), make(), make()
 
     @staticmethod
     def _new_words(premises, hypotheses):
-        return [" ".join(w for w in tokens(h) if w not in set(tokens(p))) for p, h in zip(premises, hypotheses)]
+        return [" ".join(w for w in bow_tokens(h) if w not in set(bow_tokens(p))) for p, h in zip(premises, hypotheses)]
 
     def fit_transform(self, premises, hypotheses):
         return sp.hstack([self.vp.fit_transform(premises), self.vh.fit_transform(hypotheses),
@@ -88,7 +89,7 @@ class PairFeaturizer:
                           sp.csr_matrix(overlap_features(premises, hypotheses))]).tocsr()
 
 
-class _SklearnPairClassifier(Classifier):
+class SklearnPairClassifier(Classifier):
     """A scikit-learn pair classifier: `settings()` names every knob, `fitted_parts()` every fitted estimator."""
 
     tier = "offline"
@@ -133,11 +134,10 @@ class _SklearnPairClassifier(Classifier):
 
     def set_fingerprint(self, df: pd.DataFrame, premise_col: str = "premise", hypothesis_col: str = "hypothesis"):
         """Fingerprint = name | hash of settings() | hash of the training rows (called by fit and on restore)."""
-        import json
 
         rows = ("\t".join(map(str, row)) for row in zip(df[premise_col].astype(str), df[hypothesis_col].astype(str),
                                                         df["label"]))
-        self._fp = f"{self.name}|{text_hash(json.dumps(self.settings(), sort_keys=True))}|{text_hash(*rows)}"
+        self._fp = f"{self.name}|{text_hash(stable_json(self.settings()))}|{text_hash(*rows)}"
 
     @property
     def fingerprint(self) -> str:
@@ -153,7 +153,7 @@ class _SklearnPairClassifier(Classifier):
         return out
 
 
-class TfidfPairClassifier(_SklearnPairClassifier):
+class TfidfPairClassifier(SklearnPairClassifier):
     """TF-IDF + overlap features with logistic regression ('logreg') or a calibrated linear SVM ('svm')."""
 
     def __init__(self, kind: str = "logreg", labels: Sequence[str] = LABELS, C: float = 1.0, cache=None, seed: int = 0):
@@ -191,7 +191,7 @@ class TfidfPairClassifier(_SklearnPairClassifier):
         return self._proba_in_label_order(self.est, self.feats.transform(premises, hypotheses))
 
 
-class NaiveBayesPairClassifier(_SklearnPairClassifier):
+class NaiveBayesPairClassifier(SklearnPairClassifier):
     """Multinomial NB over bag-of-words counts of 'p:word' and 'h:word' tokens (additive smoothing `alpha`)."""
 
     name = "bow-naive-bayes"
@@ -205,7 +205,7 @@ class NaiveBayesPairClassifier(_SklearnPairClassifier):
 
     @staticmethod
     def _docs(p, h):
-        return [" ".join([f"p:{w}" for w in tokens(a)] + [f"h:{w}" for w in tokens(b)]) for a, b in zip(p, h)]
+        return [" ".join([f"p:{w}" for w in bow_tokens(a)] + [f"h:{w}" for w in bow_tokens(b)]) for a, b in zip(p, h)]
 
     def _fit(self, p, h, y):
         from sklearn.feature_extraction.text import CountVectorizer

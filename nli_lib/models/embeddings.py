@@ -106,13 +106,26 @@ class SentenceEncoder:
         fresh: dict[str, np.ndarray] = {}
         for start in range(0, len(todo), 4096):  # store as we go: an interrupted corpus encoding resumes
             chunk = todo[start : start + 4096]
-            vecs = self.model.encode(chunk, batch_size=self.batch_size, normalize_embeddings=True,
-                                     show_progress_bar=self.progress and len(todo) > self.batch_size, convert_to_numpy=True)
+            vecs = self.model.encode(
+                chunk,
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                show_progress_bar=self.progress and len(todo) > self.batch_size,
+                convert_to_numpy=True,
+            )
             vecs = vecs.astype(np.float32)
-            self.cache.put_many(NAMESPACE, [({"model": self.fingerprint, "text": t}, base64.b64encode(v.tobytes()).decode())
-                                            for t, v in zip(chunk, vecs)])
+            self.cache.put_many(
+                NAMESPACE,
+                [
+                    ({"model": self.fingerprint, "text": t}, base64.b64encode(v.tobytes()).decode())
+                    for t, v in zip(chunk, vecs)
+                ],
+            )
             fresh.update(zip(chunk, vecs))
-        rows = [fresh[t] if v is None else np.frombuffer(base64.b64decode(v), dtype=np.float32) for t, v in zip(texts, cached)]
+        rows = [
+            fresh[t] if v is None else np.frombuffer(base64.b64decode(v), dtype=np.float32)
+            for t, v in zip(texts, cached)
+        ]
         if not rows:
             return np.zeros((0, self.model.get_sentence_embedding_dimension()), dtype=np.float32)
         return np.vstack(rows)

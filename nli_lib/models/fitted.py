@@ -14,22 +14,20 @@ price of not executing a stranger's cache.
 """
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 import warnings
 from pathlib import Path
 
 import pandas as pd
 
-from ..config import cache_dir
-from .base import text_hash
+from .. import filecache
+from ..hashing import stable_json, text_hash
 
 SUFFIX = ".skops"
 # Types a stored classifier may hold beyond skops' own defaults (scikit-learn estimators, numpy, scipy):
 # the named tokenizer functions of our vectorizers and the fitted pieces of a calibrated SVM. Nothing else loads.
 TRUSTED_TYPES = [
-    "nli_lib.models.baselines.tokens",
+    "nli_lib.text.bow_tokens",
+    "nli_lib.models.baselines.tokens",  # the same function, as files fitted before it moved name it
     "nli_lib.models.baselines.split_spaces",
     "sklearn.calibration._CalibratedClassifier",
     "sklearn.calibration._SigmoidCalibration",
@@ -39,7 +37,7 @@ TRUSTED_TYPES = [
 def fit_key(clf, train: pd.DataFrame, version: str = "") -> str:
     """Hash of everything that determines a fitted classifier: class, settings(), version, training rows."""
     rows = ("\t".join(map(str, r)) for r in zip(train["premise"], train["hypothesis"], train["label"]))
-    return text_hash(type(clf).__name__, json.dumps(clf.settings(), sort_keys=True, default=str), version, *rows)
+    return text_hash(type(clf).__name__, stable_json(clf.settings()), version, *rows)
 
 
 def _report_old_pickles(folder: Path, name: str) -> None:
@@ -59,17 +57,18 @@ def load_parts(path: Path) -> dict:
     return parts
 
 
-def save_parts(path: Path, parts: dict) -> None:
-    """Store fitted parts atomically (a partial file never has the final name)."""
+def _dump_parts(path: Path, parts: dict) -> None:
     import skops.io as sio
 
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".partial")
-    os.close(fd)
-    try:
-        sio.dump(parts, tmp)
-        os.replace(tmp, path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    sio.dump(parts, path)
+
+
+SKOPS = filecache.FileFormat(SUFFIX, _dump_parts, lambda path: load_parts(path))  # fitted parts, trusted types only
+
+
+def save_parts(path: Path, parts: dict) -> None:
+    """Store fitted parts atomically (a partial file never has the final name)."""
+    filecache.write(path, parts, SKOPS)
 
 
 def _check_restored(clf, train: pd.DataFrame) -> None:
@@ -87,29 +86,26 @@ def fit_cached(make, train: pd.DataFrame, name: str, version: str = ""):
     """Fit a scikit-learn pair classifier once per (settings, version, training data); later calls load it.
 
     `make()` returns an unfitted classifier with `settings()`, `fitted_parts()` and `restore_parts()`
-    (`nli_lib.models.baselines._SklearnPairClassifier`). A stored fit is read only when a prediction is not in
+    (`nli_lib.models.baselines.SklearnPairClassifier`). A stored fit is read only when a prediction is not in
     the call cache (a warm run reads nothing, and does not import skops: ~5 s). A stored file that cannot be
     read, holds an untrusted type or does not fit the classifier is reported (RuntimeWarning naming it) and
     replaced by a fresh fit.
     """
     clf = make()
-    folder = cache_dir("models")
-    _report_old_pickles(folder, name)
-    path = folder / f"{name}-{fit_key(clf, train, version)}{SUFFIX}"
+    path = filecache.cache_path("models", f"{name}-{fit_key(clf, train, version)}", SKOPS)
+    _report_old_pickles(path.parent, name)
     if not path.is_file():
         clf.fit(train)
         save_parts(path, clf.fitted_parts())
         return clf
 
     def restore(target) -> None:
-        try:
-            target.restore_parts(load_parts(path))
+        def fits(parts: dict) -> None:  # raises when the parts do not make a working classifier
+            target.restore_parts(parts)
             _check_restored(target, train)
-        except Exception as exc:  # noqa: BLE001 - damaged or untrusted: refit rather than crash or reuse
-            warnings.warn(f"cached model {path} is unreadable or untrusted ({type(exc).__name__}: {exc}); "
-                          f"fitting it again", RuntimeWarning, stacklevel=4)
-            path.unlink(missing_ok=True)
-            target.fit(train)
+
+        if filecache.read(path, SKOPS, validate=fits, what="cached model", redo="fitting it again") is None:
+            target.fit(train)  # damaged or untrusted: refit rather than crash or reuse
             save_parts(path, target.fitted_parts())
 
     clf.set_fingerprint(train)

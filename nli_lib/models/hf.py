@@ -14,24 +14,31 @@ then the original order is restored.
 
 Precision: float32 by default, so numbers do not depend on the machine. `precision="bfloat16"` runs the
 forward pass under bf16 autocast: on a CPU with AVX-512 BF16 (and on GPUs) about 3x faster (measured here on
-2,000 SNLI pairs by benchmarks/nli_throughput.py: 597 vs 220 pairs/s, 99.95 % identical labels, probabilities within 0.03), but very slow on
-CPUs without bf16 units. The precision is part of the cache fingerprint, so the two never mix.
+2,000 SNLI pairs by benchmarks/nli_throughput.py: 597 vs 220 pairs/s, 99.95 % identical labels, probabilities
+within 0.03), but very slow on CPUs without bf16 units. The precision is part of the cache fingerprint, so the
+two never mix.
 """
 from __future__ import annotations
 
 import os
-import warnings
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
-from .. import provenance
+from .. import filecache, provenance
 from ..config import LABELS, cache_dir
 from ..progress import progress, show_progress  # noqa: F401  (show_progress: re-exported for the model layer)
 from .base import Classifier, text_hash
-from .loading import (ModelLoadError, ModelSource, load_error, load_pretrained, resolve_model,  # noqa: F401
-                      source_fingerprint, weights_fingerprint)
+from .loading import (  # noqa: F401
+    ModelLoadError,
+    ModelSource,
+    load_error,
+    load_pretrained,
+    resolve_model,
+    source_fingerprint,
+    weights_fingerprint,
+)
 
 _ALIASES = {
     "entailment": "entailment", "entail": "entailment", "entailed": "entailment", "e": "entailment",
@@ -218,7 +225,10 @@ class HFClassifier(Classifier):
         pooling: 'cls' ([CLS] vector), 'max' (max over non-padding tokens), 'mean', or 'cls+max'
         (the TaxiNLI paper's concatenation of max-pooled tokens and [CLS]). Cached on disk per call.
         """
-        premises, hypotheses = [str(p) for p in premises], [str(h) for h in hypotheses] if hypotheses is not None else None
+        premises, hypotheses = (
+            [str(p) for p in premises],
+            [str(h) for h in hypotheses] if hypotheses is not None else None,
+        )
         # Arrays are too large for the SQLite call cache: one .npz per call, keyed like a cache entry.
         # keyed by what changes a hidden state: the weights and the token limit (not the head order or precision)
         key = text_hash(f"{self.weights_id}|max_len={self.max_length}", pooling, *premises, "\x1e", *(hypotheses or []))
@@ -235,31 +245,20 @@ class HFClassifier(Classifier):
 def read_layers(path: Path, n_rows: int) -> list[np.ndarray] | None:
     """Per-layer arrays stored by `write_layers`, or None when absent. A damaged file, or one whose arrays are
     not `n_rows` rows of finite numbers, is removed with a warning naming it (the caller recomputes)."""
-    if not path.is_file():
-        return None
-    try:
-        with np.load(path, allow_pickle=False) as stored:  # plain arrays only: nothing in the file executes
-            layers = [stored[f"layer{i}"] for i in range(len(stored.files))]
-        problem = ("no layers" if not layers else
-                   next((f"layer {i} has shape {a.shape}, expected ({n_rows}, d)" for i, a in enumerate(layers)
-                         if a.ndim != 2 or a.shape[0] != n_rows), None)
-                   or next((f"layer {i} holds NaN or infinite values" for i, a in enumerate(layers)
-                            if not np.isfinite(a).all()), None))
-        if problem:
-            raise ValueError(problem)
-        return layers
-    except Exception as exc:  # noqa: BLE001 - a damaged cache file is recomputed, never half-used
-        warnings.warn(f"cached hidden states {path} are unreadable or invalid ({type(exc).__name__}: {exc}); "
-                      f"recomputing them", RuntimeWarning, stacklevel=3)
-        path.unlink(missing_ok=True)
-        return None
+    def check(layers) -> str | None:
+        return ("no layers" if not layers else
+                next((f"layer {i} has shape {a.shape}, expected ({n_rows}, d)" for i, a in enumerate(layers)
+                      if a.ndim != 2 or a.shape[0] != n_rows), None)
+                or next((f"layer {i} holds NaN or infinite values" for i, a in enumerate(layers)
+                         if not np.isfinite(a).all()), None))
+
+    return filecache.read(path, filecache.LAYERS, validate=check, what="cached hidden states",
+                          redo="recomputing them")
 
 
 def write_layers(path: Path, layers: Sequence[np.ndarray]) -> None:
     """Store per-layer arrays as one .npz, atomically (a partial file never has the final name)."""
-    tmp = path.with_name(path.stem + ".partial.npz")
-    np.savez(tmp, **{f"layer{i}": layer for i, layer in enumerate(layers)})
-    tmp.rename(path)
+    filecache.write(path, layers, filecache.LAYERS)
 
 
 def pool(hidden, mask, pooling: str):

@@ -20,7 +20,6 @@ Every failure to find or load a model is a `ModelLoadError` naming the model, th
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import warnings
@@ -28,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..filehash import sha256_files
+from ..hashing import digest
 
 # files that never change what a torch model or its tokenizer computes
 _SKIP_SUFFIXES = {".md", ".h5", ".msgpack", ".onnx", ".ot", ".tflite", ".mlmodel", ".gguf", ".pt2", ".png", ".jpg"}
@@ -177,10 +177,10 @@ def folder_fingerprint(folder: Path) -> str:
     files = model_files(folder)
     if not files:
         raise ModelLoadError(f"model folder {folder} holds no model files (config.json, weights, tokenizer)")
-    h = hashlib.sha256()
-    for f, digest in zip(files, sha256_files(files, remember=True)):
-        h.update(f"{f.relative_to(folder).as_posix()}\t{digest}\n".encode())
-    return f"{folder.name}@sha256:{h.hexdigest()[:16]}"
+    lines = (
+        f"{f.relative_to(folder).as_posix()}\t{sha}\n" for f, sha in zip(files, sha256_files(files, remember=True))
+    )
+    return f"{folder.name}@sha256:{digest(*lines, length=16)}"
 
 
 def weights_fingerprint(path_or_id: str | os.PathLike, revision: str | None = None) -> str:

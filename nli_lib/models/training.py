@@ -19,7 +19,6 @@ import dataclasses
 import json
 import math
 import random
-import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,9 +27,10 @@ import numpy as np
 import pandas as pd
 
 from .. import provenance
+from ..atomic import commit, partial_dir
 from ..config import LABELS, cache_dir
+from ..hashing import stable_json, text_hash
 from ..progress import progress as progress_bar
-from .base import text_hash
 from .hf import HFClassifier, pick_device, quiet_transformers, show_progress
 from .loading import load_pretrained, resolve_model, weights_fingerprint
 
@@ -71,9 +71,8 @@ def data_fingerprint(df: pd.DataFrame | None, spec: TrainSpec) -> str:
 
 def model_dir(spec: TrainSpec, train_df: pd.DataFrame, name: str, eval_df: pd.DataFrame | None = None) -> Path:
     """The cache folder of a fine-tuned model: every spec field, the base's identity and both data sets."""
-    key = json.dumps({**dataclasses.asdict(spec), "base": weights_fingerprint(spec.base, spec.base_revision),
-                      "data": data_fingerprint(train_df, spec), "eval_data": data_fingerprint(eval_df, spec)},
-                     sort_keys=True, default=str)
+    key = stable_json({**dataclasses.asdict(spec), "base": weights_fingerprint(spec.base, spec.base_revision),
+                       "data": data_fingerprint(train_df, spec), "eval_data": data_fingerprint(eval_df, spec)})
     return cache_dir("models") / f"{name}-{text_hash(key)}"
 
 
@@ -134,14 +133,16 @@ def _train(spec: TrainSpec, train_df, eval_df, out_dir: Path, progress: bool, de
     total = steps_per_epoch * spec.epochs
     no_decay = ("bias", "LayerNorm.weight")
     groups = [
-        {"params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)], "weight_decay": spec.weight_decay},
+        {
+            "params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)],
+            "weight_decay": spec.weight_decay,
+        },
         {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)], "weight_decay": 0.0},
     ]
     opt = torch.optim.AdamW(groups, lr=spec.lr, eps=spec.adam_eps)
     sched = get_linear_schedule_with_warmup(opt, int(spec.warmup_ratio * total), total)
     rng = np.random.default_rng(spec.seed)
-    tmp_dir = out_dir.with_name(out_dir.name + ".partial")
-    shutil.rmtree(tmp_dir, ignore_errors=True)
+    tmp_dir = partial_dir(out_dir)
     log = []
     for epoch in range(spec.epochs):
         model.train()
@@ -174,8 +175,7 @@ def _train(spec: TrainSpec, train_df, eval_df, out_dir: Path, progress: bool, de
     record = {"spec": dataclasses.asdict(spec), "base_identity": weights_fingerprint(spec.base, spec.base_revision),
               "device": device, "n_train": len(y), "epochs": log}
     (tmp_dir / "train_log.json").write_text(json.dumps(record, indent=1))
-    shutil.rmtree(out_dir, ignore_errors=True)
-    tmp_dir.rename(out_dir)  # a model directory only ever appears complete
+    commit(tmp_dir, out_dir)  # a model directory only ever appears complete
 
 
 def hparam_search(train_df: pd.DataFrame, eval_df: pd.DataFrame, base_spec: TrainSpec, n_trials: int = 10,

@@ -4,24 +4,91 @@ Submodules: `data` (six scenarios, seeded 80/20 validation split), `coherence` (
 SoftCoh/HardCoh), `features` (lexical + WordNet pair analysis, offline relation rules, §5.2 phenomena),
 `models` (feature SVM, track-aware prompted and NLI-both-ways classifiers, the paper's hub models and its
 Optuna space, head dropout included), `evaluate` (training per track or scenario, weighted F, coherence
-rows), `analysis` (error analysis, the paper's printed tables, figures). Notebooks 20-22 call these; everything is re-exported here.
+rows), `analysis` (error analysis, the paper's printed tables, figures), `prompts` (the relation prompt).
+Notebooks 20-22 call these; everything is re-exported here.
 
     >>> from nli_lib import phrasis as phr
     >>> phr.reverse_label("FORW"), phr.soft_coh(["FORW", "EQUI"], ["BACK", "SIMI"])
     ('BACK', 0.5)
 """
-from .analysis import (PAPER_EXAMPLES, PHENOMENA, add_phenomena, beside_paper_table, dedupe_tracks,  # noqa: F401
-                       direction_table, find_examples, incoherent_patterns, paper_best, paper_comparisons, paper_long,
-                       paper_wide, phenomenon_examples, phenomenon_table, plot_coherence, plot_contingency)
-from .coherence import (REVERSAL, REVERSED_LABELS, coherence_table, hard_coh, hard_coherent, pair_table,  # noqa: F401
-                        reverse_label, reverse_labels, reversed_pairs, score_pairs, soft_coh, soft_coherent, summarize)
-from .data import (POSITIVE_LABELS, SCENARIO_KEYS, SCENARIOS, PhrasisSplits, Scenario, load_splits,  # noqa: F401
-                   scenario, stratified_take, validation_mask)
-from .evaluate import (MINILM, MINILM_EPOCHS, FamilySpec, TrainedModels, add_zero_shot, best_model,  # noqa: F401
-                       coherence_rows, coherence_summary, f1_summary, hub_families, model_sizes, offline_families,
-                       paper_families, parameter_millions, predict_rows, profile_families, train_family, train_models,
-                       weighted_f1, wide, zero_shot_models)
+from .analysis import (  # noqa: F401
+                       PAPER_EXAMPLES,
+                       PHENOMENA,
+                       add_phenomena,
+                       beside_paper_table,
+                       dedupe_tracks,
+                       direction_table,
+                       find_examples,
+                       incoherent_patterns,
+                       paper_best,
+                       paper_comparisons,
+                       paper_long,
+                       paper_wide,
+                       phenomenon_examples,
+                       phenomenon_table,
+                       plot_coherence,
+                       plot_contingency,
+)
+from .coherence import (  # noqa: F401
+                       REVERSAL,
+                       REVERSED_LABELS,
+                       coherence_table,
+                       hard_coh,
+                       hard_coherent,
+                       pair_table,
+                       reverse_label,
+                       reverse_labels,
+                       reversed_pairs,
+                       score_pairs,
+                       soft_coh,
+                       soft_coherent,
+                       summarize,
+)
+from .data import (  # noqa: F401
+                       POSITIVE_LABELS,
+                       SCENARIO_KEYS,
+                       SCENARIOS,
+                       PhrasisSplits,
+                       Scenario,
+                       load_splits,
+                       scenario,
+                       stratified_take,
+                       validation_mask,
+)
+from .evaluate import (  # noqa: F401
+                       MINILM,
+                       MINILM_EPOCHS,
+                       FamilySpec,
+                       TrainedModels,
+                       add_zero_shot,
+                       best_model,
+                       coherence_rows,
+                       coherence_summary,
+                       f1_summary,
+                       hub_families,
+                       model_sizes,
+                       offline_families,
+                       paper_families,
+                       parameter_millions,
+                       predict_rows,
+                       profile_families,
+                       train_family,
+                       train_models,
+                       wide,
+                       zero_shot_models,
+)
 from .features import PairAnalysis, analyze, dense_features, phenomena, rule_relation, toy_wordnet  # noqa: F401
-from .models import (PAPER_MODELS, PAPER_SEARCH_SPACE, FeatureSVMClassifier, NLIRelationClassifier,  # noqa: F401
-                     PromptedRelationClassifier, nli_pair_to_relation, offline_relation_llm, paper_search,
-                     phrases_from_prompt, prepare_base, relation_template, with_head_dropout)
+from .models import (  # noqa: F401
+                       PAPER_MODELS,
+                       PAPER_SEARCH_SPACE,
+                       FeatureSVMClassifier,
+                       NLIRelationClassifier,
+                       PromptedRelationClassifier,
+                       nli_pair_to_relation,
+                       offline_relation_llm,
+                       paper_search,
+                       phrases_from_prompt,
+                       prepare_base,
+                       relation_template,
+                       with_head_dropout,
+)

@@ -12,7 +12,8 @@ required a binding relation"):
 >>> t = phenomenon_table(add_phenomena(rows, wordnet=toy_wordnet(), stopwords={"the", "a", "in"}))
 >>> t.loc[t["value"] == "one", ["phenomenon", "n_pairs", "soft_incoherent"]].values.tolist()
 [['preposition', 1, 0]]
->>> t.loc[t["phenomenon"] == "numeral", ["value", "n_pairs", "soft_incoherence_rate", "simi_share_of_incoherent"]].values.tolist()
+>>> columns = ["value", "n_pairs", "soft_incoherence_rate", "simi_share_of_incoherent"]
+>>> t.loc[t["phenomenon"] == "numeral", columns].values.tolist()
 [[True, 1, 1.0, 1.0], [False, 1, 0.0, nan]]
 """
 from __future__ import annotations
@@ -43,10 +44,16 @@ def _group_stats(part: pd.DataFrame) -> dict:
     simi = (soft_bad["pred"] == "SIMI") | (soft_bad["pred_rev"] == "SIMI")
     # §5.2's focus: one direction right, the other wrong
     one_right = (part["pred"] == part["label"]) != (part["pred_rev"] == part["label_rev"])
-    return {"n_pairs": n, "soft_incoherent": len(soft_bad), "soft_incoherence_rate": len(soft_bad) / n if n else np.nan,
-            "hard_incoherent": len(hard_bad), "hard_incoherence_rate": len(hard_bad) / n if n else np.nan,
-            "one_direction_right": int(one_right.sum()), "one_direction_right_rate": float(one_right.mean()) if n else np.nan,
-            "simi_share_of_incoherent": float(simi.mean()) if len(soft_bad) else np.nan}
+    return {
+        "n_pairs": n,
+        "soft_incoherent": len(soft_bad),
+        "soft_incoherence_rate": len(soft_bad) / n if n else np.nan,
+        "hard_incoherent": len(hard_bad),
+        "hard_incoherence_rate": len(hard_bad) / n if n else np.nan,
+        "one_direction_right": int(one_right.sum()),
+        "one_direction_right_rate": float(one_right.mean()) if n else np.nan,
+        "simi_share_of_incoherent": float(simi.mean()) if len(soft_bad) else np.nan,
+    }
 
 
 def phenomenon_table(rows: pd.DataFrame, phenomena_: Sequence[str] = PHENOMENA) -> pd.DataFrame:
@@ -66,8 +73,11 @@ def phenomenon_examples(rows: pd.DataFrame, phenomenon: str, value=True, n: int 
     """Up to n soft- (or hard-) incoherent example pairs of one phenomenon value."""
     bad = rows[(rows[phenomenon] == value) & ~rows["hard" if hard else "soft"]]
     bad = bad.sample(n=min(n, len(bad)), random_state=seed) if len(bad) > n else bad
-    cols = [c for c in ("model", "scenario", "phrase1", "phrase2", "label", "pred", "label_rev", "pred_rev", "soft", "hard")
-            if c in bad]
+    cols = [
+        c
+        for c in ("model", "scenario", "phrase1", "phrase2", "label", "pred", "label_rev", "pred_rev", "soft", "hard")
+        if c in bad
+    ]
     return bad[cols].assign(phenomenon=phenomenon, value=value)
 
 
@@ -75,9 +85,16 @@ def direction_table(rows: pd.DataFrame) -> pd.DataFrame:
     """Coherence by the original pair's gold label: is forward entailment easier than backward (§5.2)?"""
     out = []
     for label, part in rows.groupby("label", sort=True):
-        out.append({"gold (original)": label, "n_pairs": len(part), "SoftCoh": float(part["soft"].mean()),
-                    "HardCoh": float(part["hard"].mean()), "acc_original": float((part["pred"] == part["label"]).mean()),
-                    "acc_reversed": float((part["pred_rev"] == part["label_rev"]).mean())})
+        out.append(
+            {
+                "gold (original)": label,
+                "n_pairs": len(part),
+                "SoftCoh": float(part["soft"].mean()),
+                "HardCoh": float(part["hard"].mean()),
+                "acc_original": float((part["pred"] == part["label"]).mean()),
+                "acc_reversed": float((part["pred_rev"] == part["label_rev"]).mean()),
+            }
+        )
     return pd.DataFrame(out)
 
 
@@ -99,7 +116,9 @@ def paper_long(ref: str) -> pd.DataFrame:
     df = paper_values_frame("phrasis")
     df = df[(df["ref"] == ref) & df["quantity"].str.contains(r" \| (?:Positives|All)-[IHA]$")]
     parts = df["quantity"].str.split(" | ", regex=False)
-    return pd.DataFrame({"model": parts.str[0].to_numpy(), "scenario": parts.str[1].to_numpy(), "value": df["value"].to_numpy()})
+    return pd.DataFrame(
+        {"model": parts.str[0].to_numpy(), "scenario": parts.str[1].to_numpy(), "value": df["value"].to_numpy()}
+    )
 
 
 def paper_wide(ref: str) -> pd.DataFrame:
@@ -145,7 +164,11 @@ def paper_best(ref: str) -> pd.DataFrame:
     """
     long = paper_long(ref)
     long = long.assign(_mean=long["model"].map(long.groupby("model")["value"].mean()))
-    best = long.sort_values(["value", "_mean"], ascending=False, kind="stable").drop_duplicates("scenario").drop(columns="_mean")
+    best = (
+        long.sort_values(["value", "_mean"], ascending=False, kind="stable")
+        .drop_duplicates("scenario")
+        .drop(columns="_mean")
+    )
     return best.set_index("scenario").reindex([k for k in SCENARIO_KEYS if k in set(best["scenario"])]).reset_index()
 
 
@@ -204,7 +227,8 @@ def find_examples(df: pd.DataFrame, examples=PAPER_EXAMPLES) -> pd.DataFrame:
 
     >>> data = pd.DataFrame({"phrase1": ["89 dead"], "phrase2": ["22 Dead"], "label": ["FORW"], "pair_id": ["x"],
     ...                      "split": ["test"], "source": ["headlines"]})
-    >>> find_examples(data, [("22 dead", "89 dead", "BACK", "Table 1")])[["gold (as printed)", "agrees"]].values.tolist()
+    >>> found = find_examples(data, [("22 dead", "89 dead", "BACK", "Table 1")])
+    >>> found[["gold (as printed)", "agrees"]].values.tolist()
     [['BACK', True]]
     """
     from .coherence import reverse_label

@@ -40,7 +40,9 @@ class Scenario:
 
     def __post_init__(self):
         if self.track not in TRACKS or self.source not in SOURCES:
-            raise ValueError(f"scenario needs track in {TRACKS} and source in {SOURCES}, got {self.track!r}, {self.source!r}")
+            raise ValueError(
+                f"scenario needs track in {TRACKS} and source in {SOURCES}, got {self.track!r}, {self.source!r}"
+            )
 
     @property
     def key(self) -> str:
@@ -55,7 +57,8 @@ class Scenario:
     def select(self, df: pd.DataFrame) -> pd.DataFrame:
         """Rows of df (PhrasIS schema) that belong to this scenario.
 
-        >>> df = pd.DataFrame({"source": ["images", "headlines", "images"], "polarity": ["positives"] * 2 + ["negatives"]})
+        >>> df = pd.DataFrame({"source": ["images", "headlines", "images"],
+        ...                    "polarity": ["positives"] * 2 + ["negatives"]})
         >>> scenario("Positives-I").select(df).index.tolist(), scenario("All-I").select(df).index.tolist()
         ([0], [0, 2])
         """
@@ -139,11 +142,19 @@ class PhrasisSplits:
         for sc in SCENARIOS:
             val, test = self.validation_rows(sc), self.test_rows(sc)
             directional = ["EQUI", "FORW", "BACK"]
-            rows.append({"scenario": sc.key, "labels": len(sc.labels), "train": len(self.fit_rows(sc)),
-                         "train (80%)": len(self.fit_rows(sc, final=False)), "validation (20%)": len(val),
-                         "test": len(test), "seen pairs (validation EQUI/FORW/BACK)": int(val["label"].isin(directional).sum()),
-                         "unseen pairs (test EQUI/FORW/BACK)": int(test["label"].isin(directional).sum()),
-                         "quick sample": self.quick})
+            rows.append(
+                {
+                    "scenario": sc.key,
+                    "labels": len(sc.labels),
+                    "train": len(self.fit_rows(sc)),
+                    "train (80%)": len(self.fit_rows(sc, final=False)),
+                    "validation (20%)": len(val),
+                    "test": len(test),
+                    "seen pairs (validation EQUI/FORW/BACK)": int(val["label"].isin(directional).sum()),
+                    "unseen pairs (test EQUI/FORW/BACK)": int(test["label"].isin(directional).sum()),
+                    "quick sample": self.quick,
+                }
+            )
         return pd.DataFrame(rows)
 
 

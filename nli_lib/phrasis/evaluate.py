@@ -1,11 +1,6 @@
 """Train the model families of a profile per scenario, score weighted F (Table 3) and coherence (Tables 4-7).
 
-    >>> weighted_f1(["FORW", "FORW", "BACK", "SIMI"], ["FORW", "BACK", "BACK", "FORW"])
-    0.4167
-
-Per-class F1 weighted by the class's share of the gold labels (Sokolova & Lapalme; scikit-learn's
-average='weighted'): FORW P=R=1/2 -> 0.5 (support 2), BACK P=1/2, R=1 -> 0.6667 (support 1), SIMI 0
-(support 1) -> (2*0.5 + 0.6667 + 0) / 4 = 0.4167.
+The metric is weighted F1 (`nli_lib.evaluation.weighted_f1`).
 
 Training follows §4 where the offline tier allows it: a model is selected on the seeded 80/20 validation
 split and re-trained on the whole training set ("re-trained on the full training data and evaluated on the
@@ -23,35 +18,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-import numpy as np
 import pandas as pd
 
 from ..data.loaders import PHRASIS_LABELS
+from ..evaluation import weighted_f1
 from ..models.base import Classifier
+from ..text import slug
 from .coherence import reversed_pairs, score_pairs, summarize
 from .data import SCENARIOS, PhrasisSplits, Scenario
-from .models import PAPER_MODELS, FeatureSVMClassifier, prepare_base, slug
+from .models import PAPER_MODELS, FeatureSVMClassifier, prepare_base
 
 SVM_GRID = (0.03, 0.1, 0.3, 1.0)  # C values tried on validation (full mode)
 CLASSICAL = ("feature-svm", "tfidf-logreg", "tfidf-svm", "naive-bayes")
-
-
-def weighted_f1(y_true: Sequence[str], y_pred: Sequence[str]) -> float:
-    """Weighted F1 (rounded to 4 digits); classes never predicted have F1 0, classes absent from gold weigh 0."""
-    y_true, y_pred = np.asarray(list(y_true), dtype=object), np.asarray(list(y_pred), dtype=object)
-    if len(y_true) != len(y_pred):
-        raise ValueError(f"{len(y_true)} gold labels but {len(y_pred)} predictions")
-    if not len(y_true):
-        return float("nan")
-    total = 0.0
-    for cls in sorted(set(y_true)):
-        tp = float(np.sum((y_true == cls) & (y_pred == cls)))
-        support, predicted = float(np.sum(y_true == cls)), float(np.sum(y_pred == cls))
-        precision = tp / predicted if predicted else 0.0
-        recall = tp / support
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        total += support * f1
-    return round(total / len(y_true), 4)
 
 
 @dataclass(frozen=True)
@@ -114,7 +92,8 @@ def zero_shot_models(llm_profile=None, nli=None, shots: int = 0, track: str = "a
     Returns {display name: Classifier}; the names do not depend on the track.
 
     >>> from nli_lib.cache import CallCache
-    >>> [(name, clf.labels[-1]) for name, clf in zero_shot_models(track="positives", cache=CallCache(":memory:")).items()]
+    >>> models = zero_shot_models(track="positives", cache=CallCache(":memory:"))
+    >>> [(name, clf.labels[-1]) for name, clf in models.items()]
     [('prompted: phrasis-rules-v1 (rule-based stand-in)', 'OPPO')]
     """
     from ..llm import make_llm
@@ -257,13 +236,29 @@ def train_family(spec: FamilySpec, splits: PhrasisSplits, scenarios: Sequence[Sc
                 for c in grid:
                     cand = _fit_classical(spec, fit80, labels, seed, C=c)
                     scores[c] = weighted_f1(val["label"], cand.predict(val["premise"], val["hypothesis"]))
-                    out.log.append({"family": spec.name, "unit": unit.key, "setting": f"C={c}", "validation_wF1": scores[c],
-                                    "n_train": len(fit80), "n_validation": len(val)})
+                    out.log.append(
+                        {
+                            "family": spec.name,
+                            "unit": unit.key,
+                            "setting": f"C={c}",
+                            "validation_wF1": round(scores[c], 4),
+                            "n_train": len(fit80),
+                            "n_validation": len(val),
+                        }
+                    )
                 C = max(scores, key=lambda c: (scores[c], -c))
             clf = _fit_classical(spec, fit_all, labels, seed, C=C)
-            out.log.append({"family": spec.name, "unit": unit.key, "setting": f"final C={C}" if spec.kind == "feature-svm" else "final",
-                            "validation_wF1": None, "n_train": len(fit_all), "n_validation": None,
-                            "seconds": round(time.time() - started, 1)})
+            out.log.append(
+                {
+                    "family": spec.name,
+                    "unit": unit.key,
+                    "setting": f"final C={C}" if spec.kind == "feature-svm" else "final",
+                    "validation_wF1": None,
+                    "n_train": len(fit_all),
+                    "n_validation": None,
+                    "seconds": round(time.time() - started, 1),
+                }
+            )
         else:
             chosen = epochs if spec.kind == "minilm" else hub_epochs
             n_epochs = int(chosen[unit.track] if isinstance(chosen, Mapping) else chosen)
@@ -278,11 +273,21 @@ def train_family(spec: FamilySpec, splits: PhrasisSplits, scenarios: Sequence[Sc
 
                 tspec, trials = paper_search(fit80, val, tspec, n_trials=search_trials, name=name + "-search")
                 for _, t in trials.iterrows():
-                    out.log.append({"family": spec.name, "unit": unit.key, "setting": str({k[7:]: t[k] for k in t.index if k.startswith("params_")}),
-                                    "validation_wF1": t["value"], "n_train": len(fit80), "n_validation": len(val)})
+                    out.log.append(
+                        {
+                            "family": spec.name,
+                            "unit": unit.key,
+                            "setting": str({k[7:]: t[k] for k in t.index if k.startswith("params_")}),
+                            "validation_wF1": round(t["value"], 4),
+                            "n_train": len(fit80),
+                            "n_validation": len(val),
+                        }
+                    )
             clf = finetune(tspec, fit_all, None, name=name, tier=tier, progress=progress)
-            setting = (f"final lr={tspec.lr} epochs={tspec.epochs} batch={tspec.batch_size} warmup={tspec.warmup_ratio} "
-                       f"wd={tspec.weight_decay}" + (f" base={Path(str(tspec.base)).name}" if spec.kind == "hf" else ""))
+            setting = (
+                f"final lr={tspec.lr} epochs={tspec.epochs} batch={tspec.batch_size} warmup={tspec.warmup_ratio} "
+                f"wd={tspec.weight_decay}" + (f" base={Path(str(tspec.base)).name}" if spec.kind == "hf" else "")
+            )
             out.log.append({"family": spec.name, "unit": unit.key, "setting": setting, "validation_wF1": None,
                             "n_train": len(fit_all), "n_validation": None, "seconds": round(time.time() - started, 1)})
         built[unit.key] = clf
@@ -315,8 +320,11 @@ def predict_rows(trained: TrainedModels, splits: PhrasisSplits, which: str = "te
             if not len(rows):
                 continue
             fr = clf.predict_frame(rows)
-            frames.append(fr[["pair_id", "source", "polarity", "phrase1", "phrase2", "label", "pred", "correct"]].assign(
-                model=family, model_id=clf.name, tier=_tier(clf), scenario=sc.key))
+            frames.append(
+                fr[["pair_id", "source", "polarity", "phrase1", "phrase2", "label", "pred", "correct"]].assign(
+                    model=family, model_id=clf.name, tier=_tier(clf), scenario=sc.key
+                )
+            )
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
@@ -324,9 +332,17 @@ def f1_summary(rows: pd.DataFrame) -> pd.DataFrame:
     """Long table: model, tier, scenario, n, weighted F1, accuracy."""
     out = []
     for (model, scenario), part in rows.groupby(["model", "scenario"], sort=False):
-        out.append({"model": model, "tier": part["tier"].iloc[0], "model_id": part["model_id"].iloc[0],
-                    "scenario": scenario, "n": len(part), "weighted_F1": weighted_f1(part["label"], part["pred"]),
-                    "accuracy": round(float(part["correct"].mean()), 4)})
+        out.append(
+            {
+                "model": model,
+                "tier": part["tier"].iloc[0],
+                "model_id": part["model_id"].iloc[0],
+                "scenario": scenario,
+                "n": len(part),
+                "weighted_F1": round(weighted_f1(part["label"], part["pred"]), 4),
+                "accuracy": round(float(part["correct"].mean()), 4),
+            }
+        )
     return pd.DataFrame(out)
 
 
@@ -393,7 +409,7 @@ def best_model(summary: pd.DataFrame, scenario: str, value: str, exclude: Iterab
     return part.sort_values(value, ascending=False, kind="stable")["model"].tolist()
 
 
-__all__ = ["weighted_f1", "FamilySpec", "profile_families", "zero_shot_models", "add_zero_shot", "MINILM", "offline_families",
+__all__ = ["FamilySpec", "profile_families", "zero_shot_models", "add_zero_shot", "MINILM", "offline_families",
            "paper_families", "hub_families", "TrainedModels",
            "train_family", "train_models", "predict_rows", "f1_summary", "wide", "coherence_rows", "coherence_summary",
            "best_model", "minilm_spec", "hub_spec", "MINILM_EPOCHS", "parameter_millions", "model_sizes"]

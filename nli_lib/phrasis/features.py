@@ -29,12 +29,13 @@ from linking everything to everything.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Iterable
 
 import numpy as np
+
+from ..text import phrase_tokens
 
 PREPOSITIONS = frozenset("""about above across after against along amid among around as at before behind below beneath
 beside besides between beyond by despite down during except for from in inside into like near of off on onto out
@@ -55,19 +56,9 @@ IRREGULAR_PLURALS = {"men": "man", "women": "woman", "children": "child", "peopl
                      "teeth": "tooth", "mice": "mouse", "geese": "goose", "police": "police", "sheep": "sheep",
                      "fish": "fish", "deer": "deer", "oxen": "ox", "dice": "die", "lives": "life", "wives": "wife",
                      "knives": "knife", "leaves": "leaf", "wolves": "wolf", "shelves": "shelf"}
-_TOKEN = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*(?:'[a-z]+)?")
 WN_SENSES = 3  # senses per word used for WordNet links
 COHYPONYM_DEPTH = 2  # near-synonyms: senses sharing a hypernym at most this many levels up
 FEATURE_VERSION = 1  # bump when dense_features changes (part of model fingerprints)
-
-
-def tokens(text: str) -> list[str]:
-    """Lower-cased word tokens; numbers keep their separators ('1,000', '2.5').
-
-    >>> tokens("Pope Francis's 2 car-bombs, 1,000 dead")
-    ['pope', "francis's", '2', 'car', 'bombs', '1,000', 'dead']
-    """
-    return _TOKEN.findall(str(text).lower())
 
 
 def number_value(token: str) -> float | None:
@@ -94,7 +85,7 @@ _DEFAULTS: dict = {}
 def default_wordnet():
     """The Open English WordNet from the data layer (loaded once)."""
     if "wordnet" not in _DEFAULTS:
-        from ..data.loaders import load_wordnet
+        from ..data.wordnet import load_wordnet
 
         _DEFAULTS["wordnet"] = load_wordnet()
     return _DEFAULTS["wordnet"]
@@ -103,7 +94,7 @@ def default_wordnet():
 def default_stopwords() -> frozenset[str]:
     """NLTK English stop words minus quantifiers and negations (they decide entailment direction)."""
     if "stopwords" not in _DEFAULTS:
-        from ..data.loaders import load_stopwords
+        from ..data.nltk_data import load_stopwords
 
         _DEFAULTS["stopwords"] = frozenset(load_stopwords()) - QUANTIFIERS - NEGATIONS
     return _DEFAULTS["stopwords"]
@@ -188,7 +179,7 @@ class PairAnalysis:
     only1: frozenset  # content lemmas only in phrase 1
     only2: frozenset
     synonyms: tuple = ()  # unshared words sharing a WordNet synset
-    hyponyms12: tuple = ()  # word of 1 is a hyponym of word of 2 (or universal vs existential quantifier): FORW evidence
+    hyponyms12: tuple = ()  # word of 1 is a hyponym of word of 2 (or universal vs existential quantifier): FORW
     hyponyms21: tuple = ()  # word of 2 is a hyponym of word of 1 (BACK evidence)
     antonyms: tuple = ()  # WordNet antonym links
     cohyponyms: tuple = ()  # near-synonyms: shared hypernym within COHYPONYM_DEPTH levels, no closer link
@@ -214,10 +205,10 @@ def analyze(phrase1: str, phrase2: str, wordnet=None, stopwords: Iterable[str] |
     """Align two phrases lexically and through WordNet (see the module docstring)."""
     w = _WN.of(wordnet if wordnet is not None else default_wordnet())
     stop = frozenset(stopwords) if stopwords is not None else default_stopwords()
-    t1, t2 = tokens(phrase1), tokens(phrase2)
+    t1, t2 = phrase_tokens(phrase1), phrase_tokens(phrase2)
     lem1 = {tok: w.lemma(tok) for tok in t1 if tok not in stop}
     lem2 = {tok: w.lemma(tok) for tok in t2 if tok not in stop}
-    c1, c2 = frozenset(l for l, _ in lem1.values()), frozenset(l for l, _ in lem2.values())
+    c1, c2 = frozenset(x for x, _ in lem1.values()), frozenset(x for x, _ in lem2.values())
     shared, only1, only2 = c1 & c2, c1 - c2, c2 - c1
     plural_pairs = tuple(sorted((a, b) for a, (la, pa) in lem1.items() for b, (lb, pb) in lem2.items()
                                 if la == lb and a != b and pa != pb))
@@ -360,7 +351,7 @@ def phenomena(a: PairAnalysis) -> dict[str, object]:
 
 def toy_wordnet():
     """A six-synset WordNet for examples and tests (dog < canine < animal; german shepherd < dog; train)."""
-    from ..data.loaders import WordNet
+    from ..data.wordnet import WordNet
 
     synsets = {
         "animal-n": ["n", "a living organism", [], [], ["animal"]],

@@ -18,6 +18,7 @@ coherence code scores any of them the same way:
   `paper_search` runs the paper's Optuna space (`PAPER_SEARCH_SPACE`; head dropout via `with_head_dropout`).
 
 >>> from nli_lib.cache import CallCache
+>>> from nli_lib.phrasis.features import toy_wordnet
 >>> llm = offline_relation_llm(wordnet=toy_wordnet(), stopwords={"the", "a"}, cache=CallCache(":memory:"))
 >>> clf = PromptedRelationClassifier(llm)
 >>> clf.predict(["Two trains", "The train"], ["The train", "Two trains"])
@@ -39,11 +40,20 @@ import pandas as pd
 
 from ..config import cache_dir
 from ..data.loaders import PHRASIS_LABELS
-from ..models.base import Classifier, text_hash
-from ..models.baselines import _SklearnPairClassifier, split_spaces
+from ..filecache import cached_dir
+from ..hashing import stable_json, text_hash
+from ..models.base import Classifier
+from ..models.baselines import SklearnPairClassifier, split_spaces
 from ..profile import PHRASIS_TABLE2
-from .features import (DENSE_NAMES, FEATURE_VERSION, analyze, default_stopwords, default_wordnet, dense_features,
-                       rule_relation, toy_wordnet)  # noqa: F401  (toy_wordnet: doctest)
+from .features import (
+    DENSE_NAMES,
+    FEATURE_VERSION,
+    analyze,
+    default_stopwords,
+    default_wordnet,
+    dense_features,
+    rule_relation,
+)
 
 # --------------------------------------------------------------------------------------------------------------
 # Feature-based SVM
@@ -112,8 +122,8 @@ def wordnet_identity(wordnet) -> str:
         parts = [getattr(wordnet, a, None) for a in ("_synsets", "_index", "_antonyms")]
         if all(p is None for p in parts):
             raise TypeError(f"cannot fingerprint the WordNet {type(wordnet).__name__}: it changes the features, so "
-                            f"its content must be part of the cache key (use nli_lib.data.loaders.WordNet)")
-        _WORDNET_IDS[wordnet] = text_hash(json.dumps(parts, sort_keys=True, default=str))
+                            f"its content must be part of the cache key (use nli_lib.data.wordnet.WordNet)")
+        _WORDNET_IDS[wordnet] = text_hash(stable_json(parts))
     return _WORDNET_IDS[wordnet]
 
 
@@ -123,7 +133,7 @@ def _softmax(z: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=1, keepdims=True)
 
 
-class FeatureSVMClassifier(_SklearnPairClassifier):
+class FeatureSVMClassifier(SklearnPairClassifier):
     """Linear SVM over `PhrasisFeaturizer` features. Scores are a softmax of the SVM margins (their argmax is
     the SVM's decision), not calibrated probabilities."""
 
@@ -255,7 +265,9 @@ class PromptedRelationClassifier(Classifier):
         return f"{self.llm.label}|{self.prompt}|shots={self.shots}|labels={','.join(self.labels)}"
 
     def messages(self, premises: Sequence[str], hypotheses: Sequence[str]) -> list[list[dict]]:
-        return [self.template.render(shots=self.shots, phrase1=str(a), phrase2=str(b)) for a, b in zip(premises, hypotheses)]
+        return [
+            self.template.render(shots=self.shots, phrase1=str(a), phrase2=str(b)) for a, b in zip(premises, hypotheses)
+        ]
 
     def answers(self, premises: Sequence[str], hypotheses: Sequence[str]) -> pd.DataFrame:
         """One row per pair: raw answer text, ok, parsed value, error, and the label used (None when no answer)."""
@@ -417,19 +429,16 @@ def with_head_dropout(model_id: str, p: float) -> str:
     p = round(float(p), 4)
     stem = re.sub(r"[^A-Za-z0-9._-]+", "_", src.name if src == Path(model_id) else str(model_id)).strip("_")
     out = cache_dir("phrasis", "bases") / f"{stem}-{text_hash(weights_fingerprint(model_id))[:8]}-head-dropout-{p}"
-    if (out / "config.json").is_file():
-        return str(out)
-    config = json.loads((src / "config.json").read_text())
-    config.update({name: p for name in HEAD_DROPOUT_FIELDS})
-    tmp = out.with_name(out.name + ".partial")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    for f in src.iterdir():
-        if f.name != "config.json" and not f.name.startswith("."):
-            (tmp / f.name).symlink_to(f.resolve())
-    (tmp / "config.json").write_text(json.dumps(config, indent=2))
-    tmp.rename(out)
-    return str(out)
+
+    def build(tmp: Path) -> None:
+        config = json.loads((src / "config.json").read_text())
+        config.update({name: p for name in HEAD_DROPOUT_FIELDS})
+        for f in src.iterdir():
+            if f.name != "config.json" and not f.name.startswith("."):
+                (tmp / f.name).symlink_to(f.resolve())
+        (tmp / "config.json").write_text(json.dumps(config, indent=2))
+
+    return str(cached_dir(out, build))
 
 
 def prepare_base(model_id: str) -> str:
@@ -446,20 +455,18 @@ def prepare_base(model_id: str) -> str:
         return model_id
     stem = re.sub(r"[^A-Za-z0-9._-]+", "_", str(model_id)).strip("_")
     out = cache_dir("phrasis", "bases") / f"{stem}-{text_hash(source_fingerprint(source))[:8]}"
-    if (out / "config.json").is_file():
-        return str(out)
-    pad = tok.eos_token or tok.sep_token or tok.unk_token
-    if pad is None:
-        raise ValueError(f"{model_id}: tokenizer has no pad, eos, sep or unk token to pad with")
-    tok.pad_token = pad
-    model = load_pretrained(AutoModelForSequenceClassification, source, "weights")
-    model.config.pad_token_id = tok.pad_token_id
-    tmp = out.with_name(out.name + ".partial")
-    shutil.rmtree(tmp, ignore_errors=True)
-    model.save_pretrained(tmp)
-    tok.save_pretrained(tmp)
-    tmp.rename(out)
-    return str(out)
+
+    def build(tmp: Path) -> None:
+        pad = tok.eos_token or tok.sep_token or tok.unk_token
+        if pad is None:
+            raise ValueError(f"{model_id}: tokenizer has no pad, eos, sep or unk token to pad with")
+        tok.pad_token = pad
+        model = load_pretrained(AutoModelForSequenceClassification, source, "weights")
+        model.config.pad_token_id = tok.pad_token_id
+        model.save_pretrained(tmp)
+        tok.save_pretrained(tmp)
+
+    return str(cached_dir(out, build))
 
 
 def paper_search(train_df: pd.DataFrame, val_df: pd.DataFrame, base_spec, n_trials: int = 150, name: str = "search",
@@ -475,8 +482,8 @@ def paper_search(train_df: pd.DataFrame, val_df: pd.DataFrame, base_spec, n_tria
         import optuna
     except ImportError as exc:  # optional dependency
         raise ImportError("the paper's hyper-parameter search needs optuna: pip install optuna") from exc
+    from ..evaluation import weighted_f1
     from ..models.training import finetune
-    from .evaluate import weighted_f1
 
     space = {**PAPER_SEARCH_SPACE, **(space or {})}
     best = {"score": -1.0, "dir": None}
@@ -518,7 +525,3 @@ def paper_search(train_df: pd.DataFrame, val_df: pd.DataFrame, base_spec, n_tria
     trials = study.trials_dataframe(attrs=("number", "value", "params"))
     return dataclasses.replace(base_spec, adam_eps=PAPER_ADAM_EPS, **params), trials
 
-
-def slug(text: str) -> str:
-    """File-name-safe short form of a model name ('DeBERTa v3 B' -> 'deberta-v3-b')."""
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or text_hash(text)

@@ -12,18 +12,83 @@ factor analysis, Bayesian estimates and layer-wise representations. Notebooks 50
 Every analysis works on a per-example frame (`dataset.example_rows`, `systems.system_rows`) and returns a
 DataFrame, so the examples behind any number are one filter away.
 """
-from .bayes import (BN_COLUMNS, CONDITIONAL_COLUMNS, BetaPosterior, bayesian_category_accuracy,  # noqa: F401
-                    beta_posterior, bn_category_accuracy, bn_cpt, plot_bayes, prob_less)
-from .dataset import (INFERENCE_SUBSET, annotation_agreement, annotation_confusion, label_split,  # noqa: F401
-                      categories_per_example, category_correlation, category_label_counts, cohen_kappa,
-                      example_records, example_rows, genre_share, join_names, neutral_nesting,
-                      plot_category_counts, plot_correlation, table2, top_correlations)
-from .factors import (LENGTH_UNITS, compare_with_paper, correctness_records, design, factor_analysis,  # noqa: F401
-                      length_unit_comparison, paper_significance, plot_coefficients, significance_scores, stars)
-from .systems import (MATCHED_GENRES, SHIPPED, accuracy_by_category, counterpart, evaluation_sample,  # noqa: F401
-                      improvement_over, model_label, pair_records, paper_system, plot_accuracy_by_category, prediction_records,
-                      profile_classifiers, score_models, shipped_rows, stand_ins, stratified_sample, system_rows,
-                      table3, table3_scores)
-from .taxonomy import (CATEGORIES, COLUMNS, GROUPS, NAMES, Category, categories_in, category,  # noqa: F401
-                       group_indicators, indicators, plot_taxonomy, short, table1, table4, taxonomy_frame)
 from . import representations  # noqa: F401
+from .bayes import (  # noqa: F401
+                    BN_COLUMNS,
+                    CONDITIONAL_COLUMNS,
+                    BetaPosterior,
+                    bayesian_category_accuracy,
+                    beta_posterior,
+                    bn_category_accuracy,
+                    bn_cpt,
+                    plot_bayes,
+                    prob_less,
+)
+from .dataset import (  # noqa: F401
+                    INFERENCE_SUBSET,
+                    annotation_agreement,
+                    annotation_confusion,
+                    categories_per_example,
+                    category_correlation,
+                    category_label_counts,
+                    cohen_kappa,
+                    example_records,
+                    example_rows,
+                    genre_share,
+                    join_names,
+                    label_split,
+                    neutral_nesting,
+                    plot_category_counts,
+                    plot_correlation,
+                    table2,
+                    top_correlations,
+)
+from .factors import (  # noqa: F401
+                    LENGTH_UNITS,
+                    compare_with_paper,
+                    correctness_records,
+                    design,
+                    factor_analysis,
+                    length_unit_comparison,
+                    paper_significance,
+                    plot_coefficients,
+                    significance_scores,
+                    stars,
+)
+from .systems import (  # noqa: F401
+                    MATCHED_GENRES,
+                    SHIPPED,
+                    accuracy_by_category,
+                    counterpart,
+                    evaluation_sample,
+                    improvement_over,
+                    model_label,
+                    pair_records,
+                    paper_system,
+                    plot_accuracy_by_category,
+                    prediction_records,
+                    profile_classifiers,
+                    score_models,
+                    shipped_rows,
+                    stand_ins,
+                    stratified_sample,
+                    system_rows,
+                    table3,
+                    table3_scores,
+)
+from .taxonomy import (  # noqa: F401
+                    CATEGORIES,
+                    COLUMNS,
+                    GROUPS,
+                    NAMES,
+                    Category,
+                    categories_in,
+                    category,
+                    group_indicators,
+                    indicators,
+                    plot_taxonomy,
+                    short,
+                    table1,
+                    table4,
+                    taxonomy_frame,
+)

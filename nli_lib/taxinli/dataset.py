@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..config import LABELS
 from ..paper_values import beside_paper
-from .taxonomy import COLUMNS, GROUPS, NAMES, group_indicators, indicators
+from .taxonomy import GROUPS, NAMES, group_indicators, indicators
 
 NEUTRAL_QUESTIONS = {"general_q2": "same general topic", "subject_q2": "same subject", "object_q2": "same object"}
 LABEL_LETTER = {"contradiction": "C", "neutral": "N", "entailment": "E"}
@@ -45,6 +45,7 @@ def table2(taxi: pd.DataFrame, dev: pd.DataFrame, tier: str = "data") -> pd.Data
     `computed_as` says what we count; for the neutral characteristics the paper's labels for subject and
     object are swapped (see PAPER_NEUTRAL_COLUMN), so each printed number is matched with the column it counts.
 
+    >>> from nli_lib.taxinli.taxonomy import COLUMNS
     >>> taxi = pd.DataFrame({"label": ["neutral"], "genre": ["fiction"], "general_q2": [1], "subject_q2": [1],
     ...                      "object_q2": [0], **{c: [0] for c in COLUMNS}})
     >>> t2 = table2(taxi, pd.DataFrame({"taxinli_row": [0]})).set_index("quantity")
@@ -133,17 +134,19 @@ def top_correlations(corr: pd.DataFrame, k: int = 8) -> pd.DataFrame:
 
 
 def cohen_kappa(a: pd.Series, b: pd.Series) -> float:
-    """Cohen's kappa of two label series (rows where either is missing are dropped).
+    """Cohen's kappa of two label series (scikit-learn's `cohen_kappa_score`; rows where either is missing are
+    dropped; nan when only one label occurs, as kappa is undefined there).
 
     >>> cohen_kappa(pd.Series(list("aabb")), pd.Series(list("abbb")))
     0.5
     """
+    from sklearn.metrics import cohen_kappa_score
+
     keep = a.notna() & b.notna()
     a, b = a[keep].astype(str), b[keep].astype(str)
-    labels = sorted(set(a) | set(b))
-    po = float((a.values == b.values).mean())
-    pe = sum(float((a == lab).mean()) * float((b == lab).mean()) for lab in labels)
-    return (po - pe) / (1 - pe) if pe < 1 else float("nan")
+    if len(set(a) | set(b)) < 2:  # one label only (or no rows): no chance agreement to correct for
+        return float("nan")
+    return float(cohen_kappa_score(a, b))
 
 
 def annotation_agreement(taxi: pd.DataFrame) -> pd.DataFrame:
@@ -200,6 +203,7 @@ def example_records(taxi: pd.DataFrame, dev: pd.DataFrame | None = None) -> pd.D
     """Per-example rows for the explorer: the pair, gold and annotated label, genre, MNLI split, the annotated
     categories and high-level groups as readable strings, their number, and the neutral questions' answers.
 
+    >>> from nli_lib.taxinli.taxonomy import COLUMNS
     >>> taxi = pd.DataFrame({"premise": ["P"], "hypothesis": ["H"], "label": ["entailment"], "genre": ["travel"],
     ...                      "annotated_label": ["entailment"], **{c: [int(c == "negation_logic")] for c in COLUMNS}})
     >>> example_records(taxi)[["categories", "groups", "n_categories", "annotator_agrees"]].values.tolist()

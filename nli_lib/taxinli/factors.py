@@ -144,9 +144,9 @@ def compare_with_paper(factors: pd.DataFrame, stand_ins: dict[str, str] | None =
     """Our LR significance beside the paper's list, for every system that has a paper counterpart.
 
     One row per (system, term): paper_stars ('' = not listed as significant), our stars, p-value and
-    coefficient sign, `agree` (both significant at 0.05 or both not) and `same_stars` (equal star counts). Counterparts as in
-    `systems.counterpart`: the shipped BERT predictions (Fig. 6), hub BERT-base / RoBERTa-large models, and
-    offline `stand_ins` (e.g. the profile's NLI model beside BERT), whose `relation` says so.
+    coefficient sign, `agree` (both significant at 0.05 or both not) and `same_stars` (equal star counts).
+    Counterparts as in `systems.counterpart`: the shipped BERT predictions (Fig. 6), hub BERT-base /
+    RoBERTa-large models, and offline `stand_ins` (e.g. the profile's NLI model beside BERT), whose `relation` says so.
     """
     out = []
     for system, sub in factors.groupby("system", sort=False):
@@ -178,11 +178,20 @@ def length_unit_comparison(rows: pd.DataFrame, stand_ins: dict[str, str] | None 
         cmp = compare_with_paper(factor_analysis(rows, lengths=unit), stand_ins)
         for system, sub in cmp.groupby("system", sort=False):
             ours, paper = sub["our_stars"] != "", sub["paper_stars"] != ""
-            out.append({"system": system, "model": sub["model"].iloc[0], "paper_system": sub["paper_system"].iloc[0],
-                        "relation": sub["relation"].iloc[0], "length_unit": unit, "terms": len(sub),
-                        "agree": int(sub["agree"].sum()), "same_stars": int(sub["same_stars"].sum()),
-                        "only_ours": ", ".join(sub.loc[ours & ~paper, "term"] + sub.loc[ours & ~paper, "our_stars"]),
-                        "only_paper": ", ".join(sub.loc[paper & ~ours, "term"] + sub.loc[paper & ~ours, "paper_stars"])})
+            out.append(
+                {
+                    "system": system,
+                    "model": sub["model"].iloc[0],
+                    "paper_system": sub["paper_system"].iloc[0],
+                    "relation": sub["relation"].iloc[0],
+                    "length_unit": unit,
+                    "terms": len(sub),
+                    "agree": int(sub["agree"].sum()),
+                    "same_stars": int(sub["same_stars"].sum()),
+                    "only_ours": ", ".join(sub.loc[ours & ~paper, "term"] + sub.loc[ours & ~paper, "our_stars"]),
+                    "only_paper": ", ".join(sub.loc[paper & ~ours, "term"] + sub.loc[paper & ~ours, "paper_stars"]),
+                }
+            )
     return pd.DataFrame(out)
 
 

@@ -22,15 +22,15 @@ target (15 categories, 4 groups, the NLI label) with
 """
 from __future__ import annotations
 
-import hashlib
-import re
 from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
+from .. import filecache
 from ..config import LABELS, cache_dir
+from ..hashing import array_hash, text_hash
 from .taxonomy import GROUPS, NAMES, categories_in, group_indicators, indicators
 
 NLI_COLORS = {"entailment": "#4c72b0", "neutral": "#999999", "contradiction": "#c44e52"}
@@ -48,7 +48,6 @@ def encoder_hidden_states(model: str, premises: Sequence[str], hypotheses: Seque
     $NLI_CACHE_DIR/hidden_states, keyed by the weights' fingerprint, pooling, max_length and the texts).
     """
     from .. import provenance
-    from ..models.base import text_hash
     from ..models.hf import pick_device, pooled_hidden_states, quiet_transformers, read_layers, write_layers
     from ..models.loading import load_pretrained, resolve_model, source_fingerprint
 
@@ -95,12 +94,6 @@ def layer_states(source, df: pd.DataFrame, pooling: str = "cls+max", max_length:
 # t-SNE (cached by a hash of the input array and the settings)
 # ------------------------------------------------------------------------------------------------------------
 
-def _array_key(X: np.ndarray, *settings) -> str:
-    h = hashlib.sha256(np.ascontiguousarray(X, dtype=np.float32).tobytes())
-    h.update(repr((X.shape, settings)).encode())
-    return h.hexdigest()[:20]
-
-
 def tsne_2d(X: np.ndarray, seed: int = 0, perplexity: float = 30.0, pca_dims: int = 50) -> np.ndarray:
     """2-D t-SNE of the rows of X (standardised, PCA to `pca_dims` first, PCA init); cached as .npy.
 
@@ -117,17 +110,22 @@ def tsne_2d(X: np.ndarray, seed: int = 0, perplexity: float = 30.0, pca_dims: in
     _check_embeddable(X)
     n = len(X)
     perplexity = float(min(perplexity, max(2.0, (n - 1) / 3)))
-    path = cache_dir("taxinli_tsne") / f"{_array_key(X, seed, perplexity, pca_dims)}.npy"
-    if path.is_file():
-        return np.load(path)
-    with _one_thread():
-        Z = _standardize(X)
-        if Z.shape[1] > pca_dims and n > pca_dims:
-            Z = PCA(n_components=pca_dims, random_state=seed).fit_transform(Z)
-        coords = TSNE(n_components=2, perplexity=perplexity, init="pca", learning_rate="auto", random_state=seed,
-                      n_jobs=1).fit_transform(Z).astype(np.float32)
-    np.save(path, coords)
-    return coords
+    path = filecache.cache_path("taxinli_tsne", array_hash(X, seed, perplexity, pca_dims), filecache.NPY)
+
+    def compute() -> np.ndarray:
+        with _one_thread():
+            Z = _standardize(X)
+            if Z.shape[1] > pca_dims and n > pca_dims:
+                Z = PCA(n_components=pca_dims, random_state=seed).fit_transform(Z)
+            return TSNE(n_components=2, perplexity=perplexity, init="pca", learning_rate="auto", random_state=seed,
+                        n_jobs=1).fit_transform(Z).astype(np.float32)
+
+    def check(coords) -> str | None:
+        if coords.shape != (n, 2) or not np.isfinite(coords).all():
+            return f"shape {coords.shape} (expected ({n}, 2)) or non-finite values"
+        return None
+
+    return filecache.cached(path, filecache.NPY, compute, validate=check, what="cached t-SNE map")
 
 
 def _check_embeddable(X) -> None:
@@ -297,8 +295,8 @@ def probe_auc(X: np.ndarray, y: np.ndarray, seed: int = 0, folds: int = 5, C: fl
     of the one-vs-rest SEs, an upper bound on the SE of their mean.
     """
     from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import StratifiedKFold, cross_val_predict
     from sklearn.metrics import roc_auc_score
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
 
     y = np.asarray(y)
     classes, counts = np.unique(y, return_counts=True)
@@ -352,7 +350,12 @@ def _separability(layers, df, coords, seed, folds, pca_dims, model, tier) -> pd.
             n_pos = int((y == 1).sum()) if kind != "label" else len(y)
             auc, se = probe_auc(Z, y, seed=seed, folds=folds, return_se=True)
             sil = np.nan
-            if coords is not None and i in coords and len(np.unique(y)) > 1 and min(np.unique(y, return_counts=True)[1]) > 1:
+            if (
+                coords is not None
+                and i in coords
+                and len(np.unique(y)) > 1
+                and min(np.unique(y, return_counts=True)[1]) > 1
+            ):
                 sil = float(silhouette_score(coords[i], y))
             rows.append({"model": model, "tier": tier, "layer": i, "kind": kind, "target": name, "n": len(y),
                          "n_pos": n_pos, "probe_auc": auc, "probe_auc_low": auc - 1.96 * se,
@@ -459,15 +462,6 @@ def paper_counterparts(sources: Mapping[str, object]) -> dict[str, str]:
         if ps in ("BERT", "RoBERTa") and "fine-tuned" in name:
             out[name] = ps
     return out
-
-
-def slug(name: str) -> str:
-    """File-name form of a model name.
-
-    >>> slug("minilm-esnli (NLI fine-tuned)")
-    'minilm-esnli-nli-fine-tuned'
-    """
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 
 def figure7_panels(coords: Mapping[int, np.ndarray], sep: pd.DataFrame, df: pd.DataFrame, title: str = "",

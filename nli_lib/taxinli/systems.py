@@ -159,7 +159,9 @@ def shipped_rows(dev: pd.DataFrame, systems=SHIPPED) -> pd.DataFrame:
                      ignore_index=True)
 
 
-def system_rows(dev: pd.DataFrame, scored: Mapping[str, pd.DataFrame] | None = None, shipped: bool = True) -> pd.DataFrame:
+def system_rows(
+    dev: pd.DataFrame, scored: Mapping[str, pd.DataFrame] | None = None, shipped: bool = True
+) -> pd.DataFrame:
     """Long per-example rows for the shipped systems plus our scored frames.
 
     `scored` maps a system name to a `Classifier.predict_frame` output over (a subset of) `dev` rows; its

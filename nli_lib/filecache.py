@@ -1,0 +1,126 @@
+"""Files computed once and kept under $NLI_CACHE_DIR: key -> path, atomic write, validated read, recompute on damage.
+
+    >>> import tempfile; path = Path(tempfile.mkdtemp()) / "k1.npy"    # usually cache_path("folder", key, NPY)
+    >>> calls = []
+    >>> def compute():
+    ...     calls.append(1)
+    ...     return np.arange(4.0).reshape(2, 2)
+    >>> a = cached(path, NPY, compute, what="demo array"); b = cached(path, NPY, compute, what="demo array")
+    >>> len(calls), np.array_equal(a, b)
+    (1, True)
+    >>> _ = path.write_bytes(b"damaged")
+    >>> with warnings.catch_warnings(record=True) as seen:
+    ...     warnings.simplefilter("always")
+    ...     c = cached(path, NPY, compute, what="demo array")
+    >>> len(calls), "demo array" in str(seen[0].message) and "recomputing it" in str(seen[0].message)
+    (2, True)
+
+One mechanism for every file cache (hidden states, t-SNE maps, the parsed WordNet, fitted scikit-learn models,
+model folders): the caller names the file by a key that holds every input that changes its content; a file is
+written atomically (`nli_lib.atomic`: never half a file under the final name); a file that cannot be read or
+fails the caller's check is reported (one RuntimeWarning naming it and the problem), removed and computed
+again, never half-used. Formats hold data only: numpy arrays without pickle, JSON, skops with a trusted-type
+list (`models.fitted`). Nothing in the cache directory is ever unpickled.
+"""
+from __future__ import annotations
+
+import json
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from . import atomic
+from .config import cache_dir
+
+
+@dataclass(frozen=True)
+class FileFormat:
+    """How one kind of cached file is written and read (data only: nothing in it executes)."""
+
+    suffix: str  # file-name ending, e.g. '.npy'
+    save: Callable[[Path, Any], None]  # writes the value to a (temporary) path
+    load: Callable[[Path], Any]  # reads it back; raises when the file is damaged
+
+
+def _save_npy(path: Path, value) -> None:
+    with open(path, "wb") as fh:
+        np.save(fh, np.asarray(value), allow_pickle=False)
+
+
+def _save_layers(path: Path, layers: Sequence[np.ndarray]) -> None:
+    with open(path, "wb") as fh:
+        np.savez(fh, **{f"layer{i}": layer for i, layer in enumerate(layers)})
+
+
+def _load_layers(path: Path) -> list[np.ndarray]:
+    with np.load(path, allow_pickle=False) as stored:  # plain arrays only: nothing in the file executes
+        return [stored[f"layer{i}"] for i in range(len(stored.files))]
+
+
+def _save_json(path: Path, value) -> None:
+    path.write_text(json.dumps(value), encoding="utf-8")
+
+
+NPY = FileFormat(".npy", _save_npy, lambda path: np.load(path, allow_pickle=False))  # one array
+LAYERS = FileFormat(".npz", _save_layers, _load_layers)  # a list of arrays (per-layer states), as layer0, layer1, ...
+JSON = FileFormat(".json", _save_json, lambda path: json.loads(path.read_text(encoding="utf-8")))
+
+
+def cache_path(folder: str | Sequence[str], key: str, fmt: FileFormat) -> Path:
+    """`$NLI_CACHE_DIR/<folder>/<key><suffix>` (folder: a name or a sequence of path parts)."""
+    parts = (folder,) if isinstance(folder, str) else tuple(folder)
+    return cache_dir(*parts) / f"{key}{fmt.suffix}"
+
+
+def report_damage(path: Path, what: str, problem: str, redo: str = "recomputing it") -> None:
+    """Warn (RuntimeWarning) that a cached file is unusable and what is done instead; the file is removed."""
+    warnings.warn(f"{what} {path} is unreadable, untrusted or invalid ({problem}); {redo}", RuntimeWarning,
+                  stacklevel=3)
+    atomic.discard(path)
+
+
+def read(path: Path, fmt: FileFormat, validate: Callable[[Any], str | None] | None = None, what: str = "cached file",
+         redo: str = "recomputing it"):
+    """The value stored at `path`, or None when absent. A file that fails to load, or whose value `validate`
+    rejects (it returns the problem, or raises), is reported (`report_damage`), removed, and None returned."""
+    if not path.is_file():
+        return None
+    try:
+        value = fmt.load(path)
+        problem = validate(value) if validate is not None else None
+    except Exception as exc:  # noqa: BLE001 - a damaged or untrusted file is recomputed, never half-used
+        problem = f"{type(exc).__name__}: {exc}"
+    if problem:
+        report_damage(path, what, problem, redo)
+        return None
+    return value
+
+
+def write(path: Path, value, fmt: FileFormat) -> None:
+    """Store `value` at `path` atomically (a partial file never has the final name)."""
+    with atomic.atomic_path(path, suffix=fmt.suffix) as tmp:
+        fmt.save(tmp, value)
+
+
+def cached(path: Path, fmt: FileFormat, compute: Callable[[], Any], validate: Callable[[Any], str | None] | None = None,
+           what: str = "cached file"):
+    """`read(path)` when usable, else `compute()`, stored with `write` and returned."""
+    value = read(path, fmt, validate, what)
+    if value is None:
+        value = compute()
+        write(path, value, fmt)
+    return value
+
+
+def cached_dir(dest: Path, build: Callable[[Path], None], marker: str = "config.json") -> Path:
+    """A cached folder: `dest` when it holds `marker`; otherwise `build(tmp)` fills a temporary folder that then
+    becomes `dest` (so a folder is complete whenever its name exists). Returns `dest`."""
+    if (dest / marker).is_file():
+        return dest
+    with atomic.atomic_path(dest, folder=True) as tmp:
+        tmp.mkdir(parents=True)
+        build(tmp)
+    return dest

@@ -1,0 +1,131 @@
+"""The shared test kit: fake classifiers and a tiny BERT factory (fixtures that use them: tests/conftest.py).
+
+    >>> clf = TableClassifier({("a man sleeps", "a man is awake"): "contradiction"})
+    >>> clf.predict(["a man sleeps", "a dog"], ["a man is awake", "an animal"])
+    ['contradiction', 'neutral']
+    >>> RuleClassifier(lambda p, h: [0.6, 0.3, 0.1] if "dog" in h else [0.2, 0.5, 0.3]).predict(["u"], ["a dog"])
+    ['entailment']
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from nli_lib.cache import CallCache
+from nli_lib.config import LABELS
+from nli_lib.models.base import Classifier
+
+NLI_HEAD = {0: "entailment", 1: "neutral", 2: "contradiction"}  # id2label of a 3-way NLI head
+WORDS = ("a an the man woman person dog cat is are sleeping running playing eats sits outside inside not no on in "
+         "sleeps runs").split()
+
+
+def in_ci() -> bool:
+    """True where CI=true (any case): missing prerequisites fail there instead of skipping."""
+    return os.environ.get("CI", "").strip().lower() == "true"
+
+
+def skip_or_fail(reason: str) -> None:
+    """Skip with `reason`, or fail with it under CI=true."""
+    if in_ci():
+        pytest.fail(f"{reason} (CI=true: a prerequisite CI must provide is missing)", pytrace=False)
+    pytest.skip(reason)
+
+
+class TableClassifier(Classifier):
+    """Answers from a table {(premise, hypothesis): label or probability row}; unknown pairs get `default`
+    (a label, a row, or None: KeyError). A label becomes probability `confidence` for it, the rest shared.
+
+    `calls` counts the pairs the model computed (not those served by the call cache, an in-memory one unless
+    `cache` is given)."""
+
+    def __init__(self, table: Mapping, labels: Sequence[str] = LABELS, default="neutral", confidence: float = 1.0,
+                 name: str = "table", tier: str = "offline", cache: CallCache | None = None):
+        super().__init__(cache=cache or CallCache(":memory:"))
+        self.table, self.labels, self.default, self.confidence = dict(table), tuple(labels), default, confidence
+        self.name, self.tier, self.calls = name, tier, 0
+
+    def _row(self, value) -> list[float]:
+        if not isinstance(value, str):
+            return list(value)
+        rest = (1 - self.confidence) / (len(self.labels) - 1)
+        return [self.confidence if label == value else rest for label in self.labels]
+
+    def _predict_proba_uncached(self, premises, hypotheses):
+        self.calls += len(premises)
+        rows = []
+        for pair in zip(premises, hypotheses):
+            if pair not in self.table and self.default is None:
+                raise KeyError(f"{self.name}: no answer for {pair}")
+            rows.append(self._row(self.table.get(pair, self.default)))
+        return np.asarray(rows, dtype=float)
+
+
+class RuleClassifier(Classifier):
+    """Answers with `rule(premise, hypothesis)` -> probability row (the rule may raise, as a crashing model
+    does). `calls` counts computed pairs, `computed` lists their premises."""
+
+    def __init__(self, rule: Callable[[str, str], Sequence[float]], labels: Sequence[str] = LABELS,
+                 name: str = "rule", tier: str = "offline", cache: CallCache | None = None):
+        super().__init__(cache=cache or CallCache(":memory:"))
+        self.rule, self.labels, self.name, self.tier = rule, tuple(labels), name, tier
+        self.calls, self.computed = 0, []
+
+    def _predict_proba_uncached(self, premises, hypotheses):
+        self.calls += len(premises)
+        self.computed += list(premises)
+        return np.asarray([self.rule(p, h) for p, h in zip(premises, hypotheses)], dtype=float)
+
+
+def constant(row: Sequence[float]) -> Callable[[str, str], Sequence[float]]:
+    """A rule that always answers `row`."""
+    return lambda p, h: row
+
+
+def tiny_bert(path: str | Path, id2label: Mapping[int, str] | None = NLI_HEAD, *, layers: int = 2, hidden: int = 16,
+              intermediate: int = 32, words: Sequence[str] = WORDS, seed: int = 0) -> Path:
+    """A tiny BERT saved to `path` with its WordPiece tokenizer, loadable with from_pretrained (no download):
+    a sequence classifier with head `id2label`, or a bare encoder when id2label is None."""
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, BertModel, BertTokenizerFast
+
+    path = Path(path)
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", ","] + list(words)
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "vocab.txt").write_text("\n".join(vocab) + "\n")
+    BertTokenizerFast(vocab_file=str(path / "vocab.txt")).save_pretrained(path)
+    torch.manual_seed(seed)
+    head = dict(id2label or {})
+    cfg = BertConfig(vocab_size=len(vocab), hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=2,
+                     intermediate_size=intermediate, max_position_embeddings=64, num_labels=max(len(head), 2),
+                     id2label=head or None, label2id={v: k for k, v in head.items()} or None)
+    (BertForSequenceClassification(cfg) if id2label else BertModel(cfg)).eval().save_pretrained(path)
+    return path
+
+
+def write_notebook(path: Path, code: str, params: str = 'profile = "offline"\nquick = False\nseed = None') -> Path:
+    """A notebook of a title cell, a cell tagged 'parameters' and one code cell."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell(params)
+    cell.metadata["tags"] = ["parameters"]
+    nb.cells = [nbformat.v4.new_markdown_cell("# demo"), cell, nbformat.v4.new_code_cell(code)]
+    nbformat.write(nb, path)
+    return path
+
+
+def tiny_train_frame(n: int = 24) -> pd.DataFrame:
+    """n seeded NLI training rows over a handful of words (the three labels in turn)."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for i in range(n):
+        lab = LABELS[i % 3]
+        h = {"entailment": "a person is sleeping", "neutral": "a man is running outside", "contradiction": "no man is sleeping"}[lab]
+        rows.append({"premise": "a man is sleeping " + rng.choice(["inside", "outside"]), "hypothesis": h, "label": lab})
+    return pd.DataFrame(rows)

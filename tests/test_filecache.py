@@ -1,0 +1,92 @@
+"""One mechanism for atomic writes and file caches (nli_lib.atomic, nli_lib.filecache), and the content hashes
+(nli_lib.hashing) whose recipes stored caches depend on."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from nli_lib import atomic, filecache, hashing
+
+
+def test_a_failed_write_leaves_neither_the_file_nor_a_temporary(tmp_path):
+    (tmp_path / "old.json").write_text('{"v": 0}')
+    with pytest.raises(ValueError):
+        with atomic.atomic_path(tmp_path / "old.json") as tmp:
+            tmp.write_text('{"v": 1')
+            raise ValueError("crash mid-write")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.json"]
+    assert json.loads((tmp_path / "old.json").read_text()) == {"v": 0}  # the old content stays whole
+
+
+def test_a_folder_appears_only_complete_and_a_crashed_one_is_cleared(tmp_path):
+    dest = tmp_path / "model"
+
+    def broken(tmp):
+        (tmp / "weights.bin").write_bytes(b"x")
+        raise RuntimeError("killed mid-save")
+
+    with pytest.raises(RuntimeError):
+        filecache.cached_dir(dest, broken)
+    assert not dest.exists()  # a build that fails never gets the final name
+    (tmp_path / "model.partial").mkdir()  # left by a killed run
+    (tmp_path / "model.partial" / "junk").write_text("stale")
+    built = filecache.cached_dir(dest, lambda tmp: (tmp / "config.json").write_text("{}"))
+    assert sorted(p.name for p in built.iterdir()) == ["config.json"]  # nothing of the killed run
+    assert not (tmp_path / "model.partial").exists()
+    assert filecache.cached_dir(dest, lambda tmp: pytest.fail("rebuilt a complete folder")) == dest
+
+
+@pytest.mark.parametrize("damage", [b"", b"not numpy", b"\x93NUMPY\x01\x00"])
+def test_a_damaged_file_is_reported_removed_and_recomputed(tmp_path, damage):
+    path, calls = tmp_path / "a.npy", []
+    compute = lambda: calls.append(1) or np.ones((2, 2))  # noqa: E731
+    filecache.cached(path, filecache.NPY, compute, what="demo array")
+    path.write_bytes(damage)
+    with pytest.warns(RuntimeWarning, match=r"demo array .*a\.npy is unreadable.*recomputing it"):
+        again = filecache.cached(path, filecache.NPY, compute, what="demo array")
+    assert len(calls) == 2 and np.array_equal(again, np.ones((2, 2)))
+    assert np.array_equal(np.load(path), np.ones((2, 2)))  # stored again, intact
+
+
+def test_a_value_the_check_rejects_is_recomputed(tmp_path):
+    path = tmp_path / "a.npy"
+    filecache.write(path, np.full(3, np.nan), filecache.NPY)
+    check = lambda a: "non-finite values" if not np.isfinite(a).all() else None  # noqa: E731
+    with pytest.warns(RuntimeWarning, match="non-finite values"):
+        value = filecache.cached(path, filecache.NPY, lambda: np.zeros(3), validate=check)
+    assert np.array_equal(value, np.zeros(3))
+
+
+def test_arrays_that_need_pickle_are_refused(tmp_path):
+    path = tmp_path / "a.npy"
+    np.save(path, np.array([{"x": 1}], dtype=object), allow_pickle=True)
+    with pytest.warns(RuntimeWarning, match="unreadable"):
+        assert filecache.read(path, filecache.NPY) is None
+    assert not path.exists()
+
+
+def test_tsne_cache_damage_is_recomputed(tmp_path, monkeypatch):
+    from nli_lib.taxinli import representations as rep
+
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path))
+    X = np.random.default_rng(0).normal(size=(12, 5))
+    first = rep.tsne_2d(X, seed=0, perplexity=3)
+    (stored,) = (tmp_path / "taxinli_tsne").glob("*.npy")
+    np.save(stored, first[:5])  # the wrong number of rows
+    with pytest.warns(RuntimeWarning, match=r"t-SNE map .*shape \(5, 2\)"):
+        again = rep.tsne_2d(X, seed=0, perplexity=3)
+    np.testing.assert_allclose(again, first, rtol=1e-5)
+
+
+def test_hash_recipes_are_those_the_stored_caches_were_keyed_with():
+    """Cache keys, model folder names and fit files are named by these digests: a changed recipe would orphan
+    every stored value (values computed with the recipes as they were before nli_lib.hashing)."""
+    from nli_lib.cache import key_hash
+
+    assert key_hash({"model": "x", "p": "é", "h": [1, 2]}) == \
+        "01edd95e47b203e230937518d7c1f22d2b6869660fc0e7e15ce170ce5b571bbb"
+    assert hashing.text_hash("a", "b\x1e", "c") == "103e31d1a512c88a"
+    assert hashing.array_hash(np.arange(6.0).reshape(2, 3), 0, 30.0, 50) == "fec2ec738b5061b36dd5"
+    assert hashing.stable_json({"b": [1, "x"], "a": None}) == '{"a": null, "b": [1, "x"]}'
