@@ -71,19 +71,19 @@ class NotebookSession:
     def run_info(self, model: str) -> RunInfo:
         return RunInfo(tier=self.tier, model=model, seed=self.seed)
 
-    def nli_model(self, spec: str | None = None):
-        """The profile's NLI model (loaded once per run); `spec` overrides, e.g. 'tfidf-logreg'.
+    def nli_model(self, spec=None):
+        """The profile's NLI model, or `spec`: a line-up member (`nli_lib.lineup.ModelRef`), a profile model's
+        id or name, a baseline name, a hub id or folder; loaded once per run (`lineup.load_classifier`).
 
         Neural models run at the profile's `precision`; the offline model trains for `nli_epochs`."""
-        from .models import get_nli_model
+        from .lineup import as_ref, load_classifier
 
-        spec = spec or self.profile.nli_model
-        if spec not in self.models:
-            kwargs = {"precision": self.profile.precision}
-            if spec.startswith("offline"):
-                kwargs["epochs"] = self.profile.nli_epochs
-            self.models[spec] = get_nli_model(spec, quick=self.quick, seed=self.seed, **kwargs)
-        return self.models[spec]
+        ref = self.profile.ref("nli_model") if spec is None else as_ref(spec, self.profile)
+        key = (ref.id, ref.name, ref.label_order, ref.revision)
+        if key not in self.models:
+            self.models[key] = load_classifier(ref, quick=self.quick, seed=self.seed, precision=self.profile.precision,
+                                               epochs=self.profile.nli_epochs, train_rows=self.profile.quick_train_rows)
+        return self.models[key]
 
     def save(self, obj, name: str, models=(), **fields) -> None:
         """Save a table (DataFrame), figure (matplotlib) or record set declared in the outputs catalog

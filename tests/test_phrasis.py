@@ -389,18 +389,27 @@ def test_positives_prompt_drops_only_the_unr_definition_and_exemplar():
 # --------------------------------------------------------------------------------------- paper profile bits
 
 
-def test_paper_models_and_families():
+def test_paper_models_and_families(tmp_path, monkeypatch):
+    from nli_lib.profile import load_profile
+
     assert len(phr.PAPER_MODELS) == 18
     assert {m.family for m in phr.PAPER_MODELS} == {"encoder", "decoder", "encoder-decoder"}
-    offline = phr.profile_families("offline", ["tfidf-logreg", "roberta-large-mnli"], ["some/model"])
-    assert [f.name for f in offline] == ["feature-svm", "tfidf-logreg", "MiniLM-L6 fine-tuned", "some/model"]
-    paper = phr.profile_families("paper", [], [], paper_models={"GPT-2 S": "/models/gpt2",
-                                                                "DeBERTa v3 B": "microsoft/deberta-v3-base"})
-    assert [(f.name, f.base) for f in paper if f.kind == "hf"] == [("DeBERTa v3 B", "microsoft/deberta-v3-base"),
-                                                                   ("GPT-2 S", "/models/gpt2")]  # Table 2 order
-    assert len(phr.profile_families("paper", [], [])) == 18 + 2  # no mapping: all of Table 2 (+ feature-svm, MiniLM)
-    with pytest.raises(KeyError, match="not models of PhrasIS Table 2"):
-        phr.paper_families({"GPT-3": "/models/gpt3"})
+    (tmp_path / "models" / "gpt2").mkdir(parents=True)
+    monkeypatch.setenv("NLI_USER_CWD", str(tmp_path))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    offline = phr.profile_families(load_profile(text="baselines: [tfidf-logreg, naive-bayes]\n"
+                                                     "extra_models: [models/gpt2]"))
+    assert [f.name for f in offline] == ["feature-svm", "tfidf-logreg", "naive-bayes", "MiniLM-L6 fine-tuned", "gpt2"]
+    paper = phr.profile_families(load_profile(text=(
+        "tier: paper\nbaselines: []\npaper_models:\n  phrasis:\n    models:\n"
+        "      - {id: microsoft/deberta-v3-base, as: DeBERTa v3 B}\n      - models/gpt2\n")))
+    # a declared model is its Table 2 row; an undeclared one keeps its own name, whatever it is
+    assert [(f.name, f.base, f.arch, f.systems) for f in paper if f.kind == "hf"] == [
+        ("DeBERTa v3 B", "microsoft/deberta-v3-base", "encoder", ("DeBERTa v3 B",)),
+        ("gpt2", str(tmp_path / "models/gpt2"), "hub model", ())]
+    every = phr.profile_families(load_profile(text="tier: paper\nbaselines: []"))
+    assert len(every) == 18 + 2  # the default: all of Table 2 (+ feature-svm, MiniLM), each declared
+    assert all(f.name in f.systems for f in every if f.kind == "hf")
 
 
 def test_paper_values_cover_tables_3_to_7():
@@ -496,36 +505,6 @@ def test_with_head_dropout_sets_the_heads_dropout_without_copying_weights(tmp_pa
             assert model.pooler.dropout.p == pytest.approx(0.4)
 
 
-def test_prepare_base_adds_a_pad_token_only_when_missing(tmp_path, monkeypatch):
-    pytest.importorskip("torch")
-    from transformers import AutoTokenizer
-
-    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
-    path = tiny_bert_2way(tmp_path / "tiny")
-    assert phr.prepare_base(str(path)) == str(path)  # BERT pads already
-
-    real = AutoTokenizer.from_pretrained
-
-    def no_pad(name, *a, **kw):  # a decoder-like tokenizer: no pad token
-        tok = real(name, *a, **kw)
-        if str(name) == str(path):
-            tok.pad_token = None
-        return tok
-
-    monkeypatch.setattr(AutoTokenizer, "from_pretrained", staticmethod(no_pad))
-    copy = phr.prepare_base(str(path))
-    assert copy != str(path) and (tmp_path / "cache" / "phrasis" / "bases").exists()
-    monkeypatch.setattr(AutoTokenizer, "from_pretrained", staticmethod(real))
-    tok = AutoTokenizer.from_pretrained(copy)
-    assert tok.pad_token == "[SEP]"  # no eos token: sep is used
-    from transformers import AutoConfig
-
-    assert AutoConfig.from_pretrained(copy).pad_token_id == tok.pad_token_id
-
-
-# --------------------------------------------------------------------------------------------- error analysis
-
-
 def test_phenomenon_table_counts_incoherence_and_simi_share():
     rows = pd.DataFrame({
         "phrase1": ["in the water", "on the grass", "Two trains", "a dog"],
@@ -573,10 +552,11 @@ def test_paper_comparisons_pair_our_models_with_the_right_paper_cell():
     # a family named like a paper model but not built from the paper's hub id is a stand-in
     other = phr.paper_comparisons(ours, "phrasis-table-7", "HardCoh", ["RoBERTa B"], paper_models=[])
     assert other[["quantity", "basis"]].values.tolist() == [["DeBERTa v3 L | Positives-H", "stand-in"]]
-    trained = phr.TrainedModels(specs={"RoBERTa B": phr.paper_families({"RoBERTa B": "FacebookAI/roberta-base"})[0],
-                                       "MiniLM-L6 fine-tuned": phr.MINILM,
-                                       "RoBERTa B lookalike": phr.FamilySpec("RoBERTa B", "hf", base="my/roberta")})
-    assert trained.paper_models == ["RoBERTa B"]
+    declared = phr.FamilySpec("RoBERTa B", "hf", base="FacebookAI/roberta-base", systems=("RoBERTa B",))
+    trained = phr.TrainedModels(specs={"RoBERTa B": declared, "MiniLM-L6 fine-tuned": phr.MINILM,
+                                       "RoBERTa B lookalike": phr.FamilySpec("RoBERTa B", "hf", base="my/roberta"),
+                                       "prompted": None})
+    assert trained.paper_models == ["RoBERTa B"]  # only the family whose base is declared that Table 2 row
 
 
 def test_paper_values_csv_has_a_reason_exactly_where_the_offline_run_scores_nothing():

@@ -21,14 +21,18 @@ def test_shipped_profiles_are_valid():
     assert offline.tier == "offline" and offline.path == P.PROFILE_DIR / "offline.yaml"
     assert P.PROFILE_DIR == REPO_ROOT / "nli_lib" / "resources" / "profiles"  # package data
     assert paper.tier == "paper" and paper.llm.concurrency == 8 and paper.llm.timeout_s == 60.0
-    assert paper.paper_models.phrasis.models == P.PHRASIS_TABLE2  # the YAML lists every Table 2 model
-    assert paper.paper_models.factnli.judge == P.FACTNLI_JUDGE
+    phrasis = paper.refs("paper_models.phrasis.models")  # the YAML lists every Table 2 model, each declared
+    assert {r.systems[0]: r.id for r in phrasis} == P.PHRASIS_TABLE2 and all(len(r.systems) == 1 for r in phrasis)
+    assert paper.ref("paper_models.factnli.judge").id == P.FACTNLI_JUDGE
+    assert paper.ref("paper_models.factnli.judge").systems == (P.FACTNLI_JUDGE_SYSTEM,)
+    assert offline.paper_systems == {}  # the offline profile declares nothing: its models are stand-ins
 
 
 def test_defaults_of_new_keys():
     p = load_profile(text="tier: offline")
     assert (p.max_failure_rate, p.precision, p.seed, p.baselines) == (0.02, "float32", 0, ["tfidf-logreg"])
-    assert p.paper_models.atoms.dnli_encoders == list(P.ATOMS_DNLI_ENCODERS)
+    assert {r.id: r.systems for r in p.refs("paper_models.atoms.dnli_encoders")} == \
+        {i: (n,) for i, n in P.ATOMS_DNLI_ENCODERS.items()}
 
 
 def test_typo_of_a_key_says_did_you_mean():
@@ -41,8 +45,10 @@ def test_typo_inside_sections_is_found_too():
         "llm:\n  base_url: http://localhost:8000/v1\n  model: m\n  concurency: 4\n")
     assert "paper_models.phrasis.search_trails: unknown key (did you mean 'search_trials'?)" in problems(
         "paper_models:\n  phrasis:\n    search_trails: 5\n")
-    assert "paper_models.phrasis.models.DeBERTa v3 X: not a model of PhrasIS Table 2 (did you mean 'DeBERTa v3 " \
-        in problems("paper_models:\n  phrasis:\n    models:\n      DeBERTa v3 X: microsoft/deberta-v3-base\n")
+    assert "paper_models.phrasis.models: a list of models now, each declaring its Table 2 row with `as:`" \
+        in problems("paper_models:\n  phrasis:\n    models:\n      DeBERTa v3 B: microsoft/deberta-v3-base\n")
+    assert "extra_models[0].label_ordr: unknown key (did you mean 'label_order'?)" in problems(
+        "tier: paper\nextra_models: [{id: org/m, label_ordr: [a, b, c]}]")
 
 
 @pytest.mark.parametrize("text, key", [
@@ -102,9 +108,11 @@ def test_relative_model_folders_resolve_where_the_user_ran_the_command(tmp_path,
     monkeypatch.setenv("NLI_USER_CWD", str(tmp_path))
     monkeypatch.chdir(REPO_ROOT / "notebooks")  # where kernels run: must not matter
     p = load_profile(text="tier: paper\nnli_model: models/my-nli\nextra_models: [./models/my-nli]\n"
-                          "paper_models:\n  phrasis:\n    models:\n      GPT-2 S: models/gpt2\n")
-    assert p.nli_model == p.extra_models[0] == str(tmp_path / "models/my-nli")
-    assert p.paper_models.phrasis.models == {"GPT-2 S": str(tmp_path / "models/gpt2")}
+                          "paper_models:\n  phrasis:\n    models: [{id: models/gpt2, as: GPT-2 S}]\n")
+    assert p.ref("nli_model").id == p.refs("extra_models")[0].id == str(tmp_path / "models/my-nli")
+    assert [(r.id, r.name, r.systems) for r in p.refs("paper_models.phrasis.models")] == \
+        [(str(tmp_path / "models/gpt2"), "gpt2", ("GPT-2 S",))]
+    assert p.params()["nli_model"] == "models/my-nli"  # sidecars record the profile as written, no local path
 
 
 def test_offline_tier_refuses_a_hub_id_it_cannot_load(tmp_path, monkeypatch):
@@ -128,8 +136,8 @@ def test_llm_section_follows_llm_config():
     from nli_lib.llm.client import LLMConfig
 
     fields = {f.name: f.default for f in dataclasses.fields(LLMConfig)}
-    section = {name: f.default for name, f in P.LLMSection.model_fields.items()}
-    assert set(section) == set(fields) == set(P.LLM_KEY_DOCS)
+    section = {name: f.default for name, f in P.LLMSection.model_fields.items() if name != "as_"}
+    assert set(section) == set(fields) == set(P.LLM_KEY_DOCS) - {"as"}  # `as:` declares, it configures nothing
     assert {k: (list(v) if isinstance(v, tuple) else v) for k, v in fields.items() if k not in ("base_url", "model")} \
         == {k: v for k, v in section.items() if k not in ("base_url", "model")}
 
@@ -165,10 +173,11 @@ def test_no_hub_model_id_is_hard_coded_outside_the_profile_schema():
     model_like = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]*(bert|gpt|llama|t5|minilm|opt-|pythia|bart|mpnet|qwen|mistral|"
                             r"cross-encoder|neo|deberta|roberta|albert|modernbert|flan)[\w.-]*$", re.I)
     allowed = {("nli_lib/data/loaders.py", "aloxatel/bert-base-mnli")}
+    labels_only = {"nli_lib/replicas.py"}  # names the hub layout each replica copies; nothing is loaded from them
     found = []
     for path in sorted((REPO_ROOT / "nli_lib").rglob("*.py")):
         rel = str(path.relative_to(REPO_ROOT))
-        if rel == "nli_lib/profile.py":
+        if rel == "nli_lib/profile.py" or rel in labels_only:
             continue
         tree = ast.parse(path.read_text())
         docstrings = {id(n.body[0].value) for n in ast.walk(tree)
@@ -206,7 +215,7 @@ def test_atoms_table3_encoders_come_from_the_profile(tmp_path, monkeypatch):
     monkeypatch.setattr(M, "finetune", lambda spec, *a, **kw: bases.append(spec.base) or fake(kw["name"]))
     preds = pipeline.dnli_predictors(nb)
     assert bases == [str(tmp_path / "models/enc-a"), str(tmp_path / "models/enc-b")]
-    assert set(preds) == {"minilm-dsnli", "enc-a-dsnli", "enc-b-dsnli"}
+    assert set(preds) == {"minilm-dsnli", "enc-a (δ-SNLI fine-tuned)", "enc-b (δ-SNLI fine-tuned)"}
 
 
 def test_factnli_judge_and_retrieval_source_come_from_the_profile(tmp_path, monkeypatch):
@@ -216,9 +225,76 @@ def test_factnli_judge_and_retrieval_source_come_from_the_profile(tmp_path, monk
                                                 "    wikipedia_api: http://127.0.0.1:9/w/api.php\n")
     asked = []
     monkeypatch.setattr(nb, "nli_model", lambda spec=None: asked.append(spec) or "judge-model")
-    assert session.judge_model(nb) == "judge-model" and asked == [str(tmp_path / "models/judge")]
+    assert session.judge_model(nb) == "judge-model" and [r.id for r in asked] == [str(tmp_path / "models/judge")]
     built = {}
     monkeypatch.setattr(session, "llm_client", lambda nb: "an endpoint")
     monkeypatch.setattr(session, "encoder_for", lambda nb: "an encoder")
     monkeypatch.setattr(session, "paper_augmenter", lambda *a, **kw: built.update(kw) or "augmenter")
     assert session.augmenter_for(nb) == "augmenter" and built["api_url"] == "http://127.0.0.1:9/w/api.php"
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Model entries: `as:` (the one declaration of a paper system), name, label_order, revision
+# ------------------------------------------------------------------------------------------------------------
+
+def test_model_entries_declare_paper_systems_and_names(tmp_path, monkeypatch):
+    (tmp_path / "ckpt" / "my-roberta").mkdir(parents=True)
+    monkeypatch.setenv("NLI_USER_CWD", str(tmp_path))
+    p = load_profile(text=(
+        "tier: paper\nextra_models:\n"
+        "  - {id: roberta-large-mnli, as: RoBERTa, name: rl-mnli, label_order: [contradiction, neutral, entailment],"
+        " revision: 0123456789abcdef0123456789abcdef01234567}\n"
+        "  - ckpt/my-roberta\n"
+        "  - typeform/distilbert-base-uncased-mnli\n"
+        "llm: {base_url: 'http://h/v1', model: meta-llama/Meta-Llama-3.1-8B-Instruct, as: [llama-3-8b-it]}\n"))
+    first, folder, lookalike = p.refs("extra_models")
+    assert (first.id, first.name, first.systems, first.label_order, first.revision) == (
+        "roberta-large-mnli", "rl-mnli", ("RoBERTa",), ("contradiction", "neutral", "entailment"),
+        "0123456789abcdef0123456789abcdef01234567")
+    assert (folder.id, folder.name, folder.given) == (str(tmp_path / "ckpt/my-roberta"), "my-roberta", "ckpt/my-roberta")
+    assert lookalike.systems == ()  # a name that looks like BERT declares nothing
+    # the one mapping every scorecard helper reads: declared models only, the LLM under its model id
+    declared = p.paper_systems  # (the paper tier's default paper_models are declared too)
+    assert declared["rl-mnli"] == ["RoBERTa"] and declared["meta-llama/Meta-Llama-3.1-8B-Instruct"] == ["llama-3-8b-it"]
+    assert "my-roberta" not in declared and "typeform/distilbert-base-uncased-mnli" not in declared
+    params = p.params()
+    assert params["paper_systems"] == p.paper_systems and params["llm"]["as"] == ["llama-3-8b-it"]
+    assert params["extra_models"][1] == "ckpt/my-roberta" and str(tmp_path) not in str(params)
+
+
+def test_as_must_name_a_paper_system():
+    msg = problems("tier: paper\nextra_models: [{id: roberta-large-mnli, as: Roberta}]")
+    assert "extra_models[0].as: 'Roberta' is no paper's system (did you mean 'RoBERTa'?)" in msg and "taxinli:" in msg
+    assert "llm.as: 'llama-3-8b'" in problems("llm: {base_url: 'http://h/v1', model: m, as: llama-3-8b}")
+
+
+def test_the_old_paper_systems_key_says_what_replaced_it():
+    assert "paper_systems: replaced by `as:` on each model" in problems("paper_systems: {roberta-large-mnli: RoBERTa}")
+
+
+def test_two_models_cannot_share_a_name(tmp_path, monkeypatch):
+    for d in ("a/model", "b/model"):
+        (tmp_path / d).mkdir(parents=True)
+    monkeypatch.setenv("NLI_USER_CWD", str(tmp_path))
+    assert "extra_models[1]: the name 'model' is already extra_models[0]'s" in problems(
+        "tier: paper\nextra_models: [a/model, b/model]")
+    load_profile(text="tier: paper\nextra_models: [a/model, {id: b/model, name: model-b}]")
+    load_profile(text="tier: paper\nextra_models: [a/model]\npaper_models: {phrasis: {models: [a/model]}}")  # same one
+
+
+def test_one_line_up_for_every_paper():
+    """nli_lib.lineup decides the models of every notebook: the profile's NLI model, baselines, the paper's own
+    extra baselines, extra_models, the LLM; a model listed twice appears once; `as_ref` finds profile entries."""
+    from nli_lib.lineup import as_ref, lineup
+
+    p = load_profile(text="tier: paper\nnli_model: {id: roberta-large-mnli, name: rl}\nbaselines: [naive-bayes]\n"
+                          "extra_models: [roberta-large-mnli, microsoft/deberta-large-mnli]\n"
+                          "llm: {base_url: 'http://h/v1', model: some-llm, as: GPT-4o}\n")
+    members = lineup(p, also=("naive-bayes", "tfidf-svm"), llm=True)
+    assert [(m.key, m.name) for m in members] == [
+        ("nli_model", "rl"), ("baselines[0]", "naive-bayes"), ("also[1]", "tfidf-svm"),
+        ("extra_models[1]", "microsoft/deberta-large-mnli"), ("llm", "some-llm")]
+    assert members[-1].systems == ("GPT-4o",)
+    assert [m.key for m in lineup(p, main=False, baselines=False)] == ["extra_models[0]", "extra_models[1]"]
+    assert as_ref("rl", p) == as_ref("roberta-large-mnli", p) == members[0]  # by name or by id
+    assert as_ref("tfidf-logreg", p).id == "tfidf-logreg"

@@ -52,7 +52,7 @@ def test_hf_classifier_notes_its_weights_and_reports_progress(fresh):
     assert provenance.used_models() == {str(path): "hf"}
     assert json.loads((fresh / "record.json").read_text())["models"] == {str(path): "hf"}
     status = progress.read_status(fresh / "progress.json")
-    assert (status["desc"], status["n"], status["total"], status["unit"]) == (str(path), 2, 2, "batch")
+    assert (status["desc"], status["n"], status["total"], status["unit"]) == (path.name, 2, 2, "batch")  # no path
 
 
 def test_finetuning_notes_base_and_result_never_its_scratch_folder(fresh):

@@ -167,7 +167,8 @@ def test_table3_splits_matched_and_puts_paper_values_beside():
     assert t3.loc[("NB", "mismatched"), "accuracy"] == pytest.approx(1 / 3)
     assert t3.loc[("NB", "matched"), "paper"] == 51.46 and t3.loc[("BERT", "mismatched"), "paper"] == 84.8
     assert math.isnan(t3.loc[("NB", "overlap (all)"), "paper"])
-    assert tx.paper_system("rob", "roberta-large-mnli") == "RoBERTa"
+    assert tx.declared_system("roberta-large-mnli", {}) == ""  # a lookalike name declares nothing
+    assert tx.declared_system("rob", {"rob": ["RoBERTa"]}) == "RoBERTa"
     assert (t3.loc[("NB", "matched"), "relation"]) == "paper's predictions"
     scores = tx.table3_scores(tx.table3(make_rows()), declared={}).set_index(["quantity", "model"])
     assert len(scores) == 6 and "overlap" not in " ".join(scores.index.get_level_values(0))
@@ -182,23 +183,31 @@ def test_stand_ins_are_labelled_as_such():
     hub = rows[rows.system == "NB"].assign(system="roberta-large-mnli", model="roberta-large-mnli", tier="paper")
     rows = pd.concat([rows, mine, hub], ignore_index=True)
 
+    from nli_lib.models.baselines import NaiveBayesPairClassifier
+
     class Clf:
         def __init__(self, name):
             self.name = name
 
-    stand = tx.stand_ins({n: Clf(n) for n in ("minilm-esnli", "tfidf-logreg", "bow-naive-bayes",
-                                              "roberta-large-mnli")}, main="minilm-esnli")
-    assert stand == {"minilm-esnli": "BERT", "bow-naive-bayes": "NB"}
+    ours = {n: Clf(n) for n in ("minilm-esnli", "tfidf-logreg", "roberta-large-mnli", "naive-bayes-lookalike")}
+    ours["bow"] = NaiveBayesPairClassifier()  # the naive Bayes is recognised by what it is, not by its name
+    stand = tx.stand_ins(ours, main="minilm-esnli")
+    assert stand == {"minilm-esnli": "BERT", "bow": "NB"}
     t3 = tx.table3(rows, stand).set_index(["system", "split"])
     assert t3.loc[("minilm-esnli", "matched"), ["paper_system", "relation", "paper"]].tolist() == ["BERT", "stand-in", 84.7]
-    assert t3.loc[("roberta-large-mnli", "matched"), ["paper_system", "relation", "paper"]].tolist() == \
-        ["RoBERTa", "same architecture", 92.3]
+    # a hub model whose name looks like the paper's RoBERTa is not set beside it unless the profile declares it
+    assert t3.loc[("roberta-large-mnli", "matched"), ["paper_system", "relation"]].tolist() == ["", ""]
+    assert math.isnan(t3.loc[("roberta-large-mnli", "matched"), "paper"])
     scores = tx.table3_scores(t3.reset_index(), declared={}).set_index("model")
-    assert "minilm-esnli (offline stand-in for BERT)" in scores.index and "roberta-large-mnli" in scores.index
-    assert set(scores.loc["minilm-esnli (offline stand-in for BERT)", "basis"]) == {"stand-in"}
-    assert set(scores.loc["roberta-large-mnli", "basis"]) == {"stand-in"}  # same architecture, not declared
-    declared = tx.table3_scores(t3.reset_index(), declared={"roberta-large-mnli": "RoBERTa"}).set_index("model")
-    assert set(declared.loc["roberta-large-mnli", "basis"]) == {"paper-model"}
+    assert "minilm-esnli (stand-in for BERT)" in scores.index and "roberta-large-mnli" not in scores.index
+    assert set(scores.loc["minilm-esnli (stand-in for BERT)", "basis"]) == {"stand-in"}
+    declared = {"roberta-large-mnli": ["RoBERTa"]}
+    assert tx.stand_ins(ours, main="roberta-large-mnli", declared=declared) == {"bow": "NB"}  # compared as itself
+    t3 = tx.table3(rows, stand, declared=declared).set_index(["system", "split"])
+    assert t3.loc[("roberta-large-mnli", "matched"), ["paper_system", "relation", "paper"]].tolist() == \
+        ["RoBERTa", "declared", 92.3]
+    scores = tx.table3_scores(t3.reset_index(), declared=declared).set_index("model")
+    assert set(scores.loc["roberta-large-mnli", "basis"]) == {"paper-model"}
 
 
 def test_our_classifier_scored_on_the_same_rows():
@@ -535,44 +544,62 @@ def test_real_files_reproduce_table2_counts_and_berts_significant_terms():
 # --------------------------------------------------------------------------------------------------- paper profile
 
 def test_paper_profile_path_with_a_local_hub_stand_in(tmp_path, monkeypatch):
-    """The paper profile's route (hub NLI model, hub encoder) with tiny local models: a BERT-base-named
-    classifier is put beside the paper's BERT (same architecture), and its layers reach the Figure 7 scorecard."""
+    """The paper profile's route (hub NLI model, hub encoder) with tiny local models: a classifier the profile
+    declares to be the paper's BERT (`as: BERT`) is compared as BERT, and its layers reach the Figure 7
+    scorecard; without the declaration it is nobody's counterpart."""
     pytest.importorskip("transformers")
     from nli_lib.cache import CallCache
+    from nli_lib.models.baselines import NaiveBayesPairClassifier
     from nli_lib.models.hf import HFClassifier
+    from nli_lib.profile import load_profile
 
     monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
-    hub_dir = tiny_bert(tmp_path / "hub" / "bert-base-mnli")
-    encoder_dir = tiny_bert(tmp_path / "hub" / "encoder", None)
+    monkeypatch.setenv("NLI_USER_CWD", str(tmp_path))
+    hub_dir = tiny_bert(tmp_path / "hub" / "bert-base-mnli", {0: "entailment", 1: "neutral", 2: "contradiction"})
+    tiny_bert(tmp_path / "hub" / "encoder", None)
     cache = CallCache(":memory:")
-    hub = HFClassifier(hub_dir, tier="paper", max_length=32, batch_size=8, progress=False, cache=cache)
+    hub = HFClassifier(hub_dir, tier="paper", max_length=32, batch_size=8, progress=False, cache=cache,
+                       name="bert-base-mnli")
+
+    class BowNB(NaiveBayesPairClassifier):
+        name, tier = "bow-naive-bayes", "offline"
+        fingerprint = "bow-naive-bayes (fixed probabilities)"
+
+        def _predict_proba_uncached(self, p, h):
+            return np.tile([0.2, 0.5, 0.3], (len(p), 1))
 
     class FakeSession:  # what notebooks get from nli_lib.notebook.start, reduced to what these functions use
         tier, quick, seed = "paper", True, 0
-        params = {"nli_model": str(hub_dir), "baselines": [], "extra_models": [], "embedder": str(encoder_dir)}
-        models = {str(hub_dir): hub, "naive-bayes": RuleClassifier(constant([0.2, 0.5, 0.3]), name="bow-naive-bayes", cache=cache)}
+        profile = load_profile(text="tier: paper\nbaselines: []\nembedder: hub/encoder\n"
+                                    "nli_model: {id: hub/bert-base-mnli, as: BERT}\n")
+        models = {str(hub_dir): hub, "naive-bayes": BowNB(cache=cache)}
 
         def nli_model(self, spec=None):
-            return self.models[spec or self.params["nli_model"]]
+            return self.models[(spec or self.profile.ref("nli_model")).id]
 
     nb = FakeSession()
+    declared = nb.profile.paper_systems
+    assert declared["bert-base-mnli"] == ["BERT"]
     ours = tx.profile_classifiers(nb)
     assert set(ours) == {hub.name, "bow-naive-bayes"}
-    stand = tx.stand_ins(ours, main=hub.name)
-    assert stand == {"bow-naive-bayes": "NB"}  # the hub BERT needs no stand-in
+    stand = tx.stand_ins(ours, main=hub.name, declared=declared)
+    assert stand == {"bow-naive-bayes": "NB"}  # the declared BERT needs no stand-in
+    assert tx.stand_ins(ours, main=hub.name) == {hub.name: "BERT", "bow-naive-bayes": "NB"}  # undeclared: a stand-in
     texts = ["a man is sleeping outside", "the dog eats", "a woman is not running", "the cat is inside"]
     dev = make_dev([{"label": ["entailment", "neutral", "contradiction"][i % 3], "premise": texts[i % 4],
                      "hypothesis": texts[(i + 1) % 4] + " ." * (i % 3), "cats": ("lexical",) if i % 2 else ("negation",)}
                     for i in range(30)])
     rows = tx.system_rows(dev, tx.score_models(dev, ours))
-    t3 = tx.table3(rows, stand).set_index(["system", "split"])
-    assert t3.loc[(hub.name, "matched"), ["paper_system", "relation"]].tolist() == ["BERT", "same architecture"]
+    t3 = tx.table3(rows, stand, declared=declared).set_index(["system", "split"])
+    assert t3.loc[(hub.name, "matched"), ["paper_system", "relation"]].tolist() == ["BERT", "declared"]
     fa = tx.factor_analysis(rows)
-    assert hub.name in set(tx.compare_with_paper(fa, stand)["system"])
+    assert hub.name in set(tx.compare_with_paper(fa, stand, declared)["system"])
+    assert hub.name not in set(tx.compare_with_paper(fa, {})["system"])
 
     sources = rep.representation_sources(nb)
     assert list(sources) == ["encoder (pre-trained)", f"{hub.name} (NLI fine-tuned)"]
-    counterparts = rep.paper_counterparts(sources)
+    assert rep.paper_counterparts(sources) == {}  # undeclared: nobody's counterpart, whatever its name
+    counterparts = rep.paper_counterparts(sources, declared)
     assert counterparts == {f"{hub.name} (NLI fine-tuned)": "BERT"}
     seps = []
     for name, source in sources.items():
@@ -580,5 +607,6 @@ def test_paper_profile_path_with_a_local_hub_stand_in(tmp_path, monkeypatch):
         assert len(layers) == 3 and layers[0].shape == (30, 32)  # embeddings + 2 layers; max-pool ++ [CLS]
         coords = rep.tsne_layers(layers, seed=0)
         seps.append(rep.separability(layers, dev, coords=coords, model=name, tier="paper", pca_dims=4))
-    scores = rep.paper_layer_scores(pd.concat(seps), counterparts, {})
+    scores = rep.paper_layer_scores(pd.concat(seps), counterparts, declared)
     assert "BERT lexical layer" in set(scores["quantity"]) and scores["ours"].between(0, 2).all()
+    assert set(scores["basis"]) == {"paper-model"}

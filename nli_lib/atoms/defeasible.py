@@ -248,6 +248,19 @@ def silver_labels_llm(sub: pd.DataFrame, llm, shots: Sequence[dict] | None = Non
 # Critical atoms
 # --------------------------------------------------------------------------------------------------------------
 
+def is_valid_label(labels: pd.Series) -> pd.Series:
+    """True where an atom label is not 'invalid', as a boolean mask even for no rows: `Series.apply` on an
+    empty Series returns dtype object, and indexing a frame with that selects columns (none), not rows - the
+    paper tier's KeyError 'label' when no atom of a sample passed validation.
+
+    >>> is_valid_label(pd.Series([1, "invalid", 0], dtype=object)).tolist()
+    [True, False, True]
+    >>> is_valid_label(pd.Series([], dtype=object)).dtype
+    dtype('bool')
+    """
+    return labels.apply(lambda v: not (isinstance(v, str) and v == "invalid")).astype(bool)
+
+
 def _numeric(label) -> float:
     if label is None or isinstance(label, str):
         return np.nan
@@ -470,18 +483,15 @@ def prepare_dsnli(generator, validator, examples: pd.DataFrame, gold: pd.DataFra
     validated = validate_atoms(rows, validator, check_premise=True)
     if gold is not None:
         g = gold[gold["pair_id"].isin(set(examples["pair_id"]))]
-        labeled = g[g["label"].apply(lambda v: v != "invalid")].copy()
+        labeled = g[is_valid_label(g["label"])].copy()
         source = labeled["label_source"].iloc[0] if len(labeled) else "gold (empty)"
     else:
         sub = subproblems(examples, validated)
-        labeled = (
-            silver_labels_llm(sub, silver_llm)
-            if silver_llm is not None
-            else silver_labels_nli(sub, validator, thresholds)
-        )
-        missing = labeled["label"].apply(_unlabeled)
+        labeled = (silver_labels_llm(sub, silver_llm) if silver_llm is not None
+                   else silver_labels_nli(sub, validator, thresholds))
+        missing = labeled["label"].apply(_unlabeled).astype(bool)  # bool even when empty (see is_valid_label)
         unlabeled = labeled[missing].reset_index(drop=True)
-        labeled = labeled[~missing & labeled["label"].apply(lambda v: v != "invalid")]
+        labeled = labeled[~missing & is_valid_label(labeled["label"])]
         source = labeled["label_source"].iloc[0] if len(labeled) else "silver (empty)"
     labeled = mark_critical(labeled.reset_index(drop=True))
     return DSNLIAtoms(examples, generated, validated, labeled, source, generator.name, validator.name,
@@ -515,7 +525,7 @@ def silver_for_gold(
     gold: pd.DataFrame, nli=None, llm=None, thresholds: tuple[float, float] = (0.2, 0.6)
 ) -> pd.DataFrame:
     """Silver labels (NLI belief shift, or C.2 with `llm`) for the atoms of a gold file (its valid rows)."""
-    sub = gold[gold["label"].apply(lambda v: v != "invalid")][["pair_id", "premise", "hypothesis", "update",
+    sub = gold[is_valid_label(gold["label"])][["pair_id", "premise", "hypothesis", "update",
                                                                 "update_type", "atom"]]
     return silver_labels_llm(sub, llm) if llm is not None else silver_labels_nli(sub, nli, thresholds)
 

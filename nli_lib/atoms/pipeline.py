@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
@@ -22,6 +23,7 @@ import pandas as pd
 
 from ..config import user_path
 from ..llm import make_llm
+from ..models.baselines import QUICK_BASELINE_ROWS
 from ..models.prompted import PromptNLIClassifier
 from .consistency import run_consistency, snli_shots, snli_test_sample
 from .defeasible import (
@@ -39,41 +41,20 @@ from .generate import atom_generator, attach_atoms, generate_atoms
 
 QUICK_SNLI = 80  # SNLI-TEST-SAMPLE size in quick runs (full: 1,000)
 QUICK_GROUPS = 16  # δ-SNLI P-H pairs (with all their updates) in quick runs (full: all 203)
-QUICK_BASELINE_ROWS = 2000  # quick runs fit the TF-IDF baselines on a seeded e-SNLI-dev sample
 GOLD_ENV = "NLI_ATOMS_GOLD"  # path of a gold atom-label CSV (read_gold_labels format) to use instead of silver
 
 
-def baseline(name: str, quick: bool, seed: int = 0, labels=None, train: pd.DataFrame | None = None):
-    """A TF-IDF / NB baseline fitted on e-SNLI dev (quick: a seeded 2,000-row sample) or on `train`."""
-    from ..data.loaders import load_esnli
-    from ..models import NaiveBayesPairClassifier, TfidfPairClassifier, fit_cached
-
-    if train is None:
-        train = load_esnli("dev")
-        if quick:
-            train = train.sample(n=QUICK_BASELINE_ROWS, random_state=seed)
-    kw = {"labels": labels} if labels else {}
-    make = (lambda: NaiveBayesPairClassifier(**kw)) if name == "naive-bayes" else \
-        (lambda: TfidfPairClassifier(name.split("-")[1], seed=seed, **kw))
-    clf = fit_cached(make, train, name=name)  # fitted once per training set, then loaded (skops; notebooks 11-13)
-    if quick:
-        clf.name = f"{clf.name} (quick: {len(train)} rows)"
-    return clf
-
-
 def snli_models(nb) -> list:
-    """The profile's NLI models for §4: main model, baselines, extra hub models, and the LLM with Prompt B.1."""
-    from ..models import get_nli_model
+    """The profile's NLI models for §4 (`nli_lib.lineup`: main model, baselines, extra models), and the LLM
+    with Prompt B.1 (12 balanced e-SNLI-dev shots)."""
+    from ..lineup import lineup
 
-    models = [nb.nli_model()]
-    for b in nb.params.get("baselines") or []:
-        if b != nb.params.get("nli_model"):
-            models.append(baseline(b, nb.quick, nb.seed))
-    for m in nb.params.get("extra_models") or []:
-        models.append(get_nli_model(m, quick=nb.quick, seed=nb.seed))
-    llm = make_llm(nb.params)
-    if llm is not None:
-        models.append(PromptNLIClassifier(llm, snli_shots(12, nb.seed)))
+    models = []
+    for ref in lineup(nb.profile, llm=True):
+        if ref.key == "llm":
+            models.append(PromptNLIClassifier(make_llm(nb.params), snli_shots(12, nb.seed)))
+        else:
+            models.append(nb.nli_model(ref))
     return models
 
 
@@ -108,25 +89,26 @@ def snli_consistency(nb, n: int = 1000, models=None) -> SNLIRun:
 def dnli_predictors(nb) -> dict:
     """Table 3 models: the offline δ-NLI MiniLM, a TF-IDF δ-NLI baseline; paper: fine-tuned encoders + LLM."""
     from ..data.loaders import load_dnli, load_dsnli_train_subset
-    from ..models import DNLI_LABELS, TrainSpec, dnli_frame, finetune, offline_dnli_model
+    from ..models import DNLI_LABELS, TrainSpec, dnli_frame, finetune, fit_baseline, offline_dnli_model
 
     train = dnli_frame(load_dsnli_train_subset())
     preds = {}
-    main = offline_dnli_model(quick=nb.quick, seed=nb.seed, progress=False)
+    main = offline_dnli_model(quick=nb.quick, seed=nb.seed, progress=False, train_rows=nb.profile.quick_train_rows)
     preds[main.name] = encoder_predictor(main)
-    if nb.params.get("baselines"):
+    if nb.profile.baselines:
         sub = train.sample(n=QUICK_BASELINE_ROWS, random_state=nb.seed) if nb.quick else train
-        tf = baseline("tfidf-logreg", False, nb.seed, labels=DNLI_LABELS, train=sub)
+        tf = fit_baseline("tfidf-logreg", False, nb.seed, labels=DNLI_LABELS, train=sub)
         tf.name = "tfidf-logreg-dsnli" + (f" (quick: {len(sub)} rows)" if nb.quick else "")
         preds[tf.name] = encoder_predictor(tf)
     if nb.tier == "paper":
         dev = dnli_frame(load_dnli("snli", "dev", drop_impossible=True))
-        for base in nb.profile.paper_models.atoms.dnli_encoders:  # hub ids or absolute folders
-            spec = TrainSpec(base=base, labels=DNLI_LABELS, epochs=1 if nb.quick else 2, lr=2e-5, batch_size=32,
-                             max_length=128, seed=nb.seed)
+        for ref in nb.profile.refs("paper_models.atoms.dnli_encoders"):
+            spec = TrainSpec(base=ref.id, base_revision=ref.revision, labels=DNLI_LABELS, epochs=1 if nb.quick else 2,
+                             lr=2e-5, batch_size=32, max_length=128, seed=nb.seed)
             clf = finetune(spec, train.sample(n=QUICK_BASELINE_ROWS, random_state=nb.seed) if nb.quick else train,
-                           dev.sample(n=min(1000, len(dev)), random_state=nb.seed), name=Path(base).name + "-dsnli",
-                           tier="paper", progress=False)
+                           dev.sample(n=min(1000, len(dev)), random_state=nb.seed),
+                           name=re.sub(r"[^A-Za-z0-9._-]+", "_", ref.name) + "-dsnli", tier="paper", progress=False)
+            clf.name = f"{ref.name} (δ-SNLI fine-tuned)"  # the entry's name: its `as:` may declare it a paper row
             preds[clf.name] = encoder_predictor(clf)
     llm = make_llm(nb.params)
     if llm is not None:

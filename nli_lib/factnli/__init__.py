@@ -41,7 +41,7 @@ from .evaluation import (
                          figure4,
                          growth_by_level,
                          growth_scores,
-                         paper_analogue,
+                         levels_stand_for,
                          paper_table,
                          predict_variants,
                          prediction_mix,
@@ -81,7 +81,7 @@ from .retrieval import Page, Snippet, SnippetRetriever, WikipediaPages, WordNetP
 __all__ = [
     "ablation_table", "accuracy_by_level", "accuracy_long", "accuracy_scores", "confusions", "controls_table",
     "diagnostic_records", "diagnostics", "diagnostics_table", "figure3", "figure4",
-    "growth_by_level", "growth_scores", "paper_analogue", "paper_table", "predict_variants",
+    "growth_by_level", "growth_scores", "levels_stand_for", "paper_table", "predict_variants",
     "prediction_mix", "prediction_records",
     "Fact", "FactExtractor", "atomize", "llm_extractor", "rule_extractor",
     "context_report", "needed_length", "sized_view", "accuracy_figure", "draw_filter", "filter_key",

@@ -19,6 +19,7 @@ import pandas as pd
 
 from ..config import LABELS
 from ..evaluation import confusion, wilson_interval
+from ..profile import FACTNLI_JUDGE_SYSTEM
 from .context import sized_view
 from .filtering import NLIJudge
 from .fusion import check_fusion
@@ -379,36 +380,8 @@ def diagnostics_table(rows: pd.DataFrame, judge_name: str = "") -> pd.DataFrame:
 # Scorecard: which paper row each of our numbers is set beside
 # --------------------------------------------------------------------------------------------------------------
 
-#: (substring of a model name, paper row). Order matters: 'deberta' before 'roberta', 'r1' before 'deepseek'.
-_ANALOGUES = (("deberta", "DeBERTa-v3-large"), ("roberta", "RoBERTa-large"), ("llama", "Llama-3-8B-Instruct"),
-              ("qwen", "Qwen2.5-14B-Instruct"), ("gpt-4o", "GPT-4o"), ("deepseek-r1", "DeepSeek-R1"),
-              ("deepseek-reasoner", "DeepSeek-R1"), ("deepseek", "DeepSeek-V3"))
-#: Fine-tuned encoders without a paper row of their own (the offline MiniLM) sit beside the paper's
-#: fine-tuned encoder: RoBERTa-large where the table prints it, else DeBERTa-v3-large.
-_ENCODERS = ("minilm", "bert", "electra")
-
-
-def paper_analogue(model: str, rows: Sequence[str]) -> str | None:
-    """The paper row (among `rows`) that `model`'s number is set beside in the scorecard, or None.
-
-    Same model family -> that row; an offline fine-tuned encoder -> the first fine-tuned encoder row
-    printed; anything else (TF-IDF, an unknown LLM) -> None (not scored: the paper has no such model).
-
-    >>> rows = ["RoBERTa-large", "DeBERTa-v3-large", "GPT-4o"]
-    >>> paper_analogue("minilm-esnli", rows), paper_analogue("minilm-esnli", rows[1:])
-    ('RoBERTa-large', 'DeBERTa-v3-large')
-    >>> paper_analogue("microsoft/deberta-v3-large-mnli", rows), paper_analogue("gpt-4o-2024-08-06 (B.1, 0-shot)", rows)
-    ('DeBERTa-v3-large', 'GPT-4o')
-    >>> paper_analogue("tfidf-logreg", rows) is None
-    True
-    """
-    low = model.lower()
-    for key, row in _ANALOGUES:
-        if key in low:
-            return row if row in rows else None
-    if any(k in low for k in _ENCODERS):
-        return next((r for r in ("RoBERTa-large", "DeBERTa-v3-large") if r in rows), None)
-    return None
+#: The paper's fine-tuned encoder rows, in the order a stand-in is set beside them (the first one the table prints).
+ENCODER_ROWS = ("RoBERTa-large", "DeBERTa-v3-large")
 
 
 def _rows_of(ref: str) -> list[str]:
@@ -417,24 +390,32 @@ def _rows_of(ref: str) -> list[str]:
     return list(dict.fromkeys(v.quantity.split(" ")[0] for v in VALUES if v.ref == ref))
 
 
-#: The generator of the paper's FactNLI levels (Tables 2, 3, 7; §4.3 lengths): our levels are the paper's only
-#: when the profile declares our generator to be it.
+#: The generator of the paper's FactNLI levels (Tables 2, 3, 7; §4.3 lengths) and the judge of its filter: our
+#: levels are the paper's only when the profile declares our generator (and, when given, our judge) to be them.
 PAPER_GENERATOR = "GPT-4o"
+PAPER_JUDGE_SYSTEM = FACTNLI_JUDGE_SYSTEM  # our name for the filter's cross-encoder (nli_lib.basis SYSTEMS)
+
+
+def levels_stand_for(generator: str, judge: str | None = None) -> dict:
+    """paper system -> our model, for everything that made the levels (generator, and the filter's judge)."""
+    return {PAPER_GENERATOR: generator, **({PAPER_JUDGE_SYSTEM: judge} if judge else {})}
 
 
 def accuracy_scores(table: pd.DataFrame, ref: str, columns: Mapping[str, str], declared: Mapping, generator: str,
-                    note: str = "") -> pd.DataFrame:
+                    note: str = "", stand_in: str | None = None, judge: str | None = None) -> pd.DataFrame:
     """Scorecard rows (ref, quantity, ours, model, basis, note) for a wide accuracy table.
 
     `columns` maps our column to the paper's quantity suffix, e.g. {"Acc L=1": "SNLI Acc L=1"}. A model the
-    profile declares (`declared`: its `paper_systems`, see `nli_lib.basis`) to be one of the paper's rows is
-    scored against that row, with basis 'paper-model' when `generator` (what wrote our levels) is declared to
-    be the paper's GPT-4o too; any other model is set beside its `paper_analogue` row as a 'stand-in' (models
-    without one are skipped).
+    profile declares (`declared`: its `paper_systems`, filled from `as:`, see `nli_lib.basis`) to be one of
+    the paper's rows is scored against that row, with basis 'paper-model' when the levels are the paper's
+    too (`generator`, and `judge` when given, declared to be the paper's GPT-4o and cross-encoder). The
+    `stand_in` model (the profile's NLI model, a fine-tuned encoder) is set beside the paper's first printed
+    fine-tuned encoder row as a 'stand-in'; every other model is skipped (the paper has no row for it).
+    Nothing is read from a model's name.
 
-    >>> t = pd.DataFrame({"model": ["minilm-esnli", "tfidf-logreg"], "Acc L=0": [80.0, 60.0]})
-    >>> accuracy_scores(t, "factnli-table-2", {"Acc L=0": "SNLI Acc L=0"}, {}, "factnli-fuse-template-v1")[
-    ...     ["quantity", "ours", "model", "basis"]].values.tolist()
+    >>> t = pd.DataFrame({"model": ["minilm-esnli", "tfidf-logreg", "roberta-large"], "Acc L=0": [80.0, 60.0, 85.0]})
+    >>> accuracy_scores(t, "factnli-table-2", {"Acc L=0": "SNLI Acc L=0"}, {}, "factnli-fuse-template-v1",
+    ...                 stand_in="minilm-esnli")[["quantity", "ours", "model", "basis"]].values.tolist()
     [['RoBERTa-large SNLI Acc L=0', 80.0, 'minilm-esnli', 'stand-in']]
     """
     from ..basis import declares, model_basis
@@ -445,9 +426,9 @@ def accuracy_scores(table: pd.DataFrame, ref: str, columns: Mapping[str, str], d
         model = str(r["model"])
         row = next((x for x in rows if declares(declared, model, x)), None)
         if row is not None:
-            basis = model_basis(declared, {row: model, PAPER_GENERATOR: generator})
-        else:
-            row, basis = paper_analogue(model, rows), "stand-in"
+            basis = model_basis(declared, {row: model, **levels_stand_for(generator, judge)})
+        elif stand_in is not None and model == stand_in:
+            row, basis = next((x for x in ENCODER_ROWS if x in rows), None), "stand-in"
         if row is None:
             continue
         extra = "" if basis == "paper-model" else \
@@ -461,7 +442,7 @@ def accuracy_scores(table: pd.DataFrame, ref: str, columns: Mapping[str, str], d
 
 
 def growth_scores(growth: pd.DataFrame, snli_test: pd.DataFrame, generator: str, declared: Mapping,
-                  note: str = "") -> pd.DataFrame:
+                  note: str = "", judge: str | None = None) -> pd.DataFrame:
     """Scorecard rows for §4.3 / Fig. 3: L=0 lengths of all of SNLI test (basis data), L=3 lengths and growth
     factors of our levels (by `generator`: 'paper-model' only where the profile declares it the paper's
     GPT-4o), each beside the low end of the paper's SNLI/MNLI range."""
@@ -475,7 +456,7 @@ def growth_scores(growth: pd.DataFrame, snli_test: pd.DataFrame, generator: str,
              "all of SNLI test; the paper prints 7–10 over SNLI/MNLI")]
     g = growth.set_index("level")
     if 3 in g.index:
-        basis = model_basis(declared, {PAPER_GENERATOR: generator})
+        basis = model_basis(declared, levels_stand_for(generator, judge))
         rows += [("Premise words L=3 (low end)", g.at[3, "premise_words"], generator, basis, note),
                  ("Hypothesis words L=3 (low end)", g.at[3, "hypothesis_words"], generator, basis, note),
                  ("Premise growth L=0 to L=3 (x, low end)", g.at[3, "premise ×L0"], generator, basis, note),

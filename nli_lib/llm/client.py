@@ -82,7 +82,7 @@ class LLMConfig:
     retry_base_s: float = 1.0  # first backoff delay; doubles per retry, plus up to this much jitter
     retry_max_s: float = 60.0  # cap on one backoff delay
     api: str = "chat"  # "chat" (messages) or "completions" (a base LM continues `context.completion_prompt`)
-    paper_system: str | None = None  # the paper's system this model IS (profile key `as`); None: a stand-in
+    paper_system: str | tuple[str, ...] | None = None  # the paper's system(s) it IS (profile `as`); None: stand-in
     gguf_file: str | None = None  # in-process: a GGUF file inside the `model` folder (transformers gguf_file=)
     context_tokens: int | None = None  # context window for fitting few-shot prompts; None: the model's own
     tokenizer: str | None = None  # hub id or folder of the tokenizer counting prompt tokens; None: `model`
@@ -90,6 +90,8 @@ class LLMConfig:
     def __post_init__(self):
         stop = (self.stop,) if isinstance(self.stop, str) else tuple(self.stop or ())
         object.__setattr__(self, "stop", stop)
+        if isinstance(self.paper_system, list):  # several printed names of one system (YAML gives a list)
+            object.__setattr__(self, "paper_system", tuple(self.paper_system))
         if self.concurrency < 1 or self.max_retries < 0:
             raise ValueError("LLMConfig: concurrency must be >= 1 and max_retries >= 0")
         if self.api not in APIS:

@@ -11,7 +11,7 @@ The offline defaults and `get_nli_model` live in `named`; this package only re-e
 from __future__ import annotations
 
 from .base import Classifier  # noqa: F401
-from .baselines import NaiveBayesPairClassifier, TfidfPairClassifier  # noqa: F401
+from .baselines import NaiveBayesPairClassifier, TfidfPairClassifier, fit_baseline  # noqa: F401
 from .embeddings import SentenceEncoder, cosine_matrix  # noqa: F401
 from .fitted import fit_cached  # noqa: F401
 from .hf import HFClassifier  # noqa: F401

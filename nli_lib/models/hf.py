@@ -94,6 +94,31 @@ def read_id2label(source: ModelSource) -> dict:
     return dict(load_pretrained(AutoConfig, source, "config").id2label)
 
 
+def set_padding(tokenizer, config=None):
+    """Make batches of unequal length work for every family; returns the tokenizer.
+
+    A tokenizer without a pad token (GPT-2) pads with its EOS token (else SEP, else UNK), and the model
+    `config`, when given, always takes the tokenizer's pad id: a decoder's classification head finds each
+    row's last real token through `config.pad_token_id`, and transformers 5's GPT-NeoX tokenizer (Pythia)
+    pads with <|padding|> while the checkpoint's config names no pad token ("Cannot handle batch sizes > 1
+    if no padding token is defined").
+
+    >>> class Tok: pad_token, eos_token, sep_token, unk_token, pad_token_id = None, "</s>", None, None, 7
+    >>> class Config: pad_token_id = None
+    >>> config = Config(); set_padding(Tok(), config).pad_token, config.pad_token_id
+    ('</s>', 7)
+    """
+    if tokenizer.pad_token is None:
+        pad = tokenizer.eos_token or tokenizer.sep_token or tokenizer.unk_token
+        if pad is None:
+            raise ModelLoadError(f"tokenizer {type(tokenizer).__name__} has no pad, eos, sep or unk token to pad "
+                                 f"batches with")
+        tokenizer.pad_token = pad
+    if config is not None:
+        config.pad_token_id = tokenizer.pad_token_id
+    return tokenizer
+
+
 def map_label_order(id2label: dict, labels: Sequence[str], label_order: Sequence[str] | None = None,
                     model_name: str = "") -> list[int]:
     """Index of the head unit for each of `labels`.
@@ -141,7 +166,8 @@ class HFClassifier(Classifier):
         self.source = resolve_model(model, revision)
         self.revision = self.source.commit  # the hub commit every file is loaded from (None: a local folder)
         self.tier = tier or ("offline" if self.source.local_dir is not None else "paper")
-        self.name = name or self.model_path
+        # outputs never name a model by a local path: a folder is named by its own name (a hub id by itself)
+        self.name = name or (self.source.local_dir.name if self.source.local_dir is not None else self.model_path)
         self.max_length, self.batch_size = max_length, batch_size
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {PRECISIONS}, not {precision!r}")
@@ -169,8 +195,9 @@ class HFClassifier(Classifier):
 
             quiet_transformers()
             # .bin weights are read by torch.load(weights_only=True) in transformers 5: tensors only, no code
-            self._model = load_pretrained(AutoModelForSequenceClassification, self.source, "weights").to(
-                self.device).eval()
+            model = load_pretrained(AutoModelForSequenceClassification, self.source, "weights")
+            set_padding(self.tokenizer, model.config)
+            self._model = model.to(self.device).eval()
         return self._model
 
     @property
@@ -179,7 +206,7 @@ class HFClassifier(Classifier):
             from transformers import AutoTokenizer
 
             quiet_transformers()
-            self._tokenizer = load_pretrained(AutoTokenizer, self.source, "tokenizer")
+            self._tokenizer = set_padding(load_pretrained(AutoTokenizer, self.source, "tokenizer"))
         return self._tokenizer
 
     @property

@@ -15,8 +15,6 @@ import pandas as pd
 
 from ..config import LABELS
 from .base import Classifier
-from .baselines import NaiveBayesPairClassifier, TfidfPairClassifier
-from .fitted import fit_cached
 from .hf import HFClassifier
 from .training import TrainSpec, finetune, minilm_path
 
@@ -40,17 +38,18 @@ def offline_spec(quick: bool, labels=LABELS, epochs: int = 2, seed: int = 0, **o
     return dataclasses.replace(spec, **overrides)
 
 
-def _sample(df: pd.DataFrame, quick: bool, seed: int) -> pd.DataFrame:
-    return df.sample(n=min(QUICK_TRAIN_ROWS, len(df)), random_state=seed) if quick else df
+def _sample(df: pd.DataFrame, quick: bool, seed: int, rows: int = QUICK_TRAIN_ROWS) -> pd.DataFrame:
+    return df.sample(n=min(rows, len(df)), random_state=seed) if quick else df
 
 
 def offline_nli_model(quick: bool = False, epochs: int = 2, seed: int = 0, progress: bool | None = None,
-                      precision: str = "float32") -> HFClassifier:
+                      precision: str = "float32", train_rows: int = QUICK_TRAIN_ROWS) -> HFClassifier:
     """all-MiniLM-L6-v2 fine-tuned on e-SNLI dev (3-way); evaluation each epoch on 1,000 SNLI-test pairs.
-    `precision`: inference precision of the returned classifier (float32 or bfloat16)."""
+    `precision`: inference precision of the returned classifier (float32 or bfloat16); `train_rows`: the
+    seeded training sample of quick runs (the profile's `quick_train_rows`)."""
     from ..data.loaders import load_esnli
 
-    train = _sample(load_esnli("dev"), quick, seed)
+    train = _sample(load_esnli("dev"), quick, seed, train_rows)
     held_out = load_esnli("test").sample(n=200 if quick else 1000, random_state=seed)
     spec = offline_spec(quick, epochs=epochs, seed=seed)
     return finetune(spec, train, held_out, name="minilm-esnli" + ("-quick" if quick else ""), progress=progress,
@@ -65,7 +64,8 @@ def dnli_frame(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def offline_dnli_model(
-    quick: bool = False, epochs: int = 1, seed: int = 0, progress: bool | None = None
+    quick: bool = False, epochs: int = 1, seed: int = 0, progress: bool | None = None,
+    train_rows: int = QUICK_TRAIN_ROWS,
 ) -> HFClassifier:
     """The offline NLI model (MiniLM on e-SNLI) fine-tuned further on the δ-SNLI train subset (strengthener /
     weakener)."""
@@ -74,8 +74,8 @@ def offline_dnli_model(
     # The mirror's δ-SNLI train subset is AFLite-filtered (the easy, artefact-driven examples are gone): raw
     # MiniLM at 4e-5 stays at chance (train loss ln 2, 52% dev after one epoch). Starting from our e-SNLI NLI
     # model and a higher learning rate transfers the entailment knowledge (62.7% dev after only 2,000 rows).
-    base = offline_nli_model(quick=quick, seed=seed, progress=progress).model_dir
-    train = _sample(dnli_frame(load_dsnli_train_subset()), quick, seed)
+    base = offline_nli_model(quick=quick, seed=seed, progress=progress, train_rows=train_rows).model_dir
+    train = _sample(dnli_frame(load_dsnli_train_subset()), quick, seed, train_rows)
     dev = dnli_frame(load_dnli("snli", "dev", drop_impossible=True)).sample(n=200 if quick else 1000, random_state=seed)
     spec = offline_spec(quick, labels=DNLI_LABELS, epochs=epochs, seed=seed, base=str(base),
                         **({} if quick else {"lr": 1e-4, "batch_size": 16}))
@@ -83,19 +83,8 @@ def offline_dnli_model(
 
 
 def get_nli_model(spec: str, quick: bool = False, seed: int = 0, **kwargs) -> Classifier:
-    """An NLI classifier by name: 'offline:minilm-esnli', 'tfidf-logreg', 'tfidf-svm', 'naive-bayes', or a hub id/dir.
+    """An NLI classifier by name: 'offline:minilm-esnli', 'tfidf-logreg', 'tfidf-svm', 'naive-bayes', or a hub id/dir
+    (`nli_lib.lineup.load_classifier`, the one way models load). `kwargs`: epochs, progress, precision."""
+    from ..lineup import load_classifier
 
-    `kwargs` go to the neural model (epochs, progress, precision ...); baselines take none."""
-    if spec in ("offline", "offline:minilm-esnli"):
-        return offline_nli_model(quick=quick, seed=seed, **kwargs)
-    if spec in ("tfidf-logreg", "tfidf-svm", "naive-bayes"):
-        from ..data.loaders import load_esnli
-
-        train = load_esnli("dev")
-        if quick:
-            train = train.sample(n=2000, random_state=seed)
-        make = (lambda: NaiveBayesPairClassifier()) if spec == "naive-bayes" else \
-            (lambda: TfidfPairClassifier(spec.split("-")[1], seed=seed))
-        return fit_cached(make, train, name=spec)
-    kwargs.pop("epochs", None)  # fine-tuning epochs concern the offline model only
-    return HFClassifier(spec, tier="paper", **kwargs)
+    return load_classifier(spec, quick=quick, seed=seed, **kwargs)

@@ -31,8 +31,16 @@ from ..atomic import commit, partial_dir
 from ..config import LABELS, cache_dir
 from ..hashing import stable_json, text_hash
 from ..progress import progress as progress_bar
-from .hf import HFClassifier, pick_device, quiet_transformers, show_progress
-from .loading import load_pretrained, resolve_model, weights_fingerprint
+from .hf import (
+    HFClassifier,
+    map_label_order,
+    pick_device,
+    quiet_transformers,
+    read_id2label,
+    set_padding,
+    show_progress,
+)
+from .loading import ModelLoadError, load_pretrained, resolve_model, weights_fingerprint
 
 
 def minilm_path() -> str:
@@ -74,6 +82,51 @@ def model_dir(spec: TrainSpec, train_df: pd.DataFrame, name: str, eval_df: pd.Da
     key = stable_json({**dataclasses.asdict(spec), "base": weights_fingerprint(spec.base, spec.base_revision),
                        "data": data_fingerprint(train_df, spec), "eval_data": data_fingerprint(eval_df, spec)})
     return cache_dir("models") / f"{name}-{text_hash(key)}"
+
+
+def classification_head(model):
+    """The last linear layer of a sequence classifier whose outputs are its class logits (`num_labels` units):
+    `classifier` (BERT, ALBERT, DeBERTa, ModernBERT), `classifier.out_proj` (RoBERTa),
+    `classification_head.out_proj` (BART, T5), `score` (GPT-2, OPT, GPT-NeoX)."""
+    import torch
+
+    n = model.config.num_labels
+    found = [m for m in model.modules() if isinstance(m, torch.nn.Linear) and m.out_features == n]
+    if not found:
+        raise ValueError(f"{type(model).__name__}: no linear layer with {n} outputs")
+    return found[-1]
+
+
+def align_head(model, base_units: dict, labels) -> str:
+    """Make head unit i mean `labels[i]` before training; returns what was done.
+
+    transformers keeps a checkpoint's head whenever its size matches, whatever its units mean, and the
+    config passed at load time only renames them: fine-tuning roberta-large-mnli (CONTRADICTION, NEUTRAL,
+    ENTAILMENT) on our (entailment, neutral, contradiction) would start with contradiction's weights under
+    entailment's name. So a head whose units name every one of `labels` (`base_units`, the checkpoint's
+    id2label) has its rows permuted into our order ('permuted'); any other head of the same size (LABEL_0..
+    names, another task's labels) is re-initialised ('fresh'); a head of another size was already replaced
+    by transformers ('replaced').
+    """
+    import torch
+
+    if len(base_units) != len(labels):
+        return "replaced"
+    layer = classification_head(model)
+    try:
+        units = map_label_order(base_units, labels)
+    except ModelLoadError:
+        units = None
+    with torch.no_grad():
+        if units is not None:
+            layer.weight.copy_(layer.weight[units].clone())
+            if layer.bias is not None:
+                layer.bias.copy_(layer.bias[units].clone())
+            return "permuted"
+        layer.weight.normal_(0.0, getattr(model.config, "initializer_range", 0.02) or 0.02)
+        if layer.bias is not None:
+            layer.bias.zero_()
+    return "fresh"
 
 
 def _seed_everything(seed: int) -> None:
@@ -121,11 +174,15 @@ def _train(spec: TrainSpec, train_df, eval_df, out_dir: Path, progress: bool, de
     device = pick_device(device)
     source = resolve_model(spec.base, spec.base_revision)  # the commit named in the cache key
     tok = load_pretrained(AutoTokenizer, source, "tokenizer")
+    base_units = read_id2label(source)
     model = load_pretrained(
         AutoModelForSequenceClassification, source, "weights", num_labels=len(spec.labels),
         id2label=dict(enumerate(spec.labels)), label2id={lab: i for i, lab in enumerate(spec.labels)},
-        ignore_mismatched_sizes=True,  # always a fresh head
-    ).to(device)
+        ignore_mismatched_sizes=True,  # a head of another size is replaced; one of the same size: align_head
+    )
+    align_head(model, base_units, spec.labels)
+    set_padding(tok, model.config)
+    model = model.to(device)
     a, b = spec.text_cols
     first, second = train_df[a].astype(str).tolist(), (train_df[b].astype(str).tolist() if b else None)
     y = np.array([spec.labels.index(lab) for lab in train_df["label"]])

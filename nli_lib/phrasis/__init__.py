@@ -66,6 +66,7 @@ from .evaluate import (  # noqa: F401
                        coherence_summary,
                        f1_summary,
                        hub_families,
+                       hub_family,  # noqa: F401
                        model_sizes,
                        offline_families,
                        paper_families,
@@ -88,7 +89,6 @@ from .models import (  # noqa: F401
                        offline_relation_llm,
                        paper_search,
                        phrases_from_prompt,
-                       prepare_base,
                        relation_template,
                        with_head_dropout,
 )

@@ -26,7 +26,7 @@ from ..models.base import Classifier
 from ..text import slug
 from .coherence import reversed_pairs, score_pairs, summarize
 from .data import SCENARIOS, PhrasisSplits, Scenario
-from .models import PAPER_MODELS, FeatureSVMClassifier, prepare_base
+from .models import PAPER_MODELS, FeatureSVMClassifier
 
 SVM_GRID = (0.03, 0.1, 0.3, 1.0)  # C values tried on validation (full mode)
 CLASSICAL = ("feature-svm", "tfidf-logreg", "tfidf-svm", "naive-bayes")
@@ -39,7 +39,9 @@ class FamilySpec:
     name: str  # display name in tables, e.g. 'feature-svm', 'MiniLM-L6 fine-tuned', 'DeBERTa v3 B'
     kind: str  # 'feature-svm' | 'tfidf-logreg' | 'tfidf-svm' | 'naive-bayes' | 'minilm' | 'hf'
     base: str = ""  # hub id or local directory (kind 'hf')
-    arch: str = "classical"  # 'classical' | 'encoder' | 'decoder' | 'encoder-decoder'
+    arch: str = "classical"  # 'classical' | 'encoder' | 'decoder' | 'encoder-decoder' | 'hub model'
+    systems: tuple[str, ...] = ()  # the paper systems the profile declares `base` to be (`as:`)
+    revision: str | None = None  # hub revision of `base`
 
 
 MINILM = FamilySpec("MiniLM-L6 fine-tuned", "minilm", arch="encoder")
@@ -51,35 +53,47 @@ def offline_families(baselines: Iterable[str] = ("tfidf-logreg",)) -> list[Famil
     return [FamilySpec(n, n) for n in dict.fromkeys(names)] + [MINILM]
 
 
-def paper_families(models: Mapping[str, str] | None = None) -> list[FamilySpec]:
-    """The paper's Table 2 models to fine-tune: `models` maps printed names to hub ids or folders (the
-    profile's `paper_models.phrasis.models`; None: all 18 from their hub ids), in Table 2 order.
+def hub_family(ref) -> FamilySpec:
+    """The family of a profile model (`nli_lib.profile.ModelRef`): named by the Table 2 row its `as:` declares
+    (and of that row's architecture), else by the model's own name.
 
-    >>> [(f.name, f.base, f.arch) for f in paper_families({"GPT-2 S": "/models/gpt2", "BART B": "facebook/bart-base"})]
-    [('GPT-2 S', '/models/gpt2', 'decoder'), ('BART B', 'facebook/bart-base', 'encoder-decoder')]
+    >>> from nli_lib.profile import ModelRef
+    >>> hub_family(ModelRef("m", "/models/gpt2", "gpt2", systems=("GPT-2 S",))).name, \\
+    ...     hub_family(ModelRef("m", "/models/gpt2", "gpt2")).name
+    ('GPT-2 S', 'gpt2')
     """
-    models = {m.name: m.hub_id for m in PAPER_MODELS} if models is None else dict(models)
-    unknown = sorted(set(models) - {m.name for m in PAPER_MODELS})
-    if unknown:
-        raise KeyError(f"not models of PhrasIS Table 2: {unknown}; known: {[m.name for m in PAPER_MODELS]}")
-    return [FamilySpec(m.name, "hf", base=models[m.name], arch=m.family) for m in PAPER_MODELS if m.name in models]
+    printed = {m.name: m for m in PAPER_MODELS}
+    row = next((s for s in ref.systems if s in printed), None)
+    return FamilySpec(row or ref.name, "hf", base=ref.id, arch=printed[row].family if row else "hub model",
+                      systems=tuple(ref.systems), revision=ref.revision)
 
 
-def hub_families(ids: Iterable[str]) -> list[FamilySpec]:
-    """Any hub ids / local directories (e.g. the profile's extra_models), fine-tuned like the paper's."""
-    return [FamilySpec(str(i), "hf", base=str(i), arch="encoder") for i in ids or []]
+def paper_families(refs=None) -> list[FamilySpec]:
+    """The PhrasIS models to fine-tune: `refs` (the profile's `paper_models.phrasis.models`; None: all 18 of
+    Table 2 from their hub ids, each declared), in the profile's order."""
+    if refs is None:
+        from ..profile import load_profile
+
+        refs = load_profile(text="tier: paper").refs("paper_models.phrasis.models")
+    return [hub_family(r) for r in refs]
 
 
-def profile_families(tier: str, baselines: Iterable[str] = ("tfidf-logreg",), extra_models: Iterable[str] = (),
-                     paper_models: Mapping[str, str] | None = None) -> list[FamilySpec]:
-    """Families a notebook trains: offline ones always; the paper's Table 2 models in the paper tier (all, or
-    `paper_models`: name -> hub id or folder); the profile's extra_models (hub ids / local dirs) fine-tuned the
-    same way."""
-    families = offline_families(baselines)
-    if tier == "paper":
-        families += paper_families(paper_models)
+def hub_families(refs) -> list[FamilySpec]:
+    """Profile models (e.g. its extra_models, `ModelRef`s) fine-tuned like the paper's."""
+    return [hub_family(r) for r in refs or []]
+
+
+def profile_families(profile) -> list[FamilySpec]:
+    """Families a notebook trains, from the profile (`nli_lib.lineup`): the offline ones always (feature-svm,
+    its baselines re-fitted, MiniLM); in the paper tier its `paper_models.phrasis.models`; its `extra_models`
+    fine-tuned the same way."""
+    from ..lineup import lineup
+
+    families = offline_families([r.id for r in lineup(profile, main=False, extra=False)])
+    if profile.tier == "paper":
+        families += paper_families(profile.refs("paper_models.phrasis.models"))
     known = {f.base for f in families}
-    return families + [f for f in hub_families(extra_models) if f.base not in known]
+    return families + [f for f in hub_families(profile.refs("extra_models")) if f.base not in known]
 
 
 def zero_shot_models(llm_profile=None, nli=None, shots: int = 0, track: str = "all", neutral_label: str | None = None,
@@ -147,10 +161,9 @@ class TrainedModels:
 
     @property
     def paper_models(self) -> list[str]:
-        """Families that are the paper's own models: built by `paper_families` from the paper's hub ids
-        (PAPER_MODELS, under the paper's names) - the declaration behind basis 'paper-model'."""
-        papers = set(paper_families())
-        return [name for name, spec in self.specs.items() if spec in papers]
+        """Families that are the paper's own models: the profile declares their base the Table 2 model they
+        are named after (`as:`) - the declaration behind basis 'paper-model'."""
+        return [name for name, spec in self.specs.items() if spec is not None and name in spec.systems]
 
     def selection(self) -> pd.DataFrame:
         return pd.DataFrame(self.log)
@@ -196,12 +209,12 @@ def minilm_spec(labels, quick: bool, epochs: int, seed: int):
     return offline_spec(False, labels=labels, epochs=epochs, seed=seed, max_length=48, batch_size=16, lr=1e-4)
 
 
-def hub_spec(base: str, labels, epochs: int, seed: int):
+def hub_spec(base: str, labels, epochs: int, seed: int, revision: str | None = None):
     """Default hyper-parameters of a hub model when no search is run."""
     from ..models import TrainSpec
 
-    return TrainSpec(base=base, labels=tuple(labels), epochs=epochs, lr=2e-5, batch_size=16, max_length=64,
-                     warmup_ratio=0.1, weight_decay=0.01, seed=seed)
+    return TrainSpec(base=base, base_revision=revision, labels=tuple(labels), epochs=epochs, lr=2e-5, batch_size=16,
+                     max_length=64, warmup_ratio=0.1, weight_decay=0.01, seed=seed)
 
 
 def train_family(spec: FamilySpec, splits: PhrasisSplits, scenarios: Sequence[Scenario] = SCENARIOS,
@@ -265,7 +278,7 @@ def train_family(spec: FamilySpec, splits: PhrasisSplits, scenarios: Sequence[Sc
             if spec.kind == "minilm":
                 tspec, base_name = minilm_spec(labels, quick, n_epochs, seed), "minilm"
             else:
-                tspec, base_name = hub_spec(prepare_base(spec.base), labels, n_epochs, seed), slug(spec.name)
+                tspec, base_name = hub_spec(spec.base, labels, n_epochs, seed, spec.revision), slug(spec.name)
             tier = "offline" if spec.kind == "minilm" else "paper"
             name = f"phrasis-{base_name}-{unit.key}" + ("-quick" if quick else "")
             if search_trials and spec.kind == "hf":
@@ -389,18 +402,20 @@ def parameter_millions(clf: Classifier) -> float | None:
 
 
 def model_sizes(trained: TrainedModels) -> pd.DataFrame:
-    """Table 2 beside ours: for every trained family that is one of the paper's models, the size the paper
-    prints and the parameters of the loaded classifier (the head adds a few thousand)."""
+    """Table 2 beside ours: for every fine-tuned hub family the parameters of the loaded classifier (the head
+    adds a few thousand) and, for a family declared one of the paper's models, the size the paper prints."""
     printed = {m.name: m for m in PAPER_MODELS}
     rows = []
     for family, by_key in trained.models.items():
-        if family not in printed:
+        spec = trained.specs.get(family)
+        if spec is None or spec.kind != "hf":
             continue
         clf = next(iter(by_key.values()))
-        m = printed[family]
-        rows.append({"model": family, "hub_id": m.hub_id, "family": m.family, "paper (M)": float(m.params.rstrip("M")),
+        m = printed.get(family) if family in trained.paper_models else None  # only a declared model: its row
+        rows.append({"model": family, "paper_hub_id": m.hub_id if m else "", "family": spec.arch,
+                     "paper (M)": float(m.params.rstrip("M")) if m else float("nan"),
                      "ours (M)": parameter_millions(clf), "tier": _tier(clf)})
-    return pd.DataFrame(rows, columns=["model", "hub_id", "family", "paper (M)", "ours (M)", "tier"])
+    return pd.DataFrame(rows, columns=["model", "paper_hub_id", "family", "paper (M)", "ours (M)", "tier"])
 
 
 def best_model(summary: pd.DataFrame, scenario: str, value: str, exclude: Iterable[str] = ()) -> list[str]:
@@ -409,7 +424,7 @@ def best_model(summary: pd.DataFrame, scenario: str, value: str, exclude: Iterab
     return part.sort_values(value, ascending=False, kind="stable")["model"].tolist()
 
 
-__all__ = ["FamilySpec", "profile_families", "zero_shot_models", "add_zero_shot", "MINILM", "offline_families",
-           "paper_families", "hub_families", "TrainedModels",
+__all__ = ["FamilySpec", "profile_families", "hub_family", "zero_shot_models", "add_zero_shot", "MINILM",
+           "offline_families", "paper_families", "hub_families", "TrainedModels",
            "train_family", "train_models", "predict_rows", "f1_summary", "wide", "coherence_rows", "coherence_summary",
            "best_model", "minilm_spec", "hub_spec", "MINILM_EPOCHS", "parameter_millions", "model_sizes"]

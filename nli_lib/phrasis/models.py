@@ -14,7 +14,7 @@ coherence code scores any of them the same way:
   two calls, so SoftCoh = 1 and HardCoh is its accuracy on both directions at once.
 * `PAPER_MODELS` - the 18 models of the paper's Table 2 (hub ids: the profile key
   `paper_models.phrasis.models` and its defaults, `nli_lib.profile.PHRASIS_TABLE2`), fine-tuned through
-  `AutoModelForSequenceClassification` (`prepare_base` gives decoder-only models a pad token);
+  `AutoModelForSequenceClassification` (decoder-only models pad through `nli_lib.models.hf.set_padding`);
   `paper_search` runs the paper's Optuna space (`PAPER_SEARCH_SPACE`; head dropout via `with_head_dropout`).
 
 >>> from nli_lib.cache import CallCache
@@ -437,34 +437,6 @@ def with_head_dropout(model_id: str, p: float) -> str:
             if f.name != "config.json" and not f.name.startswith("."):
                 (tmp / f.name).symlink_to(f.resolve())
         (tmp / "config.json").write_text(json.dumps(config, indent=2))
-
-    return str(cached_dir(out, build))
-
-
-def prepare_base(model_id: str) -> str:
-    """`model_id` itself when its tokenizer has a pad token; otherwise (GPT-2, Pythia) a local copy under
-    cache_dir('phrasis', 'bases') whose tokenizer pads with its EOS token and whose config says so (named by the
-    base's identity: content hash, or hub id + commit)."""
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-    from ..models.loading import load_pretrained, resolve_model, source_fingerprint
-
-    source = resolve_model(model_id)
-    tok = load_pretrained(AutoTokenizer, source, "tokenizer")
-    if tok.pad_token is not None:
-        return model_id
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", str(model_id)).strip("_")
-    out = cache_dir("phrasis", "bases") / f"{stem}-{text_hash(source_fingerprint(source))[:8]}"
-
-    def build(tmp: Path) -> None:
-        pad = tok.eos_token or tok.sep_token or tok.unk_token
-        if pad is None:
-            raise ValueError(f"{model_id}: tokenizer has no pad, eos, sep or unk token to pad with")
-        tok.pad_token = pad
-        model = load_pretrained(AutoModelForSequenceClassification, source, "weights")
-        model.config.pad_token_id = tok.pad_token_id
-        model.save_pretrained(tmp)
-        tok.save_pretrained(tmp)
 
     return str(cached_dir(out, build))
 

@@ -8,7 +8,7 @@ They are package data (pyproject.toml `[tool.setuptools.package-data]`), the sam
 imported from a checkout, an editable install or a wheel in site-packages.
 
 >>> resource_path("manifest.csv").name, sorted(p.name for p in resource_path("profiles").glob("*.yaml"))
-('manifest.csv', ['offline.yaml', 'paper.yaml'])
+('manifest.csv', ['offline.yaml', 'paper.yaml', 'replica.yaml'])
 """
 from __future__ import annotations
 

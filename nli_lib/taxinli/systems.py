@@ -46,40 +46,42 @@ MISMATCHED_GENRES = frozenset({"facetoface", "letters", "nineeleven", "oup", "ve
 PAPER_SYSTEMS = ("NB", "ESIM", "BERT", "RoBERTa")  # system names in resources/paper_values/taxinli.csv
 
 
-def paper_system(system: str, model: str = "") -> str:
-    """The paper's system a row of ours corresponds to ('' if none), for putting printed values beside ours.
+def declared_system(model: str, declared: Mapping | None) -> str:
+    """The TaxiNLI system our model is declared to be (`declared`: the profile's `paper_systems`, filled from
+    the `as:` of its models), '' if none. Nothing is read from the model's name.
 
-    >>> paper_system("BERT"), paper_system("x", "roberta-large-mnli"), paper_system("MiniLM", "minilm-esnli")
-    ('BERT', 'RoBERTa', '')
+    >>> declared_system("rl-mnli", {"rl-mnli": ["RoBERTa"]}), declared_system("roberta-large-mnli", {})
+    ('RoBERTa', '')
     """
-    if system in PAPER_SYSTEMS:
-        return system
-    model = model.lower()
-    if "roberta-large" in model:
-        return "RoBERTa"
-    if "bert-base" in model and "roberta" not in model:
-        return "BERT"
-    return ""
+    from ..basis import declares
+
+    return next((s for s in PAPER_SYSTEMS if declares(declared or {}, model, s)), "")
 
 
-RELATIONS = ("paper's predictions", "same architecture", "stand-in")  # how a system of ours relates to the paper's
+RELATIONS = ("paper's predictions", "declared", "stand-in")  # how a system of ours relates to the paper's
 
 
-def counterpart(system: str, model: str, stand_ins: Mapping[str, str] | None = None) -> tuple[str, str]:
+def counterpart(system: str, model: str, stand_ins: Mapping[str, str] | None = None,
+                declared: Mapping | None = None) -> tuple[str, str]:
     """(paper system, relation) for a row of `system_rows`; ('', '') when it has no counterpart.
 
-    Relations: "paper's predictions" (the shipped NB/ESIM/BERT outputs), "same architecture" (a hub model
-    of the paper's family, e.g. roberta-large-mnli), "stand-in" (an offline model put beside a paper system
-    only for orientation, named in `stand_ins`: system -> paper system).
+    Relations: "paper's predictions" (the shipped NB/ESIM/BERT outputs), "declared" (a model the profile
+    declares to be the paper's system, `as:`), "stand-in" (a model put beside a paper system only for
+    orientation, named in `stand_ins`: system -> paper system). A hub model that merely looks like the
+    paper's (roberta-large-mnli) has no counterpart unless it is declared or named a stand-in.
 
     >>> counterpart("BERT", "aloxatel/bert-base-mnli")
     ('BERT', "paper's predictions")
     >>> counterpart("minilm-esnli", "minilm-esnli", {"minilm-esnli": "BERT"})
     ('BERT', 'stand-in')
+    >>> counterpart("rl", "roberta-large-mnli")
+    ('', '')
+    >>> counterpart("rl", "roberta-large-mnli", declared={"roberta-large-mnli": "RoBERTa"})
+    ('RoBERTa', 'declared')
     """
     if system in PAPER_SYSTEMS:  # the shipped predictions carry the paper's system names
         return system, RELATIONS[0]
-    same = paper_system(system, model)
+    same = declared_system(model, declared)
     if same:
         return same, RELATIONS[1]
     if stand_ins and system in stand_ins:
@@ -87,17 +89,20 @@ def counterpart(system: str, model: str, stand_ins: Mapping[str, str] | None = N
     return "", ""
 
 
-def stand_ins(classifiers: Mapping[str, object], main: str) -> dict[str, str]:
-    """Which of our offline systems to put beside which paper system: the profile's NLI model beside BERT-base
-    (both are fine-tuned Transformer cross-encoders) and the bag-of-words naive Bayes beside NB. Systems
-    that already have a same-architecture counterpart (paper profile) are left out."""
+def stand_ins(classifiers: Mapping[str, object], main: str, declared: Mapping | None = None) -> dict[str, str]:
+    """Which of our systems to put beside which paper system for orientation: the profile's NLI model (`main`)
+    beside BERT-base (both fine-tuned Transformer cross-encoders) and our bag-of-words naive Bayes beside NB.
+    Systems the profile declares to be a paper system (`declared`) are left out: they are compared as that
+    system."""
+    from ..models.baselines import NaiveBayesPairClassifier
+
     out = {}
     for name, clf in classifiers.items():
-        if paper_system(name, getattr(clf, "name", name)):
+        if declared_system(getattr(clf, "name", name), declared):
             continue
         if name == main:
             out[name] = "BERT"
-        elif "naive-bayes" in name:
+        elif isinstance(clf, NaiveBayesPairClassifier):
             out[name] = "NB"
     return out
 
@@ -106,12 +111,12 @@ def model_label(model: str, relation: str, paper_sys: str) -> str:
     """How a scorecard entry names the model behind our number.
 
     >>> model_label("minilm-esnli", "stand-in", "BERT")
-    'minilm-esnli (offline stand-in for BERT)'
+    'minilm-esnli (stand-in for BERT)'
     """
     if relation == RELATIONS[0]:
         return f"{model} predictions"
     if relation == RELATIONS[2]:
-        return f"{model} (offline stand-in for {paper_sys})"
+        return f"{model} (stand-in for {paper_sys})"
     return model
 
 
@@ -205,7 +210,8 @@ def _ident(rows: pd.DataFrame) -> pd.DataFrame:
     return rows.groupby("system", sort=False)[["model", "tier"]].first()
 
 
-def table3(rows: pd.DataFrame, stand_ins: Mapping[str, str] | None = None) -> pd.DataFrame:
+def table3(rows: pd.DataFrame, stand_ins: Mapping[str, str] | None = None, declared: Mapping | None = None
+           ) -> pd.DataFrame:
     """Table 3: accuracy of each system on the overlap rows, split into MNLI-dev matched / mismatched genres.
 
     The paper reports accuracy on the full MNLI dev sets; we have only the TaxiNLI overlap (7,727 pairs),
@@ -216,7 +222,7 @@ def table3(rows: pd.DataFrame, stand_ins: Mapping[str, str] | None = None) -> pd
     out = []
     for system, sub in rows.groupby("system", sort=False):
         model, tier = ident.at[system, "model"], ident.at[system, "tier"]
-        paper_sys, relation = counterpart(system, model, stand_ins)
+        paper_sys, relation = counterpart(system, model, stand_ins, declared)
         for split, mask in (("matched", sub["matched"]), ("mismatched", ~sub["matched"]),
                             ("overlap (all)", pd.Series(True, index=sub.index))):
             r = {"system": system, "model": model, "tier": tier, "split": split, **_acc_row(sub[mask]),
@@ -235,13 +241,12 @@ def table3(rows: pd.DataFrame, stand_ins: Mapping[str, str] | None = None) -> pd
 def relation_basis(relation: str, model: str, paper_sys: str, declared: Mapping) -> str:
     """The scorecard basis of a row related to a paper system by `relation` (see `counterpart`): the shipped
     predictions are 'released'; any other model is 'paper-model' only where the profile declares it the
-    paper's system (`declared`: its `paper_systems`, see `nli_lib.basis`), else 'stand-in' - a "same
-    architecture" hub model included.
+    paper's system (`declared`: its `paper_systems`, see `nli_lib.basis`), else 'stand-in'.
 
     >>> relation_basis("paper's predictions", "aloxatel/bert-base-mnli", "BERT", {})
     'released'
-    >>> relation_basis("same architecture", "roberta-large-mnli", "RoBERTa", {}), \\
-    ...     relation_basis("same architecture", "roberta-large-mnli", "RoBERTa", {"roberta-large-mnli": "RoBERTa"})
+    >>> relation_basis("stand-in", "minilm-esnli", "BERT", {}), \\
+    ...     relation_basis("declared", "roberta-large-mnli", "RoBERTa", {"roberta-large-mnli": "RoBERTa"})
     ('stand-in', 'paper-model')
     """
     from ..basis import model_basis
@@ -352,16 +357,15 @@ PAPER_BASELINES = ("naive-bayes",)  # bag-of-words naive Bayes, our counterpart 
 
 
 def profile_classifiers(nb, baselines: bool = True) -> dict[str, object]:
-    """Our systems for a notebook session (nli_lib.notebook.start): the profile's NLI model, then its
-    `baselines`, the bag-of-words naive Bayes (PAPER_BASELINES, the paper's NB analogue) and `extra_models`,
-    each loaded once per run through `nb.nli_model(spec)`; keyed by name."""
+    """Our systems for a notebook session (nli_lib.notebook.start), from the profile's line-up
+    (`nli_lib.lineup`): its NLI model, then its `baselines` and the bag-of-words naive Bayes
+    (PAPER_BASELINES, the paper's NB analogue), then `extra_models`; each loaded once per run through
+    `nb.nli_model`; keyed by name."""
+    from ..lineup import lineup
+
+    also = PAPER_BASELINES if baselines else ()
     out = {}
-    main = nb.nli_model()
-    out[main.name] = main
-    specs = ((list(nb.params.get("baselines") or []) + list(PAPER_BASELINES)) if baselines else []) \
-        + list(nb.params.get("extra_models") or [])
-    for spec in dict.fromkeys(specs):
-        if spec != nb.params.get("nli_model"):
-            clf = nb.nli_model(spec)
-            out[clf.name] = clf
+    for ref in lineup(nb.profile, baselines=baselines, also=also):
+        clf = nb.nli_model(ref)
+        out[clf.name] = clf
     return out

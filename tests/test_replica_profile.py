@@ -1,0 +1,150 @@
+"""Every notebook runs under the replica profile (nli_lib/resources/profiles/replica.yaml): the paper tier's code
+paths on tiny random-weight replicas of every model family the papers use (nli_lib.replicas), built here, never downloaded.
+
+Runs `./run_all.sh --profile replica --quick --force` twice from an empty cache in a temporary
+directory (where the replicas are built, so the profile's relative folders resolve there): the cold run must
+pass every notebook, the warm run must make no model call, and every replica's predictions must be the label
+its head's id2label (or the profile's label_order) names. Marked slow (about 10 minutes on two idle cores).
+"""
+from __future__ import annotations
+
+import gzip
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import nbformat
+import pandas as pd
+import pytest
+
+from nli_lib.config import LABELS, REPO_ROOT
+from nli_lib.profile import PROFILE_DIR
+from nli_lib.runner import notebooks
+
+pytestmark = [pytest.mark.slow, pytest.mark.mirror,
+              pytest.mark.skipif(not os.environ.get("NLI_DATA_MIRROR"),
+                                 reason="NLI_DATA_MIRROR not set: notebooks need the offline data mirror")]
+
+PROFILE = PROFILE_DIR / "replica.yaml"
+
+
+def _run(work: Path, env: dict) -> subprocess.CompletedProcess:
+    proc = subprocess.run([str(REPO_ROOT / "run_all.sh"), "--profile", str(PROFILE), "--quick", "--force",
+                           "--runs-dir", str(work / "runs")], cwd=work, env=env, capture_output=True, text=True,
+                          timeout=3600)
+    sys.stdout.write(proc.stdout[-3000:])
+    sys.stderr.write(proc.stderr[-3000:])
+    return proc
+
+
+def _rows_written_since(cache: Path, since: float) -> int:
+    """Call-cache rows written since `since` (every row carries the time it was written)."""
+    con = sqlite3.connect(cache / "calls.sqlite")
+    tables = [name for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    return sum(con.execute(f"SELECT COUNT(*) FROM {t} WHERE ts >= ?", (since,)).fetchone()[0] for t in tables)
+
+
+@pytest.fixture(scope="module")
+def replica_run(tmp_path_factory):
+    from nli_lib.replicas import build_replicas
+
+    work = tmp_path_factory.mktemp("replica-run")
+    build_replicas(work / ".cache" / "replicas")  # where the replica profile's relative folders point
+    env = {**os.environ, "NLI_USER_CWD": str(work), "NLI_CACHE_DIR": str(work / "cache"),
+           "OPENAI_API_KEY": "sk-test-SENTINEL-never-printed"}
+    env.pop("NLI_OUTPUT_DIR", None)
+    # ---- llm: section -------------------------------------------------------------------------------------
+    # the replica profile has `llm: null` (the rule-based stand-ins answer every LLM step). The LLM helper's
+    # local OpenAI-compatible server (SmolLM2) is started here and the run given a copy of the profile whose
+    # llm: section points at it; it is stopped after the warm run.
+    # -------------------------------------------------------------------------------------------------------
+    started = time.time()
+    cold = _run(work, env)
+    cold_s = time.time() - started
+    time.sleep(1.1)  # file times have 1 s resolution on some file systems
+    warm_start = time.time()
+    warm = _run(work, env)
+    cache = work / "cache"
+    new_files = [p for p in cache.rglob("*") if p.is_file() and not p.name.startswith("calls.sqlite")
+                 and p.stat().st_mtime >= warm_start]
+    return SimpleNamespace(work=work, cold=cold, warm=warm, cold_s=cold_s, root=work / "runs" / "replica-quick",
+                           new_rows=_rows_written_since(cache, warm_start), new_files=new_files)
+
+
+def test_every_notebook_passes_under_the_replica_profile(replica_run):
+    assert replica_run.cold.returncode == 0, replica_run.cold.stderr[-3000:]
+    for path in notebooks():
+        assert (replica_run.root / path.name).is_file(), f"{path.name} was not executed"
+    print(f"cold replica run: {replica_run.cold_s:.0f} s")
+
+
+def _calls_sent(executed: Path) -> dict[str, int]:
+    """model -> calls sent, from the call summary the last cell (nb.finish()) prints."""
+    text = "".join(o.get("text", "") for o in nbformat.read(executed, as_version=4).cells[-1].get("outputs", []))
+    sent, in_table = {}, False
+    for line in text.splitlines():
+        if line.startswith("model calls ("):
+            in_table = True
+        elif in_table and ("outputs published" in line or not line.strip()):
+            break
+        elif in_table:
+            tokens = line.split()
+            if len(tokens) > 8 and tokens[-8].isdigit():  # ... requests cache_hits calls retries errors ...
+                sent[" ".join(tokens[:-9])] = int(tokens[-6])
+    return sent
+
+
+def test_a_warm_rerun_makes_no_model_call(replica_run):
+    assert replica_run.warm.returncode == 0, replica_run.warm.stderr[-3000:]
+    assert replica_run.new_rows == 0 and replica_run.new_files == []
+    for path in notebooks():
+        sent = _calls_sent(replica_run.root / path.name)
+        assert not any(sent.values()), f"{path.name}: calls sent on a warm run: {sent}"
+
+
+def _expected_labels() -> dict[str, str]:
+    """Replica name -> the label its head (biased to unit HEAD_UNIT) must give, read from its config's id2label
+    or the profile's label_order - the routing under test."""
+    from nli_lib.models.hf import map_label_order, read_id2label
+    from nli_lib.models.loading import resolve_model
+    from nli_lib.profile import load_profile
+    from nli_lib.replicas import HEAD_UNIT
+
+    profile = load_profile(PROFILE)
+    out = {}
+    for ref in profile.refs("nli_model") + profile.refs("extra_models"):
+        if ref.label_order:
+            out[ref.name] = ref.label_order[HEAD_UNIT]
+        else:
+            units = read_id2label(resolve_model(ref.id))
+            out[ref.name] = LABELS[map_label_order(units, LABELS).index(HEAD_UNIT)]
+    return out
+
+
+def test_replica_predictions_follow_id2label(replica_run, monkeypatch):
+    monkeypatch.setenv("NLI_USER_CWD", str(replica_run.work))
+    expected = _expected_labels()
+    assert len(set(expected.values())) == 3  # the replicas' heads name all three labels, in different units
+    with gzip.open(replica_run.root / "outputs" / "tables" / "51_taxinli_error_analysis" / "records" /
+                   "predictions.csv.gz", "rt") as fh:
+        records = pd.read_csv(fh)
+    for name, label in expected.items():
+        preds = records[f"pred {name}"]
+        assert set(preds[preds != "not scored"]) == {label}, name
+
+
+def test_outputs_name_models_never_by_a_local_path(replica_run):
+    outputs = replica_run.root / "outputs"
+    for path in outputs.rglob("*"):
+        if path.suffix in (".json", ".csv", ".md", ".jsonl") or path.name.endswith(".csv.gz"):
+            text = gzip.open(path, "rt").read() if path.suffix == ".gz" else path.read_text()
+            assert str(replica_run.work) not in text, path
+    card = pd.read_csv(outputs / "tables" / "scorecard.csv")
+    computed = card[~card["status"].str.startswith("not computed")]
+    assert not computed["model"].astype(str).str.contains("/replicas/").any()
+    # no replica is declared a paper system (no `as:`): nothing is graded as the paper's model
+    assert "paper-model" not in set(computed["basis"])
