@@ -864,3 +864,17 @@ def test_ftc_notebooks_save_exactly_what_the_catalog_declares():
             assert any(p.match(d) for d in declared), (stem, p.pattern, "saved but not declared")
         for d in declared:
             assert any(p.match(d) for p in patterns), (stem, d, "declared but never saved")
+
+
+def test_make_rewriter_takes_ftc_declarations_from_the_rewriter_section_only():
+    """The llm section's `as:` names its system for atoms/FactNLI (the shipped paper profile: llama-3-8b-it):
+    as FTC's rewriter that LLM is a stand-in, not an error; the rewriter section's `as:` must be an FTC rewriter."""
+    from nli_lib.ftc import make_rewriter, paper_rewriter
+
+    llm = {"base_url": "http://127.0.0.1:9/v1", "model": "some-chat-model", "api_key_env": "NO_SUCH_KEY_VAR"}
+    chat = make_rewriter({"llm": {**llm, "as": ["llama-3-8b-it", "Llama-3-8B-Instruct"]}})
+    assert chat.tier == "paper" and paper_rewriter(chat) is None
+    neo = make_rewriter({"llm": llm, "rewriter": {**llm, "model": "EleutherAI/gpt-neo-1.3B", "as": "GPT-Neo1.3B"}})
+    assert paper_rewriter(neo) == "GPT-Neo1.3B"
+    with pytest.raises(ValueError, match="FTC's rewriters"):
+        make_rewriter({"rewriter": {**llm, "as": "llama-3-8b-it"}})
