@@ -878,3 +878,24 @@ def test_make_rewriter_takes_ftc_declarations_from_the_rewriter_section_only():
     assert paper_rewriter(neo) == "GPT-Neo1.3B"
     with pytest.raises(ValueError, match="FTC's rewriters"):
         make_rewriter({"rewriter": {**llm, "as": "llama-3-8b-it"}})
+
+
+def test_agreement_boxes_are_dodged_and_counted_even_when_one_group_is_empty():
+    """A panel where every pair disagrees (a constant task model) still draws each box in its group's half of the
+    slot, carries n per box (n=0 for the empty group) and keeps the legend outside the axes."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from nli_lib.ftc import plot_agreement_boxes
+
+    merged = pd.DataFrame([{"pipeline": "fsp-fsp", "slot": s, "agree": False, "ftc_k": -7.0007 + 1e-5 * i}
+                           for s in ("C", "N[A]") for i in range(4)])
+    fig = plot_agreement_boxes({"CAD": merged})
+    ax = fig.axes[0]
+    boxes = [p.get_path().get_extents() for p in ax.patches]
+    boxes = [b for b in boxes if b.y1 < 0]  # the data's boxes (legend handles are unit squares)
+    assert len(boxes) == 2 and all(b.x0 >= i - 0.01 for b, i in zip(sorted(boxes, key=lambda b: b.x0), (0, 1)))
+    assert sorted(t.get_text() for t in ax.texts) == ["n=0", "n=0", "n=4", "n=4"]
+    assert not ax.yaxis.get_major_formatter().get_useOffset()
+    legend = fig.axes[0].get_legend()
+    assert legend is not None and legend.get_bbox_to_anchor().x0 >= ax.get_window_extent().x1 - 1

@@ -583,7 +583,8 @@ def plot_ftc_distributions(scored: pd.DataFrame, metric: str = "ftc_k", hue: str
     hue_order = list(dict.fromkeys(data[hue])) if has_hue else []
     fig, ax = plt.subplots(figsize=(9, 4.2))
     sns.boxplot(data=data, x="slot", y=metric, hue=hue if has_hue else None, order=order,
-                hue_order=hue_order or None, ax=ax, showfliers=False)
+                hue_order=hue_order or None, ax=ax, showfliers=False, dodge=has_hue)
+    ax.ticklabel_format(axis="y", useOffset=False)  # an offset ("−7" above the axis) would sit under the counts
     _points(ax, data, "slot", metric, hue if has_hue else None, order, hue_order or None)
     lo, hi = ax.get_ylim()
     ax.set_yticks([t for t in ax.get_yticks() if lo <= t <= hi])  # no ticks in the headroom above the data
@@ -618,7 +619,8 @@ def plot_agreement_boxes(references: Mapping[str, pd.DataFrame], pipeline: str =
         slots = [s for s in SLOTS if s in set(g["slot"])]
         if slots:
             sns.boxplot(data=g, x="slot", y=metric, hue="agree", order=slots, hue_order=[True, False], ax=ax,
-                        showfliers=False)
+                        showfliers=False, dodge=True)  # dodged even where one group is empty everywhere
+            ax.ticklabel_format(axis="y", useOffset=False)
             _points(ax, g, "slot", metric, "agree", slots, [True, False])
             if ax.get_legend() is not None:
                 ax.get_legend().remove()
