@@ -899,3 +899,15 @@ def test_agreement_boxes_are_dodged_and_counted_even_when_one_group_is_empty():
     assert not ax.yaxis.get_major_formatter().get_useOffset()
     legend = fig.axes[0].get_legend()
     assert legend is not None and legend.get_bbox_to_anchor().x0 >= ax.get_window_extent().x1 - 1
+
+
+def test_precision_lines_report_the_held_out_batch_beside_the_overall_precision():
+    from nli_lib.ftc.gold import HELD_OUT_BATCH, precision_table
+    from nli_lib.ftc.report import precision_lines
+
+    compared = pd.DataFrame({"pipeline": "regex-regex", "batch": ["early"] * 3 + [HELD_OUT_BATCH] * 2,
+                             "ok": True, "judged_correct": [True, True, True, True, False], "stale": False})
+    lines = precision_lines(precision_table(compared)).splitlines()
+    assert lines[1].startswith("precision of ok: 4/5 = 0.800") and lines[2].startswith("held-out batch")
+    assert ": 1/2 = 0.500" in lines[2]
+    assert len(precision_lines(precision_table(compared[compared["batch"] == "early"])).splitlines()) == 2

@@ -109,7 +109,9 @@ def precision_lines(table: pd.DataFrame) -> str:
     lines = [f"gold set: {s.n_items} hand-judged items, {s.n_stale} stale (text changed since judged)",
              f"precision of ok: {s.n_ok_correct}/{s.n_ok} = {s.precision:.3f} (95% CI {s.precision_lo:.3f}–"
              f"{s.precision_hi:.3f}); recall {s.recall:.3f} (n={s.n_correct}); target ≥ 0.90"]
-    held = table[(table["by"] == "batch") & (table["group"] == "seed47")] if "by" in table else table.iloc[:0]
+    from .gold import HELD_OUT_BATCH
+
+    held = table[(table["by"] == "batch") & (table["group"] == HELD_OUT_BATCH)] if "by" in table else table.iloc[:0]
     if len(held):
         h = held.iloc[0]
         lines.append(f"held-out batch (judged after the checks' last revision): {h.n_ok_correct}/{h.n_ok} = "
