@@ -8,4 +8,4 @@ on where the atoms package keeps it.
     ('an', 'box')
 """
 from .atoms.decompose import RULES_VERSION, article, decompose, singular_candidates  # noqa: F401
-from .atoms.generate import generate_atoms, rule_generator  # noqa: F401
+from .atoms.generate import generate_atoms, rule_generator, usable  # noqa: F401

@@ -167,6 +167,9 @@ class FactNLIModels(BaseModel):
     judge: Model = Field(_declared(FACTNLI_JUDGE, FACTNLI_JUDGE_SYSTEM), description=(
         "the filter's NLI judge M (cross-encoder)"))
     wikipedia_api: str = Field(FACTNLI_WIKIPEDIA_API, description="MediaWiki API the retriever queries")
+    user_agent: str | None = Field(None, description=(
+        "User-Agent of the retriever's requests, with your contact (a URL or e-mail address), as Wikimedia's "
+        "policy asks, e.g. 'nli-companion/0.1 (https://example.org/you)'; needed for any non-local API"))
 
 
 class PaperModels(BaseModel):
@@ -602,8 +605,9 @@ LLM_KEY_DOCS = {  # meaning of each llm: key (types and defaults come from LLMCo
     "retry_max_s": "cap on one backoff delay in seconds",
     "api": "chat: chat messages (/v1/chat/completions, or the tokenizer's chat template); completions: plain "
            "text for base LMs without a chat template (/v1/completions, or generate on the text)",
-    "paper_system": "the paper system(s) this model IS, as printed (llm: e.g. llama-3-8b-it; rewriter: GPT-Neo2.7B, "
-                    "GPT-Neo1.3B or GPT2-xl); undeclared: a stand-in, set beside no paper value",
+    "paper_system": "the paper system(s) this model IS, as printed (llm: e.g. llama-3-8b-it; FactNLI generator: "
+                    "GPT-4o or Qwen2.5-14B-Instruct; rewriter: GPT-Neo2.7B, GPT-Neo1.3B or GPT2-xl); undeclared: a "
+                    "stand-in, set beside no paper value",
     "gguf_file": "in-process: a GGUF file inside the `model` folder (loaded with transformers, needs gguf)",
     "context_tokens": "context window few-shot prompts are fitted to (shots dropped until prompt + max_tokens "
                       "fit); null: the model's config (in-process) or the tokenizer's, unchecked when neither",

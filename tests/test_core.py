@@ -251,6 +251,7 @@ def test_default_cache_follows_nli_cache_dir(tmp_path, monkeypatch):
 def test_save_takes_reference_and_caption_from_the_catalog(tmp_path, monkeypatch):
     """`nb.save` writes what the catalog declares: ref, filled caption, quick note; undeclared names raise."""
     from nli_lib import catalog
+    from nli_lib.catalog import taxinli as _taxinli_catalog  # noqa: F401  (catalog.taxinli below)
     from nli_lib.catalog import OutputSpec
 
     monkeypatch.setenv("NLI_OUTPUT_DIR", str(tmp_path))

@@ -8,6 +8,8 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import re
+import time
 import urllib.parse
 
 import networkx as nx
@@ -23,6 +25,7 @@ from nli_lib.factnli import (
     FactNLISettings,
     NLIJudge,
     Page,
+    RetrievalError,
     Snippet,
     SnippetRetriever,
     TableJudge,
@@ -50,7 +53,7 @@ from nli_lib.factnli.fusion import Fuser, inputs_from_b2
 from nli_lib.factnli.pipeline import NAMESPACE, PremiseFacts, atoms_rewrite_answer
 from nli_lib.llm import PROMPTS, OfflineLLM
 
-from kit import TableClassifier
+from kit import RuleClassifier, TableClassifier, constant
 from stand_ins import local_server
 
 # --------------------------------------------------------------------------------------------------------------
@@ -242,7 +245,7 @@ class DictPages:
     def __init__(self, pages):
         self.pages = pages
 
-    def search(self, query, exclude=frozenset()):
+    def search(self, query, exclude=frozenset(), new_text=None, used=frozenset()):
         words_ = {w.strip(".,").lower() for w in query.split()}
         return [Page(f"test:{w}", w, tuple(s)) for w, s in self.pages.items() if w in words_]
 
@@ -647,6 +650,20 @@ def _scoreable_quantities():
     return pd.concat(frames, ignore_index=True)
 
 
+def _mnli_quantities():
+    """What an offline run adds once MultiNLI is at hand: Table 2's MNLI columns, MNLI's L=0 lengths."""
+    from nli_lib.factnli import growth_scores, table_scores
+
+    t2 = pd.DataFrame([{"model": "minilm-esnli", "tier": "offline", "dataset": "MNLI (matched+mismatched)",
+                        **{f"Acc L={k}": 50.0 + k for k in range(4)}}])
+    growth = growth_by_level(pd.DataFrame({"level": [0], "premise_words": [10], "hyp_words": [5],
+                                           "n_premise_facts": [0], "n_hyp_facts": [0]}))
+    pairs = pd.DataFrame({"premise": ["a b"], "hypothesis": ["c"]})
+    frames = [table_scores(t2, "factnli-table-2", {}, "factnli-fuse-template-v1", stand_in="minilm-esnli"),
+              growth_scores(growth, pairs, "gen", {}, mnli_validation=pairs).iloc[2:]]
+    return pd.concat(frames, ignore_index=True)
+
+
 def test_every_factnli_paper_value_is_scored_or_has_a_reason():
     from nli_lib.paper_values import paper_values_frame
 
@@ -661,7 +678,14 @@ def test_every_factnli_paper_value_is_scored_or_has_a_reason():
     assert without_reason == keys | {("factnli-table-1", "SNLI test size")}
     assert not {ref for ref, _ in without_reason} & {"factnli-table-4", "factnli-table-5"}
     assert set(scored["basis"]) == {"data", "stand-in"}  # offline: only the SNLI lengths are like for like
-    assert not keys & set(zip(values.loc[values["reason"] != "", "ref"], values.loc[values["reason"] != "", "quantity"]))
+    with_reason = set(zip(values.loc[values["reason"] != "", "ref"], values.loc[values["reason"] != "", "quantity"]))
+    assert not keys & with_reason
+    # with MultiNLI fetched, Table 2's MNLI columns and MNLI's L=0 lengths are scored too; they keep their
+    # reason (online-only data), which the scorecard shows only where a run did not compute them
+    mnli = _mnli_quantities()
+    mnli_keys = set(zip(mnli["ref"], mnli["quantity"]))
+    assert len(mnli_keys) == 6 and mnli_keys <= with_reason
+    assert all("online-only" in r for r in values.set_index(["ref", "quantity"]).loc[list(mnli_keys), "reason"])
 
 
 def test_accuracy_scores_use_declared_rows_and_one_named_stand_in():
@@ -1016,3 +1040,357 @@ def test_gloss_sentences_articles_agreement_and_constructions():
         "A class is a body of students who are taught together."]
     assert atomize("A violin has four strings and a hollow body and an unfretted fingerboard and is played with a bow.") \
         == ["A violin has four strings and a hollow body and an unfretted fingerboard.", "A violin is played with a bow."]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Online retrieval: new pages per level, retries, User-Agent (a local MediaWiki-API stand-in)
+# --------------------------------------------------------------------------------------------------------------
+
+SEARCH = {"street": ["Carnaby Street", "Street fashion"], "soho": ["Carnaby Street", "Soho"],
+          "london": ["Soho", "London"], "fashion": ["Street fashion", "Fashion"], "district": ["Soho", "District"]}
+EXTRACTS = {"Carnaby Street": "Carnaby Street is a shopping street in Soho.",
+            "Street fashion": "Street fashion is linked to youth culture.",
+            "Soho": "Soho is a district of London.", "London": "London is the capital of England.",
+            "Fashion": "Fashion is a form of self-expression.", "District": "A district is an area of a city."}
+VOCAB = set(SEARCH)
+
+
+def _vocab_terms(text):
+    return list(dict.fromkeys(w.lower() for w in re.findall(r"[A-Za-z]+", text) if w.lower() in VOCAB))
+
+
+class MediaWiki:
+    """A MediaWiki API stand-in: canned search hits and intro extracts; `fail` maps a srsearch term to the
+    statuses to answer before succeeding (e.g. [429, 503]); `slow` terms sleep before their first answer."""
+
+    def __init__(self, fail=None, slow=()):
+        self.log, self.fail, self.slow = [], {k: list(v) for k, v in (fail or {}).items()}, set(slow)
+
+    def __call__(self, method, path, body):
+        q = dict(urllib.parse.parse_qsl(urllib.parse.urlparse(path).query))
+        self.log.append(q)
+        term = q.get("srsearch")
+        if term in self.slow:
+            self.slow.discard(term)
+            time.sleep(0.6)
+        if self.fail.get(term):
+            return self.fail[term].pop(0), {"error": "busy"}
+        if q.get("list") == "search":
+            hits = SEARCH.get(term, [])[: int(q["srlimit"])]
+            return 200, {"query": {"search": [{"title": t} for t in hits]}}
+        return 200, {"query": {"pages": {str(i): {"title": t, "extract": EXTRACTS[t]}
+                                         for i, t in enumerate(q["titles"].split("|"))}}}
+
+    def searched(self):
+        return [q["srsearch"] for q in self.log if q.get("list") == "search"]
+
+
+def _wiki(url, cache, **kw):
+    return WikipediaPages(f"{url}/w/api.php", cache=cache, terms=_vocab_terms, retry_base_s=0.0,
+                          sleep=lambda s: None, **kw)
+
+
+def _wiki_augmenter(url, cache, **kw):
+    retriever = SnippetRetriever(_wiki(url, cache, **kw), BowEncoder(), tau=-1.0, max_snippets=3)
+    retriever.pages.searched_texts = []  # the text each level's search terms were taken from
+    retriever.pages.terms_fn = lambda text: retriever.pages.searched_texts.append(text) or _vocab_terms(text)
+    return Augmenter(retriever, _snippet_extractor(cache), TableJudge({}), template_fuser(cache=cache),
+                     PremiseFacts(lambda ps: [[] for _ in ps], "no-atoms"),
+                     FactNLISettings(levels=3, max_snippets=3, max_candidates=3), cache)
+
+
+def test_each_level_searches_the_facts_the_previous_level_added_and_skips_used_pages(monkeypatch):
+    from stand_ins import no_proxy
+
+    no_proxy(monkeypatch)
+    wiki = MediaWiki()
+    ex = pd.DataFrame({"premise": ["A woman walks down the street ."], "hypothesis": ["A woman is outside ."],
+                       "label": ["entailment"], "pair_id": ["w0"]})
+    with local_server(wiki) as url:
+        aug = _wiki_augmenter(url, CallCache(":memory:"))
+        data = aug.build(ex, progress=False)
+    levels = data.chains[ex["premise"][0]]["levels"]
+    assert aug.retriever.pages.searched_texts == [ex["premise"][0]] + [
+        " ".join(f["text"] for f in rec["facts"]) for rec in levels[:2]]  # never p(t-1) as a whole
+    assert len(levels) == 3 and all(rec["facts"] for rec in levels)  # every level, L=3 included, adds facts
+    sources = [{s["source"] for s in rec["snippets"]} for rec in levels]
+    assert not (sources[0] & sources[1]) and not ((sources[0] | sources[1]) & sources[2])  # new pages only
+    assert sources[0] == {"wikipedia:Carnaby Street"}
+    # level t searches the terms of the facts level t-1 fused (level 1: the premise's)
+    assert levels[0]["search_text"] is None
+    for prev, rec in zip(levels, levels[1:]):
+        assert rec["search_text"] == " ".join(f["text"] for f in prev["facts"])
+    expected = _vocab_terms(ex["premise"][0]) + [t for rec in levels[:2] for t in _vocab_terms(
+        " ".join(f["text"] for f in rec["facts"]))]
+    assert wiki.searched() == list(dict.fromkeys(expected))  # a term searched again is answered by the cache
+    # a term whose first hit is a used page moves on to the next hit: 'street' at L2 gives Street fashion
+    assert "wikipedia:Street fashion" in sources[1] and "wikipedia:Soho" in sources[1]
+
+
+def test_wikipedia_retries_429_5xx_and_timeouts_with_backoff(monkeypatch):
+    from nli_lib import calls
+
+    from stand_ins import no_proxy
+
+    no_proxy(monkeypatch)
+    wiki = MediaWiki(fail={"street": [429, 503]}, slow={"soho"})
+    waits = []
+    with local_server(wiki) as url:
+        pages = WikipediaPages(f"{url}/w/api.php", cache=CallCache(":memory:"), terms=_vocab_terms,
+                               retry_base_s=0.5, retry_max_s=1.5, timeout_s=0.3, sleep=waits.append)
+        before = calls.snapshot()
+        found = pages.search("the street in soho", used={"wikipedia:Carnaby Street"})
+    assert [p.title for p in found] == ["Street fashion", "Soho"]
+    assert wiki.searched() == ["street", "street", "street", "soho", "soho"]  # 2 retries, 1 timeout retry
+    assert len(waits) == 3 and 0.5 <= waits[0] <= 1.0 and 1.0 <= waits[1] <= 1.5  # exponential, jittered, capped
+    row = calls.summary(since=before).loc[pages.source]
+    assert (row["requests"], row["retries"], row["errors"]) == (3, 3, 0)
+
+
+def test_wikipedia_gives_up_loudly_and_the_level_records_the_failure(monkeypatch):
+    from nli_lib import calls
+
+    from stand_ins import no_proxy
+
+    no_proxy(monkeypatch)
+    wiki = MediaWiki(fail={"street": [503] * 10, "soho": [404]})
+    cache = CallCache(":memory:")
+    with local_server(wiki) as url:
+        pages = _wiki(url, cache, max_retries=2)
+        with pytest.raises(RetrievalError, match=r"HTTP 503 after 3 attempts"):
+            pages.search("a street")
+        with pytest.raises(RetrievalError, match=r"HTTP 404 \("):  # not retried
+            pages.search("soho")
+        assert wiki.searched() == ["street"] * 3 + ["soho"]
+        assert cache.get("http", {"url": wiki_url(wiki.log[-1], url)}) is None  # failures are never cached
+        ex = pd.DataFrame({"premise": ["A woman walks down the street ."], "hypothesis": ["A woman is out ."],
+                           "label": ["entailment"], "pair_id": ["w1"]})
+        before = calls.snapshot()
+        wiki.fail["street"] = [503] * 10
+        aug = _wiki_augmenter(url, cache, max_retries=1)
+        data = aug.build(ex, progress=False)
+    assert data.failed["failure"].str.startswith("level 1: retrieval failed: wikipedia @").all()
+    assert len(data.failed) == 3 and set(data.items["level"]) == {0}
+    assert calls.summary(since=before).loc[pages.source, "errors"] == 1
+    assert cache.get(NAMESPACE, aug._key(ex["premise"][0], 1)) is None  # a failed level is not cached
+
+
+def wiki_url(query: dict, base: str) -> str:
+    return f"{base}/w/api.php?" + urllib.parse.urlencode(sorted(query.items()))
+
+
+def test_wikipedia_user_agent_needs_contact_and_is_sent(monkeypatch):
+    import urllib.request
+
+    from nli_lib.factnli.wikipedia import has_contact
+
+    from stand_ins import no_proxy
+
+    no_proxy(monkeypatch)
+    with pytest.raises(ValueError, match="paper_models.factnli.user_agent"):
+        WikipediaPages("https://en.wikipedia.org/w/api.php", user_agent="nli-companion/0.1")
+    WikipediaPages("https://en.wikipedia.org/w/api.php", user_agent="x/1 (https://example.org/me)")
+    WikipediaPages("https://en.wikipedia.org/w/api.php", replay_only=True)  # a replay sends nothing
+    assert has_contact("bot/1 (me@example.org)") and not has_contact("bot/1 (@home)")
+    sent, real = [], urllib.request.urlopen
+    monkeypatch.setattr(urllib.request, "urlopen", lambda req, **kw: sent.append(req.get_header("User-agent"))
+                        or real(req, **kw))
+    with local_server(MediaWiki()) as url:
+        _wiki(url, CallCache(":memory:"), user_agent="nli-companion/0.1 (me@example.org)").search("street")
+    assert sent and set(sent) == {"nli-companion/0.1 (me@example.org)"}
+
+
+def test_profile_user_agent_and_api_url_reach_the_retriever(tmp_path, monkeypatch):
+    from nli_lib.factnli import session as S
+    from nli_lib.notebook import start
+
+    (tmp_path / "judge").mkdir()
+    monkeypatch.setenv("NLI_USER_CWD", str(tmp_path))
+    monkeypatch.setenv("NLI_OUTPUT_DIR", str(tmp_path / "out"))
+    (tmp_path / "p.yaml").write_text(
+        "tier: paper\nbaselines: []\nllm: {base_url: 'http://127.0.0.1:9/v1', model: m}\n"
+        "paper_models:\n  factnli:\n    judge: judge\n    wikipedia_api: http://127.0.0.1:9/w/api.php\n"
+        "    user_agent: nli-companion/0.1 (me@example.org)\n")
+    nb = start({"profile": str(tmp_path / "p.yaml"), "quick": True}, name="99_demo")
+    monkeypatch.setattr(nb, "nli_model", lambda spec=None: None)
+    monkeypatch.setattr(S, "encoder_for", lambda nb: BowEncoder())
+    pages = S.augmenter_for(nb).retriever.pages
+    assert pages.api_url == "http://127.0.0.1:9/w/api.php"
+    assert pages.user_agent == "nli-companion/0.1 (me@example.org)"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# MNLI validation sets (online-only): a tiny synthetic MultiNLI archive
+# --------------------------------------------------------------------------------------------------------------
+
+def _mnli_line(premise, hypothesis, label, pair):
+    return json.dumps({"sentence1": premise, "sentence2": hypothesis, "gold_label": label, "pairID": pair,
+                       "promptID": pair[:-1], "genre": "fiction",
+                       "annotator_labels": [label if label != "-" else "neutral"]})
+
+
+@pytest.fixture()
+def mnli_archive(tmp_path, monkeypatch):
+    """A MultiNLI-layout zip with 2 + 1 pairs (and one without gold label), served as if fetched."""
+    import zipfile
+
+    from nli_lib.data import fetch, loaders
+
+    path = tmp_path / "multinli_1.0.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("multinli_1.0/multinli_1.0_dev_matched.jsonl", "\n".join([
+            _mnli_line("A dog runs on the street .", "An animal is moving .", "entailment", "m1e"),
+            _mnli_line("A dog runs on the street .", "A cat sleeps .", "contradiction", "m1c"),
+            _mnli_line("A woman walks down the street .", "Nobody walks .", "-", "m2n")]) + "\n")
+        zf.writestr("multinli_1.0/multinli_1.0_dev_mismatched.jsonl",
+                    _mnli_line("A woman walks down the street .", "A woman is outside .", "entailment", "x1e") + "\n")
+    monkeypatch.setattr(fetch, "available", lambda key, manifest=None: key == "mnli_full/multinli_1.0.zip")
+    monkeypatch.setattr(loaders, "fetch", lambda key: path if key == "mnli_full/multinli_1.0.zip" else pytest.fail(key))
+    return path
+
+
+def test_mnli_absent_says_what_is_missing_and_how_to_fetch(monkeypatch, capsys):
+    from types import SimpleNamespace
+
+    from nli_lib.data import fetch, loaders
+    from nli_lib.factnli import session as S
+
+    monkeypatch.setattr(fetch, "available", lambda key, manifest=None: False)
+    monkeypatch.setattr(loaders, "fetch", lambda key: pytest.fail("a notebook must never start a download"))
+    assert S.mnli_examples_for(SimpleNamespace(quick=True, tier="offline", seed=0)) == {}
+    said = capsys.readouterr().out
+    assert "mnli_full/multinli_1.0.zip" in said and "nli-companion fetch" in said
+    assert S.build_mnli_for(SimpleNamespace(quick=True, tier="offline", seed=0)) == {}
+
+
+def test_mnli_validation_sets_are_augmented_and_scored_beside_snli(mnli_archive, monkeypatch, capsys):
+    from types import SimpleNamespace
+
+    from nli_lib.factnli import predict_datasets, report, table2, table_scores
+    from nli_lib.factnli import session as S
+
+    monkeypatch.delenv(S.PREMISES_ENV, raising=False)
+    nb = SimpleNamespace(quick=False, tier="offline", seed=0)
+    examples = S.mnli_examples_for(nb)
+    assert capsys.readouterr().out == ""
+    assert list(examples) == ["MNLI validation_matched", "MNLI validation_mismatched"]
+    assert examples["MNLI validation_matched"]["pair_id"].tolist() == ["m1e", "m1c"]  # no-gold pair left out
+    cache = CallCache(":memory:")
+    aug = _augmenter(cache)
+    monkeypatch.setattr(S, "augmenter_for", lambda nb: aug)
+    mnli = S.build_mnli_for(nb, examples, progress=False)
+    assert {name: sorted(d.items["level"].unique()) for name, d in mnli.items()} == \
+        {name: [0, 1, 2, 3] for name in examples}
+    t1 = report.table1(EXAMPLES, examples, 9824, {n: len(S.mnli_validation(n)) for n in examples})
+    assert t1["size at hand"].tolist() == [9824, 2, 1] and t1["augmented in this run"].tolist() == [3, 2, 1]
+    snli = aug.build(EXAMPLES, progress=False)
+
+    always = RuleClassifier(constant([1.0, 0.0, 0.0]), name="minilm-test")  # entailment everywhere
+    assert always.labels[0] == "entailment"
+    preds = predict_datasets({"SNLI test": {"full": snli.items}, **{n: {"full": d.items} for n, d in mnli.items()}},
+                             {"minilm-test": always})
+    table = table2(preds)
+    ours = table[table["tier"] == "offline"].set_index("dataset")
+    assert list(ours.index) == ["SNLI test", "MNLI validation_matched", "MNLI validation_mismatched",
+                                "MNLI (matched+mismatched)"]
+    assert ours.loc["MNLI validation_matched", "Acc L=0"] == 50.0 and ours.loc["MNLI validation_mismatched", "n"] == 1
+    assert ours.loc["MNLI (matched+mismatched)", "Acc L=3"] == pytest.approx(200 / 3)  # pooled, not averaged
+    paper = table[table["tier"] == "paper (printed)"]
+    assert paper.loc[paper["dataset"] == "MNLI (matched+mismatched)", "Acc L=0"].iloc[0] == 90.4  # RoBERTa-large
+    scores = table_scores(table, "factnli-table-2", {}, "gen", stand_in="minilm-test")
+    assert scores.loc[scores["quantity"].str.contains("MNLI"), "ours"].tolist() == pytest.approx([200 / 3] * 4)
+    assert set(scores["quantity"].str.split(" ").str[1]) == {"SNLI", "MNLI"}
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Appendix F: a declared Qwen2.5-14B-Instruct generator
+# --------------------------------------------------------------------------------------------------------------
+
+def test_table8_is_scored_only_for_levels_of_a_declared_qwen_generator():
+    from nli_lib.factnli import QWEN_GENERATOR, table8, table_scores
+
+    table = pd.DataFrame({"model": ["qwen-local (B.1, 0-shot)", "minilm-esnli"], "tier": "paper",
+                          "dataset": "SNLI test", "n": 9, "Acc L=0": [80.0, 70.0], "Acc L=3": [50.0, 40.0]})
+    declared = {"qwen-local": QWEN_GENERATOR}
+    assert table_scores(table, "factnli-table-8", declared, "qwen-local", None).empty  # offline stand-in
+    assert table_scores(table, "factnli-table-8", declared, "qwen-local", "GPT-4o").empty  # other generator
+    rows = table_scores(table, "factnli-table-8", declared, "qwen-local", QWEN_GENERATOR)
+    assert rows["quantity"].tolist() == ["Qwen2.5-14B-Instruct SNLI Acc L=0", "Qwen2.5-14B-Instruct SNLI Acc L=3"]
+    assert set(rows["basis"]) == {"paper-model"} and rows["ours"].tolist() == [80.0, 50.0]
+    # Table 2 was generated by GPT-4o: levels by a declared Qwen stay stand-ins there
+    two = table_scores(table, "factnli-table-2", declared, "qwen-local", QWEN_GENERATOR)
+    assert set(two["basis"]) == {"stand-in"}
+    beside = table8(table)
+    assert beside.loc[beside["tier"] == "paper (printed)", "Acc L=3"].tolist() == [50.0, 45.8, 51.6]
+
+
+def test_the_llm_sections_as_declares_the_generator(tmp_path, monkeypatch):
+    from nli_lib.factnli import session as S
+    from nli_lib.notebook import start
+
+    monkeypatch.setenv("NLI_USER_CWD", str(tmp_path))
+    monkeypatch.setenv("NLI_OUTPUT_DIR", str(tmp_path / "out"))
+
+    def session(llm: str):
+        (tmp_path / "p.yaml").write_text(f"tier: paper\nbaselines: []\n{llm}")
+        return start({"profile": str(tmp_path / "p.yaml"), "quick": True}, name="99_demo")
+
+    nb = session("llm: {base_url: 'http://127.0.0.1:9/v1', model: qwen-local, as: Qwen2.5-14B-Instruct}\n")
+    assert S.generator_system(nb) == "Qwen2.5-14B-Instruct"
+    assert S.declared(nb)["qwen-local"] == ["Qwen2.5-14B-Instruct"]
+    nb = session("llm: {base_url: 'http://127.0.0.1:9/v1', model: m, as: llama-3-8b-it}\n")
+    assert S.generator_system(nb) is None  # not one of FactNLI's generators
+    nb = session("llm: {base_url: 'http://127.0.0.1:9/v1', model: m}\n")
+    assert S.generator_system(nb) is None and "m" not in S.declared(nb)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Truth-set seeds: well-formed atoms only
+# --------------------------------------------------------------------------------------------------------------
+
+@pytest.mark.mirror
+def test_premise_facts_use_well_formed_atoms_only():
+    from nli_lib.atoms.grammar.wellformed import AtomCheck
+    from nli_lib.factnli.pipeline import atom_premise_facts
+
+    premise = "A woman wearing a yellow tank top and white pants looking into a window on a city street."
+    every = atom_premise_facts(CallCache(":memory:"), checker=None)([premise])[0]
+    assert len(every) >= 2
+
+    class Checker:
+        name = "test-checker"
+
+        def __call__(self, atom, sentence, sole):
+            return AtomCheck("malformed" if atom == every[0] else "ok", "test")
+
+    facts = atom_premise_facts(CallCache(":memory:"), checker=Checker())
+    assert facts([premise])[0] == every[1:] and facts.name.endswith("|usable:test-checker")
+    assert atom_premise_facts(CallCache(":memory:"), checker=None).name.endswith("|usable:unchecked")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Notebooks 40-41: outputs declared in the catalog, short lines
+# --------------------------------------------------------------------------------------------------------------
+
+def test_factnli_notebooks_save_declared_outputs_only():
+    import ast
+    from pathlib import Path
+
+    import nbformat
+
+    from nli_lib.catalog import specs
+
+    for stem in ("40_factnli_augment", "41_factnli_evaluation"):
+        nb = nbformat.read(Path(__file__).parents[1] / "notebooks" / f"{stem}.ipynb", as_version=4)
+        code = [c.source for c in nb.cells if c.cell_type == "code"]
+        assert all(len(line) <= 100 for src in code for line in src.splitlines()), stem
+        saved = []
+        for src in code:
+            for node in ast.walk(ast.parse(src)):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                    target = ast.unparse(node.func)
+                    assert target not in ("nb.out.table", "nb.out.figure", "nb.out.records"), (stem, target)
+                    if target == "nb.save":
+                        saved.append(node.args[1].value)
+        declared = {s.name for s in specs(stem)}
+        assert set(saved) == declared, (stem, set(saved) ^ declared)

@@ -466,6 +466,33 @@ def tiny_bert_2way(path):
     return tiny_bert(path, {0: "LABEL_0", 1: "LABEL_1"}, layers=1, hidden=8, intermediate=16)
 
 
+def test_the_papers_models_train_with_its_adam_eps_and_notebook_20_says_what_the_code_does():
+    import json
+    import re
+    from pathlib import Path
+
+    from nli_lib.phrasis.evaluate import hub_spec
+
+    assert phr.PAPER_ADAM_EPS == 1e-6  # §4 (vii)
+    assert hub_spec("roberta-base", phr.POSITIVE_LABELS, epochs=3, seed=0).adam_eps == phr.PAPER_ADAM_EPS
+    minilm_eps = phr.minilm_spec(phr.POSITIVE_LABELS, quick=False, epochs=2, seed=0).adam_eps
+    cells = json.loads((Path(__file__).parents[1] / "notebooks" / "20_phrasis_baselines.ipynb").read_text())["cells"]
+    text = " ".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    stated = re.findall(r"ε = (1e-\d+)", text)
+    assert [float(x) for x in stated] == [phr.PAPER_ADAM_EPS, minilm_eps], stated  # the paper's models, then MiniLM
+    assert "Not reproduced: AdamW" not in text
+
+
+def test_selection_log_names_the_adam_eps_of_each_final_model(monkeypatch):
+    import nli_lib.models.training as training
+
+    monkeypatch.setattr(training, "finetune", lambda spec, *a, **k: Lookup({}, labels=spec.labels))
+    splits = phr.load_splits(train=synthetic_phrasis(3), test=synthetic_phrasis(1, seed=3), seed=0)
+    spec = phr.FamilySpec("RoBERTa B", "hf", base="roberta-base", arch="encoder")
+    log = phr.train_family(spec, splits, scenarios=[phr.scenario("All-A")]).selection()
+    assert log["setting"].str.contains("adam_eps=1e-06").all()
+
+
 def test_with_head_dropout_sets_the_heads_dropout_without_copying_weights(tmp_path, monkeypatch):
     torch = pytest.importorskip("torch")
     from transformers import AutoModelForSequenceClassification
@@ -583,6 +610,88 @@ def test_find_examples_orients_the_gold_label_as_printed():
     assert not out.loc["22 dead", "found"] and out["found"].sum() == 2
 
 
+def test_find_examples_finds_pairs_written_as_prose_after_normalising():
+    # Table 1 prints "Doing back flip" / "Jumping headfirst"; the release writes the pair tokenised
+    data = frame([("jumping head first", "doing a back flip", "OPPO"), ("22 dead", "89 Dead", "BACK"),
+                  ("22-dead", "89 dead", "SIMI")]).assign(split="test")
+    out = phr.find_examples(data).set_index("phrase1")
+    flip = out.loc["Doing back flip"]
+    assert flip["found"] and flip["match"] == "normalised" and flip["gold (as printed)"] == "OPPO" and flip["agrees"]
+    assert (flip["data phrase1"], flip["data phrase2"]) == ("doing a back flip", "jumping head first")
+    # an exact hit wins over a normalised one ("22-dead" only matches after removing punctuation)
+    dead = out.loc["22 dead"]
+    assert dead["match"] == "exact" and dead["candidates"] == 1 and dead["gold (as printed)"] == "BACK"
+    assert phr.match_key("with it 's eyes -LRB- Harp -RRB-") == "withitseyesharp"
+    assert phr.match_key("The dog") == phr.match_key("dog") and phr.match_key("in the water") != phr.match_key("water")
+    assert not out.loc["Everyone is hungry", "found"]
+
+
+@pytest.mark.mirror
+def test_every_table_1_pair_is_in_the_release():
+    from nli_lib.data.loaders import load_phrasis
+
+    found = phr.find_examples(load_phrasis()).set_index("phrase1")
+    table1 = found[found["where in the paper"] == "Table 1"]
+    assert table1["found"].all() and table1["agrees"].all(), table1[["found", "match", "gold (as printed)"]]
+    flip = found.loc["Doing back flip"]
+    assert flip["match"] == "normalised" and flip["split"] == "test" and flip["source"] == "images"
+    assert (flip["data phrase1"], flip["data phrase2"]) == ("doing a back flip", "jumping head first")
+    assert (table1["match"] == "exact").sum() == 7
+
+
+def test_models_coherent_by_construction_are_never_our_best():
+    cache = CallCache(":memory:")
+    trained = phr.TrainedModels()
+    trained.add_fixed("svm", Lookup({}))
+    names = phr.add_zero_shot(trained, None, nli=ThreeWay(CallCache(":memory:")), cache=cache)
+    assert trained.by_construction == names  # the NLI model asked both ways and the offline rules
+    assert trained.contenders == ["svm"]
+
+    class RealLLM:  # any chat model: answers each direction on its own
+        model, label = "some-llm", "some-llm"
+
+    assert not phr.PromptedRelationClassifier(RealLLM()).coherent_by_construction
+    summary = pd.DataFrame({"model": ["svm", *names], "scenario": ["Positives-A"] * 3, "SoftCoh": [0.7, 1.0, 1.0],
+                            "tier": ["offline"] * 3})
+    assert phr.best_model(summary, "Positives-A", "SoftCoh", exclude=trained.by_construction) == ["svm"]
+    beside = phr.beside_paper_table(summary, "phrasis-table-6", "SoftCoh", exclude=trained.by_construction)
+    row = beside.iloc[0]
+    assert row["our best model"] == "svm" and row["our best SoftCoh"] == 0.7
+    assert row[phr.NOT_RANKED] == ", ".join(names) and row[f"SoftCoh · {names[1]}"] == 1.0
+
+
+def test_coherence_figure_has_bars_per_model_and_split_no_lines_and_no_empty_panel():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    rows = []
+    for model, soft, hard in (("svm", 0.8, 0.5), ("nli both ways", 1.0, 0.3)):
+        for split, shift in (("seen", 0.1), ("unseen", 0.0)):
+            for key in ("Positives-I", "Positives-H", "Positives-A", "All-A"):
+                rows.append({"model": model, "split": split, "scenario": key, "SoftCoh": soft - shift / 2,
+                             "HardCoh": hard - shift, "n_pairs": 10 if split == "seen" else 20, "tier": "offline"})
+    summary = pd.DataFrame(rows)
+    summary = summary[~((summary["model"] == "svm") & (summary["split"] == "seen") & (summary["scenario"] == "All-A"))]
+    fig = phr.plot_coherence(summary, by_construction=["nli both ways"])
+    # four scenarios that do not fill a tracks x sources grid: one row of four panels, none empty
+    assert [ax.get_title().split(" ")[0] for ax in fig.axes] == ["Positives-I", "Positives-H", "Positives-A", "All-A"]
+    for ax in fig.axes:
+        assert not ax.lines  # categories are never joined by a line
+        bars = [(round(p.get_y() + p.get_height() / 2, 3), round(p.get_width(), 3)) for p in ax.patches]
+        key = ax.get_title().split(" ")[0]
+        part = summary[summary["scenario"] == key]
+        assert len(bars) == 2 * len(part)  # SoftCoh and HardCoh of every (model, split) present
+        for r in part.itertuples():
+            y = ["svm", "nli both ways"].index(r.model) + (-0.2 if r.split == "seen" else 0.2)
+            assert {(round(y, 3), round(r.SoftCoh, 3)), (round(y, 3), round(r.HardCoh, 3))} <= set(bars)
+        heights = {round(p.get_height(), 3) for p in ax.patches}
+        assert heights == {0.38}  # seen and unseen bars 0.4 apart: they never overlap
+    missing = [t.get_text() for t in fig.axes[3].texts]
+    assert missing == ["n/a"]  # svm has no seen score on All-A: said, not left blank
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert labels == ["svm", "nli both ways †"]
+
+
 def test_dedupe_tracks_keeps_a_rows_of_per_track_models_only():
     rows = pd.DataFrame({"scenario": ["Positives-I", "Positives-A", "Positives-H", "All-I", "All-A"],
                          "model": ["m"] * 5, "model_id": ["pos", "pos", "pos-h", "all", "all"],
@@ -593,13 +702,72 @@ def test_dedupe_tracks_keeps_a_rows_of_per_track_models_only():
     assert out["track"].tolist() == ["Positives", "Positives", "All"]
 
 
-def test_train_family_defaults_to_one_model_per_track(monkeypatch):
+def test_train_family_defaults_to_one_model_per_scenario(monkeypatch):
     monkeypatch.setattr(phr.features, "_DEFAULTS", {"wordnet": toy_wordnet(), "stopwords": frozenset(STOP)})
     splits = phr.load_splits(train=synthetic_phrasis(6), test=synthetic_phrasis(2, seed=3), seed=0)
     out = phr.train_family(phr.FamilySpec("feature-svm", "feature-svm"), splits, svm_grid=(1.0,))
-    assert out.get("feature-svm", "All-I") is out.get("feature-svm", "All-H") is out.get("feature-svm", "All-A")
-    assert out.get("feature-svm", "Positives-I") is not out.get("feature-svm", "All-I")
+    models = [out.get("feature-svm", key) for key in phr.SCENARIO_KEYS]
+    assert len({id(m) for m in models}) == 6  # six classifiers, one per scenario
+    # each final model saw its own scenario's training pairs: I and H one source each, A both
+    final = out.selection().set_index("unit")["n_train"]
+    assert final["Positives-I"] == final["Positives-H"] == 6 * 4 and final["Positives-A"] == 2 * 6 * 4
+    assert final["All-I"] == 6 * 5 and final["All-A"] == 2 * 6 * 5
+    per_track = phr.train_family(phr.FamilySpec("feature-svm", "feature-svm"), splits, svm_grid=(1.0,),
+                                 per_scenario=False)
+    assert per_track.get("feature-svm", "All-I") is per_track.get("feature-svm", "All-A")
     assert phr.model_sizes(out).empty  # no paper model trained
+
+
+def test_one_model_per_track_puts_a_between_i_and_h_so_the_papers_tables_rule_it_out(monkeypatch):
+    """The argument behind the per-scenario default, checked both ways: with one model per track, every A
+    coherence score lies in [I, H]; the paper's Tables 4-7 break that in 54 cells (39 by more than 0.01)."""
+    monkeypatch.setattr(phr.features, "_DEFAULTS", {"wordnet": toy_wordnet(), "stopwords": frozenset(STOP)})
+    splits = phr.load_splits(train=synthetic_phrasis(12), test=synthetic_phrasis(6, seed=3), seed=0)
+    fams = [f for f in phr.offline_families(["tfidf-logreg"]) if f.kind != "minilm"]
+    per_track = phr.train_models(fams, splits, per_scenario=False, svm_grid=(1.0,))
+    summary = phr.coherence_summary(phr.coherence_rows(per_track, splits))
+    wide = summary.pivot_table(index=["model", "split"], columns="scenario", values=["SoftCoh", "HardCoh"])
+    for metric in ("SoftCoh", "HardCoh"):
+        for track in ("Positives", "All"):
+            i, h, a = (wide[(metric, f"{track}-{s}")] for s in "IHA")
+            assert ((a >= np.minimum(i, h) - 1e-12) & (a <= np.maximum(i, h) + 1e-12)).all()
+    cells = phr.paper_a_outside_i_h()
+    assert len(cells) == 54 and int(cells["beyond_one_unit"].sum()) == 39
+    by_table = cells[cells["beyond_one_unit"]].groupby("ref").size().to_dict()
+    assert by_table == {"phrasis-table-4": 13, "phrasis-table-5": 12, "phrasis-table-6": 7, "phrasis-table-7": 7}
+    # hand-read from Table 6: RoBERTa B, Positives: I 0.71, H 0.54, A 0.77 -> 0.06 above I
+    row = cells[(cells["ref"] == "phrasis-table-6") & (cells["model"] == "RoBERTa B") & (cells["track"] == "Positives")]
+    assert row[["I", "H", "A", "gap"]].values.tolist() == [[0.71, 0.54, 0.77, 0.06]]
+    # a cell inside [I, H] is not listed (Table 6, DeBERTa v3 B, All: I 0.82, H 0.75, A 0.80)
+    assert not ((cells["model"] == "DeBERTa v3 B") & (cells["ref"] == "phrasis-table-6")
+                & (cells["track"] == "All")).any()
+
+
+def test_train_profile_trains_the_profiles_families_per_scenario(monkeypatch):
+    import types
+
+    import nli_lib.models.training as training
+
+    seen = []
+
+    def fake_finetune(spec, train_df, eval_df=None, name="m", tier=None, progress=None):
+        seen.append(name)
+        return Lookup({}, labels=spec.labels)
+
+    monkeypatch.setattr(training, "finetune", fake_finetune)
+    monkeypatch.setattr(phr.features, "_DEFAULTS", {"wordnet": toy_wordnet(), "stopwords": frozenset(STOP)})
+    from nli_lib.profile import load_profile
+
+    nb = types.SimpleNamespace(tier="offline", quick=True, seed=0,
+                               profile=load_profile(text="tier: offline\nbaselines: [tfidf-logreg]\n"))
+    splits = phr.load_splits(train=synthetic_phrasis(5), test=synthetic_phrasis(2, seed=3), seed=0)
+    trained = phr.train_profile(nb, splits)
+    assert trained.families == ["feature-svm", "tfidf-logreg", phr.MINILM.name]
+    assert seen == [f"phrasis-minilm-{key}-quick" for key in phr.SCENARIO_KEYS]  # six MiniLM models
+    assert trained.fine_tuned == [phr.MINILM.name] and trained.trained_here == trained.families
+    seen.clear()
+    phr.train_profile(nb, splits, per_scenario=False)
+    assert seen == ["phrasis-minilm-Positives-A-quick", "phrasis-minilm-All-A-quick"]
 
 
 def test_parameter_millions_counts_a_transformers_model(tmp_path):
@@ -659,7 +827,65 @@ def test_minilm_family_gets_per_track_epochs_and_trains_once_per_track(monkeypat
 
     monkeypatch.setattr(training, "finetune", fake_finetune)
     splits = phr.load_splits(train=synthetic_phrasis(5), test=synthetic_phrasis(2, seed=3), seed=0)
-    out = phr.train_family(phr.MINILM, splits, epochs={"positives": 3, "all": 1})
+    out = phr.train_family(phr.MINILM, splits, epochs={"positives": 3, "all": 1}, per_scenario=False)
     assert [(n, e, len(lab), rows) for n, e, lab, rows in seen] == [
         ("phrasis-minilm-Positives-A", 3, 6, 40), ("phrasis-minilm-All-A", 1, 7, 50)]
     assert out.get(phr.MINILM.name, "Positives-H") is out.get(phr.MINILM.name, "Positives-A")
+    seen.clear()
+    phr.train_family(phr.MINILM, splits, epochs={"positives": 3, "all": 1})  # default: one per scenario
+    assert [(n, e, rows) for n, e, _, rows in seen] == [
+        ("phrasis-minilm-Positives-I", 3, 20), ("phrasis-minilm-Positives-H", 3, 20),
+        ("phrasis-minilm-Positives-A", 3, 40), ("phrasis-minilm-All-I", 1, 25), ("phrasis-minilm-All-H", 1, 25),
+        ("phrasis-minilm-All-A", 1, 50)]
+
+
+# ------------------------------------------------------------------------------------------------ notebooks
+
+PHRASIS_NOTEBOOKS = ("20_phrasis_baselines", "21_phrasis_coherence", "22_phrasis_error_analysis")
+
+
+def notebook_code(stem: str) -> list[str]:
+    import json
+    from pathlib import Path
+
+    cells = json.loads((Path(__file__).parents[1] / "notebooks" / f"{stem}.ipynb").read_text())["cells"]
+    return ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+
+
+def saved_names(code: str) -> list:
+    """The output names of the nb.save calls in `code`: a string, or a regex for an f-string name."""
+    import ast
+    import re
+
+    names = []
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "save" \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "nb":
+            name = node.args[1]
+            if isinstance(name, ast.Constant):
+                names.append(name.value)
+            else:  # f"fig-{number}-contingency"
+                parts = [re.escape(v.value) if isinstance(v, ast.Constant) else r"\d+" for v in name.values]
+                names.append(re.compile("".join(parts) + "$"))
+    return names
+
+
+@pytest.mark.parametrize("stem", PHRASIS_NOTEBOOKS)
+def test_notebooks_save_declared_outputs_only_through_the_catalog(stem):
+    """Every output goes through nb.save with a name the catalog declares, every declared output is saved,
+    no caption is written in a cell, and code lines stay within 100 characters."""
+    import re
+
+    from nli_lib import catalog
+
+    code = "\n".join(notebook_code(stem))
+    assert not re.search(r"nb\.out\.(table|figure|records)\(", code)
+    assert "caption=" not in code and "quick sample" not in code.lower()
+    declared = {s.name for s in catalog.specs(stem)}
+    names = saved_names(code)
+    literal = {n for n in names if isinstance(n, str)}
+    assert literal <= declared, literal - declared
+    patterns = [n for n in names if not isinstance(n, str)]
+    assert declared == literal | {d for d in declared if any(p.match(d) for p in patterns)}
+    long_lines = [line for line in code.splitlines() if len(line) > 100]
+    assert not long_lines, long_lines

@@ -23,50 +23,115 @@ from ..profile import FACTNLI_JUDGE_SYSTEM
 from .context import sized_view
 from .filtering import NLIJudge
 from .fusion import check_fusion
+from .pipeline import MNLI_POOLED, MNLI_SPLITS, SNLI_TEST
 
 # --------------------------------------------------------------------------------------------------------------
 # Predictions
 # --------------------------------------------------------------------------------------------------------------
 
-def predict_variants(frames: Mapping[str, pd.DataFrame], models: Mapping[str, object]) -> pd.DataFrame:
-    """predict_frame of every model on every variant's items; one row per (model, variant, pair, level)."""
+def predict_variants(frames: Mapping[str, pd.DataFrame], models: Mapping[str, object],
+                     dataset: str = SNLI_TEST) -> pd.DataFrame:
+    """predict_frame of every model on every variant's items of one `dataset`; one row per (model, variant,
+    pair, level)."""
     out = []
     for variant, df in frames.items():
         base = df[["pair_id", "level", "label", "premise", "hypothesis"]].copy()
         base["variant"] = variant
         for name, model in models.items():
             pred = model.predict_frame(base)
-            pred["model"], pred["tier"] = name, getattr(model, "tier", "offline")
+            pred["model"], pred["tier"], pred["dataset"] = name, getattr(model, "tier", "offline"), dataset
             out.append(pred)
-    cols = ["model", "tier", "variant", "pair_id", "level", "label", "pred", "correct",
+    cols = ["model", "tier", "dataset", "variant", "pair_id", "level", "label", "pred", "correct",
             *[f"p_{lab}" for lab in LABELS], "premise", "hypothesis"]
     return pd.concat(out, ignore_index=True)[cols] if out else pd.DataFrame(columns=cols)
 
 
+def predict_datasets(frames: Mapping[str, Mapping[str, pd.DataFrame]], models: Mapping[str, object]) -> pd.DataFrame:
+    """`predict_variants` per dataset (`frames`: dataset -> variant -> items), one frame with a dataset column."""
+    parts = [predict_variants(variants, models, dataset=name) for name, variants in frames.items()]
+    return pd.concat(parts, ignore_index=True)
+
+
+def pool_datasets(preds: pd.DataFrame, parts: Sequence[str] = tuple(MNLI_SPLITS),
+                  name: str = MNLI_POOLED) -> pd.DataFrame:
+    """`preds` plus the rows of the datasets `parts` once more under dataset `name`, so accuracies are also
+    computed over their union (the paper's MNLI column: validation matched + mismatched). Unchanged when
+    none of `parts` is present.
+
+    >>> p = pd.DataFrame({"dataset": ["a", "b", "c"], "correct": [True, False, True]})
+    >>> pool_datasets(p, ["a", "b"], "a+b")["dataset"].tolist()
+    ['a', 'b', 'c', 'a+b', 'a+b']
+    """
+    hit = preds[preds["dataset"].isin(list(parts))]
+    if hit.empty:
+        return preds
+    return pd.concat([preds, hit.assign(dataset=name)], ignore_index=True)
+
+
+def _keys(frame: pd.DataFrame, *names: str) -> list[str]:
+    """`names` with 'dataset' after model/tier when the frame has that column."""
+    names = list(names)
+    return [*names[:2], "dataset", *names[2:]] if "dataset" in frame else names
+
+
 def accuracy_long(preds: pd.DataFrame) -> pd.DataFrame:
-    """model, tier, variant, level, n, accuracy (%), Wilson 95% CI (%)."""
+    """model, tier, [dataset,] variant, level, n, accuracy (%), Wilson 95% CI (%)."""
+    keys = _keys(preds, "model", "tier", "variant", "level")
     rows = []
-    for (model, tier, variant, level), g in preds.groupby(["model", "tier", "variant", "level"], sort=False):
+    for values, g in preds.groupby(keys, sort=False):
         k, n = int(g["correct"].sum()), len(g)
         lo, hi = wilson_interval(k, n)
-        rows.append({"model": model, "tier": tier, "variant": variant, "level": int(level), "n": n,
-                     "accuracy": 100 * k / n, "ci_low": 100 * lo, "ci_high": 100 * hi})
+        row = dict(zip(keys, values))
+        rows.append({**row, "level": int(row["level"]), "n": n, "accuracy": 100 * k / n, "ci_low": 100 * lo,
+                     "ci_high": 100 * hi})
     return pd.DataFrame(rows)
 
 
 def accuracy_by_level(preds: pd.DataFrame, variant: str = "full") -> pd.DataFrame:
-    """Table 2: one row per model, Acc L=0..L (%) and the drop from L=0 to the deepest level."""
+    """Table 2: one row per model (and dataset), Acc L=0..L (%) and the drop from L=0 to the deepest level."""
     acc = accuracy_long(preds[preds["variant"] == variant])
     if acc.empty:
         return acc
-    wide = acc.pivot_table(index=["model", "tier"], columns="level", values="accuracy", sort=False)
+    index = _keys(acc, "model", "tier")
+    wide = acc.pivot_table(index=index, columns="level", values="accuracy", sort=False)
     wide.columns = [f"Acc L={c}" for c in wide.columns]
+    n = acc.groupby(index, sort=False)["n"].max()
+    wide.insert(0, "n", n.reindex(wide.index))
     wide = wide.reset_index()
-    n = acc.groupby("model", sort=False)["n"].max()
-    wide.insert(2, "n", wide["model"].map(n))
     deepest = max(acc["level"])
     wide[f"drop L0→L{deepest}"] = wide["Acc L=0"] - wide[f"Acc L={deepest}"]
     return wide
+
+
+#: Table 2's printed rows, in its order.
+TABLE2_ROWS = ("RoBERTa-large", "DeBERTa-v3-large", "Llama-3-8B-Instruct", "Qwen2.5-14B-Instruct", "GPT-4o",
+               "DeepSeek-V3", "DeepSeek-R1", "Average")
+#: Table 8's printed rows (Appendix F: levels generated by Qwen2.5-14B-Instruct, SNLI).
+TABLE8_ROWS = ("GPT-4o", "DeepSeek-V3", "Qwen2.5-14B-Instruct")
+#: Our dataset name -> the paper's word for it in Table 2's quantities.
+PAPER_DATASET = {SNLI_TEST: "SNLI", MNLI_POOLED: "MNLI"}
+
+
+def table2(preds: pd.DataFrame) -> pd.DataFrame:
+    """Table 2: ours per model and dataset (SNLI test; each MNLI validation set and their union when
+    scored), then the paper's printed SNLI and MNLI rows (dataset named as ours)."""
+    ours = accuracy_by_level(pool_datasets(preds))
+    levels = [c for c in ours.columns if c.startswith("Acc L=")]
+    paper = [paper_table("factnli-table-2", TABLE2_ROWS, levels, dataset=word).assign(dataset=ours_name)
+             for ours_name, word in PAPER_DATASET.items()]
+    paper = pd.concat(paper, ignore_index=True)
+    deepest = levels[-1].removeprefix("Acc L=")
+    paper[f"drop L0→L{deepest}"] = paper["Acc L=0"] - paper[levels[-1]]
+    return pd.concat([ours, paper[[c for c in ours.columns if c in paper]]], ignore_index=True)
+
+
+def table8(table: pd.DataFrame) -> pd.DataFrame:
+    """Table 8 (Appendix F): our SNLI rows of `table` (Table 2's layout) above the paper's rows for levels
+    generated by Qwen2.5-14B-Instruct."""
+    ours = table[(table["dataset"] == SNLI_TEST) & (table["tier"] != "paper (printed)")]
+    levels = [c for c in ours.columns if c.startswith("Acc L=")]
+    paper = paper_table("factnli-table-8", TABLE8_ROWS, levels).assign(dataset=SNLI_TEST)
+    return pd.concat([ours, paper], ignore_index=True)[["model", "tier", "dataset", "n", *levels]]
 
 
 def paper_table(ref: str, models: Sequence[str], columns: Sequence[str], dataset: str = "SNLI") -> pd.DataFrame:
@@ -103,27 +168,40 @@ def growth_by_level(items: pd.DataFrame) -> pd.DataFrame:
 
 
 def figure3(growth: pd.DataFrame, title: str = ""):
-    """(a) mean words per level, premise solid / hypothesis dashed; (b) mean fused facts per record, L>=1."""
+    """(a) mean words per level, premise solid / hypothesis dashed; (b) mean fused facts per record, L>=1.
+
+    `growth`: `growth_by_level` rows, with a `dataset` column for several datasets (one colour each, as the
+    paper's SNLI and MNLI panels)."""
     import matplotlib.pyplot as plt
 
+    growth = growth if "dataset" in growth else growth.assign(dataset="")
+    names = list(dict.fromkeys(growth["dataset"]))
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3.6))
-    a.plot(growth["level"], growth["premise_words"], "o-", label="premise")
-    a.plot(growth["level"], growth["hypothesis_words"], "s--", label="hypothesis")
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    width = 0.8 / (2 * len(names))
+    for k, name in enumerate(names):
+        g = growth[growth["dataset"] == name].sort_values("level")
+        tag = f"{name}: " if name else ""
+        a.plot(g["level"], g["premise_words"], "o-", color=colours[2 * k % len(colours)], label=f"{tag}premise")
+        a.plot(g["level"], g["hypothesis_words"], "s--", color=colours[(2 * k + 1) % len(colours)],
+               label=f"{tag}hypothesis")
+        deep = g[g["level"] >= 1]
+        x = np.arange(len(deep))
+        for j, (col, side) in enumerate((("premise_facts", "Prem"), ("hypothesis_facts", "Hypo"))):
+            off = (2 * k + j - (2 * len(names) - 1) / 2) * width
+            bars = b.bar(x + off, deep[col], width=width, label=f"{tag}{side}",
+                         color=colours[(2 * k + j) % len(colours)])
+            for rect, v in zip(bars, deep[col]):
+                b.annotate(f"{v:.2f}", (rect.get_x() + rect.get_width() / 2, rect.get_height()), ha="center",
+                           va="bottom", fontsize=7)
+        b.set_xticks(x, [f"L={int(v)}" for v in deep["level"]])
     a.set_xlabel("level L")
     a.set_ylabel("mean words")
-    a.set_xticks(growth["level"])
-    a.legend()
+    a.set_xticks(sorted(growth["level"].unique()))
+    a.legend(fontsize=7)
     a.set_title("(a) length by level")
-    g = growth[growth["level"] >= 1]
-    x = np.arange(len(g))
-    for off, col, lab in ((-0.2, "premise_facts", "Prem"), (0.2, "hypothesis_facts", "Hypo")):
-        bars = b.bar(x + off, g[col], width=0.4, label=lab)
-        for rect, v in zip(bars, g[col]):
-            b.annotate(f"{v:.2f}", (rect.get_x() + rect.get_width() / 2, rect.get_height()), ha="center",
-                       va="bottom", fontsize=8)
-    b.set_xticks(x, [f"L={int(v)}" for v in g["level"]])
     b.set_ylabel("fused facts per record")
-    b.legend()
+    b.legend(fontsize=7)
     b.set_title("(b) fused facts by level")
     if title:
         fig.suptitle(title, fontsize=10)
@@ -234,6 +312,55 @@ def controls_table(preds: pd.DataFrame, lengths: Mapping[str, pd.DataFrame] | No
                 sub = df[df["level"] == level]
                 row[col] = float((sub["premise_words"] + sub["hyp_words"]).mean())
         out = pd.concat([out, pd.DataFrame([row])], ignore_index=True)
+    return out
+
+
+def table3(preds: pd.DataFrame) -> pd.DataFrame:
+    """Table 3: `ablation_table` of the SNLI-test predictions of the full framework and NO-FILTER, then the
+    paper's printed rows."""
+    snli = preds[(preds["dataset"] == SNLI_TEST) & preds["variant"].isin(["full", "no-filter"])]
+    paper = paper_table("factnli-table-3", ["RoBERTa-large", "GPT-4o"], TABLE_COLUMNS["factnli-table-3"],
+                        dataset="")
+    return pd.concat([ablation_table(snli), paper], ignore_index=True)
+
+
+def table7(preds: pd.DataFrame, lengths: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """Table 7: `controls_table` of the SNLI-test predictions (with the mean-length row), then the paper's
+    printed rows."""
+    paper = paper_table("factnli-table-7", ["GPT-4o", "DeepSeek-V3", "DeBERTa-v3-large", "Qwen2.5-14B-Instruct"],
+                        TABLE_COLUMNS["factnli-table-7"], dataset="")
+    return pd.concat([controls_table(preds[preds["dataset"] == SNLI_TEST], lengths), paper], ignore_index=True)
+
+
+def changed_by_filter(full: pd.DataFrame, no_filter: pd.DataFrame) -> float:
+    """Share (%) of (pair, level >= 1) items whose fused premise facts differ between the full framework and
+    NO-FILTER (items of both variants).
+
+    >>> f = pd.DataFrame({"pair_id": [1, 1, 2], "level": [0, 1, 1], "premise_facts": [[], ["a"], ["b"]]})
+    >>> changed_by_filter(f, f.assign(premise_facts=[[], ["a"], ["b", "c"]]))
+    50.0
+    """
+    def facts(items):
+        deep = items[items["level"] > 0]
+        return deep.set_index(["pair_id", "level"])["premise_facts"].map(tuple)
+
+    same = facts(full) == facts(no_filter).reindex(facts(full).index)
+    return 100 * (1 - float(same.mean())) if len(same) else float("nan")
+
+
+def flipped_pairs(preds: pd.DataFrame, model: str, level: int, dataset: str = SNLI_TEST) -> pd.DataFrame:
+    """Pairs `model` gets right at L=0 and wrong at `level` (full framework, `dataset`): the pairs behind the
+    drop; attrs['right_at_L0'] holds how many it got right at L=0.
+
+    >>> p = pd.DataFrame({"model": "m", "dataset": "SNLI test", "variant": "full", "pair_id": [1, 1, 2, 2],
+    ...                   "level": [0, 3, 0, 3], "correct": [True, False, True, True]})
+    >>> out = flipped_pairs(p, "m", 3); out["pair_id"].tolist(), out.attrs["right_at_L0"]
+    ([1], 2)
+    """
+    p = preds[(preds["model"] == model) & (preds["variant"] == "full") & (preds["dataset"] == dataset)]
+    right0 = set(p[(p["level"] == 0) & p["correct"]]["pair_id"])
+    out = p[(p["level"] == level) & ~p["correct"].astype(bool) & p["pair_id"].isin(right0)]
+    out.attrs["right_at_L0"] = len(right0)
     return out
 
 
@@ -376,6 +503,35 @@ def diagnostics_table(rows: pd.DataFrame, judge_name: str = "") -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+AUDIT_METRICS = ("Label pres. (%)", "Conflict (%)", "Redundancy (%)", "Factuality (%)", "Readability")
+
+
+def audit_tables(diag: pd.DataFrame, deepest: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(Table 4, Table 5) layouts: our `diagnostics_table` rows of the full framework per level, then the
+    paper's human audit per level; ours at the deepest level for both variants, then the paper's Full and
+    No-Filter rows at L=3."""
+    metrics = list(AUDIT_METRICS)
+    human = [{"variant": "full (paper, human audit)", "level": lv,
+              **paper_table("factnli-table-4", [f"L={lv}"], metrics, dataset="").iloc[0][metrics].to_dict()}
+             for lv in (1, 2, 3)]
+    human.append({"variant": "no-filter (paper, human audit)", "level": 3,
+                  **paper_table("factnli-table-5", ["No-Filter"], metrics, dataset="").iloc[0][metrics].to_dict()})
+    human = pd.DataFrame(human)
+    table4 = pd.concat([diag[diag["variant"] == "full"], human.iloc[:3]], ignore_index=True)
+    table5 = pd.concat([diag[diag["level"] == deepest], human.iloc[[2, 3]]], ignore_index=True)
+    return table4, table5
+
+
+def table9(diag: pd.DataFrame) -> pd.DataFrame:
+    """Table 9 layout (Appendix F): our diagnostics of the full framework per level, then the paper's human
+    audit of the GPT-4o- and the Qwen2.5-14B-Instruct-generated data."""
+    metrics = list(AUDIT_METRICS)
+    human = pd.DataFrame([{"variant": f"{name} (paper, human audit)",
+                           **paper_table("factnli-table-9", [name], metrics, dataset="").iloc[0][metrics].to_dict()}
+                          for name in ("GPT", "Qwen")])
+    return pd.concat([diag[diag["variant"] == "full"], human], ignore_index=True)
+
+
 # --------------------------------------------------------------------------------------------------------------
 # Scorecard: which paper row each of our numbers is set beside
 # --------------------------------------------------------------------------------------------------------------
@@ -393,25 +549,29 @@ def _rows_of(ref: str) -> list[str]:
 #: The generator of the paper's FactNLI levels (Tables 2, 3, 7; §4.3 lengths) and the judge of its filter: our
 #: levels are the paper's only when the profile declares our generator (and, when given, our judge) to be them.
 PAPER_GENERATOR = "GPT-4o"
+#: Appendix F's generator (Tables 8-9): our levels stand beside Table 8 only when declared to be its output.
+QWEN_GENERATOR = "Qwen2.5-14B-Instruct"
+FACTNLI_GENERATORS = (PAPER_GENERATOR, QWEN_GENERATOR)
 PAPER_JUDGE_SYSTEM = FACTNLI_JUDGE_SYSTEM  # our name for the filter's cross-encoder (nli_lib.basis SYSTEMS)
 
 
-def levels_stand_for(generator: str, judge: str | None = None) -> dict:
+def levels_stand_for(generator: str, judge: str | None = None, paper_generator: str = PAPER_GENERATOR) -> dict:
     """paper system -> our model, for everything that made the levels (generator, and the filter's judge)."""
-    return {PAPER_GENERATOR: generator, **({PAPER_JUDGE_SYSTEM: judge} if judge else {})}
+    return {paper_generator: generator, **({PAPER_JUDGE_SYSTEM: judge} if judge else {})}
 
 
 def accuracy_scores(table: pd.DataFrame, ref: str, columns: Mapping[str, str], declared: Mapping, generator: str,
-                    note: str = "", stand_in: str | None = None, judge: str | None = None) -> pd.DataFrame:
+                    note: str = "", stand_in: str | None = None, judge: str | None = None,
+                    paper_generator: str = PAPER_GENERATOR) -> pd.DataFrame:
     """Scorecard rows (ref, quantity, ours, model, basis, note) for a wide accuracy table.
 
     `columns` maps our column to the paper's quantity suffix, e.g. {"Acc L=1": "SNLI Acc L=1"}. A model the
     profile declares (`declared`: its `paper_systems`, filled from `as:`, see `nli_lib.basis`) to be one of
     the paper's rows is scored against that row, with basis 'paper-model' when the levels are the paper's
-    too (`generator`, and `judge` when given, declared to be the paper's GPT-4o and cross-encoder). The
-    `stand_in` model (the profile's NLI model, a fine-tuned encoder) is set beside the paper's first printed
-    fine-tuned encoder row as a 'stand-in'; every other model is skipped (the paper has no row for it).
-    Nothing is read from a model's name.
+    too (`generator`, and `judge` when given, declared to be the table's `paper_generator` and the paper's
+    cross-encoder). The `stand_in` model (the profile's NLI model, a fine-tuned encoder) is set beside the
+    paper's first printed fine-tuned encoder row as a 'stand-in'; every other model is skipped (the paper has
+    no row for it). Nothing is read from a model's name.
 
     >>> t = pd.DataFrame({"model": ["minilm-esnli", "tfidf-logreg", "roberta-large"], "Acc L=0": [80.0, 60.0, 85.0]})
     >>> accuracy_scores(t, "factnli-table-2", {"Acc L=0": "SNLI Acc L=0"}, {}, "factnli-fuse-template-v1",
@@ -426,7 +586,7 @@ def accuracy_scores(table: pd.DataFrame, ref: str, columns: Mapping[str, str], d
         model = str(r["model"])
         row = next((x for x in rows if declares(declared, model, x)), None)
         if row is not None:
-            basis = model_basis(declared, {row: model, **levels_stand_for(generator, judge)})
+            basis = model_basis(declared, {row: model, **levels_stand_for(generator, judge, paper_generator)})
         elif stand_in is not None and model == stand_in:
             row, basis = next((x for x in ENCODER_ROWS if x in rows), None), "stand-in"
         if row is None:
@@ -441,11 +601,52 @@ def accuracy_scores(table: pd.DataFrame, ref: str, columns: Mapping[str, str], d
     return pd.DataFrame(out, columns=["ref", "quantity", "ours", "model", "basis", "note"])
 
 
+#: Our columns scored against each accuracy table (Table 2 and 8: every level, per dataset).
+TABLE_COLUMNS = {"factnli-table-3": ("Acc L=0", "Acc L=3, Full", "Acc L=3, No-Filter"),
+                 "factnli-table-7": ("Original", "FactNLI L=1", "Rewrite", "Unrelated-Facts")}
+
+
+def table_scores(table: pd.DataFrame, ref: str, declared: Mapping, generator: str,
+                 generator_system: str | None = None, note: str = "", stand_in: str | None = None,
+                 judge: str | None = None) -> pd.DataFrame:
+    """Scorecard rows of one of our accuracy tables (`table2`, `ablation_table`, `controls_table`; paper and
+    data rows in it are left out), through `accuracy_scores`:
+
+    * Table 2: SNLI-test rows beside its SNLI columns, MNLI matched+mismatched rows beside its MNLI columns;
+    * Tables 3 and 7: the columns of TABLE_COLUMNS;
+    * Table 8: SNLI-test rows, only when the profile declares the generator (`generator_system`) to be
+      Appendix F's Qwen2.5-14B-Instruct; otherwise none: levels written by anything else (the offline
+      template fuser, GPT-4o, another LLM) are never set beside Table 8.
+
+    >>> t = pd.DataFrame({"model": ["minilm-esnli"], "tier": ["offline"], "dataset": ["SNLI test"],
+    ...                   "Acc L=1": [60.0]})
+    >>> table_scores(t, "factnli-table-2", {}, "factnli-fuse-template-v1",
+    ...              stand_in="minilm-esnli")[["quantity", "basis"]].values.tolist()
+    [['RoBERTa-large SNLI Acc L=1', 'stand-in']]
+    >>> table_scores(t, "factnli-table-8", {}, "factnli-fuse-template-v1", generator_system=None).empty
+    True
+    """
+    ours = table[~table["tier"].isin(["paper (printed)", "data"])]
+    levels = [c for c in ours.columns if c.startswith("Acc L=")]
+    if ref == "factnli-table-2":
+        parts = [accuracy_scores(ours[ours["dataset"] == name], ref, {c: f"{word} {c}" for c in levels},
+                                 declared, generator, note, stand_in, judge) for name, word in PAPER_DATASET.items()]
+        return pd.concat([p for p in parts if len(p)] or parts[:1], ignore_index=True)
+    if ref == "factnli-table-8":
+        if generator_system != QWEN_GENERATOR:
+            return pd.DataFrame(columns=["ref", "quantity", "ours", "model", "basis", "note"])
+        return accuracy_scores(ours[ours["dataset"] == SNLI_TEST], ref, {c: f"SNLI {c}" for c in levels},
+                               declared, generator, note, stand_in, judge, paper_generator=QWEN_GENERATOR)
+    return accuracy_scores(ours, ref, {c: c for c in TABLE_COLUMNS[ref]}, declared, generator, note, stand_in, judge)
+
+
 def growth_scores(growth: pd.DataFrame, snli_test: pd.DataFrame, generator: str, declared: Mapping,
-                  note: str = "", judge: str | None = None) -> pd.DataFrame:
-    """Scorecard rows for §4.3 / Fig. 3: L=0 lengths of all of SNLI test (basis data), L=3 lengths and growth
-    factors of our levels (by `generator`: 'paper-model' only where the profile declares it the paper's
-    GPT-4o), each beside the low end of the paper's SNLI/MNLI range."""
+                  note: str = "", judge: str | None = None,
+                  mnli_validation: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Scorecard rows for §4.3 / Fig. 3: L=0 lengths of all of SNLI test (basis data) beside the low end of the
+    paper's SNLI/MNLI range, and of all of MNLI validation matched + mismatched (`mnli_validation`, when at
+    hand) beside its high end; L=3 lengths and growth factors of our SNLI levels (`growth`, by `generator`:
+    'paper-model' only where the profile declares it the paper's GPT-4o) beside the low end."""
     from ..basis import model_basis
     from ..text import word_count
 
@@ -454,6 +655,12 @@ def growth_scores(growth: pd.DataFrame, snli_test: pd.DataFrame, generator: str,
              "all of SNLI test; the paper prints 14–20 over SNLI/MNLI"),
             ("Hypothesis words L=0 (low end)", h0, "none (data)", "data",
              "all of SNLI test; the paper prints 7–10 over SNLI/MNLI")]
+    if mnli_validation is not None and len(mnli_validation):
+        m = f"all {len(mnli_validation):,} pairs of MNLI validation matched + mismatched"
+        rows += [("Premise words L=0 (high end)", mnli_validation["premise"].map(word_count).mean(), "none (data)",
+                  "data", f"{m}; the paper prints 14–20 over SNLI/MNLI"),
+                 ("Hypothesis words L=0 (high end)", mnli_validation["hypothesis"].map(word_count).mean(),
+                  "none (data)", "data", f"{m}; the paper prints 7–10 over SNLI/MNLI")]
     g = growth.set_index("level")
     if 3 in g.index:
         basis = model_basis(declared, levels_stand_for(generator, judge))

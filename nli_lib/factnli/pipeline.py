@@ -36,7 +36,8 @@ from ..text import normalise, word_count
 from .extraction import Fact, FactExtractor, llm_extractor, rule_extractor
 from .filtering import NLIJudge, filter_facts, graph_pairs, no_filter, truth_seed, truth_set_filter
 from .fusion import Fuser, hypothesis_subsets, llm_fuser, template_fuser
-from .retrieval import Snippet, SnippetRetriever, WikipediaPages, WordNetPages
+from .retrieval import FailedPool, Snippet, SnippetRetriever, WordNetPages
+from .wikipedia import WikipediaPages
 
 NAMESPACE = "factnli_level"
 PAPER_JUDGE = FACTNLI_JUDGE  # the paper's "compact cross-encoder based on DeBERTa-v3-base" (profile default)
@@ -92,18 +93,24 @@ class PremiseFacts:
         return self.fn(premises)
 
 
-def atom_premise_facts(cache=None) -> PremiseFacts:
-    """Offline: the atoms paper's rule-based decomposer (Prompt A.1 stand-in, cached as an OfflineLLM)."""
-    from ..decomposer import generate_atoms, rule_generator
+def atom_premise_facts(cache=None, checker="default") -> PremiseFacts:
+    """Offline: the atoms paper's rule-based decomposer (Prompt A.1 stand-in, cached as an OfflineLLM), well-
+    formed atoms only: each atom is checked (`checker` as in `atoms.generate.generate_atoms`) and only those
+    `atoms.generate.usable` keeps enter the truth set (malformed, unparsed and failed atoms never do)."""
+    from ..decomposer import generate_atoms, rule_generator, usable
 
     gen = rule_generator(cache=cache)
+    if isinstance(checker, str) and checker == "default":
+        from ..atoms.grammar.wellformed import default_checker
+
+        checker = default_checker()
 
     def fn(premises: list[str]) -> list[list[str]]:
-        rows = generate_atoms(premises, gen)
-        by = rows.dropna(subset=["atom"]).groupby("sentence")["atom"].apply(list).to_dict()
+        rows = usable(generate_atoms(premises, gen, checker=checker))
+        by = rows.groupby("sentence")["atom"].apply(list).to_dict()
         return [list(by.get(p, [])) for p in premises]
 
-    return PremiseFacts(fn, f"atoms:{gen.name}")
+    return PremiseFacts(fn, f"atoms:{gen.name}|usable:{getattr(checker, 'name', 'unchecked')}")
 
 
 def b1_premise_facts(extractor: FactExtractor) -> PremiseFacts:
@@ -158,6 +165,8 @@ class _Chain:
     current: str
     seed: list = field(default_factory=list)  # T(0): the premise and its non-vacuous atoms
     levels: list = field(default_factory=list)
+    used_pages: set = field(default_factory=set)  # sources of the pages that gave snippets at earlier levels
+    new_text: str | None = None  # the facts the last level fused (what it added to the query); None before L=1
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -224,16 +233,21 @@ class Augmenter:
     def _advance(self, chain: _Chain, rec: dict) -> None:
         chain.levels.append(rec)
         chain.pooled |= {normalise(s["text"]) for s in rec["snippets"]}
+        chain.used_pages |= {s["source"] for s in rec["snippets"]}
+        chain.new_text = " ".join(f["text"] for f in rec["facts"])
         if self.settings.use_filter:
             chain.truth += [f["text"] for f in rec["facts"] if f["text"] not in chain.truth]
         chain.current = rec["premise"]
 
     def _level(self, chains: list[_Chain], t: int) -> None:
         s = self.settings
-        pools = self.retriever.retrieve_many([c.current for c in chains], [c.pooled for c in chains])
+        pools = self.retriever.retrieve_many([c.current for c in chains], [c.pooled for c in chains],
+                                             new_texts=[c.new_text for c in chains],
+                                             used=[c.used_pages for c in chains])
         cands = self.extractor.extract_many(pools)
-        failures = ["fact extraction (B.1) failed: failed call or unparsable answer" if f is None else ""
-                    for f in cands]
+        failures = [f"retrieval failed: {pool.error}" if isinstance(pool, FailedPool) else
+                    "fact extraction (B.1) failed: failed call or unparsable answer" if f is None else ""
+                    for pool, f in zip(pools, cands)]
         cands = [f or [] for f in cands]
         ranked = []
         for facts in cands:
@@ -262,7 +276,7 @@ class Augmenter:
             if not fu.ok:
                 failure = failure or f"premise fusion (B.2) failed: {fu.error}"
             rec = {
-                "level": t, "query": c.current, "truth_size": len(c.truth),
+                "level": t, "query": c.current, "search_text": c.new_text, "truth_size": len(c.truth),
                 "snippets": [dataclasses.asdict(x) for x in pool],
                 "candidates": [_fact_dict(f) for f in fs],
                 "decisions": {k: list(v) for k, v in r.decisions.items()},
@@ -408,37 +422,62 @@ def offline_augmenter(judge_model, settings: FactNLISettings | None = None, enco
 
 
 def paper_augmenter(llm_client, judge_model, settings: FactNLISettings | None = None, encoder=None,
-                    api_url: str = FACTNLI_WIKIPEDIA_API, cache: CallCache | None = None) -> Augmenter:
-    """Paper profile: Wikipedia pages, B.1 and B.2 through the LLM endpoint, a cross-encoder judge."""
+                    api_url: str = FACTNLI_WIKIPEDIA_API, cache: CallCache | None = None,
+                    user_agent: str | None = None) -> Augmenter:
+    """Paper profile: Wikipedia pages (`api_url`, requests sent with `user_agent`), B.1 and B.2 through the
+    LLM endpoint, a cross-encoder judge."""
     from ..models import SentenceEncoder
 
     settings = settings or FactNLISettings()
     encoder = encoder or SentenceEncoder(progress=False, cache=cache)
     extractor = llm_extractor(llm_client)
-    retriever = SnippetRetriever(
-        WikipediaPages(api_url, cache=cache, replay_only=getattr(llm_client, "replay_only", False)),
-        encoder,
-        tau=settings.tau,
-        max_snippets=settings.max_snippets,
-    )
-    return Augmenter(retriever, extractor, NLIJudge(judge_model, settings.tau_e, settings.tau_c), llm_fuser(llm_client),
-                     b1_premise_facts(extractor), settings, cache, tier="paper")
+    pages = WikipediaPages(api_url, cache=cache, replay_only=getattr(llm_client, "replay_only", False),
+                           user_agent=user_agent)
+    retriever = SnippetRetriever(pages, encoder, tau=settings.tau, max_snippets=settings.max_snippets)
+    judge = NLIJudge(judge_model, settings.tau_e, settings.tau_c)
+    return Augmenter(retriever, extractor, judge, llm_fuser(llm_client), b1_premise_facts(extractor), settings,
+                     cache, tier="paper")
 
 
 # --------------------------------------------------------------------------------------------------------------
 # Data
 # --------------------------------------------------------------------------------------------------------------
 
+SNLI_TEST = "SNLI test"  # the paper's augmented SNLI split (Table 1)
+#: The paper's MNLI splits (Table 1) -> `data.loaders.load_mnli` split names (online-only MultiNLI archive).
+MNLI_SPLITS = {"MNLI validation_matched": "dev_matched", "MNLI validation_mismatched": "dev_mismatched"}
+MNLI_POOLED = "MNLI (matched+mismatched)"  # Table 2's MNLI column: both validation sets together
+
+
+def premise_sample(pairs: pd.DataFrame, n_premises: int | None = None, seed: int = 0) -> pd.DataFrame:
+    """Every pair of a seeded sample of `n_premises` distinct premises (all pairs when None).
+
+    >>> df = pd.DataFrame({"premise": ["a", "a", "b", "c"], "pair_id": [1, 2, 3, 4]})
+    >>> premise_sample(df, 1, seed=0)["pair_id"].tolist(), len(premise_sample(df))
+    ([4], 4)
+    """
+    if n_premises is None:
+        return pairs.reset_index(drop=True)
+    premises = pd.Series(pairs["premise"].unique())
+    chosen = set(premises.sample(n=min(n_premises, len(premises)), random_state=seed))
+    return pairs[pairs["premise"].isin(chosen)].reset_index(drop=True)
+
+
 def snli_sample(n_premises: int | None = None, seed: int = 0) -> pd.DataFrame:
     """SNLI test (= e-SNLI test, 9,824 pairs); with `n_premises`, every pair of a seeded sample of premises."""
     from ..data.loaders import load_esnli
 
-    test = load_esnli("test")[["premise", "hypothesis", "label", "pair_id"]]
-    if n_premises is None:
-        return test.reset_index(drop=True)
-    premises = pd.Series(test["premise"].unique())
-    chosen = set(premises.sample(n=min(n_premises, len(premises)), random_state=seed))
-    return test[test["premise"].isin(chosen)].reset_index(drop=True)
+    return premise_sample(load_esnli("test")[["premise", "hypothesis", "label", "pair_id"]], n_premises, seed)
+
+
+def mnli_validation(split: str, path=None) -> pd.DataFrame:
+    """All pairs with a gold label of one MNLI validation set (`split`: a key of MNLI_SPLITS; 9,815 matched,
+    9,832 mismatched) from the online-only MultiNLI archive (`path` overrides where it is read from)."""
+    from ..data.loaders import load_mnli
+
+    if split not in MNLI_SPLITS:
+        raise ValueError(f"unknown MNLI split {split!r}; one of {list(MNLI_SPLITS)}")
+    return load_mnli(MNLI_SPLITS[split], path=path)[["premise", "hypothesis", "label", "pair_id"]]
 
 
 def mnli_sample(n_premises: int | None = None, seed: int = 0) -> pd.DataFrame:
@@ -446,12 +485,7 @@ def mnli_sample(n_premises: int | None = None, seed: int = 0) -> pd.DataFrame:
     from ..data.loaders import load_mnli_from_taxinli
 
     df = load_mnli_from_taxinli()
-    df = df[df["in_mnli_dev"]][["premise", "hypothesis", "label", "pair_id"]]
-    if n_premises is None:
-        return df.reset_index(drop=True)
-    premises = pd.Series(df["premise"].unique())
-    chosen = set(premises.sample(n=min(n_premises, len(premises)), random_state=seed))
-    return df[df["premise"].isin(chosen)].reset_index(drop=True)
+    return premise_sample(df[df["in_mnli_dev"]][["premise", "hypothesis", "label", "pair_id"]], n_premises, seed)
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -4,8 +4,8 @@ The paper queries Wikipedia with the previous premise p(t-1), takes each page's 
 splits it into sentences, embeds them with all-MiniLM-L6-v2 and keeps those whose cosine to the query is
 >= tau. Two page sources share that pipeline (`SnippetRetriever`):
 
-* `WikipediaPages` (online): MediaWiki search per query noun + intro extracts, over HTTP, every response
-  cached in the call cache (namespace "http"), so a re-run or a replay needs no network;
+* `wikipedia.WikipediaPages` (online): MediaWiki search per term of the text the previous level added, new
+  pages only, intro extracts over HTTP with retries, every response cached (namespace "http");
 * `WordNetPages` (offline): Open English WordNet from the data mirror as a small encyclopedia. A "page" is
   the one noun synset chosen for each query noun in its sentence (`senses.SenseChooser`: MiniLM similarity
   of gloss and sentence, with a frequency prior and a margin below which the noun is skipped), plus that
@@ -19,25 +19,20 @@ splits it into sentences, embeds them with all-MiniLM-L6-v2 and keeps those whos
 
 Trade-offs, stated plainly: WordNet glosses are short and generic next to Wikipedia intros (fewer named
 entities, dates and places), so offline facts are definitional ("A guitar is a stringed instrument.").
-Page search is one lookup per query noun in both retrievers (a whole 100-word premise is a poor search
-query); the embedding threshold then does the premise-conditioned selection, as in the paper.
+Page search is one lookup per term in both retrievers (a whole 100-word premise is a poor search query);
+the embedding threshold against the whole p(t-1) then does the premise-conditioned selection, as in the paper.
 """
 from __future__ import annotations
 
-import json
 import re
-import urllib.parse
-import urllib.request
 from dataclasses import dataclass, field
 from typing import Protocol, Sequence
 
 import numpy as np
 
-from ..cache import CallCache, default_cache
-from ..profile import FACTNLI_WIKIPEDIA_API
 from ..text import WORD, letter_tokens, normalise, word_count
 from .senses import SenseChoice, SenseChooser, context_sentence, leading_label, register_label
-from .text import finish, pos_tag, query_nouns, split_sentences, strip_parentheticals
+from .text import finish, pos_tag, query_nouns, strip_parentheticals
 
 
 @dataclass(frozen=True)
@@ -62,8 +57,31 @@ class Snippet:
 class PageSource(Protocol):
     name: str
 
-    def search(self, query: str, exclude: frozenset | set = frozenset()) -> list[Page]:
-        """Pages for a query, most relevant first, skipping pages whose sentences are all in `exclude`."""
+    def search(self, query: str, exclude: frozenset | set = frozenset(), new_text: str | None = None,
+               used: frozenset | set = frozenset()) -> list[Page]:
+        """Pages for a query p(t-1), most relevant first, skipping pages whose sentences are all in `exclude`.
+
+        `new_text`: what the previous level added to the query (its fused facts; None at level 1); `used`:
+        sources of the pages that gave snippets at earlier levels. `wikipedia.WikipediaPages` searches the
+        terms of `new_text` and skips `used` pages; `WordNetPages` says how it reaches new pages."""
+
+
+class RetrievalError(RuntimeError):
+    """A page request that failed for good (a non-retryable status, or retries exhausted)."""
+
+
+class FailedPool(list):
+    """The (empty) pool of a query whose page search failed for good; `error` says why. Falsy like an empty
+    pool, so no extraction call is made for it; the level loop records the failure.
+
+    >>> pool = FailedPool("HTTP 503 after 6 attempts")
+    >>> bool(pool), pool.error
+    (False, 'HTTP 503 after 6 attempts')
+    """
+
+    def __init__(self, error: str):
+        super().__init__()
+        self.error = error
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -370,9 +388,16 @@ class WordNetPages:
         """The sense chosen for each noun of `query`, in its sentence (None where ambiguous)."""
         return self.chooser.choose_many([(t, context_sentence(query, t)) for t in query_nouns(query, self.wn)])
 
-    def search(self, query: str, exclude: frozenset | set = frozenset()) -> list[Page]:
+    def search(self, query: str, exclude: frozenset | set = frozenset(), new_text: str | None = None,
+               used: frozenset | set = frozenset()) -> list[Page]:
         """Pages of the first `max_terms` query nouns with a chosen sense that still offer a sentence not in
-        `exclude` (normalised sentences pooled at earlier levels), then the chosen senses' direct hypernyms."""
+        `exclude` (normalised sentences pooled at earlier levels), then the chosen senses' direct hypernyms.
+
+        New pages per level without `new_text` or `used`: a noun counts toward `max_terms` only while its page
+        offers an unpooled sentence, so once the premise's own nouns are spent, the nouns of the facts fused
+        at the previous level (the end of the query) get the pages. A WordNet page holds one or two gloss
+        sentences, and one that scored below tau at one level may pass at the next (the query has grown), so
+        pages are not skipped whole as Wikipedia's are."""
         choices = self.sense_choices(query)
         self.choices += choices
         found: dict[str, Page] = {}
@@ -392,81 +417,6 @@ class WordNetPages:
             if sid not in found and sid in self.wn and not register_label(self.wn.definition(sid)):
                 found[sid] = self.page(sid, title)
         return [p for p in found.values() if any(normalise(x) not in exclude for x in p.sentences)]
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Online: Wikipedia (MediaWiki API), every response cached
-# --------------------------------------------------------------------------------------------------------------
-
-class WikipediaPages:
-    """Online page source: MediaWiki full-text search per query noun, then the intro extract of each page.
-
-    `api_url` may point at any MediaWiki API (tests use a local stand-in on 127.0.0.1). Responses are cached
-    by URL in the call cache (namespace "http"); `replay_only=True` never touches the network.
-    """
-
-    def __init__(self, api_url: str = FACTNLI_WIKIPEDIA_API, results_per_term: int = 1,
-                 max_terms: int = 6, timeout_s: float = 20.0, cache: CallCache | None = None, wordnet=None,
-                 replay_only: bool = False, user_agent: str = "nli-companion/0.1 (FactNLI replication; research)",
-                 terms=None):
-        self.terms_fn = terms  # query -> search terms; default: the query's nouns (query_nouns)
-        self.api_url, self.results_per_term, self.max_terms = api_url, results_per_term, max_terms
-        self.timeout_s, self.user_agent, self.replay_only = timeout_s, user_agent, replay_only
-        self._cache, self._wordnet = cache, wordnet
-        self.name = f"wikipedia({api_url},k={results_per_term},terms={max_terms})"
-
-    @property
-    def cache(self) -> CallCache:
-        return self._cache or default_cache()
-
-    def _get(self, params: dict) -> dict:
-        url = self.api_url + "?" + urllib.parse.urlencode(sorted({**params, "format": "json"}.items()))
-        key = {"url": url}
-        hit = self.cache.get("http", key)
-        if hit is not None:
-            return hit
-        if self.replay_only:
-            from ..cache import ReplayMiss
-
-            raise ReplayMiss(f"replay-only Wikipedia retrieval: {url} is not cached")
-        req = urllib.request.Request(url, headers={"User-Agent": self.user_agent})
-        with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:  # noqa: S310 - URL built from api_url
-            data = json.loads(resp.read().decode("utf-8"))
-        self.cache.put("http", key, data)
-        return data
-
-    def _terms(self, query: str) -> list[str]:
-        if self.terms_fn is not None:
-            return list(self.terms_fn(query))[: self.max_terms]
-        if self._wordnet is None:
-            from ..data.wordnet import load_wordnet
-
-            self._wordnet = load_wordnet()
-        return query_nouns(query, self._wordnet, max_terms=self.max_terms)
-
-    def search(self, query: str, exclude: frozenset | set = frozenset()) -> list[Page]:
-        """Pages of the query's nouns (one search each, `max_terms` searches at most); pages whose sentences
-        are all in `exclude` (pooled at earlier levels) are dropped after fetching."""
-        titles: list[str] = []
-        for term in self._terms(query):
-            data = self._get({"action": "query", "list": "search", "srsearch": term,
-                              "srlimit": self.results_per_term, "srnamespace": 0})
-            titles += [hit["title"] for hit in data.get("query", {}).get("search", [])]
-        titles = list(dict.fromkeys(titles))
-        pages: list[Page] = []
-        for start in range(0, len(titles), 20):  # prop=extracts with exintro serves up to 20 titles a request
-            chunk = titles[start : start + 20]
-            data = self._get({"action": "query", "prop": "extracts", "exintro": 1, "explaintext": 1,
-                              "redirects": 1, "exlimit": "max", "titles": "|".join(chunk)})
-            by_title = {p.get("title"): p.get("extract", "") for p in data.get("query", {}).get("pages", {}).values()}
-            for r in data.get("query", {}).get("redirects", []) + data.get("query", {}).get("normalized", []):
-                by_title.setdefault(r["from"], by_title.get(r["to"], ""))
-            for title in chunk:
-                extract = by_title.get(title, "")
-                sentences = tuple(split_sentences(extract))
-                if any(normalise(x) not in exclude for x in sentences):
-                    pages.append(Page(f"wikipedia:{title}", title, sentences))
-        return pages
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -490,13 +440,25 @@ class SnippetRetriever:
         return (f"{self.pages.name}|{getattr(self.encoder, 'fingerprint', type(self.encoder).__name__)}|tau={self.tau}"
                 f"|k={self.max_snippets}|w={self.min_words}-{self.max_words}")
 
-    def retrieve_many(self, queries: Sequence[str], exclude: Sequence[set] | None = None) -> list[list[Snippet]]:
-        """The pool for each query; `exclude[i]` holds normalised sentences already pooled at earlier levels."""
+    def retrieve_many(self, queries: Sequence[str], exclude: Sequence[set] | None = None,
+                      new_texts: Sequence[str | None] | None = None,
+                      used: Sequence[set] | None = None) -> list[list[Snippet]]:
+        """The pool for each query; `exclude[i]` holds normalised sentences already pooled at earlier levels,
+        `new_texts[i]` what the previous level added to query i, `used[i]` the page sources it used (see
+        `PageSource.search`). A query whose page search failed for good gets a `FailedPool`."""
         exclude = exclude or [set() for _ in queries]
+        new_texts = new_texts or [None for _ in queries]
+        used = used or [set() for _ in queries]
         candidates: list[list[tuple[str, Page]]] = []
-        for query, skip in zip(queries, exclude):
+        failed: dict[int, str] = {}
+        for i, (query, skip) in enumerate(zip(queries, exclude)):
             seen, rows = set(skip), []
-            for page in self.pages.search(query, exclude=skip):
+            try:
+                pages = self.pages.search(query, exclude=skip, new_text=new_texts[i], used=used[i])
+            except RetrievalError as exc:
+                failed[i] = str(exc)
+                pages = []
+            for page in pages:
                 for sentence in page.sentences:
                     key = normalise(sentence)
                     if key in seen or not (self.min_words <= word_count(sentence) <= self.max_words):
@@ -506,8 +468,11 @@ class SnippetRetriever:
             candidates.append(rows)
         texts = list(dict.fromkeys([*queries, *(s for rows in candidates for s, _ in rows)]))
         vectors = dict(zip(texts, self.encoder.encode(texts))) if texts else {}
-        pools = []
-        for query, rows in zip(queries, candidates):
+        pools: list[list[Snippet]] = []
+        for i, (query, rows) in enumerate(zip(queries, candidates)):
+            if i in failed:
+                pools.append(FailedPool(failed[i]))
+                continue
             if not rows:
                 pools.append([])
                 continue

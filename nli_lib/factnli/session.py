@@ -16,7 +16,24 @@ from __future__ import annotations
 import os
 
 from ..llm import make_llm
-from .pipeline import Augmenter, FactNLIData, FactNLISettings, offline_augmenter, paper_augmenter, snli_sample
+from .evaluation import FACTNLI_GENERATORS
+from .pipeline import (
+    MNLI_SPLITS,
+    Augmenter,
+    FactNLIData,
+    FactNLISettings,
+    mnli_validation,
+    offline_augmenter,
+    paper_augmenter,
+    premise_sample,
+    snli_sample,
+)
+
+MNLI_KEY = "mnli_full/multinli_1.0.zip"  # the online-only MultiNLI archive (data manifest key)
+MNLI_MISSING = (f"MNLI validation sets: not at hand. They are in the online-only MultiNLI archive ({MNLI_KEY}, "
+                f"~227 MB), which no notebook downloads by itself. Fetch it once with `nli-companion fetch "
+                f"{MNLI_KEY}` (network needed; with NLI_DATA_MIRROR set, unset it for that command), then re-run "
+                f"notebooks 40 and 41: they then augment and score MNLI validation matched/mismatched beside SNLI.")
 
 QUICK_PREMISES = 2  # --quick: 2 premises (seed 0), i.e. ~6 SNLI pairs
 OFFLINE_PREMISES = 40  # offline full run: 40 premises (seed 0), i.e. ~120 SNLI test pairs
@@ -71,20 +88,68 @@ def augmenter_for(nb, settings: FactNLISettings | None = None) -> Augmenter:
     client = llm_client(nb)
     if client is None:
         return offline_augmenter(judge_model(nb), settings, encoder=encoder_for(nb))
+    factnli = nb.profile.paper_models.factnli
     return paper_augmenter(client, judge_model(nb), settings, encoder=encoder_for(nb),
-                           api_url=nb.profile.paper_models.factnli.wikipedia_api)
+                           api_url=factnli.wikipedia_api, user_agent=factnli.user_agent)
+
+
+def generator_system(nb) -> str | None:
+    """The paper's generator our levels are declared to come from: the profile's `llm.as` when it names one
+    (GPT-4o: Tables 2/3/7; Qwen2.5-14B-Instruct: Appendix F, Tables 8/9); None otherwise (always offline)."""
+    systems = getattr(llm_client(nb), "paper_system", None)  # one name, or several names of one system
+    systems = (systems,) if isinstance(systems, str) else tuple(systems or ())
+    return next((s for s in systems if s in FACTNLI_GENERATORS), None)
+
+
+def declared(nb) -> dict:
+    """Which of our models are a paper's: the profile's `paper_systems`, plus the LLM's own `as` (the model
+    that writes the levels and is scored as an NLI solver), keyed by its model id."""
+    out = dict(nb.out.paper_systems)
+    client = llm_client(nb)
+    systems = getattr(client, "paper_system", None)
+    if systems:
+        out.setdefault(client.model, [systems] if isinstance(systems, str) else list(systems))
+    return out
 
 
 def examples_for(nb):
     return snli_sample(n_premises(nb), seed=nb.seed)
 
 
+def mnli_at_hand() -> bool:
+    """Whether the MultiNLI archive is in the mirror or the download cache (never downloads)."""
+    from ..data.fetch import available
+
+    return available(MNLI_KEY)
+
+
+def mnli_examples_for(nb) -> dict:
+    """{MNLI split: the notebook's sample of it} (every pair of a seeded premise sample, sized like SNLI's),
+    or {} with MNLI_MISSING printed when the online-only archive is not at hand."""
+    if not mnli_at_hand():
+        print(MNLI_MISSING)
+        return {}
+    return {name: premise_sample(mnli_validation(name), n_premises(nb), seed=nb.seed) for name in MNLI_SPLITS}
+
+
 def build_for(nb, progress: bool = True) -> dict[str, FactNLIData]:
-    """{'full': ..., 'no-filter': ...} for the notebook's sample (cached: a second call makes no model calls)."""
+    """{'full': ..., 'no-filter': ...} for the notebook's SNLI sample (cached: a second call makes no model
+    calls)."""
     examples = examples_for(nb)
     aug = augmenter_for(nb)
     return {"full": aug.build(examples, progress=progress),
             "no-filter": aug.with_settings(use_filter=False).build(examples, progress=progress)}
+
+
+def build_mnli_for(nb, examples: dict | None = None, progress: bool = True) -> dict[str, FactNLIData]:
+    """{MNLI split: full-framework levels} of `examples` (default `mnli_examples_for(nb)`); {} without MNLI.
+    The paper's MNLI results are Table 2's MNLI columns (and the §4.3 ranges); NO-FILTER and the Appendix D
+    controls are SNLI only, as here."""
+    examples = mnli_examples_for(nb) if examples is None else examples
+    if not examples:
+        return {}
+    aug = augmenter_for(nb)
+    return {name: aug.build(ex, progress=progress) for name, ex in examples.items()}
 
 
 def evaluation_models(nb, frames: dict) -> dict:
@@ -152,5 +217,7 @@ def diagnostic_items(nb, data: dict[str, FactNLIData], n: int | None = None) -> 
 def sample_note(nb, examples) -> str:
     """One line naming the data behind a scored number (tier, sample, generator)."""
     size = f"{len(examples):,} SNLI test pairs ({examples['premise'].nunique():,} premises, seed {nb.seed})"
-    generator = "WordNet + rule B.1 + template B.2" if llm_client(nb) is None else "Wikipedia + the profile's LLM"
+    client = llm_client(nb)
+    generator = "WordNet + rule B.1 + template B.2" if client is None else \
+        f"Wikipedia + {client.model}" + (f" (declared {generator_system(nb)})" if generator_system(nb) else "")
     return f"{nb.tier} levels ({generator}) on {size}; paper: GPT-4o generator on all 9,824 pairs"

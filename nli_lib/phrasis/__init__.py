@@ -3,31 +3,33 @@
 Submodules: `data` (six scenarios, seeded 80/20 validation split), `coherence` (Rev, reversed pairs,
 SoftCoh/HardCoh), `features` (lexical + WordNet pair analysis, offline relation rules, §5.2 phenomena),
 `models` (feature SVM, track-aware prompted and NLI-both-ways classifiers, the paper's hub models and its
-Optuna space, head dropout included), `evaluate` (training per track or scenario, weighted F, coherence
-rows), `analysis` (error analysis, the paper's printed tables, figures), `prompts` (the relation prompt).
-Notebooks 20-22 call these; everything is re-exported here.
+Optuna space, head dropout included), `evaluate` (training per scenario or track, weighted F, coherence
+rows), `analysis` (error analysis, the paper's printed tables and example pairs), `figures`, `report`
+(the tables notebooks 20-22 show). Notebooks 20-22 call these; everything is re-exported here.
 
     >>> from nli_lib import phrasis as phr
     >>> phr.reverse_label("FORW"), phr.soft_coh(["FORW", "EQUI"], ["BACK", "SIMI"])
     ('BACK', 0.5)
 """
 from .analysis import (  # noqa: F401
+                       NOT_RANKED,
                        PAPER_EXAMPLES,
                        PHENOMENA,
                        add_phenomena,
                        beside_paper_table,
                        dedupe_tracks,
                        direction_table,
+                       example_pairs,
                        find_examples,
                        incoherent_patterns,
+                       match_key,
+                       paper_a_outside_i_h,
                        paper_best,
                        paper_comparisons,
                        paper_long,
                        paper_wide,
                        phenomenon_examples,
                        phenomenon_table,
-                       plot_coherence,
-                       plot_contingency,
 )
 from .coherence import (  # noqa: F401
                        REVERSAL,
@@ -67,6 +69,7 @@ from .evaluate import (  # noqa: F401
                        f1_summary,
                        hub_families,
                        hub_family,  # noqa: F401
+                       minilm_spec,
                        model_sizes,
                        offline_families,
                        paper_families,
@@ -75,11 +78,15 @@ from .evaluate import (  # noqa: F401
                        profile_families,
                        train_family,
                        train_models,
+                       train_profile,
+                       weighted_f1,
                        wide,
                        zero_shot_models,
 )
 from .features import PairAnalysis, analyze, dense_features, phenomena, rule_relation, toy_wordnet  # noqa: F401
+from .figures import contingency_figure, plot_coherence, plot_contingency  # noqa: F401
 from .models import (  # noqa: F401
+                       PAPER_ADAM_EPS,
                        PAPER_MODELS,
                        PAPER_SEARCH_SPACE,
                        FeatureSVMClassifier,
@@ -91,4 +98,18 @@ from .models import (  # noqa: F401
                        phrases_from_prompt,
                        relation_template,
                        with_head_dropout,
+)
+from .report import (  # noqa: F401
+                       COHERENCE_TABLES,
+                       model_overview,
+                       model_size_scores,
+                       paper_example_predictions,
+                       parse_rates,
+                       phenomenon_by_model,
+                       phenomenon_example_table,
+                       phenomenon_report,
+                       prior_svm_accuracy,
+                       prompted_answers,
+                       rates_by_model,
+                       top_confusions,
 )

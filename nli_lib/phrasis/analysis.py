@@ -1,4 +1,4 @@
-"""Error analysis of incoherent pairs (§5.2), the paper's printed tables, and the figures.
+"""Error analysis of incoherent pairs (§5.2), the paper's printed tables and example pairs.
 
 `phenomenon_table` breaks the coherence rows of one model down by the phenomena §5.2 discusses and
 reports, per category, how many pairs there are, how many are soft- / hard-incoherent, the rates, and how
@@ -18,6 +18,7 @@ required a binding relation"):
 """
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 import numpy as np
@@ -44,16 +45,11 @@ def _group_stats(part: pd.DataFrame) -> dict:
     simi = (soft_bad["pred"] == "SIMI") | (soft_bad["pred_rev"] == "SIMI")
     # §5.2's focus: one direction right, the other wrong
     one_right = (part["pred"] == part["label"]) != (part["pred_rev"] == part["label_rev"])
-    return {
-        "n_pairs": n,
-        "soft_incoherent": len(soft_bad),
-        "soft_incoherence_rate": len(soft_bad) / n if n else np.nan,
-        "hard_incoherent": len(hard_bad),
-        "hard_incoherence_rate": len(hard_bad) / n if n else np.nan,
-        "one_direction_right": int(one_right.sum()),
-        "one_direction_right_rate": float(one_right.mean()) if n else np.nan,
-        "simi_share_of_incoherent": float(simi.mean()) if len(soft_bad) else np.nan,
-    }
+    return {"n_pairs": n, "soft_incoherent": len(soft_bad), "soft_incoherence_rate": len(soft_bad) / n if n else np.nan,
+            "hard_incoherent": len(hard_bad), "hard_incoherence_rate": len(hard_bad) / n if n else np.nan,
+            "one_direction_right": int(one_right.sum()),
+            "one_direction_right_rate": float(one_right.mean()) if n else np.nan,
+            "simi_share_of_incoherent": float(simi.mean()) if len(soft_bad) else np.nan}
 
 
 def phenomenon_table(rows: pd.DataFrame, phenomena_: Sequence[str] = PHENOMENA) -> pd.DataFrame:
@@ -73,11 +69,8 @@ def phenomenon_examples(rows: pd.DataFrame, phenomenon: str, value=True, n: int 
     """Up to n soft- (or hard-) incoherent example pairs of one phenomenon value."""
     bad = rows[(rows[phenomenon] == value) & ~rows["hard" if hard else "soft"]]
     bad = bad.sample(n=min(n, len(bad)), random_state=seed) if len(bad) > n else bad
-    cols = [
-        c
-        for c in ("model", "scenario", "phrase1", "phrase2", "label", "pred", "label_rev", "pred_rev", "soft", "hard")
-        if c in bad
-    ]
+    cols = [c for c in ("model", "scenario", "phrase1", "phrase2", "label", "pred", "label_rev", "pred_rev", "soft",
+                        "hard") if c in bad]
     return bad[cols].assign(phenomenon=phenomenon, value=value)
 
 
@@ -85,16 +78,10 @@ def direction_table(rows: pd.DataFrame) -> pd.DataFrame:
     """Coherence by the original pair's gold label: is forward entailment easier than backward (§5.2)?"""
     out = []
     for label, part in rows.groupby("label", sort=True):
-        out.append(
-            {
-                "gold (original)": label,
-                "n_pairs": len(part),
-                "SoftCoh": float(part["soft"].mean()),
-                "HardCoh": float(part["hard"].mean()),
-                "acc_original": float((part["pred"] == part["label"]).mean()),
-                "acc_reversed": float((part["pred_rev"] == part["label_rev"]).mean()),
-            }
-        )
+        out.append({"gold (original)": label, "n_pairs": len(part), "SoftCoh": float(part["soft"].mean()),
+                    "HardCoh": float(part["hard"].mean()),
+                    "acc_original": float((part["pred"] == part["label"]).mean()),
+                    "acc_reversed": float((part["pred_rev"] == part["label_rev"]).mean())})
     return pd.DataFrame(out)
 
 
@@ -116,9 +103,8 @@ def paper_long(ref: str) -> pd.DataFrame:
     df = paper_values_frame("phrasis")
     df = df[(df["ref"] == ref) & df["quantity"].str.contains(r" \| (?:Positives|All)-[IHA]$")]
     parts = df["quantity"].str.split(" | ", regex=False)
-    return pd.DataFrame(
-        {"model": parts.str[0].to_numpy(), "scenario": parts.str[1].to_numpy(), "value": df["value"].to_numpy()}
-    )
+    return pd.DataFrame({"model": parts.str[0].to_numpy(), "scenario": parts.str[1].to_numpy(),
+                         "value": df["value"].to_numpy()})
 
 
 def paper_wide(ref: str) -> pd.DataFrame:
@@ -128,19 +114,35 @@ def paper_wide(ref: str) -> pd.DataFrame:
     return table[[c for c in SCENARIO_KEYS if c in table.columns]].reset_index().assign(tier="paper (printed)")
 
 
-def beside_paper_table(ours: pd.DataFrame, ref: str, value: str) -> pd.DataFrame:
-    """Per scenario: our best model and value beside the paper's best, median and worst model (same metric)."""
+NOT_RANKED = "not ranked (coherent by construction)"  # column of beside_paper_table
+
+
+def beside_paper_table(ours: pd.DataFrame, ref: str, value: str, exclude: Sequence[str] = ()) -> pd.DataFrame:
+    """Per scenario: our best model and value beside the paper's best, median and worst model (same metric).
+
+    Models in `exclude` (those coherent by construction, `TrainedModels.by_construction`) keep their own
+    column but are never named "our best": an NLI model asked both ways has SoftCoh 1 whatever it predicts.
+
+    >>> ours = pd.DataFrame({"model": ["nli both ways", "svm"], "scenario": ["All-A"] * 2, "SoftCoh": [1.0, 0.8],
+    ...                      "tier": ["offline"] * 2})
+    >>> row = beside_paper_table(ours, "phrasis-table-6", "SoftCoh", exclude=["nli both ways"]).iloc[0]
+    >>> row["our best model"], float(row["our best SoftCoh"]), float(row["SoftCoh · nli both ways"]), row[NOT_RANKED]
+    ('svm', 0.8, 1.0, 'nli both ways')
+    """
     paper = paper_long(ref)
+    excluded = [m for m in dict.fromkeys(ours["model"]) if m in set(exclude)]
     rows = []
     for key in SCENARIO_KEYS:
-        mine = ours[ours["scenario"] == key].sort_values(value, ascending=False)
+        every = ours[ours["scenario"] == key].sort_values(value, ascending=False, kind="stable")
+        ranked = every[~every["model"].isin(excluded)]
+        mine = pd.concat([ranked, every[every["model"].isin(excluded)]])
         theirs = paper[paper["scenario"] == key]
         theirs = theirs.assign(_mean=theirs["model"].map(paper.groupby("model")["value"].mean())).sort_values(
             ["value", "_mean"], ascending=False, kind="stable")
-        if not len(mine):
+        if not len(ranked):
             continue
-        row = {"scenario": key, "our best model": mine["model"].iloc[0], "tier": mine["tier"].iloc[0],
-               f"our best {value}": mine[value].iloc[0]}
+        row = {"scenario": key, "our best model": ranked["model"].iloc[0], "tier": ranked["tier"].iloc[0],
+               f"our best {value}": ranked[value].iloc[0]}
         for _, m in mine.iterrows():
             row[f"{value} · {m['model']}"] = m[value]
             try:  # same model name printed by the paper (paper profile): its number beside ours
@@ -150,6 +152,8 @@ def beside_paper_table(ours: pd.DataFrame, ref: str, value: str) -> pd.DataFrame
         if len(theirs):
             row.update({"paper best model": theirs["model"].iloc[0], "paper best": theirs["value"].iloc[0],
                         "paper median": float(theirs["value"].median()), "paper worst": theirs["value"].iloc[-1]})
+        if excluded:
+            row[NOT_RANKED] = ", ".join(excluded)
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -164,11 +168,8 @@ def paper_best(ref: str) -> pd.DataFrame:
     """
     long = paper_long(ref)
     long = long.assign(_mean=long["model"].map(long.groupby("model")["value"].mean()))
-    best = (
-        long.sort_values(["value", "_mean"], ascending=False, kind="stable")
-        .drop_duplicates("scenario")
-        .drop(columns="_mean")
-    )
+    best = long.sort_values(["value", "_mean"], ascending=False, kind="stable").drop_duplicates("scenario")
+    best = best.drop(columns="_mean")
     return best.set_index("scenario").reindex([k for k in SCENARIO_KEYS if k in set(best["scenario"])]).reset_index()
 
 
@@ -219,45 +220,134 @@ PAPER_EXAMPLES = (
 )
 
 
+ARTICLES = frozenset({"a", "an", "the"})
+
+
+def match_key(text: str) -> str:
+    """A phrase with its spelling variants removed, to find the paper's printed examples in the release.
+
+    The paper prints pairs as prose ("Doing back flip", "Jumping headfirst"); the release writes them
+    tokenised ("doing a back flip", "jumping head first", "it 's", PTB brackets -LRB- -RRB-). The key is
+    lower case, without PTB bracket tokens, punctuation or articles, its words joined without spaces.
+
+    >>> match_key("Doing back flip") == match_key("doing a back flip"), match_key("Jumping headfirst")
+    (True, 'jumpingheadfirst')
+    >>> match_key("jumping head first"), match_key("with it 's eyes -LRB- Harp -RRB-")
+    ('jumpingheadfirst', 'withitseyesharp')
+    """
+    text = re.sub(r"-[lr][rsc]b-", " ", str(text).lower())
+    return "".join(w for w in re.findall(r"[^\W_]+", text) if w not in ARTICLES)
+
+
+def _exact_key(text: str) -> str:
+    return " ".join(str(text).lower().split())
+
+
 def find_examples(df: pd.DataFrame, examples=PAPER_EXAMPLES) -> pd.DataFrame:
-    """Look the paper's example pairs up in PhrasIS rows (case-insensitive, either order).
+    """Look the paper's example pairs up in PhrasIS rows, in either order: first as printed (case and
+    spacing aside), else by `match_key` (articles, punctuation and spaces aside: Table 1's OPPO pair is
+    printed "Doing back flip" / "Jumping headfirst" but released as "doing a back flip" / "jumping head
+    first"). `match` says which ('exact', 'normalised'), `candidates` how many rows share the key (the first
+    is shown), `data phrase1/2` the pair as released, in the printed order.
 
     The gold label is oriented as the paper prints the pair: a pair stored the other way round has its
     label reversed (Rev), so 'agrees' compares like with like.
 
-    >>> data = pd.DataFrame({"phrase1": ["89 dead"], "phrase2": ["22 Dead"], "label": ["FORW"], "pair_id": ["x"],
-    ...                      "split": ["test"], "source": ["headlines"]})
-    >>> found = find_examples(data, [("22 dead", "89 dead", "BACK", "Table 1")])
-    >>> found[["gold (as printed)", "agrees"]].values.tolist()
-    [['BACK', True]]
+    >>> data = pd.DataFrame({"phrase1": ["89 dead", "jumping head first"], "phrase2": ["22 Dead", "doing a back flip"],
+    ...                      "label": ["FORW", "OPPO"], "pair_id": ["x", "y"], "split": ["test"] * 2,
+    ...                      "source": ["headlines", "images"]})
+    >>> found = find_examples(data, [("22 dead", "89 dead", "BACK", "Table 1"),
+    ...                              ("Doing back flip", "Jumping headfirst", "OPPO", "Table 1")])
+    >>> found[["match", "gold (as printed)", "agrees", "data phrase1"]].values.tolist()
+    [['exact', 'BACK', True, '22 Dead'], ['normalised', 'OPPO', True, 'doing a back flip']]
     """
     from .coherence import reverse_label
 
-    key = lambda a, b: (str(a).strip().lower(), str(b).strip().lower())  # noqa: E731
-    index = {}
+    indexes = {"exact": {}, "normalised": {}}
     for r in df.itertuples(index=False):
-        index.setdefault(key(r.phrase1, r.phrase2), (r, False))
-        index.setdefault(key(r.phrase2, r.phrase1), (r, True))
+        for kind, key in (("exact", _exact_key), ("normalised", match_key)):
+            a, b = key(r.phrase1), key(r.phrase2)
+            if a and b:
+                indexes[kind].setdefault((a, b), []).append((r, False))
+                if (b, a) != (a, b):
+                    indexes[kind].setdefault((b, a), []).append((r, True))
     rows = []
     for a, b, label, where in examples:
-        hit = index.get(key(a, b))
         row = {"where in the paper": where, "phrase1": a, "phrase2": b, "paper label": label}
-        if hit is None:
-            rows.append({**row, "found": False, "gold (as printed)": None, "agrees": None, "pair_id": None,
+        for kind, key in (("exact", _exact_key), ("normalised", match_key)):
+            hits = indexes[kind].get((key(a), key(b)), [])
+            if hits:
+                break
+        if not hits:
+            rows.append({**row, "found": False, "match": None, "candidates": 0, "gold (as printed)": None,
+                         "agrees": None, "data phrase1": None, "data phrase2": None, "pair_id": None,
                          "split": None, "source": None})
             continue
-        r, swapped = hit
+        r, swapped = hits[0]
         gold = reverse_label(r.label) if swapped else r.label
-        rows.append({**row, "found": True, "gold (as printed)": gold, "agrees": gold == label, "pair_id": r.pair_id,
-                     "split": r.split, "source": r.source})
+        shown = (r.phrase2, r.phrase1) if swapped else (r.phrase1, r.phrase2)
+        rows.append({**row, "found": True, "match": kind, "candidates": len(hits), "gold (as printed)": gold,
+                     "agrees": gold == label, "data phrase1": shown[0], "data phrase2": shown[1],
+                     "pair_id": r.pair_id, "split": r.split, "source": r.source})
     return pd.DataFrame(rows)
+
+
+def example_pairs(where: Sequence[str] = ("Figure 1", "Table 1")) -> pd.DataFrame:
+    """The paper's example pairs printed in `where` as PhrasIS-schema rows (phrases, label, pair_id), as the
+    paper prints them (to show the reversal operator on them).
+
+    >>> example_pairs(["Figure 1"])[["phrase1", "phrase2", "label", "pair_id"]].values.tolist()
+    [['Everyone is hungry', 'Someone is hungry', 'FORW', 'Figure 1 #1']]
+    """
+    rows, seen = [], {}
+    for a, b, label, place in PAPER_EXAMPLES:
+        if place in where:
+            seen[place] = seen.get(place, 0) + 1
+            rows.append({"phrase1": a, "phrase2": b, "label": label, "pair_id": f"{place} #{seen[place]}"})
+    out = pd.DataFrame(rows, columns=["phrase1", "phrase2", "label", "pair_id"])
+    return out.assign(premise=out["phrase1"], hypothesis=out["phrase2"])
+
+
+# Tables 4-7 score coherence: a mean over pairs, so one model per track would put A between I and H
+COHERENCE_REFS = ("phrasis-table-4", "phrasis-table-5", "phrasis-table-6", "phrasis-table-7")
+PRINTED_UNIT = 0.01  # the paper prints two decimals
+
+
+def paper_a_outside_i_h(refs: Sequence[str] = COHERENCE_REFS) -> pd.DataFrame:
+    """Model-track cells of the paper's tables whose A (both sources) score lies outside [I, H].
+
+    With one model per track, scored on the Images pairs (I), the Headlines pairs (H) and both (A), a
+    coherence score on A is the pair-weighted mean of the I and H scores and lies between them; rounding to
+    two decimals keeps that order. So every cell listed here says the paper scored A with another model
+    than I and H: one model per scenario. `gap` is how far A lies outside; `beyond_one_unit` marks a gap of
+    more than one printed unit (0.01), which no reading of the rounding explains. (Table 3's weighted F is
+    not a mean over pairs, so it proves nothing and is left out by default.)
+
+    >>> cells = paper_a_outside_i_h().set_index(["ref", "model", "track"])
+    >>> cells.loc[("phrasis-table-4", "ALBERT v2 B", "Positives"), ["I", "H", "A", "gap"]].tolist()
+    [0.89, 0.89, 0.95, 0.06]
+    >>> int(cells["beyond_one_unit"].sum()), len(cells)
+    (39, 54)
+    """
+    rows = []
+    for ref in refs:
+        wide = paper_long(ref).pivot_table(index="model", columns="scenario", values="value", sort=False)
+        for model, values in wide.iterrows():
+            for track in ("Positives", "All"):
+                i, h, a = (float(values[f"{track}-{s}"]) for s in "IHA")
+                gap = round(max(min(i, h) - a, a - max(i, h), 0.0), 4)
+                if gap > 0:
+                    rows.append({"ref": ref, "model": model, "track": track, "I": i, "H": h, "A": a, "gap": gap,
+                                 "beyond_one_unit": gap > PRINTED_UNIT + 1e-9})
+    return pd.DataFrame(rows, columns=["ref", "model", "track", "I", "H", "A", "gap", "beyond_one_unit"])
 
 
 def dedupe_tracks(rows: pd.DataFrame) -> pd.DataFrame:
     """Drop I/H rows that repeat an All-source (A) row of the same track, model and classifier.
 
-    With one model per track the Images and Headlines scenarios are slices of the A scenario, so the
-    per-example records keep only the A rows (plus I/H rows of per-scenario models); `track` is added.
+    A model used for a whole track (a zero-shot model; every model with `per_scenario=False`) sees the
+    Images and Headlines pairs again in the A scenario, so the per-example records keep only its A rows;
+    per-scenario models keep all their rows. `track` is added.
     """
     rows = rows.assign(track=rows["scenario"].str.split("-").str[0])
     a_rows = rows[rows["scenario"].str.endswith("-A")]
@@ -265,60 +355,3 @@ def dedupe_tracks(rows: pd.DataFrame) -> pd.DataFrame:
     seen = pd.MultiIndex.from_frame(a_rows[keys])
     dup = pd.MultiIndex.from_frame(rows[keys]).isin(seen) & ~rows["scenario"].str.endswith("-A")
     return rows[~dup].reset_index(drop=True)
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Figures
-# --------------------------------------------------------------------------------------------------------------
-
-
-def plot_contingency(frame: pd.DataFrame, labels: Sequence[str], title: str):
-    """Raw-count and row-normalised contingency matrices side by side (as the paper's Figs 2-3)."""
-    import matplotlib.pyplot as plt
-    import seaborn as sns
-
-    from ..evaluation import confusion
-
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.4))
-    sns.heatmap(confusion(frame, labels), annot=True, fmt="d", cmap="Blues", ax=axes[0], cbar=False)
-    sns.heatmap(confusion(frame, labels, normalize=True), annot=True, fmt=".2f", cmap="Blues", vmin=0, vmax=1,
-                ax=axes[1], cbar=False)
-    axes[0].set_title("raw counts", fontsize=9)
-    axes[1].set_title("normalised by gold label", fontsize=9)
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    return fig
-
-
-def plot_coherence(summary: pd.DataFrame, models: Sequence[str] | None = None, ncols: int = 4):
-    """SoftCoh and HardCoh on seen and unseen pairs, one panel per model (ncols per row), scenarios on x."""
-    import math
-
-    import matplotlib.pyplot as plt
-
-    models = list(models or dict.fromkeys(summary["model"]))
-    ncols = max(1, min(ncols, len(models)))
-    nrows = math.ceil(len(models) / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.4 * nrows + 0.6), sharey=True, squeeze=False)
-    styles = {("seen", "SoftCoh"): ("tab:blue", "-", "o"), ("seen", "HardCoh"): ("tab:blue", "--", "s"),
-              ("unseen", "SoftCoh"): ("tab:red", "-", "o"), ("unseen", "HardCoh"): ("tab:red", "--", "s")}
-    x = range(len(SCENARIO_KEYS))
-    for ax, model in zip(axes.flat, models):
-        part = summary[summary["model"] == model]
-        for (split, metric), (color, ls, marker) in styles.items():
-            s = part[part["split"] == split].set_index("scenario").reindex(list(SCENARIO_KEYS))[metric]
-            ax.plot(x, s.to_numpy(dtype=float), color=color, ls=ls, marker=marker, label=f"{metric} ({split})")
-        ax.set_xticks(list(x))
-        ax.set_xticklabels(SCENARIO_KEYS, rotation=45, ha="right", fontsize=8)
-        tier = ",".join(sorted(set(part["tier"]))) if "tier" in part else ""
-        ax.set_title(f"{model}\n({tier})", fontsize=9)
-        ax.set_ylim(0, 1.02)
-        ax.grid(alpha=0.3)
-    for ax in list(axes.flat)[len(models):]:
-        ax.axis("off")
-    for row in axes:
-        row[0].set_ylabel("coherence")
-    handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0.06 if nrows == 1 else 0.03, 1, 1))
-    return fig

@@ -159,7 +159,6 @@ def coherence_table(summary: pd.DataFrame, metric: str, split: str, scenarios: S
     tiers = part.groupby("model", sort=False)["tier"].first()
     wide.insert(1, "tier", wide["model"].map(tiers))
     n = part.pivot_table(index="model", columns="scenario", values="n_pairs", aggfunc="first")
-    wide["n_pairs"] = wide["model"].map(
-        lambda m: "/".join(str(int(n.loc[m, c])) if c in n.columns and pd.notna(n.loc[m, c]) else "-" for c in cols)
-    )
+    wide["n_pairs"] = wide["model"].map(lambda m: "/".join(
+        str(int(n.loc[m, c])) if c in n.columns and pd.notna(n.loc[m, c]) else "-" for c in cols))
     return wide

@@ -40,9 +40,8 @@ class Scenario:
 
     def __post_init__(self):
         if self.track not in TRACKS or self.source not in SOURCES:
-            raise ValueError(
-                f"scenario needs track in {TRACKS} and source in {SOURCES}, got {self.track!r}, {self.source!r}"
-            )
+            raise ValueError(f"scenario needs track in {TRACKS} and source in {SOURCES}, "
+                             f"got {self.track!r}, {self.source!r}")
 
     @property
     def key(self) -> str:
@@ -136,25 +135,24 @@ class PhrasisSplits:
     def test_rows(self, sc: Scenario) -> pd.DataFrame:
         return sc.select(self.test)
 
+    def label_counts(self, which: str = "test") -> pd.DataFrame:
+        """Pairs per gold label (rows) and scenario (columns) of the test (or 'train') set."""
+        rows = self.test if which == "test" else self.train
+        counts = {sc.key: sc.select(rows)["label"].value_counts() for sc in SCENARIOS}
+        return pd.DataFrame(counts).reindex([lab for lab in PHRASIS_LABELS]).fillna(0).astype(int)
+
     def sizes(self) -> pd.DataFrame:
         """Pairs per scenario in train / validation / test, and the reversible (EQUI/FORW/BACK) pairs of each."""
         rows = []
         for sc in SCENARIOS:
             val, test = self.validation_rows(sc), self.test_rows(sc)
             directional = ["EQUI", "FORW", "BACK"]
-            rows.append(
-                {
-                    "scenario": sc.key,
-                    "labels": len(sc.labels),
-                    "train": len(self.fit_rows(sc)),
-                    "train (80%)": len(self.fit_rows(sc, final=False)),
-                    "validation (20%)": len(val),
-                    "test": len(test),
-                    "seen pairs (validation EQUI/FORW/BACK)": int(val["label"].isin(directional).sum()),
-                    "unseen pairs (test EQUI/FORW/BACK)": int(test["label"].isin(directional).sum()),
-                    "quick sample": self.quick,
-                }
-            )
+            rows.append({"scenario": sc.key, "labels": len(sc.labels), "train": len(self.fit_rows(sc)),
+                         "train (80%)": len(self.fit_rows(sc, final=False)), "validation (20%)": len(val),
+                         "test": len(test),
+                         "seen pairs (validation EQUI/FORW/BACK)": int(val["label"].isin(directional).sum()),
+                         "unseen pairs (test EQUI/FORW/BACK)": int(test["label"].isin(directional).sum()),
+                         "quick sample": self.quick})
         return pd.DataFrame(rows)
 
 

@@ -179,7 +179,7 @@ class PairAnalysis:
     only1: frozenset  # content lemmas only in phrase 1
     only2: frozenset
     synonyms: tuple = ()  # unshared words sharing a WordNet synset
-    hyponyms12: tuple = ()  # word of 1 is a hyponym of word of 2 (or universal vs existential quantifier): FORW
+    hyponyms12: tuple = ()  # word of 1 a hyponym of word of 2 (or universal vs existential quantifier): FORW
     hyponyms21: tuple = ()  # word of 2 is a hyponym of word of 1 (BACK evidence)
     antonyms: tuple = ()  # WordNet antonym links
     cohyponyms: tuple = ()  # near-synonyms: shared hypernym within COHYPONYM_DEPTH levels, no closer link

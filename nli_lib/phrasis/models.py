@@ -233,7 +233,9 @@ def offline_relation_llm(wordnet=None, stopwords=None, cache=None):
         return "REL" if label == "UNR" and not offers_unr else label
 
     tag = "" if wordnet is None else f"-{id(wordnet)}"  # a custom WordNet must not share cached answers
-    return OfflineLLM(generate, name=f"phrasis-rules-v{FEATURE_VERSION}{tag}", cache=cache)
+    llm = OfflineLLM(generate, name=f"phrasis-rules-v{FEATURE_VERSION}{tag}", cache=cache)
+    llm.symmetric_under_reversal = True  # swapping the phrases swaps FORW/BACK: SoftCoh is 1 by construction
+    return llm
 
 
 class PromptedRelationClassifier(Classifier):
@@ -259,15 +261,16 @@ class PromptedRelationClassifier(Classifier):
         self.tier = tier or ("offline" if isinstance(llm, OfflineLLM) else "paper")
         self.name = name or f"prompted:{llm.model}" + (f" ({self.shots}-shot)" if self.shots else "") + (
             "" if "UNR" in self.labels else f" [{len(self.labels)} labels]")
+        # True for the offline rules (symmetric); a real LLM answers each direction on its own
+        self.coherent_by_construction = bool(getattr(llm, "symmetric_under_reversal", False))
 
     @property
     def fingerprint(self) -> str:
         return f"{self.llm.label}|{self.prompt}|shots={self.shots}|labels={','.join(self.labels)}"
 
     def messages(self, premises: Sequence[str], hypotheses: Sequence[str]) -> list[list[dict]]:
-        return [
-            self.template.render(shots=self.shots, phrase1=str(a), phrase2=str(b)) for a, b in zip(premises, hypotheses)
-        ]
+        return [self.template.render(shots=self.shots, phrase1=str(a), phrase2=str(b))
+                for a, b in zip(premises, hypotheses)]
 
     def answers(self, premises: Sequence[str], hypotheses: Sequence[str]) -> pd.DataFrame:
         """One row per pair: raw answer text, ok, parsed value, error, and the label used (None when no answer)."""
@@ -331,6 +334,7 @@ class NLIRelationClassifier(Classifier):
             raise ValueError(f"neutral_label {neutral_label!r} is not one of {labels}")
         self.nli, self.neutral_label, self.labels = nli, neutral_label, labels
         self.name, self.tier = f"nli-both-ways:{nli.name}", nli.tier
+        self.coherent_by_construction = True  # reversing a pair swaps the two NLI calls
 
     @property
     def fingerprint(self) -> str:
