@@ -16,6 +16,7 @@ Balance (`SHOT_PLAN`): every 6 C.2 exemplars hold 2 'more' atoms of strengthener
 and 1 'none' atom of each, so the three answers of Prompt C.2 come equally often and strengthener and weakener
 examples are half each. Both draws refuse (ValueError) an exemplar whose pair_id or premise is in δ-SNLI test.
 
+>>> from collections import Counter
 >>> sorted(Counter(e.three_way for e in POOL).values()) == [8, 8, 8]
 True
 >>> sum(SHOT_PLAN.values())
