@@ -85,26 +85,27 @@ class NotebookSession:
                                                epochs=self.profile.nli_epochs, train_rows=self.profile.quick_train_rows)
         return self.models[key]
 
-    def save(self, obj, name: str, models=(), **fields) -> None:
+    def save(self, obj, name: str, models=(), kind: str | None = None, **fields) -> None:
         """Save a table (DataFrame), figure (matplotlib) or record set declared in the outputs catalog
         (`nli_lib.catalog`): its reference and caption come from the declaration, `fields` fill the caption's
-        `{placeholders}`, and quick runs get the quick-sample note. Returns None, so a cell ending in
-        `nb.save(...)` prints nothing.
+        `{placeholders}` (and those of a declared name, for outputs saved once per model), and quick runs get
+        the quick-sample note. `kind="records"` picks the record set where a table and a record set share a
+        name. Returns None, so a cell ending in `nb.save(...)` prints nothing.
 
         >>> nb.save(table3, "table-3", models=names, source="gold")        # doctest: +SKIP
         """
         from .catalog import spec as declared
 
-        out_spec = declared(self.name, name, kind="figure" if hasattr(obj, "savefig") else None)
-        caption = out_spec.caption_for(self.quick, **fields)
+        out_spec = declared(self.name, name, kind=kind or ("figure" if hasattr(obj, "savefig") else None))
+        caption, file_name = out_spec.caption_for(self.quick, **fields), out_spec.file_name(**fields)
         if out_spec.kind == "figure":
-            self.out.figure(obj, name, ref=out_spec.ref, models=models, caption=caption, **out_spec.extra)
+            self.out.figure(obj, file_name, ref=out_spec.ref, models=models, caption=caption, **out_spec.extra)
         elif out_spec.kind == "records":
-            self.out.records(obj, name, ref=out_spec.ref, filters=out_spec.filters, text=out_spec.text,
-                             models=models, caption=caption, **out_spec.extra)
+            self.out.records(obj, file_name, ref=out_spec.ref, filters=out_spec.filters_for(obj.columns),
+                             text=out_spec.text, models=models, caption=caption, **out_spec.extra)
         else:
-            self.out.table(obj, name, ref=out_spec.ref, models=models, caption=caption, index=out_spec.index,
-                           **out_spec.extra)
+            self.out.table(obj, file_name, ref=out_spec.ref, models=models, caption=caption,
+                           index=out_spec.index, **out_spec.extra)
 
     def finish(self) -> pd.DataFrame:
         """Print the call summary, fail if a model failed too often, then publish the outputs.

@@ -74,7 +74,8 @@ PHRASIS_TABLE2 = {  # PhrasIS Table 2: printed name -> hub id (fine-tuned on Phr
     "Flan-T5 S": "google/flan-t5-small", "Flan-T5 B": "google/flan-t5-base",
 }
 MODEL_KEYS = ("nli_model", "extra_models", "embedder", "paper_models.atoms.dnli_encoders",
-              "paper_models.phrasis.models", "paper_models.factnli.judge")  # every profile key holding models
+              "paper_models.phrasis.models", "paper_models.factnli.judge",
+              "paper_models.taxinli.mnli_finetune")  # every profile key holding models
 
 _STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
 
@@ -172,6 +173,20 @@ class FactNLIModels(BaseModel):
         "policy asks, e.g. 'nli-companion/0.1 (https://example.org/you)'; needed for any non-local API"))
 
 
+class TaxiNLIModels(BaseModel):
+    """Models of TaxiNLI (notebooks 51-54) in the paper tier, beyond the hub models in extra_models."""
+
+    model_config = _STRICT
+    mnli_finetune: dict[Literal["BERT", "RoBERTa"], str] = Field({}, description=(
+        "encoders to fine-tune on MNLI train as the paper did (§4.1): paper system (BERT, RoBERTa) -> hub id or "
+        "folder, e.g. {BERT: google-bert/bert-base-uncased, RoBERTa: FacebookAI/roberta-large}; each is set "
+        "beside that system as 'same architecture' (our fine-tune, not the paper's model: never graded); needs "
+        "the online-only MultiNLI archive; {}: none"))
+    mnli_epochs: int = Field(3, ge=1, description="MNLI fine-tuning epochs (Devlin et al.'s GLUE setting)")
+    mnli_lr: float = Field(2e-5, gt=0, description="MNLI fine-tuning peak learning rate (AdamW)")
+    mnli_batch_size: int = Field(32, ge=1, description="MNLI fine-tuning pairs per step")
+
+
 class PaperModels(BaseModel):
     """Every model (and service) the paper tier uses beyond `nli_model`, `extra_models`, `embedder`, `llm`."""
 
@@ -179,6 +194,7 @@ class PaperModels(BaseModel):
     atoms: AtomsModels = AtomsModels()
     phrasis: PhrasisModels = PhrasisModels()
     factnli: FactNLIModels = FactNLIModels()
+    taxinli: TaxiNLIModels = TaxiNLIModels()
 
 
 LLM_ALIASES = {"paper_system": "as"}  # LLMConfig field -> its profile key
@@ -496,7 +512,8 @@ def _entries(profile: Profile) -> dict[str, list]:
     return {"nli_model": single(profile.nli_model), "extra_models": list(profile.extra_models),
             "embedder": single(profile.embedder), "paper_models.atoms.dnli_encoders": list(pm.atoms.dnli_encoders),
             "paper_models.phrasis.models": list(pm.phrasis.models),
-            "paper_models.factnli.judge": single(pm.factnli.judge)}
+            "paper_models.factnli.judge": single(pm.factnli.judge),
+            "paper_models.taxinli.mnli_finetune": list(pm.taxinli.mnli_finetune.values())}
 
 
 def _system_problems(where: str, systems: list[str]) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 
 import networkx as nx
 import numpy as np
@@ -197,7 +198,9 @@ def test_critical_atoms_with_ties_and_polarity():
 
 
 def test_table1_row1_critical_atom():
-    rows = [dict(r) for r in D.DEFEASIBLE_ATOM_EXAMPLES if r["source"] == "atoms Table 1 row 1"]
+    from nli_lib.atoms.prompts import DEFEASIBLE_ATOM_EXAMPLES  # the paper's printed atom labels
+
+    rows = [dict(r) for r in DEFEASIBLE_ATOM_EXAMPLES if r["source"] == "atoms Table 1 row 1"]
     df = pd.DataFrame(rows).assign(pair_id="t1", update_type="weakener", label=[r["scale"] for r in rows])
     assert D.mark_critical(df)["critical"].tolist() == [r["critical"] for r in rows]
 
@@ -488,11 +491,13 @@ def test_llm_predictor_and_silver_labels_with_stand_in():
     dnli = pd.DataFrame({"pair_id": ["a", "b"], "premise": ["P"] * 2, "hypothesis": ["H"] * 2,
                          "update": ["He wears a city uniform.", "He is asleep."], "update_type": ["strengthener"] * 2})
     sub = dnli.merge(pd.DataFrame({"atom": ["The person is a garbage man.", "There is a can."]}), how="cross")
-    silver = D.silver_labels_llm(sub, llm, shots=D.atom_shots(3))
+    shots = [{"premise": "p", "hypothesis": "a", "update": "u", "label": lab} for lab in ("strengthener", "weakener")]
+    silver = D.silver_labels_llm(sub, llm, shots=shots)
     assert silver["label"].tolist() == [1, 1, -1, 0] and silver["label_source"].iloc[0].startswith("silver:C.2")
     labeled = D.mark_critical(silver)
-    pred = D.llm_predictor(llm, full_shots=[{"premise": "p", "hypothesis": "h", "update": "u", "label": "weakener"}])
-    assert pred.ternary and len(pred.full_shots) == 1 and len(pred.atom_shots) == 10
+    pred = D.llm_predictor(llm, full_shots=[{"premise": "p", "hypothesis": "h", "update": "u", "label": "weakener"}],
+                           atom_shots_=shots)
+    assert pred.ternary and len(pred.full_shots) == 1 and len(pred.atom_shots) == 2
     full, atoms = D.predict(pred, dnli, labeled)
     assert full["pred"].tolist() == ["strengthener", "weakener"] and full["correct"].tolist() == [True, False]
     assert atoms["scored"].all() and atoms["correct"].all()  # the stand-in labelled its own atoms
@@ -730,9 +735,11 @@ def test_explorer_records_shapes():
     rows = pd.DataFrame({"bucket": [0, 0, 1], "pair_id": ["x", "y", "x"], "weight": [0.5, 1.0, 0.5]})
     ex2 = pd.DataFrame({"pair_id": ["x", "y"], "premise": ["P", "Q"], "hypothesis": ["H", "H"], "update": ["U", "V"],
                         "update_type": ["weakener", "strengthener"]})
-    br = I.bucket_records(rows, [("a", "a2"), ("b",)], ex2, {"m": pd.Series({"x": True, "y": False})})
-    assert br["bucket_size"].tolist() == ["2", "2", "1"] and br["critical_atoms"].iloc[0] == "a | a2"
-    assert br["correct: m"].tolist() == [True, False, True]
+    correct = {"m": pd.Series({"x": True, "y": False}), "n": pd.Series({"x": False, "y": False})}
+    br = I.bucket_records(rows, [("a", "a2"), ("b",)], ex2, correct)
+    assert br["bucket_size"].tolist() == ["2", "2", "1"] * 2 and br["critical_atoms"].iloc[0] == "a | a2"
+    assert br["model"].tolist() == ["m"] * 3 + ["n"] * 3
+    assert br["correct"].tolist() == [True, False, True, False, False, False]
 
 
 def test_annotation_widget_click_saves_gold_file(tmp_path):
@@ -804,16 +811,14 @@ def test_decomposer_v3_patterns():
 def test_c2_prompt_leaves_out_exemplars_about_the_same_premise():
     seen = []
     llm = OfflineLLM(lambda m: (seen.append(m[-1]["content"]), "none")[1], name="spy-c2", cache=CallCache(":memory:"))
-    shots = D.atom_shots()
-    own = [s for s in shots if s["source"] == "atoms Table 1 row 2"]
-    assert own  # the printed labels of this δ-SNLI-TEST example are C.2 exemplars ...
-    sub = pd.DataFrame({"pair_id": ["t"], "premise": [own[0]["premise"]], "hypothesis": ["H"],
-                        "update": [own[0]["update"]], "update_type": ["strengthener"],
-                        "atom": ["The person is a garbage man."]})
+    shots = [{"premise": p, "hypothesis": "An atom.", "update": "An update.", "label": "no effect"}
+             for p in ("A man sleeps.", "A dog runs.", "A man sleeps.")]
+    sub = pd.DataFrame({"pair_id": ["t"], "premise": ["A man  sleeps."], "hypothesis": ["H"], "update": ["U"],
+                        "update_type": ["strengthener"], "atom": ["The person is a garbage man."]})
     D.silver_labels_llm(sub, llm, shots=shots)
     prompt = seen[-1]
-    assert prompt.count("Situation:") == len(shots) - len(own) + 1  # ... but not in the prompt for that example
-    assert prompt.count(own[0]["premise"]) == 1  # only the query itself
+    assert prompt.count("Situation:") == 2  # the one exemplar about another premise, then the query
+    assert prompt.count("A dog runs.") == 1 and prompt.count("sleeps.") == 1
 
 
 def test_rule_quds_passives_and_names():
@@ -1045,6 +1050,265 @@ def test_derived_from_reads_the_training_log(tmp_path):
     (child / "train_log.json").write_text(json.dumps({"spec": {"base": str(base)}}))
     assert derived_from(SimpleNamespace(model_dir=child), SimpleNamespace(model_dir=base))
     assert not derived_from(SimpleNamespace(model_dir=child), SimpleNamespace(model_dir=tmp_path / "other"))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# δ-NLI training data and prompt exemplars (issue 15): full δ-SNLI train when fetched; C.2 exemplars off test
+# ---------------------------------------------------------------------------------------------------------------
+
+def _synthetic_full_train(root) -> list[str]:
+    """A 5-line δ-SNLI train.jsonl (one impossible update) where `fetch` finds a downloaded online-only file:
+    under $NLI_CACHE_DIR/data with its pinned checksum. Returns the premises of the usable rows."""
+    from nli_lib.atoms.pipeline import FULL_TRAIN_KEY
+    from nli_lib.data.fetch import _cache_path, _pin_path, load_manifest
+    from nli_lib.filehash import sha256_file
+
+    lines, premises = [], []
+    for i in range(5):
+        kind = "strengthener" if i % 2 else "weakener"
+        impossible = i == 4
+        lines.append(json.dumps({"Premise": f"Synthetic premise {i}.", "Hypothesis": f"Synthetic hypothesis {i}.",
+                                 "Update": "" if impossible else f"Synthetic update {i}.", "UpdateType": kind,
+                                 "UpdateTypeImpossible": impossible, "UpdateTypeImpossibleReason": "{}",
+                                 "SNLIPairId": f"syn#{i}", "WorkerIdAnon": 1, "AssignmentIdAnon": i}))
+        if not impossible:
+            premises.append(f"Synthetic premise {i}.")
+    dest = _cache_path(load_manifest()[FULL_TRAIN_KEY])
+    assert str(dest).startswith(str(root))
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_text("\n".join(lines) + "\n")
+    _pin_path(dest).write_text(sha256_file(dest))
+    return premises
+
+
+def _table3_session(tmp_path, monkeypatch):
+    """A quick paper-tier session stand-in with one δ-NLI encoder and the TF-IDF baseline; records what each
+    encoder was asked to train on (no training happens)."""
+    from types import SimpleNamespace
+
+    import nli_lib.models as M
+
+    seen = {}
+    fake = lambda name: SimpleNamespace(name=name, tier="paper")  # noqa: E731
+
+    def fake_minilm(**kw):
+        seen["minilm"] = kw["train"]
+        return fake("minilm-dsnli-quick")
+
+    def fake_baseline(name, quick, seed, labels=None, train=None):
+        seen["tfidf"] = train
+        return fake(name)
+
+    monkeypatch.setattr(M, "offline_dnli_model", fake_minilm)
+    def fake_finetune(spec, train, *args, **kw):
+        seen["paper"] = train
+        return fake(kw["name"])
+
+    monkeypatch.setattr(M, "finetune", fake_finetune)
+    monkeypatch.setattr(M, "fit_baseline", fake_baseline)
+    encoders = {"paper_models.atoms.dnli_encoders": [SimpleNamespace(id=str(tmp_path / "enc-a"), revision=None,
+                                                                     name="enc-a")]}
+    profile = SimpleNamespace(baselines=["tfidf-logreg"], quick_train_rows=1000, refs=encoders.__getitem__)
+    nb = SimpleNamespace(quick=True, seed=0, tier="paper", params={"llm": None}, profile=profile)
+    return nb, seen
+
+
+@pytest.mark.mirror
+def test_encoders_train_on_the_full_dsnli_train_set_when_it_was_fetched(tmp_path, monkeypatch):
+    from nli_lib.atoms import pipeline
+
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path))
+    premises = _synthetic_full_train(tmp_path)
+    train = pipeline.dsnli_train()
+    assert train.full and train.rows["premise"].tolist() == premises  # the impossible update is dropped
+    assert train.name == "δ-SNLI train (full, 4 examples)"
+    nb, seen = _table3_session(tmp_path, monkeypatch)
+    preds = pipeline.dnli_predictors(nb)
+    assert seen["minilm"]["premise"].tolist() == premises  # every encoder trains on the fetched file
+    for who in ("tfidf", "paper"):
+        assert {p.split(" Synthetic hypothesis")[0] for p in seen[who]["premise"]} == set(premises)
+    assert {p.train_set for p in preds.values()} == {train.name}
+    full = pd.DataFrame({"pair_id": ["a"], "correct": [True], "answered": [True]})
+    atoms = pd.DataFrame({"pair_id": ["a"], "scored": [True], "critical": [True], "correct": [True],
+                          "answered": [True]})
+    t3 = D.table3({n: (full, atoms) for n in preds}, preds, "gold")
+    assert set(t3["train_set"]) == {train.name}
+
+
+@pytest.mark.mirror
+def test_encoders_fall_back_to_the_subset_and_say_so(tmp_path, monkeypatch):
+    from nli_lib.atoms import pipeline
+    from nli_lib.data.loaders import load_dsnli_train_subset
+
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path))  # an empty cache: the full train set was never fetched
+    train = pipeline.dsnli_train()
+    assert not train.full and len(train.rows) == 8872
+    assert "subset" in train.name and "not fetched: nli-companion fetch dnli_full/snli.train" in train.name
+    nb, seen = _table3_session(tmp_path, monkeypatch)
+    preds = pipeline.dnli_predictors(nb)
+    assert seen["minilm"]["pair_id"].tolist() == load_dsnli_train_subset()["pair_id"].tolist()
+    assert len(seen["tfidf"]) == len(seen["paper"]) == pipeline.QUICK_BASELINE_ROWS
+    names = {n.split(" ")[0]: p.train_set for n, p in preds.items()}
+    assert names["minilm-dsnli-quick"] == f"1,000-row sample of {train.name}"
+    assert names["enc-a"] == names["tfidf-logreg-dsnli"] == f"2,000-row sample of {train.name}"
+    run = pipeline.DefeasibleRun(None, preds, {})
+    assert run.encoder_training() == "; ".join(sorted(set(names.values())))
+
+
+@pytest.mark.mirror
+def test_c2_exemplars_come_from_train_and_dev_never_test():
+    from nli_lib.atoms import exemplars as X
+    from nli_lib.data.loaders import load_dnli
+
+    test = load_dnli("snli", "test")
+    pool = X.pool_frame()
+    assert set(pool["split"]) == {"train", "dev"} and pool["premise"].notna().all()
+    assert not pool["pair_id"].isin(set(test["pair_id"])).any()
+    assert not pool["premise"].isin(set(test["premise"])).any()
+    # every atom is new relative to P: not a substring of the premise, and the hypothesis is the example's own
+    assert not [a for a, p in zip(pool["atom"], pool["premise"]) if a.rstrip(".").lower() in p.lower()]
+    full = X.dnli_shots(10, seed=0)
+    assert not {s["premise"] for s in full} & set(test["premise"])
+    assert Counter(s["label"] for s in full) == {"strengthener": 5, "weakener": 5}
+    # a test item slipped into the pool is refused, loudly
+    leaked = pd.concat([pool, pool.head(1).assign(premise=test["premise"].iloc[0])], ignore_index=True)
+    with pytest.raises(ValueError, match="from δ-SNLI test"):
+        X.atom_shots(6, pool=leaked)
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_c2_exemplars_are_balanced(seed):
+    from nli_lib.atoms import exemplars as X
+
+    shots = X.atom_shots(seed=seed)
+    assert len(shots) == 12 and len({(s["pair_id"], s["hypothesis"]) for s in shots}) == 12
+    assert Counter(s["label"] for s in shots) == {"strengthener": 4, "weakener": 4, "no effect": 4}
+    assert Counter(s["update_type"] for s in shots) == {"strengthener": 6, "weakener": 6}
+    assert Counter((s["update_type"], s["label"]) for s in shots) == {k: 2 * v for k, v in X.SHOT_PLAN.items()}
+    assert X.atom_shots(seed=seed) == shots  # seeded
+    pred = D.llm_predictor(OfflineLLM(lambda m: "none", name="x", cache=CallCache(":memory:")), seed=seed)
+    assert list(pred.atom_shots) == shots and len(pred.full_shots) == 10
+    with pytest.raises(ValueError, match="rounds of 6"):
+        X.atom_shots(10)
+
+
+def test_c2_prompt_shows_the_exemplars_with_their_labels_and_explanations():
+    seen = []
+    llm = OfflineLLM(lambda m: (seen.append(m[-1]["content"]), "none")[1], name="spy-c2x", cache=CallCache(":memory:"))
+    pool = pd.DataFrame([{"pair_id": f"d{i}", "premise": f"Premise {i}.", "hypothesis": f"Hypothesis {i}.",
+                          "update": f"Update {i}.", "update_type": t, "atom": f"Atom {i}.", "scale": s,
+                          "label": lab, "explanation": f"Reason {i}.", "split": "dev"}
+                         for i, (t, s, lab) in enumerate([("strengthener", 2, "strengthener")] * 2
+                                                         + [("weakener", -1, "weakener")] * 2
+                                                         + [("strengthener", 0, "no effect"),
+                                                            ("weakener", 0, "no effect")])])
+    shots = D.atom_shots(6, pool=pool, test=pd.DataFrame({"pair_id": ["t"], "premise": ["Test premise."]}))
+    sub = pd.DataFrame({"pair_id": ["t"], "premise": ["Test premise."], "hypothesis": ["H"], "update": ["U."],
+                        "update_type": ["strengthener"], "atom": ["The atom."]})
+    D.silver_labels_llm(sub, llm, shots=shots)
+    prompt = seen[-1]
+    assert prompt.count("Situation:") == 7 and "Hypothesis: Atom 0." in prompt and "Hypothesis 0" not in prompt
+    assert [prompt.count(f"\n{a}\n") for a in ("more", "less", "none")] == [2, 2, 2]
+    assert "Reason 4." in prompt and prompt.rstrip().endswith("more or less likely to be true?")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Notebooks 10-13 save through the outputs catalog (nli_lib/catalog/atoms.py); wrangling in atoms/report.py
+# --------------------------------------------------------------------------------------------------------------
+
+ATOM_NOTEBOOKS = ("10_atoms_decomposition", "11_atoms_snli_consistency", "12_atoms_defeasible",
+                  "13_atoms_inferential")
+
+
+def _code_cells(stem: str) -> list[str]:
+    cells = json.loads((REPO_ROOT / "notebooks" / f"{stem}.ipynb").read_text())["cells"]
+    return ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+
+
+@pytest.mark.parametrize("stem", ATOM_NOTEBOOKS)
+def test_atom_notebooks_save_exactly_what_the_catalog_declares(stem):
+    """Every output of notebooks 10-13 goes through `nb.save` with a declared name, every declaration is saved,
+    no cell writes through `nb.out.table/figure/records` or hand-writes the quick note, code lines ≤ 100."""
+    from nli_lib.catalog import specs
+    from nli_lib.outputs import _check_ref
+
+    code = "\n".join(_code_cells(stem))
+    saved = set(re.findall(r'nb\.save\([^"]*?"([\w-]+)"', code))
+    declared = {s.name for s in specs(stem)}
+    assert declared and saved == declared
+    for s in specs(stem):
+        _check_ref(s.ref)
+    assert not re.search(r"nb\.out\.(table|figure|records)\(", code) and "QUICK" not in code.replace("QUICK_", "")
+    assert max(len(line) for line in code.splitlines()) <= 100
+
+
+def test_save_picks_the_record_set_by_kind(tmp_path, monkeypatch):
+    """A table and a record set of one name (notebook 10's paper-atom-coverage): `kind="records"` writes the
+    records with their declared filters; the default writes the table; both under their unchanged paths."""
+    from nli_lib.notebook import NotebookSession
+    from nli_lib.outputs import Outputs
+    from nli_lib.profile import load_profile
+
+    monkeypatch.setenv("NLI_OUTPUT_DIR", str(tmp_path))
+    stem, params = "10_atoms_decomposition", {"tier": "offline", "seed": 0, "quick": True}
+    nb = NotebookSession(name=stem, profile=load_profile(text="tier: offline\nseed: 0\n"), params=params,
+                         out=Outputs(stem, params=params))
+    frame = pd.DataFrame({"generator": ["rules"], "covered": [True], "sentence": ["S"], "coverage": [1.0]})
+    nb.save(frame, "paper-atom-coverage", models=["m"])
+    nb.save(frame, "paper-atom-coverage", models=["m"], kind="records")
+    nb.finish()
+    table = json.loads((tmp_path / f"tables/{stem}/paper-atom-coverage.json").read_text())
+    records = json.loads((tmp_path / f"tables/{stem}/records/paper-atom-coverage.json").read_text())
+    assert table["kind"] == "table" and table["caption"].endswith("— QUICK sample")
+    assert records["kind"] == "records" and records["filters"] == ["generator", "covered"]
+    assert records["ref"] == table["ref"] == "atoms-table-1"
+
+
+def test_dsnli_atom_scores_and_pruning_outcomes():
+    """Table 5's δ-SNLI atom rows: the generated-atom count takes the generator's basis, the pruned counts are
+    stand-ins; each validated atom gets its §3.2 outcome (H does not entail first, then P entails)."""
+    from nli_lib.atoms import report
+
+    t5 = pd.DataFrame({"quantity": ["delta-SNLI test examples", "delta-SNLI unique generated atoms",
+                                    "delta-SNLI unique valid atoms"], "ours": [3, 5, 2]})
+    rows, basis = report.dsnli_atom_scores(t5, "paper-model")
+    assert rows["quantity"].tolist() == t5["quantity"].tolist()[1:] and basis.tolist() == ["paper-model", "stand-in"]
+    validated = pd.DataFrame({"premise": ["P"] * 3, "hypothesis": ["H"] * 3, "atom": ["a", "b", "c"],
+                              "h_entails": [False, True, True], "p_entails": [True, True, False],
+                              "p_h_entails": [0.1, 0.9, 0.9], "p_p_entails": [0.9, 0.9, 0.1]})
+    pruned = report.pruning_records(validated, "rules", "nli", "offline")
+    assert pruned["outcome"].tolist() == ["pruned: H does not entail", "pruned: P entails", "valid"]
+
+
+def test_qud_summary_table_and_label_score_rows():
+    """QUD counts (unique among answered, share of critical atoms), the paper-exemplar / critical-atom table,
+    and the label-dependent Table 5 rows grouped by their paper reference for the scorecard."""
+    from nli_lib.atoms import report
+
+    quds = pd.DataFrame({"atom": ["a", "b", "c", "d"], "qud": ["Who?", "Who?", "Where?", None]})
+    quds.attrs.update(generator="rules", tier="offline")
+    s = report.qud_summary(quds, "silver").iloc[0]
+    assert (s["critical atoms"], s["with a QUD"], s["unique QUDs"]) == (4, 3, 2)
+    assert s["unique QUDs / critical atoms %"] == 50.0 and s["generator"] == "rules"
+    check = pd.DataFrame({"atom": ["x"], "paper_qud": ["Who?"]})
+    assert report.qud_table(check, quds)["kind"].tolist() == ["paper exemplar"] + ["critical atom"] * 4
+    t5 = pd.DataFrame({"ref": ["atoms-table-5", "atoms-fig-5", "atoms-table-5"],
+                       "quantity": ["delta-SNLI % weakeners (atoms)", "non-neutral atoms %",
+                                    "delta-SNLI test examples"]})
+    groups = {ref: rows["quantity"].tolist() for ref, rows in report.label_score_rows(t5)}
+    assert groups == {"atoms-fig-5": ["non-neutral atoms %"], "atoms-table-5": ["delta-SNLI % weakeners (atoms)"]}
+
+
+def test_ic_interval_figure_only_when_a_bucket_was_scored():
+    """The Table 4 interval plot: None without scored buckets, else one point per model."""
+    from nli_lib.atoms import plots
+
+    t4 = pd.DataFrame({"model": ["m", "n"], "inferential_consistency": [80.0, 60.0], "ci_low": [70.0, 50.0],
+                       "ci_high": [90.0, 70.0], "buckets": [3, 3]})
+    assert plots.ic_intervals(t4.assign(buckets=0), "offline", "silver") is None
+    fig = plots.ic_intervals(t4, "offline", "silver")
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["m", "n"]
 def test_no_labelled_atom_leaves_an_empty_table_not_a_crash():
     """Paper tier, no atom of the sample labelled (none valid, or no gold row for these examples): the label
     frame is empty but keeps its columns (a boolean mask over no rows once selected no columns: KeyError

@@ -250,21 +250,27 @@ def test_default_cache_follows_nli_cache_dir(tmp_path, monkeypatch):
 
 def test_save_takes_reference_and_caption_from_the_catalog(tmp_path, monkeypatch):
     """`nb.save` writes what the catalog declares: ref, filled caption, quick note; undeclared names raise."""
-    from nli_lib import catalog
-    from nli_lib.catalog import taxinli as _taxinli_catalog  # noqa: F401  (catalog.taxinli below)
+    import matplotlib.pyplot as plt
+
     from nli_lib.catalog import OutputSpec
+    from nli_lib.catalog import taxinli as taxinli_catalog
 
     monkeypatch.setenv("NLI_OUTPUT_DIR", str(tmp_path))
-    monkeypatch.setitem(catalog.taxinli.OUTPUTS, "59_demo", [
+    monkeypatch.setitem(taxinli_catalog.OUTPUTS, "59_demo", [
         OutputSpec("table-3", "taxinli-table-3", "accuracy per category; labels: {source}"),
-        OutputSpec("fig-5", "taxinli-fig-5", "accuracy by category", kind="figure")])
+        OutputSpec("fig-5", "taxinli-fig-5", "accuracy by category", kind="figure"),
+        OutputSpec("fig-5", "taxinli-fig-5", "the numbers behind Figure 5")])  # a figure and its table
     nb = _session("59_demo", quick=True)
     nb.save(pd.DataFrame({"acc": [0.5]}), "table-3", models=["m"], source="gold")
     with pytest.raises(KeyError, match="needs the field 'source'"):
         nb.save(pd.DataFrame({"acc": [0.5]}), "table-3")
     with pytest.raises(KeyError, match="nli_lib/catalog/taxinli.py"):
         nb.save(pd.DataFrame(), "table-99")
+    nb.save(plt.figure(), "fig-5")
+    nb.save(pd.DataFrame({"acc": [0.5]}), "fig-5")
     nb.finish()
+    assert json.loads((tmp_path / "figures/59_demo/fig-5.json").read_text())["caption"].startswith("accuracy by")
+    assert json.loads((tmp_path / "tables/59_demo/fig-5.json").read_text())["caption"].startswith("the numbers")
     side = json.loads((tmp_path / "tables/59_demo/table-3.json").read_text())
     assert (side["ref"], side["caption"], side["models"]) == (
         "taxinli-table-3", "accuracy per category; labels: gold — QUICK sample", ["m"])

@@ -849,6 +849,10 @@ def test_wordnet_pages_use_one_sense_and_never_usage_examples():
     examples = [e for s in ToyWordNet.SYNSETS.values() for e in s[3]]
     assert sentences and not any(normalise_(e) in map(normalise_, sentences) for e in examples)
     assert all(" is " in s for s in sentences)  # only gloss sentences ("A dog is ...")
+    table = pages.sense_table("A dog barks at the house .")  # notebook 40's sense table
+    assert list(table.columns) == ["term", "chosen", "reason", "gloss"]
+    dog = table.set_index("term").loc["dog"]
+    assert dog["chosen"] == "d1" and dog["gloss"] == ToyWordNet().definition("d1")
 
 
 def normalise_(text):

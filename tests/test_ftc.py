@@ -701,6 +701,25 @@ def test_hit_rate_failure_kinds():
     ("Humans working .", "Two men .", "E", "nothing_kept"),
     ("A group of workers on their lunch break .", "A group of busy when on their lunch break .", "C",
      "phrase_kind_mismatch"),
+    # issue 16, gold-set false positives: splices the tagger misreads, read by word form
+    ("No one is riding a bike .", "No one is people riding a bike .", "C", "copula_bare_noun"),
+    ("The dog is running .", "The dog is runs around a track .", "E", "copula_bare_noun"),
+    ("Woman is keeping the paper to herself .", "Woman is simultaneously hand papers to the children .", "C",
+     "copula_bare_noun"),
+    ("Some people standing", "Some two men standing", "E", "agreement"),
+    ("Two children together .", "Two young girl and a toddler together .", "E", "agreement"),
+    ("A worker searches a ruined building .", "A rescue workers searches a ruined building .", "E", "agreement"),
+    ("A group of people are watching a shuttle launch .", "A group of people are watching a shuttle launches .",
+     "N[B]", "agreement"),
+    ("A man is addressing a group of people .", "A man is speaking a group of people .", "E", "intransitive_object"),
+    ("Three humans are practicing their square-dancing moves .", "Three humans are sitting moves .", "C",
+     "intransitive_object"),
+    ("The men are repairing the streets .", "The men are rephrasing doing street repairs .", "E", "copula_verb"),
+    ("The boy is good at tennis .", "The boy is who hits a tennis ball .", "N[A]", "copula_verb"),
+    ("There are people in a restaurant .", "There are inside a restaurant .", "E", "subjectless"),
+    ("Two women are dancing in the street wearing dresses .", "You are wearing dresses .", "N[B]",
+     "unresolved_pronoun"),
+    ("A boy is watching a woman .", "A boy is watching a waling amidst boxes .", "E", "determiner_no_noun"),
 ])
 def test_validity_flags_hand_written_malformed_counterfactuals(hypothesis, x_cf, slot, check):
     from nli_lib.ftc.validity import check_counterfactual
@@ -721,11 +740,26 @@ def test_validity_flags_hand_written_malformed_counterfactuals(hypothesis, x_cf,
      "A track athlete gets ready for their turn at the pole vault .", "N[B]"),  # Table 14 keeps x for N[B]
     ("A woman wearing a blue scarf is working at a factory .", "A woman wearing an orange scarf is working at a factory .", "C"),
     ("boy swimming", "boy in a swing", "C"),
+    ("Men are sitting on a bench .", "Men are going fishing on a bench .", "C"),  # -ing complement of 'going'
+    ("Everyone is riding rollerblades .", "A group of people is riding rollerblades .", "N[A]"),  # collective head
+    ("A man is addressing a crowd .", "A man is speaking English to a crowd .", "E"),  # a language as object
+    ("Two people are standing .", "Two dog walkers are standing .", "C"),  # a numeral's compound: plural head
+    ("The man is outside .", "The man is outdoors .", "E"),  # -s word that is no plural
 ])
 def test_validity_passes_hand_written_good_counterfactuals(hypothesis, x_cf, slot):
     from nli_lib.ftc.validity import check_counterfactual
 
     assert check_counterfactual(hypothesis, x_cf, slot) == __import__("nli_lib.ftc.validity", fromlist=["x"]).Validity("ok")
+
+
+@pytest.mark.mirror
+def test_validity_reads_a_noun_phrase_where_the_explanation_wrote_it():
+    from nli_lib.ftc.validity import check_counterfactual
+
+    h, x = "a child is wrestling with bears", "a child is jumping kick with bears"
+    assert check_counterfactual(h, x, "C").ok  # in the counterfactual alone the tagger reads a verb phrase
+    v = check_counterfactual(h, x, "C", source="a jumping kick is n't wrestling .")  # 'a jumping kick': a noun phrase
+    assert not v.ok and "phrase_kind_mismatch" in v.reason, v.reason
 
 
 @pytest.mark.mirror
@@ -802,3 +836,78 @@ def test_gold_comparison_matches_by_input_and_reports_changed_text(tmp_path):
     compared = gold_comparison(load_gold(path))
     assert compared["stale"].tolist() == [True] + [False] * 5  # matched by (pair, pipeline, slot), text compared
     assert precision_summary(compared)["n_stale"] == 1
+
+
+def test_ftc_notebooks_save_exactly_what_the_catalog_declares():
+    """Every `nb.save(obj, "name")` of notebooks 30-32 names a declared output, and every declared output is saved
+    (an f-string name is a pattern; notebook 30 saves `report.METEOR_TABLES` by variable); no cell writes through
+    nb.out.table/figure/records."""
+    import json
+    import re
+
+    from nli_lib.catalog import specs
+    from nli_lib.config import REPO_ROOT
+    from nli_lib.ftc.report import METEOR_TABLES
+
+    for stem in ("30_ftc_counterfactuals", "31_ftc_metric", "32_ftc_sensitivity"):
+        cells = json.loads((REPO_ROOT / "notebooks" / f"{stem}.ipynb").read_text())["cells"]
+        code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+        assert not re.search(r"nb\.out\.(table|figure|records)\(", code), stem
+        saved = re.findall(r"nb\.save\([^\n]*?,\s*(f?)\"([^\"]+)\"", code)
+        patterns = [re.compile((re.sub(r"\\\{[^}]*\\\}", ".+", re.escape(n)) if f else re.escape(n)) + "$")
+                    for f, n in saved]
+        if stem.startswith("30"):
+            assert "nb.save(t.round(3), name," in code
+            patterns += [re.compile(re.escape(n) + "$") for n in METEOR_TABLES]
+        declared = {s.name for s in specs(stem)}
+        for p in patterns:
+            assert any(p.match(d) for d in declared), (stem, p.pattern, "saved but not declared")
+        for d in declared:
+            assert any(p.match(d) for p in patterns), (stem, d, "declared but never saved")
+
+
+def test_make_rewriter_takes_ftc_declarations_from_the_rewriter_section_only():
+    """The llm section's `as:` names its system for atoms/FactNLI (the shipped paper profile: llama-3-8b-it):
+    as FTC's rewriter that LLM is a stand-in, not an error; the rewriter section's `as:` must be an FTC rewriter."""
+    from nli_lib.ftc import make_rewriter, paper_rewriter
+
+    llm = {"base_url": "http://127.0.0.1:9/v1", "model": "some-chat-model", "api_key_env": "NO_SUCH_KEY_VAR"}
+    chat = make_rewriter({"llm": {**llm, "as": ["llama-3-8b-it", "Llama-3-8B-Instruct"]}})
+    assert chat.tier == "paper" and paper_rewriter(chat) is None
+    neo = make_rewriter({"llm": llm, "rewriter": {**llm, "model": "EleutherAI/gpt-neo-1.3B", "as": "GPT-Neo1.3B"}})
+    assert paper_rewriter(neo) == "GPT-Neo1.3B"
+    with pytest.raises(ValueError, match="FTC's rewriters"):
+        make_rewriter({"rewriter": {**llm, "as": "llama-3-8b-it"}})
+
+
+def test_agreement_boxes_are_dodged_and_counted_even_when_one_group_is_empty():
+    """A panel where every pair disagrees (a constant task model) still draws each box in its group's half of the
+    slot, carries n per box (n=0 for the empty group) and keeps the legend outside the axes."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from nli_lib.ftc import plot_agreement_boxes
+
+    merged = pd.DataFrame([{"pipeline": "fsp-fsp", "slot": s, "agree": False, "ftc_k": -7.0007 + 1e-5 * i}
+                           for s in ("C", "N[A]") for i in range(4)])
+    fig = plot_agreement_boxes({"CAD": merged})
+    ax = fig.axes[0]
+    boxes = [p.get_path().get_extents() for p in ax.patches]
+    boxes = [b for b in boxes if b.y1 < 0]  # the data's boxes (legend handles are unit squares)
+    assert len(boxes) == 2 and all(b.x0 >= i - 0.01 for b, i in zip(sorted(boxes, key=lambda b: b.x0), (0, 1)))
+    assert sorted(t.get_text() for t in ax.texts) == ["n=0", "n=0", "n=4", "n=4"]
+    assert not ax.yaxis.get_major_formatter().get_useOffset()
+    legend = fig.axes[0].get_legend()
+    assert legend is not None and legend.get_bbox_to_anchor().x0 >= ax.get_window_extent().x1 - 1
+
+
+def test_precision_lines_report_the_held_out_batch_beside_the_overall_precision():
+    from nli_lib.ftc.gold import HELD_OUT_BATCH, precision_table
+    from nli_lib.ftc.report import precision_lines
+
+    compared = pd.DataFrame({"pipeline": "regex-regex", "batch": ["early"] * 3 + [HELD_OUT_BATCH] * 2,
+                             "ok": True, "judged_correct": [True, True, True, True, False], "stale": False})
+    lines = precision_lines(precision_table(compared)).splitlines()
+    assert lines[1].startswith("precision of ok: 4/5 = 0.800") and lines[2].startswith("held-out batch")
+    assert ": 1/2 = 0.500" in lines[2]
+    assert len(precision_lines(precision_table(compared[compared["batch"] == "early"])).splitlines()) == 2

@@ -228,8 +228,10 @@ def test_rewriter_paper_rows_come_from_the_declaration_only(monkeypatch):
     gpt2 = make_rewriter({"llm": {**base, "model": "gpt2-xl", "as": "GPT2-xl"}})  # the llm section is used too
     assert fsp_quantity(gpt2, "regex-fsp", "E") == ("ftc-table-11", "METEOR GPT2-xl regex-fsp E human")
     assert paper_rewriter(make_rewriter({})) is None and make_rewriter({}).tier == "offline"
+    # the llm section's `as:` may name another paper's system (atoms, FactNLI): for FTC that LLM is a stand-in
+    assert paper_rewriter(make_rewriter({"llm": {**base, "model": "gpt-4o", "as": "gpt-4o"}})) is None
     with pytest.raises(ValueError, match="FTC's rewriters"):
-        make_rewriter({"llm": {**base, "model": "gpt-4o", "as": "gpt-4o"}})
+        make_rewriter({"rewriter": {**base, "model": "gpt-4o", "as": "gpt-4o"}})
 
 
 

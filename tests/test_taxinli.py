@@ -610,3 +610,220 @@ def test_paper_profile_path_with_a_local_hub_stand_in(tmp_path, monkeypatch):
     scores = rep.paper_layer_scores(pd.concat(seps), counterparts, declared)
     assert "BERT lexical layer" in set(scores["quantity"]) and scores["ours"].between(0, 2).all()
     assert set(scores["basis"]) == {"paper-model"}
+
+
+# --------------------------------------------------------------------------------------------------- claims
+
+def _claim_rows() -> pd.DataFrame:
+    """NB right on nothing; BERT right on every lexical pair, half the negation pairs, no syntactic pair."""
+    dev = make_dev([{"label": "entailment", "cats": cats, "nb": "neutral", "bert": bert}
+                    for cats, bert in [(("lexical",), "entailment")] * 4 + [(("negation",), "entailment"),
+                                       (("negation",), "neutral")] * 2 + [(("syntactic",), "neutral")] * 4])
+    return tx.system_rows(dev)
+
+
+def test_category_gains_rank_categories_by_gain_with_a_paired_interval():
+    gains = tx.category_gains(_claim_rows(), "BERT", "NB").set_index("category")
+    assert gains.loc["lexical", ["n", "gain", "rank"]].tolist() == [4, 1.0, 1]
+    assert gains.loc["negation", ["gain", "rank"]].tolist() == [0.5, 2]
+    assert gains.loc["syntactic", ["gain", "rank"]].tolist() == [0.0, 3]
+    # negation: per-example differences 1, 0, 1, 0 -> mean 0.5, sd 0.5774, half-width 1.96 * 0.5774 / 2
+    assert (gains.loc["negation", "gain_low"], gains.loc["negation", "gain_high"]) == pytest.approx(
+        (0.5 - 0.5658, 0.5 + 0.5658), abs=1e-4)
+    assert gains.loc["world", "n"] == 0 and pd.isna(gains.loc["world", "rank"])
+
+
+def test_check_claims_states_the_rank_of_each_named_category():
+    claims = tx.check_claims(_claim_rows(), tx.PAPER_CLAIMS["fig5"]).set_index("system")
+    bert = claims.loc["BERT"]
+    assert bert["ranks"] == "lexical 1st, syntactic 3rd" and bert["of"] == 3
+    assert bert["verdict"] == "partly supported"  # lexical is top-2, syntactic is not
+    assert "syntactic ranks 3rd (+0.000" in bert["reading"] and "Claimed among the 2 highest" in bert["reading"]
+    # ESIM (= gold) gains 1 on every scored category: negation ties for 1st; no world/taxonomic example here
+    assert claims.loc["ESIM", "verdict"].tolist() == ["supported", "not testable"]
+    assert claims.loc["ESIM", "ranks"].iloc[1] == "world -, taxonomic -"
+    one = tx.Claim("x", "y", "BERT", ("syntactic",), "bottom", base="NB")
+    assert tx.check_claims(_claim_rows(), [one])["verdict"].tolist() == ["supported"]
+    assert tx.check_claims(_claim_rows(), [tx.Claim("x", "y", "RoBERTa", ("lexical",), "top")]).empty
+    table = tx.gain_table(_claim_rows(), ["BERT"], base="NB")
+    assert table.index[:3].tolist() == ["lexical", "negation", "syntactic"] and table["BERT rank"].iloc[0] == 1
+
+
+# --------------------------------------------------------------------------------------------------- stand-in
+
+def test_standin_training_data_never_holds_an_evaluated_pair():
+    from nli_lib.taxinli import standin
+
+    evaluated = make_dev([{"label": "entailment", "premise": "A man sleeps.", "hypothesis": "He rests."}])
+    mnli = pd.DataFrame({"premise": ["A man sleeps", "Dogs bark."], "hypothesis": ["he rests!", "Noise."],
+                         "label": ["entailment", "neutral"], "pair_id": ["a", "b"], "genre": "fiction",
+                         "in_mnli_dev": [False, False]})
+    with pytest.raises(ValueError, match="1 training pair"):
+        standin.taxinli_train_rows(mnli, evaluated)  # a copy differing in punctuation and case is caught
+    rows = standin.taxinli_train_rows(mnli.assign(in_mnli_dev=[True, False]), evaluated)
+    assert rows["pair_id"].tolist() == ["b"] and set(rows["source"]) == {"taxinli-mnli-train"}
+    esnli = pd.DataFrame({"premise": [f"p{i}" for i in range(9)], "hypothesis": "h", "label": "neutral"})
+    both = standin.training_data(mnli_rows=rows, esnli=esnli, evaluated=evaluated)
+    assert both["source"].value_counts().to_dict() == {"e-snli-dev": 9, "taxinli-mnli-train": 1}
+    monkey = standin.QUICK_ROWS_PER_SOURCE
+    try:
+        standin.QUICK_ROWS_PER_SOURCE = 4
+        quick = standin.training_data(quick=True, mnli_rows=rows, esnli=esnli, evaluated=evaluated)
+    finally:
+        standin.QUICK_ROWS_PER_SOURCE = monkey
+    assert quick["source"].value_counts().to_dict() == {"e-snli-dev": 4, "taxinli-mnli-train": 1}
+    with pytest.raises(ValueError, match="evaluated rows"):
+        standin.training_data(mnli_rows=rows, esnli=esnli.assign(premise="A man sleeps.", hypothesis="He rests."),
+                              evaluated=evaluated)
+
+
+@pytest.mark.mirror
+def test_real_taxinli_train_rows_are_disjoint_from_the_evaluated_rows():
+    from nli_lib.taxinli import standin
+
+    rows = standin.taxinli_train_rows()  # 2,344 rows outside the dev file, one a mojibake copy of a dev row
+    assert len(rows) == 2343 and standin.pair_keys(rows).nunique() == 2343
+
+
+# --------------------------------------------------------------------------------------------------- full MNLI dev
+
+def _mnli_archive(path):
+    """A multinli_1.0.zip-like archive: 12 training pairs, 6 + 6 dev pairs (one without gold label)."""
+    import json
+    import zipfile
+
+    texts = ["a man is sleeping outside", "the dog eats", "a woman is not running", "the cat is inside"]
+
+    def line(i, gold, genre):
+        return json.dumps({"gold_label": gold, "sentence1": texts[i % 4], "sentence2": texts[(i + 1) % 4],
+                           "pairID": f"x{i}", "genre": genre, "annotator_labels": [gold]})
+
+    labels = ["entailment", "neutral", "contradiction"]
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("multinli_1.0/multinli_1.0_train.jsonl", "\n".join(line(i, labels[i % 3], "fiction")
+                                                                        for i in range(12)) + "\n")
+        zf.writestr("multinli_1.0/multinli_1.0_dev_matched.jsonl", "\n".join(
+            [line(i, labels[i % 3], "fiction") for i in range(6)] + [line(6, "-", "fiction")]) + "\n")
+        zf.writestr("multinli_1.0/multinli_1.0_dev_mismatched.jsonl", "\n".join(
+            line(i, labels[i % 3], "letters") for i in range(6)) + "\n")
+    return path
+
+
+def test_table3_on_the_full_dev_sets_and_its_scorecard_preference(tmp_path, monkeypatch):
+    from nli_lib.taxinli import mnli
+
+    archive = _mnli_archive(tmp_path / "multinli_1.0.zip")
+    dev = mnli.full_dev_sets(path=archive)
+    assert dev["split"].value_counts().to_dict() == {"matched": 6, "mismatched": 6}  # the '-' pair is dropped
+    table, missing = mnli.full_dev_table3({"mine": RuleClassifier(constant([0.8, 0.1, 0.1]), name="always-e")},
+                                          {"mine": "BERT"}, path=archive)
+    assert missing == "" and table["rows"].unique().tolist() == [tx.FULL_DEV]
+    row = table.set_index("split").loc["matched"]
+    assert (row["n"], row["accuracy"], row["paper"], row["relation"]) == (6, pytest.approx(2 / 6), 84.7, "stand-in")
+    both = pd.concat([table.assign(n=6), table.assign(rows=tx.OVERLAP, n=2, accuracy_pct=0.0)])
+    scores = tx.table3_scores(both, declared={})
+    assert len(scores) == 2 and "full MNLI dev" in scores["note"].iloc[0]  # the full-dev number is scored
+    assert scores["ours"].tolist() == pytest.approx([100 * 2 / 6] * 2)
+    monkeypatch.setattr(mnli, "available", lambda: False)
+    empty, note = mnli.full_dev_table3({}, path=None)
+    assert empty.empty and "mnli_full/multinli_1.0.zip" in note and "fetch" in note
+
+
+def test_mnli_finetune_path_with_a_tiny_model(tmp_path, monkeypatch):
+    """paper_models.taxinli.mnli_finetune: a tiny BERT fine-tuned on an MNLI-like archive joins the line-up
+    beside the declared paper system (relation 'same architecture'), and a missing archive is a note."""
+    pytest.importorskip("transformers")
+    from nli_lib.profile import load_profile
+    from nli_lib.taxinli import evaluation as tl
+    from nli_lib.taxinli import mnli
+
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("NLI_USER_CWD", str(tmp_path))
+    tiny_bert(tmp_path / "hub" / "tiny-bert", None)
+    archive = _mnli_archive(tmp_path / "multinli_1.0.zip")
+    settings = ("paper_models:\n  taxinli:\n    mnli_finetune: {BERT: hub/tiny-bert}\n    mnli_epochs: 1\n"
+                "    mnli_lr: 1.0e-3\n    mnli_batch_size: 4\n")
+
+    class FakeSession:
+        quick, seed = True, 0
+        profile = load_profile(text="tier: paper\n" + settings)
+        models: dict = {}
+
+    nb = FakeSession()
+    classifiers, counterparts, notes = tl.mnli_finetunes(nb, path=archive)
+    assert list(classifiers) == ["tiny-bert-mnli-ft-quick"] and notes == ()
+    assert counterparts == {"tiny-bert-mnli-ft-quick": ("BERT", "same architecture")}
+    assert not [m for m in nb.profile.paper_systems if "tiny-bert" in m]  # our fine-tune is no paper's model
+    clf = classifiers["tiny-bert-mnli-ft-quick"]
+    assert clf.tier == "paper" and clf.train_log and clf.train_log[-1]["eval_n"] == 6
+    assert clf.predict_frame(mnli.full_dev_sets(path=archive))["pred"].isin(["entailment", "neutral",
+                                                                            "contradiction"]).all()
+    t3 = tx.table3_scores(mnli.table3_full_dev(mnli.full_dev_sets(path=archive),
+                                               {clf.name: clf.predict_frame(mnli.full_dev_sets(path=archive))},
+                                               counterparts), declared={})
+    assert set(t3["basis"]) == {"stand-in"} and "procedure" in t3["model"].iloc[0]
+    monkeypatch.setattr(mnli, "available", lambda: False)
+    assert tl.mnli_finetunes(FakeSession(), path=None)[2][0].startswith("Fine-tuning")
+    FakeSession.profile = load_profile(text="tier: offline\n" + settings)  # the offline tier loads none
+    assert tl.mnli_finetunes(FakeSession(), path=archive) == ({}, {}, ())
+
+
+# --------------------------------------------------------------------------------------------------- figures
+
+def test_figure6_panels_share_one_x_axis_and_carry_the_star_key():
+    import matplotlib.pyplot as plt
+
+    f = pd.DataFrame({"system": ["A", "A", "B", "B"], "paper_term": ["negation", "Length1"] * 2, "tier": "t",
+                      "n": 9, "lda_coef": [0.1, 0.2, 3.0, -1.0], "lr_coef": [0.2, 0.1, 2.0, 0.5],
+                      "stars": ["*", "", "***", ""]})
+    fig = tx.plot_coefficients(f)
+    a, b = fig.axes[:2]
+    assert a.get_xlim() == b.get_xlim() and a.get_xlim()[1] > 3.0  # A's small bars on B's scale
+    assert any(t.get_text().startswith(tx.STAR_KEY) for t in fig.texts)
+    plt.close(fig)
+
+
+def test_figure7_inset_covers_no_point_and_colours_are_distinct():
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_rgba
+
+    rng = np.random.default_rng(0)
+    df = make_dev([{"label": ["entailment", "neutral", "contradiction"][i % 3],
+                    "cats": [("negation",), ("boolean",), ("negation", "boolean"), ()][i % 4]} for i in range(80)])
+    coords = rng.normal(size=(80, 2)) * [5, 1]
+    coords[0] = [coords[:, 0].max() + 1, coords[:, 1].max() + 1]  # a point in the top-right corner
+    fig, ax = plt.subplots()
+    rep.plot_tsne_panel(ax, coords, df, "connectives")
+    inv = ax.transAxes.inverted()
+    frac = inv.transform(ax.transData.transform(coords))
+    x0, y0, w, h = rep.INSET
+    inside = (frac[:, 0] >= x0) & (frac[:, 0] <= x0 + w) & (frac[:, 1] >= y0) & (frac[:, 1] <= y0 + h)
+    assert not inside.any()
+    colours = rep.palette("connectives")
+    assert len({to_rgba(c) for c in colours.values()}) == len(colours)  # 'none' and 15 values, none shared
+    plt.close(fig)
+
+
+def test_figure7_panels_pick_each_groups_layer_by_probe_auc():
+    import matplotlib.pyplot as plt
+
+    df = make_dev([{"label": "entailment", "cats": ("negation",) if i % 2 else ()} for i in range(12)])
+    coords = {k: np.random.default_rng(k).normal(size=(12, 2)) for k in (0, 1, 2)}
+    sep = pd.DataFrame([{"kind": "group", "target": g, "layer": k, "probe_auc": [0.6, 0.9, 0.7][k],
+                         "silhouette_2d": [0.9, 0.1, 0.2][k]} for g in tx.GROUPS for k in (0, 1, 2)])
+    fig, chosen = rep.figure7_panels(coords, sep, df)
+    assert set(chosen.values()) == {1} and "probe auc 0.90" in fig.axes[0].get_title()
+    plt.close(fig)
+
+
+def test_figure5_tick_labels_do_not_overlap():
+    import matplotlib.pyplot as plt
+
+    acc = pd.DataFrame([{"system": s, "tier": "paper-release" if s == "A" else "offline", "category": c,
+                         "n": 2068 if s == "A" else 101, "accuracy": 0.5, "ci_low": 0.4, "ci_high": 0.6}
+                        for s in ("A", "B", "C") for c in NAMES])
+    fig = tx.plot_accuracy_by_category(acc)
+    fig.canvas.draw()
+    boxes = [t.get_window_extent() for t in fig.axes[0].get_xticklabels()]
+    assert len(boxes) == 15 and all(a.x1 < b.x0 for a, b in zip(boxes, boxes[1:]))
+    plt.close(fig)

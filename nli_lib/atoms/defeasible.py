@@ -30,7 +30,7 @@ import pandas as pd
 
 from ..evaluation import wilcoxon_rho
 from ..llm import PROMPTS
-from .prompts import DEFEASIBLE_ATOM_EXAMPLES
+from .exemplars import atom_shots, dnli_shots
 
 SCALE = (-2, -1, 0, 1, 2)
 SCALE_NAMES = {-2: "strongly weakens", -1: "weakens", 0: "no effect", 1: "strengthens", 2: "strongly strengthens"}
@@ -194,28 +194,11 @@ def silver_labels_nli(sub: pd.DataFrame, nli, thresholds: tuple[float, float] = 
     return out
 
 
-def atom_shots(n: int = 10) -> list[dict]:
-    """Prompt C.2 exemplars: the paper's printed atom-level labels (Table 1, Table 7, §6), atoms as hypotheses."""
-    rows = [dict(r) for r in DEFEASIBLE_ATOM_EXAMPLES]
-    order = sorted(range(len(rows)), key=lambda i: (rows[i]["source"] == "atoms Table 7", i))  # Table 7 last
-    return [rows[i] for i in order][:n]
-
-
-def dnli_shots(n: int = 10, seed: int = 0) -> list[dict]:
-    """Prompt C.1 exemplars: `n` δ-SNLI train-subset examples, half strengtheners, half weakeners."""
-    from ..data.loaders import load_dsnli_train_subset
-    from .consistency import balanced_shots
-
-    rows = balanced_shots(load_dsnli_train_subset(), n, ("strengthener", "weakener"), seed=seed)
-    return [{"premise": r["premise"], "hypothesis": r["hypothesis"], "update": r["update"], "label": r["update_type"]}
-            for r in rows]
-
-
 def _chat_parsed(llm, template: str, rows: pd.DataFrame, hypothesis_col: str, shots: Sequence[dict]) -> list:
     """One parsed C.1 / C.2 answer (`Parsed`) per row; failures and unparsable answers are counted by the client.
 
-    Exemplars about the row's own premise are left out of its prompt: the printed atom labels used as C.2
-    exemplars (Table 1, Table 7, §6) are δ-SNLI-TEST sub-problems themselves."""
+    Exemplars about the row's own premise are left out of its prompt. The default exemplars come from δ-SNLI
+    train/dev (`exemplars`), whose premises never occur in test; the guard covers exemplars a caller passes."""
     t = PROMPTS[template]
     results = llm.chat_many([t.render(context=p, hypothesis=h, evidence=u,
                                       shots=[s for s in shots if _key(s["premise"]) != _key(p)])
@@ -314,6 +297,7 @@ class DefeasiblePredictor:
     model: object  # a Classifier over dnli_frame rows, or a chat client
     full_shots: tuple = ()  # C.1 exemplars (llm)
     atom_shots: tuple = ()  # C.2 exemplars (llm)
+    train_set: str = ""  # what an encoder was fine-tuned on (`pipeline.DeltaTrain.name`); '' for a prompted LLM
 
     @property
     def ternary(self) -> bool:
@@ -338,17 +322,19 @@ def _cols(frame: pd.DataFrame):
     return frame["premise"].tolist(), frame["hypothesis"].tolist()
 
 
-def encoder_predictor(model) -> DefeasiblePredictor:
-    """A fine-tuned δ-NLI classifier (labels strengthener/weakener) as a Table 3 model."""
-    return DefeasiblePredictor(model.name, model.tier, "encoder", model)
+def encoder_predictor(model, train_set: str = "") -> DefeasiblePredictor:
+    """A fine-tuned δ-NLI classifier (labels strengthener/weakener) as a Table 3 model; `train_set` names the
+    data it was fine-tuned on (Table 3's `train_set` column)."""
+    return DefeasiblePredictor(model.name, model.tier, "encoder", model, train_set=train_set)
 
 
 def llm_predictor(llm, full_shots: Sequence[dict] | None = None, atom_shots_: Sequence[dict] | None = None,
                   seed: int = 0) -> DefeasiblePredictor:
-    """A prompted LLM: C.1 with 10 balanced δ-SNLI exemplars (full), C.2 with the paper's atom exemplars."""
+    """A prompted LLM: C.1 with 10 balanced δ-SNLI train exemplars (full examples), C.2 with 12 balanced atom
+    exemplars of δ-SNLI train/dev examples (`exemplars.atom_shots`)."""
     return DefeasiblePredictor(f"{llm.model} (C.1/C.2)", "paper", "llm", llm,
                                tuple(dnli_shots(10, seed) if full_shots is None else full_shots),
-                               tuple(atom_shots() if atom_shots_ is None else atom_shots_))
+                               tuple(atom_shots(seed=seed) if atom_shots_ is None else atom_shots_))
 
 
 def predict(predictor: DefeasiblePredictor, dnli: pd.DataFrame, labeled: pd.DataFrame):
@@ -396,7 +382,8 @@ def table3_row(name: str, tier: str, full: pd.DataFrame, atoms: pd.DataFrame, te
 
 def table3(results: Mapping[str, tuple], predictors: Mapping[str, DefeasiblePredictor], label_source: str,
            self_labelled: Sequence[str] = ()) -> pd.DataFrame:
-    """Table 3 from {name: (full, atoms)} `predict` outputs; every row carries the label source.
+    """Table 3 from {name: (full, atoms)} `predict` outputs; every row carries the label source and, in
+    `train_set`, what the model was fine-tuned on (prompted LLMs: 'none (prompted)').
 
     Models in `self_labelled` produced the (silver) labels themselves: their atom-level columns would only
     measure agreement with their own answers, so they are blanked (NaN) and flagged.
@@ -413,6 +400,7 @@ def table3(results: Mapping[str, tuple], predictors: Mapping[str, DefeasiblePred
             ):
                 row[col] = np.nan
             row["atoms_scored"] = "not scored: this model produced the silver labels"
+        row["train_set"] = predictors[n].train_set or "none (prompted)"
         rows.append(row)
     return pd.DataFrame(rows).assign(label_source=label_source)
 

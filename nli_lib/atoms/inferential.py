@@ -178,8 +178,8 @@ def equivalent_examples(atom: str, critical: pd.DataFrame, encoder, nli, thresho
 
 def bucket_records(bucket_rows: pd.DataFrame, cliques: Sequence[Sequence[str]], examples: pd.DataFrame,
                    correct: Mapping[str, pd.Series]) -> pd.DataFrame:
-    """One row per (bucket, example): the bucket's atoms, the example's texts, its weight and, per model,
-    whether the full prediction was correct; the rows behind Table 4."""
+    """One row per (bucket, example, model): the bucket's atoms, the example's texts, its weight and whether the
+    model's full prediction was correct; the rows behind Table 4 (filterable by model and correctness)."""
     size = bucket_rows.groupby("bucket")["pair_id"].nunique()
     out = bucket_rows.copy()
     out["bucket_examples"] = out["bucket"].map(size)
@@ -189,6 +189,5 @@ def bucket_records(bucket_rows: pd.DataFrame, cliques: Sequence[Sequence[str]], 
     out["critical_atoms"] = out["bucket"].map(lambda b: " | ".join(cliques[b]))
     cols = ["pair_id", "premise", "hypothesis", "update", "update_type"]
     out = out.merge(examples[cols].drop_duplicates("pair_id"), on="pair_id", how="left")
-    for model, corr in correct.items():
-        out[f"correct: {model}"] = out["pair_id"].map(corr)
-    return out
+    frames = [out.assign(model=model, correct=out["pair_id"].map(corr)) for model, corr in correct.items()]
+    return pd.concat(frames, ignore_index=True) if frames else out.assign(model=None, correct=None)

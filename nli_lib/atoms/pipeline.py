@@ -7,8 +7,9 @@
 Offline profile: the profile's NLI model (MiniLM fine-tuned on e-SNLI dev), the TF-IDF baseline(s), the
 rule-based atom generator, the MiniLM δ-NLI classifier and a TF-IDF δ-NLI baseline. Paper profile adds hub
 NLI models (`extra_models`), the LLM through Prompts A.1/B.1/C.1/C.2, and the profile's
-`paper_models.atoms.dnli_encoders` (default roberta-large / deberta-v3-large) fine-tuned on δ-SNLI train
-with the paper's settings (2 epochs, lr 2e-5, batch 32).
+`paper_models.atoms.dnli_encoders` (default roberta-large / deberta-v3-large) fine-tuned with the paper's
+settings (2 epochs, lr 2e-5, batch 32). Every δ-NLI encoder trains on the full δ-SNLI train set when it was
+fetched, else on the mirror's 8,872-example subset (`dsnli_train`); Table 3's `train_set` column says which.
 """
 from __future__ import annotations
 
@@ -86,30 +87,72 @@ def snli_consistency(nb, n: int = 1000, models=None) -> SNLIRun:
     return run
 
 
-def dnli_predictors(nb) -> dict:
-    """Table 3 models: the offline δ-NLI MiniLM, a TF-IDF δ-NLI baseline; paper: fine-tuned encoders + LLM."""
+FULL_TRAIN_KEY = "dnli_full/snli.train"  # the full δ-SNLI train set: online-only (not in the offline mirror)
+
+
+@dataclass(frozen=True)
+class DeltaTrain:
+    """The δ-SNLI training set the Table 3 encoders are fine-tuned on, and how outputs name it."""
+
+    rows: pd.DataFrame = field(repr=False)  # δ-NLI rows (load_dnli columns; impossible updates dropped)
+    name: str  # what it is, as Table 3's `train_set` column and caption state it
+    full: bool  # True: the full δ-SNLI train set; False: the mirror's 8,872-example subset
+
+    def sample_name(self, n: int | None = None) -> str:
+        """The name, or that of a seeded `n`-row sample of it (quick runs) when `n` is below its size.
+
+        >>> t = DeltaTrain(pd.DataFrame({"x": range(5)}), "δ-SNLI train subset", False)
+        >>> t.sample_name(), t.sample_name(2), t.sample_name(9)
+        ('δ-SNLI train subset', '2-row sample of δ-SNLI train subset', 'δ-SNLI train subset')
+        """
+        return f"{n:,}-row sample of {self.name}" if n is not None and n < len(self.rows) else self.name
+
+
+def dsnli_train() -> DeltaTrain:
+    """The full δ-SNLI train set when the mirror or the data cache holds it (`fetch.available`: fetched once with
+    `nli-companion fetch dnli_full/snli.train`), else the mirror's AFLite subset, named as such."""
+    from ..data.fetch import available
     from ..data.loaders import load_dnli, load_dsnli_train_subset
+
+    if available(FULL_TRAIN_KEY):
+        rows = load_dnli("snli", "train", drop_impossible=True)
+        return DeltaTrain(rows, f"δ-SNLI train (full, {len(rows):,} examples)", True)
+    rows = load_dsnli_train_subset()
+    return DeltaTrain(rows, f"δ-SNLI train subset ({len(rows):,} AFLite examples; the full train set is not "
+                            f"fetched: nli-companion fetch {FULL_TRAIN_KEY})", False)
+
+
+def dnli_predictors(nb, train: DeltaTrain | None = None) -> dict:
+    """Table 3 models: the offline δ-NLI MiniLM, a TF-IDF δ-NLI baseline; paper: fine-tuned encoders + LLM.
+
+    Every encoder is fine-tuned on `train` (default `dsnli_train()`: the full δ-SNLI train set when fetched,
+    else the subset; quick runs a seeded sample of it) and says so in its `train_set`."""
+    from ..data.loaders import load_dnli
     from ..models import DNLI_LABELS, TrainSpec, dnli_frame, finetune, fit_baseline, offline_dnli_model
 
-    train = dnli_frame(load_dsnli_train_subset())
+    train = train or dsnli_train()
+    rows = dnli_frame(train.rows)
+    quick_rows = rows.sample(n=min(QUICK_BASELINE_ROWS, len(rows)), random_state=nb.seed)
     preds = {}
-    main = offline_dnli_model(quick=nb.quick, seed=nb.seed, progress=False, train_rows=nb.profile.quick_train_rows)
-    preds[main.name] = encoder_predictor(main)
+    quick_train = nb.profile.quick_train_rows
+    main = offline_dnli_model(quick=nb.quick, seed=nb.seed, progress=False, train_rows=quick_train,
+                              train=train.rows)
+    preds[main.name] = encoder_predictor(main, train.sample_name(quick_train if nb.quick else None))
     if nb.profile.baselines:
-        sub = train.sample(n=QUICK_BASELINE_ROWS, random_state=nb.seed) if nb.quick else train
+        sub = quick_rows if nb.quick else rows
         tf = fit_baseline("tfidf-logreg", False, nb.seed, labels=DNLI_LABELS, train=sub)
         tf.name = "tfidf-logreg-dsnli" + (f" (quick: {len(sub)} rows)" if nb.quick else "")
-        preds[tf.name] = encoder_predictor(tf)
+        preds[tf.name] = encoder_predictor(tf, train.sample_name(len(sub)))
     if nb.tier == "paper":
         dev = dnli_frame(load_dnli("snli", "dev", drop_impossible=True))
         for ref in nb.profile.refs("paper_models.atoms.dnli_encoders"):
             spec = TrainSpec(base=ref.id, base_revision=ref.revision, labels=DNLI_LABELS, epochs=1 if nb.quick else 2,
                              lr=2e-5, batch_size=32, max_length=128, seed=nb.seed)
-            clf = finetune(spec, train.sample(n=QUICK_BASELINE_ROWS, random_state=nb.seed) if nb.quick else train,
+            clf = finetune(spec, quick_rows if nb.quick else rows,
                            dev.sample(n=min(1000, len(dev)), random_state=nb.seed),
                            name=re.sub(r"[^A-Za-z0-9._-]+", "_", ref.name) + "-dsnli", tier="paper", progress=False)
             clf.name = f"{ref.name} (δ-SNLI fine-tuned)"  # the entry's name: its `as:` may declare it a paper row
-            preds[clf.name] = encoder_predictor(clf)
+            preds[clf.name] = encoder_predictor(clf, train.sample_name(len(quick_rows) if nb.quick else None))
     llm = make_llm(nb.params)
     if llm is not None:
         p = llm_predictor(llm, seed=nb.seed)
@@ -160,6 +203,16 @@ class DefeasibleRun:
             return ""
         return ("METHOD DEMONSTRATION, not a result: the silver atom labels fail the project's checks ("
                 + "; ".join(verdict["failed"]) + "). ")
+
+    def encoder_training(self) -> str:
+        """What the run's fine-tuned encoders were trained on, for captions ('no fine-tuned encoder' if none).
+
+        >>> p = type("P", (), {"kind": "encoder", "train_set": "δ-SNLI train subset"})()
+        >>> DefeasibleRun(None, {"a": p, "b": p}, {}).encoder_training()
+        'δ-SNLI train subset'
+        """
+        sets = sorted({p.train_set for p in self.predictors.values() if p.kind == "encoder" and p.train_set})
+        return "; ".join(sets) or "no fine-tuned encoder"
 
     def correct(self) -> dict:
         """model -> Series(pair_id -> full prediction correct), for inferential consistency."""

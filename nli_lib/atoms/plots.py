@@ -1,4 +1,5 @@
-"""Figures of the atoms paper: Figure 2 (rug plot), Figure 5 (label distribution), Figures 6-7 (atoms per example).
+"""Figures of the atoms paper: Figure 2 (rug plot), Figure 5 (label distribution), Figures 6-7 (atoms per example),
+Table 2 by predicted label and Table 4 with intervals.
 
 All take the per-example summary of `defeasible.example_summary` (or the labelled sub-problems) and return
 a matplotlib Figure; the label source goes in the title so no figure hides where its labels came from.
@@ -123,5 +124,37 @@ def critical_share(summary: pd.DataFrame, label_source: str = ""):
     ax.set_xlabel("critical atoms / valid atoms")
     ax.set_ylabel("updates (examples)")
     ax.set_title(f"{all_share:.0f}% of updates target all valid atoms at once — labels: {label_source}", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def consistency_by_label(t2: pd.DataFrame, tier: str):
+    """Table 2 columns 5-7 (logical consistency by predicted label) as grouped bars, one group per model."""
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    cols = ["consistency_pred_entailment", "consistency_pred_neutral", "consistency_pred_contradiction"]
+    t2.set_index("model")[cols].rename(columns=lambda c: c.split("_")[-1]).plot.bar(ax=ax, rot=0)
+    ax.set_ylabel("logical consistency (%)")
+    ax.set_ylim(0, 100)
+    ax.legend(title="predicted label", loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
+    ax.set_title(f"Consistency by predicted label (no bar: the model never predicted it) — tier {tier}", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def ic_intervals(t4: pd.DataFrame, tier: str, label_source: str, warning: str = ""):
+    """Table 4 as points with their bootstrap 95% intervals, one row per model (None when no bucket was scored);
+    the axis spans I_C's range, 50-100% (θ² + (1 − θ)² ≥ ½); `warning` (e.g. the method-demonstration note) is
+    printed on the figure."""
+    if not len(t4) or t4["buckets"].sum() <= 0:
+        return None
+    fig, ax = plt.subplots(figsize=(6.5, 1.2 + 0.45 * len(t4)))
+    ic = t4["inferential_consistency"]
+    ax.errorbar(ic, range(len(t4)), xerr=[ic - t4["ci_low"], t4["ci_high"] - ic], fmt="o", capsize=3)
+    ax.set_yticks(range(len(t4)), t4["model"])
+    ax.set_ylim(-0.6, len(t4) - 0.4)
+    ax.set_xlim(48, 102)
+    ax.set_xlabel("inferential consistency (%)")
+    title = f"I_C with bootstrap 95% CI — {tier}\nlabels: {label_source}"
+    ax.set_title(f"{warning}\n{title}" if warning else title, fontsize=8, color="darkred" if warning else "black")
     fig.tight_layout()
     return fig

@@ -388,6 +388,14 @@ class WordNetPages:
         """The sense chosen for each noun of `query`, in its sentence (None where ambiguous)."""
         return self.chooser.choose_many([(t, context_sentence(query, t)) for t in query_nouns(query, self.wn)])
 
+    def sense_table(self, query: str):
+        """`sense_choices` as a table: term, chosen synset, why, and the chosen sense's gloss ('' where none)."""
+        import pandas as pd
+
+        return pd.DataFrame([{"term": s.term, "chosen": s.synset, "reason": s.reason,
+                              "gloss": self.wn.definition(s.synset) if s.synset else ""}
+                             for s in self.sense_choices(query)], columns=["term", "chosen", "reason", "gloss"])
+
     def search(self, query: str, exclude: frozenset | set = frozenset(), new_text: str | None = None,
                used: frozenset | set = frozenset()) -> list[Page]:
         """Pages of the first `max_terms` query nouns with a chosen sense that still offer a sentence not in

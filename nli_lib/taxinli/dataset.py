@@ -154,7 +154,8 @@ def annotation_agreement(taxi: pd.DataFrame) -> pd.DataFrame:
 
     The paper (§3.1.1) reports an average inference accuracy of 86.7%. Neutral pairs were annotated with
     Questionnaire 2, which told annotators the pair is neutral, so we report all rows, rows with an
-    annotated label, and entailment/contradiction pairs only. Wilson 95% intervals.
+    annotated label, and entailment/contradiction pairs only. Wilson 95% intervals; `paper` is the printed
+    average (as a fraction) on every row.
     """
     from ..evaluation import wilson_interval
 
@@ -165,6 +166,9 @@ def annotation_agreement(taxi: pd.DataFrame) -> pd.DataFrame:
         "entailment + contradiction (Questionnaire 1)": has & taxi["label"].isin(["entailment", "contradiction"]),
         **{f"gold {lab}": has & (taxi["label"] == lab) for lab in LABELS},
     }
+    from ..paper_values import paper_value
+
+    paper = paper_value("taxinli-fig-2", "average inference accuracy") / 100
     rows = []
     for name, mask in subsets.items():
         sub = taxi[mask]
@@ -174,7 +178,7 @@ def annotation_agreement(taxi: pd.DataFrame) -> pd.DataFrame:
                      "ci_low": lo, "ci_high": hi,
                      # kappa is undefined within one gold label (no chance agreement to correct for)
                      "cohen_kappa": cohen_kappa(sub["annotated_label"], sub["label"])
-                     if sub["label"].nunique() > 1 else np.nan})
+                     if sub["label"].nunique() > 1 else np.nan, "paper": paper})
     return pd.DataFrame(rows)
 
 
@@ -240,12 +244,12 @@ def categories_per_example(taxi: pd.DataFrame) -> pd.DataFrame:
     return pd.crosstab(rows["n_categories"], rows["label"]).reindex(columns=list(LABELS)).fillna(0).astype(int)
 
 
-def plot_category_counts(counts: pd.DataFrame, ax=None):
-    """Figure 3: stacked bars of examples per category, split by gold label."""
+def plot_category_counts(counts: pd.DataFrame, ax=None, title: str = ""):
+    """Figure 3: stacked bars of examples per category, split by gold label, `title` above."""
     import matplotlib.pyplot as plt
 
     if ax is None:
-        _, ax = plt.subplots(figsize=(10, 3.8))
+        _, ax = plt.subplots(figsize=(11, 4))
     colors = {"entailment": "#4c72b0", "neutral": "#999999", "contradiction": "#c44e52"}
     bottom = np.zeros(len(counts))
     for lab in LABELS:
@@ -258,16 +262,59 @@ def plot_category_counts(counts: pd.DataFrame, ax=None):
     ax.tick_params(axis="x", rotation=60)
     plt.setp(ax.get_xticklabels(), ha="right", rotation_mode="anchor")
     ax.legend(fontsize=8)
+    if title:
+        ax.set_title(title, fontsize=10)
     return ax.figure
 
 
-def plot_correlation(corr: pd.DataFrame, ax=None):
-    """Figure 4: heat map of the category correlation matrix."""
+def plot_correlation(corr: pd.DataFrame, ax=None, title: str = ""):
+    """Figure 4: heat map of the category correlation matrix, `title` above."""
     import matplotlib.pyplot as plt
     import seaborn as sns
 
     if ax is None:
-        _, ax = plt.subplots(figsize=(7.5, 6.2))
+        _, ax = plt.subplots(figsize=(8, 6.6))
     sns.heatmap(corr, cmap="RdBu_r", center=0, vmin=-0.3, vmax=0.3, annot=True, fmt=".2f", annot_kws={"size": 6},
                 square=True, ax=ax, cbar_kws={"shrink": 0.7})
+    if title:
+        ax.set_title(title, fontsize=10)
     return ax.figure
+
+
+def taxonomic_split(taxi: pd.DataFrame, dev: pd.DataFrame) -> pd.DataFrame:
+    """Figure 3's caption check: the taxonomic examples' gold-label split in all rows, the MNLI-dev rows and
+    the MNLI-train rows (`label_split`) beside the caption's '9(E)/7(C)/3(N)' (column `paper`)."""
+    from ..paper_values import paper_value
+
+    split = label_split(taxi, dev, "taxonomic")
+    split["paper"] = [paper_value("taxinli-fig-3", f"taxonomic {lab}") for lab in split.index]
+    return split.reset_index()
+
+
+def taxonomic_split_scores(split: pd.DataFrame, model: str) -> pd.DataFrame:
+    """Scorecard rows (quantity 'taxonomic <label>', ours = the count in all rows) of `taxonomic_split`."""
+    return pd.DataFrame({"quantity": [f"taxonomic {lab}" for lab in split["label"]], "ours": split["all rows"],
+                         "model": model, "note": "all 10,071 rows"})
+
+
+def genre_shares(taxi: pd.DataFrame, pairs=(("boolean", "quantifier"), ("boolean", "comparative")),
+                 genre: str = "telephone") -> pd.DataFrame:
+    """`genre_share` for several category pairs (the paper: 'nearly 25%' of boolean-quantifier pairs are from
+    the telephone genre)."""
+    return pd.DataFrame([genre_share(taxi, tuple(p), genre) for p in pairs])
+
+
+def genre_share_scores(shares: pd.DataFrame, model: str) -> pd.DataFrame:
+    """The scorecard row of the boolean-quantifier telephone share (%), the only one the paper prints."""
+    row = shares[shares["categories"] == "boolean+quantifier"].iloc[0]
+    return pd.DataFrame([{"quantity": "boolean-quantifier pairs from telephone genre (%)", "ours": 100 * row["share"],
+                          "model": model, "note": f"{row['from_genre']} of {row['n']} pairs annotated boolean "
+                                                  f"and quantifier"}])
+
+
+def inference_accuracy_score(agree: pd.DataFrame, model: str) -> pd.DataFrame:
+    """The scorecard row of the annotators' inference accuracy: the Questionnaire 1 subset (INFERENCE_SUBSET)."""
+    q1 = agree.set_index("subset").loc[INFERENCE_SUBSET]
+    return pd.DataFrame([{"quantity": "average inference accuracy", "ours": 100 * q1["accuracy"], "model": model,
+                          "note": f"merged annotated_label vs gold on the {int(q1['n'])} entailment/contradiction "
+                                  f"pairs (Questionnaire 1)"}])

@@ -129,6 +129,27 @@ def factor_analysis(rows: pd.DataFrame, standardize_lengths: bool = True, with_l
     return (table, rows.assign(lr_p_correct=fitted_p)) if per_example else table
 
 
+def star_table(factors: pd.DataFrame, column: str = "lr_coef") -> pd.DataFrame:
+    """Terms × systems: each LR coefficient (2 decimals) with its stars, e.g. '-0.42***'.
+
+    >>> f = pd.DataFrame({"system": ["A", "A"], "paper_term": ["negation", "Length1"], "lr_coef": [0.731, -0.1],
+    ...                   "stars": ["**", ""]})
+    >>> star_table(f).to_dict()
+    {'A': {'negation': '0.73**', 'Length1': '-0.1'}}
+    """
+    terms, systems = list(dict.fromkeys(factors["paper_term"])), list(dict.fromkeys(factors["system"]))
+    values = factors.pivot(index="paper_term", columns="system", values=column).round(2).astype(str)
+    return (values + factors.pivot(index="paper_term", columns="system", values="stars")).reindex(terms)[systems]
+
+
+def stars_with_label(factors: pd.DataFrame, with_label: pd.DataFrame, system: str) -> pd.DataFrame:
+    """One system's LR stars per term without and with gold-label controls (rows: the two fits)."""
+    keys = ["system", "paper_term"]
+    side = pd.concat({"without label": factors.set_index(keys)["stars"],
+                      "with label": with_label.set_index(keys)["stars"]}, axis=1)
+    return side.loc[system].T
+
+
 def paper_significance(paper_sys: str) -> dict[str, int]:
     """The paper's significant LR coefficients for 'BERT' (Fig. 6) or 'RoBERTa' (Fig. 9): term -> stars.
 
@@ -164,6 +185,13 @@ def compare_with_paper(factors: pd.DataFrame, stand_ins: dict[str, str] | None =
                         "our_lr_coef": r["lr_coef"], "agree": bool(paper_stars) == bool(r["stars"]),
                         "same_stars": paper_stars == r["stars"], "length_unit": r.get("length_unit", "")})
     return pd.DataFrame(out)
+
+
+def agreement_summary(cmp: pd.DataFrame) -> pd.DataFrame:
+    """Per system compared with the paper (`compare_with_paper`): terms, and how many agree on significance
+    (`agree`) and on the number of stars (`same_stars`)."""
+    by = cmp.groupby(["system", "relation"], sort=False)
+    return by[["agree", "same_stars"]].sum().assign(terms=by.size())
 
 
 def length_unit_comparison(rows: pd.DataFrame, stand_ins: dict[str, str] | None = None,
@@ -227,40 +255,63 @@ def correctness_records(dev: pd.DataFrame, fitted: pd.DataFrame, systems: Sequen
     return out.sort_values(["system", "lr_p_correct"], ascending=[True, False]).reset_index(drop=True)
 
 
-def plot_coefficients(factors: pd.DataFrame, systems: Sequence[str] | None = None, sharex: bool = False,
-                      paper_stars: dict[str, dict[str, int]] | None = None):
+STAR_KEY = "LR Wald p-value: * < 0.05, ** < 0.01, *** < 0.001"  # the caption's convention
+
+
+def plot_coefficients(factors: pd.DataFrame, systems: Sequence[str] | None = None, sharex: bool = True,
+                      paper_stars: dict[str, dict[str, int]] | None = None, per_row: int = 4):
     """Figures 6 / 9: per system, horizontal LDA and LR coefficient bars per term, our LR stars on the right.
 
-    `paper_stars` (system -> {paper term: number of stars}, e.g. {"BERT": paper_significance("BERT")}) adds
-    the paper's stars in grey in a second column, so the caption's list is read beside ours."""
+    Panels share one x-axis (`sharex`: the same limits and ticks in every panel), so coefficients of
+    different systems are read on one scale; at most `per_row` panels per row; the star key (STAR_KEY) and
+    the bar legend sit under the panels. `paper_stars` (system -> {paper term:
+    number of stars}, e.g. {"BERT": paper_significance("BERT")}) adds the paper's stars in grey in a second
+    column, so the caption's list is read beside ours."""
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
 
     systems = list(systems or dict.fromkeys(factors["system"]))
     paper_stars = paper_stars or {}
-    fig, axes = plt.subplots(1, len(systems), figsize=(3.6 * len(systems) + 0.6 * bool(paper_stars), 5.6),
-                             sharey=True, sharex=sharex, squeeze=False)
-    for ax, system in zip(axes[0], systems):
+    ncols = min(len(systems), per_row)
+    nrows = -(-len(systems) // ncols)
+    height = 5.6 * nrows + 0.8  # 0.8 in under the panels: the bar legend, then the star key
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols + 0.6 * bool(paper_stars), height), squeeze=False)
+    for ax in axes.flat[len(systems):]:
+        ax.remove()
+
+    def reach(sub):
+        coefs = sub[["lda_coef", "lr_coef"]].to_numpy(dtype=float)
+        return float(np.nanmax(np.abs(coefs))) if np.isfinite(coefs).any() else 1.0
+
+    shared = max(reach(factors[factors["system"] == s]) for s in systems)
+    with_paper = any(s in paper_stars for s in systems)
+    for k, (ax, system) in enumerate(zip(axes.flat, systems)):
         sub = factors[factors["system"] == system].reset_index(drop=True)
         y = np.arange(len(sub))
-        ax.barh(y - 0.2, sub["lda_coef"].fillna(0), 0.4, label="LDA", color="#8172b2")
-        ax.barh(y + 0.2, sub["lr_coef"].fillna(0), 0.4, label="LR", color="#55a868")
-        coefs = sub[["lda_coef", "lr_coef"]].to_numpy(dtype=float)
-        lim = np.nanmax(np.abs(coefs)) if np.isfinite(coefs).any() else 1
+        ax.barh(y - 0.2, sub["lda_coef"].fillna(0), 0.4, color="#8172b2")
+        ax.barh(y + 0.2, sub["lr_coef"].fillna(0), 0.4, color="#55a868")
+        lim = shared if sharex else reach(sub)
         paper = paper_stars.get(system)
         for i, s in enumerate(sub["stars"]):
-            if s:
+            if isinstance(s, str) and s:
                 ax.text(lim * 1.05, i, s, va="center", fontsize=8, color="#2f6b3a")
             if paper and paper.get(sub.at[i, "paper_term"]):
                 ax.text(lim * 1.4, i, "*" * paper[sub.at[i, "paper_term"]], va="center", fontsize=8, color="0.45")
         ax.axvline(0, color="0.3", lw=0.6)
-        ax.set_xlim(-lim * 1.15, lim * (1.75 if paper is not None else 1.3))
-        ax.set_yticks(y, sub["paper_term"], fontsize=8)
-        ax.set_ylim(len(sub) - 0.4, -1.6 if paper is not None else -0.6)  # top to bottom; a header row for stars
+        ax.set_xlim(-lim * 1.15, lim * (1.75 if with_paper else 1.3))
+        ax.set_yticks(y, sub["paper_term"] if k % ncols == 0 else [], fontsize=8)
+        ax.set_ylim(len(sub) - 0.4, -1.6)  # top to bottom; a header row names the star columns
+        ax.text(lim * 1.05, -1.0, "ours", fontsize=7, color="#2f6b3a", va="center")
         if paper is not None:
-            ax.text(lim * 1.05, -1.0, "ours", fontsize=7, color="#2f6b3a", va="center")
             ax.text(lim * 1.4, -1.0, "paper", fontsize=7, color="0.45", va="center")
         ax.set_title(f"{system}\n({sub['tier'].iloc[0]}, n={sub['n'].iloc[0]})", fontsize=9)
         ax.tick_params(axis="x", labelsize=7)
-    axes[0][0].legend(fontsize=7, loc="lower left")
-    fig.tight_layout()
+        ax.set_xlabel("coefficient", fontsize=8)
+        ax.grid(axis="x", alpha=0.3)
+    handles = [Patch(color="#8172b2", label="LDA"), Patch(color="#55a868", label="LR (lengths z-scored)")]
+    fig.legend(handles=handles, loc="lower left", ncol=2, fontsize=8, frameon=False,
+               bbox_to_anchor=(0.01, 0.35 / height))
+    fig.text(0.02, 0.08 / height, STAR_KEY + ("\nours in green, the paper's caption in grey" if with_paper else ""),
+             ha="left", va="bottom", fontsize=8)
+    fig.tight_layout(rect=(0, 0.8 / height, 1, 1))
     return fig

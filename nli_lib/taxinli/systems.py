@@ -40,6 +40,7 @@ SHIPPED = (
     ShippedSystem("ESIM", "pred_esim", "ESIM (TaxiNLI release)"),
     ShippedSystem("BERT", "pred_bert", "aloxatel/bert-base-mnli (TaxiNLI release)"),
 )
+SHIPPED_MODELS = tuple(s.model for s in SHIPPED)  # the models behind the shipped predictions (outputs' sidecars)
 # MNLI dev: matched = genres seen in MNLI train; mismatched = the other five.
 MATCHED_GENRES = frozenset({"fiction", "government", "slate", "telephone", "travel"})
 MISMATCHED_GENRES = frozenset({"facetoface", "letters", "nineeleven", "oup", "verbatim"})
@@ -58,17 +59,21 @@ def declared_system(model: str, declared: Mapping | None) -> str:
     return next((s for s in PAPER_SYSTEMS if declares(declared or {}, model, s)), "")
 
 
-RELATIONS = ("paper's predictions", "declared", "stand-in")  # how a system of ours relates to the paper's
+RELATIONS = ("paper's predictions", "declared", "stand-in", "same architecture")  # how ours relates to the paper's
+OVERLAP = "TaxiNLI ∩ MNLI dev"  # Table 3 `rows`: accuracy on the TaxiNLI overlap rows
+FULL_DEV = "full MNLI dev"  # ... on the full MNLI dev sets (mnli.table3_full_dev), as the paper
 
 
-def counterpart(system: str, model: str, stand_ins: Mapping[str, str] | None = None,
+def counterpart(system: str, model: str, stand_ins: Mapping[str, str | tuple[str, str]] | None = None,
                 declared: Mapping | None = None) -> tuple[str, str]:
     """(paper system, relation) for a row of `system_rows`; ('', '') when it has no counterpart.
 
     Relations: "paper's predictions" (the shipped NB/ESIM/BERT outputs), "declared" (a model the profile
     declares to be the paper's system, `as:`), "stand-in" (a model put beside a paper system only for
-    orientation, named in `stand_ins`: system -> paper system). A hub model that merely looks like the
-    paper's (roberta-large-mnli) has no counterpart unless it is declared or named a stand-in.
+    orientation, named in `stand_ins`: system -> paper system), "same architecture" (our own fine-tune of
+    the paper's architecture on MNLI, `paper_models.taxinli.mnli_finetune`: `stand_ins` maps it to a
+    (paper system, relation) pair, `evaluation.Systems.counterparts`). A hub model that merely looks like
+    the paper's (roberta-large-mnli) has no counterpart unless it is declared or named a stand-in.
 
     >>> counterpart("BERT", "aloxatel/bert-base-mnli")
     ('BERT', "paper's predictions")
@@ -78,14 +83,19 @@ def counterpart(system: str, model: str, stand_ins: Mapping[str, str] | None = N
     ('', '')
     >>> counterpart("rl", "roberta-large-mnli", declared={"roberta-large-mnli": "RoBERTa"})
     ('RoBERTa', 'declared')
+    >>> counterpart("bert-ft", "bert-ft", {"bert-ft": ("BERT", "same architecture")})
+    ('BERT', 'same architecture')
     """
     if system in PAPER_SYSTEMS:  # the shipped predictions carry the paper's system names
         return system, RELATIONS[0]
     same = declared_system(model, declared)
     if same:
         return same, RELATIONS[1]
-    if stand_ins and system in stand_ins:
-        return stand_ins[system], RELATIONS[2]
+    given = (stand_ins or {}).get(system)
+    if isinstance(given, tuple):
+        return given
+    if given:
+        return given, RELATIONS[2]
     return "", ""
 
 
@@ -110,13 +120,15 @@ def stand_ins(classifiers: Mapping[str, object], main: str, declared: Mapping | 
 def model_label(model: str, relation: str, paper_sys: str) -> str:
     """How a scorecard entry names the model behind our number.
 
-    >>> model_label("minilm-esnli", "stand-in", "BERT")
-    'minilm-esnli (stand-in for BERT)'
+    >>> model_label("minilm-esnli", "stand-in", "BERT"), model_label("bert-ft", "same architecture", "BERT")
+    ('minilm-esnli (stand-in for BERT)', "bert-ft (fine-tuned on MNLI here, the paper's BERT procedure)")
     """
     if relation == RELATIONS[0]:
         return f"{model} predictions"
     if relation == RELATIONS[2]:
         return f"{model} (stand-in for {paper_sys})"
+    if relation == RELATIONS[3]:
+        return f"{model} (fine-tuned on MNLI here, the paper's {paper_sys} procedure)"
     return model
 
 
@@ -200,7 +212,12 @@ def evaluation_sample(dev: pd.DataFrame, quick: bool, seed: int = 0, n_quick: in
     return stratified_sample(dev, n_quick, seed) if quick else dev
 
 
-def _acc_row(sub: pd.DataFrame) -> dict:
+def accuracy_row(sub: pd.DataFrame) -> dict:
+    """n, correct, accuracy and its Wilson 95% interval of the 0/1 `correct` column of `sub`.
+
+    >>> accuracy_row(pd.DataFrame({"correct": [1, 1, 0, 1]}))["accuracy"]
+    0.75
+    """
     k, n = int(sub["correct"].sum()), len(sub)
     lo, hi = wilson_interval(k, n)
     return {"n": n, "correct": k, "accuracy": k / n if n else np.nan, "ci_low": lo, "ci_high": hi}
@@ -225,8 +242,8 @@ def table3(rows: pd.DataFrame, stand_ins: Mapping[str, str] | None = None, decla
         paper_sys, relation = counterpart(system, model, stand_ins, declared)
         for split, mask in (("matched", sub["matched"]), ("mismatched", ~sub["matched"]),
                             ("overlap (all)", pd.Series(True, index=sub.index))):
-            r = {"system": system, "model": model, "tier": tier, "split": split, **_acc_row(sub[mask]),
-                 "paper_system": paper_sys, "relation": relation}
+            r = {"system": system, "model": model, "tier": tier, "split": split, **accuracy_row(sub[mask]),
+                 "paper_system": paper_sys, "relation": relation, "rows": OVERLAP}
             try:
                 r["paper"] = paper_value("taxinli-table-3", f"{paper_sys} {split}")
             except KeyError:
@@ -255,15 +272,32 @@ def relation_basis(relation: str, model: str, paper_sys: str, declared: Mapping)
 
 
 def table3_scores(t3: pd.DataFrame, declared: Mapping) -> pd.DataFrame:
-    """Scorecard rows (quantity, ours, model, basis, note) for every Table 3 row that has a paper value."""
-    rows = []
-    for r in t3.dropna(subset=["paper"]).itertuples(index=False):
-        rows.append({"quantity": f"{r.paper_system} {r.split}", "ours": r.accuracy_pct,
-                     "model": model_label(r.model, r.relation, r.paper_system),
-                     "basis": relation_basis(r.relation, r.model, r.paper_system, declared),
-                     "note": f"accuracy on the {r.n} TaxiNLI ∩ MNLI-dev {r.split} rows (paper: full MNLI dev "
-                             f"{r.split}); {r.relation}"})
-    return pd.DataFrame(rows, columns=["quantity", "ours", "model", "basis", "note"])
+    """Scorecard rows (quantity, ours, model, basis, note) for every Table 3 row that has a paper value.
+
+    `t3` may hold rows on the TaxiNLI overlap (`table3`) and on the full MNLI dev sets
+    (`mnli.table3_full_dev`, `rows` = FULL_DEV); for a system and split with both, the full-dev number is
+    scored: it is what the paper's Table 3 reports.
+
+    >>> t3 = pd.DataFrame({"system": ["m", "m"], "model": "m", "split": "matched", "n": [40, 900],
+    ...                    "accuracy_pct": [50.0, 60.0], "paper_system": "BERT", "relation": "stand-in",
+    ...                    "paper": 84.7, "rows": [OVERLAP, FULL_DEV]})
+    >>> table3_scores(t3, {})[["quantity", "ours", "basis"]].values.tolist()
+    [['BERT matched', 60.0, 'stand-in']]
+    """
+    t3 = t3.dropna(subset=["paper"])
+    rows_of = t3["rows"] if "rows" in t3 else pd.Series(OVERLAP, index=t3.index)
+    full = set(zip(t3.loc[rows_of == FULL_DEV, "system"], t3.loc[rows_of == FULL_DEV, "split"]))
+    out = []
+    for r, where in zip(t3.itertuples(index=False), rows_of):
+        if where == OVERLAP and (r.system, r.split) in full:
+            continue
+        what = (f"accuracy on the {r.n} pairs of the full MNLI dev {r.split} set, as the paper" if where == FULL_DEV
+                else f"accuracy on the {r.n} TaxiNLI ∩ MNLI-dev {r.split} rows (paper: full MNLI dev {r.split})")
+        out.append({"quantity": f"{r.paper_system} {r.split}", "ours": r.accuracy_pct,
+                    "model": model_label(r.model, r.relation, r.paper_system),
+                    "basis": relation_basis(r.relation, r.model, r.paper_system, declared),
+                    "note": f"{what}; {r.relation}"})
+    return pd.DataFrame(out, columns=["quantity", "ours", "model", "basis", "note"])
 
 
 def pair_records(dev: pd.DataFrame) -> pd.DataFrame:
@@ -300,6 +334,18 @@ def prediction_records(dev: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def overall_accuracy(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per system (and tier): the rows it was scored on and its accuracy on them."""
+    return rows.groupby(["system", "tier"], sort=False).agg(n=("correct", "size"), accuracy=("correct", "mean"))
+
+
+def common_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows of every system restricted to the examples our systems were scored on (a quick run's sample;
+    all rows in full runs), so systems are compared example for example."""
+    ours = rows.loc[rows["tier"] != "paper-release", "row"]
+    return rows[rows["row"].isin(ours)] if len(ours) else rows
+
+
 def accuracy_by_category(rows: pd.DataFrame, categories=NAMES) -> pd.DataFrame:
     """Figure 5: per system and category c, #(c=1, correct=1) / #(c=1), with n and a Wilson 95% interval.
 
@@ -313,7 +359,7 @@ def accuracy_by_category(rows: pd.DataFrame, categories=NAMES) -> pd.DataFrame:
         for c in categories:
             has = sub[c] == 1
             r = {"system": system, "model": ident.at[system, "model"], "tier": ident.at[system, "tier"],
-                 "category": c, **_acc_row(sub[has])}
+                 "category": c, **accuracy_row(sub[has])}
             r["accuracy_without"] = float(sub.loc[~has, "correct"].mean()) if (~has).any() else np.nan
             r["overall"] = overall
             out.append(r)
@@ -326,30 +372,56 @@ def improvement_over(acc: pd.DataFrame, base: str = "NB") -> pd.DataFrame:
     return wide.sub(wide[base], axis=0).drop(columns=base).reindex(acc["category"].unique())
 
 
-def plot_accuracy_by_category(acc: pd.DataFrame, ax=None, min_n: int = 1):
-    """Figure 5: grouped bars (one colour per system) with Wilson 95% error bars; n below each category."""
+def n_labels(acc: pd.DataFrame) -> dict[str, str]:
+    """Per category, the n under its bars: one number when every system saw the same examples, else the
+    shipped systems' n and ours (quick runs score a sample).
+
+    >>> n_labels(pd.DataFrame({"category": ["lexical"] * 2, "tier": ["paper-release", "offline"], "n": [9, 3]}))
+    {'lexical': 'n=9\\nours 3'}
+    """
+    out = {}
+    for c, sub in acc.groupby("category", sort=False):
+        values = list(dict.fromkeys(int(v) for v in sub["n"]))
+        if len(values) == 1:
+            out[c] = f"n={values[0]}"
+        else:
+            shipped = sub.loc[sub["tier"] == "paper-release", "n"]
+            ours = [int(v) for v in dict.fromkeys(sub.loc[sub["tier"] != "paper-release", "n"])]
+            head = f"n={int(shipped.iloc[0])}" if len(shipped) else f"n={values[0]}"
+            out[c] = head + "\nours " + "/".join(str(v) for v in ours)
+    return out
+
+
+def plot_accuracy_by_category(acc: pd.DataFrame, ax=None, min_n: int = 1, title: str = ""):
+    """Figure 5: grouped bars (one colour per system) with Wilson 95% error bars; under each category its
+    name and n (upright tick labels, one per bar group, so none overlaps its neighbour); the legend names each
+    system and its tier."""
     import matplotlib.pyplot as plt
 
     if ax is None:
-        _, ax = plt.subplots(figsize=(12, 4))
+        _, ax = plt.subplots(figsize=(15, 5))
     systems = list(dict.fromkeys(acc["system"]))
     cats = list(dict.fromkeys(acc["category"]))
-    width = 0.8 / max(len(systems), 1)
+    width = 0.84 / max(len(systems), 1)
+    colors = plt.get_cmap("tab10").colors
     for j, system in enumerate(systems):
         sub = acc[acc["system"] == system].set_index("category").reindex(cats)
         ok = sub["n"] >= min_n
         x = np.arange(len(cats)) + (j - (len(systems) - 1) / 2) * width
         y = sub["accuracy"].where(ok)
         err = np.vstack([(y - sub["ci_low"]).clip(lower=0), (sub["ci_high"] - y).clip(lower=0)])
-        ax.bar(x, y, width, yerr=np.nan_to_num(err), capsize=1.5, error_kw={"lw": 0.6},
-               label=f"{system} ({sub['tier'].iloc[0]})")
-    counts = acc.groupby("category", sort=False)["n"].apply(lambda s: "/".join(str(v) for v in s.unique()))
-    ax.set_xticks(np.arange(len(cats)), [f"{c}\nn={counts[c]}" for c in cats], rotation=45, fontsize=7, ha="right",
-                  rotation_mode="anchor")
+        ax.bar(x, y, width, yerr=np.nan_to_num(err), capsize=1.2, error_kw={"lw": 0.6}, color=colors[j % 10],
+               label=f"{system} ({sub['tier'].dropna().iloc[0]})")
+    labels = n_labels(acc)
+    ax.set_xticks(np.arange(len(cats)), [f"{c}\n{labels[c]}" for c in cats], fontsize=8.5)  # upright, centred
+    ax.set_xlim(-0.6, len(cats) - 0.4)
     ax.set_ylabel("fraction predicted correctly")
     ax.set_ylim(0, 1.05)
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    if title:
+        ax.set_title(title, fontsize=10)
+    ax.figure.tight_layout()
     return ax.figure
 
 
