@@ -9,7 +9,7 @@ its capacity is N / L requests per second. For each client concurrency c the ben
 reports requests/s beside the most the server can give at that concurrency, min(c, N) / L. Target: at
 c >= 64 the client reaches >= 90 % of it. The last line is
 
-    bench: llm_concurrency ratio=<lowest ratio at c >= 64> target=0.9 ok|short
+    bench: llm_concurrency ratio=<lowest ratio at c >= 64> target=0.900 ok|short | <conditions>
 """
 from __future__ import annotations
 
@@ -84,7 +84,12 @@ def main(argv: list[str] | None = None) -> int:
         proc.terminate()
         proc.wait(timeout=10)
     worst = min(ratios) if ratios else float("nan")
-    print(f"bench: llm_concurrency ratio={worst:.2f} target={TARGET} {'ok' if worst >= TARGET else 'short'}")
+    sys.path.insert(0, str(REPO))
+    from nli_lib.bench import BenchLine
+
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(BenchLine("llm_concurrency", worst, TARGET, f"lowest share of the server's capacity at c >= 64; "
+                    f"{args.parallel} x {args.latency_ms:g} ms server; load average {load}"))
     return 0
 
 

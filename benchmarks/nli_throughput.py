@@ -1,108 +1,270 @@
-"""Pairs/second of the default NLI model: our batched, length-sorted path vs a naive pipeline loop.
+"""NLI scoring speed: our default path against the tools a user would pick instead and against the machine.
 
-    NLI_DATA_MIRROR=../shared/data .venv/bin/python benchmarks/nli_throughput.py [--n 2000] [--quick-model]
+    NLI_DATA_MIRROR=../shared/data .venv/bin/python benchmarks/nli_throughput.py [--pairs 2000]
+        [--model DIR | --quick-model]
 
-Both paths run the same fine-tuned model on the same SNLI-test pairs (e-SNLI test, seeded sample) and
-bypass the call cache, so the numbers measure model throughput. The naive path is a transformers
-`pipeline("text-classification")` called one pair at a time. Target: batched ≥ 5× naive. The default
-fp32 path and the opt-in bf16 autocast path (HFClassifier(precision="bfloat16")) are both timed.
-Also prints the peak resident memory of the process during each phase (sampled every 20 ms).
+One process, the same fine-tuned model (the offline NLI model: MiniLM-L6 fine-tuned on e-SNLI; `--model` takes
+any local folder of it) and the same SNLI-test pairs (seeded sample of e-SNLI test) for every path:
+
+  ours fp32 / bf16 / int8    HFClassifier._predict_proba_uncached (the model path behind predict_proba, cache
+                             bypassed) at precision float32 (default), bfloat16 and int8 (the opt-in fast paths;
+                             int8 = torch dynamic quantisation of the Linear layers, CPU only)
+  pipeline, 1 pair a call    transformers pipeline("text-classification") called once per pair
+  pipeline, batched          the same pipeline given the whole list (batch_size 64)
+  CrossEncoder.predict       sentence-transformers (batch_size 64)
+  onnxruntime fp32 / int8    an ONNX export of the same model (torch.onnx), and its dynamically quantised int8
+                             copy (onnxruntime.quantization.quantize_dynamic); our tokenization and batching
+
+CrossEncoder and onnxruntime are optional: a path whose package is not installed prints 'skipped: not
+installed' and is left out of the comparison (the bench lines say which peers ran).
+
+Peers load the model from its folder as a user would (plain transformers weights, no packing). Each path is
+warmed up on 64 pairs, then timed over all pairs (best of --repeat passes; the one-pair loop runs once). For
+each: pairs/s, labels identical to ours fp32, accuracy on the gold labels.
+
+Roofline: this machine's matmul throughput at the model's linear-layer shapes (a batch's token count of rows;
+torch.matmul and oneDNN's packed kernels, the faster counts) times the model's FLOPs per pair (from its config
+and the pairs' real token counts: `nli_lib.roofline`) gives the most pairs/s any implementation could reach.
+The device is picked automatically (CUDA when present); onnxruntime always runs on the CPU.
+
+Ends with `bench:` lines (nli_lib.bench.nli_throughput_lines): ours fp32 vs the fp32 roofline (target 0.8) and
+vs the fastest fp32 peer (target 1.0); the fast path (the faster of ours bf16 and ours int8) vs ours fp32
+(target 2.5x), its identical labels (target 99.5 %) and its accuracy change in points (target >= -0.3).
 """
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
-import threading
+import sys
+import tempfile
 import time
+import warnings
+from pathlib import Path
 
 import numpy as np
-import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
-class PeakRSS:
-    """Context manager sampling this process's resident memory; `.peak_mb` after exit."""
 
-    def __enter__(self):
-        self.proc, self.peak, self._stop = psutil.Process(), 0, threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-        return self
+def installed(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
 
-    def _run(self):
-        while not self._stop.is_set():
-            self.peak = max(self.peak, self.proc.memory_info().rss)
-            time.sleep(0.02)
 
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
-        self.peak_mb = self.peak / 2**20
+def load_avg() -> str:
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def timed(run, n_pairs: int, repeat: int) -> tuple[float, np.ndarray]:
+    """(best pairs/s over `repeat` passes, the last pass's probabilities)."""
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        started = time.perf_counter()
+        out = np.asarray(run())
+        best = min(best, time.perf_counter() - started)
+    return n_pairs / best, out
+
+
+def ordered_batches(tokenizer, prem, hyp, batch_size: int, max_length: int):
+    """Our batching for the peers that take tensors: one tokenizer call, sorted by token count, padded per batch."""
+    enc = tokenizer(prem, hyp, truncation=True, max_length=max_length)
+    order = np.argsort([len(ids) for ids in enc["input_ids"]], kind="stable")
+    for start in range(0, len(order), batch_size):
+        idx = order[start : start + batch_size]
+        yield idx, tokenizer.pad({k: [enc[k][i] for i in idx] for k in enc}, return_tensors="np")
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    z = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return z / z.sum(axis=1, keepdims=True)
+
+
+def export_onnx(model, tokenizer, folder: Path) -> tuple[Path, Path]:
+    """fp32 ONNX export of a sequence classifier, and its dynamically quantised int8 copy."""
+    import torch
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    enc = tokenizer(["A man plays a guitar.", "Dogs run."], ["A person plays music.", "Animals sleep."],
+                    padding=True, return_tensors="pt")
+    names = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in enc]  # forward()'s order
+    axes = {n: {0: "batch", 1: "tokens"} for n in names} | {"logits": {0: "batch"}}
+    fp32, int8 = folder / "model.onnx", folder / "model-int8.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, ({n: enc[n] for n in names},), str(fp32), input_names=names,
+                          output_names=["logits"], dynamic_axes=axes, opset_version=17, dynamo=False)
+        quantize_dynamic(str(fp32), str(int8), weight_type=QuantType.QInt8)
+    return fp32, int8
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--n", type=int, default=2000, help="number of SNLI test pairs")
-    ap.add_argument("--quick-model", action="store_true", help="use the quick (1k-row) model: faster to train")
-    ap.add_argument("--naive-n", type=int, default=None, help="pairs for the naive loop (default: same n)")
+    ap.add_argument("--pairs", "--n", type=int, default=2000, help="number of SNLI test pairs (fewer: a smoke run)")
+    ap.add_argument("--model", help="folder of a fine-tuned 3-way NLI model (default: the offline NLI model)")
+    ap.add_argument("--quick-model", action="store_true", help="the quick (1k-row) offline model: faster to train")
+    ap.add_argument("--naive-n", type=int, default=500, help="pairs for the one-pair-a-call pipeline loop")
+    ap.add_argument("--batch-size", type=int, default=64, help="batch size of every batched path")
+    ap.add_argument("--repeat", type=int, default=2, help="timed passes per path (the best counts)")
+    ap.add_argument("--skip", nargs="*", default=[], help="paths to leave out (e.g. onnx crossencoder)")
     args = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
     import torch
-    from transformers import pipeline
+    from transformers import AutoModelForSequenceClassification, pipeline
 
+    from nli_lib.bench import PathResult, label_agreement, nli_throughput_lines
+    from nli_lib.config import LABELS
     from nli_lib.data.loaders import load_esnli
-    from nli_lib.models import offline_nli_model
+    from nli_lib.models import HFClassifier, offline_nli_model
+    from nli_lib.models.hf import quiet_transformers
+    from nli_lib.models.packing import can_pack
+    from nli_lib.roofline import EncoderShape, matmul_gflops, mean_pair_flops, roofline_pairs_per_s
 
-    clf = offline_nli_model(quick=args.quick_model, progress=False)
-    pairs = load_esnli("test").sample(n=args.n, random_state=0)
-    prem, hyp = pairs["premise"].tolist(), pairs["hypothesis"].tolist()
-    print(f"model: {clf.name} ({clf.model_path}); device: {clf.device}; torch threads: {torch.get_num_threads()}; "
-          f"pairs: {len(prem)}")
+    quiet_transformers()
+    if args.model:
+        ours = HFClassifier(args.model, labels=LABELS, progress=False)
+    else:
+        ours = offline_nli_model(quick=args.quick_model, progress=False)
+    pairs = load_esnli("test").sample(n=args.pairs, random_state=0)
+    prem, hyp, gold = pairs["premise"].tolist(), pairs["hypothesis"].tolist(), pairs["label"].to_numpy()
+    ours.batch_size = args.batch_size
+    device, threads = ours.device, torch.get_num_threads()
+    print(f"model: {ours.name} ({ours.model_path})\ndevice: {device}; torch threads: {threads}; pairs: {len(prem)}; "
+          f"torch {torch.__version__}; oneDNN packing: {can_pack()}; {load_avg()}")
 
-    clf._predict_proba_uncached(prem[:64], hyp[:64])  # load the weights and warm up outside the timing
-    with PeakRSS() as mem_batched:
-        t = time.perf_counter()
-        batched = clf._predict_proba_uncached(prem, hyp)  # the model path behind predict_proba, cache bypassed
-        t_batched = time.perf_counter() - t
+    rows = {}  # path -> (pairs/s, probabilities in LABELS order, fp32?, ours?)
 
-    # the same model with bf16 autocast (opt-in: HFClassifier(precision="bfloat16"); fp32 stays the default)
-    from nli_lib.models import HFClassifier
+    def record(name, rate, probs, fp32, is_ours=False):
+        rows[name] = (rate, np.asarray(probs, dtype=float), fp32, is_ours)
+        print(f"  {name:28s} {rate:8.1f} pairs/s   ({load_avg()})", flush=True)
 
-    fast = HFClassifier(clf.model_path, labels=clf.labels, max_length=clf.max_length, progress=False,
-                        precision="bfloat16")
-    fast._predict_proba_uncached(prem[:64], hyp[:64])
-    with PeakRSS() as mem_bf16:
-        t = time.perf_counter()
-        bf16 = fast._predict_proba_uncached(prem, hyp)
-        t_bf16 = time.perf_counter() - t
-    same_bf16 = float(np.mean(bf16.argmax(1) == batched.argmax(1)))
+    def skipped(name, why):
+        print(f"  {name:28s} skipped: {why}", flush=True)
 
-    naive_n = args.naive_n or len(prem)
-    # same device as the batched path (a pipeline given device=-1 would move the model to the CPU)
-    pipe = pipeline("text-classification", model=clf.model, tokenizer=clf.tokenizer, device=clf.device, top_k=None)
+    def run_ours(clf):
+        clf._predict_proba_uncached(prem[:64], hyp[:64])  # loads, packs and warms up outside the timing
+        return timed(lambda: clf._predict_proba_uncached(prem, hyp), len(prem), args.repeat)
+
+    record("ours fp32 (default)", *run_ours(ours), True, True)
+    for precision in ("bfloat16", "int8"):
+        name = f"ours {precision} (opt-in)"
+        if precision == "int8" and device != "cpu":
+            skipped(name, f"int8 runs on the CPU only (device {device})")
+            continue
+        fast = HFClassifier(ours.model_path, labels=ours.labels, max_length=ours.max_length, progress=False,
+                            precision=precision, batch_size=args.batch_size)
+        record(name, *run_ours(fast), False, True)
+        del fast
+
+    # peers: the model as a user would load it (plain transformers weights)
+    plain = AutoModelForSequenceClassification.from_pretrained(ours.model_path).to(device).eval()
+    tok = ours.tokenizer
+    head = [plain.config.id2label[i].lower() for i in range(len(LABELS))]
+    to_ours = [head.index(lab) for lab in LABELS]  # head order -> our column order
+
+    pipe = pipeline("text-classification", model=plain, tokenizer=tok, device=device, top_k=None)
+
+    def pipe_probs(outputs):
+        return np.array([[{s["label"].lower(): s["score"] for s in scores}[lab] for lab in LABELS]
+                         for scores in outputs])
+
+    naive_n = min(args.naive_n, len(prem))
     for p, h in zip(prem[:8], hyp[:8]):
         pipe({"text": p, "text_pair": h})
-    with PeakRSS() as mem_naive:
-        t = time.perf_counter()
-        naive = [pipe({"text": p, "text_pair": h}) for p, h in zip(prem[:naive_n], hyp[:naive_n])]
-        t_naive = time.perf_counter() - t
+    rate, out = timed(lambda: pipe_probs([pipe({"text": p, "text_pair": h})
+                                          for p, h in zip(prem[:naive_n], hyp[:naive_n])]), naive_n, 1)
+    record("pipeline, 1 pair a call", rate, out, True)
+    inputs = [{"text": p, "text_pair": h} for p, h in zip(prem, hyp)]
+    pipe(inputs[:64], batch_size=args.batch_size)
+    record("pipeline, batched", *timed(lambda: pipe_probs(pipe(inputs, batch_size=args.batch_size)), len(prem),
+                                       args.repeat), True)
+    pipe = None  # frees the pipeline's references
 
-    # same predictions from both paths (sanity check that we compare like with like)
-    naive_labels = [max(scores, key=lambda s: s["score"])["label"] for scores in naive]
-    agree = np.mean([a == b for a, b in zip(naive_labels, np.asarray(clf.labels)[batched[:naive_n].argmax(1)])])
+    if "crossencoder" in args.skip:
+        skipped("CrossEncoder.predict", "--skip")
+    elif not installed("sentence_transformers"):
+        skipped("CrossEncoder.predict", "not installed (pip install sentence-transformers)")
+    else:
+        from sentence_transformers import CrossEncoder
 
-    rate_batched, rate_naive = len(prem) / t_batched, naive_n / t_naive
-    print(f"batched (length-sorted, batch {clf.batch_size}): {rate_batched:8.1f} pairs/s  "
-          f"({t_batched:.1f} s)  peak RSS {mem_batched.peak_mb:.0f} MiB")
-    print(f"naive pipeline loop (1 pair/call):  {rate_naive:8.1f} pairs/s  "
-          f"({t_naive:.1f} s)  peak RSS {mem_naive.peak_mb:.0f} MiB")
-    rate_bf16 = len(prem) / t_bf16
-    print(f"batched, bf16 autocast (opt-in):     {rate_bf16:8.1f} pairs/s  ({t_bf16:.1f} s)  peak RSS "
-          f"{mem_bf16.peak_mb:.0f} MiB; labels equal to fp32 batched: {same_bf16:.4f}; max |Δp| "
-          f"{np.abs(bf16 - batched).max():.3f}")
-    print(f"speed-up fp32 batched / naive: {rate_batched / rate_naive:.2f}x   "
-          f"bf16 batched / naive: {rate_bf16 / rate_naive:.2f}x   (target >= 5x); naive-vs-batched label agreement "
-          f"{agree:.3f}")
+        ce = CrossEncoder(ours.model_path, device=device)
+        ce_pairs = list(zip(prem, hyp))
+
+        def ce_probs():
+            logits = ce.predict(ce_pairs, batch_size=args.batch_size, activation_fn=torch.nn.Identity(),
+                                show_progress_bar=False, convert_to_numpy=True)
+            return softmax(np.asarray(logits, dtype=float))[:, to_ours]
+
+        ce.predict(ce_pairs[:64], batch_size=args.batch_size, show_progress_bar=False)
+        record("CrossEncoder.predict", *timed(ce_probs, len(prem), args.repeat), True)
+        del ce
+
+    def batched_logits(forward):
+        out = np.zeros((len(prem), len(LABELS)))
+        for idx, batch in ordered_batches(tok, prem, hyp, args.batch_size, ours.max_length):
+            out[idx] = softmax(np.asarray(forward(batch), dtype=float))[:, to_ours]
+        return out
+
+    onnx_names = ("onnxruntime fp32", "onnxruntime int8")
+    if "onnx" in args.skip:
+        for name in onnx_names:
+            skipped(name, "--skip")
+    elif not (installed("onnxruntime") and installed("onnx")):
+        for name in onnx_names:
+            skipped(name, "not installed (pip install onnx onnxruntime)")
+    else:
+        import onnxruntime as ort
+
+        with tempfile.TemporaryDirectory() as folder:
+            cpu_model = AutoModelForSequenceClassification.from_pretrained(ours.model_path,
+                                                                           attn_implementation="eager").eval()
+            paths = export_onnx(cpu_model, tok, Path(folder))
+            del cpu_model
+            for name, path, fp32 in zip(onnx_names, paths, (True, False)):
+                options = ort.SessionOptions()
+                options.intra_op_num_threads = threads
+                session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+                wanted = [i.name for i in session.get_inputs()]
+
+                def forward(batch, session=session, wanted=wanted):
+                    return session.run(None, {k: batch[k].astype(np.int64) for k in wanted})[0]
+
+                forward(next(ordered_batches(tok, prem[:64], hyp[:64], args.batch_size, ours.max_length))[1])
+                record(name + (" (CPU)" if device != "cpu" else ""),
+                       *timed(lambda: batched_logits(forward), len(prem), args.repeat), fp32)
+
+    # roofline: matmul throughput at the model's shapes x FLOPs per pair (real token counts)
+    shape = EncoderShape.from_config(plain.config)
+    lengths = [len(ids) for ids in tok(prem, hyp, truncation=True, max_length=ours.max_length)["input_ids"]]
+    flops = mean_pair_flops(shape, lengths)
+    token_rows = round(args.batch_size * float(np.mean(lengths)))
+    kernels = ["matmul"] + (["onednn"] if device == "cpu" and can_pack() else [])
+    gflops = {(k, dt): matmul_gflops(shape, token_rows, dt, k, device=device)
+              for k in kernels for dt in ("float32", "bfloat16")}
+    best32 = max(v for (k, dt), v in gflops.items() if dt == "float32")
+    best16 = max(v for (k, dt), v in gflops.items() if dt == "bfloat16")
+    roof32, roof16 = roofline_pairs_per_s(best32, flops), roofline_pairs_per_s(best16, flops)
+    print(f"\nroofline: {flops / 1e9:.3f} GFLOP a pair (mean {np.mean(lengths):.1f} tokens); matmul at "
+          f"{token_rows} rows: " + ", ".join(f"{k} {dt} {v:.0f} GFLOP/s" for (k, dt), v in gflops.items())
+          + f"\n  fp32 limit {roof32:.0f} pairs/s, bf16 limit {roof16:.0f} pairs/s")
+
+    reference = rows["ours fp32 (default)"][1]
+    ours32 = rows["ours fp32 (default)"][0]
+    print(f"\n{'path':30s} {'pairs/s':>8s} {'x ours fp32':>11s} {'of fp32 roof':>12s} {'same labels':>11s} "
+          f"{'accuracy':>8s}")
+    results = []
+    for name, (rate, probs, fp32, is_ours) in rows.items():
+        same, acc = label_agreement(reference, probs, gold, LABELS)
+        results.append(PathResult(name, rate, same, acc, fp32, is_ours))
+        print(f"{name:30s} {rate:8.1f} {rate / ours32:10.2f}x {rate / roof32:12.2f} {same:11.4f} {acc:8.4f}"
+              + ("" if len(probs) == len(prem) else f"   (first {len(probs)} pairs)"))
+    print(f"({load_avg()})")
+    cond = (f"{device}, {threads} threads, {len(prem)} SNLI-test pairs, {best32:.0f} GFLOP/s x "
+            f"{flops / 1e9:.3f} GFLOP a pair, {load_avg()}")
+    for line in nli_throughput_lines(results, roof32, cond):
+        print(line)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import calls
+from . import calls, phases
 from .cache import default_cache
 from .config import RunInfo
 from .outputs import Outputs
@@ -122,6 +122,7 @@ class NotebookSession:
             print(summary.to_string())
         else:
             print("model calls: none")
+        phases.write_phase_file()  # the kernel's final phase totals and peak memory, for the runner's table
         calls.check(calls.max_failure_rate(self.params), since=self.calls_before)
         self.out.publish()
         print(f"{len(self.out.written)} outputs published:")

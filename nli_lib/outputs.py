@@ -34,6 +34,7 @@ from .basis import BASES, check_basis, entry_tier, model_basis
 from .config import PACKAGE_DIR, REPO_ROOT, output_dir, scrub_secrets
 from .data.fetch import used_data
 from .hashing import digest
+from .phases import phase
 from .provenance import notebook_code_hash
 
 PAPERS = ("atoms", "phrasis", "ftc", "factnli", "taxinli", "companion")
@@ -142,6 +143,7 @@ class Outputs:
         self.written.append(csv_path)
         return csv_path
 
+    @phase("plotting")
     def figure(self, fig, name: str, ref: str, models=(), caption: str = "", dpi: int = 120) -> Path:
         """Save a matplotlib figure as PNG + PDF + sidecar; returns the PNG path."""
         _check_ref(ref)

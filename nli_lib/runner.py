@@ -47,6 +47,7 @@ from .config import PATH_ENV_VARS, REPO_ROOT, USER_CWD_ENV, output_dir, user_dir
 from .data.fetch import load_manifest
 from .hashing import digest, json_hash
 from .outputs import nli_lib_hash
+from .phases import PHASE_FILE_ENV, PHASES, read_phase_file
 from .profile import PROFILE_ENV, ProfileError, load_profile
 from .progress import PROGRESS_ENV, PROGRESS_FILE_ENV, read_status, status_line
 from .provenance import code_hash
@@ -266,7 +267,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
         name = args.force.removesuffix(".ipynb")
         if not any(name in (p.stem, p.stem[:2]) for p in selected):
             raise SystemExit(f"--force {args.force}: no such notebook among {[p.stem for p in selected]}")
-    timings = []
+    timings, phase_totals = [], {}  # phase_totals: notebook -> its phase file (seconds per phase, peak memory)
     for path in selected:
         stamp_path, record = out_dir / f"{path.stem}.stamp.json", out_dir / f"{path.stem}.record.json"
         summary = outputs_root if path.stem.startswith(SUMMARY_PREFIX) else None
@@ -284,38 +285,77 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
         stamp_path.unlink(missing_ok=True)  # a run that fails or is interrupted must never count as done
         status_file = out_dir / f"{path.stem}.progress.json"
         status_file.unlink(missing_ok=True)
+        phase_file = out_dir / f"{path.stem}.phases.json"
+        phase_file.unlink(missing_ok=True)
         started = time.time()
         try:
             execute(path, nb_params, out_dir, {**env, provenance.RECORD_ENV: str(record),
-                                               PROGRESS_FILE_ENV: str(status_file), "JPY_SESSION_NAME": str(path)})
+                                               PROGRESS_FILE_ENV: str(status_file), "JPY_SESSION_NAME": str(path),
+                                               PHASE_FILE_ENV: str(phase_file)})
         except Exception as exc:  # papermill raises PapermillExecutionError with the cell's traceback
             where = failed_cell(exc, out_dir / path.name)
             print(f"\nFAILED: notebook {path.name}, {where}\n  executed copy: {out_dir / path.name}\n"
                   f"  ({type(exc).__name__})", file=sys.stderr)
-            print_timings(timings + [(path.stem, "FAILED", time.time() - started)])
+            phase_totals[path.stem] = read_phase_file(phase_file)
+            print_timings(timings + [(path.stem, "FAILED", time.time() - started)], phase_totals)
             return 1
         except KeyboardInterrupt:
             print(f"\nINTERRUPTED: notebook {path.name}. Finished notebooks keep their results; run the same "
                   f"command again to resume (unchanged notebooks are skipped).", file=sys.stderr)
-            print_timings(timings + [(path.stem, "INTERRUPTED", time.time() - started)])
+            phase_totals[path.stem] = read_phase_file(phase_file)
+            print_timings(timings + [(path.stem, "INTERRUPTED", time.time() - started)], phase_totals)
             return 130
+        phase_totals[path.stem] = read_phase_file(phase_file)
         used = provenance.read_record(record)
         used = {"data": sorted(used["data"]), "models": used["models"]}
         write_json(stamp_path, {"hash": input_hash(path, params, used, summary), "data_keys": used["data"],
                                 "models": used["models"], "seconds": round(time.time() - started, 1)}, indent=1)
         timings.append((path.stem, "ran", time.time() - started))
-    print_timings(timings)
+    print_timings(timings, phase_totals)
     return 0
 
 
-def print_timings(timings) -> None:
+def timing_table(timings, phase_totals: dict | None = None) -> str:
+    """Per-notebook seconds, split into the library's phases (`nli_lib.phases`) and the rest ('other': kernel
+    start, imports, the notebook's own code), with each kernel's peak memory; a total row sums the columns.
+
+    >>> print(timing_table([("01_models", "ran", 10.0), ("02_x", "skipped (unchanged)", 0.0)],
+    ...                    {"01_models": {"phases": {"training": 6.0, "scoring": 1.5}, "peak_rss_gib": 1.2}}))
+    notebook   status                seconds  loading training  scoring      llm plotting    other  peak GiB
+    01_models  ran                      10.0      0.0      6.0      1.5      0.0      0.0      2.5      1.20
+    02_x       skipped (unchanged)       0.0
+    total                               10.0      0.0      6.0      1.5      0.0      0.0      2.5      1.20
+    """
+    phase_totals = phase_totals or {}
+    width = max([len(n) for n, _, _ in timings] + [8])
+    lines = [f"{'notebook':<{width}}  {'status':<20} {'seconds':>8} " + " ".join(f"{p:>8}" for p in PHASES)
+             + f" {'other':>8}  peak GiB"]
+    sums, peaks = dict.fromkeys([*PHASES, "other"], 0.0), []
+    for name, status, secs in timings:
+        line = f"{name:<{width}}  {status:<20} {secs:8.1f}"
+        if name in phase_totals:
+            spent = phase_totals[name]["phases"]
+            cols = {p: spent.get(p, 0.0) for p in PHASES}
+            cols["other"] = max(secs - sum(cols.values()), 0.0)
+            for key, value in cols.items():
+                sums[key] += value
+            peak = phase_totals[name].get("peak_rss_gib")
+            peaks += [peak] if peak is not None else []
+            line += " " + " ".join(f"{cols[p]:8.1f}" for p in [*PHASES, "other"])
+            line += f"  {peak:8.2f}" if peak is not None else ""
+        lines.append(line.rstrip())
+    total = f"{'total':<{width}}  {'':<20} {sum(s for _, _, s in timings):8.1f}"
+    if phase_totals:
+        total += " " + " ".join(f"{sums[p]:8.1f}" for p in [*PHASES, "other"])
+        total += f"  {max(peaks):8.2f}" if peaks else ""
+    lines.append(total)
+    return "\n".join(lines)
+
+
+def print_timings(timings, phase_totals: dict | None = None) -> None:
     import resource
 
-    width = max([len(n) for n, _, _ in timings] + [8])
-    print(f"\n{'notebook':<{width}}  {'status':<20} {'seconds':>8}")
-    for name, status, secs in timings:
-        print(f"{name:<{width}}  {status:<20} {secs:8.1f}")
-    print(f"{'total':<{width}}  {'':<20} {sum(s for _, _, s in timings):8.1f}")
+    print("\n" + timing_table(timings, phase_totals))
     peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # largest finished kernel process
     print(f"peak memory of a notebook kernel: {peak_kib / 2**20:.2f} GiB")
 

@@ -215,4 +215,4 @@ def test_bfloat16_precision_is_close_and_cached_apart(tmp_path):
     a, b = fp32.predict_proba(p, h), bf16.predict_proba(p, h)
     assert np.allclose(b.sum(1), 1) and np.abs(a - b).max() < 0.05 and not np.array_equal(a, b)
     with pytest.raises(ValueError, match="precision"):
-        HFClassifier(path, precision="int8")
+        HFClassifier(path, precision="float16")

@@ -57,7 +57,7 @@ def test_typo_inside_sections_is_found_too():
     ("nli_epochs: 0", "nli_epochs: Input should be greater than or equal to 1"),
     ("baselines: tfidf-logreg", "baselines: Input should be a valid list"),
     ("baselines: [tfidf-logreg, bert]", "baselines.1: Input should be 'tfidf-logreg', 'tfidf-svm' or 'naive-bayes'"),
-    ("precision: float16", "precision: Input should be 'float32' or 'bfloat16'"),
+    ("precision: float16", "precision: Input should be 'float32', 'bfloat16' or 'int8'"),
     ("max_failure_rate: 2", "max_failure_rate: Input should be less than or equal to 1"),
     ("llm: offline", "llm: Input should be a valid dictionary"),
     ("llm:\n  base_url: http://h/v1\n  model: m\n  concurrency: eight", "llm.concurrency: Input should be a valid integer"),

@@ -93,6 +93,20 @@ def test_timing_table_lists_every_notebook(notebook_dir, tmp_path, capsys, run_n
     assert "00_zero" in table and "01_first" in table and "total" in table and "peak memory" in table
 
 
+def test_timing_table_splits_each_notebook_into_phases(notebook_dir, capsys, run_notebooks):
+    write_notebook(notebook_dir / "02_train.ipynb", "import time\nfrom nli_lib.phases import phase\n"
+                   "with phase('training'):\n    time.sleep(0.6)")
+    assert run_notebooks(notebook_dir, "--only", "02") == 0
+    lines = capsys.readouterr().out.splitlines()
+    header = next(line for line in lines if line.startswith("notebook")).split()
+    row = next(line for line in lines if line.startswith("02_train")).split()
+    assert header == ["notebook", "status", "seconds", "loading", "training", "scoring", "llm", "plotting", "other",
+                      "peak", "GiB"]
+    assert float(row[header.index("training")]) >= 0.6  # a sleep lasts at least its length (no upper bound)
+    assert float(row[header.index("scoring")]) == 0.0
+    assert 0 < float(row[-1]) < 4  # the kernel's peak memory, GiB
+
+
 def test_library_change_reruns_everything(notebook_dir, tmp_path, capsys, monkeypatch, run_notebooks):
     assert run_notebooks(notebook_dir) == 0
     monkeypatch.setattr(runner, "nli_lib_hash", lambda: "edited")

@@ -30,6 +30,7 @@ from .. import provenance
 from ..atomic import commit, discard, temp_beside, write_text
 from ..config import cache_dir, mirror_dir
 from ..filehash import sha256_file  # noqa: F401  (memoised per file state; re-exported for loaders and stats)
+from ..phases import phase
 from ..resources import MANIFEST, resource_path
 
 MANIFEST_PATH = resource_path(MANIFEST)  # nli_lib/resources/manifest.csv, shipped with the package
@@ -167,6 +168,7 @@ def _note_use(key: str, digest: str) -> None:
     provenance.note_data(key, digest)
 
 
+@phase("loading")
 def fetch(key: str, manifest: dict[str, ManifestEntry] | None = None) -> Path:
     """Local, verified path of the manifest file `key` (mirror, cache or download)."""
     manifest = manifest or load_manifest()

@@ -79,6 +79,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 import pandas as pd
 
 from ..config import LABELS
+from ..phases import phase
 from .fetch import DataError, fetch
 from .nltk_data import load_pos_tagger  # noqa: F401  (re-exported: atoms.decompose imports it from here)
 from .wordnet import load_wordnet  # noqa: F401  (re-exported: atoms.decompose imports it from here)
@@ -170,6 +171,7 @@ class _Collected:
         return _Collected(self.records + other.records, self.problems + other.problems, self.skipped + other.skipped)
 
 
+@phase("loading")
 def _collect(rows: Iterable[RawRow], parse: Callable[[RawRow], dict],
              text_fields: Sequence[str] = ("premise", "hypothesis")) -> _Collected:
     """Parse rows into records; malformed rows become Problems, excluded rows are counted."""

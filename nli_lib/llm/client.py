@@ -53,6 +53,7 @@ import pandas as pd
 from .. import calls as call_ledger
 from .. import provenance
 from ..cache import CallCache, ReplayMiss, default_cache, key_hash
+from ..phases import phase
 from ..progress import progress as progress_bar
 from .context import Messages, TokenBudget, as_messages, completion_prompt
 from .prompts import Parsed, PromptTemplate
@@ -390,6 +391,7 @@ class CachedChat:
         self._count("completion_tokens", int(usage.get("completion_tokens") or 0))
         return LLMResult(cached=False, **value)
 
+    @phase("llm")
     def chat(self, messages, *, sample: int = 0, **overrides) -> LLMResult:
         """One completion for `messages` (list of {"role", "content"} dicts, or a bare user string).
 
@@ -408,6 +410,7 @@ class CachedChat:
             raise self._replay_miss(key)
         return self._call_and_store(messages, key)
 
+    @phase("llm")
     def chat_many(
         self, list_of_messages: Sequence, *, samples: int = 1, progress: bool = True, **overrides
     ) -> list[LLMResult | LLMError]:

@@ -29,6 +29,7 @@ from .. import calls
 from ..cache import CallCache, default_cache, probability_check
 from ..config import LABELS
 from ..hashing import text_hash  # noqa: F401  (re-exported: the model layer's fingerprints use it)
+from ..phases import phase
 
 CACHE_NAMESPACE = "classifier"
 CHUNK = 2048  # pairs per cache round-trip: bounds memory and loses at most one chunk on interruption
@@ -71,6 +72,7 @@ class Classifier(ABC):
     def _predict_proba_uncached(self, premises: list[str], hypotheses: list[str]) -> np.ndarray:
         """(n, len(labels)) probabilities, computed by the model."""
 
+    @phase("scoring")
     def predict_proba(self, premises: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
         """(n, len(labels)) probabilities; cached per pair."""
         premises, hypotheses = [str(p) for p in premises], [str(h) for h in hypotheses]

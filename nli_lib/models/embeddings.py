@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import provenance
 from ..cache import CallCache, default_cache
+from ..phases import phase
 from .hf import pick_device, show_progress
 from .loading import load_error, resolve_model, source_fingerprint
 
@@ -104,6 +105,7 @@ class SentenceEncoder:
                 raise load_error(self.model_path, "sentence encoder", exc, self.source.local_dir) from exc
         return self._model
 
+    @phase("scoring")
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """(n, d) float32 unit vectors."""
         texts = [str(t) for t in texts]

@@ -21,6 +21,7 @@ import pandas as pd
 
 from .. import filecache
 from ..hashing import stable_json, text_hash
+from ..phases import phase
 
 SUFFIX = ".skops"
 # Types a stored classifier may hold beyond skops' own defaults (scikit-learn estimators, numpy, scipy):
@@ -95,10 +96,12 @@ def fit_cached(make, train: pd.DataFrame, name: str, version: str = ""):
     path = filecache.cache_path("models", f"{name}-{fit_key(clf, train, version)}", SKOPS)
     _report_old_pickles(path.parent, name)
     if not path.is_file():
-        clf.fit(train)
+        with phase("training"):
+            clf.fit(train)
         save_parts(path, clf.fitted_parts())
         return clf
 
+    @phase("loading")
     def restore(target) -> None:
         def fits(parts: dict) -> None:  # raises when the parts do not make a working classifier
             target.restore_parts(parts)

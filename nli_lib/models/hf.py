@@ -9,14 +9,17 @@ Label order comes from the model's `config.id2label` and is mapped onto ours by 
 whose head is (contradiction, neutral, entailment) still returns columns in our order). Generic names
 such as LABEL_0 are refused unless `label_order` says what each head unit means.
 
-Inference is batched with length sorting (pairs of similar length share a batch, so little padding),
-then the original order is restored.
+Inference tokenizes all pairs in one fast-tokenizer call, sorts them by token count (pairs of similar length
+share a batch, so little padding), pads each batch to its own longest pair, and restores the original order.
+On a CPU with AVX-512 the model's linear layers run on oneDNN with pre-packed weights (`packing`: about 2x
+MKL's float32 speed on AMD CPUs); benchmarks/nli_throughput.py compares the path with the tools a user would
+pick instead and with the machine's matmul roofline.
 
-Precision: float32 by default, so numbers do not depend on the machine. `precision="bfloat16"` runs the
-forward pass under bf16 autocast: on a CPU with AVX-512 BF16 (and on GPUs) about 3x faster (measured here on
-2,000 SNLI pairs by benchmarks/nli_throughput.py: 597 vs 220 pairs/s, 99.95 % identical labels, probabilities
-within 0.03), but very slow on CPUs without bf16 units. The precision is part of the cache fingerprint, so the
-two never mix.
+Precision: float32 by default, so numbers do not depend on the machine. Two opt-in fast paths (profile key
+`precision`): "bfloat16" runs weights and activations in bfloat16 (fast on a CPU with AVX-512 BF16 or AMX and on
+GPUs, very slow on CPUs without bf16 units); "int8" quantises the linear layers dynamically (torch's
+quantize_dynamic; CPU only). Both change some labels: benchmarks/nli_throughput.py measures their speed and
+their label agreement with float32. The precision is part of the cache fingerprint, so they never mix.
 """
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ import numpy as np
 
 from .. import filecache, provenance
 from ..config import LABELS, cache_dir
+from ..phases import phase
 from ..progress import progress, show_progress  # noqa: F401  (show_progress: re-exported for the model layer)
 from .base import Classifier, text_hash
 from .loading import (  # noqa: F401
@@ -48,7 +52,9 @@ _ALIASES = {
 }
 
 
-PRECISIONS = ("float32", "bfloat16")  # inference precision of HFClassifier (bf16 = autocast)
+PRECISIONS = ("float32", "bfloat16", "int8")  # inference precision of HFClassifier (module docstring)
+PROBE_PAIRS = (["A man is playing a guitar on stage.", "Two dogs run through the snow."],
+               ["A person plays music.", "The animals are asleep."])  # checks a packed model against the plain one
 
 
 def quiet_transformers() -> None:
@@ -191,22 +197,41 @@ class HFClassifier(Classifier):
     def model(self):
         """The `AutoModelForSequenceClassification` (loaded on first access, same revision as the config)."""
         if self._model is None:
-            from transformers import AutoModelForSequenceClassification
+            if self.precision == "int8" and self.device != "cpu":
+                raise ValueError(f"precision int8 runs on the CPU only (device {self.device}); "
+                                 f"use bfloat16 on {self.device}")
+            with phase("loading"):
+                import torch
+                from transformers import AutoModelForSequenceClassification
 
-            quiet_transformers()
-            # .bin weights are read by torch.load(weights_only=True) in transformers 5: tensors only, no code
-            model = load_pretrained(AutoModelForSequenceClassification, self.source, "weights")
-            set_padding(self.tokenizer, model.config)
-            self._model = model.to(self.device).eval()
+                quiet_transformers()
+                # .bin weights are read by torch.load(weights_only=True) in transformers 5: tensors only, no code
+                model = load_pretrained(AutoModelForSequenceClassification, self.source, "weights")
+                set_padding(self.tokenizer, model.config)
+                model = model.to(self.device).eval()
+                if self.precision == "bfloat16":
+                    model = model.to(torch.bfloat16)
+                if self.precision == "int8":
+                    from .packing import quantize_int8
+
+                    model = quantize_int8(model)
+                elif self.device == "cpu":  # linear layers on oneDNN with packed weights, when the CPU allows
+                    from .packing import packed_copy
+
+                    probe = self.tokenizer(*PROBE_PAIRS, truncation=True, max_length=self.max_length,
+                                           padding=True, return_tensors="pt")
+                    model = packed_copy(model, dict(probe))
+                self._model = model
         return self._model
 
     @property
     def tokenizer(self):
         if self._tokenizer is None:
-            from transformers import AutoTokenizer
+            with phase("loading"):
+                from transformers import AutoTokenizer
 
-            quiet_transformers()
-            self._tokenizer = set_padding(load_pretrained(AutoTokenizer, self.source, "tokenizer"))
+                quiet_transformers()
+                self._tokenizer = set_padding(load_pretrained(AutoTokenizer, self.source, "tokenizer"))
         return self._tokenizer
 
     @property
@@ -216,31 +241,34 @@ class HFClassifier(Classifier):
         provenance.note_model(self.model_path, "hf")  # results keyed by this model: the runner re-checks it
         units = ",".join(map(str, self.unit_for_label))
         return (f"{self.weights_id}|units={units}|max_len={self.max_length}"
-                f"{'' if self.precision == 'float32' else '|' + self.precision}")
+                f"{self._precision_tag}")
+
+    @property
+    def _precision_tag(self) -> str:
+        """The precision's part of a cache key: empty for float32 (keys from before precisions existed stay valid)."""
+        return "" if self.precision == "float32" else f"|{self.precision}"
 
     def _batches(self, premises: list[str], hypotheses: list[str] | None):
-        """Yield (indices, tokenized batch) in length-sorted order."""
-        lengths = [len(p) + (len(hypotheses[i]) if hypotheses else 0) for i, p in enumerate(premises)]
-        order = np.argsort(lengths, kind="stable")
+        """Yield (indices, tokenized batch): all pairs tokenized in one call, sorted by token count, each batch
+        padded to its own longest pair."""
+        enc = self.tokenizer(premises, hypotheses if hypotheses else None, truncation=True,
+                             max_length=self.max_length)
+        order = np.argsort([len(ids) for ids in enc["input_ids"]], kind="stable")
         for start in range(0, len(order), self.batch_size):
             idx = order[start : start + self.batch_size]
-            enc = self.tokenizer(
-                [premises[i] for i in idx], [hypotheses[i] for i in idx] if hypotheses else None,
-                truncation=True, max_length=self.max_length, padding=True, return_tensors="pt",
-            )
-            yield idx, {k: v.to(self.device) for k, v in enc.items()}
+            batch = self.tokenizer.pad({k: [enc[k][i] for i in idx] for k in enc}, return_tensors="pt")
+            yield idx, {k: v.to(self.device) for k, v in batch.items()}
 
     def _predict_proba_uncached(self, premises: list[str], hypotheses: list[str]) -> np.ndarray:
         import torch
 
         out = np.zeros((len(premises), len(self.labels)))
         n_batches = (len(premises) + self.batch_size - 1) // self.batch_size
-        autocast = torch.autocast(torch.device(self.device).type, dtype=torch.bfloat16,
-                                  enabled=self.precision == "bfloat16")
-        with torch.inference_mode(), autocast:
+        model = self.model  # loads (and packs) the weights before the first batch
+        with torch.inference_mode():
             for idx, enc in progress(self._batches(premises, hypotheses), total=n_batches, desc=self.name,
                                      unit="batch", bar=self.progress and n_batches >= 2):
-                logits = self.model(**enc).logits.float()
+                logits = model(**enc).logits.float()
                 probs = torch.softmax(logits, dim=-1).cpu().numpy()
                 out[idx] = probs[:, self.unit_for_label]
         return out
@@ -257,14 +285,16 @@ class HFClassifier(Classifier):
             [str(h) for h in hypotheses] if hypotheses is not None else None,
         )
         # Arrays are too large for the SQLite call cache: one .npz per call, keyed like a cache entry.
-        # keyed by what changes a hidden state: the weights and the token limit (not the head order or precision)
-        key = text_hash(f"{self.weights_id}|max_len={self.max_length}", pooling, *premises, "\x1e", *(hypotheses or []))
+        # keyed by what changes a hidden state: the weights, the token limit and the precision (not the head order)
+        key = text_hash(f"{self.weights_id}|max_len={self.max_length}{self._precision_tag}", pooling, *premises, "\x1e",
+                        *(hypotheses or []))
         path = cache_dir("hidden_states") / f"{key}.npz"
         layers = read_layers(path, len(premises))
         if layers is None:
-            layers = pooled_hidden_states(self.model, self.tokenizer, premises, hypotheses, pooling=pooling,
-                                          max_length=self.max_length, batch_size=self.batch_size, device=self.device,
-                                          batches=self._batches)
+            with phase("scoring"):
+                layers = pooled_hidden_states(self.model, self.tokenizer, premises, hypotheses, pooling=pooling,
+                                              max_length=self.max_length, batch_size=self.batch_size,
+                                              device=self.device, batches=self._batches)
             write_layers(path, layers)
         return layers
 

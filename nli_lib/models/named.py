@@ -45,7 +45,7 @@ def _sample(df: pd.DataFrame, quick: bool, seed: int, rows: int = QUICK_TRAIN_RO
 def offline_nli_model(quick: bool = False, epochs: int = 2, seed: int = 0, progress: bool | None = None,
                       precision: str = "float32", train_rows: int = QUICK_TRAIN_ROWS) -> HFClassifier:
     """all-MiniLM-L6-v2 fine-tuned on e-SNLI dev (3-way); evaluation each epoch on 1,000 SNLI-test pairs.
-    `precision`: inference precision of the returned classifier (float32 or bfloat16); `train_rows`: the
+    `precision`: inference precision of the returned classifier (float32, bfloat16 or int8); `train_rows`: the
     seeded training sample of quick runs (the profile's `quick_train_rows`)."""
     from ..data.loaders import load_esnli
 

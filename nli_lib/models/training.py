@@ -30,6 +30,7 @@ from .. import provenance
 from ..atomic import commit, partial_dir
 from ..config import LABELS, cache_dir
 from ..hashing import stable_json, text_hash
+from ..phases import phase
 from ..progress import progress as progress_bar
 from .hf import (
     HFClassifier,
@@ -162,6 +163,7 @@ def finetune(spec: TrainSpec, train_df: pd.DataFrame, eval_df: pd.DataFrame | No
     return finetune(spec, train_df, eval_df, name, tier, progress, device, precision)
 
 
+@phase("training")
 def _train(spec: TrainSpec, train_df, eval_df, out_dir: Path, progress: bool, device: str | None) -> None:
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup

@@ -1,0 +1,120 @@
+"""Faster CPU inference: a model's linear layers through oneDNN with weights packed once, or quantised to int8.
+
+On x86 CPUs PyTorch runs a float32 `nn.Linear` through MKL. On AMD CPUs MKL takes its AVX2 code path: about
+100 GFLOP/s a core on the Zen 5 EPYC we develop on, while oneDNN's AVX-512 kernels, given weights packed once
+in their blocked layout, reach about 235 GFLOP/s (benchmarks/nli_throughput.py measures both and takes the
+faster as the roofline). A linear layer is ~90 % of a MiniLM forward pass, so this is most of the speed of our
+float32 path. The arithmetic stays float32 (only the summation order differs: logits within ~1e-5), and
+bfloat16 weights go through the same kernels (AVX-512 BF16).
+
+`pack_linear_layers(model)` swaps every `nn.Linear` for a `PackedLinear` holding the packed weight, and fuses
+the exact (erf) GELU of BERT-style intermediate layers into their linear layer. `packed_copy(model, probe)`
+does it on a copy and keeps the copy only when its outputs on a probe batch match the original's (else the
+original model is returned, with a warning): a kernel or layout we did not foresee costs speed, never numbers.
+
+    >>> _ = torch.manual_seed(0)
+    >>> mlp = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
+    >>> packed = pack_linear_layers(copy.deepcopy(mlp)) if can_pack() else mlp
+    >>> x = torch.randn(5, 8)
+    >>> bool(torch.allclose(packed(x), mlp(x), atol=1e-5))
+    True
+"""
+from __future__ import annotations
+
+import copy
+import warnings
+
+import torch  # imported only where a model runs (hf.py imports this module lazily)
+
+PACK_BATCH_HINT = 64  # rows the packed layout is tuned for (any row count works)
+PROBE_ATOL = {"float32": 1e-3, "bfloat16": 5e-2}  # largest |logit gap| packed vs plain on the probe batch, by
+# weight dtype (measured: ~1e-5 in float32; ~2e-3 in bfloat16, whose rounding step is 2^-8)
+
+
+def can_pack() -> bool:
+    """True when this torch has oneDNN's packed linear kernels and the CPU runs them (x86 with AVX-512)."""
+    ops = getattr(torch.ops, "mkldnn", None)
+    try:
+        available = (torch.backends.mkldnn.is_available() and ops is not None
+                     and hasattr(ops, "_linear_pointwise") and hasattr(ops, "_reorder_linear_weight"))
+    except (AttributeError, RuntimeError):
+        return False
+    return bool(available) and torch.backends.cpu.get_cpu_capability() in ("AVX512", "AMX")
+
+
+class PackedLinear(torch.nn.Module):
+    """`nn.Linear` (optionally followed by the exact GELU) on oneDNN with a pre-packed weight."""
+
+    def __init__(self, linear: torch.nn.Linear, gelu: bool = False):
+        super().__init__()
+        self.in_features, self.out_features, self.gelu = linear.in_features, linear.out_features, gelu
+        weight = linear.weight.detach()
+        self.register_buffer("packed_weight", torch.ops.mkldnn._reorder_linear_weight(weight, PACK_BATCH_HINT))
+        self.register_buffer("bias", None if linear.bias is None else linear.bias.detach().clone())
+        self.attr, self.algorithm = ("gelu", "none") if gelu else ("none", "")  # algorithm 'none': erf GELU
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.ops.mkldnn._linear_pointwise(x, self.packed_weight, self.bias, self.attr, [], self.algorithm)
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, gelu={self.gelu}"
+
+
+def _is_exact_gelu(act) -> bool:
+    """True for transformers' GELUActivation computing torch's erf GELU (what oneDNN's 'gelu' + 'none' does)."""
+    return type(act).__name__ == "GELUActivation" and getattr(act, "act", None) is torch.nn.functional.gelu
+
+
+def pack_linear_layers(model):
+    """Replace every `nn.Linear` of `model` (in place) by a packed one; fuse `dense` + exact GELU pairs (the
+    intermediate layer of BERT-style encoders). Returns the model. Weights must be float32 or bfloat16."""
+    for module in list(model.modules()):
+        dense, act = getattr(module, "dense", None), getattr(module, "intermediate_act_fn", None)
+        if isinstance(dense, torch.nn.Linear) and act is not None and _is_exact_gelu(act):
+            module.dense, module.intermediate_act_fn = PackedLinear(dense, gelu=True), torch.nn.Identity()
+    for module in list(model.modules()):
+        for name, child in list(module.named_children()):
+            if type(child) is torch.nn.Linear:
+                setattr(module, name, PackedLinear(child))
+    return model
+
+
+def packed_copy(model, probe: dict, atol: float | None = None):
+    """A packed copy of an eval-mode HF model when packing is possible and the copy's logits on the `probe`
+    batch (tokenizer output) match the original's within `atol` (default: PROBE_ATOL of the weights' dtype);
+    otherwise the original model."""
+    weight = next(model.parameters())
+    dtype = str(weight.dtype).removeprefix("torch.")
+    if not can_pack() or weight.device.type != "cpu" or dtype not in PROBE_ATOL:
+        return model
+    atol = PROBE_ATOL[dtype] if atol is None else atol
+    try:
+        packed = pack_linear_layers(copy.deepcopy(model))
+        with torch.inference_mode():
+            want, got = model(**probe).logits.float(), packed(**probe).logits.float()
+        gap = float((want - got).abs().max())
+    except Exception as exc:  # noqa: BLE001 - an unforeseen layer or kernel: the plain model still works
+        warnings.warn(f"oneDNN packing failed ({type(exc).__name__}: {exc}); using the plain model (slower)",
+                      RuntimeWarning, stacklevel=2)
+        return model
+    if not gap <= atol:
+        warnings.warn(f"oneDNN-packed model differs from the plain one by {gap:.2g} on a probe batch (> {atol}); "
+                      f"using the plain model (slower)", RuntimeWarning, stacklevel=2)
+        return model
+    return packed
+
+
+def quantize_int8(model):
+    """`model` (eval mode, CPU) with every `nn.Linear` dynamically quantised to int8 (weights int8 per tensor,
+    activations quantised per batch): torch's `quantize_dynamic`, whose deprecation warnings are silenced here.
+    The labels can change (benchmarks/nli_throughput.py reports how many); the caller keys caches by it.
+
+    >>> _ = torch.manual_seed(0)
+    >>> q = quantize_int8(torch.nn.Sequential(torch.nn.Linear(8, 3)))
+    >>> q[0]._get_name(), tuple(q(torch.randn(2, 8)).shape)
+    ('DynamicQuantizedLinear', (2, 3))
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", UserWarning)
+        return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)

@@ -1,0 +1,123 @@
+"""The machine's limit for an encoder's forward pass: matmul throughput at the model's shapes x FLOPs per pair.
+
+FLOPs of one sequence of L tokens through a BERT-style encoder (d = hidden size, f = feed-forward size; one
+multiply-add = 2 FLOPs), per layer: Q, K, V and output projections 4 x 2·L·d², attention scores and their
+weighted sum 2 x 2·L²·d, feed-forward 2 x 2·L·d·f; then the pooler (2·d²) and the classifier (2·d·k).
+Layer norms, softmax, GELU and embedding look-ups are not counted: the limit is what the matmuls alone need.
+
+    >>> tiny = EncoderShape(layers=2, hidden=4, intermediate=8, labels=3)
+    >>> pair_flops(tiny, tokens=5)  # per layer 8·5·16 + 4·25·4 + 4·5·4·8 = 1680; x2 layers; + 2·16 + 2·4·3
+    3416
+    >>> roofline_pairs_per_s(gflops=100.0, flops_per_pair=0.5e9)
+    200.0
+
+`matmul_gflops` times `torch.matmul` (and, where the CPU has them, oneDNN's packed linear kernels: see
+`nli_lib.models.packing`) on the model's linear-layer shapes at a batch's token count; the faster is the
+machine's matmul throughput, and `roofline_pairs_per_s` turns it into pairs per second.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class EncoderShape:
+    """The sizes of a BERT-style encoder that set its FLOPs."""
+
+    layers: int  # transformer blocks
+    hidden: int  # model width d
+    intermediate: int  # feed-forward width f
+    labels: int  # classifier outputs k
+    pooler: bool = True  # a d x d pooler before the classifier (BERT); False for heads without one
+
+    @classmethod
+    def from_config(cls, config) -> EncoderShape:
+        """From a transformers config (num_hidden_layers, hidden_size, intermediate_size, num_labels)."""
+        return cls(layers=config.num_hidden_layers, hidden=config.hidden_size,
+                   intermediate=config.intermediate_size, labels=config.num_labels)
+
+    def linear_shapes(self) -> list[tuple[int, int, int]]:
+        """(in, out, how many per layer) of every linear layer in a transformer block.
+
+        >>> EncoderShape(layers=6, hidden=384, intermediate=1536, labels=3).linear_shapes()
+        [(384, 384, 4), (384, 1536, 1), (1536, 384, 1)]
+        """
+        return [(self.hidden, self.hidden, 4), (self.hidden, self.intermediate, 1), (self.intermediate, self.hidden, 1)]
+
+
+def pair_flops(shape: EncoderShape, tokens: int) -> int:
+    """FLOPs of one forward pass over one sequence of `tokens` tokens (module docstring)."""
+    L, d, f = tokens, shape.hidden, shape.intermediate
+    per_layer = 8 * L * d * d + 4 * L * L * d + 4 * L * d * f
+    head = (2 * d * d if shape.pooler else 0) + 2 * d * shape.labels
+    return shape.layers * per_layer + head
+
+
+def mean_pair_flops(shape: EncoderShape, token_counts: Iterable[int]) -> float:
+    """Mean FLOPs per pair over real (unpadded) token counts.
+
+    >>> mean_pair_flops(EncoderShape(layers=2, hidden=4, intermediate=8, labels=3), [5, 5])
+    3416.0
+    """
+    counts = list(token_counts)
+    if not counts:
+        raise ValueError("no token counts")
+    return sum(pair_flops(shape, n) for n in counts) / len(counts)
+
+
+def roofline_pairs_per_s(gflops: float, flops_per_pair: float) -> float:
+    """Pairs per second a machine doing `gflops` GFLOP/s of matmuls could score at most."""
+    return gflops * 1e9 / flops_per_pair
+
+
+def matmul_gflops(shape: EncoderShape, rows: int, dtype: str = "float32", kernel: str = "matmul",
+                  min_seconds: float = 0.5, device: str = "cpu") -> float:
+    """GFLOP/s of the model's linear-layer matmuls at `rows` tokens (a batch's token count), weighted like a
+    forward pass (4 d x d, one d x f, one f x d); `kernel` 'matmul' (torch.matmul) or 'onednn' (packed).
+
+    Each shape runs for about `min_seconds / 3` after a warm-up; the result is total FLOPs / total time."""
+    import torch
+
+    from .models.packing import PACK_BATCH_HINT
+
+    torch_dtype = getattr(torch, dtype)
+    flops, seconds = 0.0, 0.0
+    for n_in, n_out, count in shape.linear_shapes():
+        x = torch.randn(rows, n_in, dtype=torch_dtype, device=device)
+        w = torch.randn(n_out, n_in, dtype=torch_dtype, device=device)
+        if kernel == "matmul":
+            wt = w.t()
+
+            def step(x=x, wt=wt):
+                return torch.matmul(x, wt)
+        elif kernel == "onednn":
+            packed = torch.ops.mkldnn._reorder_linear_weight(w, PACK_BATCH_HINT)
+
+            def step(x=x, packed=packed):
+                return torch.ops.mkldnn._linear_pointwise(x, packed, None, "none", [], "")
+        else:
+            raise ValueError(f"kernel must be 'matmul' or 'onednn', not {kernel!r}")
+        for _ in range(3):
+            step()
+        _sync(device)
+        n, started = 0, time.perf_counter()
+        while True:
+            step()
+            n += 1
+            if n % 5 == 0:
+                _sync(device)
+                if time.perf_counter() - started >= min_seconds / 3:
+                    break
+        per_call = (time.perf_counter() - started) / n
+        flops += count * 2.0 * rows * n_in * n_out  # a forward pass runs this shape `count` times per layer
+        seconds += count * per_call
+    return flops / seconds / 1e9
+
+
+def _sync(device: str) -> None:
+    if device.startswith("cuda"):
+        import torch
+
+        torch.cuda.synchronize()

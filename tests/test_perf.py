@@ -1,0 +1,210 @@
+"""Performance plumbing (issue 18): the precision key in the cache key, oneDNN packing and int8 that keep or
+report the numbers, the roofline's FLOP count, the bench lines and the README table generated from them.
+No timing is asserted here: speed is measured by benchmarks/, never by tests."""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nli_lib import bench
+from nli_lib.cache import CallCache
+from nli_lib.config import LABELS
+from nli_lib.profile import ProfileError, load_profile
+from nli_lib.roofline import EncoderShape, mean_pair_flops, pair_flops, roofline_pairs_per_s
+
+from kit import tiny_bert
+
+torch = pytest.importorskip("torch")
+ROOT = Path(__file__).resolve().parent.parent
+PREMISES, HYPOTHESES = ["a man is sleeping outside .", "the dog runs", "a woman eats"], \
+    ["a person is sleeping .", "a cat sits on the man", "a woman is not eating"]
+
+
+# ---- precision: an opt-in fast path, part of the cache key
+
+def test_every_precision_has_its_own_cache_key_and_entries(tmp_path):
+    from nli_lib.models.hf import HFClassifier
+
+    path = tiny_bert(tmp_path / "m")
+    cache = CallCache(tmp_path / "calls.sqlite")
+    models = {p: HFClassifier(path, progress=False, cache=cache, device="cpu", precision=p)
+              for p in ("float32", "bfloat16", "int8")}
+    assert len({m.fingerprint for m in models.values()}) == 3
+    fp32 = models["float32"].predict_proba(PREMISES, HYPOTHESES)
+    int8 = models["int8"].predict_proba(PREMISES, HYPOTHESES)  # computed, not read from fp32's entries
+    assert np.allclose(int8.sum(1), 1) and np.abs(int8 - fp32).max() < 0.05 and not np.array_equal(int8, fp32)
+    kinds = {type(m) for m in models["int8"].model.modules()}
+    assert torch.ao.nn.quantized.dynamic.Linear in kinds and torch.nn.Linear not in kinds
+    again = HFClassifier(path, progress=False, cache=cache, device="cpu", precision="int8")
+    again._model = "must not be used"  # int8's own entries answer it
+    np.testing.assert_array_equal(again.predict_proba(PREMISES, HYPOTHESES), int8)
+
+
+def test_hidden_states_are_cached_per_precision(tmp_path, monkeypatch):
+    from nli_lib.models.hf import HFClassifier
+
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    path = tiny_bert(tmp_path / "m")
+    fp32 = HFClassifier(path, progress=False, device="cpu").hidden_states(PREMISES, HYPOTHESES)
+    int8 = HFClassifier(path, progress=False, device="cpu", precision="int8").hidden_states(PREMISES, HYPOTHESES)
+    assert len(list((tmp_path / "cache" / "hidden_states").glob("*.npz"))) == 2
+    assert not np.array_equal(fp32[-1], int8[-1])
+
+def test_int8_refuses_a_gpu_and_unknown_precisions_are_refused(tmp_path):
+    from nli_lib.models.hf import HFClassifier
+
+    path = tiny_bert(tmp_path / "m")
+    with pytest.raises(ValueError, match="CPU only"):
+        _ = HFClassifier(path, progress=False, device="cuda", precision="int8").model
+    with pytest.raises(ValueError, match="precision"):
+        HFClassifier(path, precision="float16")
+
+
+def test_profile_takes_int8_and_names_the_choices(tmp_path):
+    assert load_profile(text="tier: offline\nprecision: int8\n").precision == "int8"
+    assert load_profile(text="tier: offline\n").precision == "float32"
+    with pytest.raises(ProfileError, match="'float32', 'bfloat16' or 'int8'"):
+        load_profile(text="tier: offline\nprecision: fp16\n")
+
+
+# ---- oneDNN packing keeps the numbers, or is not used
+
+def _tiny_model_and_probe(tmp_path):
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    path = tiny_bert(tmp_path / "m")
+    model = AutoModelForSequenceClassification.from_pretrained(path).eval()
+    probe = dict(AutoTokenizer.from_pretrained(path)(PREMISES, HYPOTHESES, padding=True, return_tensors="pt"))
+    return model, probe
+
+
+def test_packed_copy_matches_the_plain_model(tmp_path):
+    from nli_lib.models.packing import PackedLinear, can_pack, packed_copy
+
+    if not can_pack():
+        pytest.skip("this CPU/torch has no oneDNN packed linear kernels")
+    model, probe = _tiny_model_and_probe(tmp_path)
+    packed = packed_copy(model, probe)
+    assert packed is not model
+    kinds = [type(m) for m in packed.modules()]
+    assert PackedLinear in kinds and torch.nn.Linear not in kinds
+    assert sum(getattr(m, "gelu", False) for m in packed.modules()) == 2  # one fused GELU per layer
+    with torch.inference_mode():
+        gap = (packed(**probe).logits - model(**probe).logits).abs().max()
+    assert float(gap) < 1e-4
+
+
+def test_packed_copy_falls_back_to_the_plain_model_when_the_probe_differs(tmp_path):
+    from nli_lib.models.packing import can_pack, packed_copy
+
+    if not can_pack():
+        pytest.skip("this CPU/torch has no oneDNN packed linear kernels")
+    model, probe = _tiny_model_and_probe(tmp_path)
+    with pytest.warns(RuntimeWarning, match="differs from the plain one"):
+        assert packed_copy(model, probe, atol=-1.0) is model  # no gap is <= -1: the copy is refused
+
+
+# ---- roofline arithmetic, by hand
+
+def test_pair_flops_by_hand():
+    shape = EncoderShape(layers=6, hidden=384, intermediate=1536, labels=3)
+    L, d, f = 28, 384, 1536
+    per_layer = 4 * 2 * L * d * d + 2 * 2 * L * L * d + 2 * 2 * L * d * f
+    assert pair_flops(shape, L) == 6 * per_layer + 2 * d * d + 2 * d * 3
+    assert round(pair_flops(shape, L) / 1e9, 3) == 0.602  # the issue's "~0.6 GFLOP a pair (~28 tokens)"
+    no_pooler = EncoderShape(layers=6, hidden=384, intermediate=1536, labels=3, pooler=False)
+    assert pair_flops(shape, L) - pair_flops(no_pooler, L) == 2 * d * d
+    assert mean_pair_flops(shape, [10, 30]) == (pair_flops(shape, 10) + pair_flops(shape, 30)) / 2
+    assert roofline_pairs_per_s(310.0, 0.6e9) == pytest.approx(516.67, abs=0.01)
+
+
+# ---- bench lines and the README table
+
+SAMPLE = """\
+model: minilm-esnli (.cache/models/minilm-esnli-abc)
+  ours fp32 (default)             301.0 pairs/s
+  CrossEncoder.predict            skipped: not installed (pip install sentence-transformers)
+bench: nli-fp32-vs-roofline ratio=0.590 target=0.800 short | 307 of 520 pairs/s; cpu, 2 threads
+bench: nli-fast-path-speedup ratio=2.200 target=2.500 short | ours int8 (opt-in): 675 vs 307 pairs/s
+bench: nli-fast-path-accuracy-delta ratio=-0.100 target=-0.300 ok | ours int8: accuracy 86.9% vs fp32 87.0%
+"""
+TIMING = """\
+bench: warm-run ratio=1.900 target=1.744 ok | 83 s (157 s before)
+bench: nli-fp32-vs-roofline ratio=0.610 target=0.800 short | a later run
+"""
+
+
+def test_parse_a_hand_written_benchmark_output():
+    lines = bench.parse_lines(SAMPLE.splitlines())
+    assert [(x.name, x.ratio, x.target, x.ok) for x in lines] == [
+        ("nli-fp32-vs-roofline", 0.59, 0.8, False), ("nli-fast-path-speedup", 2.2, 2.5, False),
+        ("nli-fast-path-accuracy-delta", -0.1, -0.3, True)]
+    assert lines[0].detail == "307 of 520 pairs/s; cpu, 2 threads"
+    assert [str(x) for x in lines] == [x for x in SAMPLE.splitlines() if x.startswith("bench:")]  # round trip
+    with pytest.raises(ValueError, match="says short"):
+        bench.parse_lines(["bench: x ratio=1.000 target=0.800 short"])
+
+
+def test_report_writes_the_readme_table_between_the_markers(tmp_path):
+    spec = importlib.util.spec_from_file_location("bench_report", ROOT / "benchmarks" / "report.py")
+    report = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(report)
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "nli_throughput.txt").write_text(SAMPLE)
+    (results / "run_all_timing.txt").write_text(TIMING)  # later file: its roofline line wins
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n\n{bench.README_START}\nstale\n{bench.README_END}\n\nafter\n")
+    argv = ["--results", str(results), "--readme", str(readme)]
+    assert report.main(argv + ["--check"]) == 1  # stale
+    assert report.main(argv) == 0
+    text = readme.read_text()
+    table = text.split(bench.README_START)[1].split(bench.README_END)[0]
+    assert table.strip().splitlines() == [
+        "| benchmark | ratio | target | status | measured |", "|---|---:|---:|---|---|",
+        "| `nli-fp32-vs-roofline` | 0.610 | ≥ 0.800 | short | a later run |",
+        "| `nli-fast-path-speedup` | 2.200 | ≥ 2.500 | short | ours int8 (opt-in): 675 vs 307 pairs/s |",
+        "| `nli-fast-path-accuracy-delta` | -0.100 | ≥ -0.300 | ok | ours int8: accuracy 86.9% vs fp32 87.0% |",
+        "| `warm-run` | 1.900 | ≥ 1.744 | ok | 83 s (157 s before) |"]
+    assert text.startswith("# x\n\n") and text.endswith("\n\nafter\n") and "stale" not in text
+    assert report.main(argv + ["--check"]) == 0
+
+
+def test_the_readme_table_is_generated_from_the_saved_results():
+    spec = importlib.util.spec_from_file_location("bench_report", ROOT / "benchmarks" / "report.py")
+    report = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(report)
+    if not list(report.RESULTS.glob("*.txt")):
+        pytest.skip("no saved benchmark results")
+    assert report.main(["--check"]) == 0, "README's performance table is stale: run benchmarks/report.py"
+
+
+# ---- the NLI benchmark's verdicts: the faster fast path, and its label agreement, are reported
+
+def test_label_agreement_by_hand():
+    ref = [[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.2, 0.2, 0.6]]
+    probs = [[0.4, 0.5, 0.1], [0.1, 0.8, 0.1]]  # only the first two rows (the one-pair loop); row 1 flips
+    assert bench.label_agreement(ref, probs, list(LABELS), LABELS) == (0.5, 0.5)
+
+
+def test_nli_lines_report_speed_and_label_agreement_of_the_faster_fast_path():
+    rows = [bench.PathResult("ours fp32 (default)", 300.0, 1.0, 0.8700, True, True),
+            bench.PathResult("ours bfloat16 (opt-in)", 450.0, 0.9990, 0.8690, False, True),
+            bench.PathResult("ours int8 (opt-in)", 800.0, 0.9960, 0.8680, False, True),
+            bench.PathResult("pipeline, batched", 250.0, 1.0, 0.87, True, False),
+            bench.PathResult("onnxruntime fp32", 330.0, 1.0, 0.87, True, False),
+            bench.PathResult("onnxruntime int8", 900.0, 0.90, 0.85, False, False)]  # not a fp32 peer
+    got = {x.name: x for x in bench.nli_throughput_lines(rows, roofline_fp32=400.0, conditions="c")}
+    assert (got["nli-fp32-vs-roofline"].ratio, got["nli-fp32-vs-roofline"].ok) == (0.75, False)
+    assert got["nli-fp32-vs-best-fp32-peer"].ratio == round(300 / 330, 3)
+    assert "onnxruntime fp32" in got["nli-fp32-vs-best-fp32-peer"].detail
+    assert (got["nli-fast-path-speedup"].ratio, got["nli-fast-path-speedup"].ok) == (round(800 / 300, 3), True)
+    assert got["nli-fast-path-same-labels"].ratio == 0.996 and got["nli-fast-path-same-labels"].ok
+    assert "ours int8" in got["nli-fast-path-same-labels"].detail
+    assert got["nli-fast-path-accuracy-delta"].ratio == pytest.approx(-0.2) and got["nli-fast-path-accuracy-delta"].ok
+    only_ours = bench.nli_throughput_lines(rows[:1], roofline_fp32=400.0, conditions="c")
+    assert [x.name for x in only_ours] == ["nli-fp32-vs-roofline"]  # nothing to compare: no line, no verdict
+
