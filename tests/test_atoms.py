@@ -1008,7 +1008,7 @@ def test_silver_formulations_score_with_the_models_given():
 
         def predict_proba(self, premises, updates):
             return np.array([[0.9, 0.1] if p.split()[-1].rstrip(".") in u else [0.5, 0.5]
-                             for p, u in zip(premises, updates)])
+                             for p, u in zip(premises, updates)]).reshape(-1, 2)  # (0, 2) for no pairs, as models
 
     nli = TableNLI({("The dog runs fast.", "The dog runs."): E}, default=N)
     sub = pd.DataFrame({"pair_id": ["a", "b"], "premise": ["P"] * 2, "hypothesis": ["H"] * 2,
@@ -1020,6 +1020,9 @@ def test_silver_formulations_score_with_the_models_given():
     placebo = sub.assign(update=["It rains.", "It snows."])
     table = compare(sub, placebo, {"dnli": lambda s: dnli_atom_scores(s, FakeDNLI())})
     assert table["placebo_auc"].iloc[0] == 0.75 and not table["passes"].iloc[0]  # one of two examples has no atom
+    # no sub-problem at all (the replica profile's sample, every atom pruned): a row that fails, not a KeyError
+    empty = compare(sub.iloc[:0], placebo.iloc[:0], {"dnli": lambda s: dnli_atom_scores(s, FakeDNLI())})
+    assert len(empty) == 1 and not empty["passes"].iloc[0]
 
 
 def test_rug_image_stacks_label_shares_with_opaque_colours():

@@ -103,8 +103,8 @@ def compare(sub: pd.DataFrame, placebo: pd.DataFrame, formulations: dict) -> pd.
     rows = []
     for name, fn in formulations.items():
         real = fn(sub)
-        real = mark_critical(real[real["label"].apply(lambda v: v is not None and v != "invalid")]
-                             .reset_index(drop=True))
+        labelled = real["label"].apply(lambda v: v is not None and v != "invalid").astype(bool)  # bool if empty
+        real = mark_critical(real[labelled].reset_index(drop=True))
         diag = silver_diagnostics(real, fn(placebo))
         verdict = check(diag)
         rows.append({"formulation": name, "label_source": real["label_source"].iloc[0] if len(real) else "",
