@@ -1022,7 +1022,7 @@ def test_silver_formulations_score_with_the_models_given():
     assert table["placebo_auc"].iloc[0] == 0.75 and not table["passes"].iloc[0]  # one of two examples has no atom
     # no sub-problem at all (the replica profile's sample, every atom pruned): a row that fails, not a KeyError
     empty = compare(sub.iloc[:0], placebo.iloc[:0], {"dnli": lambda s: dnli_atom_scores(s, FakeDNLI())})
-    assert len(empty) == 1 and not empty["passes"].iloc[0]
+    assert len(empty) == 1 and not empty["passes"].iloc[0] and np.isnan(empty["placebo_auc"].iloc[0])
 
 
 def test_rug_image_stacks_label_shares_with_opaque_colours():

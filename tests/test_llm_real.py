@@ -96,7 +96,7 @@ def test_atoms_a1_decomposition(client_for):
 
 
 def test_atoms_b1_nli(client_for):
-    from nli_lib.atoms.consistency import PromptNLIClassifier
+    from nli_lib.models.prompted import PromptNLIClassifier
 
     def run(client):
         clf = PromptNLIClassifier(client)

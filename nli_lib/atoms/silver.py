@@ -105,7 +105,7 @@ def compare(sub: pd.DataFrame, placebo: pd.DataFrame, formulations: dict) -> pd.
         real = fn(sub)
         labelled = real["label"].apply(lambda v: v is not None and v != "invalid").astype(bool)  # bool if empty
         real = mark_critical(real[labelled].reset_index(drop=True))
-        diag = silver_diagnostics(real, fn(placebo))
+        diag = {"placebo_auc": float("nan"), **silver_diagnostics(real, fn(placebo))}  # nan: nothing to compare
         verdict = check(diag)
         rows.append({"formulation": name, "label_source": real["label_source"].iloc[0] if len(real) else "",
                      **diag, "passes": verdict["passes"], "failed_checks": "; ".join(verdict["failed"])})
