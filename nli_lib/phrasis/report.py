@@ -54,18 +54,19 @@ def prior_svm_accuracy(summary: pd.DataFrame, model: str = "feature-svm") -> tup
 
 
 def model_size_scores(sizes: pd.DataFrame, paper_models: Sequence[str]) -> pd.DataFrame:
-    """Scorecard rows for Table 2 from `model_sizes`: a paper model's parameters (basis paper-model), any
-    other model's as a stand-in.
+    """Scorecard rows for Table 2 from `model_sizes`: the parameters of each model the profile declares to be
+    one of the paper's (basis paper-model). An undeclared model has no Table 2 row and is never set beside one.
 
-    >>> sizes = pd.DataFrame({"model": ["RoBERTa B"], "ours (M)": [124.6]})
+    >>> sizes = pd.DataFrame({"model": ["RoBERTa B", "modernbert"], "ours (M)": [124.6, 0.1]})
     >>> model_size_scores(sizes, ["RoBERTa B"])[["quantity", "ours", "basis"]].values.tolist()
     [['RoBERTa B parameters (M)', 124.6, 'paper-model']]
     """
     sizes = sizes.dropna(subset=["ours (M)"])
+    sizes = sizes[sizes["model"].isin(set(paper_models))]
     return pd.DataFrame({"ref": "phrasis-table-2", "quantity": [f"{m} parameters (M)" for m in sizes["model"]],
                          "ours": sizes["ours (M)"].to_numpy(), "model": sizes["model"].to_numpy(),
-                         "basis": ["paper-model" if m in set(paper_models) else "stand-in" for m in sizes["model"]],
-                         "note": "backbone + task head"})
+                         "basis": "paper-model", "note": "backbone + task head"},
+                        columns=["ref", "quantity", "ours", "model", "basis", "note"])
 
 
 def model_overview(trained) -> pd.DataFrame:
