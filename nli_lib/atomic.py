@@ -16,6 +16,8 @@ final `os.replace` is atomic) and removed on any failure. A folder (a saved mode
 `<name>.partial` beside it: a fixed name, so a folder left by a crashed run is cleared by the next one
 instead of piling up; the finished folder then replaces the old one (folders cannot be swapped atomically:
 the old one is removed first, so a reader sees the old folder, no folder, or the new one, never a mix).
+Processes that build the same folder (notebooks run side by side, `run_all.sh --jobs`) take turns through
+`exclusive(dest)`: the second waits, then finds the folder built and uses it.
 """
 from __future__ import annotations
 
@@ -92,3 +94,29 @@ def write_text(dest: str | os.PathLike, text: str, encoding: str = "utf-8") -> N
 def write_json(dest: str | os.PathLike, obj, **dumps) -> None:
     """Write `json.dumps(obj, **dumps)` to `dest` atomically."""
     write_text(dest, json.dumps(obj, **dumps))
+
+
+@contextlib.contextmanager
+def exclusive(dest: str | os.PathLike) -> Iterator[None]:
+    """Hold an exclusive lock named after `dest` (a hidden `.<name>.lock` file beside it) while the block runs;
+    other processes entering `exclusive(dest)` wait. Where file locks are unavailable (not POSIX) it does
+    nothing.
+
+    >>> import tempfile; folder = Path(tempfile.mkdtemp())
+    >>> with exclusive(folder / "model"):
+    ...     (folder / ".model.lock").is_file()
+    True
+    """
+    try:
+        import fcntl
+    except ImportError:  # Windows: no flock; runs there are sequential
+        yield
+        return
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with open(dest.parent / f".{dest.name}.lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

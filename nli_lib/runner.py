@@ -24,6 +24,13 @@ write their tables and figures under runs/<profile>-quick/ so they never replace
 
 While a notebook runs, the runner prints the state of its current model/LLM batch (`nli_lib.progress`):
 one line updated in place on a terminal, a line every PROGRESS_LOG_EVERY_S seconds in a log.
+
+`--jobs N` (default: $NLI_JOBS, else the CPU count up to MAX_DEFAULT_JOBS) runs the paper notebooks (1x-8x)
+side by side in N worker processes, longest first by their last recorded time; each kernel gets
+cores // N threads. The 0x notebooks (data, the shared models) run before them and the summaries (9x)
+after them, one at a time with every core. Notebooks that need the same fine-tuned model take turns
+training it (`atomic.exclusive`): the first trains, the others wait and load it. A notebook's stamp holds
+the inputs as they were when it started (an edit of nli_lib during a run makes it run again next time).
 """
 from __future__ import annotations
 
@@ -33,6 +40,8 @@ import importlib.util
 import io
 import json
 import os
+import shutil
+import signal
 import sys
 import threading
 import time
@@ -58,6 +67,9 @@ PACKAGES = ("torch", "transformers", "sentence-transformers", "scikit-learn", "n
 SUMMARY_PREFIX = "9"  # notebooks 9x summarise the others' outputs
 PROGRESS_POLL_S = 1.0  # how often the runner reads a running notebook's progress file
 PROGRESS_LOG_EVERY_S = 30.0  # without a terminal: at most one progress line this often
+MAX_DEFAULT_JOBS = 4  # --jobs default: CPU count, at most this many kernels side by side (memory)
+JOBS_ENV = "NLI_JOBS"  # default of --jobs
+WORKER_POLL_S = 0.2  # how often the runner checks its worker processes
 
 
 def notebooks(only: list[str] | None = None, folder: Path = NOTEBOOK_DIR) -> list[Path]:
@@ -121,16 +133,23 @@ def summary_inputs(root: Path) -> str:
     return digest(*chunks)
 
 
-def input_hash(path: Path, params: dict, used: dict, outputs: Path | None = None) -> str:
+def input_hash(path: Path, params: dict, used: dict, outputs: Path | None = None, code: dict | None = None) -> str:
     """Everything a notebook's results depend on (module docstring); `used` is its run record
-    ({'data': keys, 'models': {ref: kind}}); `outputs` (summary notebooks only) is the root they read."""
+    ({'data': keys, 'models': {ref: kind}}); `outputs` (summary notebooks only) is the root they read;
+    `code` ({'code', 'lib'}: `code_inputs` taken when the notebook started) replaces today's sources."""
     manifest = load_manifest()
     data = {k: manifest[k].sha256 if k in manifest else "gone" for k in sorted(used["data"])}
-    blob = {"code": code_hash(path), "lib": nli_lib_hash(), "params": params, "data": data,
+    code = code or code_inputs(path)
+    blob = {"code": code["code"], "lib": code["lib"], "params": params, "data": data,
             "models": model_identities(used["models"]), "packages": package_versions()}
     if outputs is not None:
         blob["outputs"] = summary_inputs(outputs)
     return json_hash(blob)
+
+
+def code_inputs(path: Path) -> dict:
+    """The notebook's code hash and the library hash now (taken when a notebook starts, `input_hash`)."""
+    return {"code": code_hash(path), "lib": nli_lib_hash()}
 
 
 def run_dir(profile_name: str, quick: bool, root: Path = REPO_ROOT / "runs") -> Path:
@@ -140,10 +159,10 @@ def run_dir(profile_name: str, quick: bool, root: Path = REPO_ROOT / "runs") -> 
 class ProgressPrinter:
     """Prints a running notebook's batch progress (its $NLI_PROGRESS_FILE) until stopped."""
 
-    def __init__(self, notebook: str, status_file: Path, stream=None):
+    def __init__(self, notebook: str, status_file: Path, stream=None, tty: bool | None = None):
         self.notebook, self.status_file = notebook, status_file
         self.stream = stream or sys.stdout
-        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)()) if tty is None else tty
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
         self._last, self._printed_at = "", time.monotonic()
@@ -174,13 +193,13 @@ class ProgressPrinter:
                 self._last, self._printed_at = line, time.monotonic()
 
 
-def execute(path: Path, params: dict, out_dir: Path, env: dict) -> None:
+def execute(path: Path, params: dict, out_dir: Path, env: dict, tty: bool | None = None) -> None:
     import papermill as pm
 
     old = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
-        with ProgressPrinter(path.stem, Path(env[PROGRESS_FILE_ENV])):
+        with ProgressPrinter(path.stem, Path(env[PROGRESS_FILE_ENV]), tty=tty):
             pm.execute_notebook(str(path), str(out_dir / path.name), parameters=params, cwd=str(path.parent),
                                 kernel_name="python3", language="python", progress_bar=False, log_output=False,
                                 request_save_on_cell_execute=True)
@@ -245,7 +264,13 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     ap.add_argument("--only", nargs="*", help="run only these notebooks (stems or two-digit prefixes)")
     ap.add_argument("--notebook-dir", type=Path, default=NOTEBOOK_DIR, help=argparse.SUPPRESS)  # for tests
     ap.add_argument("--runs-dir", type=Path, default=REPO_ROOT / "runs", help="where executed copies go")
+    ap.add_argument("--jobs", type=int, default=None,
+                    help=f"paper notebooks run side by side (default ${JOBS_ENV}, else the CPU count, at most "
+                         f"{MAX_DEFAULT_JOBS})")
+    ap.add_argument("--execute-one", type=Path, help=argparse.SUPPRESS)  # worker mode (Run.pool)
     args = ap.parse_args(argv)
+    if args.execute_one:
+        return execute_one(args.execute_one)
 
     try:
         profile = load_profile(args.profile)
@@ -267,52 +292,202 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
         name = args.force.removesuffix(".ipynb")
         if not any(name in (p.stem, p.stem[:2]) for p in selected):
             raise SystemExit(f"--force {args.force}: no such notebook among {[p.stem for p in selected]}")
-    timings, phase_totals = [], {}  # phase_totals: notebook -> its phase file (seconds per phase, peak memory)
-    for path in selected:
-        stamp_path, record = out_dir / f"{path.stem}.stamp.json", out_dir / f"{path.stem}.record.json"
-        summary = outputs_root if path.stem.startswith(SUMMARY_PREFIX) else None
-        named = args.force and args.force.removesuffix(".ipynb") in (path.stem, path.stem[:2])
-        forced = args.force == "__all__" or named
-        if stamp_path.exists() and not forced:
-            stamp = json.loads(stamp_path.read_text())
-            used = {"data": stamp.get("data_keys", []), "models": stamp.get("models", {})}
-            if stamp["hash"] == input_hash(path, params, used, summary) and (out_dir / path.name).exists():
-                timings.append((path.stem, "skipped (unchanged)", 0.0))
-                print(f"[skip] {path.stem}: inputs unchanged", flush=True)
-                continue
+    jobs = default_jobs() if args.jobs is None else args.jobs
+    if jobs < 1:
+        raise SystemExit(f"--jobs {jobs}: give at least 1")
+    run = Run(out_dir, params, nb_params, env, outputs_root, args.force)
+    for side_by_side, paths in stages(selected):
+        status = run.pool(paths, jobs) if side_by_side and jobs > 1 else run.one_by_one(paths)
+        if status:
+            return status
+    print_timings(run.timings, run.phase_totals)
+    return 0
+
+
+def default_jobs() -> int:
+    """$NLI_JOBS, else the CPU count (at most MAX_DEFAULT_JOBS)."""
+    if os.environ.get(JOBS_ENV):
+        return int(os.environ[JOBS_ENV])
+    return max(1, min(os.cpu_count() or 1, MAX_DEFAULT_JOBS))
+
+
+def stages(selected: list[Path]) -> list[tuple[bool, list[Path]]]:
+    """(side_by_side, notebooks) in order: the 0x notebooks one by one (they build what the others share),
+    the paper notebooks side by side, the summaries (9x) one by one.
+
+    >>> [(b, [p.stem for p in ps]) for b, ps in stages([Path("00_a"), Path("01_b"), Path("10_c"), Path("90_d")])]
+    [(False, ['00_a', '01_b']), (True, ['10_c']), (False, ['90_d'])]
+    """
+    first = [p for p in selected if p.stem.startswith("0")]
+    last = [p for p in selected if p.stem.startswith(SUMMARY_PREFIX)]
+    middle = [p for p in selected if p not in first and p not in last]
+    return [(side, paths) for side, paths in ((False, first), (True, middle), (False, last)) if paths]
+
+
+class Run:
+    """One `run_all.sh` call: skip checks, stamps, timings, failures; notebooks run here or in workers."""
+
+    def __init__(self, out_dir: Path, params: dict, nb_params: dict, env: dict, outputs_root: Path, force):
+        self.out_dir, self.params, self.nb_params, self.env = out_dir, params, nb_params, env
+        self.outputs_root, self.force = outputs_root, force
+        self.timings: list[tuple[str, str, float]] = []
+        self.phase_totals: dict[str, dict] = {}  # notebook -> its phase file (seconds per phase, peak memory)
+
+    def _summary(self, path: Path) -> Path | None:
+        return self.outputs_root if path.stem.startswith(SUMMARY_PREFIX) else None
+
+    def _files(self, path: Path) -> dict[str, Path]:
+        return {k: self.out_dir / f"{path.stem}.{k}.json" for k in ("stamp", "record", "progress", "phases")}
+
+    def unchanged(self, path: Path) -> bool:
+        """True (and reported) when the notebook is skipped: not forced, and its inputs equal its stamp's."""
+        named = self.force and self.force.removesuffix(".ipynb") in (path.stem, path.stem[:2])
+        stamp_path = self._files(path)["stamp"]
+        if self.force == "__all__" or named or not stamp_path.exists():
+            return False
+        stamp = json.loads(stamp_path.read_text())
+        used = {"data": stamp.get("data_keys", []), "models": stamp.get("models", {})}
+        if stamp["hash"] == input_hash(path, self.params, used, self._summary(path)) and \
+                (self.out_dir / path.name).exists():
+            self.timings.append((path.stem, "skipped (unchanged)", 0.0))
+            print(f"[skip] {path.stem}: inputs unchanged", flush=True)
+            return True
+        return False
+
+    def prepare(self, path: Path, threads: int | None = None) -> tuple[dict, dict]:
+        """Clear the notebook's old stamp and state files; returns (kernel env, code inputs at its start)."""
         print(f"[run ] {path.stem} ...", flush=True)
-        record.unlink(missing_ok=True)
-        stamp_path.unlink(missing_ok=True)  # a run that fails or is interrupted must never count as done
-        status_file = out_dir / f"{path.stem}.progress.json"
-        status_file.unlink(missing_ok=True)
-        phase_file = out_dir / f"{path.stem}.phases.json"
-        phase_file.unlink(missing_ok=True)
-        started = time.time()
-        try:
-            execute(path, nb_params, out_dir, {**env, provenance.RECORD_ENV: str(record),
-                                               PROGRESS_FILE_ENV: str(status_file), "JPY_SESSION_NAME": str(path),
-                                               PHASE_FILE_ENV: str(phase_file)})
-        except Exception as exc:  # papermill raises PapermillExecutionError with the cell's traceback
-            where = failed_cell(exc, out_dir / path.name)
-            print(f"\nFAILED: notebook {path.name}, {where}\n  executed copy: {out_dir / path.name}\n"
-                  f"  ({type(exc).__name__})", file=sys.stderr)
-            phase_totals[path.stem] = read_phase_file(phase_file)
-            print_timings(timings + [(path.stem, "FAILED", time.time() - started)], phase_totals)
-            return 1
-        except KeyboardInterrupt:
+        files = self._files(path)
+        for f in files.values():  # a run that fails or is interrupted must never count as done
+            f.unlink(missing_ok=True)
+        env = {**self.env, provenance.RECORD_ENV: str(files["record"]), PROGRESS_FILE_ENV: str(files["progress"]),
+               "JPY_SESSION_NAME": str(path), PHASE_FILE_ENV: str(files["phases"])}
+        if threads:
+            env.update({"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)})
+        return env, code_inputs(path)
+
+    def finish(self, path: Path, code: dict, seconds: float) -> None:
+        files = self._files(path)
+        self.phase_totals[path.stem] = read_phase_file(files["phases"])
+        used = provenance.read_record(files["record"])
+        used = {"data": sorted(used["data"]), "models": used["models"]}
+        write_json(files["stamp"], {"hash": input_hash(path, self.params, used, self._summary(path), code),
+                                    "data_keys": used["data"], "models": used["models"],
+                                    "seconds": round(seconds, 1)}, indent=1)
+        self.timings.append((path.stem, "ran", seconds))
+
+    def stopped(self, path: Path, status: str, seconds: float, where: str = "") -> None:
+        """A notebook that failed or was interrupted: reported, no stamp."""
+        self.phase_totals[path.stem] = read_phase_file(self._files(path)["phases"])
+        self.timings.append((path.stem, status, seconds))
+        if status == "FAILED":
+            print(f"\nFAILED: notebook {path.name}, {where}\n  executed copy: {self.out_dir / path.name}",
+                  file=sys.stderr)
+        else:
             print(f"\nINTERRUPTED: notebook {path.name}. Finished notebooks keep their results; run the same "
                   f"command again to resume (unchanged notebooks are skipped).", file=sys.stderr)
-            phase_totals[path.stem] = read_phase_file(phase_file)
-            print_timings(timings + [(path.stem, "INTERRUPTED", time.time() - started)], phase_totals)
-            return 130
-        phase_totals[path.stem] = read_phase_file(phase_file)
-        used = provenance.read_record(record)
-        used = {"data": sorted(used["data"]), "models": used["models"]}
-        write_json(stamp_path, {"hash": input_hash(path, params, used, summary), "data_keys": used["data"],
-                                "models": used["models"], "seconds": round(time.time() - started, 1)}, indent=1)
-        timings.append((path.stem, "ran", time.time() - started))
-    print_timings(timings, phase_totals)
-    return 0
+
+    def one_by_one(self, paths: list[Path]) -> int:
+        """Run `paths` in this process, in order; 0, or the exit status of the first failure/interrupt."""
+        for path in paths:
+            if self.unchanged(path):
+                continue
+            env, code = self.prepare(path)
+            started = time.time()
+            try:
+                execute(path, self.nb_params, self.out_dir, env)
+            except Exception as exc:  # papermill raises PapermillExecutionError with the cell's traceback
+                self.stopped(path, "FAILED", time.time() - started,
+                             f"{failed_cell(exc, self.out_dir / path.name)}\n  ({type(exc).__name__})")
+                print_timings(self.timings, self.phase_totals)
+                return 1
+            except KeyboardInterrupt:
+                self.stopped(path, "INTERRUPTED", time.time() - started)
+                print_timings(self.timings, self.phase_totals)
+                return 130
+            self.finish(path, code, time.time() - started)
+        return 0
+
+    def last_seconds(self, path: Path) -> float:
+        """The notebook's time in its last finished run (0 when unknown): longest notebooks start first."""
+        try:
+            return float(json.loads(self._files(path)["stamp"].read_text()).get("seconds", 0.0))
+        except (OSError, ValueError):
+            return 0.0
+
+    def pool(self, paths: list[Path], jobs: int) -> int:
+        """Run `paths` side by side in `jobs` worker processes (`python -m nli_lib.runner --execute-one`), each
+        kernel with cores // jobs threads; on a failure no new notebook starts, the running ones finish."""
+        import subprocess
+        import tempfile
+
+        threads = max(1, (os.cpu_count() or 1) // jobs)
+        todo = sorted((p for p in paths if not self.unchanged(p)), key=self.last_seconds, reverse=True)
+        running: dict[Path, tuple] = {}
+        status, spool = 0, Path(tempfile.mkdtemp(prefix="nli-runner-"))
+        try:
+            while todo or running:
+                while todo and len(running) < jobs and not status:
+                    path = todo.pop(0)
+                    env, code = self.prepare(path, threads)
+                    task, result = spool / f"{path.stem}.task.json", spool / f"{path.stem}.result.json"
+                    write_json(task, {"path": str(path), "params": self.nb_params, "out_dir": str(self.out_dir),
+                                      "env": env, "result": str(result)})
+                    proc = subprocess.Popen([sys.executable, "-m", "nli_lib.runner", "--execute-one", str(task)],
+                                            cwd=REPO_ROOT, env={**os.environ, **env})
+                    running[path] = (proc, code, time.time(), result)
+                if not running:
+                    break
+                time.sleep(WORKER_POLL_S)
+                for path, (proc, code, started, result) in list(running.items()):
+                    if proc.poll() is None:
+                        continue
+                    del running[path]
+                    outcome = _read_result(result, proc.returncode)
+                    if outcome["status"] == "ran":
+                        self.finish(path, code, time.time() - started)
+                    else:
+                        self.stopped(path, outcome["status"], time.time() - started, outcome.get("where", ""))
+                        status = status or (130 if outcome["status"] == "INTERRUPTED" else 1)
+        except KeyboardInterrupt:
+            for proc, *_ in running.values():
+                proc.send_signal(signal.SIGINT)
+            for path, (proc, _, started, _) in running.items():
+                try:
+                    proc.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                self.stopped(path, "INTERRUPTED", time.time() - started)
+            status = 130
+        finally:
+            shutil.rmtree(spool, ignore_errors=True)
+        if status:
+            print_timings(self.timings, self.phase_totals)
+        return status
+
+
+def _read_result(path: Path, returncode: int) -> dict:
+    """A worker's result file, or a FAILED outcome naming its exit status when it wrote none (killed)."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {"status": "FAILED", "where": f"the worker process exited with status {returncode} and no result"}
+
+
+def execute_one(task_file: Path) -> int:
+    """Worker mode (`--execute-one TASK`): run one notebook as the task file says; write its outcome."""
+    task = json.loads(Path(task_file).read_text())
+    path, out_dir = Path(task["path"]), Path(task["out_dir"])
+    outcome, code = {"status": "ran"}, 0
+    try:
+        execute(path, task["params"], out_dir, task["env"], tty=False)
+    except KeyboardInterrupt:
+        outcome, code = {"status": "INTERRUPTED"}, 130
+    except Exception as exc:  # noqa: BLE001 - reported to the runner, which prints it
+        outcome, code = {"status": "FAILED", "where": f"{failed_cell(exc, out_dir / path.name)}\n  "
+                                                      f"({type(exc).__name__})"}, 1
+    write_json(Path(task["result"]), outcome)
+    return code
 
 
 def timing_table(timings, phase_totals: dict | None = None) -> str:

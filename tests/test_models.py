@@ -216,3 +216,87 @@ def test_bfloat16_precision_is_close_and_cached_apart(tmp_path):
     assert np.allclose(b.sum(1), 1) and np.abs(a - b).max() < 0.05 and not np.array_equal(a, b)
     with pytest.raises(ValueError, match="precision"):
         HFClassifier(path, precision="float16")
+
+
+def test_length_grouped_batches_cut_padding_and_keep_every_row():
+    rng = np.random.default_rng(0)
+    lengths = np.concatenate([rng.integers(5, 15, 300), rng.integers(60, 90, 100)])
+    batches = ft.length_grouped_batches(lengths, 16, np.random.default_rng(1), chunk_batches=25)
+    assert sorted(np.concatenate(batches).tolist()) == list(range(400))  # each row once
+    padded = sum(len(b) * lengths[b].max() for b in batches)
+    order = np.random.default_rng(1).permutation(400)
+    plain = sum(len(order[i:i + 16]) * lengths[order[i:i + 16]].max() for i in range(0, 400, 16))
+    assert padded < 0.6 * plain  # grouped batches pad far less than random ones
+    starts = [int(b[0]) for b in batches]
+    assert starts != sorted(starts, key=lambda i: -lengths[i])  # batch order shuffled, not longest first
+
+
+def test_finetune_groups_by_length_and_autocasts_bf16_when_the_spec_says_so(tmp_path, monkeypatch):
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    base = tiny_bert(tmp_path / "base", {0: "LABEL_0", 1: "LABEL_1"})
+    df = tiny_train_frame(16)
+    grouped, dtypes = [], []
+    real = ft.length_grouped_batches
+    monkeypatch.setattr(ft, "length_grouped_batches", lambda *a, **k: grouped.append(1) or real(*a, **k))
+    from transformers import BertForSequenceClassification
+
+    forward = BertForSequenceClassification.forward
+
+    def spy(self, *a, **k):
+        out = forward(self, *a, **k)
+        if self.training:
+            dtypes.append((out.logits.dtype, self.classifier.weight.dtype))
+        return out
+
+    monkeypatch.setattr(BertForSequenceClassification, "forward", spy)
+    spec = ft.TrainSpec(base=str(base), epochs=1, batch_size=4, max_length=32, lr=1e-3)
+    ft.finetune(spec, df, name="plain", progress=False)
+    assert not grouped and {d for d, _ in dtypes} == {torch.float32}
+    dtypes.clear()
+    fast = dataclasses.replace(spec, group_by_length=True, train_precision="bfloat16")
+    clf = ft.finetune(fast, df, name="fast", progress=False)
+    assert grouped == [1]  # one epoch, grouped once
+    assert {d for d, _ in dtypes} == {torch.bfloat16} and {w for _, w in dtypes} == {torch.float32}
+    assert clf.model_dir != ft.model_dir(spec, df, "fast")  # both fields are in the cache key
+    with pytest.raises(ValueError, match="train_precision"):
+        ft.finetune(dataclasses.replace(spec, train_precision="float16"), df, name="bad", progress=False)
+
+
+def test_auto_train_precision_follows_the_hardware(monkeypatch):
+    monkeypatch.setattr(ft, "cpu_has_bf16", lambda: True)
+    assert ft.auto_train_precision("cpu") == "bfloat16"
+    monkeypatch.setattr(ft, "cpu_has_bf16", lambda: False)
+    assert ft.auto_train_precision("cpu") == "float32"
+    from nli_lib.models.named import offline_spec
+
+    spec = offline_spec(quick=True)
+    assert spec.group_by_length and spec.train_precision == "float32"
+
+
+def test_finetune_waits_for_a_process_training_the_same_model(tmp_path, monkeypatch):
+    import shutil
+    import threading
+    import time
+
+    from nli_lib.atomic import exclusive
+
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    base = tiny_bert(tmp_path / "base", {0: "LABEL_0", 1: "LABEL_1"})
+    df = tiny_train_frame(8)
+    spec = ft.TrainSpec(base=str(base), epochs=1, batch_size=4, max_length=32)
+    done = ft.finetune(spec, df, name="shared", progress=False).model_dir
+    shutil.move(done, tmp_path / "elsewhere")
+    holding = threading.Event()
+
+    def other_trainer():  # holds the model's lock, "trains" for a while, then publishes the folder
+        with exclusive(done):
+            holding.set()
+            time.sleep(0.5)
+            shutil.move(tmp_path / "elsewhere", done)
+
+    thread = threading.Thread(target=other_trainer)
+    thread.start()
+    holding.wait()
+    monkeypatch.setattr(ft, "_train", lambda *a, **k: pytest.fail("trained a model another process was training"))
+    assert ft.finetune(spec, df, name="shared", progress=False).model_dir == done
+    thread.join()

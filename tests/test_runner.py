@@ -255,3 +255,52 @@ def test_ctrl_c_reaches_the_interrupt_branch_and_the_next_run_resumes(notebook_d
     done = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "[skip] 00_zero" in done.stdout and "[skip] 01_first" in done.stdout and "[run ] 02_slow" in done.stdout
+
+
+# ------------------------------------------------------------------------------------------------ --jobs
+
+def _meet(me: str, other: str, folder: Path) -> str:
+    """Code of a notebook that announces itself and waits (30 s at most) for `other` to announce itself: it
+    passes only when both notebooks run at the same time."""
+    return (f"import os, time\nfrom pathlib import Path\nPath({str(folder)!r}, {me!r}).write_text("
+            f"os.environ.get('OMP_NUM_THREADS', 'unset'))\nend = time.time() + 30\n"
+            f"while not Path({str(folder)!r}, {other!r}).exists() and time.time() < end:\n    time.sleep(0.1)\n"
+            f"assert Path({str(folder)!r}, {other!r}).exists(), 'ran alone'")
+
+
+def test_jobs_run_paper_notebooks_side_by_side_with_a_share_of_the_cores(notebook_dir, tmp_path, monkeypatch,
+                                                                         capsys, run_notebooks):
+    meet = tmp_path / "meet"
+    meet.mkdir()
+    write_notebook(notebook_dir / "10_a.ipynb", _meet("a", "b", meet))
+    write_notebook(notebook_dir / "20_b.ipynb", _meet("b", "a", meet))
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    assert run_notebooks(notebook_dir, "--jobs", "2") == 0, capsys.readouterr().err
+    assert (meet / "a").read_text() == (meet / "b").read_text() == "2"  # 4 cores // 2 jobs
+    for name in ("10_a", "20_b"):
+        assert (tmp_path / f"runs/offline-quick/{name}.stamp.json").is_file()
+    for f in meet.iterdir():
+        f.unlink()
+    assert run_notebooks(notebook_dir, "--jobs", "1", "--force") == 1  # one at a time: they never meet
+    assert "ran alone" in capsys.readouterr().err
+
+
+def test_stamp_holds_the_library_as_it_was_when_the_notebook_started(notebook_dir, tmp_path, monkeypatch, capsys,
+                                                                     run_notebooks):
+    """An edit of nli_lib while a notebook runs must not mark the notebook up to date with the edited library."""
+    lib = tmp_path / "lib-version"
+    lib.write_text("v1")
+    monkeypatch.setattr(runner, "nli_lib_hash", lambda: lib.read_text())
+    write_notebook(notebook_dir / "00_zero.ipynb", f"from pathlib import Path\nPath({str(lib)!r}).write_text('v2')")
+    assert run_notebooks(notebook_dir, "--only", "00") == 0
+    capsys.readouterr()
+    write_notebook(notebook_dir / "00_zero.ipynb", "x = 1")
+    assert run_notebooks(notebook_dir, "--only", "00") == 0  # code changed: runs with v2 throughout
+    assert run_notebooks(notebook_dir, "--only", "00") == 0
+    out = capsys.readouterr().out
+    assert out.count("[run ] 00_zero") == 1 and "[skip] 00_zero" in out
+    lib.write_text("v1")
+    write_notebook(notebook_dir / "00_zero.ipynb", f"from pathlib import Path\nPath({str(lib)!r}).write_text('v3')")
+    assert run_notebooks(notebook_dir, "--only", "00") == 0  # started with v1, the library is v3 after it
+    assert run_notebooks(notebook_dir, "--only", "00") == 0
+    assert capsys.readouterr().out.count("[run ] 00_zero") == 2  # the stamp says v1: not up to date with v3

@@ -12,6 +12,13 @@ finished model it is loaded instead of trained, so notebooks can call `finetune`
 
 Trade-off: a plain PyTorch loop (AdamW, linear warm-up/decay, gradient clipping) instead of the
 `Trainer` class: 40 lines we can read, no accelerate dependency, identical results for this use.
+
+Speed (both are TrainSpec fields, so both are in the cache key; the offline models use both, `offline_spec`):
+`group_by_length` forms each batch from pairs of similar token length (`length_grouped_batches`), which cut
+the padded tokens per step of e-SNLI from ~1,550 to ~950 and made a step 1.7x faster on two CPU cores;
+`train_precision="bfloat16"` runs forward and backward under bf16 autocast (weights, gradients and AdamW
+state stay float32), 2.3x faster on a CPU with AVX-512 BF16 units (3.2x with grouping), while a CPU without
+them emulates bf16 slowly: `auto_train_precision` picks bfloat16 only where the hardware has it.
 """
 from __future__ import annotations
 
@@ -27,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from .. import provenance
-from ..atomic import commit, partial_dir
+from ..atomic import commit, exclusive, partial_dir
 from ..config import LABELS, cache_dir
 from ..hashing import stable_json, text_hash
 from ..phases import phase
@@ -67,6 +74,56 @@ class TrainSpec:
     adam_eps: float = 1e-8  # AdamW epsilon (torch's default; the PhrasIS paper's search uses 1e-6)
     seed: int = 0  # seeds torch, numpy, python and the data order
     text_cols: tuple = ("premise", "hypothesis")  # columns holding the pair (second may be None: single text)
+    group_by_length: bool = False  # batches of similar token length (length_grouped_batches): less padding
+    train_precision: str = "float32"  # autocast dtype of forward/backward: float32 or bfloat16 (weights stay fp32)
+
+
+TRAIN_PRECISIONS = ("float32", "bfloat16")
+GROUP_CHUNK_BATCHES = 50  # length grouping sorts within chunks of this many batches (keeps batches random)
+
+
+def cpu_has_bf16() -> bool:
+    """True when this CPU has bf16 arithmetic units (AVX-512 BF16 or AMX; read from /proc/cpuinfo on Linux)."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    return any(f in flags for f in (" avx512_bf16", " amx_bf16"))
+
+
+def auto_train_precision(device: str | None = None) -> str:
+    """'bfloat16' where training in bf16 is fast (a CUDA GPU with bf16 support, a CPU with bf16 units), else
+    'float32'."""
+    import torch
+
+    device = pick_device(device)
+    if device.startswith("cuda"):
+        return "bfloat16" if torch.cuda.is_bf16_supported() else "float32"
+    return "bfloat16" if device == "cpu" and cpu_has_bf16() else "float32"
+
+
+def length_grouped_batches(lengths, batch_size: int, rng: np.random.Generator,
+                           chunk_batches: int = GROUP_CHUNK_BATCHES) -> list[np.ndarray]:
+    """Index batches of similar length: a random permutation cut into chunks of `chunk_batches` batches,
+    each chunk sorted by length (longest first) and cut into batches, then the batch order shuffled.
+    Every index appears exactly once; batches stay random in content across chunks.
+
+    >>> lens = np.array([5, 50, 6, 49, 7, 48])
+    >>> batches = length_grouped_batches(lens, 2, np.random.default_rng(0), chunk_batches=3)
+    >>> sorted(sorted(lens[b].tolist()) for b in batches)
+    [[5, 6], [7, 48], [49, 50]]
+    >>> sorted(np.concatenate(batches).tolist())
+    [0, 1, 2, 3, 4, 5]
+    """
+    lengths = np.asarray(lengths)
+    order = rng.permutation(len(lengths))
+    size = batch_size * chunk_batches
+    batches = []
+    for start in range(0, len(order), size):
+        chunk = order[start : start + size]
+        chunk = chunk[np.argsort(-lengths[chunk], kind="stable")]
+        batches += [chunk[i : i + batch_size] for i in range(0, len(chunk), batch_size)]
+    return [batches[i] for i in rng.permutation(len(batches))]
 
 
 def data_fingerprint(df: pd.DataFrame | None, spec: TrainSpec) -> str:
@@ -159,7 +216,9 @@ def finetune(spec: TrainSpec, train_df: pd.DataFrame, eval_df: pd.DataFrame | No
         clf.train_log = json.loads((out_dir / "train_log.json").read_text())["epochs"]
         clf.model_dir = out_dir
         return clf
-    _train(spec, train_df, eval_df, out_dir, progress, device)
+    with exclusive(out_dir):  # a notebook running beside this one may be training the same model
+        if not (out_dir / "train_log.json").is_file():
+            _train(spec, train_df, eval_df, out_dir, progress, device)
     return finetune(spec, train_df, eval_df, name, tier, progress, device, precision)
 
 
@@ -172,6 +231,8 @@ def _train(spec: TrainSpec, train_df, eval_df, out_dir: Path, progress: bool, de
     unknown = set(train_df["label"]) - set(spec.labels)
     if unknown:
         raise ValueError(f"training labels {sorted(unknown)} are not in {spec.labels}")
+    if spec.train_precision not in TRAIN_PRECISIONS:
+        raise ValueError(f"train_precision {spec.train_precision!r}: use one of {TRAIN_PRECISIONS}")
     _seed_everything(spec.seed)
     device = pick_device(device)
     source = resolve_model(spec.base, spec.base_revision)  # the commit named in the cache key
@@ -201,18 +262,28 @@ def _train(spec: TrainSpec, train_df, eval_df, out_dir: Path, progress: bool, de
     opt = torch.optim.AdamW(groups, lr=spec.lr, eps=spec.adam_eps)
     sched = get_linear_schedule_with_warmup(opt, int(spec.warmup_ratio * total), total)
     rng = np.random.default_rng(spec.seed)
+    lengths = None
+    if spec.group_by_length:
+        lengths = np.array([len(ids) for ids in tok(first, second, truncation=True,
+                                                        max_length=spec.max_length)["input_ids"]])
+    autocast = torch.autocast(device.split(":")[0], dtype=torch.bfloat16,
+                              enabled=spec.train_precision == "bfloat16")
     tmp_dir = partial_dir(out_dir)
     log = []
     for epoch in range(spec.epochs):
         model.train()
-        order = rng.permutation(len(y))
+        if lengths is not None:
+            batches = length_grouped_batches(lengths, spec.batch_size, rng)
+        else:
+            order = rng.permutation(len(y))
+            batches = [order[start : start + spec.batch_size] for start in range(0, len(order), spec.batch_size)]
         started, losses = time.time(), []
-        for start in progress_bar(range(0, len(order), spec.batch_size), unit="step", bar=progress,
-                                  desc=f"{out_dir.name} epoch {epoch + 1}/{spec.epochs}"):
-            idx = order[start : start + spec.batch_size]
+        for idx in progress_bar(batches, unit="step", bar=progress,
+                                desc=f"{out_dir.name} epoch {epoch + 1}/{spec.epochs}"):
             enc = tok([first[i] for i in idx], [second[i] for i in idx] if second else None, truncation=True,
                       max_length=spec.max_length, padding=True, return_tensors="pt").to(device)
-            loss = model(**enc, labels=torch.as_tensor(y[idx], device=device)).loss
+            with autocast:
+                loss = model(**enc, labels=torch.as_tensor(y[idx], device=device)).loss
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             opt.step()
