@@ -8,12 +8,21 @@
 # new model directories it creates is printed (the target is zero: a warm run makes no model or LLM calls).
 # Targets (issue 18; offline profile, 2 cores): cold <= 15 min, warm <= 90 s, kernel peak <= 4 GiB cold, 2 GiB warm.
 # Outputs of both runs go to a temporary directory, never over tables/ and figures/.
+# NLI_TIMING_CACHE=DIR (a new or empty folder) keeps the cache the runs built there, e.g. for a full run after it:
+#   NLI_CACHE_DIR=DIR ./run_all.sh   (warm: regenerates tables/ and figures/ with the models just trained)
 set -euo pipefail
 export NLI_USER_CWD="${NLI_USER_CWD:-$PWD}"  # relative paths resolve where the command was typed
 cd "$(dirname "$0")/.."
 PY=python3; [ -x .venv/bin/python ] && PY=.venv/bin/python
 work=$(mktemp -d)
-export NLI_CACHE_DIR="$work/cache" NLI_OUTPUT_DIR="$work/outputs"
+cache="$work/cache"
+if [ -n "${NLI_TIMING_CACHE:-}" ]; then
+  case "$NLI_TIMING_CACHE" in /*) cache=$NLI_TIMING_CACHE ;; *) cache="$NLI_USER_CWD/$NLI_TIMING_CACHE" ;; esac
+  if [ -n "$(ls -A "$cache" 2>/dev/null)" ]; then
+    echo "NLI_TIMING_CACHE=$cache is not empty: a cold run needs an empty cache" >&2; exit 2
+  fi
+fi
+export NLI_CACHE_DIR="$cache" NLI_OUTPUT_DIR="$work/outputs"
 trap 'rm -rf "$work"' EXIT
 
 count_new() {  # $1 = unix time: call-cache rows written since then, and other cache files created/changed since then

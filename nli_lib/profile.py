@@ -541,6 +541,16 @@ def _llm_as_problems(profile: Profile) -> list[str]:
     return problems
 
 
+def _offline_unloadable(where: str, given: str, resolved: str, base: Path) -> list[str]:
+    """[the problem] when the offline tier cannot load `given`: not a folder (`resolved` is unchanged), not a
+    companion model and not in the local Hugging Face cache; [] otherwise."""
+    if resolved != given or given in COMPANION_MODELS or _in_hub_cache(given):
+        return []
+    return [f"{where}: {given!r} is neither a folder (looked for {base / given}) nor in the local Hugging Face "
+            f"cache, and the offline tier downloads nothing. Fix: give the model's folder, or use tier: paper to "
+            f"download it"]
+
+
 def _resolve_llm_sections(profile: Profile, problems: list[str]) -> Profile:
     """The llm / rewriter sections with their local paths resolved: an in-process model (no base_url) and a
     tokenizer are folders or hub ids like any other model reference."""
@@ -558,11 +568,8 @@ def _resolve_llm_sections(profile: Profile, problems: list[str]) -> Profile:
             except ValueError as exc:
                 problems.append(f"{key}.{name}: {exc}")
                 continue
-            if name == "model" and profile.tier == "offline" and changed[name] == value \
-                    and value not in COMPANION_MODELS and not _in_hub_cache(value):
-                problems.append(f"{key}.{name}: {value!r} is neither a folder (looked for {base / value}) nor in the "
-                                f"local Hugging Face cache, and the offline tier downloads nothing. Fix: give the "
-                                f"model's folder, or use tier: paper to download it")
+            if name == "model" and profile.tier == "offline":
+                problems += _offline_unloadable(f"{key}.{name}", value, changed[name], base)
         update[key] = section.model_copy(update=changed)
     return profile.model_copy(update=update)
 
@@ -585,11 +592,8 @@ def _resolve_refs(profile: Profile, problems: list[str]) -> tuple[dict[str, list
             except ValueError as exc:
                 problems.append(f"{where}: {exc}")
                 continue
-            if used and profile.tier == "offline" and resolved == entry.id and entry.id not in COMPANION_MODELS \
-                    and not _in_hub_cache(entry.id):
-                problems.append(f"{where}: {entry.id!r} is neither a folder (looked for {base / entry.id}) nor in "
-                                f"the local Hugging Face cache, and the offline tier downloads nothing. Fix: give "
-                                f"the model's folder, or use tier: paper to download it")
+            if used and profile.tier == "offline":
+                problems += _offline_unloadable(where, entry.id, resolved, base)
             systems = _as_list(entry.as_)
             problems += _system_problems(where, systems)
             name = entry.name or default_name(resolved)
