@@ -267,10 +267,10 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=None,
                     help=f"paper notebooks run side by side (default ${JOBS_ENV}, else the CPU count, at most "
                          f"{MAX_DEFAULT_JOBS})")
-    ap.add_argument("--execute-one", type=Path, help=argparse.SUPPRESS)  # worker mode (Run.pool)
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)  # worker mode (Run.pool)
     args = ap.parse_args(argv)
-    if args.execute_one:
-        return execute_one(args.execute_one)
+    if args.worker:
+        return worker()
 
     try:
         profile = load_profile(args.profile)
@@ -416,57 +416,68 @@ class Run:
             return 0.0
 
     def pool(self, paths: list[Path], jobs: int) -> int:
-        """Run `paths` side by side in `jobs` worker processes (`python -m nli_lib.runner --execute-one`), each
-        kernel with cores // jobs threads; on a failure no new notebook starts, the running ones finish."""
+        """Run `paths` side by side in `jobs` worker processes (`python -m nli_lib.runner --worker`, each taking
+        one notebook after another), each kernel with cores // jobs threads; after a failure no notebook
+        starts, the running ones finish."""
         import subprocess
         import tempfile
 
         threads = max(1, (os.cpu_count() or 1) // jobs)
         todo = sorted((p for p in paths if not self.unchanged(p)), key=self.last_seconds, reverse=True)
-        running: dict[Path, tuple] = {}
-        status, spool = 0, Path(tempfile.mkdtemp(prefix="nli-runner-"))
+        if not todo:
+            return 0
+        spool = Path(tempfile.mkdtemp(prefix="nli-runner-"))
+        workers = [subprocess.Popen([sys.executable, "-m", "nli_lib.runner", "--worker"], cwd=REPO_ROOT,
+                                    stdin=subprocess.PIPE, text=True) for _ in range(min(jobs, len(todo)))]
+        busy: dict[int, tuple] = {}  # worker index -> (path, code inputs, start time, result file)
+        status = 0
         try:
-            while todo or running:
-                while todo and len(running) < jobs and not status:
+            while todo or busy:
+                for i, proc in enumerate(workers):
+                    if i in busy or not todo or status:
+                        continue
                     path = todo.pop(0)
                     env, code = self.prepare(path, threads)
                     task, result = spool / f"{path.stem}.task.json", spool / f"{path.stem}.result.json"
                     write_json(task, {"path": str(path), "params": self.nb_params, "out_dir": str(self.out_dir),
                                       "env": env, "result": str(result)})
-                    proc = subprocess.Popen([sys.executable, "-m", "nli_lib.runner", "--execute-one", str(task)],
-                                            cwd=REPO_ROOT, env={**os.environ, **env})
-                    running[path] = (proc, code, time.time(), result)
-                if not running:
+                    proc.stdin.write(f"{task}\n")
+                    proc.stdin.flush()
+                    busy[i] = (path, code, time.time(), result)
+                if not busy:
                     break
                 time.sleep(WORKER_POLL_S)
-                for path, (proc, code, started, result) in list(running.items()):
-                    if proc.poll() is None:
+                for i, (path, code, started, result) in list(busy.items()):
+                    died = workers[i].poll() is not None
+                    if not result.exists() and not died:
                         continue
-                    del running[path]
-                    outcome = _read_result(result, proc.returncode)
+                    del busy[i]
+                    outcome = _read_result(result, workers[i].returncode)
                     if outcome["status"] == "ran":
                         self.finish(path, code, time.time() - started)
                     else:
                         self.stopped(path, outcome["status"], time.time() - started, outcome.get("where", ""))
                         status = status or (130 if outcome["status"] == "INTERRUPTED" else 1)
         except KeyboardInterrupt:
-            for proc, *_ in running.values():
+            for proc in workers:
                 proc.send_signal(signal.SIGINT)
-            for path, (proc, _, started, _) in running.items():
-                try:
-                    proc.wait(timeout=60)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
+            for path, _, started, _ in busy.values():
                 self.stopped(path, "INTERRUPTED", time.time() - started)
             status = 130
         finally:
+            for proc in workers:
+                try:
+                    proc.stdin.close()
+                    proc.wait(timeout=60)
+                except (OSError, subprocess.TimeoutExpired):
+                    proc.kill()
             shutil.rmtree(spool, ignore_errors=True)
         if status:
             print_timings(self.timings, self.phase_totals)
         return status
 
 
-def _read_result(path: Path, returncode: int) -> dict:
+def _read_result(path: Path, returncode: int | None) -> dict:
     """A worker's result file, or a FAILED outcome naming its exit status when it wrote none (killed)."""
     try:
         return json.loads(path.read_text())
@@ -474,20 +485,31 @@ def _read_result(path: Path, returncode: int) -> dict:
         return {"status": "FAILED", "where": f"the worker process exited with status {returncode} and no result"}
 
 
-def execute_one(task_file: Path) -> int:
-    """Worker mode (`--execute-one TASK`): run one notebook as the task file says; write its outcome."""
-    task = json.loads(Path(task_file).read_text())
-    path, out_dir = Path(task["path"]), Path(task["out_dir"])
-    outcome, code = {"status": "ran"}, 0
+def worker() -> int:
+    """Worker mode (`--worker`, started by `Run.pool`): for each task file named on stdin, run its notebook
+    and write the outcome to the task's result file (atomically: the runner waits for it)."""
     try:
-        execute(path, task["params"], out_dir, task["env"], tty=False)
-    except KeyboardInterrupt:
-        outcome, code = {"status": "INTERRUPTED"}, 130
-    except Exception as exc:  # noqa: BLE001 - reported to the runner, which prints it
-        outcome, code = {"status": "FAILED", "where": f"{failed_cell(exc, out_dir / path.name)}\n  "
-                                                      f"({type(exc).__name__})"}, 1
-    write_json(Path(task["result"]), outcome)
-    return code
+        return _work(sys.stdin)
+    except KeyboardInterrupt:  # Ctrl-C while waiting for the next task
+        return 130
+
+
+def _work(tasks) -> int:
+    for line in tasks:
+        task = json.loads(Path(line.strip()).read_text())
+        path, out_dir = Path(task["path"]), Path(task["out_dir"])
+        outcome = {"status": "ran"}
+        try:
+            execute(path, task["params"], out_dir, task["env"], tty=False)
+        except KeyboardInterrupt:
+            outcome = {"status": "INTERRUPTED"}
+        except Exception as exc:  # noqa: BLE001 - reported to the runner, which prints it
+            outcome = {"status": "FAILED", "where": f"{failed_cell(exc, out_dir / path.name)}\n  "
+                                                    f"({type(exc).__name__})"}
+        write_json(Path(task["result"]), outcome)
+        if outcome["status"] == "INTERRUPTED":
+            return 130
+    return 0
 
 
 def timing_table(timings, phase_totals: dict | None = None) -> str:
