@@ -772,6 +772,69 @@ def test_validity_reads_spliced_spans_with_the_explanations_tags():
 
 
 @pytest.mark.mirror
+@pytest.mark.parametrize("hypothesis, x_cf, check", [
+    # issue 16, seed47 false positives: a preposition left without its noun phrase
+    ("The kids are playing with toys .", "The kids are playing with limited to toys .", "preposition_object"),
+    ("A man sits on a bench .", "A man sits on to the bench .", "preposition_object"),  # a second preposition
+    ("A man is looking at the sea .", "A man is happy the sea .", "orphaned_object"),
+    ("People are milling about the city street .", "People are being busy the city street .", "orphaned_object"),
+])
+def test_validity_flags_a_preposition_without_its_object(hypothesis, x_cf, check):
+    from nli_lib.ftc.validity import check_counterfactual
+
+    v = check_counterfactual(hypothesis, x_cf, "C")
+    assert not v.ok and check in v.reason, v.reason
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("hypothesis, x_cf", [
+    ("A man is looking at the dog .", "A man is petting the dog ."),  # an inserted verb takes the object
+    ("The man is standing inside a restaurant .", "The man is sitting outside a restaurant ."),  # a preposition
+    ("A woman is dressed in white .", "A woman is dressed in black ."),  # a colour after a preposition
+    ("The kids are playing with toys .", "The kids are playing with old toys ."),  # an adjective reaching a noun
+])
+def test_validity_passes_prepositions_that_keep_an_object(hypothesis, x_cf):
+    from nli_lib.ftc.validity import check_counterfactual
+
+    assert check_counterfactual(hypothesis, x_cf, "C").ok, check_counterfactual(hypothesis, x_cf, "C").reason
+
+
+@pytest.mark.mirror
+def test_validity_reads_the_word_after_a_modal_as_a_verb():
+    from nli_lib.ftc.validity import check_counterfactual, tag
+
+    assert ("kick", "VB") in tag("the women can not simultaneously kick and demonstrate punches")
+    h, x = "Two women are demonstrating punches .", "Two women are simultaneously kick ."
+    v = check_counterfactual(h, x, "C", source="the women can not simultaneously kick and demonstrate punches")
+    assert not v.ok and "copula_verb: 'are simultaneously kick'" in v.reason, v.reason
+
+
+@pytest.mark.mirror
+def test_validity_flags_a_second_claim_left_unapplied():
+    from nli_lib.ftc.validity import check_counterfactual
+
+    premise, h, x = "A woman runs on a beach .", "A man sleeps on a beach .", "A woman sleeps on a beach ."
+    two_claims = "a woman is not a man ; running is not sleeping ."
+    v = check_counterfactual(h, x, "C", source=two_claims, premise=premise)
+    assert not v.ok and v.reason == "other_claim_kept: 'sleep'", v.reason
+    assert check_counterfactual(h, x, "C", source="a woman is not a man .", premise=premise).ok  # one claim
+    assert check_counterfactual(h, x, "C", source=two_claims).ok  # no premise: the check cannot run
+    assert check_counterfactual(h, "A woman runs on a beach .", "C", source=two_claims, premise=premise).ok  # both
+    # N[B] keeps the neutral claim (y_cf neutral): another neutral claim left unapplied does not change that
+    assert check_counterfactual(h, x, "N[B]", source=two_claims, premise=premise).ok
+
+
+@pytest.mark.mirror
+def test_pipeline_passes_the_premise_to_the_claim_check():
+    df = pd.DataFrame({"pair_id": ["p1"], "premise": ["A cat runs in a field ."],
+                       "hypothesis": ["A dog is sleeping in a field ."], "label": ["contradiction"],
+                       "explanation_1": ["a cat is not a dog ; running is not sleeping ."]})
+    rows = counterfactual_rows(df, "regex", "regex")
+    assert rows["x_cf"].tolist() == ["A cat is sleeping in a field ."] and rows["status"].tolist() == ["malformed"]
+    assert "other_claim_kept: 'sleep'" in rows["reason"].iloc[0]
+
+
+@pytest.mark.mirror
 def test_pipeline_rows_carry_status_and_malformed_is_never_ok():
     df = pd.DataFrame({"pair_id": ["p1", "p2"], "premise": ["u", "u"],
                        "hypothesis": ["A person is sitting between two televisions .", "There is a cat running ."],

@@ -5,7 +5,8 @@ before it may be marked ok: a rule-based rewriter that splices a span into a sen
 "A person is person .", "at a at a restaurant" or "The in their later years .". The checks compare the
 counterfactual with its original hypothesis and flag only what the rewrite *introduced* (e-SNLI hypotheses
 are crowd-written captions, often without a verb; a problem already in the hypothesis is not the rewriter's).
-Words are POS-tagged with NLTK's averaged perceptron tagger (data mirror, `load_pos_tagger`).
+Words are POS-tagged with NLTK's averaged perceptron tagger (data mirror, `load_pos_tagger`); the word after a
+modal (and its adverbs) is read as a base verb ("can not simultaneously kick": the tagger says JJ).
 
 =========================  =====================================================================================
 check                      flags (introduced by the rewrite, i.e. absent from the hypothesis)
@@ -43,6 +44,14 @@ check                      flags (introduced by the rewrite, i.e. absent from th
                            14 prints): "Some of the light show .", "A soccer when players are challenged ."
 ``clause_inserted``        the inserted text brings a second main-clause verb: "… a stroll he is in front of …"
 ``dangling_end``           x_cf ends in a preposition, determiner, conjunction, auxiliary or subject pronoun
+``preposition_object``     a kept preposition right before inserted text that is no noun phrase (a verb, or an
+                           adjective/participle reaching no noun): "playing with limited to machine guns"
+``orphaned_object``        the replaced text ended in a preposition whose object stays, the inserted one in an
+                           adjective, adverb or noun: "milling about the city street" -> "being busy the city street"
+``other_claim_kept``       slots C and N[A] (y_cf entailment), given the premise: another ';'-separated claim of the
+                           explanation, relating a premise-only word to a hypothesis-only word, left unapplied
+                           ("a child and man are not the same ; someone fixing a hotdog is not necessarily happy":
+                           "the child was happy" -> "the man was happy" still need not follow)
 ``phrase_kind_mismatch``   the replaced and the inserted text are different kinds of phrase (noun phrase for a
                            verb phrase, …; the inserted text is also tagged on its own, since in context the
                            tagger reads "The play soccer" as nouns, and where it came from: "a jumping kick" in
@@ -67,7 +76,8 @@ from .text import AUXILIARIES, FUNCTION_WORDS, stem
 
 CHECKS = ("unchanged", "nothing_kept", "repeated_ngram", "repeated_word", "determiner_no_noun", "copula_bare_noun",
           "copula_verb", "agreement", "intransitive_object", "subjectless", "unresolved_pronoun", "no_finite_verb",
-          "clause_inserted", "dangling_end", "phrase_kind_mismatch")
+          "clause_inserted", "dangling_end", "phrase_kind_mismatch", "preposition_object", "orphaned_object",
+          "other_claim_kept")
 
 DETERMINER_WORDS = frozenset("a an the his her their its my your our".split())
 COPULAS = frozenset("is are was were be being been am".split())
@@ -179,8 +189,27 @@ def _retag(w: str, t: str) -> str:
     return t
 
 
+def _after_modal(tagged: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The word after a modal (and its adverbs: "can not simultaneously kick") is a base verb, whatever the
+    tagger read ("kick" JJ, "demonstrate" JJ).
+
+    >>> _after_modal([("can", "MD"), ("not", "RB"), ("simultaneously", "RB"), ("kick", "JJ"), ("and", "CC")])[3]
+    ('kick', 'VB')
+    """
+    out = list(tagged)
+    for i, (_, t) in enumerate(tagged):
+        if t != "MD":
+            continue
+        j = i + 1
+        while j < len(out) and out[j][1] in ("RB", "RBR", "RBS"):
+            j += 1
+        if j < len(out) and out[j][1] in ("JJ", "NN", "VBN", "VBP", "VBD"):
+            out[j] = (out[j][0], "VB")
+    return out
+
+
 def _tag_words(ws: list[str], tagger) -> tuple[tuple[str, str], ...]:
-    tagged = tagger.tag(ws) if ws else []
+    tagged = _after_modal(tagger.tag(ws)) if ws else []
     return tuple((w, _retag(w, t)) for w, t in tagged)
 
 
@@ -303,6 +332,16 @@ def _bare_nouns(tagged: list[tuple[str, str]]) -> set[str]:
     return out
 
 
+def _past_one_adverb(tagged: list[tuple[str, str]], j: int) -> int:
+    """`j`, or `j + 1` when the word at `j` is an adverb ("is simultaneously be": the verb after the adverb).
+
+    >>> _past_one_adverb([("is", "VBZ"), ("simultaneously", "RB"), ("be", "VB")], 1), \
+    ...     _past_one_adverb([("is", "VBZ"), ("be", "VB")], 1)
+    (2, 1)
+    """
+    return j + (j < len(tagged) and tagged[j][1] in ("RB", "RBR", "RBS"))
+
+
 def _copula_verbs(tagged: list[tuple[str, str]]) -> set[str]:
     """Copula + (adverb) + verb, subordinator or subject pronoun; a lexical verb + a bare or finite verb; two -ing
     verbs in a row unless the first takes a gerund (`GERUND_TAKING`).
@@ -315,13 +354,13 @@ def _copula_verbs(tagged: list[tuple[str, str]]) -> set[str]:
     out = set()
     for i, (w, t) in enumerate(tagged):
         if w in COPULAS - {"be", "being", "been"}:
-            j = i + 1 + (i + 1 < len(tagged) and tagged[i + 1][1] in ("RB", "RBR", "RBS"))
+            j = _past_one_adverb(tagged, i + 1)
             if j < len(tagged) and (tagged[j][1] in ("VB", "VBP", "VBZ", "VBD") or tagged[j][0] in SUBORDINATING
                                     or tagged[j][0] in ("who", "whom", "whose", "which")
                                     or tagged[j][0] in SUBJECT_PRONOUNS):
                 out.add(" ".join(x for x, _ in tagged[i : j + 1]))
         elif w in ("do", "does", "did"):
-            j = i + 1 + (i + 1 < len(tagged) and tagged[i + 1][1] in ("RB", "RBR", "RBS"))
+            j = _past_one_adverb(tagged, i + 1)
             if j < len(tagged) and tagged[j][1] in ("VBG", "VBN", "VBZ", "VBD"):
                 out.add(" ".join(x for x, _ in tagged[i : j + 1]))
         elif t.startswith("VB") and w not in AUXILIARIES and w not in BARE_INFINITIVE_VERBS and i + 1 < len(tagged) \
@@ -492,10 +531,90 @@ def _intransitive_objects(x: list[tuple[str, str]], inserted: set[int]) -> set[s
     return out
 
 
+# Words after which an adjective or participle alone is an object ("dressed in black", "at least", "for free").
+ADJECTIVE_OBJECT_PREPOSITIONS = frozenset("than as like".split())
+COLOURS = frozenset("black white red blue green yellow orange purple pink brown gray grey silver gold".split())
+
+
+def _preposition_objects(x: list[tuple[str, str]], ops) -> set[str]:
+    """A kept preposition right before inserted text that is no noun phrase (a verb, an adjective or a participle
+    that reaches no noun, a second preposition): "playing with limited to machine guns".
+
+    >>> ops = [("equal", 0, 5, 0, 5), ("insert", 5, 5, 5, 7), ("equal", 5, 8, 7, 10)]
+    >>> sorted(_preposition_objects([("the", "DT"), ("children", "NNS"), ("are", "VBP"), ("playing", "VBG"),
+    ...     ("with", "IN"), ("limited", "JJ"), ("to", "TO"), ("machine", "NN"), ("guns", "NNS"), (".", ".")], ops))
+    ['with limited']
+    """
+    out = set()
+    for op, _, _, j1, j2 in ops:
+        if op not in ("insert", "replace") or j1 == 0 or j2 <= j1:
+            continue
+        prep, first = x[j1 - 1][0], x[j1][0]
+        if prep not in PREPOSITIONS or prep in ADJECTIVE_OBJECT_PREPOSITIONS or first in COLOURS:
+            continue
+        kind = phrase_kind([t for _, t in x[j1:]], after_determiner=False)
+        if kind in ("V", "VBN", "ADJ", "PP"):
+            out.add(f"{prep} {first}")
+    return out
+
+
+def _orphaned_objects(h: list[tuple[str, str]], x: list[tuple[str, str]], ops) -> set[str]:
+    """The replaced text ended in a preposition whose noun phrase follows and stays; the inserted text ends in an
+    adjective, adverb or noun, which takes no object: "milling about the city street" -> "being busy the city
+    street". (An inserted verb or preposition may take it: "looking at the dog" -> "petting the dog", "standing
+    inside a restaurant" -> "sitting outside a restaurant", whatever the tag of "outside".)
+
+    >>> h = [("people", "NNS"), ("are", "VBP"), ("milling", "VBG"), ("about", "IN"), ("the", "DT"), ("street", "NN")]
+    >>> x = [("people", "NNS"), ("are", "VBP"), ("being", "VBG"), ("busy", "JJ"), ("the", "DT"), ("street", "NN")]
+    >>> sorted(_orphaned_objects(h, x, [("equal", 0, 2, 0, 2), ("replace", 2, 4, 2, 4), ("equal", 4, 6, 4, 6)]))
+    ['busy the']
+    """
+    out = set()
+    for op, i1, i2, j1, j2 in ops:
+        if op != "replace" or i2 >= len(h) or j2 >= len(x) or i2 <= i1 or j2 <= j1:
+            continue
+        if h[i2 - 1][1] in ("IN", "RP") and h[i2][1] in NOUN | {"DT", "PRP$", "CD"} and \
+                x[j2 - 1][1] in NOUN | {"JJ", "JJR", "JJS", "RB", "RBR", "RBS"} and x[j2 - 1][0] not in PREPOSITIONS:
+            out.add(f"{x[j2 - 1][0]} {x[j2][0]}")
+    return out
+
+
+def _content_stems(text: str) -> set[str]:
+    return {stem(w) for w in clitic_tokens(str(text).lower()) if w.isalpha() and w not in FUNCTION_WORDS}
+
+
+def other_claims_kept(premise: str, hypothesis: str, x_cf: str, explanation: str) -> list[str]:
+    """Claims of a ';'-separated explanation that the counterfactual leaves unapplied: a clause that shares no
+    word with what the rewrite changed, relates a word found only in the premise to one found only in the
+    hypothesis, and whose hypothesis word x_cf still holds. Returns those kept hypothesis words (stems).
+
+    >>> other_claims_kept("A man fixing a hotdog .", "the child was happy", "the man was happy",
+    ...                   "a child and man are not the same ; someone fixing a hotdog is not necessarily happy .")
+    ['happi']
+    >>> other_claims_kept("A man fixing a hotdog .", "the child was happy", "the man was happy",
+    ...                   "a child and man are not the same .")
+    []
+    """
+    clauses = [c for c in str(explanation).split(";") if c.strip()]
+    if len(clauses) < 2:
+        return []
+    p, h, x = _content_stems(premise), _content_stems(hypothesis), _content_stems(x_cf)
+    changed = (h - x) | (x - h)
+    kept: set[str] = set()
+    for clause in clauses:
+        words = _content_stems(clause)
+        hyp_only, premise_only = (words & h) - p, (words & p) - h
+        if not words & changed and premise_only and hyp_only & x:
+            kept |= hyp_only & x
+    return sorted(kept)
+
+
 def check_counterfactual(hypothesis: str, x_cf: str | None, slot: str = "E", tagger=None,
-                         source: str | None = None) -> Validity:
+                         source: str | None = None, premise: str | None = None) -> Validity:
     """Run every check of the module table on `x_cf` against its `hypothesis` (see module doc). `source`:
     the explanation the spans came from; inserted words found in it verbatim keep the tags they have there.
+    With `premise` and `source`, slots C and N[A] (whose y_cf is entailment) are also checked for
+    `other_claims_kept`.
 
     >>> check_counterfactual("A man is at a restaurant .", "A man is at a at a restaurant .").reason
     "repeated_ngram: 'at a'; determiner_no_noun: 'a at'"
@@ -561,6 +680,16 @@ def check_counterfactual(hypothesis: str, x_cf: str | None, slot: str = "E", tag
     if inserted and len(_main_finite(x)) > len(_main_finite(h)) and \
             any(x[j][1] in FINITE for j in inserted):
         problems.append("clause_inserted: " + repr(" ".join(xw[j] for j in inserted)))
+    preps = _preposition_objects(x, ops)
+    if preps:
+        problems.append("preposition_object: " + ", ".join(repr(o) for o in sorted(preps)))
+    orphaned = _orphaned_objects(h, x, ops)
+    if orphaned:
+        problems.append("orphaned_object: " + ", ".join(repr(o) for o in sorted(orphaned)))
+    if premise is not None and source and slot in ("C", "N[A]"):
+        kept_claims = other_claims_kept(premise, hypothesis, x_cf, source)
+        if kept_claims:
+            problems.append("other_claim_kept: " + ", ".join(repr(w) for w in kept_claims))
     last_x, last_h = x[-1], h[-1] if h else ("", "")
     if (last_x[1] in BAD_END or last_x[0] in SUBJECT_PRONOUNS or last_x[0] in COPULAS) and \
             (last_x[1] != last_h[1] or last_x[0] != last_h[0]):
@@ -597,7 +726,10 @@ def check_counterfactual(hypothesis: str, x_cf: str | None, slot: str = "E", tag
     return Validity("malformed", "; ".join(problems)) if problems else Validity("ok", "")
 
 
-def check_rows(hypotheses, counterfactuals, slots, sources=None, tagger=None) -> list[Validity]:
-    """`check_counterfactual` for parallel sequences (one verdict per row; `sources`: the explanations)."""
+def check_rows(hypotheses, counterfactuals, slots, sources=None, tagger=None, premises=None) -> list[Validity]:
+    """`check_counterfactual` for parallel sequences (one verdict per row; `sources`: the explanations,
+    `premises`: the premises)."""
     sources = [None] * len(hypotheses) if sources is None else sources
-    return [check_counterfactual(h, x, s, tagger, z) for h, x, s, z in zip(hypotheses, counterfactuals, slots, sources)]
+    premises = [None] * len(hypotheses) if premises is None else premises
+    return [check_counterfactual(h, x, s, tagger, z, p)
+            for h, x, s, z, p in zip(hypotheses, counterfactuals, slots, sources, premises)]
