@@ -803,6 +803,39 @@ def test_validity_passes_prepositions_that_keep_an_object(hypothesis, x_cf, sour
 
 
 @pytest.mark.mirror
+@pytest.mark.parametrize("hypothesis, x_cf, slot, check", [
+    # issue 16, seed53 false positives (the third revision)
+    ("The kids are wet .", "The kids are swimming in a lake means you .", "E", "relation_words"),
+    ("A boy is in a park .", "A boy is in a smaller version of a big park .", "E", "relation_words"),
+    ("A man waves to his friend .", "A girl waves to his friend .", "C", "pronoun_gender"),
+    ("Two men are petting a dog .", "Two men are to pet a dog .", "E", "copula_verb"),
+    ("The man is a cook .", "The cooking a big meal .", "N[A]", "no_finite_verb"),
+    ("This guy is holding a bottle of beer .", "It is a bottle of beer .", "N[B]", "unresolved_pronoun"),
+])
+def test_validity_flags_third_revision_malformations(hypothesis, x_cf, slot, check):
+    from nli_lib.ftc.validity import check_counterfactual
+
+    v = check_counterfactual(hypothesis, x_cf, slot)
+    assert not v.ok and check in v.reason, v.reason
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("hypothesis, x_cf", [
+    ("A man waves to his friend .", "A boy waves to his friend ."),  # same gender: 'his' still agrees
+    ("A man waves to his friend .", "A man waves to his brother ."),  # the noun replaced is not the pronoun's
+    ("The man is walking next to dogs .", "The man is walking next to trees ."),  # 'dogs' is no verb after 'to'
+    ("The kids are on a fieldtrip", "The kids are doing sightseeing"),  # 'doing' takes an -ing noun
+    ("He is holding a bottle of beer .", "He is holding a bottle of juice ."),  # the pronoun was x's
+    ("A man is resting .", "A man is about to jump ."),  # 'about to' is no copula + infinitive
+])
+def test_validity_passes_third_revision_lookalikes(hypothesis, x_cf):
+    from nli_lib.ftc.validity import check_counterfactual
+
+    v = check_counterfactual(hypothesis, x_cf, "C")
+    assert v.ok, v.reason
+
+
+@pytest.mark.mirror
 def test_validity_reads_the_word_after_a_modal_as_a_verb():
     from nli_lib.ftc.validity import check_counterfactual, tag
 

@@ -77,7 +77,7 @@ from .text import AUXILIARIES, FUNCTION_WORDS, stem
 CHECKS = ("unchanged", "nothing_kept", "repeated_ngram", "repeated_word", "determiner_no_noun", "copula_bare_noun",
           "copula_verb", "agreement", "intransitive_object", "subjectless", "unresolved_pronoun", "no_finite_verb",
           "clause_inserted", "dangling_end", "phrase_kind_mismatch", "preposition_object", "orphaned_object",
-          "other_claim_kept")
+          "other_claim_kept", "relation_words", "pronoun_gender")
 
 DETERMINER_WORDS = frozenset("a an the his her their its my your our".split())
 COPULAS = frozenset("is are was were be being been am".split())
@@ -125,7 +125,7 @@ INTRANSITIVE_OBJECTS = frozenset("english spanish french german chinese italian 
                                  "home".split())
 # -ing verbs that take an -ing complement ("going fishing", "keeps running").
 GERUND_TAKING = frozenset("going coming keeping stopping starting finishing quitting enjoying avoiding trying "
-                          "practicing practising continuing beginning considering resuming getting".split())
+                          "practicing practising continuing beginning considering resuming getting doing".split())
 PREDICATE_KINDS = frozenset({"ADJ", "PP", "ADV", "VBG", "VBN", "NP"})
 POSTMODIFIER_KINDS = frozenset({"PP", "VBG", "VBN"})
 PREPOSITIONS = frozenset("in on at with near by under over behind beside inside outside into onto through across "
@@ -191,10 +191,13 @@ def _retag(w: str, t: str) -> str:
 
 def _after_modal(tagged: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """The word after a modal (and its adverbs: "can not simultaneously kick") is a base verb, whatever the
-    tagger read ("kick" JJ, "demonstrate" JJ).
+    tagger read ("kick" JJ, "demonstrate" JJ); an -s word right after a preposition or 'to' is a plural noun
+    ("next to dogs": the tagger says VB).
 
     >>> _after_modal([("can", "MD"), ("not", "RB"), ("simultaneously", "RB"), ("kick", "JJ"), ("and", "CC")])[3]
     ('kick', 'VB')
+    >>> _after_modal([("next", "JJ"), ("to", "TO"), ("dogs", "VB")])[2], _after_modal([("to", "TO"), ("kiss", "VB")])[1]
+    (('dogs', 'NNS'), ('kiss', 'VB'))
     """
     out = list(tagged)
     for i, (_, t) in enumerate(tagged):
@@ -205,6 +208,9 @@ def _after_modal(tagged: list[tuple[str, str]]) -> list[tuple[str, str]]:
             j += 1
         if j < len(out) and out[j][1] in ("JJ", "NN", "VBN", "VBP", "VBD"):
             out[j] = (out[j][0], "VB")
+    for i in range(1, len(out)):  # "walking next to dogs": no -s verb follows a preposition or 'to'
+        if out[i - 1][1] in ("IN", "TO") and (out[i][1] == "VBZ" or (out[i][1] == "VB" and _plural_form(out[i][0]))):
+            out[i] = (out[i][0], "NNS")
     return out
 
 
@@ -343,8 +349,8 @@ def _past_one_adverb(tagged: list[tuple[str, str]], j: int) -> int:
 
 
 def _copula_verbs(tagged: list[tuple[str, str]]) -> set[str]:
-    """Copula + (adverb) + verb, subordinator or subject pronoun; a lexical verb + a bare or finite verb; two -ing
-    verbs in a row unless the first takes a gerund (`GERUND_TAKING`).
+    """Copula + (adverb) + verb, subordinator or subject pronoun; copula + to + verb; a lexical verb + a bare or
+    finite verb; two -ing verbs in a row unless the first takes a gerund (`GERUND_TAKING`).
 
     >>> sorted(_copula_verbs([("men", "NNS"), ("are", "VBP"), ("rephrasing", "VBG"), ("doing", "VBG")]))
     ['rephrasing doing']
@@ -359,6 +365,8 @@ def _copula_verbs(tagged: list[tuple[str, str]]) -> set[str]:
                                     or tagged[j][0] in ("who", "whom", "whose", "which")
                                     or tagged[j][0] in SUBJECT_PRONOUNS):
                 out.add(" ".join(x for x, _ in tagged[i : j + 1]))
+            elif i + 2 < len(tagged) and tagged[i + 1][0] == "to" and tagged[i + 2][1] == "VB":
+                out.add(" ".join(x for x, _ in tagged[i : i + 3]))  # "are to touch a kangaroo": an infinitive
         elif w in ("do", "does", "did"):
             j = _past_one_adverb(tagged, i + 1)
             if j < len(tagged) and tagged[j][1] in ("VBG", "VBN", "VBZ", "VBD"):
@@ -478,7 +486,70 @@ def _participle_caption(tagged: list[tuple[str, str]]) -> bool:
     if phrase_kind(tags) != "NP":
         return False
     end = _subject_end(tagged)
-    return end is not None and (tags[end] in ("VBG", "VBN") or tagged[end][0] in PREPOSITIONS)
+    return end is not None and (tags[end] in ("VBG", "VBN") or tagged[end][0] in PREPOSITIONS) and \
+        any(t in NOUN or t in ("PRP", "CD") for t in tags[:end])  # "The performing auto repair": no noun first
+
+
+def _pronoun_alone(tagged: list[tuple[str, str]]) -> bool:
+    """The text starts with a pronoun standing for a noun phrase ("It is …"), not a determiner ("This guy …").
+
+    >>> _pronoun_alone([("it", "PRP"), ("is", "VBZ")]), _pronoun_alone([("this", "DT"), ("guy", "NN")])
+    (True, False)
+    """
+    if not tagged or tagged[0][0] not in PRONOUN_STARTS:
+        return False
+    return len(tagged) == 1 or tagged[1][1] not in NOUN | {"JJ", "JJR", "JJS", "CD", "VBG", "VBN"}
+
+
+GENDERED = {**dict.fromkeys("man men boy boys guy guys gentleman gentlemen father son husband brother king".split(),
+                            "m"),
+            **dict.fromkeys("woman women girl girls lady ladies mother daughter wife sister queen".split(), "f")}
+GENDER_PRONOUNS = {**dict.fromkeys("he him his himself".split(), "m"),
+                   **dict.fromkeys("she her hers herself".split(), "f")}
+
+
+def _pronoun_gender(x: list[tuple[str, str]], h: list[tuple[str, str]], ops) -> set[str]:
+    """A gendered noun replaced by one of the other gender while a kept pronoun still refers to the old one:
+    "A man smiles to his left" -> "A woman smiles to his left".
+
+    >>> h = [("a", "DT"), ("man", "NN"), ("smiles", "VBZ"), ("to", "TO"), ("his", "PRP$"), ("left", "NN")]
+    >>> x = [("a", "DT"), ("woman", "NN"), ("smiles", "VBZ"), ("to", "TO"), ("his", "PRP$"), ("left", "NN")]
+    >>> sorted(_pronoun_gender(x, h, [("equal", 0, 1, 0, 1), ("replace", 1, 2, 1, 2), ("equal", 2, 6, 2, 6)]))
+    ['his']
+    """
+    kept = {j for op, _, _, j1, j2 in ops if op == "equal" for j in range(j1, j2)}
+    out = set()
+    for op, i1, i2, j1, j2 in ops:
+        if op != "replace":
+            continue
+        old = {GENDERED[w] for w, _ in h[i1:i2] if w in GENDERED}
+        new = {GENDERED[w] for w, _ in x[j1:j2] if w in GENDERED}
+        if len(old) == 1 and len(new) == 1 and old != new:
+            out |= {w for j, (w, _) in enumerate(x) if j in kept and GENDER_PRONOUNS.get(w) in old}
+    return out
+
+
+# Words that talk about the explanation's relation, not the scene: spliced in with a span, they leave the
+# template's wording in the sentence ("playing in water means you", "another wording for", "a simplified version
+# of"); "word"/"way" only before "for"/"of".
+RELATION_WORDS = frozenset("mean means meaning implies imply implied implying indicates indicate wording rewording "
+                           "rephrasing rephrase paraphrase paraphrasing synonym synonyms synonymous version "
+                           "restatement generalization".split())
+
+
+def _relation_words(x: list[tuple[str, str]], inserted: list[int], hw: list[str]) -> set[str]:
+    """Inserted words of `RELATION_WORDS` the hypothesis does not have (and 'word for', 'way of').
+
+    >>> sorted(_relation_words([("a", "DT"), ("simplified", "JJ"), ("version", "NN"), ("of", "IN")], [1, 2, 3], []))
+    ['version']
+    """
+    out = set()
+    for j in inserted:
+        w = x[j][0]
+        nxt = x[j + 1][0] if j + 1 < len(x) else ""
+        if w not in hw and (w in RELATION_WORDS or (w, nxt) in (("word", "for"), ("way", "of"))):
+            out.add(w)
+    return out
 
 
 def _main_finite(tagged: list[tuple[str, str]]) -> list[int]:
@@ -673,13 +744,19 @@ def check_counterfactual(hypothesis: str, x_cf: str | None, slot: str = "E", tag
         problems.append(f"subjectless: starts with {x[0][0]!r} ({x[0][1]})")
     elif _existential_without_subject(x) and not _existential_without_subject(h):
         problems.append(f"subjectless: {' '.join(xw[:3])!r} has no noun phrase after 'there'")
-    if xw[0] in PRONOUN_STARTS and hw and hw[0] not in PRONOUN_STARTS:
+    if _pronoun_alone(x) and not _pronoun_alone(h):
         problems.append(f"unresolved_pronoun: {xw[0]!r}")
     if _main_finite(h) and not _main_finite(x) and not _participle_caption(x):
         problems.append("no_finite_verb")
     if inserted and len(_main_finite(x)) > len(_main_finite(h)) and \
             any(x[j][1] in FINITE for j in inserted):
         problems.append("clause_inserted: " + repr(" ".join(xw[j] for j in inserted)))
+    relation = _relation_words(x, inserted, hw)
+    if relation:
+        problems.append("relation_words: " + ", ".join(repr(w) for w in sorted(relation)))
+    gender = _pronoun_gender(x, h, ops)
+    if gender:
+        problems.append("pronoun_gender: " + ", ".join(repr(w) for w in sorted(gender)))
     preps = _preposition_objects(x, ops)
     if preps:
         problems.append("preposition_object: " + ", ".join(repr(o) for o in sorted(preps)))
