@@ -819,6 +819,45 @@ def test_validity_flags_third_revision_malformations(hypothesis, x_cf, slot, che
 
 
 @pytest.mark.mirror
+@pytest.mark.parametrize("hypothesis, x_cf, check", [
+    # issue 16, seed59 false positives (the fourth revision)
+    ("Four men are standing on a hill watching a sunset .", "Four men are watching it .", "unresolved_pronoun"),
+    ("The two men are wearing hats .", "The two men are being in hats .", "copula_verb"),
+    ("She was calling her friend .", "She was calling their friend .", "pronoun_gender"),
+    ("A girl is reading a book .", "A girl is reading his book .", "pronoun_gender"),
+])
+def test_validity_flags_fourth_revision_malformations(hypothesis, x_cf, check):
+    from nli_lib.ftc.validity import check_counterfactual
+
+    v = check_counterfactual(hypothesis, x_cf, "C")
+    assert not v.ok and check in v.reason, v.reason
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("hypothesis, x_cf", [
+    ("She was calling her friend .", "She was calling her husband ."),  # the possessive agrees
+    ("A boy is reading a book .", "A boy is reading his book ."),
+    ("The men are being loud .", "The men are being quiet ."),  # 'being' + adjective
+])
+def test_validity_passes_fourth_revision_lookalikes(hypothesis, x_cf):
+    from nli_lib.ftc.validity import check_counterfactual
+
+    v = check_counterfactual(hypothesis, x_cf, "C")
+    assert v.ok, v.reason
+
+
+@pytest.mark.mirror
+def test_validity_second_claim_joined_by_and():
+    from nli_lib.ftc.validity import check_counterfactual
+
+    premise, h, x = "A businessman walking .", "A guy is jogging in a sweatsuit .", "A guy is walking in a sweatsuit ."
+    z = "a man is either walking or jogging , and a businessman would not likely be wearing a sweatsuit ."
+    v = check_counterfactual(h, x, "C", source=z, premise=premise)
+    assert not v.ok and v.reason == "other_claim_kept: 'sweatsuit'", v.reason
+    assert check_counterfactual(h, x, "C", source="a man is either walking or jogging .", premise=premise).ok
+
+
+@pytest.mark.mirror
 def test_validity_a_caption_needs_a_noun_before_its_participle():
     from nli_lib.ftc.validity import check_counterfactual
 

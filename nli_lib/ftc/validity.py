@@ -68,6 +68,7 @@ Validity(status='ok', reason='')
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -349,7 +350,8 @@ def _past_one_adverb(tagged: list[tuple[str, str]], j: int) -> int:
 
 
 def _copula_verbs(tagged: list[tuple[str, str]]) -> set[str]:
-    """Copula + (adverb) + verb, subordinator or subject pronoun; copula + to + verb; a lexical verb + a bare or
+    """Copula + (adverb) + verb, subordinator or subject pronoun; copula + to + verb; copula + being + preposition;
+    a lexical verb + a bare or
     finite verb; two -ing verbs in a row unless the first takes a gerund (`GERUND_TAKING`).
 
     >>> sorted(_copula_verbs([("men", "NNS"), ("are", "VBP"), ("rephrasing", "VBG"), ("doing", "VBG")]))
@@ -367,6 +369,8 @@ def _copula_verbs(tagged: list[tuple[str, str]]) -> set[str]:
                 out.add(" ".join(x for x, _ in tagged[i : j + 1]))
             elif i + 2 < len(tagged) and tagged[i + 1][0] == "to" and tagged[i + 2][1] == "VB":
                 out.add(" ".join(x for x, _ in tagged[i : i + 3]))  # "are to touch a kangaroo": an infinitive
+            elif i + 2 < len(tagged) and tagged[i + 1][0] == "being" and tagged[i + 2][0] in PREPOSITIONS:
+                out.add(" ".join(x for x, _ in tagged[i : i + 3]))  # "are being in black jackets"
         elif w in ("do", "does", "did"):
             j = _past_one_adverb(tagged, i + 1)
             if j < len(tagged) and tagged[j][1] in ("VBG", "VBN", "VBZ", "VBD"):
@@ -508,9 +512,30 @@ GENDER_PRONOUNS = {**dict.fromkeys("he him his himself".split(), "m"),
                    **dict.fromkeys("she her hers herself".split(), "f")}
 
 
+SINGULAR_GENDERED = frozenset("man boy guy gentleman father son husband brother king woman girl lady mother daughter "
+                              "wife sister queen".split())
+
+
+def _pronoun_for_noun(h: list[tuple[str, str]], x: list[tuple[str, str]], ops) -> set[str]:
+    """An inserted it/them in place of text that named a noun: its referent is gone ("watching a sunset" ->
+    "watching it").
+
+    >>> h = [("men", "NNS"), ("watching", "VBG"), ("a", "DT"), ("sunset", "NN")]
+    >>> x = [("men", "NNS"), ("watching", "VBG"), ("it", "PRP")]
+    >>> _pronoun_for_noun(h, x, [("equal", 0, 2, 0, 2), ("replace", 2, 4, 2, 3)])
+    {'it'}
+    """
+    out = set()
+    for op, i1, i2, j1, j2 in ops:
+        if op == "replace" and any(t in NOUN for _, t in h[i1:i2]):
+            out |= {w for w, _ in x[j1:j2] if w in ("it", "them") and w not in {v for v, _ in h}}
+    return out
+
+
 def _pronoun_gender(x: list[tuple[str, str]], h: list[tuple[str, str]], ops) -> set[str]:
     """A gendered noun replaced by one of the other gender while a kept pronoun still refers to the old one:
-    "A man smiles to his left" -> "A woman smiles to his left".
+    "A man smiles to his left" -> "A woman smiles to his left"; an inserted possessive that disagrees with the
+    kept singular subject: "She was calling their husband", "A girl … his".
 
     >>> h = [("a", "DT"), ("man", "NN"), ("smiles", "VBZ"), ("to", "TO"), ("his", "PRP$"), ("left", "NN")]
     >>> x = [("a", "DT"), ("woman", "NN"), ("smiles", "VBZ"), ("to", "TO"), ("his", "PRP$"), ("left", "NN")]
@@ -526,6 +551,12 @@ def _pronoun_gender(x: list[tuple[str, str]], h: list[tuple[str, str]], ops) -> 
         new = {GENDERED[w] for w, _ in x[j1:j2] if w in GENDERED}
         if len(old) == 1 and len(new) == 1 and old != new:
             out |= {w for j, (w, _) in enumerate(x) if j in kept and GENDER_PRONOUNS.get(w) in old}
+    # an inserted possessive that disagrees with a kept singular subject ("She was calling their husband")
+    subject = next((w for w, _ in x[:2] if w in GENDER_PRONOUNS or w in SINGULAR_GENDERED), None)
+    if subject is not None and (0 in kept or 1 in kept):
+        gender = GENDER_PRONOUNS.get(subject) or GENDERED[subject]
+        inserted = [w for j, (w, _) in enumerate(x) if j not in kept]
+        out |= {w for w in inserted if w == "their" or (w == "his" and gender == "f")}
     return out
 
 
@@ -655,7 +686,8 @@ def _content_stems(text: str) -> set[str]:
 
 
 def other_claims_kept(premise: str, hypothesis: str, x_cf: str, explanation: str) -> list[str]:
-    """Claims of a ';'-separated explanation that the counterfactual leaves unapplied: a clause that shares no
+    """Claims of an explanation (clauses split at ';' and ', and|but|also') that the counterfactual leaves
+    unapplied: a clause that shares no
     word with what the rewrite changed, relates a word found only in the premise to one found only in the
     hypothesis, and whose hypothesis word x_cf still holds. Returns those kept hypothesis words (stems).
 
@@ -665,8 +697,11 @@ def other_claims_kept(premise: str, hypothesis: str, x_cf: str, explanation: str
     >>> other_claims_kept("A man fixing a hotdog .", "the child was happy", "the man was happy",
     ...                   "a child and man are not the same .")
     []
+    >>> other_claims_kept("Businessman walking .", "A guy is jogging in a sweatsuit .", "A guy is walking in a sweatsuit .",
+    ...                   "a man is either walking or jogging , and a businessman would not wear a sweatsuit .")
+    ['sweatsuit']
     """
-    clauses = [c for c in str(explanation).split(";") if c.strip()]
+    clauses = [c for c in re.split(r";|,\s*(?:and|but|also)\s", str(explanation)) if c.strip()]
     if len(clauses) < 2:
         return []
     p, h, x = _content_stems(premise), _content_stems(hypothesis), _content_stems(x_cf)
@@ -746,6 +781,8 @@ def check_counterfactual(hypothesis: str, x_cf: str | None, slot: str = "E", tag
         problems.append(f"subjectless: {' '.join(xw[:3])!r} has no noun phrase after 'there'")
     if _pronoun_alone(x) and not _pronoun_alone(h):
         problems.append(f"unresolved_pronoun: {xw[0]!r}")
+    elif _pronoun_for_noun(h, x, ops):
+        problems.append("unresolved_pronoun: " + ", ".join(repr(w) for w in sorted(_pronoun_for_noun(h, x, ops))))
     if _main_finite(h) and not _main_finite(x) and not _participle_caption(x):
         problems.append("no_finite_verb")
     if inserted and len(_main_finite(x)) > len(_main_finite(h)) and \
