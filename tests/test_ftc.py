@@ -858,6 +858,36 @@ def test_validity_second_claim_joined_by_and():
 
 
 @pytest.mark.mirror
+@pytest.mark.parametrize("hypothesis, x_cf, check", [
+    # issue 16, seed61 false positives (the fifth revision)
+    ("A small group of people are eating .", "A small two men of people are eating .", "agreement"),
+    ("A man and a child are on a boat .", "A man and a child are people are on a bench .", "clause_inserted"),
+    ("A man with a hat sits .", "A part of his overall description with a hat sits .", "relation_words"),
+    ("A person is mowing grass on a mower .", "A person is mowing grass on a first sentence mower .", "relation_words"),
+    ("A boy juggling three red balls .", "A boy sitting down three red balls .", "intransitive_object"),
+    ("A boy is sitting down .", "A boy is sitting in the empty stadium down .", "orphaned_object"),
+])
+def test_validity_flags_fifth_revision_malformations(hypothesis, x_cf, check):
+    from nli_lib.ftc.validity import check_counterfactual
+
+    v = check_counterfactual(hypothesis, x_cf, "C")
+    assert not v.ok and check in v.reason, v.reason
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("hypothesis, x_cf", [
+    ("A man and a child are on a boat .", "A man and a child are on a bench ."),  # a coordinated subject
+    ("A boy is sitting down .", "A boy is lying down ."),  # the particle still follows a verb
+    ("A group of people are eating .", "A group of two men are eating ."),
+])
+def test_validity_passes_fifth_revision_lookalikes(hypothesis, x_cf):
+    from nli_lib.ftc.validity import check_counterfactual
+
+    v = check_counterfactual(hypothesis, x_cf, "C")
+    assert v.ok, v.reason
+
+
+@pytest.mark.mirror
 def test_validity_a_caption_needs_a_noun_before_its_participle():
     from nli_lib.ftc.validity import check_counterfactual
 

@@ -48,6 +48,7 @@ check                      flags (introduced by the rewrite, i.e. absent from th
                            adjective/participle reaching no noun): "playing with limited to machine guns"
 ``orphaned_object``        the replaced text ended in a preposition whose object stays, the inserted one in an
                            adjective, adverb or noun: "milling about the city street" -> "being busy the city street"
+                           ; a verb's particle kept after inserted text ending in a noun ("… the stadium down")
 ``other_claim_kept``       slots C and N[A] (y_cf entailment), given the premise: another ';'-separated claim of the
                            explanation, relating a premise-only word to a hypothesis-only word, left unapplied
                            ("a child and man are not the same ; someone fixing a hotdog is not necessarily happy":
@@ -458,11 +459,11 @@ def _agreement(tagged: list[tuple[str, str]]) -> set[str]:
     """
     out = set()
     for i, (w1, _) in enumerate(tagged[:-1]):
-        if w1 in ("a", "an"):  # a/an (adjectives) plural noun: "a large buildings"
+        if w1 in ("a", "an"):  # a/an (adjectives) plural noun or numeral: "a large buildings", "a small two"
             j = i + 1
             while j < len(tagged) - 1 and tagged[j][1] in ("JJ", "JJR", "JJS", "RB", "RBR", "RBS"):
                 j += 1
-            if j > i + 1 and _plural_looking(*tagged[j]) and tagged[j][1] != "VBZ":
+            if j > i + 1 and ((_plural_looking(*tagged[j]) and tagged[j][1] != "VBZ") or tagged[j][0] in NUMBERS):
                 out.add(" ".join(w for w, _ in tagged[i : j + 1]))
             out |= _compound_plural(tagged, i, j)
     for k, ((w1, t1), (w2, t2)) in enumerate(zip(tagged, tagged[1:])):
@@ -565,7 +566,7 @@ def _pronoun_gender(x: list[tuple[str, str]], h: list[tuple[str, str]], ops) -> 
 # of"); "word"/"way" only before "for"/"of".
 RELATION_WORDS = frozenset("mean means meaning implies imply implied implying indicates indicate wording rewording "
                            "rephrasing rephrase paraphrase paraphrasing synonym synonyms synonymous version "
-                           "restatement generalization".split())
+                           "restatement generalization description descriptions sentence statement".split())
 
 
 def _relation_words(x: list[tuple[str, str]], inserted: list[int], hw: list[str]) -> set[str]:
@@ -585,11 +586,18 @@ def _relation_words(x: list[tuple[str, str]], inserted: list[int], hw: list[str]
 
 def _main_finite(tagged: list[tuple[str, str]]) -> list[int]:
     """Indices of main-clause finite verbs: those with no subordinator, relative pronoun or conjunction between
-    them and the previous main verb (or the sentence start)."""
+    them and the previous main verb (or the sentence start; there a conjunction joins subjects).
+
+    >>> _main_finite([("an", "DT"), ("adult", "NN"), ("and", "CC"), ("a", "DT"), ("child", "NN"), ("are", "VBP"),
+    ...               ("people", "NNS"), ("are", "VBP"), ("on", "IN")])
+    [5, 7]
+    """
     out: list[int] = []
     for i, (_, t) in enumerate(tagged):
         since = tagged[out[-1] + 1 : i] if out else tagged[:i]
-        if t in FINITE and not any(w in SUBORDINATORS for w, _ in since):
+        # before the first verb, and/or/but join the subject's noun phrases ("An adult and two children are …")
+        blocking = SUBORDINATORS - {"and", "or", "but"} if not out else SUBORDINATORS
+        if t in FINITE and not any(w in blocking for w, _ in since):
             out.append(i)
     return out
 
@@ -615,7 +623,8 @@ def _with_source_tags(x: list[tuple[str, str]], ops, source: list[tuple[str, str
 
 
 def _intransitive_objects(x: list[tuple[str, str]], inserted: set[int]) -> set[str]:
-    """An inserted intransitive verb (`INTRANSITIVE_FORMS`, not after a determiner) right before a noun phrase.
+    """An inserted intransitive verb (`INTRANSITIVE_FORMS`, not after a determiner), maybe with its particle
+    ("sitting down"), right before a noun phrase.
 
     >>> sorted(_intransitive_objects([("a", "DT"), ("man", "NN"), ("is", "VBZ"), ("speaking", "VBG"), ("a", "DT"),
     ...                               ("group", "NN")], {3}))
@@ -626,10 +635,11 @@ def _intransitive_objects(x: list[tuple[str, str]], inserted: set[int]) -> set[s
         w = x[j][0]
         if w not in INTRANSITIVE_FORMS or j + 1 >= len(x) or (j > 0 and x[j - 1][1] in ("DT", "PRP$")):
             continue
-        nxt, t = x[j + 1]
+        k = j + 1 + (x[j + 1][0] in PARTICLES and j + 2 < len(x))  # "sitting down three red balls"
+        nxt, t = x[k]
         if t in NOUN | {"DT", "PRP$", "CD"} and nxt not in INTRANSITIVE_OBJECTS | BARE_PREDICATE_NOUNS and \
-                not any(w2 in INTRANSITIVE_OBJECTS for w2, _ in x[j + 1 : j + 4]) and j + 1 not in inserted:
-            out.add(f"{w} {nxt}")
+                not any(w2 in INTRANSITIVE_OBJECTS for w2, _ in x[k : k + 3]) and k not in inserted:
+            out.add(" ".join(v for v, _ in x[j : k + 1]))
     return out
 
 
@@ -657,6 +667,27 @@ def _preposition_objects(x: list[tuple[str, str]], ops) -> set[str]:
         kind = phrase_kind([t for _, t in x[j1:]], after_determiner=False)
         if kind in ("V", "VBN", "ADJ", "PP"):
             out.add(f"{prep} {first}")
+    return out
+
+
+PARTICLES = frozenset("down up off out away back around over".split())
+
+
+def _orphaned_particles(h: list[tuple[str, str]], x: list[tuple[str, str]], ops) -> set[str]:
+    """A verb's particle kept after inserted text that now ends in a noun: "A boy is sitting down" -> "A boy
+    sitting in the empty stadium down".
+
+    >>> h = [("boy", "NN"), ("sitting", "VBG"), ("down", "RP")]
+    >>> x = [("boy", "NN"), ("sitting", "VBG"), ("in", "IN"), ("the", "DT"), ("stadium", "NN"), ("down", "RP")]
+    >>> _orphaned_particles(h, x, [("equal", 0, 2, 0, 2), ("insert", 2, 2, 2, 5), ("equal", 2, 3, 5, 6)])
+    {'stadium down'}
+    """
+    out = set()
+    for op, i1, i2, j1, j2 in ops:
+        if op in ("insert", "replace") and j2 < len(x) and i2 < len(h) and i2 > 0 and j2 > j1 and \
+                x[j2][0] in PARTICLES and h[i2][0] == x[j2][0] and h[i2 - 1][1].startswith("VB") and \
+                x[j2 - 1][1] in NOUN:
+            out.add(f"{x[j2 - 1][0]} {x[j2][0]}")
     return out
 
 
@@ -797,7 +828,7 @@ def check_counterfactual(hypothesis: str, x_cf: str | None, slot: str = "E", tag
     preps = _preposition_objects(x, ops)
     if preps:
         problems.append("preposition_object: " + ", ".join(repr(o) for o in sorted(preps)))
-    orphaned = _orphaned_objects(h, x, ops)
+    orphaned = _orphaned_objects(h, x, ops) | _orphaned_particles(h, x, ops)
     if orphaned:
         problems.append("orphaned_object: " + ", ".join(repr(o) for o in sorted(orphaned)))
     if premise is not None and source and slot in ("C", "N[A]"):
