@@ -888,6 +888,37 @@ def test_validity_passes_fifth_revision_lookalikes(hypothesis, x_cf):
 
 
 @pytest.mark.mirror
+@pytest.mark.parametrize("hypothesis, x_cf, check", [
+    # issue 16, seed67 false positives (the sixth revision)
+    ("A man is wearing his jersey in his office .", "His jersey is on the chair .", "unresolved_pronoun"),
+    ("A woman and her kids climb the stairs .", "The children are her kids .", "unresolved_pronoun"),
+    ("A person is outside .", "A person with umbrella ' absolutely is outside .", "stray_quote"),
+    ("Some men are watching TV together .", "Some men are people generally together .", "phrase_kind_mismatch"),
+    ("There is one woman in the picture .", "There is one two in the picture .", "agreement"),
+    ("A dog is in a pond .", "A dog is in a water .", "agreement"),
+    ("someone dances with a ribbon", "ribbon dancer", "no_finite_verb"),
+])
+def test_validity_flags_sixth_revision_malformations(hypothesis, x_cf, check):
+    from nli_lib.ftc.validity import check_counterfactual
+
+    v = check_counterfactual(hypothesis, x_cf, "C")
+    assert not v.ok and check in v.reason, v.reason
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("hypothesis, x_cf", [
+    ("A boy rides his bike .", "A child rides his bike ."),  # a singular noun may be the pronoun's antecedent
+    ("A man is holding a cup .", "A man is holding a water bottle ."),  # a mass noun as a modifier
+    ("A man is running quickly .", "A man is walking slowly ."),  # an -ly adverb after a verb
+])
+def test_validity_passes_sixth_revision_lookalikes(hypothesis, x_cf):
+    from nli_lib.ftc.validity import check_counterfactual
+
+    v = check_counterfactual(hypothesis, x_cf, "C")
+    assert v.ok, v.reason
+
+
+@pytest.mark.mirror
 def test_validity_a_caption_needs_a_noun_before_its_participle():
     from nli_lib.ftc.validity import check_counterfactual
 

@@ -30,6 +30,7 @@ check                      flags (introduced by the rewrite, i.e. absent from th
                            ("holding use pom poms"); two -ing verbs in a row unless the first takes a gerund
                            ("are rephrasing doing", not "going fishing")
 ``agreement``              number disagreement: "One man are …", "a boats", "a two dogs", "Some two men", "Two man",
+                           "a small two women", "one two", a/an before a mass noun ("in a water"),
                            "Two young girl" (a numeral's head noun read by word form, across adjectives),
                            a/an before a compound with a plural head ("watching a shuttle launches"),
                            "cheerleaders poms"
@@ -53,6 +54,12 @@ check                      flags (introduced by the rewrite, i.e. absent from th
                            explanation, relating a premise-only word to a hypothesis-only word, left unapplied
                            ("a child and man are not the same ; someone fixing a hotdog is not necessarily happy":
                            "the child was happy" -> "the man was happy" still need not follow)
+``relation_words``         the inserted text brings words about the explanation, not the scene ("means", "another
+                           wording for", "a simplified version of", "first sentence", "description")
+``pronoun_gender``         a gendered noun replaced by one of the other gender while a kept pronoun still refers to
+                           the old one ("A woman smiles to his left"); an inserted possessive that disagrees with
+                           the singular subject ("She was calling their husband")
+``stray_quote``            a quote mark of the explanation spliced in ("A person with umbrella ' absolutely …")
 ``phrase_kind_mismatch``   the replaced and the inserted text are different kinds of phrase (noun phrase for a
                            verb phrase, …; the inserted text is also tagged on its own, since in context the
                            tagger reads "The play soccer" as nouns, and where it came from: "a jumping kick" in
@@ -79,7 +86,7 @@ from .text import AUXILIARIES, FUNCTION_WORDS, stem
 CHECKS = ("unchanged", "nothing_kept", "repeated_ngram", "repeated_word", "determiner_no_noun", "copula_bare_noun",
           "copula_verb", "agreement", "intransitive_object", "subjectless", "unresolved_pronoun", "no_finite_verb",
           "clause_inserted", "dangling_end", "phrase_kind_mismatch", "preposition_object", "orphaned_object",
-          "other_claim_kept", "relation_words", "pronoun_gender")
+          "other_claim_kept", "relation_words", "pronoun_gender", "stray_quote")
 
 DETERMINER_WORDS = frozenset("a an the his her their its my your our".split())
 COPULAS = frozenset("is are was were be being been am".split())
@@ -112,6 +119,9 @@ NOT_PLURAL_S = frozenset("lots always perhaps nowadays sideways afterwards towar
                          "downwards outwards besides whereas canvas christmas".split()) | BARE_PREDICATE_NOUNS
 IRREGULAR_PLURALS = frozenset("men women children people feet teeth mice geese police sheep fish deer cattle "
                               "clergy".split())
+# Mass nouns that take no a/an (companion-authored, common in SNLI): "a dog is in a water".
+MASS_NOUNS = frozenset("water grass sand snow mud dirt furniture equipment luggage information advice traffic "
+                       "clothing music homework garbage trash money".split())
 # Quantifiers that never precede a numeral ("a two dogs", "some two men"; "another two", "every two" are fine).
 NO_NUMERAL_AFTER = frozenset("a an some this".split())
 # Verbs that take no direct object (companion-authored): after one of them a noun phrase needs a preposition
@@ -191,10 +201,13 @@ def _retag(w: str, t: str) -> str:
     return t
 
 
+INDEFINITE_PRONOUNS = frozenset("someone somebody everyone everybody anyone anybody nobody".split())
+
+
 def _after_modal(tagged: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """The word after a modal (and its adverbs: "can not simultaneously kick") is a base verb, whatever the
     tagger read ("kick" JJ, "demonstrate" JJ); an -s word right after a preposition or 'to' is a plural noun
-    ("next to dogs": the tagger says VB).
+    ("next to dogs": the tagger says VB), right after an indefinite pronoun a verb ("someone dances": NNS).
 
     >>> _after_modal([("can", "MD"), ("not", "RB"), ("simultaneously", "RB"), ("kick", "JJ"), ("and", "CC")])[3]
     ('kick', 'VB')
@@ -210,6 +223,9 @@ def _after_modal(tagged: list[tuple[str, str]]) -> list[tuple[str, str]]:
             j += 1
         if j < len(out) and out[j][1] in ("JJ", "NN", "VBN", "VBP", "VBD"):
             out[j] = (out[j][0], "VB")
+    for i in range(1, len(out)):  # "someone dances": an -s word after an indefinite pronoun is its verb
+        if out[i][1] == "NNS" and out[i - 1][0] in INDEFINITE_PRONOUNS:
+            out[i] = (out[i][0], "VBZ")
     for i in range(1, len(out)):  # "walking next to dogs": no -s verb follows a preposition or 'to'
         if out[i - 1][1] in ("IN", "TO") and (out[i][1] == "VBZ" or (out[i][1] == "VB" and _plural_form(out[i][0]))):
             out[i] = (out[i][0], "NNS")
@@ -465,13 +481,15 @@ def _agreement(tagged: list[tuple[str, str]]) -> set[str]:
                 j += 1
             if j > i + 1 and ((_plural_looking(*tagged[j]) and tagged[j][1] != "VBZ") or tagged[j][0] in NUMBERS):
                 out.add(" ".join(w for w, _ in tagged[i : j + 1]))
+            if tagged[j][0] in MASS_NOUNS and (j + 1 >= len(tagged) or tagged[j + 1][1] not in NOUN):
+                out.add(" ".join(w for w, _ in tagged[i : j + 1]))  # "in a water" (not "a water bottle")
             out |= _compound_plural(tagged, i, j)
     for k, ((w1, t1), (w2, t2)) in enumerate(zip(tagged, tagged[1:])):
         of_collective = k >= 2 and tagged[k - 1][0] == "of" and tagged[k - 2][0] in COLLECTIVE | {"lot", "number"}
         if (t1 == "NN" and w1 not in COLLECTIVE and w2 in ("are", "were")) \
                 or (t1 == "NNS" and w2 in ("is", "was") and not of_collective) \
                 or (w1 in ("a", "an") and (_plural_looking(w2, t2) or t2 == "CD")) \
-                or (w1 in NO_NUMERAL_AFTER and w2 in NUMBERS) \
+                or (w1 in NO_NUMERAL_AFTER and w2 in NUMBERS) or (w1 in NUMBERS | {"one"} and w2 in NUMBERS) \
                 or (t1 == "NNS" and t2 in ("NN", "NNS") and w1 not in PLURAL_MODIFIERS):
             out.add(f"{w1} {w2}")
     return out | _numeral_heads(tagged)
@@ -515,6 +533,48 @@ GENDER_PRONOUNS = {**dict.fromkeys("he him his himself".split(), "m"),
 
 SINGULAR_GENDERED = frozenset("man boy guy gentleman father son husband brother king woman girl lady mother daughter "
                               "wife sister queen".split())
+
+
+def _antecedentless(tagged: list[tuple[str, str]]) -> set[str]:
+    """Gendered pronouns (he, his, her, …) with no singular noun, noun of their gender or pronoun of their gender
+    before them: "His jersey is on the chair", "The children are her kids".
+
+    >>> _antecedentless([("the", "DT"), ("children", "NNS"), ("are", "VBP"), ("her", "PRP$"), ("kids", "NNS")])
+    {'her'}
+    >>> _antecedentless([("a", "DT"), ("child", "NN"), ("rides", "VBZ"), ("his", "PRP$"), ("bike", "NN")])
+    set()
+    """
+    out, seen = set(), set()
+    for w, t in tagged:
+        gender = GENDER_PRONOUNS.get(w)
+        if gender is not None and gender not in seen and "any" not in seen:
+            out.add(w)
+        if gender is not None:
+            seen.add(gender)
+        elif w in GENDERED:
+            seen.add(GENDERED[w])
+        elif t in ("NN", "NNP") and w not in INDEFINITE_PRONOUNS | {"one"}:
+            seen.add("any")
+    return out
+
+
+def _trailing_adverbs(x: list[tuple[str, str]], ops, hw: list[str]) -> set[str]:
+    """An inserted noun phrase that drags an -ly adverb of the explanation along: "are people generally together",
+    "a person with umbrella absolutely is outside".
+
+    >>> x = [("men", "NNS"), ("are", "VBP"), ("people", "NNS"), ("generally", "RB"), ("together", "RB")]
+    >>> _trailing_adverbs(x, [("equal", 0, 2, 0, 2), ("replace", 2, 4, 2, 4), ("equal", 4, 5, 4, 5)], [])
+    {'people generally'}
+    """
+    out = set()
+    for op, _, _, j1, j2 in ops:
+        if op == "equal" or j2 - j1 < 2:
+            continue
+        w, t = x[j2 - 1]
+        if t.startswith("RB") and w.endswith("ly") and w not in hw and x[j2 - 2][1] in NOUN and \
+                phrase_kind([t2 for _, t2 in x[j1 : j2 - 1]]) == "NP":
+            out.add(f"{x[j2 - 2][0]} {w}")
+    return out
 
 
 def _pronoun_for_noun(h: list[tuple[str, str]], x: list[tuple[str, str]], ops) -> set[str]:
@@ -812,13 +872,20 @@ def check_counterfactual(hypothesis: str, x_cf: str | None, slot: str = "E", tag
         problems.append(f"subjectless: {' '.join(xw[:3])!r} has no noun phrase after 'there'")
     if _pronoun_alone(x) and not _pronoun_alone(h):
         problems.append(f"unresolved_pronoun: {xw[0]!r}")
-    elif _pronoun_for_noun(h, x, ops):
-        problems.append("unresolved_pronoun: " + ", ".join(repr(w) for w in sorted(_pronoun_for_noun(h, x, ops))))
+    elif _pronoun_for_noun(h, x, ops) or (_antecedentless(x) - _antecedentless(h)):
+        lost = _pronoun_for_noun(h, x, ops) | (_antecedentless(x) - _antecedentless(h))
+        problems.append("unresolved_pronoun: " + ", ".join(repr(w) for w in sorted(lost)))
     if _main_finite(h) and not _main_finite(x) and not _participle_caption(x):
         problems.append("no_finite_verb")
     if inserted and len(_main_finite(x)) > len(_main_finite(h)) and \
             any(x[j][1] in FINITE for j in inserted):
         problems.append("clause_inserted: " + repr(" ".join(xw[j] for j in inserted)))
+    quotes = [q for q in ("'", "`", "``", "''", '"') if str(x_cf).split().count(q) > str(hypothesis).split().count(q)]
+    if quotes:
+        problems.append("stray_quote: " + ", ".join(repr(q) for q in quotes))
+    trailing = _trailing_adverbs(x, ops, hw)
+    if trailing:
+        problems.append("phrase_kind_mismatch: " + ", ".join(repr(a) for a in sorted(trailing)))
     relation = _relation_words(x, inserted, hw)
     if relation:
         problems.append("relation_words: " + ", ".join(repr(w) for w in sorted(relation)))
