@@ -571,7 +571,7 @@ def _trailing_adverbs(x: list[tuple[str, str]], ops, hw: list[str]) -> set[str]:
         if op == "equal" or j2 - j1 < 2:
             continue
         w, t = x[j2 - 1]
-        if t.startswith("RB") and w.endswith("ly") and w not in hw and x[j2 - 2][1] in NOUN and \
+        if t.startswith("RB") and w.endswith("ly") and w not in hw and \
                 phrase_kind([t2 for _, t2 in x[j1 : j2 - 1]]) == "NP":
             out.add(f"{x[j2 - 2][0]} {w}")
     return out
