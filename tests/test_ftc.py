@@ -919,6 +919,35 @@ def test_validity_passes_sixth_revision_lookalikes(hypothesis, x_cf):
 
 
 @pytest.mark.mirror
+@pytest.mark.parametrize("hypothesis, x_cf, check", [
+    # issue 16, seed71 false positives (the seventh revision)
+    ("The photo is taking place in a gym .", "The photo is taking place in a woman .", "being_as_place"),
+    ("Someone is sitting in front of a computer .", "Someone is sitting in young male .", "being_as_place"),
+    ("The gentleman is speaking to a lady .", "The gentlemen with the red shirt is speaking to a lady .", "agreement"),
+    ("A young man wears a tuxedo .", "A young man wears a tribal attire .", "agreement"),
+])
+def test_validity_flags_seventh_revision_malformations(hypothesis, x_cf, check):
+    from nli_lib.ftc.validity import check_counterfactual
+
+    v = check_counterfactual(hypothesis, x_cf, "C")
+    assert not v.ok and check in v.reason, v.reason
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("hypothesis, x_cf", [
+    ("A dog is in a car .", "A dog is in a woman's car ."),  # a possessive names the place's owner
+    ("A woman sits in a chair .", "A woman sits in a boat ."),  # a place for a place
+    ("A group of kids is playing .", "A group of boys is playing ."),  # the head is 'group'
+    ("The man with two dogs is walking .", "The man with two dogs on a leash is walking ."),  # the head is 'man'
+])
+def test_validity_passes_seventh_revision_lookalikes(hypothesis, x_cf):
+    from nli_lib.ftc.validity import check_counterfactual
+
+    v = check_counterfactual(hypothesis, x_cf, "C")
+    assert v.ok, v.reason
+
+
+@pytest.mark.mirror
 def test_validity_a_caption_needs_a_noun_before_its_participle():
     from nli_lib.ftc.validity import check_counterfactual
 

@@ -30,7 +30,8 @@ check                      flags (introduced by the rewrite, i.e. absent from th
                            ("holding use pom poms"); two -ing verbs in a row unless the first takes a gerund
                            ("are rephrasing doing", not "going fishing")
 ``agreement``              number disagreement: "One man are …", "a boats", "a two dogs", "Some two men", "Two man",
-                           "a small two women", "one two", a/an before a mass noun ("in a water"),
+                           "a small two women", "one two", a/an before a mass noun ("in a water"), a plural
+                           subject head with is/was ("The gentlemen with the red plaid shirt is"),
                            "Two young girl" (a numeral's head noun read by word form, across adjectives),
                            a/an before a compound with a plural head ("watching a shuttle launches"),
                            "cheerleaders poms"
@@ -60,6 +61,8 @@ check                      flags (introduced by the rewrite, i.e. absent from th
                            the old one ("A woman smiles to his left"); an inserted possessive that disagrees with
                            the singular subject ("She was calling their husband")
 ``stray_quote``            a quote mark of the explanation spliced in ("A person with umbrella ' absolutely …")
+``being_as_place``         a kept in/inside/into before an inserted person or animal: a place replaced by a being
+                           ("is sitting in young male", "is taking place in a woman")
 ``phrase_kind_mismatch``   the replaced and the inserted text are different kinds of phrase (noun phrase for a
                            verb phrase, …; the inserted text is also tagged on its own, since in context the
                            tagger reads "The play soccer" as nouns, and where it came from: "a jumping kick" in
@@ -86,7 +89,7 @@ from .text import AUXILIARIES, FUNCTION_WORDS, stem
 CHECKS = ("unchanged", "nothing_kept", "repeated_ngram", "repeated_word", "determiner_no_noun", "copula_bare_noun",
           "copula_verb", "agreement", "intransitive_object", "subjectless", "unresolved_pronoun", "no_finite_verb",
           "clause_inserted", "dangling_end", "phrase_kind_mismatch", "preposition_object", "orphaned_object",
-          "other_claim_kept", "relation_words", "pronoun_gender", "stray_quote")
+          "other_claim_kept", "relation_words", "pronoun_gender", "stray_quote", "being_as_place")
 
 DETERMINER_WORDS = frozenset("a an the his her their its my your our".split())
 COPULAS = frozenset("is are was were be being been am".split())
@@ -121,7 +124,10 @@ IRREGULAR_PLURALS = frozenset("men women children people feet teeth mice geese p
                               "clergy".split())
 # Mass nouns that take no a/an (companion-authored, common in SNLI): "a dog is in a water".
 MASS_NOUNS = frozenset("water grass sand snow mud dirt furniture equipment luggage information advice traffic "
-                       "clothing music homework garbage trash money".split())
+                       "clothing music homework garbage trash money attire graffiti jewelry footwear scenery".split())
+# Nouns for people (and animals): no place for 'in'/'inside'/'into' ("The photo is taking place in a woman").
+BEING_NOUNS = frozenset("man men woman women boy boys girl girls guy guys person people child children kid kids "
+                        "male female baby lady gentleman dog dogs cat cats".split())
 # Quantifiers that never precede a numeral ("a two dogs", "some two men"; "another two", "every two" are fine).
 NO_NUMERAL_AFTER = frozenset("a an some this".split())
 # Verbs that take no direct object (companion-authored): after one of them a noun phrase needs a preposition
@@ -577,6 +583,54 @@ def _trailing_adverbs(x: list[tuple[str, str]], ops, hw: list[str]) -> set[str]:
     return out
 
 
+def _being_as_place(x: list[tuple[str, str]], ops) -> set[str]:
+    """A kept in/inside/into before an inserted noun phrase whose head names a person or an animal: a place
+    replaced by a being ("is sitting in young male", "is taking place in a woman", "An animal is in dog").
+
+    >>> x = [("someone", "NN"), ("is", "VBZ"), ("sitting", "VBG"), ("in", "IN"), ("young", "JJ"), ("male", "NN")]
+    >>> _being_as_place(x, [("equal", 0, 4, 0, 4), ("replace", 4, 7, 4, 6)])
+    {'in young male'}
+    """
+    out = set()
+    modifiers = ("DT", "PRP$", "JJ", "JJR", "JJS", "CD", "VBN")
+    for op, _, _, j1, j2 in ops:
+        if op == "equal" or j2 <= j1:
+            continue
+        start = j1  # the noun phrase may begin in the kept text: "in a" + "woman"
+        while start > 0 and x[start - 1][1] in modifiers:
+            start -= 1
+        if start == 0 or x[start - 1][0] not in ("in", "inside", "into"):
+            continue
+        k = start
+        while k < len(x) and x[k][1] in modifiers:
+            k += 1
+        run = k
+        while run < len(x) and x[run][1] in NOUN:
+            run += 1
+        if j1 < run and run > k and x[run - 1][0] in BEING_NOUNS and (run == len(x) or x[run][0] != "'s"):
+            out.add(" ".join(w for w, _ in x[start - 1 : run]))
+    return out
+
+
+def _head_agreement(tagged: list[tuple[str, str]]) -> set[str]:
+    """The subject's head noun (the last noun before the first verb or preposition) and the first main verb
+    disagree in number: "The gentlemen with the red plaid shirt is speaking".
+
+    >>> sorted(_head_agreement([("the", "DT"), ("gentlemen", "NNS"), ("with", "IN"), ("a", "DT"), ("hat", "NN"),
+    ...                         ("is", "VBZ"), ("speaking", "VBG")]))
+    ['gentlemen … is']
+    """
+    end, main = _subject_end(tagged), _main_finite(tagged)
+    if end is None or not main:
+        return set()
+    nouns = [w for w, t in tagged[:end] if t in NOUN]
+    verb = tagged[main[0]][0]
+    if nouns and verb in ("is", "was") and _plural_form(nouns[-1]) and nouns[-1] not in PLURAL_MODIFIERS \
+            and not any(w in ("and", "or") for w, _ in tagged[:end]):
+        return {f"{nouns[-1]} … {verb}"}
+    return set()
+
+
 def _pronoun_for_noun(h: list[tuple[str, str]], x: list[tuple[str, str]], ops) -> set[str]:
     """An inserted it/them in place of text that named a noun: its referent is gone ("watching a sunset" ->
     "watching it").
@@ -860,7 +914,7 @@ def check_counterfactual(hypothesis: str, x_cf: str | None, slot: str = "E", tag
     cop = _copula_verbs(x) - _copula_verbs(h)
     if cop:
         problems.append("copula_verb: " + ", ".join(repr(c) for c in sorted(cop)))
-    agree = _agreement(x) - _agreement(h)
+    agree = (_agreement(x) | _head_agreement(x)) - (_agreement(h) | _head_agreement(h))
     if agree:
         problems.append("agreement: " + ", ".join(repr(a) for a in sorted(agree)))
     objects = _intransitive_objects(x, set(inserted))
@@ -886,6 +940,9 @@ def check_counterfactual(hypothesis: str, x_cf: str | None, slot: str = "E", tag
     trailing = _trailing_adverbs(x, ops, hw)
     if trailing:
         problems.append("phrase_kind_mismatch: " + ", ".join(repr(a) for a in sorted(trailing)))
+    beings = _being_as_place(x, ops)
+    if beings:
+        problems.append("being_as_place: " + ", ".join(repr(b) for b in sorted(beings)))
     relation = _relation_words(x, inserted, hw)
     if relation:
         problems.append("relation_words: " + ", ".join(repr(w) for w in sorted(relation)))
