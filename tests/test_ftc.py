@@ -948,6 +948,26 @@ def test_validity_passes_seventh_revision_lookalikes(hypothesis, x_cf):
 
 
 @pytest.mark.mirror
+@pytest.mark.parametrize("hypothesis, x_cf, check", [
+    # issue 16, seed73 false positives (the eighth revision)
+    ("The men are teaching the boy how to carve .", "The men are teaching him .", "unresolved_pronoun"),
+    ("they are singing in a program", "it is in a christmas program", "unresolved_pronoun"),
+])
+def test_validity_flags_eighth_revision_malformations(hypothesis, x_cf, check):
+    from nli_lib.ftc.validity import check_counterfactual
+
+    v = check_counterfactual(hypothesis, x_cf, "C")
+    assert not v.ok and check in v.reason, v.reason
+
+
+@pytest.mark.mirror
+def test_validity_passes_the_hypothesis_own_pronoun_start():
+    from nli_lib.ftc.validity import check_counterfactual
+
+    assert check_counterfactual("They are singing .", "They are dancing .", "C").ok
+
+
+@pytest.mark.mirror
 def test_validity_a_caption_needs_a_noun_before_its_participle():
     from nli_lib.ftc.validity import check_counterfactual
 

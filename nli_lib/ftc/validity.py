@@ -39,8 +39,10 @@ check                      flags (introduced by the rewrite, i.e. absent from th
                            "speaking a group of people", "are sitting moves" (companion-authored verb list)
 ``subjectless``            x starts with its subject, x_cf with a verb, preposition or auxiliary:
                            "Read a newspaper …", "Walking on the sidewalk smile ."; "There are" + no noun phrase
-``unresolved_pronoun``     x_cf starts with a pronoun whose referent it lost ("It is for food .", the explanation's
-                           generic "You are wearing dresses .") and x did not
+``unresolved_pronoun``     x_cf starts with a pronoun (other than x's own) whose referent it lost ("It is for food .",
+                           "they are singing" -> "it is in a program", the explanation's
+                           generic "You are wearing dresses ."); a gendered pronoun with no antecedent left ("His
+                           jersey is on the chair"); an inserted it/them/him for a replaced noun ("watching it")
 ``no_finite_verb``         x has a main-clause finite verb and x_cf none, nor is it a caption (a noun phrase and right
                            after it a participle or preposition: "A track athlete carrying a large pole", as Table
                            14 prints): "Some of the light show .", "A soccer when players are challenged ."
@@ -632,8 +634,8 @@ def _head_agreement(tagged: list[tuple[str, str]]) -> set[str]:
 
 
 def _pronoun_for_noun(h: list[tuple[str, str]], x: list[tuple[str, str]], ops) -> set[str]:
-    """An inserted it/them in place of text that named a noun: its referent is gone ("watching a sunset" ->
-    "watching it").
+    """An inserted it/them/him in place of text that named a noun: its referent is gone ("watching a sunset" ->
+    "watching it", "teaching the boy how to …" -> "teaching him").
 
     >>> h = [("men", "NNS"), ("watching", "VBG"), ("a", "DT"), ("sunset", "NN")]
     >>> x = [("men", "NNS"), ("watching", "VBG"), ("it", "PRP")]
@@ -643,7 +645,7 @@ def _pronoun_for_noun(h: list[tuple[str, str]], x: list[tuple[str, str]], ops) -
     out = set()
     for op, i1, i2, j1, j2 in ops:
         if op == "replace" and any(t in NOUN for _, t in h[i1:i2]):
-            out |= {w for w, _ in x[j1:j2] if w in ("it", "them") and w not in {v for v, _ in h}}
+            out |= {w for w, _ in x[j1:j2] if w in ("it", "them", "him") and w not in {v for v, _ in h}}
     return out
 
 
@@ -924,7 +926,7 @@ def check_counterfactual(hypothesis: str, x_cf: str | None, slot: str = "E", tag
         problems.append(f"subjectless: starts with {x[0][0]!r} ({x[0][1]})")
     elif _existential_without_subject(x) and not _existential_without_subject(h):
         problems.append(f"subjectless: {' '.join(xw[:3])!r} has no noun phrase after 'there'")
-    if _pronoun_alone(x) and not _pronoun_alone(h):
+    if _pronoun_alone(x) and (not _pronoun_alone(h) or xw[0] != hw[0]):  # "they are singing" -> "it is in …"
         problems.append(f"unresolved_pronoun: {xw[0]!r}")
     elif _pronoun_for_noun(h, x, ops) or (_antecedentless(x) - _antecedentless(h)):
         lost = _pronoun_for_noun(h, x, ops) | (_antecedentless(x) - _antecedentless(h))
