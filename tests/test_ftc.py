@@ -968,6 +968,45 @@ def test_validity_passes_the_hypothesis_own_pronoun_start():
 
 
 @pytest.mark.mirror
+@pytest.mark.parametrize("hypothesis, x_cf, check", [
+    # issue 16, seed79 false positives (the ninth revision)
+    ("Two people are playing football .", "Two people are during a game of football .", "phrase_kind_mismatch"),
+    ("A group of girls are laughing .", "A group of girls are people .", "phrase_kind_mismatch"),
+    ("There are some people on a road .", "There are some man standing on a road .", "agreement"),
+    ("The person is snowboarding .", "The someone is snowboarding .", "determiner_no_noun"),
+])
+def test_validity_flags_ninth_revision_malformations(hypothesis, x_cf, check):
+    from nli_lib.ftc.validity import check_counterfactual
+
+    v = check_counterfactual(hypothesis, x_cf, "C")
+    assert not v.ok and check in v.reason, v.reason
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("hypothesis, x_cf", [
+    ("Two people are playing football .", "Two people are in a park ."),  # a place after the copula
+    ("The kids are playing .", "The kids are eating food ."),  # a verb phrase for a verb phrase
+    ("There are some people on a road .", "There are some women on a road ."),
+])
+def test_validity_passes_ninth_revision_lookalikes(hypothesis, x_cf):
+    from nli_lib.ftc.validity import check_counterfactual
+
+    v = check_counterfactual(hypothesis, x_cf, "C")
+    assert v.ok, v.reason
+
+
+@pytest.mark.mirror
+def test_validity_second_claim_after_a_comma():
+    from nli_lib.ftc.validity import check_counterfactual
+
+    premise, h = "A woman stands on a wall , pointing her camera .", "A woman is holding a hot dog , sitting on a wall ."
+    x = "A woman is pointing a camera , sitting on a wall ."
+    z = "pointing a camera is not holding a hot dog , stands is the opposite of sitting"
+    v = check_counterfactual(h, x, "C", source=z, premise=premise)
+    assert not v.ok and "other_claim_kept: 'sit'" in v.reason, v.reason
+
+
+@pytest.mark.mirror
 def test_validity_a_caption_needs_a_noun_before_its_participle():
     from nli_lib.ftc.validity import check_counterfactual
 

@@ -18,7 +18,8 @@ check                      flags (introduced by the rewrite, i.e. absent from th
 ``repeated_ngram``         an n-gram (n ≤ 4) right after itself: "young young", "at a at a", "for lunch for lunch"
 ``repeated_word``          a content word of the inserted text that now occurs more often than in x and also in
                            the kept text ("A woman is woman", "Biking outdoors are biking outdoors")
-``determiner_no_noun``     a/an/the/possessive not followed by a noun: "A preparing a steak", "The in their …",
+``determiner_no_noun``     a/an/the/possessive not followed by a noun ("The someone" included): "A preparing a steak",
+                           "The in their …",
                            "A happy is happy"
 ``copula_bare_noun``       is/are (+ adverb) + singular noun without determiner: "A person is person who stands",
                            "Woman is simultaneously hand papers"; is/was + a plural or -s form: "No one is people
@@ -30,7 +31,7 @@ check                      flags (introduced by the rewrite, i.e. absent from th
                            ("holding use pom poms"); two -ing verbs in a row unless the first takes a gerund
                            ("are rephrasing doing", not "going fishing")
 ``agreement``              number disagreement: "One man are …", "a boats", "a two dogs", "Some two men", "Two man",
-                           "a small two women", "one two", a/an before a mass noun ("in a water"), a plural
+                           "a small two women", "one two", "some man", a/an before a mass noun ("in a water"), a plural
                            subject head with is/was ("The gentlemen with the red plaid shirt is"),
                            "Two young girl" (a numeral's head noun read by word form, across adjectives),
                            a/an before a compound with a plural head ("watching a shuttle launches"),
@@ -321,7 +322,7 @@ def _determiner_problems(tagged: list[tuple[str, str]]) -> set[str]:
         j = i + 1
         while j < len(tagged) and tagged[j][1] in NP_INSIDE:
             j += 1
-        if j >= len(tagged) or tagged[j][1] not in NOUN | {"CD"}:
+        if j >= len(tagged) or tagged[j][1] not in NOUN | {"CD"} or tagged[j][0] in INDEFINITE_PRONOUNS:
             end = min(j + 1, len(tagged))
             out.add(" ".join(x for x, _ in tagged[i:end]))
     return out
@@ -498,6 +499,7 @@ def _agreement(tagged: list[tuple[str, str]]) -> set[str]:
                 or (t1 == "NNS" and w2 in ("is", "was") and not of_collective) \
                 or (w1 in ("a", "an") and (_plural_looking(w2, t2) or t2 == "CD")) \
                 or (w1 in NO_NUMERAL_AFTER and w2 in NUMBERS) or (w1 in NUMBERS | {"one"} and w2 in NUMBERS) \
+                or (w1 in ("some", "many", "several", "few") and w2 in SINGULAR_BEINGS) \
                 or (t1 == "NNS" and t2 in ("NN", "NNS") and w1 not in PLURAL_MODIFIERS):
             out.add(f"{w1} {w2}")
     return out | _numeral_heads(tagged)
@@ -539,6 +541,7 @@ GENDER_PRONOUNS = {**dict.fromkeys("he him his himself".split(), "m"),
                    **dict.fromkeys("she her hers herself".split(), "f")}
 
 
+SINGULAR_BEINGS = frozenset("man woman boy girl guy lady person child kid dog".split())  # "some man standing"
 SINGULAR_GENDERED = frozenset("man boy guy gentleman father son husband brother king woman girl lady mother daughter "
                               "wife sister queen".split())
 
@@ -759,6 +762,9 @@ def _intransitive_objects(x: list[tuple[str, str]], inserted: set[int]) -> set[s
     return out
 
 
+# Prepositions of place: a copula's predicate ("are in the park"; not "are during a game").
+PLACE_PREPOSITIONS = PREPOSITIONS - {"for", "of", "from", "without", "toward", "towards"} | \
+    {"inside", "outside", "atop", "beneath", "underneath", "next", "amid", "amidst", "within"}
 # Words after which an adjective or participle alone is an object ("dressed in black", "at least", "for free").
 ADJECTIVE_OBJECT_PREPOSITIONS = frozenset("than as like".split())
 COLOURS = frozenset("black white red blue green yellow orange purple pink brown gray grey silver gold".split())
@@ -833,7 +839,7 @@ def _content_stems(text: str) -> set[str]:
 
 
 def other_claims_kept(premise: str, hypothesis: str, x_cf: str, explanation: str) -> list[str]:
-    """Claims of an explanation (clauses split at ';' and ', and|but|also') that the counterfactual leaves
+    """Claims of an explanation (clauses split at ';' and ',') that the counterfactual leaves
     unapplied: a clause that shares no
     word with what the rewrite changed, relates a word found only in the premise to one found only in the
     hypothesis, and whose hypothesis word x_cf still holds. Returns those kept hypothesis words (stems).
@@ -848,7 +854,7 @@ def other_claims_kept(premise: str, hypothesis: str, x_cf: str, explanation: str
     ...                   "a man is either walking or jogging , and a businessman would not wear a sweatsuit .")
     ['sweatsuit']
     """
-    clauses = [c for c in re.split(r";|,\s*(?:and|but|also)\s", str(explanation)) if c.strip()]
+    clauses = [c for c in re.split(r";|,", str(explanation)) if c.strip()]
     if len(clauses) < 2:
         return []
     p, h, x = _content_stems(premise), _content_stems(hypothesis), _content_stems(x_cf)
@@ -991,7 +997,15 @@ def check_counterfactual(hypothesis: str, x_cf: str | None, slot: str = "E", tag
         nouns = [w for w, t in x[j1:j2] if t in NOUN]
         bare_np_for_verb = j1 in source_after_det and kh in ("V", "VBG") and x[j1][1] not in ("DT", "PRP$") and \
             phrase_kind([t for _, t in x[j1:j2]], True) == "NP" and bool(nouns) and not _plural_form(nouns[-1])
-        if not _kinds_compatible(kh, kx, predicate) or (verbal_for_noun and not predicate) or bare_np_for_verb:
+        # after a copula, a progressive verb replaced by a time/other non-place phrase or a bare noun phrase: "are
+        # during a game", "are people"
+        odd_predicate = predicate and kh == "VBG" and j1 < len(x) and (
+            (kx == "PP" and xw[j1] not in PLACE_PREPOSITIONS)
+            or (kx == "NP" and x[j1][1] in NOUN and not any(t in ("VBG", "VBN") for _, t in x[j1:j2])))
+        if odd_predicate:
+            kx = "PP" if kx == "PP" else "bare NP"
+        if not _kinds_compatible(kh, kx, predicate) or (verbal_for_noun and not predicate) or bare_np_for_verb \
+                or odd_predicate:
             kx = kx if not _kinds_compatible(kh, kx, predicate) else "NP" if bare_np_for_verb else alone
             problems.append(f"phrase_kind_mismatch: {' '.join(hw[i1:i2])!r} ({kh}) → {' '.join(xw[j1:j2])!r} ({kx})")
     return Validity("malformed", "; ".join(problems)) if problems else Validity("ok", "")
