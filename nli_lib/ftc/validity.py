@@ -1001,7 +1001,7 @@ def check_counterfactual(hypothesis: str, x_cf: str | None, slot: str = "E", tag
         # after a copula, a progressive verb replaced by a time/other non-place phrase or a bare noun phrase: "are
         # during a game", "are people"
         odd_predicate = predicate and kh == "VBG" and j1 < len(x) and (
-            (kx == "PP" and xw[j1] not in PLACE_PREPOSITIONS)
+            (kx == "PP" and xw[j1] not in PLACE_PREPOSITIONS and xw[j1 : j1 + 2] != ["about", "to"])
             or (kx == "NP" and x[j1][1] in NOUN))
         if odd_predicate:
             kx = "PP" if kx == "PP" else "bare NP"
