@@ -804,14 +804,14 @@ def test_validity_passes_prepositions_that_keep_an_object(hypothesis, x_cf, sour
 
 @pytest.mark.mirror
 @pytest.mark.parametrize("hypothesis, x_cf, slot, check", [
-    # issue 16, seed53 false positives (the third revision)
+    # issue 16, seed53 false positives
     ("The kids are wet .", "The kids are swimming in a lake means you .", "E", "relation_words"),
     ("A boy is in a park .", "A boy is in a smaller version of a big park .", "E", "relation_words"),
     ("A man waves to his friend .", "A girl waves to his friend .", "C", "pronoun_gender"),
     ("Two men are petting a dog .", "Two men are to pet a dog .", "E", "copula_verb"),
     ("This guy is holding a bottle of beer .", "It is a bottle of beer .", "N[B]", "unresolved_pronoun"),
 ])
-def test_validity_flags_third_revision_malformations(hypothesis, x_cf, slot, check):
+def test_validity_flags_seed53_malformations(hypothesis, x_cf, slot, check):
     from nli_lib.ftc.validity import check_counterfactual
 
     v = check_counterfactual(hypothesis, x_cf, slot)
@@ -820,13 +820,13 @@ def test_validity_flags_third_revision_malformations(hypothesis, x_cf, slot, che
 
 @pytest.mark.mirror
 @pytest.mark.parametrize("hypothesis, x_cf, check", [
-    # issue 16, seed59 false positives (the fourth revision)
+    # issue 16, seed59 false positives
     ("Four men are standing on a hill watching a sunset .", "Four men are watching it .", "unresolved_pronoun"),
     ("The two men are wearing hats .", "The two men are being in hats .", "copula_verb"),
     ("She was calling her friend .", "She was calling their friend .", "pronoun_gender"),
     ("A girl is reading a book .", "A girl is reading his book .", "pronoun_gender"),
 ])
-def test_validity_flags_fourth_revision_malformations(hypothesis, x_cf, check):
+def test_validity_flags_seed59_malformations(hypothesis, x_cf, check):
     from nli_lib.ftc.validity import check_counterfactual
 
     v = check_counterfactual(hypothesis, x_cf, "C")
@@ -839,7 +839,7 @@ def test_validity_flags_fourth_revision_malformations(hypothesis, x_cf, check):
     ("A boy is reading a book .", "A boy is reading his book ."),
     ("The men are being loud .", "The men are being quiet ."),  # 'being' + adjective
 ])
-def test_validity_passes_fourth_revision_lookalikes(hypothesis, x_cf):
+def test_validity_passes_seed59_lookalikes(hypothesis, x_cf):
     from nli_lib.ftc.validity import check_counterfactual
 
     v = check_counterfactual(hypothesis, x_cf, "C")
@@ -859,7 +859,7 @@ def test_validity_second_claim_joined_by_and():
 
 @pytest.mark.mirror
 @pytest.mark.parametrize("hypothesis, x_cf, check", [
-    # issue 16, seed61 false positives (the fifth revision)
+    # issue 16, seed61 false positives
     ("A small group of people are eating .", "A small two men of people are eating .", "agreement"),
     ("A man and a child are on a boat .", "A man and a child are people are on a bench .", "clause_inserted"),
     ("A man with a hat sits .", "A part of his overall description with a hat sits .", "relation_words"),
@@ -867,7 +867,7 @@ def test_validity_second_claim_joined_by_and():
     ("A boy juggling three red balls .", "A boy sitting down three red balls .", "intransitive_object"),
     ("A boy is sitting down .", "A boy is sitting in the empty stadium down .", "orphaned_object"),
 ])
-def test_validity_flags_fifth_revision_malformations(hypothesis, x_cf, check):
+def test_validity_flags_seed61_malformations(hypothesis, x_cf, check):
     from nli_lib.ftc.validity import check_counterfactual
 
     v = check_counterfactual(hypothesis, x_cf, "C")
@@ -880,7 +880,7 @@ def test_validity_flags_fifth_revision_malformations(hypothesis, x_cf, check):
     ("A boy is sitting down .", "A boy is lying down ."),  # the particle still follows a verb
     ("A group of people are eating .", "A group of two men are eating ."),
 ])
-def test_validity_passes_fifth_revision_lookalikes(hypothesis, x_cf):
+def test_validity_passes_seed61_lookalikes(hypothesis, x_cf):
     from nli_lib.ftc.validity import check_counterfactual
 
     v = check_counterfactual(hypothesis, x_cf, "C")
@@ -889,7 +889,7 @@ def test_validity_passes_fifth_revision_lookalikes(hypothesis, x_cf):
 
 @pytest.mark.mirror
 @pytest.mark.parametrize("hypothesis, x_cf, check", [
-    # issue 16, seed67 false positives (the sixth revision)
+    # issue 16, seed67 false positives
     ("A man is wearing his jersey in his office .", "His jersey is on the chair .", "unresolved_pronoun"),
     ("A woman and her kids climb the stairs .", "The children are her kids .", "unresolved_pronoun"),
     ("A person is outside .", "A person with umbrella ' absolutely is outside .", "stray_quote"),
@@ -898,7 +898,7 @@ def test_validity_passes_fifth_revision_lookalikes(hypothesis, x_cf):
     ("A dog is in a pond .", "A dog is in a water .", "agreement"),
     ("someone dances with a ribbon", "ribbon dancer", "no_finite_verb"),
 ])
-def test_validity_flags_sixth_revision_malformations(hypothesis, x_cf, check):
+def test_validity_flags_seed67_malformations(hypothesis, x_cf, check):
     from nli_lib.ftc.validity import check_counterfactual
 
     v = check_counterfactual(hypothesis, x_cf, "C")
@@ -911,7 +911,7 @@ def test_validity_flags_sixth_revision_malformations(hypothesis, x_cf, check):
     ("A man is holding a cup .", "A man is holding a water bottle ."),  # a mass noun as a modifier
     ("A man is running quickly .", "A man is walking slowly ."),  # an -ly adverb after a verb
 ])
-def test_validity_passes_sixth_revision_lookalikes(hypothesis, x_cf):
+def test_validity_passes_seed67_lookalikes(hypothesis, x_cf):
     from nli_lib.ftc.validity import check_counterfactual
 
     v = check_counterfactual(hypothesis, x_cf, "C")
@@ -920,13 +920,13 @@ def test_validity_passes_sixth_revision_lookalikes(hypothesis, x_cf):
 
 @pytest.mark.mirror
 @pytest.mark.parametrize("hypothesis, x_cf, check", [
-    # issue 16, seed71 false positives (the seventh revision)
+    # issue 16, seed71 false positives
     ("The photo is taking place in a gym .", "The photo is taking place in a woman .", "being_as_place"),
     ("Someone is sitting in front of a computer .", "Someone is sitting in young male .", "being_as_place"),
     ("The gentleman is speaking to a lady .", "The gentlemen with the red shirt is speaking to a lady .", "agreement"),
     ("A young man wears a tuxedo .", "A young man wears a tribal attire .", "agreement"),
 ])
-def test_validity_flags_seventh_revision_malformations(hypothesis, x_cf, check):
+def test_validity_flags_seed71_malformations(hypothesis, x_cf, check):
     from nli_lib.ftc.validity import check_counterfactual
 
     v = check_counterfactual(hypothesis, x_cf, "C")
@@ -940,7 +940,7 @@ def test_validity_flags_seventh_revision_malformations(hypothesis, x_cf, check):
     ("A group of kids is playing .", "A group of boys is playing ."),  # the head is 'group'
     ("The man with two dogs is walking .", "The man with two dogs on a leash is walking ."),  # the head is 'man'
 ])
-def test_validity_passes_seventh_revision_lookalikes(hypothesis, x_cf):
+def test_validity_passes_seed71_lookalikes(hypothesis, x_cf):
     from nli_lib.ftc.validity import check_counterfactual
 
     v = check_counterfactual(hypothesis, x_cf, "C")
@@ -949,11 +949,11 @@ def test_validity_passes_seventh_revision_lookalikes(hypothesis, x_cf):
 
 @pytest.mark.mirror
 @pytest.mark.parametrize("hypothesis, x_cf, check", [
-    # issue 16, seed73 false positives (the eighth revision)
+    # issue 16, seed73 false positives
     ("The men are teaching the boy how to carve .", "The men are teaching him .", "unresolved_pronoun"),
     ("they are singing in a program", "it is in a christmas program", "unresolved_pronoun"),
 ])
-def test_validity_flags_eighth_revision_malformations(hypothesis, x_cf, check):
+def test_validity_flags_seed73_malformations(hypothesis, x_cf, check):
     from nli_lib.ftc.validity import check_counterfactual
 
     v = check_counterfactual(hypothesis, x_cf, "C")
@@ -969,13 +969,13 @@ def test_validity_passes_the_hypothesis_own_pronoun_start():
 
 @pytest.mark.mirror
 @pytest.mark.parametrize("hypothesis, x_cf, check", [
-    # issue 16, seed79 false positives (the ninth revision)
+    # issue 16, seed79 false positives
     ("Two people are playing football .", "Two people are during a game of football .", "phrase_kind_mismatch"),
     ("A group of girls are laughing .", "A group of girls are people .", "phrase_kind_mismatch"),
     ("There are some people on a road .", "There are some man standing on a road .", "agreement"),
     ("The person is snowboarding .", "The someone is snowboarding .", "determiner_no_noun"),
 ])
-def test_validity_flags_ninth_revision_malformations(hypothesis, x_cf, check):
+def test_validity_flags_seed79_malformations(hypothesis, x_cf, check):
     from nli_lib.ftc.validity import check_counterfactual
 
     v = check_counterfactual(hypothesis, x_cf, "C")
@@ -988,7 +988,7 @@ def test_validity_flags_ninth_revision_malformations(hypothesis, x_cf, check):
     ("The kids are playing .", "The kids are eating food ."),  # a verb phrase for a verb phrase
     ("There are some people on a road .", "There are some women on a road ."),
 ])
-def test_validity_passes_ninth_revision_lookalikes(hypothesis, x_cf):
+def test_validity_passes_seed79_lookalikes(hypothesis, x_cf):
     from nli_lib.ftc.validity import check_counterfactual
 
     v = check_counterfactual(hypothesis, x_cf, "C")
@@ -1027,7 +1027,7 @@ def test_validity_a_caption_needs_a_noun_before_its_participle():
     ("A man is resting .", "A man is about to jump ."),  # 'about to' is no copula + infinitive
     ("A man holds a bottle .", "This man holds a bottle ."),  # "this" as a determiner is no pronoun start
 ])
-def test_validity_passes_third_revision_lookalikes(hypothesis, x_cf):
+def test_validity_passes_seed53_lookalikes(hypothesis, x_cf):
     from nli_lib.ftc.validity import check_counterfactual
 
     v = check_counterfactual(hypothesis, x_cf, "C")
