@@ -1007,6 +1007,31 @@ def test_validity_second_claim_after_a_comma():
 
 
 @pytest.mark.mirror
+@pytest.mark.parametrize("hypothesis, x_cf, check", [
+    ("a guy in brown jumps up", "a guy because he is a man in brown jumps up", "relation_words"),
+    ("The raft is empty .", "The raft is fill with 6 people .", "copula_verb"),
+    ("a child enjoys summer vacation", "a child enjoys it summer vacation", "unresolved_pronoun"),
+])
+def test_validity_flags_seed89_malformations(hypothesis, x_cf, check):
+    from nli_lib.ftc.validity import check_counterfactual
+
+    v = check_counterfactual(hypothesis, x_cf, "C")
+    assert not v.ok and check in v.reason, v.reason
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("hypothesis, x_cf", [
+    ("The man is standing .", "The man is stuck in the mud ."),  # an irregular participle
+    ("A boy throws a ball .", "A boy throws a ball and catches it ."),  # a pronoun object before no noun
+])
+def test_validity_passes_seed89_lookalikes(hypothesis, x_cf):
+    from nli_lib.ftc.validity import check_counterfactual
+
+    v = check_counterfactual(hypothesis, x_cf, "C")
+    assert v.ok, v.reason
+
+
+@pytest.mark.mirror
 def test_validity_a_caption_needs_a_noun_before_its_participle():
     from nli_lib.ftc.validity import check_counterfactual
 

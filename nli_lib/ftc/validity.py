@@ -201,9 +201,16 @@ CLOSED_PREPOSITIONS = frozenset("amid amidst among amongst beneath underneath at
                                 "upon onto into toward towards".split())
 
 
+# Past participles that end in neither -d, -n nor -t ("come", "hung", "stuck", "swum").
+IRREGULAR_PARTICIPLES = frozenset("come become overcome made hung sung dug rung clung flung slung strung stung swung "
+                                  "wrung stuck struck drunk sunk shrunk stunk swum".split())
+
+
 def _retag(w: str, t: str) -> str:
     if w in CLOSED_PREPOSITIONS and t in ("NN", "NNS", "JJ", "VB", "VBP"):
         return "IN"
+    if t == "VBN" and not w.endswith(("d", "n", "t")) and w not in IRREGULAR_PARTICIPLES:
+        return "VB"  # "The raft is fill with", "are simultaneously kick": a base form, no participle
     if t == "NN" and w.endswith("ing") and len(w) > 4 and w not in ING_NOUNS:
         return "VBG"
     if t == "JJ" and w.endswith("er") and len(w) > 4 and w not in ER_ADJECTIVES:
@@ -254,7 +261,7 @@ def _tag_cached(text: str) -> tuple[tuple[str, str], ...]:
 
 def tag(text: str, tagger=None) -> list[tuple[str, str]]:
     """(lower-cased token, Penn tag) for `text` (`tokens`; -ing words outside `ING_NOUNS` tagged NN -> VBG,
-    -er words outside `ER_ADJECTIVES` tagged JJ -> NN)."""
+    -er words outside `ER_ADJECTIVES` tagged JJ -> NN, a "VBN" that has no participle form -> VB)."""
     if tagger is None:
         return list(_tag_cached(str(text)))
     return list(_tag_words(clitic_tokens(text), tagger))
@@ -650,6 +657,10 @@ def _pronoun_for_noun(h: list[tuple[str, str]], x: list[tuple[str, str]], ops) -
     for op, i1, i2, j1, j2 in ops:
         if op == "replace" and any(t in NOUN for _, t in h[i1:i2]):
             out |= {w for w, _ in x[j1:j2] if w in ("it", "them", "him") and w not in {v for v, _ in h}}
+    # an inserted object pronoun right before a kept noun: "a child enjoys it summer vacation"
+    inserted = {j for op, _, _, j1, j2 in ops if op != "equal" for j in range(j1, j2)}
+    out |= {f"{w} {x[j + 1][0]}" for j, (w, _) in enumerate(x[:-1])
+            if j in inserted and w in ("it", "them", "him") and x[j + 1][1] in NOUN and j + 1 not in inserted}
     return out
 
 
@@ -681,12 +692,13 @@ def _pronoun_gender(x: list[tuple[str, str]], h: list[tuple[str, str]], ops) -> 
     return out
 
 
-# Words that talk about the explanation's relation, not the scene: spliced in with a span, they leave the
-# template's wording in the sentence ("playing in water means you", "another wording for", "a simplified version
-# of"); "word"/"way" only before "for"/"of".
+# Words that talk about the explanation's relation or reasoning, not the scene: spliced in with a span, they leave
+# the template's wording in the sentence ("playing in water means you", "another wording for", "a simplified version
+# of", "a guy because he is a man"); "word"/"way" only before "for"/"of".
 RELATION_WORDS = frozenset("mean means meaning implies imply implied implying indicates indicate wording rewording "
                            "rephrasing rephrase paraphrase paraphrasing synonym synonyms synonymous version "
-                           "restatement generalization description descriptions sentence statement".split())
+                           "restatement generalization description descriptions sentence statement because therefore "
+                           "thus hence necessarily".split())
 
 
 def _relation_words(x: list[tuple[str, str]], inserted: list[int], hw: list[str]) -> set[str]:
