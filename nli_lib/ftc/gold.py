@@ -1,6 +1,6 @@
 """The team's hand-judged FTC counterfactuals (gold set) and the stand-ins' precision against it.
 
-`data/fixtures/ftc/counterfactual_gold.csv` holds 803 counterfactuals of the four offline pipelines on e-SNLI test
+`data/fixtures/ftc/counterfactual_gold.csv` holds 863 counterfactuals of the four offline pipelines on e-SNLI test
 (explanation_1), across pipelines, labels and templates, ok and malformed alike, each read and judged by hand:
 `judged_correct` is True when the counterfactual is a well-formed sentence (or SNLI-style caption) that applies
 the explanation's relation, so that y_cf follows if the explanation's claims hold (details the explanation does
@@ -34,12 +34,13 @@ seed73      60  (seed 73) judged after revision 8: 43/48; led to revision 9 ('te
                 than x's)
 seed79      60  (seed 79) judged after revision 9: 37/48; led to revision 10 (claims split at commas, 'are during
                 a game', 'are people', 'some man', 'the someone')
-seed89      60  (seed 89) drawn and judged after revision 10, the last: the held-out estimate (39/48 = 0.81; a
-                seed-83 draw made before a last fix to revision 10 was read in part, not judged, and dropped;
-                its pairs were kept out of seed 89)
+seed89      60  (seed 89) judged after revision 10: 39/48 (a seed-83 draw made before a last fix to revision 10
+                was read in part, not judged, and dropped; its pairs are kept out of later draws); led to
+                revision 11 (reasoning words such as 'because' spliced in, 'is fill with', 'enjoys it summer')
+seed97      60  (seed 97) drawn and judged after revision 11, the last: the held-out estimate (39/48 = 0.81)
 =======  =====  =================================================================================================
 
-Batches seed53 to seed89: 100 further pairs per label each, disjoint from all earlier gold pairs, 4 ok + 1 malformed
+Batches seed53 to seed97: 100 further pairs per label each, disjoint from all earlier gold pairs, 4 ok + 1 malformed
 per pipeline × label (60 items). The pipelines share pairs, so one garbled text can count up to four times.
 
 Gold items are matched by input (pair, pipeline, slot), never by position: `gold_comparison` runs the current
@@ -63,7 +64,7 @@ from ..config import REPO_ROOT
 from ..evaluation import wilson_interval
 
 # the batch judged after the checks' last revision: their out-of-sample estimate (move it on with a new batch)
-HELD_OUT_BATCH = "seed89"
+HELD_OUT_BATCH = "seed97"
 GOLD_PATH = REPO_ROOT / "data" / "fixtures" / "ftc" / "counterfactual_gold.csv"  # in the checkout
 GOLD_COLUMNS = ("item", "pair_id", "pipeline", "label", "slot", "y_cf", "template", "premise", "hypothesis",
                 "explanation", "A", "B", "counterfactual", "judged_correct", "judge_note", "pipeline_version", "batch")
