@@ -772,6 +772,329 @@ def test_validity_reads_spliced_spans_with_the_explanations_tags():
 
 
 @pytest.mark.mirror
+@pytest.mark.parametrize("hypothesis, x_cf, check", [
+    # issue 16, seed47 false positives: a preposition left without its noun phrase
+    ("The kids are playing with toys .", "The kids are playing with limited to toys .", "preposition_object"),
+    ("A man sits on a bench .", "A man sits on to the bench .", "preposition_object"),  # a second preposition
+    ("A man is looking at the sea .", "A man is happy the sea .", "orphaned_object"),
+    ("People are milling about the city street .", "People are being busy the city street .", "orphaned_object"),
+])
+def test_validity_flags_a_preposition_without_its_object(hypothesis, x_cf, check):
+    from nli_lib.ftc.validity import check_counterfactual
+
+    v = check_counterfactual(hypothesis, x_cf, "C")
+    assert not v.ok and check in v.reason, v.reason
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("hypothesis, x_cf, source", [
+    ("A man is looking at the dog .", "A man is petting the dog .", None),  # an inserted verb takes the object
+    # a preposition takes it, whatever its tag ('outside' is RB in the explanation)
+    ("The man is standing inside a restaurant .", "The man is sitting outside a restaurant .",
+     "a man sitting outside can not be standing inside at the same time ."),
+    ("A woman is dressed in white .", "A woman is dressed in black .", None),  # a colour after a preposition
+    ("The kids are playing with toys .", "The kids are playing with old toys .", None),  # an adjective + noun
+])
+def test_validity_passes_prepositions_that_keep_an_object(hypothesis, x_cf, source):
+    from nli_lib.ftc.validity import check_counterfactual
+
+    v = check_counterfactual(hypothesis, x_cf, "C", source=source)
+    assert v.ok, v.reason
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("hypothesis, x_cf, slot, check", [
+    # issue 16, seed53 false positives
+    ("The kids are wet .", "The kids are swimming in a lake means you .", "E", "relation_words"),
+    ("A boy is in a park .", "A boy is in a smaller version of a big park .", "E", "relation_words"),
+    ("A man waves to his friend .", "A girl waves to his friend .", "C", "pronoun_gender"),
+    ("Two men are petting a dog .", "Two men are to pet a dog .", "E", "copula_verb"),
+    ("This guy is holding a bottle of beer .", "It is a bottle of beer .", "N[B]", "unresolved_pronoun"),
+])
+def test_validity_flags_seed53_malformations(hypothesis, x_cf, slot, check):
+    from nli_lib.ftc.validity import check_counterfactual
+
+    v = check_counterfactual(hypothesis, x_cf, slot)
+    assert not v.ok and check in v.reason, v.reason
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("hypothesis, x_cf, check", [
+    # issue 16, seed59 false positives
+    ("Four men are standing on a hill watching a sunset .", "Four men are watching it .", "unresolved_pronoun"),
+    ("The two men are wearing hats .", "The two men are being in hats .", "copula_verb"),
+    ("She was calling her friend .", "She was calling their friend .", "pronoun_gender"),
+    ("A girl is reading a book .", "A girl is reading his book .", "pronoun_gender"),
+])
+def test_validity_flags_seed59_malformations(hypothesis, x_cf, check):
+    from nli_lib.ftc.validity import check_counterfactual
+
+    v = check_counterfactual(hypothesis, x_cf, "C")
+    assert not v.ok and check in v.reason, v.reason
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("hypothesis, x_cf", [
+    ("She was calling her friend .", "She was calling her husband ."),  # the possessive agrees
+    ("A boy is reading a book .", "A boy is reading his book ."),
+    ("The men are being loud .", "The men are being quiet ."),  # 'being' + adjective
+])
+def test_validity_passes_seed59_lookalikes(hypothesis, x_cf):
+    from nli_lib.ftc.validity import check_counterfactual
+
+    v = check_counterfactual(hypothesis, x_cf, "C")
+    assert v.ok, v.reason
+
+
+@pytest.mark.mirror
+def test_validity_second_claim_joined_by_and():
+    from nli_lib.ftc.validity import check_counterfactual
+
+    premise, h, x = "A businessman walking .", "A guy is jogging in a sweatsuit .", "A guy is walking in a sweatsuit ."
+    z = "a man is either walking or jogging , and a businessman would not likely be wearing a sweatsuit ."
+    v = check_counterfactual(h, x, "C", source=z, premise=premise)
+    assert not v.ok and v.reason == "other_claim_kept: 'sweatsuit'", v.reason
+    assert check_counterfactual(h, x, "C", source="a man is either walking or jogging .", premise=premise).ok
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("hypothesis, x_cf, check", [
+    # issue 16, seed61 false positives
+    ("A small group of people are eating .", "A small two men of people are eating .", "agreement"),
+    ("A man and a child are on a boat .", "A man and a child are people are on a bench .", "clause_inserted"),
+    ("A man with a hat sits .", "A part of his overall description with a hat sits .", "relation_words"),
+    ("A person is mowing grass on a mower .", "A person is mowing grass on a first sentence mower .", "relation_words"),
+    ("A boy juggling three red balls .", "A boy sitting down three red balls .", "intransitive_object"),
+    ("A boy is sitting down .", "A boy is sitting in the empty stadium down .", "orphaned_object"),
+])
+def test_validity_flags_seed61_malformations(hypothesis, x_cf, check):
+    from nli_lib.ftc.validity import check_counterfactual
+
+    v = check_counterfactual(hypothesis, x_cf, "C")
+    assert not v.ok and check in v.reason, v.reason
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("hypothesis, x_cf", [
+    ("A man and a child are on a boat .", "A man and a child are on a bench ."),  # a coordinated subject
+    ("A boy is sitting down .", "A boy is lying down ."),  # the particle still follows a verb
+    ("A group of people are eating .", "A group of two men are eating ."),
+])
+def test_validity_passes_seed61_lookalikes(hypothesis, x_cf):
+    from nli_lib.ftc.validity import check_counterfactual
+
+    v = check_counterfactual(hypothesis, x_cf, "C")
+    assert v.ok, v.reason
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("hypothesis, x_cf, check", [
+    # issue 16, seed67 false positives
+    ("A man is wearing his jersey in his office .", "His jersey is on the chair .", "unresolved_pronoun"),
+    ("A woman and her kids climb the stairs .", "The children are her kids .", "unresolved_pronoun"),
+    ("A person is outside .", "A person with umbrella ' absolutely is outside .", "stray_quote"),
+    ("Some men are watching TV together .", "Some men are people generally together .", "phrase_kind_mismatch"),
+    ("There is one woman in the picture .", "There is one two in the picture .", "agreement"),
+    ("A dog is in a pond .", "A dog is in a water .", "agreement"),
+    ("someone dances with a ribbon", "ribbon dancer", "no_finite_verb"),
+])
+def test_validity_flags_seed67_malformations(hypothesis, x_cf, check):
+    from nli_lib.ftc.validity import check_counterfactual
+
+    v = check_counterfactual(hypothesis, x_cf, "C")
+    assert not v.ok and check in v.reason, v.reason
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("hypothesis, x_cf", [
+    ("A boy rides his bike .", "A child rides his bike ."),  # a singular noun may be the pronoun's antecedent
+    ("A man is holding a cup .", "A man is holding a water bottle ."),  # a mass noun as a modifier
+    ("A man is running quickly .", "A man is walking slowly ."),  # an -ly adverb after a verb
+])
+def test_validity_passes_seed67_lookalikes(hypothesis, x_cf):
+    from nli_lib.ftc.validity import check_counterfactual
+
+    v = check_counterfactual(hypothesis, x_cf, "C")
+    assert v.ok, v.reason
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("hypothesis, x_cf, check", [
+    # issue 16, seed71 false positives
+    ("The photo is taking place in a gym .", "The photo is taking place in a woman .", "being_as_place"),
+    ("Someone is sitting in front of a computer .", "Someone is sitting in young male .", "being_as_place"),
+    ("The gentleman is speaking to a lady .", "The gentlemen with the red shirt is speaking to a lady .", "agreement"),
+    ("A young man wears a tuxedo .", "A young man wears a tribal attire .", "agreement"),
+])
+def test_validity_flags_seed71_malformations(hypothesis, x_cf, check):
+    from nli_lib.ftc.validity import check_counterfactual
+
+    v = check_counterfactual(hypothesis, x_cf, "C")
+    assert not v.ok and check in v.reason, v.reason
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("hypothesis, x_cf", [
+    ("A dog is in a car .", "A dog is in a woman's car ."),  # a possessive names the place's owner
+    ("A woman sits in a chair .", "A woman sits in a boat ."),  # a place for a place
+    ("A group of kids is playing .", "A group of boys is playing ."),  # the head is 'group'
+    ("The man with two dogs is walking .", "The man with two dogs on a leash is walking ."),  # the head is 'man'
+])
+def test_validity_passes_seed71_lookalikes(hypothesis, x_cf):
+    from nli_lib.ftc.validity import check_counterfactual
+
+    v = check_counterfactual(hypothesis, x_cf, "C")
+    assert v.ok, v.reason
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("hypothesis, x_cf, check", [
+    # issue 16, seed73 false positives
+    ("The men are teaching the boy how to carve .", "The men are teaching him .", "unresolved_pronoun"),
+    ("they are singing in a program", "it is in a christmas program", "unresolved_pronoun"),
+])
+def test_validity_flags_seed73_malformations(hypothesis, x_cf, check):
+    from nli_lib.ftc.validity import check_counterfactual
+
+    v = check_counterfactual(hypothesis, x_cf, "C")
+    assert not v.ok and check in v.reason, v.reason
+
+
+@pytest.mark.mirror
+def test_validity_passes_the_hypothesis_own_pronoun_start():
+    from nli_lib.ftc.validity import check_counterfactual
+
+    assert check_counterfactual("They are singing .", "They are dancing .", "C").ok
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("hypothesis, x_cf, check", [
+    # issue 16, seed79 false positives
+    ("Two people are playing football .", "Two people are during a game of football .", "phrase_kind_mismatch"),
+    ("A group of girls are laughing .", "A group of girls are people .", "phrase_kind_mismatch"),
+    ("There are some people on a road .", "There are some man standing on a road .", "agreement"),
+    ("The person is snowboarding .", "The someone is snowboarding .", "determiner_no_noun"),
+])
+def test_validity_flags_seed79_malformations(hypothesis, x_cf, check):
+    from nli_lib.ftc.validity import check_counterfactual
+
+    v = check_counterfactual(hypothesis, x_cf, "C")
+    assert not v.ok and check in v.reason, v.reason
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("hypothesis, x_cf", [
+    ("Two people are playing football .", "Two people are in a park ."),  # a place after the copula
+    ("The kids are playing .", "The kids are eating food ."),  # a verb phrase for a verb phrase
+    ("There are some people on a road .", "There are some women on a road ."),
+])
+def test_validity_passes_seed79_lookalikes(hypothesis, x_cf):
+    from nli_lib.ftc.validity import check_counterfactual
+
+    v = check_counterfactual(hypothesis, x_cf, "C")
+    assert v.ok, v.reason
+
+
+@pytest.mark.mirror
+def test_validity_second_claim_after_a_comma():
+    from nli_lib.ftc.validity import check_counterfactual
+
+    premise, h = "A woman stands on a wall , pointing her camera .", "A woman is holding a hot dog , sitting on a wall ."
+    x = "A woman is pointing a camera , sitting on a wall ."
+    z = "pointing a camera is not holding a hot dog , stands is the opposite of sitting"
+    v = check_counterfactual(h, x, "C", source=z, premise=premise)
+    assert not v.ok and "other_claim_kept: 'sit'" in v.reason, v.reason
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("hypothesis, x_cf, check", [
+    ("a guy in brown jumps up", "a guy because he is a man in brown jumps up", "relation_words"),
+    ("The raft is empty .", "The raft is fill with 6 people .", "copula_verb"),
+    ("a child enjoys summer vacation", "a child enjoys it summer vacation", "unresolved_pronoun"),
+])
+def test_validity_flags_seed89_malformations(hypothesis, x_cf, check):
+    from nli_lib.ftc.validity import check_counterfactual
+
+    v = check_counterfactual(hypothesis, x_cf, "C")
+    assert not v.ok and check in v.reason, v.reason
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("hypothesis, x_cf", [
+    ("The man is standing .", "The man is stuck in the mud ."),  # an irregular participle
+    ("A boy catches a ball in the park .", "A boy catches a ball and holds it in the park ."),  # no noun after it
+])
+def test_validity_passes_seed89_lookalikes(hypothesis, x_cf):
+    from nli_lib.ftc.validity import check_counterfactual
+
+    v = check_counterfactual(hypothesis, x_cf, "C")
+    assert v.ok, v.reason
+
+
+@pytest.mark.mirror
+def test_validity_a_caption_needs_a_noun_before_its_participle():
+    from nli_lib.ftc.validity import check_counterfactual
+
+    source = "performing auto repair does n't mean that the man is a mechanic ."  # 'performing': a participle here
+    v = check_counterfactual("The man is a mechanic .", "The performing auto repair .", "N[A]", source=source)
+    assert not v.ok and v.reason == "no_finite_verb", v.reason
+    assert check_counterfactual("The man is a mechanic .", "The man performing auto repair .", "N[A]",
+                                source=source).ok
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("hypothesis, x_cf", [
+    ("A man waves to his friend .", "A boy waves to his friend ."),  # same gender: 'his' still agrees
+    ("A man waves to his friend .", "A man waves to his brother ."),  # the noun replaced is not the pronoun's
+    ("The man is walking next to dogs .", "The man is walking next to trees ."),  # 'dogs' is no verb after 'to'
+    ("The kids are on a fieldtrip", "The kids are doing sightseeing"),  # 'doing' takes an -ing noun
+    ("He is holding a bottle of beer .", "He is holding a bottle of juice ."),  # the pronoun was x's
+    ("A man is resting .", "A man is about to jump ."),  # 'about to' is no copula + infinitive
+    ("A man holds a bottle .", "This man holds a bottle ."),  # "this" as a determiner is no pronoun start
+])
+def test_validity_passes_seed53_lookalikes(hypothesis, x_cf):
+    from nli_lib.ftc.validity import check_counterfactual
+
+    v = check_counterfactual(hypothesis, x_cf, "C")
+    assert v.ok, v.reason
+
+
+@pytest.mark.mirror
+def test_validity_reads_the_word_after_a_modal_as_a_verb():
+    from nli_lib.ftc.validity import check_counterfactual, tag
+
+    assert ("kick", "VB") in tag("the women can not simultaneously kick and demonstrate punches")
+    h, x = "Two women are demonstrating punches .", "Two women are simultaneously kick ."
+    v = check_counterfactual(h, x, "C", source="the women can not simultaneously kick and demonstrate punches")
+    assert not v.ok and "copula_verb: 'are simultaneously kick'" in v.reason, v.reason
+
+
+@pytest.mark.mirror
+def test_validity_flags_a_second_claim_left_unapplied():
+    from nli_lib.ftc.validity import check_counterfactual
+
+    premise, h, x = "A woman runs on a beach .", "A man sleeps on a beach .", "A woman sleeps on a beach ."
+    two_claims = "a woman is not a man ; running is not sleeping ."
+    v = check_counterfactual(h, x, "C", source=two_claims, premise=premise)
+    assert not v.ok and v.reason == "other_claim_kept: 'sleep'", v.reason
+    assert check_counterfactual(h, x, "C", source="a woman is not a man .", premise=premise).ok  # one claim
+    assert check_counterfactual(h, x, "C", source=two_claims).ok  # no premise: the check cannot run
+    assert check_counterfactual(h, "A woman runs on a beach .", "C", source=two_claims, premise=premise).ok  # both
+    # N[B] keeps the neutral claim (y_cf neutral): another neutral claim left unapplied does not change that
+    assert check_counterfactual(h, x, "N[B]", source=two_claims, premise=premise).ok
+
+
+@pytest.mark.mirror
+def test_pipeline_passes_the_premise_to_the_claim_check():
+    df = pd.DataFrame({"pair_id": ["p1"], "premise": ["A cat runs in a field ."],
+                       "hypothesis": ["A dog is sleeping in a field ."], "label": ["contradiction"],
+                       "explanation_1": ["a cat is not a dog ; running is not sleeping ."]})
+    rows = counterfactual_rows(df, "regex", "regex")
+    assert rows["x_cf"].tolist() == ["A cat is sleeping in a field ."] and rows["status"].tolist() == ["malformed"]
+    assert "other_claim_kept: 'sleep'" in rows["reason"].iloc[0]
+
+
+@pytest.mark.mirror
 def test_pipeline_rows_carry_status_and_malformed_is_never_ok():
     df = pd.DataFrame({"pair_id": ["p1", "p2"], "premise": ["u", "u"],
                        "hypothesis": ["A person is sitting between two televisions .", "There is a cat running ."],

@@ -180,7 +180,8 @@ def counterfactual_rows(df: pd.DataFrame, extract: str = "regex", transform: str
             if not produced:
                 status, reason = "failed", r.reason
             else:
-                verdict = check_counterfactual(base["hypothesis"], r.x_cf, r.slot, source=base["explanation"])
+                verdict = check_counterfactual(base["hypothesis"], r.x_cf, r.slot, source=base["explanation"],
+                                               premise=base["premise"])
                 status = verdict.status
                 reason = (
                     r.reason if verdict.ok else f"malformed: {verdict.reason}" + (f" [{r.reason}]" if r.reason else "")
