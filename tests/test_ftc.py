@@ -1095,6 +1095,21 @@ def test_pipeline_passes_the_premise_to_the_claim_check():
 
 
 @pytest.mark.mirror
+def test_hit_rates_and_priming_rows_pass_the_premise_to_the_claim_check():
+    from nli_lib.ftc.analysis import hit_rates
+    from nli_lib.ftc.fewshot import exemplar_rows
+
+    df = pd.DataFrame({"pair_id": ["p1"], "premise": ["A cat runs in a field ."],
+                       "hypothesis": ["A dog is sleeping in a field ."], "label": ["contradiction"],
+                       "explanation_1": ["a cat is not a dog ; running is not sleeping ."]})
+    row = hit_rates(df, ["explanation_1"])["rows"].iloc[0]
+    assert row["x_cf[C]"] == "A cat is sleeping in a field ." and not row["ok[C]"]
+    pool = counterfactual_rows(df, "regex", "regex").assign(ok=True)  # a pool whose own flag says ok
+    printed = exemplar_rows("transform", "contradiction", n=None)
+    assert len(exemplar_rows("transform", "contradiction", n=len(printed) + 1, pool=pool)) == len(printed)
+
+
+@pytest.mark.mirror
 def test_pipeline_rows_carry_status_and_malformed_is_never_ok():
     df = pd.DataFrame({"pair_id": ["p1", "p2"], "premise": ["u", "u"],
                        "hypothesis": ["A person is sitting between two televisions .", "There is a cat running ."],

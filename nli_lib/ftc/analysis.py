@@ -75,7 +75,8 @@ def hit_rates(df: pd.DataFrame, explanation_cols: Sequence[str] = EXPLANATION_CO
     """
     records = []
     for col in explanation_cols:
-        for r in df[["pair_id", "hypothesis", "label", col]].itertuples(index=False):
+        premises = df["premise"] if "premise" in df else pd.Series([None] * len(df), index=df.index)
+        for r, premise in zip(df[["pair_id", "hypothesis", "label", col]].itertuples(index=False), premises):
             z = getattr(r, col)
             if not isinstance(z, str) or not z.strip():
                 continue
@@ -87,7 +88,8 @@ def hit_rates(df: pd.DataFrame, explanation_cols: Sequence[str] = EXPLANATION_CO
             problems = []
             for t in counterfactual_targets(r.label):
                 rw = next((w for w in rewrites if w.slot == t.slot), None)
-                verdict = (check_counterfactual(r.hypothesis, rw.x_cf, t.slot, source=z) if rw is not None and rw.x_cf
+                verdict = (check_counterfactual(r.hypothesis, rw.x_cf, t.slot, source=z, premise=premise)
+                           if rw is not None and rw.x_cf
                            else None)
                 ok = verdict is not None and verdict.ok
                 rec[f"x_cf[{t.slot}]"] = rw.x_cf if rw else None

@@ -296,8 +296,9 @@ def exemplar_rows(step: str, label: str, n: int | None = PAPER_SHOTS, pool: pd.D
     rows = pool[pool["label"].isin(same_set) & pool["ok"]]
     # Only well-formed counterfactuals prime, whatever the pool's own ok flag says (the same check as the pipeline).
     sources = rows["explanation"] if "explanation" in rows else [None] * len(rows)
-    valid = [check_counterfactual(h, x, s, source=z).ok
-             for h, x, s, z in zip(rows["hypothesis"], rows["x_cf"], rows["slot"], sources)]
+    premises = rows["premise"] if "premise" in rows else [None] * len(rows)
+    valid = [check_counterfactual(h, x, s, source=z, premise=p).ok
+             for h, x, s, z, p in zip(rows["hypothesis"], rows["x_cf"], rows["slot"], sources, premises)]
     rows = rows.loc[pd.Series(valid, index=rows.index, dtype=bool)]
     if step == "extract":
         rows = rows.drop_duplicates("pair_id").sample(frac=1.0, random_state=seed)
