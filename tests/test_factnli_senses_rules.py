@@ -36,6 +36,8 @@ def test_premodifying_nouns_are_not_searched():
     text = "A boy in a tie die shirt sits with a man. Additionally, a ball is a round object."
     assert query_nouns(text, wn) == ["boy", "tie", "die", "shirt", "man", "ball", "round", "object"]
     assert query_nouns(text, wn, modifiers=False) == ["boy", "shirt", "man", "ball", "object"]
+    wn.nouns |= {"moral", "standing", "person"}
+    assert query_nouns("A person has moral or legal standing.", wn, modifiers=False) == ["person", "standing"]
     # a noun before a plural or an -s word (often a mis-tagged verb: "A dog barks") stays a search term
     assert "dog" in query_nouns("A dog runs into the water.", wn, modifiers=False)
     assert "dog" in query_nouns("A dog barks at the man.", wn, modifiers=False)  # the tagger says NN for barks
@@ -117,9 +119,8 @@ def test_no_bare_subject_for_a_noun_wordnet_also_counts():
     # "Pedestrian is a person ..." (WordNet writes "a pedestrian" once: too rare to count, too often to be mass)
     assert definition_sentences("pedestrian", "a person who travels by foot", c) == []
     assert definition_sentences("pedestrian", "person who travels by foot", c) == []
-    # a "the ..." gloss of a counted noun takes the article ("Yard is the enclosed land" before)
-    assert definition_sentences("yard", "the enclosed land around a house", c) == [
-        "A yard is the enclosed land around a house."]
+    # a "the ..." gloss of a noun WordNet counts gives no sentence ("Yard is the enclosed land" before)
+    assert definition_sentences("yard", "the enclosed land around a house", c) == []
     # a noun never written with "a" stays a mass subject
     assert definition_sentences("clothing", "a covering designed to be worn", c) == [
         "Clothing is a covering designed to be worn."]
@@ -159,8 +160,28 @@ def test_rare_and_definite_subjects_agreement_and_term_glosses():
     assert definition_sentences("taxonomic groups", "any of various animal groups", c) == [
         "Taxonomic groups are any of various animal groups."]
     # "the <plurals>" after a counted subject: no "A group is the products of ..."
-    assert definition_sentences("group", "the products of human creativity", c) == []
-    # the head of "body of water" is 'body' (no "Body of water is ...")
-    assert definition_sentences("group of birds", "the part of the sky", c) == ["A group of birds is the part of the sky."]
+    assert definition_sentences("group", "a collection; the products of human creativity", c) == [
+        "A group is a collection."]
+    # the head of "body of water" is 'body' (no "Body of water is ...", nor "Group of birds are ...")
+    assert definition_sentences("group of birds", "a flock in the sky", c) == ["A group of birds is a flock in the sky."]
     # a gloss about the word ("an informal term for ...") gives no sentence
     assert definition_sentences("guy", "an informal term for a youth or man", c) == []
+
+
+@pytest.mark.mirror
+def test_unsure_the_glosses_and_number_disagreement_give_no_sentence():
+    from nli_lib.factnli import definition_sentences
+    from nli_lib.factnli.retrieval import Countability
+
+    texts = ["an education;", "an education of", "an education with", *["the education of the education"] * 6,
+             "a hat;", "a hat of", "a hat with", *["hat and hat"] * 5]
+    c = Countability(texts=texts)
+    # a "the ..." gloss of a noun WordNet also counts: neither "An education is the profession ..." nor a bare one
+    assert definition_sentences("education", "the profession of teaching", c) == []
+    # a plural determiner before a singular head, a bare singular after 'has' (WordNet's own slips)
+    assert definition_sentences("hat", "a headdress; has shaped crown and usually a brim", c) == ["A hat is a headdress."]
+    assert definition_sentences("hat", "a headdress; has a crown and usually a brim", c) == [
+        "A hat is a headdress.", "A hat has a crown and usually a brim."]
+    assert definition_sentences("hat", "a headdress of any of numerous herbaceous plant", c) == []
+    assert definition_sentences("hat", "a headdress of any of numerous herbaceous plants", c) == [
+        "A hat is a headdress of any of numerous herbaceous plants."]

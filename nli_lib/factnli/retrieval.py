@@ -88,7 +88,7 @@ class FailedPool(list):
 # Offline: Open English WordNet as an encyclopedia
 # --------------------------------------------------------------------------------------------------------------
 
-GLOSS_RULES_VERSION = "gloss-rules-v11"  # part of WordNetPages.name (and so of every cache key): bump when rules change
+GLOSS_RULES_VERSION = "gloss-rules-v13"  # part of WordNetPages.name (and so of every cache key): bump when rules change
 _DETERMINERS = {"a", "an", "the", "any", "one", "some", "each", "every", "either", "all", "two"}
 _FINITE = ("VBZ", "VBP", "VBD", "MD")
 
@@ -172,8 +172,10 @@ def definition_sentences(title: str, definition: str, countable=None, body_part:
                 head = _title_head(title)  # a gloss "a ..." counts for a word WordNet's text rarely uses
                 counted = first in _PRONOMINAL or countable(head) or (first in ("a", "an") and (
                     countable(head, 2) or not countable.frequent(head)))
-                if first == "the":  # "the enclosed land around a house": 'a yard' in WordNet's text makes it count
-                    counted = body_part or not countable.frequent(head) or countable(head)
+                if first == "the":
+                    counted = body_part or not countable.frequent(head)
+                    if not counted and countable(head):  # "the profession of teaching": 'an education' in a
+                        return out  # sense WordNet also counts; "Yard is the enclosed land" without: unsure
                 elif not counted and countable(head, 1) and not title_plural and title[:1].islower() \
                         and not bare_plural:
                     return out  # "Pedestrian is a person.", "Sidewalk is a walk ...": WordNet writes "a <head>" too
@@ -210,6 +212,8 @@ def definition_sentences(title: str, definition: str, countable=None, body_part:
             verb_tags = [t for _, t in pos_tag(["It", *toks])][1:]
             i = next((j for j, t in enumerate(verb_tags) if not t.startswith("RB")), 0)
             finite = tags[i] in ("VBZ", "VBP", "MD") or (verb_tags[i] == "VBZ" and toks[i].endswith("s"))
+            if finite and not _number_agrees(toks, tags):
+                continue  # "has shaped crown": a bare singular count noun after the verb
             if finite:  # "occurs in many breeds"; not "often worn over ..." (a participle)
                 if plural and verb_tags[i] == "VBZ":  # "Pants occurs ..." -> "Pants occur ..."
                     words_ = gloss.split()
@@ -223,10 +227,40 @@ def definition_sentences(title: str, definition: str, countable=None, body_part:
             noun = next((w for w, t in zip(toks, tags) if t.startswith("NN")), "")
             if first_noun == "NN" and (countable is None or countable(noun, 1) or not countable.frequent(noun)):
                 gloss = f"{_article(gloss)} {gloss}"
-        if not _copula_agrees(plural, toks, tags, countable, counted=not plural and subject.lower().startswith("a")):
+        if not _copula_agrees(plural, toks, tags, countable, counted=not plural and subject.lower().startswith("a")) \
+                or not _number_agrees(toks, tags):
             continue  # "A vertebrate is animals having ...", "Species are taxonomic group ...": no sentence
         out.append(_framed(frame, f"{subject} {'are' if plural else 'is'} {gloss}", title[:1].isupper()))
     return out
+
+
+_PLURAL_DETERMINERS = {"many", "several", "various", "numerous", "few", "two", "three", "four", "both", "these",
+                       "those"}
+
+
+def _number_agrees(toks: Sequence[str], tags: Sequence[str]) -> bool:
+    """No plural determiner before a singular head ("of any of numerous herbaceous plant") and no bare
+    singular noun right after 'has'/'have' ("has shaped crown and usually a brim"), as WordNet glosses
+    sometimes have.
+
+    >>> _number_agrees(["of", "numerous", "herbaceous", "plant"], ["IN", "JJ", "JJ", "NN"])
+    False
+    >>> _number_agrees(["has", "shaped", "crown", "and", "a", "brim"], ["VBZ", "VBN", "NN", "CC", "DT", "NN"])
+    False
+    >>> _number_agrees(["has", "four", "strings"], ["VBZ", "CD", "NNS"])
+    True
+    """
+    for i, word in enumerate(toks):
+        low = word.lower()
+        if low in _PLURAL_DETERMINERS or low in ("has", "have"):
+            j = i + 1
+            while j < len(toks) and tags[j] in ("JJ", "JJR", "JJS", "VBN", "VBG"):
+                j += 1
+            modified = j > i + 1  # "has shaped crown"; not "has water" (a mass noun needs no article)
+            singular = j < len(toks) and tags[j] in ("NN", "NNS") and not toks[j].lower().endswith("s")
+            if singular and (low in _PLURAL_DETERMINERS or modified):  # the tagger may call 'crown' NNS
+                return False
+    return True
 
 
 def _title_head(title: str) -> str:

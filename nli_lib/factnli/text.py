@@ -146,7 +146,8 @@ def query_nouns(query: str, wordnet=None, max_terms: int | None = None, modifier
     With `wordnet`, a term is kept only if WordNet knows it as a noun; plurals are reduced by WordNet lookup.
     `modifiers=False` leaves out a noun that premodifies the next singular noun without forming a WordNet compound
     with it ('tie' and 'die' in "a tie die shirt", 'pullover' in "a pullover shirt", 'round' tagged as a noun
-    in "a round object"): such a word describes its head, and its own senses (a necktie, a gambling die, a
+    in "a round object"), or one coordinated with an adjective ('moral' in "moral or legal standing"): such a
+    word describes its head, and its own senses (a necktie, a gambling die, a
     sweater, a round of ammunition) are rarely the thing in the scene.
 
     >>> class WN:  # a toy WordNet that knows four nouns
@@ -175,6 +176,10 @@ def query_nouns(query: str, wordnet=None, max_terms: int | None = None, modifier
         if not modifiers and tag.startswith("NN") and i + 1 < len(tagged) and tagged[i + 1][1] == "NN" \
                 and not re.search(r"[^s]s$", tagged[i + 1][0].lower()):  # "A dog barks": 'barks' tagged NN
             i += 1  # a premodifying noun ("a pullover shirt"): it describes the next noun
+            continue
+        if not modifiers and tag.startswith("NN") and i + 2 < len(tagged) and tagged[i + 1][1] == "CC" \
+                and tagged[i + 2][1] == "JJ":
+            i += 1  # coordinated with an adjective ("moral or legal standing"): an adjective itself
             continue
         if tag.startswith("NN") and low not in stop and low not in GENERIC_NOUNS and len(low) > 2 \
                 and not low.isdigit():
