@@ -36,8 +36,10 @@ def test_premodifying_nouns_are_not_searched():
     text = "A boy in a tie die shirt sits with a man. Additionally, a ball is a round object."
     assert query_nouns(text, wn) == ["boy", "tie", "die", "shirt", "man", "ball", "round", "object"]
     assert query_nouns(text, wn, modifiers=False) == ["boy", "shirt", "man", "ball", "object"]
-    wn.nouns |= {"moral", "standing", "person"}
-    assert query_nouns("A person has moral or legal standing.", wn, modifiers=False) == ["person", "standing"]
+    wn.nouns |= {"moral", "standing", "person", "consciousness", "agency"}
+    text = "Meanwhile, a person is a being characterized by consciousness, agency, and moral or legal standing."
+    # 'moral' (tagged NN) goes with 'legal'; a comma between two nouns makes a list, not a modifier
+    assert query_nouns(text, wn, modifiers=False) == ["person", "consciousness", "agency", "standing"]
     # a noun before a plural or an -s word (often a mis-tagged verb: "A dog barks") stays a search term
     assert "dog" in query_nouns("A dog runs into the water.", wn, modifiers=False)
     assert "dog" in query_nouns("A dog barks at the man.", wn, modifiers=False)  # the tagger says NN for barks

@@ -88,7 +88,7 @@ class FailedPool(list):
 # Offline: Open English WordNet as an encyclopedia
 # --------------------------------------------------------------------------------------------------------------
 
-GLOSS_RULES_VERSION = "gloss-rules-v13"  # part of WordNetPages.name (and so of every cache key): bump when rules change
+GLOSS_RULES_VERSION = "gloss-rules-v14"  # part of WordNetPages.name (and so of every cache key): bump when rules change
 _DETERMINERS = {"a", "an", "the", "any", "one", "some", "each", "every", "either", "all", "two"}
 _FINITE = ("VBZ", "VBP", "VBD", "MD")
 

@@ -159,6 +159,7 @@ def query_nouns(query: str, wordnet=None, max_terms: int | None = None, modifier
     """
     toks = WORD.findall(str(query))
     tagged = pos_tag(toks)
+    listed = {(a.lower(), b.lower()) for a, b in re.findall(r"(\w+)\s*[,;:]\s*(\w+)", str(query))}  # "a, b"
     stop = stopwords()
     out: list[str] = []
     i = 0
@@ -174,7 +175,8 @@ def query_nouns(query: str, wordnet=None, max_terms: int | None = None, modifier
                 i += 2
                 continue
         if not modifiers and tag.startswith("NN") and i + 1 < len(tagged) and tagged[i + 1][1] == "NN" \
-                and not re.search(r"[^s]s$", tagged[i + 1][0].lower()):  # "A dog barks": 'barks' tagged NN
+                and not re.search(r"[^s]s$", tagged[i + 1][0].lower()) \
+                and (low, tagged[i + 1][0].lower()) not in listed:  # "A dog barks": 'barks' tagged NN
             i += 1  # a premodifying noun ("a pullover shirt"): it describes the next noun
             continue
         if not modifiers and tag.startswith("NN") and i + 2 < len(tagged) and tagged[i + 1][1] == "CC" \
