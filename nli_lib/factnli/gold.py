@@ -1,8 +1,9 @@
 """How good the offline fact generator is: precision against a gold set judged by hand.
 
-The gold set (data/fixtures/factnli/gold_facts.csv) holds fused facts sampled with a fixed seed from the
-offline pipeline's output on SNLI test, across levels (`sample_fused_facts`), each read and judged by the
-team: is it true, and true in the sense that fits the scene? It stores no dataset text: the premise is
+The gold set (data/fixtures/factnli/gold_facts.csv) holds seeded samples of fused facts from the offline
+pipeline's output on SNLI test, equal numbers per level (`sample_fused_facts`), one sample per generator
+version that was measured, each fact read and judged by the team: is it true, and true in the sense that fits
+the scene? (The README there names each sample's premises, seed and generator.) It stores no dataset text: the premise is
 named by its SNLI-test pair id (and checked by a hash), the level's query as what the fuser appended to the
 premise (`query_suffix`), so the query p(t-1) is rebuilt from the mirror.
 
