@@ -3,9 +3,9 @@
 The gold set (data/fixtures/factnli/gold_facts.csv) holds seeded samples of fused facts from the offline
 pipeline's output on SNLI test, equal numbers per level (`sample_fused_facts`), one sample per generator
 version that was measured, each fact read and judged by the team: is it true, and true in the sense that fits
-the scene? (The README there names each sample's premises, seed and generator.) It stores no dataset text: the premise is
-named by its SNLI-test pair id (and checked by a hash), the level's query as what the fuser appended to the
-premise (`query_suffix`), so the query p(t-1) is rebuilt from the mirror.
+the scene? (The README there names each sample's premises, seed and generator.) It stores no dataset text:
+the premise is named by its SNLI-test pair id (and checked by a hash), the level's query as what the fuser
+appended to the premise (`query_suffix`), so the query p(t-1) is rebuilt from the mirror.
 
 Every fact the offline generator emits is one it marks ok (senses it cannot choose are skipped, malformed
 sentences are dropped, see `senses` and `extraction`), so its precision is the share of gold items judged
