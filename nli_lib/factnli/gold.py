@@ -1,16 +1,18 @@
 """How good the offline fact generator is: precision against a gold set judged by hand.
 
-The gold set (data/fixtures/factnli/gold_facts.csv) holds fused facts sampled with a fixed seed from the
-offline pipeline's output on SNLI test, across levels (`sample_fused_facts`), each read and judged by the
-team: is it true, and true in the sense that fits the scene? It stores no dataset text: the premise is
-named by its SNLI-test pair id (and checked by a hash), the level's query as what the fuser appended to the
-premise (`query_suffix`), so the query p(t-1) is rebuilt from the mirror.
+The gold set (data/fixtures/factnli/gold_facts.csv) holds seeded samples of fused facts from the offline
+pipeline's output on SNLI test, equal numbers per level (`sample_fused_facts`), one sample per generator
+version that was measured, each fact read and judged by the team: is it true, and true in the sense that fits
+the scene? (The README there names each sample's premises, seed and generator.) It stores no dataset text:
+the premise is named by its SNLI-test pair id (and checked by a hash), the level's query as what the fuser
+appended to the premise (`query_suffix`), so the query p(t-1) is rebuilt from the mirror.
 
 Every fact the offline generator emits is one it marks ok (senses it cannot choose are skipped, malformed
 sentences are dropped, see `senses` and `extraction`), so its precision is the share of gold items judged
-correct, among the items the current generator still produces (`match_gold`): a gold item is current when
-the fact is among the facts the current generator extracts for its query (every snippet above tau, no pool
-cap). Items no longer produced are counted and listed, never silently scored.
+correct, among the items judged for the current generator (`OFFLINE_GENERATOR`) that it still produces
+(`match_gold`): a gold item is current when it was judged for this generator and the fact is among the facts
+the current generator extracts for its query (every snippet above tau, no pool cap). Items judged for an
+earlier generator, or no longer produced, are counted and listed as stale, never silently scored.
 
 >>> gold = pd.DataFrame({"query": ["q1", "q1", "q2", "q3"], "fact": ["A.", "B.", "C.", "D."],
 ...                      "correct": [1, 0, 1, 1]})
@@ -104,12 +106,17 @@ def current_facts(augmenter, queries) -> dict[str, set]:
     return {q: {f.text for f in fs} for q, fs in zip(queries, facts)}
 
 
-def match_gold(gold: pd.DataFrame, current: Mapping[str, set]) -> pd.DataFrame:
-    """Gold rows with `current`: the current generator still produces the fact for its query (and, when the
-    gold has `premise_ok`, the pair id still names the judged premise)."""
+def match_gold(gold: pd.DataFrame, current: Mapping[str, set], generator: str | None = OFFLINE_GENERATOR
+               ) -> pd.DataFrame:
+    """Gold rows with `current`: the row was judged for `generator` (when the gold has a `generator` column;
+    None: any), the current generator still produces the fact for its query, and (when the gold has
+    `premise_ok`) the pair id still names the judged premise. Rows judged for an earlier generator stay in the
+    file as that generator's measurement; they are counted as stale here, never scored: a sample drawn from
+    an earlier generator's output is not a sample of this one's, even where a fact is still produced."""
     out = gold.copy()
     produced = pd.Series([f in current.get(q, set()) for q, f in zip(out["query"], out["fact"])], index=out.index)
-    out["current"] = produced & (out["premise_ok"] if "premise_ok" in out else True)
+    same = out["generator"] == generator if generator is not None and "generator" in out else True
+    out["current"] = produced & same & (out["premise_ok"] if "premise_ok" in out else True)
     return out
 
 
@@ -124,12 +131,14 @@ def gold_precision(matched: pd.DataFrame) -> dict:
 
 
 def precision_table(matched: pd.DataFrame, generator: str = OFFLINE_GENERATOR) -> pd.DataFrame:
-    """Precision overall and per level (%), with n, Wilson CI, stale items and the generator versions."""
+    """Precision overall and per level (%), with n, Wilson CI, stale items and the generator versions (gold
+    generator: the versions the scored items were judged for)."""
     rows = []
     for level, g in [("all", matched), *((int(lv), g) for lv, g in matched.groupby("level"))]:
         r = gold_precision(g)
         rows.append({"level": level, "n": r["n"], "correct": r["k"], "precision (%)": 100 * r["precision"],
                      "ci_low (%)": 100 * r["ci_low"], "ci_high (%)": 100 * r["ci_high"],
-                     "stale gold items": r["stale"], "gold generator": ", ".join(sorted(set(g["generator"]))),
+                     "stale gold items": r["stale"],
+                     "gold generator": ", ".join(sorted(set(g.loc[g["current"], "generator"]))),
                      "current generator": generator})
     return pd.DataFrame(rows)

@@ -115,7 +115,7 @@ class GoldCheck:
     """The offline generator against the hand-judged gold set."""
 
     precision: pd.DataFrame  # overall and per level: n, correct, precision (%), Wilson CI, stale items
-    stale: pd.DataFrame  # gold items the current generator no longer produces (listed, not scored)
+    stale: pd.DataFrame  # gold items judged for an earlier generator or no longer produced (listed, not scored)
     wrong: pd.DataFrame  # current gold items judged wrong, with the reason
     summary: str  # one line: k of n correct, precision and CI, stale count
 
@@ -132,8 +132,12 @@ def gold_check(augmenter) -> GoldCheck | None:
     top = precision.iloc[0]
     summary = (f"offline facts: {top['correct']} of {top['n']} current gold facts judged correct = "
                f"{top['precision (%)']:.1f}% (95% CI {top['ci_low (%)']:.1f}-{top['ci_high (%)']:.1f}); "
-               f"{top['stale gold items']} gold items no longer produced by {OFFLINE_GENERATOR}")
-    return GoldCheck(precision, gold.loc[~gold["current"], ["item_id", "level", "fact", "generator"]],
+               f"{top['stale gold items']} gold items not scored (judged for an earlier generator, or no longer "
+               f"produced by {OFFLINE_GENERATOR})")
+    stale = gold.loc[~gold["current"], ["item_id", "level", "fact", "generator"]]
+    stale = stale.assign(why=["no longer produced" if g == OFFLINE_GENERATOR else "judged for an earlier generator"
+                              for g in stale["generator"]])
+    return GoldCheck(precision, stale,
                      gold.loc[gold["current"] & (gold["correct"] == 0), ["item_id", "level", "title", "fact",
                                                                          "reason"]], summary)
 

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..text import WORD, letter_tokens, normalise, word_count
 from .senses import SenseChoice, SenseChooser, context_sentence, leading_label, register_label
-from .text import finish, pos_tag, query_nouns, strip_parentheticals
+from .text import finish, pos_tag, query_nouns, split_sentences, strip_parentheticals
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ class FailedPool(list):
 # Offline: Open English WordNet as an encyclopedia
 # --------------------------------------------------------------------------------------------------------------
 
-GLOSS_RULES_VERSION = "gloss-rules-v7"  # part of WordNetPages.name (and so of every cache key): bump when rules change
+GLOSS_RULES_VERSION = "gloss-rules-v14"  # part of WordNetPages.name (and so of every cache key): bump when rules change
 _DETERMINERS = {"a", "an", "the", "any", "one", "some", "each", "every", "either", "all", "two"}
 _FINITE = ("VBZ", "VBP", "VBD", "MD")
 
@@ -105,7 +105,9 @@ def definition_sentences(title: str, definition: str, countable=None, body_part:
     Parentheticals: elaborations are dropped, restricting ones kept (`text.strip_parentheticals`); a leading
     subject-field label becomes a frame ("(baseball) ..." -> "In baseball, ..."); usage markers ("(usually
     plural)") are dropped; a register label (slang, informal, ...) gives no sentence at all. Number: a plural
-    title ("pants", "people") takes "are" and plural verbs.
+    title ("pants", "people") takes "are" and plural verbs. The subject's article follows WordNet's own use of
+    the noun (`Countability`); a noun that WordNet writes with "a" only once or twice, too rarely to count it,
+    gives no sentence unless its gloss starts with "the" (neither "Pedestrian is a person." nor a guessed "A").
 
     Needs the POS tagger from the data mirror (so the examples are skipped as doctests; tests/test_factnli.py
     runs them with the mirror).
@@ -167,21 +169,30 @@ def definition_sentences(title: str, definition: str, countable=None, body_part:
             bare_plural = first not in _DETERMINERS and _head_tag(toks, tags) == "NNS"
             counted = first in ("a", "an") or first in _PRONOMINAL
             if countable is not None:
-                head = title.rsplit(" ", 1)[-1]  # a gloss "a ..." counts for a word WordNet's text rarely uses
+                head = _title_head(title)  # a gloss "a ..." counts for a word WordNet's text rarely uses
                 counted = first in _PRONOMINAL or countable(head) or (first in ("a", "an") and (
                     countable(head, 2) or not countable.frequent(head)))
                 if first == "the":
                     counted = body_part or not countable.frequent(head)
+                    if not counted and countable(head):  # "the profession of teaching": 'an education' in a
+                        return out  # sense WordNet also counts; "Yard is the enclosed land" without: unsure
+                elif not counted and countable(head, 1) and not title_plural and title[:1].islower() \
+                        and not bare_plural:
+                    return out  # "Pedestrian is a person.", "Sidewalk is a walk ...": WordNet writes "a <head>" too
             if title[:1].isupper():
                 subject = title
             elif title_plural:  # "pants", "people": no article, plural verb
                 subject, plural = title, True
-            elif bare_plural and (countable is None or countable(title.rsplit(" ", 1)[-1])):  # "bird: ... vertebrates"
+            elif bare_plural and (countable is None or countable(_title_head(title))):  # "bird: ... vertebrates"
                 subject, plural = _plural(title), True
             elif counted and first == "the" and body_part:  # "the front of the human head" -> "The face is"
                 subject = f"the {title}"
             elif counted:
                 subject = f"{_article(title)} {title}"
+            elif countable is not None and not countable.frequent(_title_head(title)):
+                return out  # "Seagull is mostly white aquatic bird.": a rare noun gives no evidence of mass
+            elif countable is not None and countable.definite(_title_head(title)):
+                subject = f"the {title}"  # "The sky is the atmosphere ...": WordNet writes "the sky"
             else:  # mass-noun style gloss: "water: binary compound that ..."
                 subject = title
             subject = subject[:1].upper() + subject[1:]
@@ -201,6 +212,8 @@ def definition_sentences(title: str, definition: str, countable=None, body_part:
             verb_tags = [t for _, t in pos_tag(["It", *toks])][1:]
             i = next((j for j, t in enumerate(verb_tags) if not t.startswith("RB")), 0)
             finite = tags[i] in ("VBZ", "VBP", "MD") or (verb_tags[i] == "VBZ" and toks[i].endswith("s"))
+            if finite and not _number_agrees(toks, tags):
+                continue  # "has shaped crown": a bare singular count noun after the verb
             if finite:  # "occurs in many breeds"; not "often worn over ..." (a participle)
                 if plural and verb_tags[i] == "VBZ":  # "Pants occurs ..." -> "Pants occur ..."
                     words_ = gloss.split()
@@ -214,8 +227,82 @@ def definition_sentences(title: str, definition: str, countable=None, body_part:
             noun = next((w for w, t in zip(toks, tags) if t.startswith("NN")), "")
             if first_noun == "NN" and (countable is None or countable(noun, 1) or not countable.frequent(noun)):
                 gloss = f"{_article(gloss)} {gloss}"
+        if not _copula_agrees(plural, toks, tags, countable, counted=not plural and subject.lower().startswith("a")) \
+                or not _number_agrees(toks, tags):
+            continue  # "A vertebrate is animals having ...", "Species are taxonomic group ...": no sentence
         out.append(_framed(frame, f"{subject} {'are' if plural else 'is'} {gloss}", title[:1].isupper()))
     return out
+
+
+_PLURAL_DETERMINERS = {"many", "several", "various", "numerous", "few", "two", "three", "four", "both", "these",
+                       "those"}
+
+
+def _number_agrees(toks: Sequence[str], tags: Sequence[str]) -> bool:
+    """No plural determiner before a singular head ("of any of numerous herbaceous plant") and no bare
+    singular noun right after 'has'/'have' ("has shaped crown and usually a brim"), as WordNet glosses
+    sometimes have.
+
+    >>> _number_agrees(["of", "numerous", "herbaceous", "plant"], ["IN", "JJ", "JJ", "NN"])
+    False
+    >>> _number_agrees(["has", "shaped", "crown", "and", "a", "brim"], ["VBZ", "VBN", "NN", "CC", "DT", "NN"])
+    False
+    >>> _number_agrees(["has", "four", "strings"], ["VBZ", "CD", "NNS"])
+    True
+    """
+    for i, word in enumerate(toks):
+        low = word.lower()
+        if low in _PLURAL_DETERMINERS or low in ("has", "have"):
+            j = i + 1
+            while j < len(toks) and tags[j] in ("JJ", "JJR", "JJS", "VBN", "VBG"):
+                j += 1
+            modified = j > i + 1  # "has shaped crown"; not "has water" (a mass noun needs no article)
+            singular = j < len(toks) and tags[j] in ("NN", "NNS") and not toks[j].lower().endswith("s")
+            if singular and (low in _PLURAL_DETERMINERS or modified):  # the tagger may call 'crown' NNS
+                return False
+    return True
+
+
+def _title_head(title: str) -> str:
+    """The head word of a title: its last word, or the last before 'of' ('body of water' -> 'body').
+
+    >>> _title_head("city street"), _title_head("body of water")
+    ('street', 'body')
+    """
+    return title.split(" of ", 1)[0].rsplit(" ", 1)[-1]
+
+
+def _copula_agrees(plural: bool, toks: Sequence[str], tags: Sequence[str], countable=None,
+                   counted: bool = False) -> bool:
+    """Does a gloss read as the complement of 'is' (`plural` False) or 'are'? Its first noun phrase's head
+    must not be a plural after 'is' ("is animals having ...", "is a heavy-duty clothes"), unless a
+    quantifier opens it ("is any of various mammals"), nor a bare singular count noun after 'are' ("are
+    taxonomic group"); without `countable` there is no check. "the <plurals>" agrees with a mass subject
+    ("Clothing is the garments people wear"), not with a `counted` one ("An art is the products of ...").
+
+    >>> _copula_agrees(False, ["animals", "having", "a", "skeleton"], ["NNS", "VBG", "DT", "NN"])
+    True
+    >>> _copula_agrees(False, ["animals", "having", "a", "skeleton"], ["NNS", "VBG", "DT", "NN"], countable=len)
+    False
+    >>> _copula_agrees(True, ["taxonomic", "group", "whose"], ["JJ", "NN", "WP$"], countable=len)
+    False
+    >>> _copula_agrees(False, ["any", "of", "various", "mammals"], ["DT", "IN", "JJ", "NNS"], countable=len)
+    True
+    """
+    if countable is None or not toks:
+        return True
+    first = toks[0].lower()
+    if first in _QUANTIFIERS or first in ("any", "one", "each", "either", "none", "all"):
+        return True
+    noun, head = "", ""
+    for i, (word, tag) in enumerate(zip(toks, tags)):  # the first noun phrase: "animal or plant group"
+        if tag.startswith("NN"):
+            noun, head = word, tag
+        elif not (tag in ("JJ", "JJR", "JJS", "CD", "VBN", "CC") or (i == 0 and tag == "DT")):
+            break
+    if not plural:  # "the garments people wear" agrees with a mass subject ("Clothing is ...")
+        return head != "NNS" or (first in ("the", "these", "those") and not counted)
+    return not (head == "NN" and first not in _DETERMINERS and first not in _PRONOMINAL and countable(noun))
 
 
 _LABEL_TEXT = re.compile(r"^\s*\(([^()]*)\)\s*")
@@ -246,7 +333,7 @@ def _is_plural(title: str) -> bool:
     >>> _is_plural("people"), _is_plural("bus"), _is_plural("physics"), _is_plural("glass")  # doctest: +SKIP
     (True, False, False, False)
     """
-    last = title.rsplit(" ", 1)[-1].lower()
+    last = _title_head(title).lower()  # "body of water", "group of birds": the head decides
     if last in _IRREGULAR_PLURALS:
         return True
     if not last.endswith("s") or last.endswith(("ss", "us", "is", "ics", "ous")):
@@ -273,7 +360,7 @@ _CHUNK_END = {"IN", "WDT", "WP", "TO", "VBN", "VBD", "VBZ", "VBP", "MD"}
 
 
 _ANAPHORS = {"this", "these", "it", "they"}
-_META = re.compile(r"\b(used to refer to|alternative names? for|a term for|name for|the word|refers? to)\b", re.I)
+_META = re.compile(r"\b(used to refer to|alternative names? for|term for|name for|the word|refers? to)\b", re.I)
 
 
 def _premodified_noun(tags: Sequence[str]) -> bool:
@@ -328,7 +415,7 @@ class Countability:
         if texts is None:
             ids = getattr(wordnet, "_synsets", ())
             texts = (t for sid in ids for t in (wordnet.definition(sid), *wordnet.examples(sid)))
-        self.min_uses, self.counts, self.seen = min_uses, {}, {}
+        self.min_uses, self.counts, self.seen, self.the = min_uses, {}, {}, {}
         for text in texts:
             w = letter_tokens(text)
             for x in w:
@@ -336,10 +423,17 @@ class Countability:
             for a, b, c in zip(w, w[1:], [*w[2:], "."]):
                 if a in ("a", "an") and (c in self.FOLLOWERS or not c[0].isalpha()):
                     self.counts[b] = self.counts.get(b, 0) + 1
+                if a == "the":
+                    self.the[b] = self.the.get(b, 0) + 1
 
     def frequent(self, word: str, min_seen: int = 10) -> bool:
         """Does WordNet's text use the word at least `min_seen` times (so no "a <word>" is evidence of mass)?"""
         return self.seen.get(str(word).lower(), 0) >= min_seen
+
+    def definite(self, word: str, share: float = 0.5) -> bool:
+        """Does WordNet's text write the word after "the" in at least `share` of its uses ("the sky", "the sun")?"""
+        low = str(word).lower()
+        return self.frequent(low) and self.the.get(low, 0) >= share * self.seen[low]
 
     def __call__(self, word: str, min_uses: int | None = None) -> bool:
         return self.counts.get(str(word).lower(), 0) >= (self.min_uses if min_uses is None else min_uses)
@@ -350,7 +444,7 @@ class WordNetPages:
     a page's summary is its gloss as definitional sentences (usage examples are never used)."""
 
     def __init__(self, wordnet=None, encoder=None, hypernyms: bool = True, max_terms: int = 8,
-                 prior: float = 0.1, margin: float = 0.04):
+                 prior: float = 0.1, margin: float = 0.04, scene_check: bool = True):
         if wordnet is None:
             from ..data.wordnet import load_wordnet
 
@@ -361,9 +455,11 @@ class WordNetPages:
             encoder = SentenceEncoder(progress=False)
         self.wn = wordnet
         self.chooser = SenseChooser(wordnet, encoder, prior=prior, margin=margin)
-        self.hypernyms, self.max_terms = hypernyms, max_terms
-        self.name = f"oewn-pages({self.chooser.name},hyper={int(hypernyms)},terms={max_terms},{GLOSS_RULES_VERSION})"
+        self.hypernyms, self.max_terms, self.scene_check = hypernyms, max_terms, scene_check
+        self.name = (f"oewn-pages({self.chooser.name},hyper={int(hypernyms)},terms={max_terms},"
+                     f"scene={int(scene_check)},{GLOSS_RULES_VERSION})")
         self._pages: dict[tuple[str, str], Page] = {}
+        self._facts: dict[tuple[str, str], set[str]] = {}
         self._countable: Countability | None = None
         self.choices: list[SenseChoice] = []  # every sense choice made by `search`, in order (for inspection)
 
@@ -385,8 +481,53 @@ class WordNetPages:
         return bool(parts & (self.wn.hypernym_closure(synset_id) | {synset_id})) if parts else False
 
     def sense_choices(self, query: str) -> list[SenseChoice]:
-        """The sense chosen for each noun of `query`, in its sentence (None where ambiguous)."""
-        return self.chooser.choose_many([(t, context_sentence(query, t)) for t in query_nouns(query, self.wn)])
+        """The sense chosen for each noun of `query`, in its sentence (None where ambiguous).
+
+        Nouns that premodify another noun are not searched (`text.query_nouns` with `modifiers=False`). A noun
+        first met in a fused fact whose page it titles ("Meanwhile, a swimmer is a person." from the page of
+        'swimmer' as a person who swims) keeps that page's sense (`page_sense`): the fact fixed the sense in
+        which the noun entered the scene, and choosing again from that short sentence can drift to another
+        sense ("a swimmer is a trained athlete")."""
+        terms = query_nouns(query, self.wn, modifiers=False)
+        contexts = [context_sentence(query, t) for t in terms]
+        choices = self.chooser.choose_many(list(zip(terms, contexts)))
+        first = next(iter(split_sentences(query)), "")
+        fixed = {t: self.page_sense(t, c) for t, c in zip(terms, contexts) if c != first}
+        scene = [(t, first) for t, c in zip(terms, contexts) if c != first and fixed[t] is None]
+        in_scene = dict(zip(scene, self.chooser.choose_many(scene))) if self.scene_check else {}
+        out = []
+        for term, context, choice in zip(terms, contexts, choices):
+            if fixed.get(term) is not None and fixed[term] != choice.synset:
+                choice = SenseChoice(term, context, fixed[term], choice.scores, "sense of its page")
+            other = in_scene.get((term, first))
+            if other is not None and choice.synset is not None and other.synset != choice.synset:
+                choice = SenseChoice(term, context, None, choice.scores, "premise disagrees")
+            out.append(choice)
+        return out
+
+    def page_sense(self, term: str, sentence: str) -> str | None:
+        """The sense of `term` whose page gives the fact `sentence` (after its connective), None if none does.
+
+        >>> pages = WordNetPages.__new__(WordNetPages)
+        >>> pages.chooser = type("C", (), {"candidates": lambda self, t: ["1-n", "2-n"]})()
+        >>> pages._facts = {("1-n", "swimmer"): {"a swimmer is a trained athlete"},
+        ...                 ("2-n", "swimmer"): {"a swimmer is a person"}}
+        >>> pages.page_sense("swimmer", "Meanwhile, a swimmer is a person."), pages.page_sense("swimmer", "A swimmer.")
+        ('2-n', None)
+        """
+        key = f" {normalise(sentence)}"
+        hits = [sid for sid in self.chooser.candidates(term)
+                if any(key.endswith(f" {fact}") for fact in self.page_facts(sid, term))]
+        return hits[0] if len(hits) == 1 else None
+
+    def page_facts(self, synset_id: str, title: str) -> set[str]:
+        """Normalised facts the offline extractor writes from the page of `synset_id` titled `title`."""
+        key = (synset_id, title)
+        if key not in self._facts:
+            from .extraction import atomize  # extraction imports this module
+
+            self._facts[key] = {normalise(f) for s in self.page(synset_id, title).sentences for f in atomize(s)}
+        return self._facts[key]
 
     def sense_table(self, query: str):
         """`sense_choices` as a table: term, chosen synset, why, and the chosen sense's gloss ('' where none)."""

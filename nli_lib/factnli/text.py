@@ -139,14 +139,27 @@ GENERIC_NOUNS = {"thing", "things", "something", "someone", "one", "ones", "part
                  "side", "front", "back", "top", "bottom", "end", "use", "time", "times", "other", "others"}
 
 
-def query_nouns(query: str, wordnet=None, max_terms: int | None = None) -> list[str]:
+def query_nouns(query: str, wordnet=None, max_terms: int | None = None, modifiers: bool = True) -> list[str]:
     """Noun lemmas of a query in order of appearance (compounds such as 'tank top' first), de-duplicated.
 
     Used as the page-search terms of both retrievers (a title search per noun, like a Wikipedia page search).
     With `wordnet`, a term is kept only if WordNet knows it as a noun; plurals are reduced by WordNet lookup.
+    `modifiers=False` leaves out a noun that premodifies the next singular noun without forming a WordNet compound
+    with it ('tie' and 'die' in "a tie die shirt", 'pullover' in "a pullover shirt", 'round' tagged as a noun
+    in "a round object"), or one coordinated with an adjective ('moral' in "moral or legal standing"): such a
+    word describes its head, and its own senses (a necktie, a gambling die, a
+    sweater, a round of ammunition) are rarely the thing in the scene.
+
+    >>> class WN:  # a toy WordNet that knows four nouns
+    ...     def synsets(self, term, pos): return ["x"] if term in {"boy", "tie", "shirt", "city street"} else []
+    >>> query_nouns("A boy in a tie shirt walks down a city street.", WN())  # doctest: +SKIP
+    ['boy', 'tie', 'shirt', 'city street']
+    >>> query_nouns("A boy in a tie shirt walks down a city street.", WN(), modifiers=False)  # doctest: +SKIP
+    ['boy', 'shirt', 'city street']
     """
     toks = WORD.findall(str(query))
     tagged = pos_tag(toks)
+    listed = {(a.lower(), b.lower()) for a, b in re.findall(r"(\w+)\s*[,;:]\s*(\w+)", str(query))}  # "a, b"
     stop = stopwords()
     out: list[str] = []
     i = 0
@@ -161,6 +174,15 @@ def query_nouns(query: str, wordnet=None, max_terms: int | None = None) -> list[
                 out.append(lemma)
                 i += 2
                 continue
+        if not modifiers and tag.startswith("NN") and i + 1 < len(tagged) and tagged[i + 1][1] == "NN" \
+                and not re.search(r"[^s]s$", tagged[i + 1][0].lower()) \
+                and (low, tagged[i + 1][0].lower()) not in listed:  # "A dog barks": 'barks' tagged NN
+            i += 1  # a premodifying noun ("a pullover shirt"): it describes the next noun
+            continue
+        if not modifiers and tag.startswith("NN") and i + 2 < len(tagged) and tagged[i + 1][1] == "CC" \
+                and tagged[i + 2][1] == "JJ":
+            i += 1  # coordinated with an adjective ("moral or legal standing"): an adjective itself
+            continue
         if tag.startswith("NN") and low not in stop and low not in GENERIC_NOUNS and len(low) > 2 \
                 and not low.isdigit():
             lemma = noun_lemma(low, wordnet) if wordnet is not None else low
@@ -177,6 +199,9 @@ def noun_lemma(word: str, wordnet) -> str | None:
 
     low = word.lower()
     candidates = [low, *singular_candidates(low)]
+    if low.endswith("es") and low[:-1] in candidates:  # 'slopes' -> 'slope' before 'slop', 'games' -> 'game'
+        candidates.remove(low[:-1])                    # before 'gam' ('boxes' -> 'box': 'boxe' is no noun)
+        candidates.insert(candidates.index(low[:-2]), low[:-1])
     if low.endswith("men"):
         candidates.append(low[:-3] + "man")
     for c in candidates:  # the surface form first: 'pants' and 'glasses' are lemmas of their own

@@ -1,0 +1,189 @@
+"""Offline FactNLI generator rules added after the gold set's level-2 errors (issue 16): which nouns are searched,
+in which sense, and which gloss sentences are written. Hand-made cases; each rule's test fails without it."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from nli_lib.factnli.gold import match_gold, precision_table
+from nli_lib.factnli.senses import BagOfWords
+from nli_lib.factnli.text import noun_lemma
+
+
+class LemmaWordNet:
+    """Knows the nouns named in `nouns` (one synset each)."""
+
+    def __init__(self, nouns):
+        self.nouns = set(nouns)
+
+    def synsets(self, term, pos=None):
+        return [term] if term in self.nouns else []
+
+
+def test_plural_reduction_prefers_dropping_s_over_es():
+    wn = LemmaWordNet({"slop", "slope", "gam", "game", "box", "ti", "tie", "bus"})
+    # 'slopes' is the plural of 'slope', not of 'slop'; 'games' of 'game', not 'gam' (a leg); 'ties' of 'tie'
+    assert [noun_lemma(w, wn) for w in ["slopes", "games", "ties"]] == ["slope", "game", "tie"]
+    # '-es' after a sibilant still reduces: 'boxe' and 'buse' are no nouns
+    assert [noun_lemma(w, wn) for w in ["boxes", "buses", "box"]] == ["box", "bus", "box"]
+
+
+@pytest.mark.mirror
+def test_premodifying_nouns_are_not_searched():
+    from nli_lib.factnli.text import query_nouns
+
+    wn = LemmaWordNet({"boy", "tie", "die", "shirt", "man", "ball", "round", "object", "dog", "water"})
+    text = "A boy in a tie die shirt sits with a man. Additionally, a ball is a round object."
+    assert query_nouns(text, wn) == ["boy", "tie", "die", "shirt", "man", "ball", "round", "object"]
+    assert query_nouns(text, wn, modifiers=False) == ["boy", "shirt", "man", "ball", "object"]
+    wn.nouns |= {"moral", "standing", "person", "consciousness", "agency"}
+    text = "Meanwhile, a person is a being characterized by consciousness, agency, and moral or legal standing."
+    # 'moral' (tagged NN) goes with 'legal'; a comma between two nouns makes a list, not a modifier
+    assert query_nouns(text, wn, modifiers=False) == ["person", "consciousness", "agency", "standing"]
+    # a noun before a plural or an -s word (often a mis-tagged verb: "A dog barks") stays a search term
+    assert "dog" in query_nouns("A dog runs into the water.", wn, modifiers=False)
+    assert "dog" in query_nouns("A dog barks at the man.", wn, modifiers=False)  # the tagger says NN for barks
+
+
+class SceneWordNet:
+    """'swimmer' (athlete first, a person who swims second), 'missile' (rocket first, thrown weapon second)."""
+
+    SYNSETS = {
+        "s1": ("a trained athlete who participates in swimming meets", ["swimmer"]),
+        "s2": ("a person who travels through the water by swimming", ["swimmer"]),
+        "m1": ("a rocket carrying a warhead of nuclear explosives", ["missile"]),
+        "m2": ("a weapon that is thrown or projected at a target", ["missile"]),
+        "g1": ("a weapon that discharges a missile", ["gun"]),
+        "w1": ("a ridge that moves across the surface of a liquid", ["wave"]),
+        "u1": ("someone who rides a surfboard", ["surfer"]),
+    }
+
+    def synsets(self, term, pos=None):
+        return [k for k, v in self.SYNSETS.items() if term in v[1]]
+
+    def definition(self, s):
+        return self.SYNSETS[s][0]
+
+    def lemmas(self, s):
+        return list(self.SYNSETS[s][1])
+
+    def hypernyms(self, s):
+        return []
+
+    def examples(self, s):
+        return []
+
+    def __contains__(self, s):
+        return s in self.SYNSETS
+
+
+@pytest.mark.mirror
+def test_a_noun_introduced_by_a_fact_keeps_the_sense_of_the_page_that_wrote_it():
+    from nli_lib.factnli import WordNetPages
+
+    # prior 1.0: without the rule the first sense (athlete) always wins
+    pages = WordNetPages(SceneWordNet(), encoder=BagOfWords(), prior=1.0, margin=0.0)
+    assert pages.page_facts("s2", "swimmer") >= {"a swimmer is a person"}
+    query = "A surfer rides a wave. Meanwhile, a swimmer is a person."
+    swimmer = next(c for c in pages.sense_choices(query) if c.term == "swimmer")
+    assert (swimmer.synset, swimmer.reason) == ("s2", "sense of its page")
+    # in the premise itself the rule does not apply (no page wrote the premise)
+    alone = next(c for c in pages.sense_choices("A swimmer is a person.") if c.term == "swimmer")
+    assert alone.synset == "s1"
+
+
+@pytest.mark.mirror
+def test_a_noun_introduced_by_a_fact_needs_the_same_sense_in_the_premise():
+    from nli_lib.factnli import WordNetPages
+
+    query = "Three children with toy guns throw balls at a target. Additionally, a gun discharges a missile carrying explosives."
+    checked = WordNetPages(SceneWordNet(), encoder=BagOfWords(), prior=0.05, margin=0.0)
+    unchecked = WordNetPages(SceneWordNet(), encoder=BagOfWords(), prior=0.05, margin=0.0, scene_check=False)
+    missile = {p.scene_check: next(c for c in p.sense_choices(query) if c.term == "missile")
+               for p in (checked, unchecked)}
+    assert missile[False].synset == "m1"  # the fact's sentence alone: the rocket (first sense)
+    # the premise reads 'missile' as the thrown weapon: the senses disagree, so no page for 'missile'
+    assert (missile[True].synset, missile[True].reason) == (None, "premise disagrees")
+    assert "scene=1" in checked.name and "scene=0" in unchecked.name  # part of the cache key
+    # a premise noun is never re-checked
+    gun = next(c for c in checked.sense_choices(query) if c.term == "gun")
+    assert gun.synset == "g1"
+
+
+@pytest.mark.mirror
+def test_no_bare_subject_for_a_noun_wordnet_also_counts():
+    from nli_lib.factnli import definition_sentences
+    from nli_lib.factnli.retrieval import Countability
+
+    texts = ["a yard of", "a yard;", "a yard with", "a pedestrian;", *["the yard and the pedestrian ."] * 10,
+             *["clothing of clothing"] * 6]
+    c = Countability(texts=texts)
+    # "Pedestrian is a person ..." (WordNet writes "a pedestrian" once: too rare to count, too often to be mass)
+    assert definition_sentences("pedestrian", "a person who travels by foot", c) == []
+    assert definition_sentences("pedestrian", "person who travels by foot", c) == []
+    # a "the ..." gloss of a noun WordNet counts gives no sentence ("Yard is the enclosed land" before)
+    assert definition_sentences("yard", "the enclosed land around a house", c) == []
+    # a noun never written with "a" stays a mass subject
+    assert definition_sentences("clothing", "a covering designed to be worn", c) == [
+        "Clothing is a covering designed to be worn."]
+
+
+def test_only_items_judged_for_the_current_generator_are_scored():
+    gold = pd.DataFrame({"query": ["q1", "q1", "q2", "q2"], "fact": ["A.", "B.", "C.", "D."], "correct": [1, 0, 1, 0],
+                         "level": [1, 1, 2, 2], "generator": ["old", "old", "new", "new"]})
+    current = {"q1": {"A.", "B."}, "q2": {"C.", "D."}}  # every fact is still produced
+    matched = match_gold(gold, current, generator="new")
+    assert matched["current"].tolist() == [False, False, True, True]  # old rows stay, counted as stale
+    table = precision_table(matched, generator="new").set_index("level")
+    assert (table.loc["all", "n"], table.loc["all", "correct"], table.loc["all", "stale gold items"]) == (2, 1, 2)
+    assert table.loc["all", "gold generator"] == "new" and table.loc[1, "n"] == 0
+    assert match_gold(gold, current, generator=None)["current"].all()  # None: any generator's judgement
+
+
+@pytest.mark.mirror
+def test_rare_and_definite_subjects_agreement_and_term_glosses():
+    from nli_lib.factnli import definition_sentences
+    from nli_lib.factnli.retrieval import Countability
+
+    texts = [*["the sky and the sky of water ."] * 6, *["water of water"] * 5, "a group;", "a group of", "a group with",
+             "a bird;", "a bird of", "a bird with", *["animals and animals"] * 6]
+    c = Countability(texts=texts)
+    # a noun WordNet's text hardly uses gives no evidence of mass: no "Seagull is mostly white aquatic bird."
+    assert definition_sentences("seagull", "mostly white aquatic bird having long pointed wings", c) == []
+    # a noun WordNet writes after "the" in most of its uses takes "The"; a mass noun does not
+    assert definition_sentences("sky", "the atmosphere as viewed from the earth", c) == [
+        "The sky is the atmosphere as viewed from the earth."]
+    assert definition_sentences("water", "binary compound that occurs as a clear liquid", c) == [
+        "Water is a binary compound that occurs as a clear liquid."]
+    # a copula that would not agree with its complement gives no sentence
+    assert definition_sentences("bird", "animals having a bony skeleton", c) == []  # not "A bird is animals ..."
+    assert definition_sentences("bird", "a animals having a bony skeleton", c) == []
+    assert definition_sentences("taxonomic groups", "animal or plant group having natural relations", c) == []
+    assert definition_sentences("taxonomic groups", "any of various animal groups", c) == [
+        "Taxonomic groups are any of various animal groups."]
+    # "the <plurals>" after a counted subject: no "A group is the products of ..."
+    assert definition_sentences("group", "a collection; the products of human creativity", c) == [
+        "A group is a collection."]
+    # the head of "body of water" is 'body' (no "Body of water is ...", nor "Group of birds are ...")
+    assert definition_sentences("group of birds", "a flock in the sky", c) == ["A group of birds is a flock in the sky."]
+    # a gloss about the word ("an informal term for ...") gives no sentence
+    assert definition_sentences("guy", "an informal term for a youth or man", c) == []
+
+
+@pytest.mark.mirror
+def test_unsure_the_glosses_and_number_disagreement_give_no_sentence():
+    from nli_lib.factnli import definition_sentences
+    from nli_lib.factnli.retrieval import Countability
+
+    texts = ["an education;", "an education of", "an education with", *["the education of the education"] * 6,
+             "a hat;", "a hat of", "a hat with", *["hat and hat"] * 5]
+    c = Countability(texts=texts)
+    # a "the ..." gloss of a noun WordNet also counts: neither "An education is the profession ..." nor a bare one
+    assert definition_sentences("education", "the profession of teaching", c) == []
+    # a plural determiner before a singular head, a bare singular after 'has' (WordNet's own slips)
+    assert definition_sentences("hat", "a headdress; has shaped crown and usually a brim", c) == ["A hat is a headdress."]
+    assert definition_sentences("hat", "a headdress; has a crown and usually a brim", c) == [
+        "A hat is a headdress.", "A hat has a crown and usually a brim."]
+    assert definition_sentences("hat", "a headdress of any of numerous herbaceous plant", c) == []
+    assert definition_sentences("hat", "a headdress of any of numerous herbaceous plants", c) == [
+        "A hat is a headdress of any of numerous herbaceous plants."]
