@@ -25,10 +25,11 @@ write their tables and figures under runs/<profile>-quick/ so they never replace
 While a notebook runs, the runner prints the state of its current model/LLM batch (`nli_lib.progress`):
 one line updated in place on a terminal, a line every PROGRESS_LOG_EVERY_S seconds in a log.
 
-`--jobs N` (default: $NLI_JOBS, else the CPU count up to MAX_DEFAULT_JOBS) runs the paper notebooks (1x-8x)
-side by side in N worker processes, longest first by their last recorded time; each kernel gets
-cores // N threads. The 0x notebooks (data, the shared models) run before them and the summaries (9x)
-after them, one at a time with every core. Notebooks that need the same fine-tuned model take turns
+`--jobs N` (default: $NLI_JOBS, else the CPU count up to MAX_DEFAULT_JOBS) runs the papers (1x-8x) side by
+side in N worker processes, a paper's notebooks one after another in one worker (`paper_chains`: they share
+models), the longest paper first by its last recorded time; each kernel gets cores // N threads. The 0x
+notebooks (data, the shared models) run before them and the summaries (9x) after them, one at a time with
+every core. Notebooks that need the same fine-tuned model take turns
 training it (`atomic.exclusive`): the first trains, the others wait and load it. A notebook's stamp holds
 the inputs as they were when it started (an edit of nli_lib during a run makes it run again next time).
 """
@@ -423,20 +424,26 @@ class Run:
         import tempfile
 
         threads = max(1, (os.cpu_count() or 1) // jobs)
-        todo = sorted((p for p in paths if not self.unchanged(p)), key=self.last_seconds, reverse=True)
-        if not todo:
+        todo = [p for p in paths if not self.unchanged(p)]
+        chains = paper_chains(todo, {p: self.last_seconds(p) for p in todo})
+        if not chains:
             return 0
         spool = Path(tempfile.mkdtemp(prefix="nli-runner-"))
         workers = [subprocess.Popen([sys.executable, "-m", "nli_lib.runner", "--worker"], cwd=REPO_ROOT,
-                                    stdin=subprocess.PIPE, text=True) for _ in range(min(jobs, len(todo)))]
+                                    stdin=subprocess.PIPE, text=True) for _ in range(min(jobs, len(chains)))]
         busy: dict[int, tuple] = {}  # worker index -> (path, code inputs, start time, result file)
+        left: dict[int, list[Path]] = {}  # worker index -> the rest of the paper chain it is running
         status = 0
         try:
-            while todo or busy:
+            while chains or any(left.values()) or busy:
                 for i, proc in enumerate(workers):
-                    if i in busy or not todo or status:
+                    if i in busy or status:
                         continue
-                    path = todo.pop(0)
+                    if not left.get(i):
+                        if not chains:
+                            continue
+                        left[i] = chains.pop(0)
+                    path = left[i].pop(0)
                     env, code = self.prepare(path, threads)
                     task, result = spool / f"{path.stem}.task.json", spool / f"{path.stem}.result.json"
                     write_json(task, {"path": str(path), "params": self.nb_params, "out_dir": str(self.out_dir),
@@ -475,6 +482,21 @@ class Run:
         if status:
             print_timings(self.timings, self.phase_totals)
         return status
+
+
+def paper_chains(paths: list[Path], seconds: dict[Path, float]) -> list[list[Path]]:
+    """The notebooks of each paper (same first digit) as one chain, in their order (a paper's notebooks share
+    models and build on each other: one worker runs them one after another, nobody waits on a lock); the
+    chains longest first by their last recorded seconds, then by number of notebooks.
+
+    >>> ps = [Path(n) for n in ("10_a", "11_b", "20_c", "30_d", "31_e", "32_f")]
+    >>> [[p.name for p in c] for c in paper_chains(ps, {Path("20_c"): 300.0})]
+    [['20_c'], ['30_d', '31_e', '32_f'], ['10_a', '11_b']]
+    """
+    chains: dict[str, list[Path]] = {}
+    for path in sorted(paths, key=lambda p: p.name):
+        chains.setdefault(path.name[0], []).append(path)
+    return sorted(chains.values(), key=lambda c: (sum(seconds.get(p, 0.0) for p in c), len(c)), reverse=True)
 
 
 def _read_result(path: Path, returncode: int | None) -> dict:

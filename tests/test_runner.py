@@ -304,3 +304,15 @@ def test_stamp_holds_the_library_as_it_was_when_the_notebook_started(notebook_di
     assert run_notebooks(notebook_dir, "--only", "00") == 0  # started with v1, the library is v3 after it
     assert run_notebooks(notebook_dir, "--only", "00") == 0
     assert capsys.readouterr().out.count("[run ] 00_zero") == 2  # the stamp says v1: not up to date with v3
+
+
+def test_a_papers_notebooks_run_one_after_another_in_one_worker(notebook_dir, tmp_path, capsys, run_notebooks):
+    """With --jobs 2, the notebooks of one paper (10_, 11_) never overlap (they share models), in order."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    write_notebook(notebook_dir / "10_first.ipynb", f"import time\nfrom pathlib import Path\ntime.sleep(2)\n"
+                   f"Path({str(marks)!r}, 'first-done').write_text('x')")
+    write_notebook(notebook_dir / "11_second.ipynb", f"from pathlib import Path\n"
+                   f"assert Path({str(marks)!r}, 'first-done').exists(), 'started before 10_first finished'")
+    write_notebook(notebook_dir / "20_other.ipynb", "x = 1")
+    assert run_notebooks(notebook_dir, "--jobs", "2") == 0, capsys.readouterr().err
