@@ -20,6 +20,20 @@ from kit import NLI_HEAD, skip_or_fail, tiny_bert, write_notebook
 MIRROR_ENV = "NLI_DATA_MIRROR"
 
 
+def _absolute_user_paths() -> None:
+    """Make the user's path variables absolute once, where the command was typed (`config.user_path`): many tests
+    run code with another NLI_USER_CWD or working directory (a tmp folder), where a relative value such as the
+    README's NLI_DATA_MIRROR=../shared/data would point elsewhere."""
+    from nli_lib.config import PATH_ENV_VARS, user_path
+
+    for var in PATH_ENV_VARS:
+        if os.environ.get(var) and not Path(os.environ[var]).expanduser().is_absolute():
+            os.environ[var] = str(user_path(os.environ[var]))
+
+
+_absolute_user_paths()
+
+
 def mirror_problem() -> str | None:
     """Why the data mirror cannot be used, or None."""
     if not os.environ.get(MIRROR_ENV):

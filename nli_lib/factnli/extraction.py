@@ -34,8 +34,7 @@ from typing import Sequence
 
 from ..llm import PROMPTS, OfflineLLM
 from ..text import WORD, normalise, punct_tokens
-from .retrieval import Snippet
-from .text import finish, has_deictic_pronoun, pos_tag, strip_parentheticals
+from .text import Snippet, finish, has_deictic_pronoun, pos_tag, strip_parentheticals
 
 EXTRACT_RULES_VERSION = "factnli-extract-rules-v6"  # names the OfflineLLM cache namespace: bump when rules change
 

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..text import WORD, letter_tokens, normalise, word_count
 from .senses import SenseChoice, SenseChooser, context_sentence, leading_label, register_label
-from .text import finish, pos_tag, query_nouns, split_sentences, strip_parentheticals
+from .text import Snippet, finish, pos_tag, query_nouns, split_sentences, strip_parentheticals
 
 
 @dataclass(frozen=True)
@@ -42,16 +42,6 @@ class Page:
     source: str  # 'oewn:04341737-n' or 'wikipedia:Carnaby Street'
     title: str  # page title (WordNet: the lemma searched for)
     sentences: tuple[str, ...]  # introductory summary, one sentence per item
-
-
-@dataclass(frozen=True)
-class Snippet:
-    """One sentence of a page summary kept in the pool P(t)."""
-
-    text: str  # the sentence
-    source: str  # page source id it comes from
-    title: str  # page title
-    score: float  # cosine similarity to the query p(t-1)
 
 
 class PageSource(Protocol):
@@ -524,7 +514,7 @@ class WordNetPages:
         """Normalised facts the offline extractor writes from the page of `synset_id` titled `title`."""
         key = (synset_id, title)
         if key not in self._facts:
-            from .extraction import atomize  # extraction imports this module
+            from .extraction import atomize
 
             self._facts[key] = {normalise(f) for s in self.page(synset_id, title).sentences for f in atomize(s)}
         return self._facts[key]

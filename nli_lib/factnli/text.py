@@ -18,9 +18,20 @@ from __future__ import annotations
 
 import functools
 import re
+from dataclasses import dataclass
 from typing import Sequence
 
 from ..text import WORD
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """One sentence of a page summary kept in the pool P(t) (retrieval writes it, extraction reads it)."""
+
+    text: str  # the sentence
+    source: str  # page source id it comes from
+    title: str  # page title
+    score: float  # cosine similarity to the query p(t-1)
 
 #: Prompt B.1 rule 4 lists "it, they, he, she, this, that, former, latter, here, there"; their object and
 #: possessive forms count too. "that" is only deictic when it does not introduce a relative/complement clause.
