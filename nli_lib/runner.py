@@ -395,17 +395,11 @@ class Run:
                 continue
             env, code = self.prepare(path)
             started = time.time()
-            try:
-                execute(path, self.nb_params, self.out_dir, env)
-            except Exception as exc:  # papermill raises PapermillExecutionError with the cell's traceback
-                self.stopped(path, "FAILED", time.time() - started,
-                             f"{failed_cell(exc, self.out_dir / path.name)}\n  ({type(exc).__name__})")
+            outcome = run_notebook(path, self.nb_params, self.out_dir, env)
+            if outcome["status"] != "ran":
+                self.stopped(path, outcome["status"], time.time() - started, outcome.get("where", ""))
                 print_timings(self.timings, self.phase_totals)
-                return 1
-            except KeyboardInterrupt:
-                self.stopped(path, "INTERRUPTED", time.time() - started)
-                print_timings(self.timings, self.phase_totals)
-                return 130
+                return 130 if outcome["status"] == "INTERRUPTED" else 1
             self.finish(path, code, time.time() - started)
         return 0
 
@@ -516,18 +510,23 @@ def worker() -> int:
         return 130
 
 
+def run_notebook(path: Path, params: dict, out_dir: Path, env: dict, tty: bool | None = None) -> dict:
+    """Execute one notebook (`execute`) and say how it ended: {'status': 'ran'}, {'status': 'INTERRUPTED'}, or
+    {'status': 'FAILED', 'where': the failing cell and the exception's type} (papermill raises
+    PapermillExecutionError with the cell's traceback). The one mapping used in this process and in workers."""
+    try:
+        execute(path, params, out_dir, env, tty=tty)
+    except KeyboardInterrupt:
+        return {"status": "INTERRUPTED"}
+    except Exception as exc:  # noqa: BLE001 - reported by the runner, which prints it
+        return {"status": "FAILED", "where": f"{failed_cell(exc, out_dir / path.name)}\n  ({type(exc).__name__})"}
+    return {"status": "ran"}
+
+
 def _work(tasks) -> int:
     for line in tasks:
         task = json.loads(Path(line.strip()).read_text())
-        path, out_dir = Path(task["path"]), Path(task["out_dir"])
-        outcome = {"status": "ran"}
-        try:
-            execute(path, task["params"], out_dir, task["env"], tty=False)
-        except KeyboardInterrupt:
-            outcome = {"status": "INTERRUPTED"}
-        except Exception as exc:  # noqa: BLE001 - reported to the runner, which prints it
-            outcome = {"status": "FAILED", "where": f"{failed_cell(exc, out_dir / path.name)}\n  "
-                                                    f"({type(exc).__name__})"}
+        outcome = run_notebook(Path(task["path"]), task["params"], Path(task["out_dir"]), task["env"], tty=False)
         write_json(Path(task["result"]), outcome)
         if outcome["status"] == "INTERRUPTED":
             return 130

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import os
+import types
 
 import matplotlib
 
@@ -662,19 +663,52 @@ def test_standin_training_data_never_holds_an_evaluated_pair():
         standin.taxinli_train_rows(mnli, evaluated)  # a copy differing in punctuation and case is caught
     rows = standin.taxinli_train_rows(mnli.assign(in_mnli_dev=[True, False]), evaluated)
     assert rows["pair_id"].tolist() == ["b"] and set(rows["source"]) == {"taxinli-mnli-train"}
-    esnli = pd.DataFrame({"premise": [f"p{i}" for i in range(9)], "hypothesis": "h", "label": "neutral"})
-    both = standin.training_data(mnli_rows=rows, esnli=esnli, evaluated=evaluated)
-    assert both["source"].value_counts().to_dict() == {"e-snli-dev": 9, "taxinli-mnli-train": 1}
-    monkey = standin.QUICK_ROWS_PER_SOURCE
+    more = pd.concat([rows.assign(premise=f"Dogs bark {i}.", pair_id=f"b{i}") for i in range(9)], ignore_index=True)
+    both = standin.training_data(mnli_rows=pd.concat([rows, more]), evaluated=evaluated)
+    assert both["source"].value_counts().to_dict() == {"taxinli-mnli-train": 10}
+    monkey = standin.QUICK_ROWS
     try:
-        standin.QUICK_ROWS_PER_SOURCE = 4
-        quick = standin.training_data(quick=True, mnli_rows=rows, esnli=esnli, evaluated=evaluated)
+        standin.QUICK_ROWS = 4
+        quick = standin.training_data(quick=True, mnli_rows=pd.concat([rows, more]), evaluated=evaluated)
     finally:
-        standin.QUICK_ROWS_PER_SOURCE = monkey
-    assert quick["source"].value_counts().to_dict() == {"e-snli-dev": 4, "taxinli-mnli-train": 1}
-    with pytest.raises(ValueError, match="evaluated rows"):
-        standin.training_data(mnli_rows=rows, esnli=esnli.assign(premise="A man sleeps.", hypothesis="He rests."),
+        standin.QUICK_ROWS = monkey
+    assert quick["source"].value_counts().to_dict() == {"taxinli-mnli-train": 4}
+    with pytest.raises(ValueError, match="evaluated rows"):  # checked again after sampling
+        standin.training_data(mnli_rows=rows.assign(premise="A man sleeps.", hypothesis="He rests."),
                               evaluated=evaluated)
+
+
+def test_standin_is_the_offline_model_fine_tuned_further_on_the_mnli_rows(monkeypatch):
+    """Two stages: the second fine-tune starts from the offline model's weights (its folder is the spec's
+    base, so the cache key holds them), with the offline settings, on the TaxiNLI MNLI-train rows only."""
+    from nli_lib import models
+    from nli_lib.models import training
+    from nli_lib.taxinli import standin
+
+    seen = {}
+
+    class Base:
+        name, model_dir = "minilm-esnli-quick", "/cache/models/minilm-esnli-quick-abc"
+
+    def fake_offline(**kw):
+        seen["stage1"] = kw
+        return Base()
+
+    def fake_finetune(spec, train, held_out, name, progress=None, precision="float32"):
+        seen["spec"], seen["train"], seen["name"] = spec, train, name
+        return types.SimpleNamespace(name=name)
+
+    monkeypatch.setattr(models, "offline_nli_model", fake_offline)
+    monkeypatch.setattr(training, "finetune", fake_finetune)
+    esnli = pd.DataFrame({"premise": [f"p{i}" for i in range(300)], "hypothesis": "h", "label": "neutral"})
+    monkeypatch.setattr("nli_lib.data.loaders.load_esnli", lambda split: esnli)
+    rows = pd.DataFrame({"premise": ["Dogs bark.", "Cats nap."], "hypothesis": ["Noise.", "Rest."],
+                         "label": ["neutral", "entailment"], "source": "taxinli-mnli-train"})
+    clf = standin.mnli_domain_model(quick=True, seed=3, train=rows, train_rows=64)
+    assert seen["stage1"] == {"quick": True, "epochs": 2, "seed": 3, "progress": None, "train_rows": 64}
+    assert seen["spec"].base == Base.model_dir and seen["spec"].group_by_length
+    assert seen["train"] is rows and seen["name"] == "minilm-taxinli-train-quick"
+    assert clf.training_rows == {"e-snli-dev (first stage, minilm-esnli-quick)": 64, "taxinli-mnli-train": 2}
 
 
 @pytest.mark.mirror

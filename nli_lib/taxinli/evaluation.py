@@ -47,7 +47,8 @@ def mnli_domain_stand_in(nb):
     """The MNLI-domain stand-in of this run (trained or loaded once per session, kept in nb.models)."""
     if STANDIN_KEY not in nb.models:
         nb.models[STANDIN_KEY] = standin.mnli_domain_model(
-            quick=nb.quick, epochs=nb.profile.nli_epochs, seed=nb.seed, precision=nb.profile.precision)
+            quick=nb.quick, epochs=nb.profile.nli_epochs, seed=nb.seed, precision=nb.profile.precision,
+            train_rows=nb.profile.quick_train_rows)
     return nb.models[STANDIN_KEY]
 
 
