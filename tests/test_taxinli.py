@@ -430,6 +430,26 @@ def test_separability_finds_the_layer_that_encodes_a_category():
     assert res["layer"] == 1 and res["n"] <= 15
 
 
+def test_separability_is_computed_once_per_input(monkeypatch):
+    """A second call with the same inputs reads the cached table (equal, NaNs included); another seed or other
+    layers compute again."""
+    rng = np.random.default_rng(1)
+    n = 40
+    df = make_dev([{"label": ["entailment", "neutral", "contradiction"][i % 3],
+                    "cats": ("negation",) if i % 2 else ()} for i in range(n)])
+    layers = [rng.normal(size=(n, 6)) for _ in range(2)]
+    calls = []
+    real = rep._separability
+    monkeypatch.setattr(rep, "_separability", lambda *a: calls.append(1) or real(*a))
+    first = rep.separability(layers, df, model="toy", tier="test", pca_dims=4)
+    again = rep.separability(layers, df, model="toy", tier="test", pca_dims=4)
+    assert len(calls) == 1
+    pd.testing.assert_frame_equal(first, again)
+    rep.separability(layers, df, model="toy", tier="test", pca_dims=4, seed=1)
+    rep.separability([layers[0], layers[0]], df, model="toy", tier="test", pca_dims=4)
+    assert len(calls) == 3
+
+
 def test_paper_layer_scores_and_tsne_records():
     rng = np.random.default_rng(0)
     n = 60
