@@ -493,6 +493,23 @@ def test_selection_log_names_the_adam_eps_of_each_final_model(monkeypatch):
     assert log["setting"].str.contains("adam_eps=1e-06").all()
 
 
+def test_selection_log_gives_the_training_time_recorded_with_the_model(monkeypatch):
+    """A fine-tuned model's `train_seconds` come from its train log (the run that trained it), so a cached
+    model reports its training time, not the ~0 s this run spent loading it."""
+    import nli_lib.models.training as training
+
+    def cached_model(spec, *a, **k):
+        clf = Lookup({}, labels=spec.labels)
+        clf.train_log = [{"epoch": 1, "seconds": 30.5}, {"epoch": 2, "seconds": 29.5}]
+        return clf
+
+    monkeypatch.setattr(training, "finetune", cached_model)
+    splits = phr.load_splits(train=synthetic_phrasis(3), test=synthetic_phrasis(1, seed=3), seed=0)
+    spec = phr.FamilySpec("RoBERTa B", "hf", base="roberta-base", arch="encoder")
+    log = phr.train_family(spec, splits, scenarios=[phr.scenario("All-A")]).selection()
+    assert log["train_seconds"].tolist() == [60.0]
+
+
 def test_with_head_dropout_sets_the_heads_dropout_without_copying_weights(tmp_path, monkeypatch):
     torch = pytest.importorskip("torch")
     from transformers import AutoModelForSequenceClassification

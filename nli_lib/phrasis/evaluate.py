@@ -16,7 +16,6 @@ without it.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
@@ -196,6 +195,19 @@ class TrainedModels:
         return pd.DataFrame(self.log)
 
 
+def train_seconds(clf) -> float | None:
+    """Seconds the fine-tune took when the model was trained (the epochs of its `train_log`; a cached model
+    keeps the time of the run that built it, so the selection log is the same cold and warm); None when the
+    log has no times.
+
+    >>> class Clf: train_log = [{"epoch": 1, "seconds": 12.25}, {"epoch": 2, "seconds": 10.0}]
+    >>> train_seconds(Clf()), train_seconds(object())
+    (22.2, None)
+    """
+    times = [e.get("seconds") for e in getattr(clf, "train_log", None) or []]
+    return round(sum(times), 1) if times and None not in times else None
+
+
 def _units(scenarios: Sequence[Scenario], per_scenario: bool) -> dict[str, Scenario]:
     """scenario key -> the scenario whose training data its model uses."""
     return {sc.key: sc if per_scenario else Scenario(sc.track, "all") for sc in scenarios}
@@ -269,7 +281,6 @@ def train_family(spec: FamilySpec, splits: PhrasisSplits, scenarios: Sequence[Sc
     built: dict[str, Classifier] = {}
     grid = tuple(svm_grid) if svm_grid is not None else ((1.0,) if quick else SVM_GRID)
     for key, unit in _units(scenarios, per_scenario).items():
-        started = time.time()
         if unit.key in built:
             out.models.setdefault(spec.name, {})[key] = built[unit.key]
             continue
@@ -289,7 +300,7 @@ def train_family(spec: FamilySpec, splits: PhrasisSplits, scenarios: Sequence[Sc
             out.log.append({"family": spec.name, "unit": unit.key,
                             "setting": f"final C={C}" if spec.kind == "feature-svm" else "final",
                             "validation_wF1": None, "n_train": len(fit_all), "n_validation": None,
-                            "seconds": round(time.time() - started, 1)})
+                            "train_seconds": None})
         else:
             chosen = epochs if spec.kind == "minilm" else hub_epochs
             n_epochs = int(chosen[unit.track] if isinstance(chosen, Mapping) else chosen)
@@ -312,7 +323,7 @@ def train_family(spec: FamilySpec, splits: PhrasisSplits, scenarios: Sequence[Sc
                        f"warmup={tspec.warmup_ratio} wd={tspec.weight_decay} adam_eps={tspec.adam_eps:g}"
                        + (f" base={Path(str(tspec.base)).name}" if spec.kind == "hf" else ""))
             out.log.append({"family": spec.name, "unit": unit.key, "setting": setting, "validation_wF1": None,
-                            "n_train": len(fit_all), "n_validation": None, "seconds": round(time.time() - started, 1)})
+                            "n_train": len(fit_all), "n_validation": None, "train_seconds": train_seconds(clf)})
         built[unit.key] = clf
         out.models.setdefault(spec.name, {})[key] = clf
     return out
