@@ -96,14 +96,22 @@ def model_id(name: str) -> str:
     return str(name).split(" (")[0].strip()
 
 
+def system_names(paper_system: str | tuple[str, ...] | list[str] | None) -> tuple[str, ...]:
+    """A declared paper system (profile `as`: one name, several names of one system, or none) as a tuple.
+
+    >>> system_names("GPT-4o"), system_names(["gpt-4o-mini", "GPT-4o-mini"]), system_names(None)
+    (('GPT-4o',), ('gpt-4o-mini', 'GPT-4o-mini'), ())
+    """
+    return (paper_system,) if isinstance(paper_system, str) else tuple(paper_system or ())
+
+
 def declares(declared: Mapping[str, str | Sequence[str]], ours: str, system: str) -> bool:
     """Whether the profile's `paper_systems` declares our model `ours` to be the paper's `system`.
 
     >>> declares({"aloxatel/bert-base-mnli": ["BERT", "BERT-base"]}, "aloxatel/bert-base-mnli (NLI fine-tuned)", "BERT")
     True
     """
-    names = declared.get(model_id(ours))
-    return system in ([names] if isinstance(names, str) else list(names or ()))
+    return system in system_names(declared.get(model_id(ours)))
 
 
 def model_basis(declared: Mapping[str, str | Sequence[str]], stands_for: Mapping[str, str]) -> str:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from .basis import system_names
 from .profile import BASELINES, COMPANION_MODELS, ModelRef, Profile, default_name, resolve_model_ref
 
 OFFLINE_MODELS = ("offline", "offline:minilm-esnli")  # the companion's own fine-tuned NLI model
@@ -38,10 +39,8 @@ def llm_ref(profile: Profile) -> ModelRef | None:
     """The `llm:` section as a line-up member (key 'llm', id and name the endpoint's model id), or None."""
     if profile.llm is None:
         return None
-    systems = profile.llm.paper_system
-    systems = (systems,) if isinstance(systems, str) else tuple(systems or ())
-    return ModelRef(key="llm", id=profile.llm.model, name=profile.llm.model, systems=systems,
-                    given=profile.llm.model)
+    return ModelRef(key="llm", id=profile.llm.model, name=profile.llm.model,
+                    systems=system_names(profile.llm.paper_system), given=profile.llm.model)
 
 
 def lineup(profile: Profile, *, main: bool = True, baselines: bool = True, also: Iterable[str] = (),

@@ -46,7 +46,7 @@ from typing import Any, Literal, Mapping
 import yaml
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, PrivateAttr, Tag, ValidationError, create_model
 
-from .basis import SYSTEMS, known_systems
+from .basis import SYSTEMS, known_systems, system_names
 from .config import is_secret_name, secret_in_value, user_dir
 from .resources import PROFILES, resource_path
 
@@ -305,7 +305,7 @@ class Profile(BaseModel):
         for section in (self.llm, self.rewriter):
             if section is not None and section.paper_system:
                 out.setdefault(section.model, [])
-                out[section.model] += [s for s in _as_list(section.paper_system) if s not in out[section.model]]
+                out[section.model] += [s for s in system_names(section.paper_system) if s not in out[section.model]]
         return out
 
 
@@ -501,10 +501,6 @@ def _in_hub_cache(repo_id: str) -> bool:
         return False
 
 
-def _as_list(value) -> list[str]:
-    return [value] if isinstance(value, str) else list(value or ())
-
-
 def _entries(profile: Profile) -> dict[str, list]:
     """profile key -> its model values as written (strings or ModelEntry)."""
     pm = profile.paper_models
@@ -532,7 +528,7 @@ def _system_problems(where: str, systems: list[str]) -> list[str]:
 
 def _llm_as_problems(profile: Profile) -> list[str]:
     """Unknown `as:` systems of the llm section; a rewriter declared as anything but one of FTC's rewriters."""
-    problems = [] if profile.llm is None else _system_problems("llm", _as_list(profile.llm.paper_system))
+    problems = [] if profile.llm is None else _system_problems("llm", list(system_names(profile.llm.paper_system)))
     rewriter = profile.rewriter
     if rewriter is not None and rewriter.paper_system is not None and rewriter.paper_system not in FTC_REWRITERS:
         problems.append(f"rewriter.as: {rewriter.paper_system!r} is not one of FTC's rewriters. Fix: use one of "
@@ -594,7 +590,7 @@ def _resolve_refs(profile: Profile, problems: list[str]) -> tuple[dict[str, list
                 continue
             if used and profile.tier == "offline":
                 problems += _offline_unloadable(where, entry.id, resolved, base)
-            systems = _as_list(entry.as_)
+            systems = list(system_names(entry.as_))
             problems += _system_problems(where, systems)
             name = entry.name or default_name(resolved)
             if name in named and named[name][0] != resolved:

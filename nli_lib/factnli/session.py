@@ -96,8 +96,7 @@ def augmenter_for(nb, settings: FactNLISettings | None = None) -> Augmenter:
 def generator_system(nb) -> str | None:
     """The paper's generator our levels are declared to come from: the profile's `llm.as` when it names one
     (GPT-4o: Tables 2/3/7; Qwen2.5-14B-Instruct: Appendix F, Tables 8/9); None otherwise (always offline)."""
-    systems = getattr(llm_client(nb), "paper_system", None)  # one name, or several names of one system
-    systems = (systems,) if isinstance(systems, str) else tuple(systems or ())
+    systems = getattr(llm_client(nb), "paper_systems", ())  # one name, or several names of one system
     return next((s for s in systems if s in FACTNLI_GENERATORS), None)
 
 
@@ -106,9 +105,9 @@ def declared(nb) -> dict:
     that writes the levels and is scored as an NLI solver), keyed by its model id."""
     out = dict(nb.out.paper_systems)
     client = llm_client(nb)
-    systems = getattr(client, "paper_system", None)
+    systems = getattr(client, "paper_systems", ())
     if systems:
-        out.setdefault(client.model, [systems] if isinstance(systems, str) else list(systems))
+        out.setdefault(client.model, list(systems))
     return out
 
 

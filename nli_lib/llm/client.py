@@ -52,6 +52,7 @@ import pandas as pd
 
 from .. import calls as call_ledger
 from .. import provenance
+from ..basis import system_names
 from ..cache import CallCache, ReplayMiss, default_cache, key_hash
 from ..phases import phase
 from ..progress import progress as progress_bar
@@ -102,6 +103,11 @@ class LLMConfig:
     def in_process(self) -> bool:
         """Whether the model runs in this process (no base_url)."""
         return not self.base_url
+
+    @property
+    def paper_systems(self) -> tuple[str, ...]:
+        """`paper_system` as a tuple of names (`system_names`; empty: a stand-in)."""
+        return system_names(self.paper_system)
 
     @property
     def short_name(self) -> str:
@@ -254,7 +260,7 @@ class CachedChat:
     replay_only: bool = False
     ledger_kind: str = "llm"  # kind of source in the call ledger
     api: str = "chat"  # "completions": the key and the request hold `completion_prompt(messages)`
-    paper_system: str | None = None  # the paper's system this model is declared to be (profile `as`)
+    paper_system: str | tuple[str, ...] | None = None  # the paper's system this model is declared to be (`as`)
     reads_legacy_keys: bool = True  # also read entries stored under the old key layout (endpoint in the key)
 
     def __init__(self, cache: CallCache | None):
@@ -262,6 +268,11 @@ class CachedChat:
         self._lock = threading.Lock()
         self._counters = dict.fromkeys(COUNTERS, 0)
         self._legacy: dict[str, str] | None = None  # new-layout key hash -> endpoint of an old-layout entry
+
+    @property
+    def paper_systems(self) -> tuple[str, ...]:
+        """`paper_system` as a tuple of names (`system_names`; empty: a stand-in)."""
+        return system_names(self.paper_system)
 
     # -- to implement -------------------------------------------------------------------------------
     def _params(self, overrides: dict) -> dict:
