@@ -262,6 +262,22 @@ def test_finetune_groups_by_length_and_autocasts_bf16_when_the_spec_says_so(tmp_
         ft.finetune(dataclasses.replace(spec, train_precision="float16"), df, name="bad", progress=False)
 
 
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="GPU drivers are looked up on Linux")
+def test_the_offline_spec_is_built_without_importing_torch_on_a_machine_without_gpu_driver():
+    """A warm notebook builds `offline_spec` (the cached model's key) without paying torch's import when no GPU
+    driver is present; with one (faked), torch is asked."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from nli_lib.models import hf; hf.GPU_DRIVER_PATHS = {paths!r}; "
+            "from nli_lib.models.named import offline_spec; offline_spec(quick=True); "
+            "print('torch' in sys.modules, hf.pick_device())")
+    run = lambda paths: subprocess.run([sys.executable, "-c", code.format(paths=paths)], capture_output=True,  # noqa: E731
+                                       text=True, check=True).stdout.split()
+    assert run(("/nonexistent-gpu-driver",)) == ["False", "cpu"]
+    assert run(("/",))[0] == "True"  # a driver path exists: torch decides
+
+
 def test_auto_train_precision_follows_the_hardware(monkeypatch):
     monkeypatch.setattr(ft, "cpu_has_bf16", lambda: True)
     assert ft.auto_train_precision("cpu") == "bfloat16"

@@ -23,6 +23,7 @@ them emulates bf16 slowly: `auto_train_precision` picks bfloat16 only where the 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import random
@@ -82,6 +83,7 @@ TRAIN_PRECISIONS = ("float32", "bfloat16")
 GROUP_CHUNK_BATCHES = 50  # length grouping sorts within chunks of this many batches (keeps batches random)
 
 
+@functools.lru_cache(maxsize=1)
 def cpu_has_bf16() -> bool:
     """True when this CPU has bf16 arithmetic units (AVX-512 BF16 or AMX; read from /proc/cpuinfo on Linux)."""
     try:
@@ -93,11 +95,11 @@ def cpu_has_bf16() -> bool:
 
 def auto_train_precision(device: str | None = None) -> str:
     """'bfloat16' where training in bf16 is fast (a CUDA GPU with bf16 support, a CPU with bf16 units), else
-    'float32'."""
-    import torch
-
+    'float32'. Imports torch only for a GPU (`pick_device`)."""
     device = pick_device(device)
     if device.startswith("cuda"):
+        import torch
+
         return "bfloat16" if torch.cuda.is_bf16_supported() else "float32"
     return "bfloat16" if device == "cpu" and cpu_has_bf16() else "float32"
 
