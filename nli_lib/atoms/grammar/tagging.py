@@ -198,11 +198,23 @@ class Tagger:
             toks[k].tag = "VBZ"
 
 
+_MULTIWORDS_BY_FIRST: dict[str, list[tuple[str, ...]]] = {}  # first word -> multi-word units, in list order
+for _mw in MULTIWORD_PREPS + MULTIWORD_ADVERBS:
+    _MULTIWORDS_BY_FIRST.setdefault(_mw[0], []).append(_mw)
+
+
 def merge_preps(toks: list) -> list:
-    """Merge MULTIWORD_PREPS into single IN tokens ('in front of' keeps its words), MULTIWORD_ADVERBS into RB."""
+    """Merge MULTIWORD_PREPS into single IN tokens ('in front of' keeps its words), MULTIWORD_ADVERBS into RB.
+    Only the units starting with a token's word are tried (the first of them that matches wins).
+
+    >>> [(t.word, t.tag) for t in merge_preps([Tok("A", "DT"), Tok("dog", "NN"), Tok("runs", "VBZ"),
+    ...     Tok("back", "RB"), Tok("and", "CC"), Tok("forth", "RB"), Tok("in", "IN"), Tok("front", "NN"),
+    ...     Tok("of", "IN"), Tok("us", "PRP")])]
+    [('A', 'DT'), ('dog', 'NN'), ('runs', 'VBZ'), ('back and forth', 'RB'), ('in front of', 'IN'), ('us', 'PRP')]
+    """
     out, i = [], 0
     while i < len(toks):
-        for mw in MULTIWORD_PREPS + MULTIWORD_ADVERBS:
+        for mw in _MULTIWORDS_BY_FIRST.get(toks[i].low, ()):
             if tuple(t.low for t in toks[i : i + len(mw)]) == mw:
                 tag = "RB" if mw in MULTIWORD_ADVERBS else "IN"  # "back and forth" is one adverb
                 out.append(Tok(" ".join(t.word for t in toks[i : i + len(mw)]), tag))
