@@ -74,6 +74,24 @@ def test_esnli_fixture():
     assert f"{ESNLI_PATHS['s2']}:5" in message and "empty text" in message
 
 
+def test_parsed_frames_are_kept_per_process_unless_rows_were_dropped(tmp_path, monkeypatch):
+    """A clean file set is parsed once per process (callers get copies); a file set with malformed rows is
+    parsed, and warned about, at every load."""
+    parsed = []
+    real = L._parse_esnli
+    monkeypatch.setattr(L, "_parse_esnli", lambda *a: parsed.append(1) or real(*a))
+    load_dropping(L.load_esnli, "dev", paths=ESNLI_PATHS)
+    load_dropping(L.load_esnli, "dev", paths=ESNLI_PATHS)  # warns again
+    assert len(parsed) == 2
+    clean = {name: tmp_path / f"{name}.dev" for name in L.ESNLI_FILES}
+    for name, text in zip(L.ESNLI_FILES, ("A dog runs.", "An animal moves.", "entailment", "e1", "e2", "e3")):
+        clean[name].write_text(text + "\n")
+    first = L.load_esnli("dev", paths=clean)
+    first.loc[0, "premise"] = "changed by a caller"
+    again = L.load_esnli("dev", paths=clean)
+    assert len(parsed) == 3 and again.loc[0, "premise"] == "A dog runs."
+
+
 def test_esnli_strict_and_misaligned(tmp_path):
     with pytest.raises(MalformedDataError, match=r"labels\.dev:4"):
         L.load_esnli("dev", paths=ESNLI_PATHS, strict=True)

@@ -208,6 +208,37 @@ def _finish(collected: _Collected, *, columns: Sequence[str], source: str | list
     return df
 
 
+_FRAMES: dict[tuple, pd.DataFrame] = {}  # in-process memo of parsed frames (`_memo_frame`)
+
+
+def _memo_frame(key: tuple, files: Iterable[str | Path], build: Callable[[], pd.DataFrame]) -> pd.DataFrame:
+    """A deep copy of the frame `build()` returns, parsed once per process for `key` (the loader and its
+    arguments) and the state of `files` (path, size, mtime, ctime: `filehash.file_state`), so a file changed
+    on disk is parsed again. A frame with dropped rows is never kept: its warning comes at every load.
+
+    >>> import tempfile; f = Path(tempfile.mkdtemp()) / "a.txt"; _ = f.write_text("x")
+    >>> calls = []
+    >>> build = lambda: calls.append(1) or pd.DataFrame({"a": [1]})
+    >>> first = _memo_frame(("demo",), [f], build); first.loc[0, "a"] = 99   # callers get their own copy
+    >>> int(_memo_frame(("demo",), [f], build).loc[0, "a"]), len(calls)
+    (1, 1)
+    >>> _ = f.write_text("changed"); _ = _memo_frame(("demo",), [f], build); len(calls)
+    2
+    """
+    from ..filehash import file_state
+
+    files = [Path(p) for p in files]
+    if not all(p.is_file() for p in files):  # the loader's own error names the missing file
+        return build()
+    full_key = (*key, *(file_state(p) for p in files))
+    if full_key in _FRAMES:
+        return _FRAMES[full_key].copy(deep=True)
+    df = build()
+    if not df.attrs.get("dropped"):
+        _FRAMES[full_key] = df.copy(deep=True)
+    return df
+
+
 def _report(problems: list[Problem], source: str | list[str], strict: bool, show: int = 5) -> None:
     if not problems:
         return
@@ -441,6 +472,11 @@ def load_esnli(split: str, *, paths: dict[str, str | Path] | None = None, strict
             raise ValueError(f"paths= needs all of {list(ESNLI_FILES)}; missing {missing}")
         files = {name: Path(paths[name]) for name in ESNLI_FILES}
         source = [str(files[name]) for name in ESNLI_FILES]
+    return _memo_frame(("esnli", split, strict, repr(source)), files.values(),
+                       lambda: _parse_esnli(split, files, source, strict))
+
+
+def _parse_esnli(split: str, files: dict[str, Path], source, strict: bool) -> pd.DataFrame:
     columns = {name: _lines(path) for name, path in files.items()}
     lengths = {name: len(lines) for name, lines in columns.items()}
     if len(set(lengths.values())) != 1:
@@ -656,11 +692,14 @@ def load_taxinli(which: str = "taxinli10k", *, path: str | Path | None = None, s
     """
     _check_choice("which", which, ("taxinli10k", "mnli_dev"))
     path, source = _resolve(f"taxinli/{which}", path)
-    columns = _taxinli_columns(which)
-    df = _finish(_collect_taxinli(which, path), columns=columns, source=source, strict=strict)
-    if which == "taxinli10k":
-        df[TAXINLI_NEUTRAL_FEATURES] = df[TAXINLI_NEUTRAL_FEATURES].astype("Int64")
-    return df.astype({c: "int64" for c in TAXINLI_CATEGORIES})
+
+    def build() -> pd.DataFrame:
+        df = _finish(_collect_taxinli(which, path), columns=_taxinli_columns(which), source=source, strict=strict)
+        if which == "taxinli10k":
+            df[TAXINLI_NEUTRAL_FEATURES] = df[TAXINLI_NEUTRAL_FEATURES].astype("Int64")
+        return df.astype({c: "int64" for c in TAXINLI_CATEGORIES})
+
+    return _memo_frame(("taxinli", which, strict, repr(source)), [path], build)
 
 
 def _fold(text: str) -> str:
@@ -681,6 +720,11 @@ def load_mnli_from_taxinli(*, paths: dict[str, str | Path] | None = None, strict
     for which in ("mnli_dev", "taxinli10k"):
         files[which], src = _resolve(f"taxinli/{which}", paths.get(which))
         sources.append(src)
+    return _memo_frame(("mnli_from_taxinli", strict, repr(sources)), files.values(),
+                       lambda: _mnli_pairs(files, sources, strict))
+
+
+def _mnli_pairs(files: dict[str, Path], sources: list, strict: bool) -> pd.DataFrame:
     dev, full = (_collect_taxinli(w, files[w]) for w in ("mnli_dev", "taxinli10k"))
     for record in dev.records:
         record["in_mnli_dev"] = True
