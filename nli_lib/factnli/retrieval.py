@@ -101,7 +101,7 @@ def definition_sentences(title: str, definition: str, countable=None, body_part:
     gives no sentence unless its gloss starts with "the" (neither "Pedestrian is a person." nor a guessed "A").
     A mass sense takes no article, whatever other senses of the word do: `mass` (the caller's evidence from the
     synset, `WordNetPages.is_mass`): "Air is a mixture of gases ...", not "An air is ...".
-    A capitalised title with a lower-case head ("Black person") is a common noun and takes its article.
+    A capitalised title with a lower-case head WordNet counts ("Black person") is a common noun: an article.
     Parts that quote words (‘Negro’) are about the words, not the thing: no sentence.
 
     Needs the POS tagger from the data mirror (so the examples are skipped as doctests; tests/test_factnli.py
@@ -140,7 +140,8 @@ def definition_sentences(title: str, definition: str, countable=None, body_part:
         definition = _LABEL_TEXT.sub("", str(definition), count=1)
     out, subject, plural = [], None, False
     title_plural = _is_plural(title)
-    proper = title[:1].isupper() and not _common_capitalised(title)
+    proper = title[:1].isupper() and not (countable is not None and _common_capitalised(title)
+                                          and countable(_title_head(title)))
     for k, part in enumerate(str(definition).split(";")):
         gloss = strip_parentheticals(part).split(":", 1)[0].strip(" ,.:")  # "herbage: grown as lawns" -> "herbage"
         toks = WORD.findall(gloss)
@@ -513,7 +514,10 @@ class WordNetPages:
         if any(re.search(rf"\b(?:some|much|little|less|more)\s+{word}\b(?!s)", e.lower())
                for e in self.wn.examples(synset_id)):
             return True
-        above = self.wn.hypernym_closure(synset_id) | {synset_id}
+        above, todo = {synset_id}, [synset_id]
+        while todo:  # the hypernym closure (WordNet.hypernym_closure, through `hypernyms` only)
+            todo = [h for sid in todo for h in self.wn.hypernyms(sid) if h not in above]
+            above |= set(todo)
         if not (above & _MASS_ROOTS or (_MATTER in above and _FOOD not in above)):
             return False
         toks = WORD.findall(strip_parentheticals(_LABEL_TEXT.sub("", str(self.wn.definition(synset_id)), count=1)))
