@@ -189,7 +189,7 @@ def test_unsure_the_glosses_and_number_disagreement_give_no_sentence():
         "A hat is a headdress of any of numerous herbaceous plants."]
 
 
-# gloss-rules-v15: from the v14 sample's errors ('an air', 'an agility', 'a light', 'Black person is ...',
+# gloss-rules-v15 (v16: 'The sky'): from the v14 sample's errors ('an air', 'an agility', 'a light', 'Black person is ...',
 # quoted words, 'a grass is a cut and dried as hay', elevation as an event, 'the sun is the rays of the sun')
 
 class MassWordNet:
@@ -245,6 +245,10 @@ def test_a_mass_sense_takes_no_article():
         "Air is a mixture of gases required for breathing."]
     assert definition_sentences("light", "(physics) electromagnetic radiation", c, mass=True) == [
         "In physics, light is electromagnetic radiation."]
+    # v16: a noun WordNet writes after "the" keeps "The" with a "the ..." gloss, mass or not
+    sky = Countability(texts=["the sky"] * 10)
+    assert definition_sentences("sky", "the atmosphere as viewed from the earth", sky, mass=True) == [
+        "The sky is the atmosphere as viewed from the earth."]
     pages = WordNetPages(MassWordNet(), encoder=BagOfWords())
     pages._countable = c
     mass = {s: pages.is_mass(s, MassWordNet.SYNSETS[s][1][0]) for s in
@@ -327,3 +331,69 @@ def test_a_noun_the_premise_is_silent_about_takes_the_scene_kind_or_its_first_se
     assert next(c for c in unchecked.sense_choices(query) if c.term == "sun").synset == "n2"
     # a premise noun keeps its chosen sense, first or not
     assert next(c for c in pages.sense_choices("The sun falls.") if c.term == "sun").synset == "n2"
+
+
+# gloss-rules-v16 / factnli-extract-rules-v7: from the v15 sample's errors ('Paying attention is a paying
+# particular notice', 'A cloud is any collection of particles or gases', 'A machine is a device for overcoming
+# resistance ...' beside the premise's machine)
+
+class LeverWordNet:
+    """'machine' (a device first, the simple machine second), 'lever' (a simple machine), 'man'."""
+
+    SYNSETS = {
+        "m1": ("any mechanical or electrical device that transmits or modifies energy", ["machine"], []),
+        "m2": ("a device for overcoming resistance at one point by applying force at some other point",
+               ["machine", "simple machine"], []),
+        "l1": ("a rigid bar pivoted about a fulcrum", ["lever"], ["m2"]),
+        "p1": ("an adult person who is male", ["man"], []),
+    }
+
+    def synsets(self, term, pos=None):
+        return [k for k, v in self.SYNSETS.items() if term in v[1]]
+
+    def definition(self, s):
+        return self.SYNSETS[s][0]
+
+    def lemmas(self, s):
+        return list(self.SYNSETS[s][1])
+
+    def hypernyms(self, s):
+        return list(self.SYNSETS[s][2])
+
+    def examples(self, s):
+        return []
+
+    def __contains__(self, s):
+        return s in self.SYNSETS
+
+
+@pytest.mark.mirror
+def test_a_hypernym_page_is_not_titled_by_a_query_noun_meant_otherwise():
+    from nli_lib.factnli import WordNetPages
+
+    from nli_lib.factnli.retrieval import Countability
+
+    pages = WordNetPages(LeverWordNet(), encoder=BagOfWords(), prior=1.0, margin=0.0)
+    pages._countable = Countability(texts=["a machine of", "a machine;", "a machine with"])
+    found = {p.source: p for p in pages.search("A man pulls a lever on a machine.")}
+    assert found["oewn:m1"].title == "machine"  # the premise's machine, its first sense
+    assert found["oewn:m2"].title == "simple machine"  # the lever's kind: not "A machine is a device for ..."
+    alone = {p.source: p for p in pages.search("A man pulls a lever.")}
+    assert alone["oewn:m2"].title == "machine"  # no query noun says otherwise
+
+
+@pytest.mark.mirror
+def test_gerund_glosses_and_quantified_relative_clauses():
+    from nli_lib.factnli import atomize, definition_sentences
+    from nli_lib.factnli.retrieval import Countability
+
+    c = Countability(texts=["a notice of", "a notice;", "a violin of", "a violin;", "a violin with", *["attention"] * 10])
+    assert definition_sentences("paying attention", "paying particular notice", c) == [
+        "Paying attention is paying particular notice."]  # a gerund phrase, not "a paying particular notice"
+    assert definition_sentences("violin", "bowed stringed instrument", c) == [
+        "A violin is a bowed stringed instrument."]
+    # a relative clause after 'any ...' restricts it: no "A cloud is any collection of particles or gases."
+    assert atomize("A cloud is any collection of particles or gases that is visible.") == [
+        "A cloud is any collection of particles or gases that is visible."]
+    assert atomize("A window is a framework of wood that contains a glass windowpane.") == [
+        "A window is a framework of wood.", "A window contains a glass windowpane."]

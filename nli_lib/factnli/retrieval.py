@@ -78,7 +78,7 @@ class FailedPool(list):
 # Offline: Open English WordNet as an encyclopedia
 # --------------------------------------------------------------------------------------------------------------
 
-GLOSS_RULES_VERSION = "gloss-rules-v15"  # part of WordNetPages.name (and so of every cache key): bump when rules change
+GLOSS_RULES_VERSION = "gloss-rules-v16"  # part of WordNetPages.name (and so of every cache key): bump when rules change
 _DETERMINERS = {"a", "an", "the", "any", "one", "some", "each", "every", "either", "all", "two"}
 _FINITE = ("VBZ", "VBP", "VBD", "MD")
 
@@ -100,7 +100,8 @@ def definition_sentences(title: str, definition: str, countable=None, body_part:
     the noun (`Countability`); a noun that WordNet writes with "a" only once or twice, too rarely to count it,
     gives no sentence unless its gloss starts with "the" (neither "Pedestrian is a person." nor a guessed "A").
     A mass sense takes no article, whatever other senses of the word do: `mass` (the caller's evidence from the
-    synset, `WordNetPages.is_mass`): "Air is a mixture of gases ...", not "An air is ...".
+    synset, `WordNetPages.is_mass`): "Air is a mixture of gases ...", not "An air is ..."; a noun WordNet writes
+    after "the" keeps it with a "the ..." gloss ("The sky is the atmosphere ...", not "Sky is ...").
     A capitalised title with a lower-case head WordNet counts ("Black person") is a common noun: an article.
     Parts that quote words (‘Negro’) are about the words, not the thing: no sentence.
 
@@ -184,8 +185,8 @@ def definition_sentences(title: str, definition: str, countable=None, body_part:
                 subject, plural = title, True
             elif bare_plural and (countable is None or countable(_title_head(title))):  # "bird: ... vertebrates"
                 subject, plural = _plural(title), True
-            elif mass:  # "Air is a mixture of gases ...", "Agility is the gracefulness of ..."
-                subject = title
+            elif mass and not (first == "the" and countable is not None and countable.definite(_title_head(title))):
+                subject = title  # "Air is a mixture of gases ...", "Agility is the gracefulness of ..."; not "Sky is"
             elif counted and first == "the" and body_part:  # "the front of the human head" -> "The face is"
                 subject = f"the {title}"
             elif counted:
@@ -226,7 +227,9 @@ def definition_sentences(title: str, definition: str, countable=None, body_part:
                 and not plural:
             first_noun = next((t for t in tags if t.startswith("NN")), "NN")
             noun = next((w for w, t in zip(toks, tags) if t.startswith("NN")), "")
-            if first_noun == "NN" and (countable is None or countable(noun, 1) or not countable.frequent(noun)):
+            gerund = tags[0] == "VBG" and title.split()[0].lower().endswith("ing")  # "paying attention: paying ..."
+            if first_noun == "NN" and not gerund and (countable is None or countable(noun, 1)
+                                                      or not countable.frequent(noun)):
                 gloss = f"{_article(gloss)} {gloss}"
         counted_subject = not plural and subject.lower().startswith(("a ", "an "))
         if not _copula_agrees(plural, toks, tags, countable, counted=counted_subject) or not _number_agrees(toks, tags):
@@ -604,6 +607,21 @@ class WordNetPages:
                               "gloss": self.wn.definition(s.synset) if s.synset else ""}
                              for s in self.sense_choices(query)], columns=["term", "chosen", "reason", "gloss"])
 
+    def hypernym_title(self, synset_id: str, choices: Sequence[SenseChoice]) -> str:
+        """The title of a hypernym's page: its first lemma that no query noun uses in another sense ('' if none).
+
+        The premise's 'machine' (an exercise bicycle) and a pedal's hypernym 'machine, simple machine' are two
+        senses: that page is titled "simple machine", so no "A machine is a device for overcoming resistance".
+
+        >>> pages = WordNetPages.__new__(WordNetPages)
+        >>> pages.wn = type("W", (), {"lemmas": lambda self, s: ["machine", "simple machine"]})()
+        >>> c = [SenseChoice("machine", "A man on a machine.", "device-n", (), "best in context")]
+        >>> pages.hypernym_title("lever-kind-n", c), pages.hypernym_title("lever-kind-n", [])
+        ('simple machine', 'machine')
+        """
+        other = {c.term.lower() for c in choices if c.synset is not None and c.synset != synset_id}
+        return next((lemma for lemma in self.wn.lemmas(synset_id) if lemma.lower() not in other), "")
+
     def search(self, query: str, exclude: frozenset | set = frozenset(), new_text: str | None = None,
                used: frozenset | set = frozenset()) -> list[Page]:
         """Pages of the first `max_terms` query nouns with a chosen sense that still offer a sentence not in
@@ -628,9 +646,9 @@ class WordNetPages:
             page = found.setdefault(sid, self.page(sid, choice.term))
             productive += any(normalise(x) not in exclude for x in page.sentences)
             if self.hypernyms:
-                above += [(h, self.wn.lemmas(h)[0]) for h in self.wn.hypernyms(sid) if self.wn.lemmas(h)]
+                above += [(h, self.hypernym_title(h, choices)) for h in self.wn.hypernyms(sid)]
         for sid, title in above:  # direct hypernyms after all the query's own pages
-            if sid not in found and sid in self.wn and not register_label(self.wn.definition(sid)):
+            if title and sid not in found and sid in self.wn and not register_label(self.wn.definition(sid)):
                 found[sid] = self.page(sid, title)
         return [p for p in found.values() if any(normalise(x) not in exclude for x in p.sentences)]
 
