@@ -370,7 +370,6 @@ class LeverWordNet:
 @pytest.mark.mirror
 def test_a_hypernym_page_is_not_titled_by_a_query_noun_meant_otherwise():
     from nli_lib.factnli import WordNetPages
-
     from nli_lib.factnli.retrieval import Countability
 
     pages = WordNetPages(LeverWordNet(), encoder=BagOfWords(), prior=1.0, margin=0.0)
