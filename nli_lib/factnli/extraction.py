@@ -36,12 +36,14 @@ from ..llm import PROMPTS, OfflineLLM
 from ..text import WORD, normalise, punct_tokens
 from .text import Snippet, finish, has_deictic_pronoun, pos_tag, strip_parentheticals
 
-EXTRACT_RULES_VERSION = "factnli-extract-rules-v6"  # names the OfflineLLM cache namespace: bump when rules change
+EXTRACT_RULES_VERSION = "factnli-extract-rules-v7"  # names the OfflineLLM cache namespace: bump when rules change
 
 _RELATIVE = {"that", "which", "who"}
 _BE = {"is", "are", "was", "were"}
 _FINITE = {"VBZ", "VBP", "VBD", "MD"}
 _SPLIT_SUBORDINATORS = {"while", "whereas"}
+#: Determiners whose noun's relative clause restricts it: "is the skin that ...", "is any collection ... that ...".
+_RESTRICTED = {"the", "any", "every", "all", "each"}
 #: Heads whose relative clause is the whole content: "someone who works ..." must not become "X is someone."
 _PRONOMINAL_HEADS = {"someone", "somebody", "something", "anyone", "anybody", "anything", "everyone", "everybody",
                      "everything", "nobody", "nothing", "one", "ones"}
@@ -102,7 +104,8 @@ def _split_predicate(subject: str, predicate_toks: list[str], predicate_tags: li
     """Facts from one clause's predicate: copula + noun + relative clause split; coordinated VPs split.
 
     Not split: a relative clause after a pronominal head ("is someone who works ...") or after a definite
-    head ("is the skin that covers the top of the head": "X is the skin" alone is false), and "and" + a
+    head ("is the skin that covers the top of the head": "X is the skin" alone is false) or a quantified one
+    ("is any collection of particles that is visible": "X is any collection of particles" is false), and "and" + a
     past form after a copula or a non-past verb ("is a group ... associated by ... and regarded as ...":
     the tagger's VBD there is a participle, and the split would leave the fragment "X regarded as ...").
     """
@@ -111,7 +114,7 @@ def _split_predicate(subject: str, predicate_toks: list[str], predicate_tags: li
     if toks and toks[0].lower() in _BE:  # "is a framework of wood that contains ... and is built ..."
         for i in range(2, len(toks)):
             if toks[i].lower() in _RELATIVE and tags[i - 1].startswith("NN") and i + 1 < len(toks) and \
-                    toks[i - 1].lower() not in _PRONOMINAL_HEADS and toks[1].lower() != "the" and \
+                    toks[i - 1].lower() not in _PRONOMINAL_HEADS and toks[1].lower() not in _RESTRICTED and \
                     (tags[i + 1] in _FINITE or tags[i + 1].startswith(("VB", "MD", "RB"))):
                 if (toks[i + 1].lower() in ("are", "were", "have") or tags[i + 1] == "VBP") and \
                         not _plural_subject(subject):

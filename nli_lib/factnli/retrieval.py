@@ -78,7 +78,7 @@ class FailedPool(list):
 # Offline: Open English WordNet as an encyclopedia
 # --------------------------------------------------------------------------------------------------------------
 
-GLOSS_RULES_VERSION = "gloss-rules-v14"  # part of WordNetPages.name (and so of every cache key): bump when rules change
+GLOSS_RULES_VERSION = "gloss-rules-v16"  # part of WordNetPages.name (and so of every cache key): bump when rules change
 _DETERMINERS = {"a", "an", "the", "any", "one", "some", "each", "every", "either", "all", "two"}
 _FINITE = ("VBZ", "VBP", "VBD", "MD")
 
@@ -89,7 +89,8 @@ def _article(word: str) -> str:
     return article(word)
 
 
-def definition_sentences(title: str, definition: str, countable=None, body_part: bool = False) -> list[str]:
+def definition_sentences(title: str, definition: str, countable=None, body_part: bool = False,
+                         mass: bool = False) -> list[str]:
     """A WordNet noun gloss as encyclopedic sentences about `title` (one per ';'-separated part).
 
     Parentheticals: elaborations are dropped, restricting ones kept (`text.strip_parentheticals`); a leading
@@ -98,6 +99,11 @@ def definition_sentences(title: str, definition: str, countable=None, body_part:
     title ("pants", "people") takes "are" and plural verbs. The subject's article follows WordNet's own use of
     the noun (`Countability`); a noun that WordNet writes with "a" only once or twice, too rarely to count it,
     gives no sentence unless its gloss starts with "the" (neither "Pedestrian is a person." nor a guessed "A").
+    A mass sense takes no article, whatever other senses of the word do: `mass` (the caller's evidence from the
+    synset, `WordNetPages.is_mass`): "Air is a mixture of gases ...", not "An air is ..."; a noun WordNet writes
+    after "the" keeps it with a "the ..." gloss ("The sky is the atmosphere ...", not "Sky is ...").
+    A capitalised title with a lower-case head WordNet counts ("Black person") is a common noun: an article.
+    Parts that quote words (‘Negro’) are about the words, not the thing: no sentence.
 
     Needs the POS tagger from the data mirror (so the examples are skipped as doctests; tests/test_factnli.py
     runs them with the mirror).
@@ -119,6 +125,8 @@ def definition_sentences(title: str, definition: str, countable=None, body_part:
     ['A herb is a plant lacking a woody stem.', 'Many herbs are garden plants.']
     >>> definition_sentences("bat", "(baseball) a turn trying to get a hit")  # doctest: +SKIP
     ['In baseball, a bat is a turn trying to get a hit.']
+    >>> definition_sentences("air", "a mixture of gases required for breathing", mass=True)  # doctest: +SKIP
+    ['Air is a mixture of gases required for breathing.']
     >>> pants = "(usually in the plural) a garment extending from the waist to the ankle"
     >>> definition_sentences("pants", pants)  # doctest: +SKIP
     ['Pants are a garment extending from the waist to the ankle.']
@@ -133,8 +141,10 @@ def definition_sentences(title: str, definition: str, countable=None, body_part:
         definition = _LABEL_TEXT.sub("", str(definition), count=1)
     out, subject, plural = [], None, False
     title_plural = _is_plural(title)
+    proper = title[:1].isupper() and not (countable is not None and _common_capitalised(title)
+                                          and countable(_title_head(title)))
     for k, part in enumerate(str(definition).split(";")):
-        gloss = strip_parentheticals(part).strip(" ,.:")
+        gloss = strip_parentheticals(part).split(":", 1)[0].strip(" ,.:")  # "herbage: grown as lawns" -> "herbage"
         toks = WORD.findall(gloss)
         if len(toks) < 2:
             continue
@@ -142,7 +152,7 @@ def definition_sentences(title: str, definition: str, countable=None, body_part:
         first = toks[0].lower()
         if k > 0 and subject is not None and first in _QUANTIFIERS:  # "many are ...", "some having ..."
             if toks[1].lower() in ("are", "have", "were", "had") or tags[1] in ("VBP", "VBD", "MD"):
-                plural_subject = subject if plural else (_plural(title) if title[:1].islower() else "")
+                plural_subject = subject if plural else (_plural(title) if not proper else "")
                 if (
                     plural_subject
                 ):  # "Many herbs are flowering garden plants."; "others are ..." -> "Other herbs are ..."
@@ -153,8 +163,8 @@ def definition_sentences(title: str, definition: str, countable=None, body_part:
         if subject is None and len(tags) > 1 and (tags[0] in ("NNS", "NN") or first in _QUANTIFIERS) and \
                 tags[1] in ("VBP", "VBZ", "VBD"):
             return out  # the gloss is a clause about something else ("players buy chances ..."): no sentence
-        if _META.search(gloss):
-            continue  # about the word, not the thing ("commonly used to refer to a whole limb")
+        if _META.search(gloss) or _QUOTED.search(gloss):
+            continue  # about the word, not the thing ("commonly used to refer to a whole limb", "‘Negro’ and ...")
         if subject is None:  # the first part decides the subject's form: "A street" (count), "Water" or "Birds"
             bare_plural = first not in _DETERMINERS and _head_tag(toks, tags) == "NNS"
             counted = first in ("a", "an") or first in _PRONOMINAL
@@ -166,15 +176,17 @@ def definition_sentences(title: str, definition: str, countable=None, body_part:
                     counted = body_part or not countable.frequent(head)
                     if not counted and countable(head):  # "the profession of teaching": 'an education' in a
                         return out  # sense WordNet also counts; "Yard is the enclosed land" without: unsure
-                elif not counted and countable(head, 1) and not title_plural and title[:1].islower() \
+                elif not counted and countable(head, 1) and not title_plural and not proper \
                         and not bare_plural:
                     return out  # "Pedestrian is a person.", "Sidewalk is a walk ...": WordNet writes "a <head>" too
-            if title[:1].isupper():
+            if proper:
                 subject = title
             elif title_plural:  # "pants", "people": no article, plural verb
                 subject, plural = title, True
             elif bare_plural and (countable is None or countable(_title_head(title))):  # "bird: ... vertebrates"
                 subject, plural = _plural(title), True
+            elif mass and not (first == "the" and countable is not None and countable.definite(_title_head(title))):
+                subject = title  # "Air is a mixture of gases ...", "Agility is the gracefulness of ..."; not "Sky is"
             elif counted and first == "the" and body_part:  # "the front of the human head" -> "The face is"
                 subject = f"the {title}"
             elif counted:
@@ -194,7 +206,7 @@ def definition_sentences(title: str, definition: str, countable=None, body_part:
                     rest = toks_text[i:]
                     if plural and tags[i] == "VBZ":
                         rest[0] = _plural_verb(rest[0])
-                    out.append(_framed(frame, f"{subject} {' '.join(rest)}", title[:1].isupper()))
+                    out.append(_framed(frame, f"{subject} {' '.join(rest)}", proper))
             continue
         if k > 0 and tags[0] == "DT" and any(t in ("VBZ", "VBP", "VBD", "MD") for t in tags[1:5]):
             continue  # a later part with a subject of its own ("the bird flies south"): not about the title
@@ -209,18 +221,20 @@ def definition_sentences(title: str, definition: str, countable=None, body_part:
                     words_ = gloss.split()
                     words_[i] = _plural_verb(words_[i])
                     gloss = " ".join(words_)
-                out.append(_framed(frame, f"{subject} {gloss}", title[:1].isupper()))
+                out.append(_framed(frame, f"{subject} {gloss}", proper))
                 continue
         if first not in _DETERMINERS and first not in _PRONOMINAL and _premodified_noun(tags) \
                 and not plural:
             first_noun = next((t for t in tags if t.startswith("NN")), "NN")
             noun = next((w for w, t in zip(toks, tags) if t.startswith("NN")), "")
-            if first_noun == "NN" and (countable is None or countable(noun, 1) or not countable.frequent(noun)):
+            gerund = tags[0] == "VBG" and title.split()[0].lower().endswith("ing")  # "paying attention: paying ..."
+            if first_noun == "NN" and not gerund and (countable is None or countable(noun, 1)
+                                                      or not countable.frequent(noun)):
                 gloss = f"{_article(gloss)} {gloss}"
-        if not _copula_agrees(plural, toks, tags, countable, counted=not plural and subject.lower().startswith("a")) \
-                or not _number_agrees(toks, tags):
+        counted_subject = not plural and subject.lower().startswith(("a ", "an "))
+        if not _copula_agrees(plural, toks, tags, countable, counted=counted_subject) or not _number_agrees(toks, tags):
             continue  # "A vertebrate is animals having ...", "Species are taxonomic group ...": no sentence
-        out.append(_framed(frame, f"{subject} {'are' if plural else 'is'} {gloss}", title[:1].isupper()))
+        out.append(_framed(frame, f"{subject} {'are' if plural else 'is'} {gloss}", proper))
     return out
 
 
@@ -350,15 +364,32 @@ _CHUNK_END = {"IN", "WDT", "WP", "TO", "VBN", "VBD", "VBZ", "VBP", "MD"}
 
 
 _ANAPHORS = {"this", "these", "it", "they"}
+#: A quoted word in a gloss: the gloss talks about words ("‘Negro’ and ‘Negroid’ are archaic").
+_QUOTED = re.compile(r"[‘“\"]\s*[A-Za-z][\w-]*\s*[’”\"]")
+
+
+def _common_capitalised(title: str) -> bool:
+    """Is a capitalised title a common noun: several words with a lower-case head ('Black person', 'French
+    fries'), so it takes an article like any count noun? ('Eiffel Tower', 'Sun' are names.)
+
+    >>> _common_capitalised("Black person"), _common_capitalised("Eiffel Tower"), _common_capitalised("Sun")
+    (True, False, False)
+    """
+    words = title.split()
+    return len(words) > 1 and words[-1][:1].islower()
 _META = re.compile(r"\b(used to refer to|alternative names? for|term for|name for|the word|refers? to)\b", re.I)
 
 
 def _premodified_noun(tags: Sequence[str]) -> bool:
     """Does the gloss start with a noun phrase without determiner: adjectives/participles then a noun
-    ('bowed stringed instrument' yes; 'propelled with a paddle', 'being a person' no)?"""
+    ('bowed stringed instrument' yes; 'propelled with a paddle', 'being a person', 'cut and dried as hay' no)?
+
+    >>> _premodified_noun(["VBN", "NN"]), _premodified_noun(["NN", "CC", "VBN", "IN", "NN"])
+    (True, False)
+    """
     for i, tag in enumerate(tags[:4]):
-        if tag.startswith("NN"):
-            return True
+        if tag.startswith("NN"):  # not a participle the tagger called a noun: "cut and dried as hay"
+            return not (i == 0 and len(tags) > 2 and tags[1] == "CC" and tags[2] in ("VBN", "VBD"))
         if tag not in ("JJ", "JJR", "JJS", "CD", "VBN", "VBG", "VBD", "CC") or (i == 0 and tag in ("VBD", "CC")):
             return False
     return False
@@ -429,6 +460,10 @@ class Countability:
         return self.counts.get(str(word).lower(), 0) >= (self.min_uses if min_uses is None else min_uses)
 
 
+_MATTER, _FOOD = "00021007-n", "00021445-n"  # OEWN: matter ('that which has mass ...'), food/nutrient
+_MASS_ROOTS = {"00024444-n", "00034512-n"}  # OEWN: attribute (with state, feeling), phenomenon
+
+
 class WordNetPages:
     """Offline page source: one WordNet noun sense per query noun (chosen in context) and its direct hypernyms;
     a page's summary is its gloss as definitional sentences (usage examples are never used)."""
@@ -459,7 +494,8 @@ class WordNetPages:
             if self._countable is None:
                 self._countable = Countability(self.wn)
             sentences = definition_sentences(title, self.wn.definition(synset_id), self._countable,
-                                             body_part=self.is_body_part(synset_id))
+                                             body_part=self.is_body_part(synset_id),
+                                             mass=self.is_mass(synset_id, title))
             self._pages[key] = Page(f"oewn:{synset_id}", title, tuple(dict.fromkeys(sentences)))
         return self._pages[key]
 
@@ -470,6 +506,34 @@ class WordNetPages:
         parts = {s for s in self.wn.synsets("body part", "n")}
         return bool(parts & (self.wn.hypernym_closure(synset_id) | {synset_id})) if parts else False
 
+    def is_mass(self, synset_id: str, title: str) -> bool:
+        """Is the noun a mass noun in this sense, so its subject takes no article? Evidence from the synset
+        itself, not from the word's other senses: a usage example with a mass quantifier ("open a window and
+        let in some air": "Air is a mixture of gases ..."), or the synset is matter (not food: "a hot dog"), an
+        attribute (a state, a feeling) or a phenomenon whose gloss opens with "the" ("the gracefulness of
+        ...") or with a bare noun WordNet never writes after "a" ("(physics) electromagnetic radiation ...");
+        not "a violent weather condition", "branching, hair-like structure" ("a structure" in WordNet)."""
+        word = re.escape(title.lower())
+        if any(re.search(rf"\b(?:some|much|little|less|more)\s+{word}\b(?!s)", e.lower())
+               for e in self.wn.examples(synset_id)):
+            return True
+        above, todo = {synset_id}, [synset_id]
+        while todo:  # the hypernym closure (WordNet.hypernym_closure, through `hypernyms` only)
+            todo = [h for sid in todo for h in self.wn.hypernyms(sid) if h not in above]
+            above |= set(todo)
+        if not (above & _MASS_ROOTS or (_MATTER in above and _FOOD not in above)):
+            return False
+        toks = WORD.findall(strip_parentheticals(_LABEL_TEXT.sub("", str(self.wn.definition(synset_id)), count=1)))
+        first = toks[0].lower() if toks else ""
+        if first in ("a", "an", "one", "any", "each") or first in _PRONOMINAL:
+            return False
+        if first in _DETERMINERS:  # "the gracefulness of ..."
+            return True
+        if self._countable is None:
+            self._countable = Countability(self.wn)
+        head = next((w for w, t in pos_tag(toks[:6]) if t.startswith("NN")), "")
+        return bool(head) and not self._countable(head, 1)  # "electromagnetic radiation"; not "hair-like structure"
+
     def sense_choices(self, query: str) -> list[SenseChoice]:
         """The sense chosen for each noun of `query`, in its sentence (None where ambiguous).
 
@@ -477,7 +541,11 @@ class WordNetPages:
         first met in a fused fact whose page it titles ("Meanwhile, a swimmer is a person." from the page of
         'swimmer' as a person who swims) keeps that page's sense (`page_sense`): the fact fixed the sense in
         which the noun entered the scene, and choosing again from that short sentence can drift to another
-        sense ("a swimmer is a trained athlete")."""
+        sense ("a swimmer is a trained athlete"). Any other noun first met in a fused fact is one the premise
+        is silent about: it takes the sense that is a direct hypernym of a sense chosen in the query ("a hill
+        is a local elevation of the land": elevation as the hill's kind, not the event of raising), else
+        the sense chosen in its fact only when the premise agrees with it and it is the noun's first
+        (most frequent) sense; a rarer sense ("the sun" as its rays) is skipped, with its reason."""
         terms = query_nouns(query, self.wn, modifiers=False)
         contexts = [context_sentence(query, t) for t in terms]
         choices = self.chooser.choose_many(list(zip(terms, contexts)))
@@ -485,13 +553,25 @@ class WordNetPages:
         fixed = {t: self.page_sense(t, c) for t, c in zip(terms, contexts) if c != first}
         scene = [(t, first) for t, c in zip(terms, contexts) if c != first and fixed[t] is None]
         in_scene = dict(zip(scene, self.chooser.choose_many(scene))) if self.scene_check else {}
+        chosen = {fixed.get(t) or c.synset for t, c in zip(terms, choices)} - {None}
+        genus = {h for sid in chosen for h in self.wn.hypernyms(sid)}  # "a hill is a ... elevation of the land"
         out = []
         for term, context, choice in zip(terms, contexts, choices):
             if fixed.get(term) is not None and fixed[term] != choice.synset:
                 choice = SenseChoice(term, context, fixed[term], choice.scores, "sense of its page")
+            if context == first or fixed.get(term) is not None:
+                out.append(choice)
+                continue
+            kinds = [sid for sid in self.chooser.candidates(term) if sid in genus]
+            if len(kinds) == 1:  # the noun names the kind of a thing in the scene: that sense, as WordNet says
+                out.append(SenseChoice(term, context, kinds[0], choice.scores, "hypernym of a scene sense"))
+                continue
             other = in_scene.get((term, first))
             if other is not None and choice.synset is not None and other.synset != choice.synset:
                 choice = SenseChoice(term, context, None, choice.scores, "premise disagrees")
+            elif self.scene_check and choice.synset is not None and \
+                    choice.synset != next(iter(self.chooser.candidates(term)), None):
+                choice = SenseChoice(term, context, None, choice.scores, "premise silent, not the first sense")
             out.append(choice)
         return out
 
@@ -527,6 +607,21 @@ class WordNetPages:
                               "gloss": self.wn.definition(s.synset) if s.synset else ""}
                              for s in self.sense_choices(query)], columns=["term", "chosen", "reason", "gloss"])
 
+    def hypernym_title(self, synset_id: str, choices: Sequence[SenseChoice]) -> str:
+        """The title of a hypernym's page: its first lemma that no query noun uses in another sense ('' if none).
+
+        The premise's 'machine' (an exercise bicycle) and a pedal's hypernym 'machine, simple machine' are two
+        senses: that page is titled "simple machine", so no "A machine is a device for overcoming resistance".
+
+        >>> pages = WordNetPages.__new__(WordNetPages)
+        >>> pages.wn = type("W", (), {"lemmas": lambda self, s: ["machine", "simple machine"]})()
+        >>> c = [SenseChoice("machine", "A man on a machine.", "device-n", (), "best in context")]
+        >>> pages.hypernym_title("lever-kind-n", c), pages.hypernym_title("lever-kind-n", [])
+        ('simple machine', 'machine')
+        """
+        other = {c.term.lower() for c in choices if c.synset is not None and c.synset != synset_id}
+        return next((lemma for lemma in self.wn.lemmas(synset_id) if lemma.lower() not in other), "")
+
     def search(self, query: str, exclude: frozenset | set = frozenset(), new_text: str | None = None,
                used: frozenset | set = frozenset()) -> list[Page]:
         """Pages of the first `max_terms` query nouns with a chosen sense that still offer a sentence not in
@@ -551,9 +646,9 @@ class WordNetPages:
             page = found.setdefault(sid, self.page(sid, choice.term))
             productive += any(normalise(x) not in exclude for x in page.sentences)
             if self.hypernyms:
-                above += [(h, self.wn.lemmas(h)[0]) for h in self.wn.hypernyms(sid) if self.wn.lemmas(h)]
+                above += [(h, self.hypernym_title(h, choices)) for h in self.wn.hypernyms(sid)]
         for sid, title in above:  # direct hypernyms after all the query's own pages
-            if sid not in found and sid in self.wn and not register_label(self.wn.definition(sid)):
+            if title and sid not in found and sid in self.wn and not register_label(self.wn.definition(sid)):
                 found[sid] = self.page(sid, title)
         return [p for p in found.values() if any(normalise(x) not in exclude for x in p.sentences)]
 
