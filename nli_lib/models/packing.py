@@ -22,8 +22,6 @@ original model is returned, with a warning): a kernel or layout we did not fores
 from __future__ import annotations
 
 import copy
-import functools
-import inspect
 import warnings
 
 import torch  # imported only where a model runs (hf.py imports this module lazily)
@@ -58,45 +56,8 @@ class PackedLinear(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.ops.mkldnn._linear_pointwise(x, self.packed_weight, self.bias, self.attr, [], self.algorithm)
 
-    def plus(self, x: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
-        """The linear layer of `x` plus `other` in one oneDNN call (binary post-op 'add'); no GELU."""
-        return torch.ops.mkldnn._linear_pointwise.binary(x, other, self.packed_weight, self.bias, "add")
-
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, gelu={self.gelu}"
-
-
-class PackedResidualOutput(torch.nn.Module):
-    """A BERT-style output block, LayerNorm(dropout(dense(h)) + residual), in eval mode (dropout is the
-    identity) with the residual add fused into the packed dense layer: one pass over the activations fewer,
-    twice per encoder layer."""
-
-    def __init__(self, block):
-        super().__init__()
-        self.dense, self.LayerNorm = PackedLinear(block.dense), block.LayerNorm
-
-    def forward(self, hidden_states: torch.Tensor, input_tensor: torch.Tensor) -> torch.Tensor:
-        return self.LayerNorm(self.dense.plus(hidden_states, input_tensor))
-
-
-@functools.lru_cache(maxsize=None)
-def _residual_forward(cls: type) -> bool:
-    """True when `cls.forward` is, as source text, BERT's output-block forward (BertSelfOutput, BertOutput:
-    dense -> dropout -> LayerNorm(x + input_tensor)); RoBERTa, XLM-R, ELECTRA, ... copy it verbatim."""
-    from transformers.models.bert.modeling_bert import BertOutput
-
-    try:
-        return inspect.getsource(cls.forward) == inspect.getsource(BertOutput.forward)
-    except (OSError, TypeError):
-        return False
-
-
-def _is_residual_output(module) -> bool:
-    """An eval-mode output block `PackedResidualOutput` can replace: dense (nn.Linear), dropout, LayerNorm
-    children, and BERT's forward."""
-    return (not module.training and type(getattr(module, "dense", None)) is torch.nn.Linear
-            and isinstance(getattr(module, "LayerNorm", None), torch.nn.LayerNorm)
-            and isinstance(getattr(module, "dropout", None), torch.nn.Dropout) and _residual_forward(type(module)))
 
 
 def _is_exact_gelu(act) -> bool:
@@ -106,12 +67,7 @@ def _is_exact_gelu(act) -> bool:
 
 def pack_linear_layers(model):
     """Replace every `nn.Linear` of `model` (in place) by a packed one; fuse `dense` + exact GELU pairs (the
-    intermediate layer of BERT-style encoders) and the residual add of eval-mode output blocks
-    (`PackedResidualOutput`). Returns the model. Weights must be float32 or bfloat16."""
-    for module in list(model.modules()):
-        for name, child in list(module.named_children()):
-            if _is_residual_output(child):
-                setattr(module, name, PackedResidualOutput(child))
+    intermediate layer of BERT-style encoders). Returns the model. Weights must be float32 or bfloat16."""
     for module in list(model.modules()):
         dense, act = getattr(module, "dense", None), getattr(module, "intermediate_act_fn", None)
         if isinstance(dense, torch.nn.Linear) and act is not None and _is_exact_gelu(act):
