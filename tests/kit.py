@@ -129,3 +129,32 @@ def tiny_train_frame(n: int = 24) -> pd.DataFrame:
         h = {"entailment": "a person is sleeping", "neutral": "a man is running outside", "contradiction": "no man is sleeping"}[lab]
         rows.append({"premise": "a man is sleeping " + rng.choice(["inside", "outside"]), "hypothesis": h, "label": lab})
     return pd.DataFrame(rows)
+
+
+class TableWordNet:
+    """A WordNet stand-in for unit tests: subclasses set SYNSETS, synset id -> (definition, lemmas[, hypernym
+    ids[, usage examples]]), missing parts empty. Answers what `nli_lib.factnli` asks of WordNet."""
+
+    SYNSETS: dict = {}
+
+    def _part(self, s, i: int) -> list:
+        entry = self.SYNSETS[s]
+        return list(entry[i]) if len(entry) > i else []
+
+    def synsets(self, term, pos=None):
+        return [k for k, v in self.SYNSETS.items() if term in v[1]]
+
+    def definition(self, s):
+        return self.SYNSETS[s][0]
+
+    def lemmas(self, s):
+        return self._part(s, 1)
+
+    def hypernyms(self, s):
+        return self._part(s, 2)
+
+    def examples(self, s):
+        return self._part(s, 3)
+
+    def __contains__(self, s):
+        return s in self.SYNSETS

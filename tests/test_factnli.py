@@ -53,7 +53,7 @@ from nli_lib.factnli.fusion import Fuser, inputs_from_b2
 from nli_lib.factnli.pipeline import NAMESPACE, PremiseFacts, atoms_rewrite_answer
 from nli_lib.llm import PROMPTS, OfflineLLM
 
-from kit import RuleClassifier, TableClassifier, constant
+from kit import RuleClassifier, TableClassifier, TableWordNet, constant
 from stand_ins import local_server
 
 # --------------------------------------------------------------------------------------------------------------
@@ -789,7 +789,7 @@ def test_prediction_and_diagnostic_records():
 # Truthful offline facts: sense choice, no usage examples, parentheticals, vacuity, context, gold precision
 # --------------------------------------------------------------------------------------------------------------
 
-class ToyWordNet:
+class ToyWordNet(TableWordNet):
     """Two nouns: 'dog' (animal first, 'unattractive woman' second, a slang sense third) and 'animal'."""
 
     SYNSETS = {
@@ -799,23 +799,6 @@ class ToyWordNet:
         "a1": ("a living organism that can move", ["animal"], [], ["animals in the zoo barked loudly"]),
     }
 
-    def synsets(self, term, pos=None):
-        return [k for k, v in self.SYNSETS.items() if term in v[1]]
-
-    def definition(self, s):
-        return self.SYNSETS[s][0]
-
-    def lemmas(self, s):
-        return list(self.SYNSETS[s][1])
-
-    def hypernyms(self, s):
-        return list(self.SYNSETS[s][2])
-
-    def examples(self, s):
-        return list(self.SYNSETS[s][3])
-
-    def __contains__(self, s):
-        return s in self.SYNSETS
 
 
 def test_sense_choice_by_context_similarity_prior_margin_and_register():

@@ -9,6 +9,8 @@ from nli_lib.factnli.gold import match_gold, precision_table
 from nli_lib.factnli.senses import BagOfWords
 from nli_lib.factnli.text import noun_lemma
 
+from kit import TableWordNet
+
 
 class LemmaWordNet:
     """Knows the nouns named in `nouns` (one synset each)."""
@@ -45,7 +47,7 @@ def test_premodifying_nouns_are_not_searched():
     assert "dog" in query_nouns("A dog barks at the man.", wn, modifiers=False)  # the tagger says NN for barks
 
 
-class SceneWordNet:
+class SceneWordNet(TableWordNet):
     """'swimmer' (athlete first, a person who swims second), 'missile' (rocket first, thrown weapon second)."""
 
     SYNSETS = {
@@ -58,23 +60,6 @@ class SceneWordNet:
         "u1": ("someone who rides a surfboard", ["surfer"]),
     }
 
-    def synsets(self, term, pos=None):
-        return [k for k, v in self.SYNSETS.items() if term in v[1]]
-
-    def definition(self, s):
-        return self.SYNSETS[s][0]
-
-    def lemmas(self, s):
-        return list(self.SYNSETS[s][1])
-
-    def hypernyms(self, s):
-        return []
-
-    def examples(self, s):
-        return []
-
-    def __contains__(self, s):
-        return s in self.SYNSETS
 
 
 @pytest.mark.mirror
@@ -192,7 +177,7 @@ def test_unsure_the_glosses_and_number_disagreement_give_no_sentence():
 # gloss-rules-v15 (v16: 'The sky'): from the v14 sample's errors ('an air', 'an agility', 'a light', 'Black person is ...',
 # quoted words, 'a grass is a cut and dried as hay', elevation as an event, 'the sun is the rays of the sun')
 
-class MassWordNet:
+class MassWordNet(TableWordNet):
     """Synsets under OEWN's matter / food / attribute / phenomenon roots (their real ids), with usage examples."""
 
     SYNSETS = {
@@ -213,23 +198,6 @@ class MassWordNet:
         "violin": ("bowed stringed instrument", ["violin"], [], ["some violin music"]),
     }
 
-    def synsets(self, term, pos=None):
-        return [k for k, v in self.SYNSETS.items() if term in v[1]]
-
-    def definition(self, s):
-        return self.SYNSETS[s][0]
-
-    def lemmas(self, s):
-        return list(self.SYNSETS[s][1])
-
-    def hypernyms(self, s):
-        return list(self.SYNSETS[s][2])
-
-    def examples(self, s):
-        return list(self.SYNSETS[s][3])
-
-    def __contains__(self, s):
-        return s in self.SYNSETS
 
 
 @pytest.mark.mirror
@@ -280,7 +248,7 @@ def test_capitalised_common_nouns_quoted_words_colons_and_participles():
         "A grass is a narrow-leaved green herbage.", "A grass is cut and dried as hay."]
 
 
-class KindWordNet:
+class KindWordNet(TableWordNet):
     """'hill' (whose hypernym is the landform sense of 'elevation'), 'elevation' (the event first), 'sun' (the
     day first, its rays second), 'sunset'."""
 
@@ -294,23 +262,6 @@ class KindWordNet:
         "b1": ("a small vessel for travel on water", ["boat"], []),
     }
 
-    def synsets(self, term, pos=None):
-        return [k for k, v in self.SYNSETS.items() if term in v[1]]
-
-    def definition(self, s):
-        return self.SYNSETS[s][0]
-
-    def lemmas(self, s):
-        return list(self.SYNSETS[s][1])
-
-    def hypernyms(self, s):
-        return list(self.SYNSETS[s][2])
-
-    def examples(self, s):
-        return []
-
-    def __contains__(self, s):
-        return s in self.SYNSETS
 
 
 @pytest.mark.mirror
@@ -337,7 +288,7 @@ def test_a_noun_the_premise_is_silent_about_takes_the_scene_kind_or_its_first_se
 # particular notice', 'A cloud is any collection of particles or gases', 'A machine is a device for overcoming
 # resistance ...' beside the premise's machine)
 
-class LeverWordNet:
+class LeverWordNet(TableWordNet):
     """'machine' (a device first, the simple machine second), 'lever' (a simple machine), 'man'."""
 
     SYNSETS = {
@@ -348,23 +299,6 @@ class LeverWordNet:
         "p1": ("an adult person who is male", ["man"], []),
     }
 
-    def synsets(self, term, pos=None):
-        return [k for k, v in self.SYNSETS.items() if term in v[1]]
-
-    def definition(self, s):
-        return self.SYNSETS[s][0]
-
-    def lemmas(self, s):
-        return list(self.SYNSETS[s][1])
-
-    def hypernyms(self, s):
-        return list(self.SYNSETS[s][2])
-
-    def examples(self, s):
-        return []
-
-    def __contains__(self, s):
-        return s in self.SYNSETS
 
 
 @pytest.mark.mirror
