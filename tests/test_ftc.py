@@ -1136,6 +1136,6 @@ def test_precision_lines_report_the_held_out_batch_beside_the_overall_precision(
     compared = pd.DataFrame({"pipeline": "regex-regex", "batch": ["early"] * 3 + [HELD_OUT_BATCH] * 2,
                              "ok": True, "judged_correct": [True, True, True, True, False], "stale": False})
     lines = precision_lines(precision_table(compared)).splitlines()
-    assert lines[1].startswith("precision of ok: 4/5 = 0.800") and lines[2].startswith("held-out batch")
+    assert lines[1].startswith("precision of ok (all batches, mostly in sample): 4/5 = 0.800") and lines[2].startswith("held-out batch")
     assert ": 1/2 = 0.500" in lines[2]
     assert len(precision_lines(precision_table(compared[compared["batch"] == "early"])).splitlines()) == 2
