@@ -97,6 +97,29 @@ def test_packed_copy_matches_the_plain_model(tmp_path):
     assert float(gap) < 1e-4
 
 
+def test_a_t5_classifier_is_packed_too():
+    """T5's feed-forward reads `wo.weight.dtype`: the packed copy answers it and matches the plain model."""
+    import warnings
+
+    from transformers import T5Config, T5ForSequenceClassification
+
+    from nli_lib.models.packing import PackedLinear, can_pack, packed_copy
+
+    if not can_pack():
+        pytest.skip("this CPU/torch has no oneDNN packed linear kernels")
+    torch.manual_seed(0)
+    config = T5Config(vocab_size=64, d_model=16, d_kv=8, d_ff=32, num_layers=1, num_heads=2, num_labels=3,
+                      decoder_start_token_id=0, pad_token_id=0)
+    model = T5ForSequenceClassification(config).eval()
+    probe = {"input_ids": torch.tensor([[5, 6, 7, 1], [8, 9, 1, 0]]), "attention_mask": torch.tensor([[1] * 4, [1, 1, 1, 0]])}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # a packing failure warns and returns the plain model
+        packed = packed_copy(model, probe)
+    assert packed is not model and any(isinstance(m, PackedLinear) for m in packed.modules())
+    with torch.inference_mode():
+        assert float((packed(**probe).logits - model(**probe).logits).abs().max()) < 1e-4
+
+
 def test_packed_copy_falls_back_to_the_plain_model_when_the_probe_differs(tmp_path):
     from nli_lib.models.packing import can_pack, packed_copy
 

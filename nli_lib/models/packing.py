@@ -56,6 +56,12 @@ class PackedLinear(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.ops.mkldnn._linear_pointwise(x, self.packed_weight, self.bias, self.attr, [], self.algorithm)
 
+    @property
+    def weight(self) -> torch.Tensor:
+        """A 0-element tensor of the weight's dtype and device, for model code that reads only
+        `linear.weight.dtype` (T5's feed-forward casts its input to it); the weight itself is packed."""
+        return self.packed_weight.new_empty(0)
+
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, gelu={self.gelu}"
 
