@@ -153,6 +153,13 @@ class TableWordNet:
     def hypernyms(self, s):
         return self._part(s, 2)
 
+    def hypernym_closure(self, s) -> set:
+        above, todo = set(), self.hypernyms(s)
+        while todo:
+            above |= set(todo)
+            todo = [h for sid in todo for h in self.hypernyms(sid) if h not in above]
+        return above
+
     def examples(self, s):
         return self._part(s, 3)
 

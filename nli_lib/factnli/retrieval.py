@@ -517,10 +517,7 @@ class WordNetPages:
         if any(re.search(rf"\b(?:some|much|little|less|more)\s+{word}\b(?!s)", e.lower())
                for e in self.wn.examples(synset_id)):
             return True
-        above, todo = {synset_id}, [synset_id]
-        while todo:  # the hypernym closure (WordNet.hypernym_closure, through `hypernyms` only)
-            todo = [h for sid in todo for h in self.wn.hypernyms(sid) if h not in above]
-            above |= set(todo)
+        above = self.wn.hypernym_closure(synset_id) | {synset_id}
         if not (above & _MASS_ROOTS or (_MATTER in above and _FOOD not in above)):
             return False
         toks = WORD.findall(strip_parentheticals(_LABEL_TEXT.sub("", str(self.wn.definition(synset_id)), count=1)))
