@@ -407,7 +407,8 @@ def test_combo_labels_keep_up_to_two_categories():
     assert rep.pick_layers(13, 4) == [0, 4, 8, 12]
 
 
-def test_separability_finds_the_layer_that_encodes_a_category():
+def test_separability_finds_the_layer_that_encodes_a_category(tmp_path, monkeypatch):
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path))  # tables are cached: never in the checkout's cache
     rng = np.random.default_rng(0)
     n = 120
     df = make_dev([{"label": ["entailment", "neutral", "contradiction"][i % 3],
@@ -430,9 +431,10 @@ def test_separability_finds_the_layer_that_encodes_a_category():
     assert res["layer"] == 1 and res["n"] <= 15
 
 
-def test_separability_is_computed_once_per_input(monkeypatch):
+def test_separability_is_computed_once_per_input(tmp_path, monkeypatch):
     """A second call with the same inputs reads the cached table (equal, NaNs included); another seed or other
     layers compute again."""
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path))
     rng = np.random.default_rng(1)
     n = 40
     df = make_dev([{"label": ["entailment", "neutral", "contradiction"][i % 3],
@@ -450,7 +452,8 @@ def test_separability_is_computed_once_per_input(monkeypatch):
     assert len(calls) == 3
 
 
-def test_paper_layer_scores_and_tsne_records():
+def test_paper_layer_scores_and_tsne_records(tmp_path, monkeypatch):
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path))  # separability tables are cached
     rng = np.random.default_rng(0)
     n = 60
     df = make_dev([{"label": ["entailment", "neutral", "contradiction"][i % 3],
@@ -698,17 +701,21 @@ def test_standin_training_data_never_holds_an_evaluated_pair():
                               evaluated=evaluated)
 
 
-def test_standin_is_the_offline_model_fine_tuned_further_on_the_mnli_rows(monkeypatch):
+def test_standin_is_the_offline_model_fine_tuned_further_on_the_mnli_rows(monkeypatch, tmp_path):
     """Two stages: the second fine-tune starts from the offline model's weights (its folder is the spec's
-    base, so the cache key holds them), with the offline settings, on the TaxiNLI MNLI-train rows only."""
+    base, so the cache key holds them), with the offline settings, on the TaxiNLI MNLI-train rows only; the
+    first stage's rows are those its train log counts."""
+    import json
+
     from nli_lib import models
     from nli_lib.models import training
     from nli_lib.taxinli import standin
 
     seen = {}
+    (tmp_path / "train_log.json").write_text(json.dumps({"n_train": 64, "epochs": []}))
 
     class Base:
-        name, model_dir = "minilm-esnli-quick", "/cache/models/minilm-esnli-quick-abc"
+        name, model_dir = "minilm-esnli-quick", str(tmp_path)
 
     def fake_offline(**kw):
         seen["stage1"] = kw

@@ -93,6 +93,16 @@ def cpu_has_bf16() -> bool:
     return any(f in flags for f in (" avx512_bf16", " amx_bf16"))
 
 
+def trained_rows(clf) -> int | None:
+    """Training rows of a fine-tuned model, from the train_log.json `finetune` writes beside its weights
+    (None when it has no readable log)."""
+    log = getattr(clf, "model_dir", None)
+    try:
+        return int(json.loads((Path(log) / "train_log.json").read_text())["n_train"]) if log else None
+    except (OSError, ValueError, KeyError):
+        return None
+
+
 def auto_train_precision(device: str | None = None) -> str:
     """'bfloat16' where training in bf16 is fast (a CUDA GPU with bf16 support, a CPU with bf16 units), else
     'float32'. Imports torch only for a GPU (`pick_device`)."""

@@ -130,6 +130,8 @@ def stand_in_table(systems: Systems):
     accuracy (from the training log); classical baselines have no log and are left out."""
     import pandas as pd
 
+    from ..models.training import trained_rows
+
     out = []
     for name, clf in systems.classifiers.items():
         log = getattr(clf, "train_log", None)
@@ -137,20 +139,9 @@ def stand_in_table(systems: Systems):
             continue
         paper = systems.counterparts.get(name, "")
         paper_sys, relation = paper if isinstance(paper, tuple) else (paper, "stand-in" if paper else "")
-        rows = getattr(clf, "training_rows", None) or {"rows": _n_train(clf)}
+        rows = getattr(clf, "training_rows", None) or {"rows": trained_rows(clf)}
         out.append({"system": name, "main": name == systems.main, "paper_system": paper_sys, "relation": relation,
                     "training_rows": ", ".join(f"{k}: {v}" for k, v in rows.items()),
                     "epochs": len(log), "held_out_accuracy": log[-1].get("eval_accuracy"),
                     "held_out_n": log[-1].get("eval_n")})
     return pd.DataFrame(out)
-
-
-def _n_train(clf) -> int | None:
-    """Training rows of a fine-tuned model, from the train_log.json `finetune` writes beside its weights."""
-    import json
-
-    log = getattr(clf, "model_dir", None)
-    try:
-        return int(json.loads((log / "train_log.json").read_text())["n_train"]) if log else None
-    except (OSError, ValueError, KeyError):
-        return None

@@ -103,7 +103,7 @@ def mnli_domain_model(quick: bool = False, epochs: int = 2, seed: int = 0, progr
     `training_rows` on the result counts both stages' rows by source."""
     from ..data.loaders import load_esnli
     from ..models import QUICK_TRAIN_ROWS, offline_nli_model, offline_spec
-    from ..models.training import finetune
+    from ..models.training import finetune, trained_rows
 
     train_rows = train_rows or QUICK_TRAIN_ROWS
     base = offline_nli_model(quick=quick, epochs=epochs, seed=seed, progress=progress, train_rows=train_rows)
@@ -112,7 +112,6 @@ def mnli_domain_model(quick: bool = False, epochs: int = 2, seed: int = 0, progr
     spec = offline_spec(quick, epochs=epochs, seed=seed, base=str(base.model_dir))
     clf = finetune(spec, train, held_out, name=NAME + ("-quick" if quick else ""), progress=progress,
                    precision=precision)
-    first_stage = min(train_rows, len(load_esnli("dev"))) if quick else len(load_esnli("dev"))  # as in stage 1
-    clf.training_rows = {f"e-snli-dev (first stage, {base.name})": first_stage,
+    clf.training_rows = {f"e-snli-dev (first stage, {base.name})": trained_rows(base),
                          **train["source"].value_counts().to_dict()}
     return clf
