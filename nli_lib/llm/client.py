@@ -105,11 +105,6 @@ class LLMConfig:
         return not self.base_url
 
     @property
-    def paper_systems(self) -> tuple[str, ...]:
-        """`paper_system` as a tuple of names (`system_names`; empty: a stand-in)."""
-        return system_names(self.paper_system)
-
-    @property
     def short_name(self) -> str:
         """The model as outputs name it: the id an endpoint uses, a hub id, or a folder's name (never a path).
 
