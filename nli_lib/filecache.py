@@ -64,9 +64,39 @@ def _save_json(path: Path, value) -> None:
     path.write_text(json.dumps(value), encoding="utf-8")
 
 
+def frame_record(df) -> dict:
+    """A DataFrame as JSON-ready data: columns, dtypes, index and rows (Python floats keep every bit)."""
+    return {"columns": [str(c) for c in df.columns], "dtypes": [str(t) for t in df.dtypes],
+            "index": df.index.tolist(), "index_dtype": str(df.index.dtype), "rows": df.to_numpy(dtype=object).tolist()}
+
+
+def frame_from_record(record: dict):
+    """The DataFrame a `frame_record` holds, with its dtypes.
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"a": [1, 2], "b": [0.1, float("nan")], "c": ["x", None], "d": [True, False]})
+    >>> back = frame_from_record(json.loads(json.dumps(frame_record(df))))
+    >>> pd.testing.assert_frame_equal(df, back, check_exact=True)
+    """
+    import pandas as pd
+
+    index = pd.Index(record["index"], dtype=record["index_dtype"])
+    df = pd.DataFrame(record["rows"], columns=record["columns"], index=index)
+    return df.astype(dict(zip(record["columns"], record["dtypes"])))
+
+
+def _save_frames(path: Path, frames) -> None:
+    path.write_text(json.dumps({name: frame_record(df) for name, df in frames.items()}), encoding="utf-8")
+
+
+def _load_frames(path: Path) -> dict:
+    return _load_frames_text(path.read_text(encoding="utf-8"))
+
+
 NPY = FileFormat(".npy", _save_npy, lambda path: np.load(path, allow_pickle=False))  # one array
 LAYERS = FileFormat(".npz", _save_layers, _load_layers)  # a list of arrays (per-layer states), as layer0, layer1, ...
 JSON = FileFormat(".json", _save_json, lambda path: json.loads(path.read_text(encoding="utf-8")))
+FRAMES = FileFormat(".frames.json", _save_frames, _load_frames)  # {name: DataFrame}, dtypes kept (`cached_frames`)
 
 
 def cache_path(folder: str | Sequence[str], key: str, fmt: FileFormat) -> Path:
@@ -113,6 +143,50 @@ def cached(path: Path, fmt: FileFormat, compute: Callable[[], Any], validate: Ca
         value = compute()
         write(path, value, fmt)
     return value
+
+
+def cached_frames(path: Path, compute: Callable[[], dict], what: str = "cached tables") -> dict:
+    """`cached(path, FRAMES, compute)` for a {name: DataFrame} result, stored only when it reads back exactly
+    (same values, dtypes, index and columns); one that would not is returned uncached, with a RuntimeWarning
+    naming the table, so a cache hit is always the computed result itself.
+
+    >>> import pandas as pd, tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "k.frames.json"
+    >>> out = cached_frames(path, lambda: {"t": pd.DataFrame({"a": [1.5, 2.0]})}); path.is_file()
+    True
+    >>> tuples = path.with_name("k2.frames.json")  # JSON gives tuples back as lists: not stored
+    >>> with warnings.catch_warnings(record=True) as seen:
+    ...     warnings.simplefilter("always")
+    ...     _ = cached_frames(tuples, lambda: {"t": pd.DataFrame({"a": [(1,), (2,)]})})
+    >>> tuples.is_file(), "does not read back exactly" in str(seen[0].message)
+    (False, True)
+    """
+    import pandas as pd
+
+    value = read(path, FRAMES, _frames_problem, what)
+    if value is not None:
+        return value
+    value = compute()
+    try:
+        back = _load_frames_text(json.dumps({name: frame_record(df) for name, df in value.items()}))
+        for name, df in value.items():
+            pd.testing.assert_frame_equal(df, back[name], check_exact=True)
+    except Exception as exc:  # noqa: BLE001 - anything that does not read back exactly is not stored
+        warnings.warn(f"{what}: not cached, table {name!r} does not read back exactly ({str(exc)[:200]})",
+                      RuntimeWarning, stacklevel=2)
+        return value
+    write(path, value, FRAMES)
+    return value
+
+
+def _load_frames_text(text: str) -> dict:
+    return {name: frame_from_record(r) for name, r in json.loads(text).items()}
+
+
+def _frames_problem(value) -> str | None:
+    import pandas as pd
+
+    return None if all(isinstance(v, pd.DataFrame) for v in value.values()) else "not a set of tables"
 
 
 def cached_dir(dest: Path, build: Callable[[Path], None], marker: str = "config.json") -> Path:

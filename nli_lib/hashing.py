@@ -66,3 +66,20 @@ def array_hash(X, *settings, length: int = 20) -> str:
     True
     """
     return digest(np.ascontiguousarray(X, dtype=np.float32).tobytes(), repr((np.shape(X), settings)), length=length)
+
+
+def frame_hash(df, length: int = 20) -> str:
+    """sha256 of a DataFrame's column names, dtypes, index and values (pandas' per-row hashes, so two frames
+    with equal content have equal hashes however they were built).
+
+    >>> import pandas as pd
+    >>> a = pd.DataFrame({"x": [1, 2], "y": ["a", "b"]})
+    >>> frame_hash(a) == frame_hash(a.copy()) != frame_hash(a.assign(y=["a", "c"]))
+    True
+    >>> frame_hash(a) != frame_hash(a.astype({"x": float})) != frame_hash(a.rename(columns={"y": "z"}))
+    True
+    """
+    import pandas as pd
+
+    rows = pd.util.hash_pandas_object(df, index=True).to_numpy()
+    return digest(repr([(str(c), str(t)) for c, t in df.dtypes.items()]), rows.tobytes(), length=length)

@@ -90,3 +90,33 @@ def test_hash_recipes_are_those_the_stored_caches_were_keyed_with():
     assert hashing.text_hash("a", "b\x1e", "c") == "103e31d1a512c88a"
     assert hashing.array_hash(np.arange(6.0).reshape(2, 3), 0, 30.0, 50) == "fec2ec738b5061b36dd5"
     assert hashing.stable_json({"b": [1, "x"], "a": None}) == '{"a": null, "b": [1, "x"]}'
+
+
+def test_cached_frames_returns_the_stored_tables_exactly_and_computes_once(tmp_path):
+    import pandas as pd
+
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"rows": pd.DataFrame({"x": [0.1 + 0.2, float("nan")], "s": ["a", None], "b": [True, False],
+                                      "n": [1, 2]}, index=[3, 7]),
+                "empty": pd.DataFrame({"k": pd.Series([], dtype="int64")})}
+
+    path = tmp_path / f"k{filecache.FRAMES.suffix}"
+    first = filecache.cached_frames(path, compute)
+    again = filecache.cached_frames(path, compute)
+    assert len(calls) == 1 and path.name == "k.frames.json"
+    for name in first:  # every bit of the floats, the dtypes, the index
+        pd.testing.assert_frame_equal(first[name], again[name], check_exact=True)
+    assert again["rows"].loc[3, "x"] == 0.1 + 0.2 and again["rows"]["b"].dtype == bool
+
+
+def test_frame_hash_sees_values_index_and_dtypes():
+    import pandas as pd
+
+    df = pd.DataFrame({"a": [1, 2], "b": ["x", "y"]})
+    assert hashing.frame_hash(df) == hashing.frame_hash(pd.DataFrame({"a": [1, 2], "b": ["x", "y"]}))
+    assert hashing.frame_hash(df) != hashing.frame_hash(df.iloc[::-1])
+    assert hashing.frame_hash(df) != hashing.frame_hash(df.set_axis([5, 6]))
+    assert hashing.frame_hash(df) != hashing.frame_hash(df.astype({"a": "int32"}))

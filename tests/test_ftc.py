@@ -662,6 +662,29 @@ def test_printed_rewrites_through_the_regex_pipeline():
     assert not fig7["ok"] and fig7["meteor"] == 0.0
 
 
+def test_hit_rates_are_computed_once_per_input_and_library(tmp_path, monkeypatch):
+    from nli_lib import outputs
+    from nli_lib.ftc import analysis
+
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path))
+    calls = []
+    compute = analysis.regex_hit_rates
+    monkeypatch.setattr(analysis, "regex_hit_rates", lambda *a: calls.append(1) or compute(*a))
+    df = pd.DataFrame({"pair_id": ["a"], "hypothesis": ["There is a cat ."], "label": ["contradiction"],
+                       "explanation_1": ["a dog is not a cat ."]})
+    first = hit_rates(df, ["explanation_1"])
+    again = hit_rates(df, ["explanation_1"])
+    assert len(calls) == 1  # read back from the file cache
+    pd.testing.assert_frame_equal(first["rows"], again["rows"], check_exact=True)
+    hit_rates(df.assign(explanation_1="a dog is not a bird ."), ["explanation_1"])
+    assert len(calls) == 2  # another input
+    monkeypatch.setattr(outputs, "nli_lib_hash", lambda: "edited-library")
+    hit_rates(df, ["explanation_1"])
+    assert len(calls) == 3  # the same input after a library edit
+    hit_rates(df, ["explanation_1"], cached=False)
+    assert len(calls) == 4
+
+
 def test_hit_rate_failure_kinds():
     df = pd.DataFrame({"pair_id": list("abc"), "hypothesis": ["There is a cat .", "A man sleeps .", "A dog runs ."],
                        "label": ["contradiction", "contradiction", "entailment"],

@@ -224,6 +224,23 @@ def _pair_seed(*parts) -> int:
     return int(digest("\x1f".join(map(str, parts)), length=15), 16)
 
 
+def perturbs_embeddings(model) -> bool:
+    """Whether `noise_label_flips` can perturb `model`'s input embeddings: it has a Hugging Face `model` and
+    `tokenizer`. Asked of the class (or the instance's own attributes), so a lazily loaded classifier whose
+    predictions are all cached is not loaded by the question (``hasattr(model, "model")`` would load it).
+
+    >>> class Lazy:
+    ...     loads = 0
+    ...     @property
+    ...     def model(self):
+    ...         Lazy.loads += 1
+    ...     tokenizer = None
+    >>> perturbs_embeddings(Lazy()), Lazy.loads, perturbs_embeddings(object())
+    (True, 0, False)
+    """
+    return all(hasattr(type(model), attr) or attr in getattr(model, "__dict__", {}) for attr in ("model", "tokenizer"))
+
+
 def noise_label_flips(model, df: pd.DataFrame, scales: Sequence[float] = (0.5, 1.0, 2.0), draws: int = 1,
                       seed: int = 0, cache=None) -> pd.DataFrame:
     """The model's prediction on each pair with N(0, σ²) noise added to every input word embedding.
@@ -235,7 +252,7 @@ def noise_label_flips(model, df: pd.DataFrame, scales: Sequence[float] = (0.5, 1
     """
     from ..cache import default_cache, probability_check
 
-    if not all(hasattr(type(model), attr) or attr in vars(model) for attr in ("model", "tokenizer")):  # no load
+    if not perturbs_embeddings(model):
         raise TypeError(
             "noise_label_flips needs a Hugging Face classifier (HFClassifier): it perturbs input embeddings"
         )
