@@ -189,6 +189,20 @@ def _frames_problem(value) -> str | None:
     return None if all(isinstance(v, pd.DataFrame) for v in value.values()) else "not a set of tables"
 
 
+def library_state() -> dict:
+    """What a library computation may read besides its arguments, for the key of a cached derived result
+    (`cached_frames`): the nli_lib sources (`outputs.nli_lib_hash`), the data manifest's sha256s (every file
+    is verified against them when read) and the versions of the computing packages (`runner.PACKAGES`).
+    Coarse on purpose: any edit of the library, the data or those packages recomputes every derived result."""
+    from .data.fetch import load_manifest
+    from .hashing import json_hash
+    from .outputs import nli_lib_hash
+    from .runner import package_versions
+
+    return {"lib": nli_lib_hash(), "data": json_hash({k: e.sha256 for k, e in load_manifest().items()}, length=16),
+            "packages": package_versions()}
+
+
 def cached_dir(dest: Path, build: Callable[[Path], None], marker: str = "config.json") -> Path:
     """A cached folder: `dest` when it holds `marker`; otherwise `build(tmp)` fills a temporary folder that then
     becomes `dest` (so a folder is complete whenever its name exists). Returns `dest`."""

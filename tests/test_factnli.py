@@ -1381,3 +1381,25 @@ def test_factnli_notebooks_save_declared_outputs_only():
                         saved.append(node.args[1].value)
         declared = {s.name for s in specs(stem)}
         assert set(saved) == declared, (stem, set(saved) ^ declared)
+
+
+def test_current_facts_are_generated_once_per_augmenter_and_queries(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from nli_lib import outputs
+    from nli_lib.factnli import gold
+
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path))
+    calls = []
+    monkeypatch.setattr(gold, "generated_facts", lambda aug, qs: calls.append(list(qs)) or
+                        {q: {f"{q} fact.", "A dog is an animal."} for q in qs})
+    aug = SimpleNamespace(fingerprint="aug-1", extractor=SimpleNamespace(name="rules-v1"))
+    first = gold.current_facts(aug, ["q1", "q2", "q1"])
+    assert first == {"q1": {"q1 fact.", "A dog is an animal."}, "q2": {"q2 fact.", "A dog is an animal."}}
+    assert gold.current_facts(aug, ["q1", "q2"]) == first and calls == [["q1", "q2"]]  # read back: same sets
+    gold.current_facts(SimpleNamespace(fingerprint="aug-2", extractor=aug.extractor), ["q1", "q2"])
+    gold.current_facts(aug, ["q1"])
+    monkeypatch.setattr(outputs, "nli_lib_hash", lambda: "edited-library")
+    gold.current_facts(aug, ["q1", "q2"])
+    gold.current_facts(aug, ["q1", "q2"], cached=False)
+    assert len(calls) == 5  # another augmenter, other queries, an edited library, uncached

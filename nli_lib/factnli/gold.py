@@ -89,7 +89,33 @@ def load_gold(path: str | Path | None = None, premises: Mapping[str, str] | None
     return gold
 
 
-def current_facts(augmenter, queries) -> dict[str, set]:
+def current_facts(augmenter, queries, cached: bool = True) -> dict[str, set]:
+    """`generated_facts`, kept in the file cache (JSON; ~4-8 s for the gold set's queries) under a key of the
+    queries, the augmenter's fingerprint and extractor, and `filecache.library_state` (library sources, data
+    files, package versions). cached=False computes it afresh."""
+    from .. import filecache
+    from ..hashing import json_hash
+
+    queries = list(dict.fromkeys(queries))
+    if not cached:
+        return generated_facts(augmenter, queries)
+    key = json_hash({"queries": queries, "augmenter": augmenter.fingerprint, "extractor": augmenter.extractor.name,
+                     **filecache.library_state()}, length=24)
+    path = filecache.cache_path("factnli_current_facts", key, filecache.JSON)
+    stored = filecache.cached(path, filecache.JSON, lambda: {q: sorted(fs) for q, fs in
+                                                             generated_facts(augmenter, queries).items()},
+                              validate=_facts_problem, what="cached current facts")
+    return {q: set(fs) for q, fs in stored.items()}
+
+
+def _facts_problem(value) -> str | None:
+    """Why a stored {query: [fact, ...]} is not one (None when it is)."""
+    ok = isinstance(value, dict) and all(isinstance(v, list) and all(isinstance(f, str) for f in v)
+                                         for v in value.values())
+    return None if ok else "not a {query: [fact, ...]} mapping"
+
+
+def generated_facts(augmenter, queries) -> dict[str, set]:
     """{query: facts the augmenter's generator extracts for it}: every query noun's page and every snippet
     above tau (no cap on terms or pool, no exclusion of earlier levels' snippets), through the same pages,
     retriever and extractor as a build. A superset of what a build at that level extracts, up to page

@@ -66,8 +66,8 @@ def hit_rates(df: pd.DataFrame, explanation_cols: Sequence[str] = EXPLANATION_CO
               cached: bool = True) -> dict[str, pd.DataFrame]:
     """Regex extraction and transformation coverage on e-SNLI explanations (`regex_hit_rates`), kept in the
     file cache (`filecache.cached_frames`; ~10 s for the 29,526 explanations of e-SNLI dev, ~0.3 s read back)
-    under `hit_rates_key`: the input columns, the library's sources, the POS tagger's sha256 and the
-    nltk and pandas versions. cached=False computes it afresh."""
+    under `hit_rates_key`: the input columns, the library's sources, the data files and package versions.
+    cached=False computes it afresh."""
     if not cached:
         return regex_hit_rates(df, explanation_cols)
     from .. import filecache
@@ -78,9 +78,8 @@ def hit_rates(df: pd.DataFrame, explanation_cols: Sequence[str] = EXPLANATION_CO
 
 
 def hit_rates_key(df: pd.DataFrame, explanation_cols: Sequence[str] = EXPLANATION_COLS) -> str:
-    """Everything `regex_hit_rates` reads: the pairs' columns it uses, the library's sources (templates,
-    transforms, checks), the tagger model's sha256 (the data manifest's, verified when it is read) and the
-    versions of nltk (the tagger's code) and pandas.
+    """Everything `regex_hit_rates` reads: the pairs' columns it uses, and the library's sources (templates,
+    transforms, checks), the data files (the tagger model) and package versions (`filecache.library_state`).
 
     >>> df = pd.DataFrame({"pair_id": [1], "hypothesis": ["A dog runs."], "label": ["neutral"],
     ...                    "explanation_1": ["A dog is an animal."]})
@@ -89,16 +88,12 @@ def hit_rates_key(df: pd.DataFrame, explanation_cols: Sequence[str] = EXPLANATIO
     >>> hit_rates_key(df, ["explanation_1"]) != hit_rates_key(df.assign(label="entailment"), ["explanation_1"])
     True
     """
-    import nltk
-
-    from ..data.fetch import load_manifest
+    from ..filecache import library_state
     from ..hashing import frame_hash, json_hash
-    from ..outputs import nli_lib_hash
 
     cols = [c for c in ("pair_id", "premise", "hypothesis", "label", *explanation_cols) if c in df]
-    return json_hash({"pairs": frame_hash(df[cols]), "columns": list(explanation_cols), "lib": nli_lib_hash(),
-                      "tagger": load_manifest()["nltk/averaged_perceptron_tagger"].sha256,
-                      "nltk": nltk.__version__, "pandas": pd.__version__}, length=24)
+    return json_hash({"pairs": frame_hash(df[cols]), "columns": list(explanation_cols), **library_state()},
+                     length=24)
 
 
 def regex_hit_rates(df: pd.DataFrame, explanation_cols: Sequence[str] = EXPLANATION_COLS) -> dict[str, pd.DataFrame]:
