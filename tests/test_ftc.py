@@ -1162,3 +1162,25 @@ def test_precision_lines_report_the_held_out_batch_beside_the_overall_precision(
     assert lines[1].startswith("precision of ok (all batches, mostly in sample): 4/5 = 0.800") and lines[2].startswith("held-out batch")
     assert ": 1/2 = 0.500" in lines[2]
     assert len(precision_lines(precision_table(compared[compared["batch"] == "early"])).splitlines()) == 2
+
+
+def test_gold_comparison_is_computed_once_per_gold_rewriter_and_library(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from nli_lib import outputs
+    from nli_lib.ftc import gold, report
+
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path))
+    calls = []
+    monkeypatch.setattr(gold, "gold_comparison", lambda g, r: calls.append(1) or g.assign(ok=True, stale=False))
+    rows = pd.DataFrame({"pair_id": ["p1"], "counterfactual": ["A dog runs ."], "judged_correct": [True]})
+    offline = SimpleNamespace(name="offline://ftc-rules+align", tier="offline", shots={})
+    first = report.cached_gold_comparison(rows, offline)
+    again = report.cached_gold_comparison(rows, offline)
+    assert len(calls) == 1 and again["ok"].tolist() == [True]
+    pd.testing.assert_frame_equal(first, again, check_exact=True)
+    report.cached_gold_comparison(rows.assign(judged_correct=False), offline)  # a re-judged item
+    report.cached_gold_comparison(rows, SimpleNamespace(**{**vars(offline), "shots": {("extract", "E"): [{"x": 1}]}}))
+    monkeypatch.setattr(outputs, "nli_lib_hash", lambda: "edited-library")
+    report.cached_gold_comparison(rows, offline)
+    assert len(calls) == 4

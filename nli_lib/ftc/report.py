@@ -84,15 +84,31 @@ def gold_report(rewriter) -> tuple[pd.DataFrame, pd.DataFrame]:
     (overall, per pipeline, per batch), with the generator version now and the versions the items were judged
     with. The gold set judges the offline generators: an LLM rewriter is replaced by the offline stand-ins."""
     from .fewshot import FewShotRewriter
-    from .gold import gold_comparison, load_gold, precision_table
+    from .gold import load_gold, precision_table
     from .pipeline import pipeline_version
 
     offline = rewriter if getattr(rewriter, "tier", None) == "offline" else FewShotRewriter.offline()
-    compared = gold_comparison(load_gold(), offline)
+    compared = cached_gold_comparison(load_gold(), offline)
     table = precision_table(compared)
     table["generator version now"] = pipeline_version()
     table["judged with"] = ", ".join(sorted(set(compared["pipeline_version"])))
     return compared, table
+
+
+def cached_gold_comparison(gold: pd.DataFrame, rewriter) -> pd.DataFrame:
+    """`gold.gold_comparison` (~2.4 s: the pipelines on every gold input; notebooks 30-32 each ask for it), kept
+    in the file cache (`filecache.cached_frames`) under the gold rows, the rewriter's name, tier and shots, and
+    `filecache.library_state` (library sources, data files, package versions)."""
+    from .. import filecache
+    from ..hashing import frame_hash, json_hash
+    from .gold import gold_comparison
+
+    shots = {"/".join(k): v for k, v in getattr(rewriter, "shots", {}).items()}
+    key = json_hash({"gold": frame_hash(gold), "rewriter": rewriter.name, "tier": rewriter.tier, "shots": shots,
+                     **filecache.library_state()}, length=24)
+    path = filecache.cache_path("ftc_gold_comparison", key, filecache.FRAMES)
+    return filecache.cached_frames(path, lambda: {"compared": gold_comparison(gold, rewriter)},
+                                   what="cached gold comparison")["compared"]
 
 
 def precision_lines(table: pd.DataFrame) -> str:
