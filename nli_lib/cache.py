@@ -225,6 +225,27 @@ class CallCache:
         self.counters[namespace]["hits" if value is not None else "misses"] += 1
         return value
 
+    def all_values(self, namespace: str) -> dict[str, str]:
+        """{key hash: value JSON} of every entry of `namespace`, in one query: for a caller that then looks up
+        many keys one at a time (`lookup`), where a query per key costs as much as the computation it saves.
+
+        >>> c = CallCache(":memory:"); c.put("demo", {"x": 1}, [1, 2])
+        >>> snapshot = c.all_values("demo"); c.lookup("demo", snapshot, {"x": 1}), c.lookup("demo", snapshot, {"x": 2})
+        ([1, 2], None)
+        """
+        table = self._table(namespace)
+        return dict(self._run(lambda con: con.execute(f"SELECT k, value FROM {table}").fetchall(),
+                              f"reading {namespace}"))
+
+    def lookup(self, namespace: str, snapshot: dict[str, str], key: dict, validate: Callable | None = None):
+        """`get` answered from an `all_values` snapshot of `namespace` (decoded, validated and counted alike)."""
+        h = key_hash(key)
+        problems: list[str] = []
+        value = self._decode(namespace, h, snapshot[h], validate, problems) if h in snapshot else None
+        self._report(namespace, problems)
+        self.counters[namespace]["hits" if value is not None else "misses"] += 1
+        return value
+
     def get_many(self, namespace: str, keys: list[dict], validate: Callable | None = None) -> list:
         """Values (or None) for many keys in one query batch; `validate` as in `get`."""
         table = self._table(namespace)

@@ -122,6 +122,9 @@ class NotebookSession:
             print(summary.to_string())
         else:
             print("model calls: none")
+        from .data.nltk_data import flush_pos_tags
+
+        flush_pos_tags()  # the POS tagger's new answers, into the call cache (the next run reads them)
         phases.write_phase_file()  # the kernel's final phase totals and peak memory, for the runner's table
         calls.check(calls.max_failure_rate(self.params), since=self.calls_before)
         self.out.publish()

@@ -373,7 +373,7 @@ def test_pos_tagger_from_zip(tmp_path):
     assert N.load_pos_tagger(path=path) is tagger  # cached in-process
     evil = _tagger_zip(tmp_path / "evil.zip", (OrderedDict(), {}, set()))
     with pytest.raises(pickle.UnpicklingError, match="refusing"):
-        N.load_pos_tagger(path=evil)
+        N.load_pos_tagger(path=evil).tag(["the"])  # the model is read at the first sentence not in the cache
 
 
 WORDNET_PATHS = sorted((FIX / "oewn").glob("*.yaml"))
@@ -821,3 +821,29 @@ def test_factnli_sizes_use_mnli_when_at_hand(tmp_path, monkeypatch):
     monkeypatch.setattr(L, "fetch", lambda key: archive if key == "mnli_full/multinli_1.0.zip" else pytest.fail(key))
     sizes = stats.factnli_sizes().set_index("quantity")
     assert sizes["ours"].tolist() == [7, 4, 1] and sizes.loc["MNLI validation_matched size", "paper"] == 9815
+
+
+def test_pos_tagger_answers_from_the_call_cache_without_loading_its_model(tmp_path, monkeypatch):
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    path = _tagger_zip(tmp_path / "tagger.zip", ({}, {"the": "DT", "wug": "NN"}, {"DT", "NN"}))
+    tagger = N.load_pos_tagger(path=path)
+    assert tagger.tag(["the", "wug"]) == [("the", "DT"), ("wug", "NN")] and tagger.model_loaded
+    assert tagger.flush() == 1 and tagger.flush() == 0  # stored once
+    fresh = N.PosTagger(path, tagger.sha256)  # as in the next run's process
+    assert fresh.tag(["the", "wug"]) == [("the", "DT"), ("wug", "NN")] and not fresh.model_loaded
+    assert fresh.tag(["wug"]) == [("wug", "NN")] and fresh.model_loaded  # a sentence no run tagged
+    other = N.PosTagger(path, "sha256-of-another-model")  # the key holds the model file's hash
+    other.tag(["the", "wug"])
+    assert other.model_loaded
+
+
+def test_a_damaged_cached_tagging_is_reported_and_recomputed(tmp_path, monkeypatch):
+    from nli_lib.cache import default_cache
+
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    path = _tagger_zip(tmp_path / "tagger.zip", ({}, {"the": "DT", "wug": "NN"}, {"DT", "NN"}))
+    tagger = N.PosTagger(path, "sha-x")
+    default_cache().put(N.TAG_NAMESPACE, tagger._key(["the", "wug"]), ["DT"])  # one tag for two words
+    with pytest.warns(RuntimeWarning, match="not 2 tags"):
+        assert tagger.tag(["the", "wug"]) == [("the", "DT"), ("wug", "NN")]
+    assert tagger.model_loaded
