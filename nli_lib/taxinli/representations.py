@@ -110,7 +110,11 @@ def tsne_2d(X: np.ndarray, seed: int = 0, perplexity: float = 30.0, pca_dims: in
     _check_embeddable(X)
     n = len(X)
     perplexity = float(min(perplexity, max(2.0, (n - 1) / 3)))
-    path = filecache.cache_path("taxinli_tsne", array_hash(X, seed, perplexity, pca_dims), filecache.NPY)
+    import sklearn
+
+    # scikit-learn's version is part of the key: its t-SNE gives other coordinates from one release to the next
+    path = filecache.cache_path("taxinli_tsne", array_hash(X, seed, perplexity, pca_dims, sklearn.__version__),
+                                filecache.NPY)
 
     def compute() -> np.ndarray:
         with _one_thread():
