@@ -89,12 +89,13 @@ def load_gold(path: str | Path | None = None) -> pd.DataFrame:
     return gold
 
 
-def gold_comparison(gold: pd.DataFrame, rewriter=None) -> pd.DataFrame:
+def gold_comparison(gold: pd.DataFrame, rewriter=None, verify: bool = True) -> pd.DataFrame:
     """The gold items with what the current pipelines make of their inputs: `current` (text), `status`,
     `ok`, and `stale` (True when the current text differs from the judged one: its judgement does not apply).
 
     FSP pipelines need `rewriter` (`FewShotRewriter.offline()` reproduces the judged texts); items of a
-    pipeline that cannot run are marked stale with the reason.
+    pipeline that cannot run are marked stale with the reason. `verify` False: the rules' verdict only (no
+    learned verifier; what `verifier.fit_verifier` trains on).
     """
     from ..text import untokenize_ptb
     from .pipeline import counterfactual_rows
@@ -106,7 +107,7 @@ def gold_comparison(gold: pd.DataFrame, rewriter=None) -> pd.DataFrame:
         extract, transform = pipe.split("-")
         if "fsp" in (extract, transform) and rewriter is None:
             continue
-        rows = counterfactual_rows(inputs, extract, transform, rewriter)
+        rows = counterfactual_rows(inputs, extract, transform, rewriter, verify=verify)
         for r in rows.itertuples(index=False):
             current[(r.pair_id, pipe, r.slot)] = (r.x_cf, r.status)
     out = gold.copy()

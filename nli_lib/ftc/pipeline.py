@@ -125,12 +125,14 @@ ROW_COLUMNS = ["pair_id", "premise", "hypothesis", "label", "explanation", "pipe
 
 def counterfactual_rows(df: pd.DataFrame, extract: str = "regex", transform: str = "regex",
                         rewriter: FewShotRewriter | None = None, explanation_col: str = "explanation_1",
-                        label_col: str = "label", progress: bool = False) -> pd.DataFrame:
+                        label_col: str = "label", progress: bool = False, verify: bool = True) -> pd.DataFrame:
     """One row per (pair, slot) with spans A/B, the counterfactual x_cf, status ('ok' | 'malformed' | 'failed'),
     ok (= status 'ok'), changed and a reason (the transform's note, or why the slot is not ok).
 
     `df` needs premise, hypothesis, pair_id, `label_col` (the label the explanation explains) and
     `explanation_col`. FSP steps need `rewriter` (`FewShotRewriter.offline()` or `.from_llm(client)`).
+    `verify`: rule-passing rows also go through the learned verifier (`verifier.low_scores`); False: rules only
+    (what the verifier itself is fit on).
     """
     if extract not in METHODS or transform not in METHODS:
         raise ValueError(f"extract/transform must be one of {METHODS}")
@@ -189,8 +191,21 @@ def counterfactual_rows(df: pd.DataFrame, extract: str = "regex", transform: str
             rows.append({**base, "slot": r.slot, "y_cf": r.y_cf, "x_cf": r.x_cf if produced else None,
                          "ok": status == "ok", "status": status, "changed": changed, "reason": reason})
     out = pd.DataFrame(rows, columns=ROW_COLUMNS)
+    if verify:
+        _abstain_on_low_scores(out)
     out.attrs["fsp_model"] = rewriter.name if rewriter is not None and "fsp" in (extract, transform) else None
     return out
+
+
+def _abstain_on_low_scores(out: pd.DataFrame) -> None:
+    """Rule-passing rows the verifier scores below its threshold become malformed, with its reason (in place)."""
+    from .verifier import low_scores
+
+    ok = out.index[out["status"] == "ok"]
+    for i, why in zip(ok, low_scores(out.loc[ok])):
+        if why:
+            note = out.at[i, "reason"]
+            out.loc[i, ["status", "ok", "reason"]] = ["malformed", False, f"malformed: {why}" + (f" [{note}]" if note else "")]
 
 
 def all_pipelines(df: pd.DataFrame, rewriter: FewShotRewriter | None, pipelines: Sequence[tuple[str, str]] = PIPELINES,
