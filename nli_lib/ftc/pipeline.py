@@ -204,8 +204,8 @@ def _abstain_on_low_scores(out: pd.DataFrame) -> None:
     ok = out.index[out["status"] == "ok"]
     for i, why in zip(ok, low_scores(out.loc[ok])):
         if why:
-            note = out.at[i, "reason"]
-            out.loc[i, ["status", "ok", "reason"]] = ["malformed", False, f"malformed: {why}" + (f" [{note}]" if note else "")]
+            note = f" [{out.at[i, 'reason']}]" if out.at[i, "reason"] else ""
+            out.loc[i, ["status", "ok", "reason"]] = ["malformed", False, f"malformed: {why}{note}"]
 
 
 def all_pipelines(df: pd.DataFrame, rewriter: FewShotRewriter | None, pipelines: Sequence[tuple[str, str]] = PIPELINES,

@@ -35,7 +35,9 @@ import numpy as np
 
 from ..config import REPO_ROOT
 
-TOKENS_VERSION = 1  # bump when `tokens` changes: the corpus cache is keyed by it
+COMMON_WORD = 20  # a word in at least this many corpus sentences is common: an unseen n-gram of common words is
+# evidence of a bad splice, one with a rare word may just be rare
+TOKENS_VERSION = 2  # bump when `tokens` or the n-gram table changes: the corpus cache is keyed by it
 VERIFIER_PATH = REPO_ROOT / "data" / "fixtures" / "ftc" / "verifier.json"
 PRONOUNS = frozenset("he she it they him her them his hers its their theirs we us our you your i me my one".split())
 DETERMINERS = frozenset("a an the this that these those some any each every no another".split())
@@ -95,7 +97,7 @@ class NgramCorpus:
         grams: list[str] = []
         for s in distinct:
             words = s.split()
-            grams += [*ngrams(words, 2), *ngrams(words, 3)]
+            grams += [*ngrams(words, 1), *ngrams(words, 2), *ngrams(words, 3)]
         values, counts = np.unique(_hashes(grams), return_counts=True)
         return cls(values, counts.astype(np.int32), np.unique(_hashes(distinct)))
 
@@ -113,7 +115,7 @@ class NgramCorpus:
             k = np.searchsorted(self.sentences, sh)
             if k < len(self.sentences) and self.sentences[k] == sh:
                 words = sentence.split()
-                own = ngrams(words, 2) | ngrams(words, 3)
+                own = ngrams(words, 1) | ngrams(words, 2) | ngrams(words, 3)
                 out = out - np.array([g in own for g in grams], dtype=int)
         return [max(int(v), 0) for v in out]
 
@@ -196,6 +198,12 @@ def features(hypothesis: str, x_cf: str, premise: str = "", corpus: NgramCorpus 
         out["unseen_bigram_share"] = round(sum(c == 0 for c in bi) / len(bi), 4) if bi else 0.0
         out["unseen_trigram_share"] = round(sum(c == 0 for c in tri) / len(tri), 4) if tri else 0.0
         out["unseen_bigrams"] = sum(c == 0 for c in bi)
+        words = sorted({w for g in new for w in g.split()})
+        common = {w for w, k in zip(words, corpus.count(words, exclude=(premise, hypothesis))) if k >= COMMON_WORD}
+        out["unseen_common_bigrams"] = sum(c == 0 and set(g.split()) <= common for g, c in zip(new, counts)
+                                           if g.count(" ") == 1)
+        out["unseen_common_trigrams"] = sum(c == 0 and set(g.split()) <= common for g, c in zip(new, counts)
+                                            if g.count(" ") == 2)
         out["rarest_bigram_log"] = round(float(np.log1p(min(bi))), 4) if bi else float(np.log1p(1000))
     out.update(_tag_features(hypothesis, x_cf, inserted, deleted))
     return out
@@ -206,7 +214,8 @@ CATEGORIES = {"pipeline": ("regex-regex", "regex-fsp", "fsp-regex", "fsp-fsp"), 
               "label": ("entailment", "contradiction", "neutral")}
 NUMERIC = ("words_inserted", "words_deleted", "edit_runs", "touches_pronoun", "touches_determiner",
            "touches_preposition", "length_ratio", "new_ngrams", "unseen_bigram_share", "unseen_trigram_share",
-           "unseen_bigrams", "rarest_bigram_log", "kind_changed", "lost_finite_verb", "a_in_hypothesis")
+           "unseen_bigrams", "unseen_common_bigrams", "unseen_common_trigrams", "rarest_bigram_log", "kind_changed",
+           "lost_finite_verb", "a_in_hypothesis")
 FEATURES = NUMERIC + tuple(f"{k}={v}" for k, vs in CATEGORIES.items() for v in vs)
 REGULARISATION_C = 0.3  # inverse L2 strength of the logistic regression (standardised features)
 THRESHOLDS = tuple(round(0.5 + 0.05 * i, 2) for i in range(10))  # candidate thresholds, smallest first
