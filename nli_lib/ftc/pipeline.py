@@ -202,10 +202,12 @@ def _abstain_on_low_scores(out: pd.DataFrame) -> None:
     from .verifier import low_scores
 
     ok = out.index[out["status"] == "ok"]
-    for i, why in zip(ok, low_scores(out.loc[ok])):
-        if why:
-            note = f" [{out.at[i, 'reason']}]" if out.at[i, "reason"] else ""
-            out.loc[i, ["status", "ok", "reason"]] = ["malformed", False, f"malformed: {why}{note}"]
+    doubted = [(i, why) for i, why in zip(ok, low_scores(out.loc[ok])) if why]
+    if doubted:
+        at = [i for i, _ in doubted]
+        notes = [f" [{out.at[i, 'reason']}]" if out.at[i, "reason"] else "" for i in at]
+        out.loc[at, "reason"] = [f"malformed: {why}{note}" for (_, why), note in zip(doubted, notes)]
+        out.loc[at, "status"], out.loc[at, "ok"] = "malformed", False
 
 
 def all_pipelines(df: pd.DataFrame, rewriter: FewShotRewriter | None, pipelines: Sequence[tuple[str, str]] = PIPELINES,

@@ -26,7 +26,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
@@ -84,6 +84,7 @@ class NgramCorpus:
     grams: np.ndarray  # sorted unique 64-bit hashes of the corpus n-grams (n = 2, 3)
     counts: np.ndarray  # number of distinct corpus sentences holding each n-gram
     sentences: np.ndarray  # sorted hashes of the distinct sentences (their token strings)
+    memo: dict = field(default_factory=dict, compare=False, repr=False)  # sentence -> its n-grams if held
 
     @classmethod
     def from_sentences(cls, sentences) -> "NgramCorpus":
@@ -101,6 +102,17 @@ class NgramCorpus:
         values, counts = np.unique(_hashes(grams), return_counts=True)
         return cls(values, counts.astype(np.int32), np.unique(_hashes(distinct)))
 
+    def _own_ngrams(self, sentence: str) -> frozenset[str]:
+        """The n-grams of a (token-joined) sentence when the corpus holds it, else none (memoised)."""
+        if sentence not in self.memo:
+            sh = _hashes([sentence])[0]
+            k = np.searchsorted(self.sentences, sh)
+            words = sentence.split()
+            held = k < len(self.sentences) and self.sentences[k] == sh
+            self.memo[sentence] = frozenset(ngrams(words, 1) | ngrams(words, 2) | ngrams(words, 3)) if held \
+                else frozenset()
+        return self.memo[sentence]
+
     def count(self, grams: Sequence[str], exclude: Sequence[str] = ()) -> list[int]:
         """Sentence frequency of each n-gram, less one for each of the `exclude` sentences (the pair being
         checked) that is in the corpus and holds it."""
@@ -111,11 +123,8 @@ class NgramCorpus:
         found = self.grams[at] == h
         out = np.where(found, self.counts[at], 0).astype(int)
         for sentence in {" ".join(tokens(s)) for s in exclude} - {""}:
-            sh = _hashes([sentence])[0]
-            k = np.searchsorted(self.sentences, sh)
-            if k < len(self.sentences) and self.sentences[k] == sh:
-                words = sentence.split()
-                own = ngrams(words, 1) | ngrams(words, 2) | ngrams(words, 3)
+            own = self._own_ngrams(sentence)
+            if own:
                 out = out - np.array([g in own for g in grams], dtype=int)
         return [max(int(v), 0) for v in out]
 
