@@ -201,13 +201,14 @@ def _abstain_on_low_scores(out: pd.DataFrame) -> None:
     """Rule-passing rows the verifier scores below its threshold become malformed, with its reason (in place)."""
     from .verifier import low_scores
 
-    ok = out.index[out["status"] == "ok"]
-    doubted = [(i, why) for i, why in zip(ok, low_scores(out.loc[ok])) if why]
+    status, reason = out["status"].tolist(), out["reason"].tolist()
+    ok = [i for i, s in enumerate(status) if s == "ok"]
+    columns = ["hypothesis", "x_cf", "premise", "A", "pipeline", "slot", "label"]
+    doubted = {i: why for i, why in zip(ok, low_scores(out[columns].iloc[ok])) if why}
     if doubted:
-        at = [i for i, _ in doubted]
-        notes = [f" [{out.at[i, 'reason']}]" if out.at[i, "reason"] else "" for i in at]
-        out.loc[at, "reason"] = [f"malformed: {why}{note}" for (_, why), note in zip(doubted, notes)]
-        out.loc[at, "status"], out.loc[at, "ok"] = "malformed", False
+        for i, why in doubted.items():
+            status[i], reason[i] = "malformed", f"malformed: {why}" + (f" [{reason[i]}]" if reason[i] else "")
+        out["status"], out["reason"], out["ok"] = status, reason, [s == "ok" for s in status]
 
 
 def all_pipelines(df: pd.DataFrame, rewriter: FewShotRewriter | None, pipelines: Sequence[tuple[str, str]] = PIPELINES,

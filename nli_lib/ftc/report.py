@@ -88,11 +88,13 @@ def gold_report(rewriter) -> tuple[pd.DataFrame, pd.DataFrame]:
     from .fewshot import FewShotRewriter
     from .gold import gold_comparison, load_gold, precision_table
     from .pipeline import pipeline_version
+    from .verifier import fingerprint
 
     offline = rewriter if getattr(rewriter, "tier", None) == "offline" else FewShotRewriter.offline()
     compared = gold_comparison(load_gold(), offline)
     table = precision_table(compared)
     table["generator version now"] = pipeline_version()
+    table["verifier now"] = fingerprint()  # the learned verifier's fit and corpus (`verifier.fingerprint`)
     table["judged with"] = ", ".join(sorted(set(compared["pipeline_version"])))
     return compared, table
 

@@ -237,14 +237,16 @@ def feature_matrix(rows, corpus: NgramCorpus | None = None) -> np.ndarray:
     from .text import find_span
 
     corpus = reference_corpus() if corpus is None else corpus
-    text_col = "x_cf" if "x_cf" in rows else "counterfactual"
+    n = len(rows)
+    column = {c: rows[c].tolist() if c in rows else [None] * n for c in ("premise", "A", *CATEGORIES)}
+    text = rows["x_cf" if "x_cf" in rows else "counterfactual"].tolist()
     out = []
-    for r in rows.to_dict("records"):
-        f = features(r["hypothesis"], r[text_col], r.get("premise") or "", corpus)
-        a = r.get("A")
-        f["a_in_hypothesis"] = int(bool(a) and find_span(r["hypothesis"], str(a)) is not None)
+    for i, (hypothesis, x_cf) in enumerate(zip(rows["hypothesis"].tolist(), text)):
+        f = features(hypothesis, x_cf, column["premise"][i] or "", corpus)
+        a = column["A"][i]
+        f["a_in_hypothesis"] = int(bool(a) and find_span(hypothesis, str(a)) is not None)
         vec = [float(f[name]) for name in NUMERIC]
-        vec += [float(str(r.get(k)) == v) for k, vs in CATEGORIES.items() for v in vs]
+        vec += [float(str(column[k][i]) == v) for k, vs in CATEGORIES.items() for v in vs]
         out.append(vec)
     return np.array(out, dtype=float).reshape(len(out), len(FEATURES))
 
@@ -356,6 +358,18 @@ def fit_verifier(compared, train_batches: Sequence[str], tuning_batch: str, corp
 def load_verifier(path: str | Path | None = None) -> Verifier:
     """The committed verifier (data/fixtures/ftc/verifier.json)."""
     return Verifier.from_json(json.loads(Path(path or VERIFIER_PATH).read_text(encoding="utf-8")))
+
+
+def fingerprint() -> str:
+    """What the verifier's verdicts depend on besides the row: the committed fit (verifier.json bytes) and the
+    reference corpus (`corpus_key`); for the key of anything cached from `counterfactual_rows` output.
+
+    >>> len(fingerprint())
+    16
+    """
+    from ..hashing import digest
+
+    return digest(VERIFIER_PATH.read_bytes(), corpus_key(), length=16)
 
 
 def low_scores(rows, verifier: Verifier | None = None) -> list[str]:
