@@ -14,8 +14,10 @@ Every produced counterfactual, whatever made it (regex, FSP stand-ins, an LLM), 
 well-formedness checks of `validity.check_counterfactual`; `status` says what became of each slot:
 'ok', 'malformed' (produced, but a check fired: `reason` names the checks, x_cf kept for inspection; a
 counterfactual equal to the hypothesis is one, except for N[B], which may keep the hypothesis, Proposition 3)
-or 'failed' (nothing produced: no template, span not in the hypothesis, unparsable answer). `ok` is
-status == 'ok'; only ok rows are scored.
+or 'failed' (nothing produced: no template, span not in the hypothesis, unparsable answer). A counterfactual
+that passes the checks is then scored by the verifier learned from the gold set (`verifier.low_scores`); below
+its threshold it is 'malformed' too (reason 'low_verifier_score: p=0.41'). `ok` is status == 'ok'; only ok
+rows are scored.
 
 >>> hypothesis = "Two kids walk home from school ."
 >>> rows = regex_transform(hypothesis, "walking down a sidewalk", "walk home from school", "neutral")

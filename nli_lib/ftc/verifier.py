@@ -6,16 +6,24 @@ logistic regression on cheap, offline features and abstains below a threshold (`
 ``low_verifier_score: p=0.41``). Its coefficients, feature names, threshold, training batches and a hash of the
 gold rows it was fit on live in `data/fixtures/ftc/verifier.json` (`fit_verifier` remakes it, deterministically).
 
-Features (`features`), per (hypothesis x, counterfactual x_cf):
+Features (`features`, `feature_matrix`), per (hypothesis x, counterfactual x_cf):
 
 * the edit, read from a word diff of x and x_cf: words inserted / deleted, number of edited runs, whether the
-  inserted or deleted words hold a pronoun, determiner or preposition, length ratio;
+  inserted or deleted words hold a pronoun, determiner or preposition, length ratio, number of new n-grams;
 * corpus evidence: the word bigrams/trigrams of x_cf (with sentence-boundary marks) that x does not have, i.e.
-  those the edit made, and the share of them that no real sentence of a reference corpus holds (`NgramCorpus`:
-  e-SNLI dev+test, CAD train, δ-SNLI train; the pair's own premise and hypothesis left out);
+  those the edit made, looked up in a reference corpus of real sentences (`NgramCorpus`: e-SNLI dev+test, CAD
+  train, δ-SNLI train; the pair's own premise and hypothesis left out): the share of them no sentence holds, how
+  many unseen ones are made only of common words (a bad splice rather than a rare word), the rarest bigram;
 * tagger evidence (validity's tagger): the phrase kinds of the deleted and inserted runs differ, x_cf lost x's
   main finite verb;
-* categorical: pipeline, slot, label, template id (rare ones pooled), transform direction (A or B in x).
+* categorical: pipeline, slot, label, and the transform's direction (span A found in x). Template ids are left
+  out: only regex extraction has them and most are rare in the gold set.
+
+Fit (`fit_verifier`): on every judged item of the training batches (ok or not under the rules, so that the
+garbled texts the rules catch teach it too), standardised features, L2 strength 1/REGULARISATION_C; the
+threshold is the smallest of THRESHOLDS whose leave-one-batch-out precision on rule-passing items reaches
+TARGET_PRECISION, pooled and on the tuning batch (the one batch judged after the rules' last revision), with
+pooled recall >= MIN_RECALL. TaxiNLI (MNLI) sentences were tried in the corpus and lowered the CV ranking.
 
 >>> f = features("Two dogs run on the grass .", "Two cats run on the grass .")
 >>> (f["words_inserted"], f["words_deleted"], f["edit_runs"], f["touches_pronoun"])
