@@ -190,13 +190,13 @@ def _edit(x: list[str], x_cf: list[str]) -> tuple[list[str], list[str], int, lis
 
 
 def _tag_features(hypothesis: str, x_cf: str, inserted: list[str], deleted: list[str]) -> dict:
-    from .validity import _main_finite, phrase_kind, tag
+    from .validity import main_finite, phrase_kind, tag
 
     tagged_x, tagged_cf = tag(hypothesis), tag(x_cf)
     kind_ins = phrase_kind([t for _, t in tag(" ".join(inserted))]) if inserted else "NONE"
     kind_del = phrase_kind([t for _, t in tag(" ".join(deleted))]) if deleted else "NONE"
     return {"kind_changed": int(kind_ins != kind_del),
-            "lost_finite_verb": int(bool(_main_finite(tagged_x)) and not _main_finite(tagged_cf))}
+            "lost_finite_verb": int(bool(main_finite(tagged_x)) and not main_finite(tagged_cf))}
 
 
 def features(hypothesis: str, x_cf: str, premise: str = "", corpus: NgramCorpus | None = None) -> dict:
