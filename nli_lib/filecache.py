@@ -192,15 +192,31 @@ def _frames_problem(value) -> str | None:
 def library_state() -> dict:
     """What a library computation may read besides its arguments, for the key of a cached derived result
     (`cached_frames`): the nli_lib sources (`outputs.nli_lib_hash`), the data manifest's sha256s (every file
-    is verified against them when read) and the versions of the computing packages (`runner.PACKAGES`).
-    Coarse on purpose: any edit of the library, the data or those packages recomputes every derived result."""
+    is verified against them when read), the project's own fixtures under data/fixtures (gold sets, fitted
+    verifier, paper values) and the versions of the computing packages (`provenance.PACKAGES`). Coarse on purpose:
+    any edit of the library, the data, a fixture or those packages recomputes every derived result."""
     from .data.fetch import load_manifest
     from .hashing import json_hash
     from .outputs import nli_lib_hash
-    from .runner import package_versions
+    from .provenance import package_versions
 
     return {"lib": nli_lib_hash(), "data": json_hash({k: e.sha256 for k, e in load_manifest().items()}, length=16),
-            "packages": package_versions()}
+            "fixtures": fixtures_hash(), "packages": package_versions()}
+
+
+def fixtures_hash(root: Path | None = None) -> str:
+    """sha256 (16 hex) over data/fixtures: every file's path below it and bytes.
+
+    >>> import tempfile; root = Path(tempfile.mkdtemp()); _ = (root / "gold.csv").write_text("a,b")
+    >>> before = fixtures_hash(root); _ = (root / "gold.csv").write_text("a,c"); before != fixtures_hash(root)
+    True
+    """
+    from .config import REPO_ROOT
+    from .hashing import digest
+
+    root = REPO_ROOT / "data" / "fixtures" if root is None else root
+    files = sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    return digest(*(x for p in files for x in (p.relative_to(root).as_posix(), p.read_bytes())), length=16)
 
 
 def cached_dir(dest: Path, build: Callable[[Path], None], marker: str = "config.json") -> Path:

@@ -89,6 +89,23 @@ def _update_record() -> None:
         write_record(os.environ[RECORD_ENV])
 
 
+PACKAGES = ("torch", "transformers", "sentence-transformers", "scikit-learn", "numpy", "pandas", "scipy",
+            "statsmodels", "nltk", "openai")  # versions that are part of every notebook's inputs (and derived caches')
+
+
+def package_versions(names=PACKAGES) -> dict[str, str]:
+    """Installed version of each package ('absent' when not installed)."""
+    from importlib import metadata
+
+    out = {}
+    for name in names:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "absent"
+    return out
+
+
 def code_hash(path: str | os.PathLike | None = None, *, text: str | None = None) -> str:
     """sha256 (hex) of a notebook's code cells, in order: the notebook file at `path`, or its JSON `text`.
 

@@ -46,7 +46,6 @@ import signal
 import sys
 import threading
 import time
-from importlib import metadata
 from pathlib import Path
 
 import nbformat
@@ -60,11 +59,9 @@ from .outputs import nli_lib_hash
 from .phases import PHASE_FILE_ENV, PHASES, read_phase_file
 from .profile import PROFILE_ENV, ProfileError, load_profile
 from .progress import PROGRESS_ENV, PROGRESS_FILE_ENV, read_status, status_line
-from .provenance import code_hash
+from .provenance import PACKAGES, code_hash, package_versions  # noqa: F401  (PACKAGES: runner.PACKAGES)
 
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
-PACKAGES = ("torch", "transformers", "sentence-transformers", "scikit-learn", "numpy", "pandas", "scipy",
-            "statsmodels", "nltk", "openai")  # versions that are part of every notebook's inputs
 SUMMARY_PREFIX = "9"  # notebooks 9x summarise the others' outputs
 PROGRESS_POLL_S = 1.0  # how often the runner reads a running notebook's progress file
 PROGRESS_LOG_EVERY_S = 30.0  # without a terminal: at most one progress line this often
@@ -85,17 +82,6 @@ def notebooks(only: list[str] | None = None, folder: Path = NOTEBOOK_DIR) -> lis
         if missing:
             raise SystemExit(f"no notebook named {sorted(missing)} under {folder}")
     return found
-
-
-def package_versions(names=PACKAGES) -> dict[str, str]:
-    """Installed version of each package ('absent' when not installed)."""
-    out = {}
-    for name in names:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = "absent"
-    return out
 
 
 def model_identities(models: dict[str, str]) -> dict[str, str]:

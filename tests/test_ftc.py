@@ -399,7 +399,7 @@ def test_paper_path_through_a_local_openai_compatible_server(monkeypatch):
         rw = FewShotRewriter.from_llm(client, shots=shot_sets(pool, n=20))
         df = pd.DataFrame({"pair_id": ["q"], "premise": ["u"], "hypothesis": ["An angry man grills vegetables ."],
                            "label": ["contradiction"], "explanation_1": ["one can't be happy and angry"]})
-        rows = counterfactual_rows(df, "fsp", "fsp", rw)
+        rows = counterfactual_rows(df, "fsp", "fsp", rw, verify=False)  # the LLM path + rules (verifier: below)
         assert rows.iloc[0]["x_cf"] == "A happy man grills vegetables ." and rows.iloc[0]["ok"]
         assert rows.attrs["fsp_model"] == "fake-neo"
         assert prompts[0].count("Explanation: ") == 21  # 20 priming rows + the query
@@ -1184,3 +1184,97 @@ def test_gold_comparison_is_computed_once_per_gold_rewriter_and_library(tmp_path
     monkeypatch.setattr(outputs, "nli_lib_hash", lambda: "edited-library")
     report.cached_gold_comparison(rows, offline)
     assert len(calls) == 4
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The learned verifier (issue 16): features, abstention, the committed fit
+# ---------------------------------------------------------------------------------------------------------------
+
+def test_verifier_edit_features_by_hand():
+    from nli_lib.ftc.verifier import features
+
+    f = features("A man waves .", "He waves .")  # 'a man' deleted, 'he' inserted, one run
+    assert (f["words_inserted"], f["words_deleted"], f["edit_runs"]) == (1, 2, 1)
+    assert (f["touches_pronoun"], f["touches_determiner"], f["touches_preposition"]) == (1, 1, 0)
+    # new n-grams: '<s> he', 'he waves', '<s> he waves', 'he waves </s>'; 2 of 3 words
+    assert f["new_ngrams"] == 4 and f["length_ratio"] == 0.6667
+    assert "unseen_bigram_share" not in f  # no corpus, no corpus features
+
+
+@pytest.mark.mirror  # the tagger of the tag features
+def test_verifier_corpus_features_by_hand(monkeypatch):
+    from nli_lib.ftc import verifier
+    from nli_lib.ftc.verifier import NgramCorpus, features
+
+    corpus = NgramCorpus.from_sentences(["A man is running on the beach .", "The girl is running .", "A man sits ."])
+    x = "A man is sitting on the beach ."
+    # new n-grams 'is running', 'running on', 'man is running', 'is running on', 'running on the': all in sentence 1
+    f = features(x, "A man is running on the beach .", "", corpus)
+    assert (f["unseen_bigram_share"], f["unseen_trigram_share"], f["unseen_bigrams"]) == (0.0, 0.0, 0)
+    assert f["rarest_bigram_log"] == round(math.log1p(1), 4)  # 'running on' in 1 sentence ('is running' in 2)
+    # the pair's own premise is left out of the counts: only 'is running' (the girl) is still seen
+    f = features(x, "A man is running on the beach .", "A man is running on the beach .", corpus)
+    assert (f["unseen_bigram_share"], f["unseen_trigram_share"], f["unseen_bigrams"]) == (0.5, 1.0, 1)
+    # a bad splice: 'is sits', 'sits on' never seen; with every word common (>= 1 sentence) they count as such
+    f = features(x, "A man is sits on the beach .", "", corpus)
+    assert (f["unseen_bigram_share"], f["unseen_bigrams"], f["unseen_common_bigrams"]) == (1.0, 2, 0)
+    monkeypatch.setattr(verifier, "COMMON_WORD", 1)
+    f = features(x, "A man is sits on the beach .", "", corpus)
+    assert (f["unseen_common_bigrams"], f["unseen_common_trigrams"]) == (2, 3)
+
+
+def test_verifier_corpus_cache_key_holds_the_tokenisation_version(monkeypatch):
+    from nli_lib.ftc import verifier
+
+    key = verifier.corpus_key()
+    monkeypatch.setattr(verifier, "TOKENS_VERSION", verifier.TOKENS_VERSION + 1)
+    assert verifier.corpus_key() != key
+
+
+@pytest.mark.mirror
+def test_verifier_abstains_on_a_garbled_splice_and_keeps_its_well_formed_twin():
+    """Both pass the rules; the verifier doubts 'seated through the waves' (a bigram no real sentence has)."""
+    from nli_lib.ftc.report import checks_fired
+
+    df = pd.DataFrame({"pair_id": ["g", "w"], "premise": ["A woman stands in the sea ."] * 2,
+                       "hypothesis": ["A young woman is running through the waves ."] * 2,
+                       "label": ["contradiction"] * 2,
+                       "explanation_1": ["one can not be seated and running at the same time",
+                                         "one can not be walking and running at the same time"]})
+    rules = counterfactual_rows(df, "regex", "regex", verify=False)
+    assert rules["x_cf"].tolist() == ["A young woman is seated through the waves .",
+                                      "A young woman is walking through the waves ."]
+    assert rules["ok"].tolist() == [True, True]
+    rows = counterfactual_rows(df, "regex", "regex")
+    assert rows["ok"].tolist() == [False, True] and rows["status"].tolist() == ["malformed", "ok"]
+    assert re.fullmatch(r"malformed: low_verifier_score: p=0\.\d\d \[B→A \(exact\)\]", rows.at[0, "reason"])
+    assert checks_fired(rows).values.tolist() == [["low_verifier_score", 1]]
+
+
+@pytest.mark.mirror
+def test_verifier_fixture_is_the_deterministic_fit_of_the_gold_and_meets_its_cv_claim():
+    from nli_lib.ftc.gold import gold_comparison, load_gold
+    from nli_lib.ftc.verifier import (
+        TARGET_PRECISION,
+        cross_validated,
+        feature_matrix,
+        fit_verifier,
+        gold_rows_hash,
+        load_verifier,
+        precision_recall,
+    )
+
+    committed = load_verifier()
+    compared = gold_comparison(load_gold(), FewShotRewriter.offline(), verify=False)
+    refit = fit_verifier(compared, committed.info["train_batches"], committed.info["tuning_batch"])
+    assert refit.threshold == committed.threshold and refit.info == committed.info
+    assert np.allclose(refit.coef, committed.coef, atol=1e-6) and abs(refit.intercept - committed.intercept) < 1e-6
+    train = compared[compared["batch"].isin(committed.info["train_batches"])].reset_index(drop=True)
+    assert gold_rows_hash(train) == committed.info["gold_rows_hash"]
+    assert "seed97" not in committed.info["train_batches"] and "seed103" not in committed.info["train_batches"]
+    # the threshold's CV precision, recomputed here: what the fixture claims, and at least the target
+    y, ok = train["judged_correct"].astype(bool).to_numpy(), train["ok"].to_numpy()
+    p = cross_validated(feature_matrix(train), y, train["batch"].to_numpy())
+    precision, recall, n_ok = precision_recall(p, y, ok, committed.threshold)
+    assert (precision, recall, n_ok) == tuple(committed.info["cv"][k] for k in ("precision", "recall", "n_ok"))
+    assert precision >= TARGET_PRECISION and recall >= 0.5

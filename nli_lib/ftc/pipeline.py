@@ -14,8 +14,10 @@ Every produced counterfactual, whatever made it (regex, FSP stand-ins, an LLM), 
 well-formedness checks of `validity.check_counterfactual`; `status` says what became of each slot:
 'ok', 'malformed' (produced, but a check fired: `reason` names the checks, x_cf kept for inspection; a
 counterfactual equal to the hypothesis is one, except for N[B], which may keep the hypothesis, Proposition 3)
-or 'failed' (nothing produced: no template, span not in the hypothesis, unparsable answer). `ok` is
-status == 'ok'; only ok rows are scored.
+or 'failed' (nothing produced: no template, span not in the hypothesis, unparsable answer). A counterfactual
+that passes the checks is then scored by the verifier learned from the gold set (`verifier.low_scores`); below
+its threshold it is 'malformed' too (reason 'low_verifier_score: p=0.41'). `ok` is status == 'ok'; only ok
+rows are scored.
 
 >>> hypothesis = "Two kids walk home from school ."
 >>> rows = regex_transform(hypothesis, "walking down a sidewalk", "walk home from school", "neutral")
@@ -125,12 +127,14 @@ ROW_COLUMNS = ["pair_id", "premise", "hypothesis", "label", "explanation", "pipe
 
 def counterfactual_rows(df: pd.DataFrame, extract: str = "regex", transform: str = "regex",
                         rewriter: FewShotRewriter | None = None, explanation_col: str = "explanation_1",
-                        label_col: str = "label", progress: bool = False) -> pd.DataFrame:
+                        label_col: str = "label", progress: bool = False, verify: bool = True) -> pd.DataFrame:
     """One row per (pair, slot) with spans A/B, the counterfactual x_cf, status ('ok' | 'malformed' | 'failed'),
     ok (= status 'ok'), changed and a reason (the transform's note, or why the slot is not ok).
 
     `df` needs premise, hypothesis, pair_id, `label_col` (the label the explanation explains) and
     `explanation_col`. FSP steps need `rewriter` (`FewShotRewriter.offline()` or `.from_llm(client)`).
+    `verify`: rule-passing rows also go through the learned verifier (`verifier.low_scores`); False: rules only
+    (what the verifier itself is fit on).
     """
     if extract not in METHODS or transform not in METHODS:
         raise ValueError(f"extract/transform must be one of {METHODS}")
@@ -189,8 +193,24 @@ def counterfactual_rows(df: pd.DataFrame, extract: str = "regex", transform: str
             rows.append({**base, "slot": r.slot, "y_cf": r.y_cf, "x_cf": r.x_cf if produced else None,
                          "ok": status == "ok", "status": status, "changed": changed, "reason": reason})
     out = pd.DataFrame(rows, columns=ROW_COLUMNS)
+    if verify:
+        _abstain_on_low_scores(out)
     out.attrs["fsp_model"] = rewriter.name if rewriter is not None and "fsp" in (extract, transform) else None
     return out
+
+
+def _abstain_on_low_scores(out: pd.DataFrame) -> None:
+    """Rule-passing rows the verifier scores below its threshold become malformed, with its reason (in place)."""
+    from .verifier import low_scores
+
+    status, reason = out["status"].tolist(), out["reason"].tolist()
+    ok = [i for i, s in enumerate(status) if s == "ok"]
+    columns = ["hypothesis", "x_cf", "premise", "A", "pipeline", "slot", "label"]
+    doubted = {i: why for i, why in zip(ok, low_scores(out[columns].iloc[ok])) if why}
+    if doubted:
+        for i, why in doubted.items():
+            status[i], reason[i] = "malformed", f"malformed: {why}" + (f" [{reason[i]}]" if reason[i] else "")
+        out["status"], out["reason"], out["ok"] = status, reason, [s == "ok" for s in status]
 
 
 def all_pipelines(df: pd.DataFrame, rewriter: FewShotRewriter | None, pipelines: Sequence[tuple[str, str]] = PIPELINES,

@@ -68,15 +68,17 @@ def status_table(cf: pd.DataFrame) -> pd.DataFrame:
 
 
 def checks_fired(cf: pd.DataFrame) -> pd.DataFrame:
-    """How often each well-formedness check (`validity.CHECKS`, in that order) fires on malformed rows, per
-    pipeline; one row may fire several checks."""
+    """How often each well-formedness check (`validity.CHECKS`, in that order, then the learned verifier's
+    `verifier.REASON`) fires on malformed rows, per pipeline; one row may fire several checks."""
+    from .verifier import REASON
+
     fired = (cf.loc[cf["status"] == "malformed", ["pipeline", "reason"]]
              .assign(check=lambda d: d["reason"].str.replace("malformed: ", "", regex=False)
                      .str.split(" \\[").str[0].str.split("; ")).explode("check"))
     fired["check"] = fired["check"].str.split(":").str[0]
     table = fired.pivot_table(index="check", columns="pipeline", values="reason", aggfunc="size", fill_value=0)
     table.columns.name = None
-    return table.reindex([c for c in CHECKS if c in table.index]).reset_index()
+    return table.reindex([c for c in (*CHECKS, REASON) if c in table.index]).reset_index()
 
 
 def gold_report(rewriter) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -86,11 +88,13 @@ def gold_report(rewriter) -> tuple[pd.DataFrame, pd.DataFrame]:
     from .fewshot import FewShotRewriter
     from .gold import load_gold, precision_table
     from .pipeline import pipeline_version
+    from .verifier import fingerprint
 
     offline = rewriter if getattr(rewriter, "tier", None) == "offline" else FewShotRewriter.offline()
     compared = cached_gold_comparison(load_gold(), offline)
     table = precision_table(compared)
     table["generator version now"] = pipeline_version()
+    table["verifier now"] = fingerprint()  # the learned verifier's fit and corpus (`verifier.fingerprint`)
     table["judged with"] = ", ".join(sorted(set(compared["pipeline_version"])))
     return compared, table
 

@@ -633,7 +633,7 @@ def _head_agreement(tagged: list[tuple[str, str]]) -> set[str]:
     ...                         ("is", "VBZ"), ("speaking", "VBG")]))
     ['gentlemen … is']
     """
-    end, main = _subject_end(tagged), _main_finite(tagged)
+    end, main = _subject_end(tagged), main_finite(tagged)
     if end is None or not main:
         return set()
     nouns = [w for w, t in tagged[:end] if t in NOUN]
@@ -716,11 +716,11 @@ def _relation_words(x: list[tuple[str, str]], inserted: list[int], hw: list[str]
     return out
 
 
-def _main_finite(tagged: list[tuple[str, str]]) -> list[int]:
+def main_finite(tagged: list[tuple[str, str]]) -> list[int]:
     """Indices of main-clause finite verbs: those with no subordinator, relative pronoun or conjunction between
     them and the previous main verb (or the sentence start; there a conjunction joins subjects).
 
-    >>> _main_finite([("an", "DT"), ("adult", "NN"), ("and", "CC"), ("a", "DT"), ("child", "NN"), ("are", "VBP"),
+    >>> main_finite([("an", "DT"), ("adult", "NN"), ("and", "CC"), ("a", "DT"), ("child", "NN"), ("are", "VBP"),
     ...               ("people", "NNS"), ("are", "VBP"), ("on", "IN")])
     [5, 7]
     """
@@ -950,9 +950,9 @@ def check_counterfactual(hypothesis: str, x_cf: str | None, slot: str = "E", tag
     elif _pronoun_for_noun(h, x, ops) or (_antecedentless(x) - _antecedentless(h)):
         lost = _pronoun_for_noun(h, x, ops) | (_antecedentless(x) - _antecedentless(h))
         problems.append("unresolved_pronoun: " + ", ".join(repr(w) for w in sorted(lost)))
-    if _main_finite(h) and not _main_finite(x) and not _participle_caption(x):
+    if main_finite(h) and not main_finite(x) and not _participle_caption(x):
         problems.append("no_finite_verb")
-    if inserted and len(_main_finite(x)) > len(_main_finite(h)) and \
+    if inserted and len(main_finite(x)) > len(main_finite(h)) and \
             any(x[j][1] in FINITE for j in inserted):
         problems.append("clause_inserted: " + repr(" ".join(xw[j] for j in inserted)))
     quotes = [q for q in ("'", "`", "``", "''", '"') if str(x_cf).split().count(q) > str(hypothesis).split().count(q)]
