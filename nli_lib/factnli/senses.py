@@ -138,7 +138,7 @@ class SenseChooser:
     def __init__(self, wordnet, encoder, prior: float = 0.1, margin: float = 0.04, rare_margin: float | None = None,
                  abstract_margin: float | None = None):
         self.wn, self.encoder, self.prior, self.margin = wordnet, encoder, float(prior), float(margin)
-        self.rare_margin = self.margin if rare_margin is None else float(rare_margin)  # None: as `margin`
+        self.rare_margin = None if rare_margin is None else float(rare_margin)  # None: no check
         self.abstract_margin = None if abstract_margin is None else float(abstract_margin)  # None: no check
         self.name = (f"{SENSE_RULE_VERSION}(prior={self.prior},margin={self.margin},rare={self.rare_margin},"
                      f"abstract={self.abstract_margin},enc={getattr(encoder, 'fingerprint', type(encoder).__name__)})")
@@ -188,7 +188,8 @@ class SenseChooser:
                 why = "abstract sense, its only sense"
             elif gap < self.abstract_margin:
                 why = f"abstract sense, margin {gap:.3f} < {self.abstract_margin}"
-        if not why and gap < self.rare_margin and sid != next(iter(self.candidates(choice.term)), None):
+        if not why and self.rare_margin is not None and gap < self.rare_margin \
+                and sid != next(iter(self.candidates(choice.term)), None):
             why = f"not the first sense, margin {gap:.3f} < {self.rare_margin}"
         return SenseChoice(choice.term, choice.context, None, choice.scores, f"sense_uncertain ({why})") if why \
             else choice
