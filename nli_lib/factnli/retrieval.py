@@ -545,7 +545,8 @@ class WordNetPages:
         is silent about: it takes the sense that is a direct hypernym of a sense chosen in the query ("a hill
         is a local elevation of the land": elevation as the hill's kind, not the event of raising), else
         the sense chosen in its fact only when the premise agrees with it and it is the noun's first
-        (most frequent) sense; a rarer sense ("the sun" as its rays) is skipped, with its reason."""
+        (most frequent) sense; a rarer sense ("the sun" as its rays) is skipped, with its reason. Every sense,
+        however it was chosen, passes `SenseChooser.vet` (no confident sense: 'sense_uncertain', no page)."""
         terms = query_nouns(query, self.wn, modifiers=False)
         contexts = [context_sentence(query, t) for t in terms]
         choices = self.chooser.choose_many(list(zip(terms, contexts)))
