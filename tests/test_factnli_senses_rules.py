@@ -66,8 +66,8 @@ class SceneWordNet(TableWordNet):
 def test_a_noun_introduced_by_a_fact_keeps_the_sense_of_the_page_that_wrote_it():
     from nli_lib.factnli import WordNetPages
 
-    # prior 1.0: without the rule the first sense (athlete) always wins
-    pages = WordNetPages(SceneWordNet(), encoder=BagOfWords(), prior=1.0, margin=0.0)
+    # prior 1.0: without the rule the first sense (athlete) always wins (no confidence check: its own test)
+    pages = WordNetPages(SceneWordNet(), encoder=BagOfWords(), prior=1.0, margin=0.0, rare_margin=None)
     assert pages.page_facts("s2", "swimmer") >= {"a swimmer is a person"}
     query = "A surfer rides a wave. Meanwhile, a swimmer is a person."
     swimmer = next(c for c in pages.sense_choices(query) if c.term == "swimmer")
@@ -268,8 +268,8 @@ class KindWordNet(TableWordNet):
 def test_a_noun_the_premise_is_silent_about_takes_the_scene_kind_or_its_first_sense():
     from nli_lib.factnli import WordNetPages
 
-    # prior 1.0: the chooser alone always takes the first sense, elevation as an event
-    pages = WordNetPages(KindWordNet(), encoder=BagOfWords(), prior=1.0, margin=0.0)
+    # prior 1.0: the chooser alone always takes the first sense, elevation as an event (no confidence check here)
+    pages = WordNetPages(KindWordNet(), encoder=BagOfWords(), prior=1.0, margin=0.0, rare_margin=None)
     query = "Men stand on a hill. Additionally, a hill is a local and well-defined elevation of the land."
     elevation = next(c for c in pages.sense_choices(query) if c.term == "elevation")
     assert (elevation.synset, elevation.reason) == ("e2", "hypernym of a scene sense")
@@ -330,3 +330,81 @@ def test_gerund_glosses_and_quantified_relative_clauses():
         "A cloud is any collection of particles or gases that is visible."]
     assert atomize("A window is a framework of wood that contains a glass windowpane.") == [
         "A window is a framework of wood.", "A window contains a glass windowpane."]
+
+
+# sense-context-v2: the chooser abstains when its sense is not confident (a rarer sense without a clear lead, an
+# abstract sense without a large one, or as a noun's only sense)
+
+class ConfidenceWordNet(TableWordNet):
+    """'bank' (river bank first, physical; the financial institution second, abstract), 'bat' (the club first,
+    the animal second, both physical), 'fun' (one abstract sense), 'dog' (one physical sense)."""
+
+    SYNSETS = {
+        "phy": ("an entity that has physical existence", ["physical entity"]),
+        "abs": ("a general concept formed from specific examples", ["abstract entity"]),
+        "b1": ("sloping land beside a river", ["bank"], ["phy"]),
+        "b2": ("an institution that accepts money deposits", ["bank"], ["abs"]),
+        "t1": ("a club used for hitting a ball", ["bat"], ["phy"]),
+        "t2": ("a nocturnal mouselike mammal with wing membranes", ["bat"], ["phy"]),
+        "f1": ("activities that are enjoyable", ["fun"], ["abs"]),
+        "d1": ("a domesticated canine", ["dog"], ["phy"]),
+    }
+
+
+class KeywordEncoder:
+    """Unit vectors of keyword counts (river, money, ball, wing), so each similarity is computed by hand."""
+
+    fingerprint = "keywords"
+    WORDS = ("river", "money", "ball", "wing")
+
+    def encode(self, texts):
+        import numpy as np
+
+        out = np.array([[t.lower().count(w) for w in self.WORDS] + [1e-6] for t in texts], dtype=float)
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def test_the_chooser_abstains_when_its_sense_is_not_confident():
+    from nli_lib.factnli.senses import SenseChooser
+
+    chooser = SenseChooser(ConfidenceWordNet(), KeywordEncoder(), prior=0.1, margin=0.04, rare_margin=0.15,
+                           abstract_margin=0.3)
+    choice = dict(zip(["river", "money", "5:4", "3:2", "fun", "dog"], chooser.choose_many([
+        ("bank", "A dog on the bank of the river."),  # river sense: cos 1 against 0 - 0.1 = -0.1
+        ("bank", "Money, money, money at the bank by the river."),  # money sense (abstract) by 0.2 (hand: below)
+        ("bat", "Wing, wing, wing, wing, wing: a bat by a ball, ball, ball, ball."),  # animal by 0.056
+        ("bat", "Wing, wing, wing: a bat by a ball, ball."),  # animal by 0.177
+        ("fun", "Kids have fun."), ("dog", "A dog runs.")])))
+    assert (choice["river"].synset, choice["river"].reason) == ("b1", "best in context")  # first, clear lead
+    # money 3, river 1: cos(b2) = 3/sqrt(10) = 0.949 - 0.1, cos(b1) = 0.316: the abstract sense leads by 0.532
+    assert choice["money"].synset == "b2"
+    # wing 5, ball 4: cos(t2) = 5/sqrt(41) - 0.1 = 0.681, cos(t1) = 0.625: a rarer sense leading by 0.056 only
+    assert choice["5:4"].synset is None
+    assert choice["5:4"].reason == "sense_uncertain (not the first sense, margin 0.056 < 0.15)"
+    assert choice["3:2"].synset == "t2"  # wing 3, ball 2: 0.832 - 0.1 - 0.555 = 0.177 >= 0.15
+    assert (choice["fun"].synset, choice["fun"].reason) == (None, "sense_uncertain (abstract sense, its only sense)")
+    assert (choice["dog"].synset, choice["dog"].reason) == ("d1", "only sense")
+    # an abstract sense needs a lead of 0.3: money 2, river 1 gives 0.894 - 0.1 - 0.447 = 0.347, money 3 river 2
+    # gives 0.832 - 0.1 - 0.555 = 0.177
+    lead = chooser.choose_many([("bank", "money money river"), ("bank", "money money money river river")])
+    assert lead[0].synset == "b2"
+    assert lead[1].reason == "sense_uncertain (abstract sense, margin 0.177 < 0.3)"
+    # unvetted: the best sense in context, whatever its lead (what the premise check compares)
+    assert chooser.choose_many([("bat", "wing wing wing wing wing ball ball ball ball")], vetted=False)[0].synset == "t2"
+    # without the thresholds (None: no check) the old rule keeps both
+    plain = SenseChooser(ConfidenceWordNet(), KeywordEncoder(), prior=0.1, margin=0.04)
+    assert [c.synset for c in plain.choose_many([("bat", "wing wing wing wing wing ball ball ball ball"),
+                                                  ("fun", "Kids have fun.")])] == ["t2", "f1"]
+    # the thresholds are part of the chooser's name, so of every cache key of the pages
+    assert "rare=0.15,abstract=0.3" in chooser.name and chooser.name != plain.name
+
+
+@pytest.mark.mirror
+def test_an_uncertain_premise_noun_gives_no_page_and_its_reason_is_kept():
+    from nli_lib.factnli import WordNetPages
+
+    pages = WordNetPages(ConfidenceWordNet(), encoder=KeywordEncoder())  # the shipped thresholds
+    titles = [p.title for p in pages.search("A bat with a wing, wing, wing, wing, wing by a ball, ball, ball, ball.")]
+    assert "bat" not in titles
+    assert any(c.term == "bat" and c.reason.startswith("sense_uncertain") for c in pages.choices)
+    assert "bat" in [p.title for p in pages.search("A bat hits a ball.")]  # the club: first sense, clear lead

@@ -5,6 +5,8 @@
     case_filter       the level-1 filter of the case study, recomputed from the cached judgements
     filter_decisions  candidates entering the filter per level and why they were dropped
     gold_check        the offline generator's precision against the hand-judged gold set
+    level_coverage    per level, how many premises got facts and how many got none (counted, never silent)
+    sense_reasons     why each WordNet noun got its sense or none (sense_uncertain, ambiguous, ...), counted
     growth_table      Fig. 3 data per dataset and variant
     items_records     every augmented pair of every dataset and variant, for the explorer
     scores_beside     scorecard rows beside the paper's printed values
@@ -23,7 +25,7 @@ import pandas as pd
 
 from .evaluation import growth_by_level
 from .filtering import filter_facts
-from .pipeline import MNLI_SPLITS, SNLI_TEST, FactNLIData
+from .pipeline import MNLI_SPLITS, SNLI_TEST, FactNLIData, _built
 
 #: The paper's Appendix G pair (premise, hypothesis, label) and its level-1 result.
 CASE_ID = "factnli-appendix-g"
@@ -140,6 +142,40 @@ def gold_check(augmenter) -> GoldCheck | None:
     return GoldCheck(precision, stale,
                      gold.loc[gold["current"] & (gold["correct"] == 0), ["item_id", "level", "title", "fact",
                                                                          "reason"]], summary)
+
+
+def level_coverage(data: FactNLIData) -> pd.DataFrame:
+    """Per level t >= 1: premises, those with at least one fused fact, those with none (the level was built but
+    every sense abstained, no snippet passed tau or the filter vetoed all), those not built (failed, or after a
+    failed level), and facts fused.
+
+    >>> chains = {"p": {"levels": [{"facts": [{"text": "A."}]}, {"facts": []}]}, "q": {"levels": [{"facts": []}]}}
+    >>> data = FactNLIData(pd.DataFrame(), pd.DataFrame(), chains, type("S", (), {"levels": 2})())
+    >>> level_coverage(data)[["level", "with facts", "no facts", "not built", "facts"]].values.tolist()
+    [[1, 1, 1, 0, 1], [2, 0, 1, 1, 0]]
+    """
+    rows = []
+    for t in range(1, data.settings.levels + 1):
+        recs = [_built(ch["levels"])[t - 1] if len(_built(ch["levels"])) >= t else None for ch in data.chains.values()]
+        built = [r for r in recs if r is not None]
+        rows.append({"level": t, "premises": len(recs), "with facts": sum(bool(r["facts"]) for r in built),
+                     "no facts": sum(not r["facts"] for r in built), "not built": len(recs) - len(built),
+                     "facts": sum(len(r["facts"]) for r in built)})
+    return pd.DataFrame(rows)
+
+
+def sense_reasons(pages) -> pd.Series:
+    """How many of the sense choices `pages` made (WordNetPages.choices) had each reason, the detail in
+    parentheses dropped; empty for a page source that chooses no senses (Wikipedia).
+
+    >>> from nli_lib.factnli.senses import SenseChoice
+    >>> pages = type("P", (), {"choices": [SenseChoice("bat", "", None, (), "sense_uncertain (abstract sense)"),
+    ...                                    SenseChoice("dog", "", "d1", (), "only sense")]})()
+    >>> sense_reasons(pages).to_dict()
+    {'only sense': 1, 'sense_uncertain': 1}
+    """
+    reasons = [c.reason.split(" (")[0] for c in getattr(pages, "choices", [])]
+    return pd.Series(reasons, dtype=object).value_counts().sort_index().rename("sense choices")
 
 
 def growth_table(data: Mapping[str, Mapping[str, pd.DataFrame]], tier: str) -> pd.DataFrame:

@@ -31,7 +31,7 @@ from typing import Protocol, Sequence
 import numpy as np
 
 from ..text import WORD, letter_tokens, normalise, word_count
-from .senses import SenseChoice, SenseChooser, context_sentence, leading_label, register_label
+from .senses import SENSE_THRESHOLDS, SenseChoice, SenseChooser, context_sentence, leading_label, register_label
 from .text import Snippet, finish, pos_tag, query_nouns, split_sentences, strip_parentheticals
 
 
@@ -469,7 +469,9 @@ class WordNetPages:
     a page's summary is its gloss as definitional sentences (usage examples are never used)."""
 
     def __init__(self, wordnet=None, encoder=None, hypernyms: bool = True, max_terms: int = 8,
-                 prior: float = 0.1, margin: float = 0.04, scene_check: bool = True):
+                 prior: float = SENSE_THRESHOLDS["prior"], margin: float = SENSE_THRESHOLDS["margin"],
+                 scene_check: bool = True, rare_margin: float | None = SENSE_THRESHOLDS["rare_margin"],
+                 abstract_margin: float | None = SENSE_THRESHOLDS["abstract_margin"]):
         if wordnet is None:
             from ..data.wordnet import load_wordnet
 
@@ -479,7 +481,8 @@ class WordNetPages:
 
             encoder = SentenceEncoder(progress=False)
         self.wn = wordnet
-        self.chooser = SenseChooser(wordnet, encoder, prior=prior, margin=margin)
+        self.chooser = SenseChooser(wordnet, encoder, prior=prior, margin=margin, rare_margin=rare_margin,
+                                    abstract_margin=abstract_margin)
         self.hypernyms, self.max_terms, self.scene_check = hypernyms, max_terms, scene_check
         self.name = (f"oewn-pages({self.chooser.name},hyper={int(hypernyms)},terms={max_terms},"
                      f"scene={int(scene_check)},{GLOSS_RULES_VERSION})")
@@ -542,26 +545,28 @@ class WordNetPages:
         is silent about: it takes the sense that is a direct hypernym of a sense chosen in the query ("a hill
         is a local elevation of the land": elevation as the hill's kind, not the event of raising), else
         the sense chosen in its fact only when the premise agrees with it and it is the noun's first
-        (most frequent) sense; a rarer sense ("the sun" as its rays) is skipped, with its reason."""
+        (most frequent) sense; a rarer sense ("the sun" as its rays) is skipped, with its reason. Every sense,
+        however it was chosen, passes `SenseChooser.vet` (no confident sense: 'sense_uncertain', no page)."""
         terms = query_nouns(query, self.wn, modifiers=False)
         contexts = [context_sentence(query, t) for t in terms]
         choices = self.chooser.choose_many(list(zip(terms, contexts)))
         first = next(iter(split_sentences(query)), "")
         fixed = {t: self.page_sense(t, c) for t, c in zip(terms, contexts) if c != first}
         scene = [(t, first) for t, c in zip(terms, contexts) if c != first and fixed[t] is None]
-        in_scene = dict(zip(scene, self.chooser.choose_many(scene))) if self.scene_check else {}
+        in_scene = dict(zip(scene, self.chooser.choose_many(scene, vetted=False))) if self.scene_check else {}
         chosen = {fixed.get(t) or c.synset for t, c in zip(terms, choices)} - {None}
         genus = {h for sid in chosen for h in self.wn.hypernyms(sid)}  # "a hill is a ... elevation of the land"
         out = []
         for term, context, choice in zip(terms, contexts, choices):
             if fixed.get(term) is not None and fixed[term] != choice.synset:
-                choice = SenseChoice(term, context, fixed[term], choice.scores, "sense of its page")
+                choice = self.chooser.vet(SenseChoice(term, context, fixed[term], choice.scores, "sense of its page"))
             if context == first or fixed.get(term) is not None:
                 out.append(choice)
                 continue
             kinds = [sid for sid in self.chooser.candidates(term) if sid in genus]
             if len(kinds) == 1:  # the noun names the kind of a thing in the scene: that sense, as WordNet says
-                out.append(SenseChoice(term, context, kinds[0], choice.scores, "hypernym of a scene sense"))
+                out.append(self.chooser.vet(SenseChoice(term, context, kinds[0], choice.scores,
+                                                        "hypernym of a scene sense")))
                 continue
             other = in_scene.get((term, first))
             if other is not None and choice.synset is not None and other.synset != choice.synset:
