@@ -14,7 +14,8 @@ $JPY_SESSION_NAME (the notebook's path, from which `nli_lib.notebook.start` deri
 
 Notebooks under notebooks/ whose names start with two digits run in numeric order. Executed copies go to
 runs/<profile>[-quick]/, never over the sources. A notebook is skipped when its inputs are unchanged: the
-sha256 of its code cells, the nli_lib sources, the profile's values, the checksums of the data files it
+sha256 of its code cells, the nli_lib sources, the project's fixtures (data/fixtures: gold sets, the fitted
+FTC verifier, paper values), the profile's values, the checksums of the data files it
 read last time, the identity of every model it used last time (`weights_fingerprint`, recomputed now:
 re-saved weights make it run again) and the versions of the key packages (`PACKAGES`); data and models
 are recorded through $NLI_RUN_RECORD (`nli_lib.provenance`). The summary notebooks (9x) also hash the
@@ -123,20 +124,23 @@ def summary_inputs(root: Path) -> str:
 def input_hash(path: Path, params: dict, used: dict, outputs: Path | None = None, code: dict | None = None) -> str:
     """Everything a notebook's results depend on (module docstring); `used` is its run record
     ({'data': keys, 'models': {ref: kind}}); `outputs` (summary notebooks only) is the root they read;
-    `code` ({'code', 'lib'}: `code_inputs` taken when the notebook started) replaces today's sources."""
+    `code` ({'code', 'lib', 'fixtures'}: `code_inputs` taken when the notebook started) replaces today's sources."""
     manifest = load_manifest()
     data = {k: manifest[k].sha256 if k in manifest else "gone" for k in sorted(used["data"])}
     code = code or code_inputs(path)
-    blob = {"code": code["code"], "lib": code["lib"], "params": params, "data": data,
-            "models": model_identities(used["models"]), "packages": package_versions()}
+    blob = {"code": code["code"], "lib": code["lib"], "fixtures": code.get("fixtures"), "params": params,
+            "data": data, "models": model_identities(used["models"]), "packages": package_versions()}
     if outputs is not None:
         blob["outputs"] = summary_inputs(outputs)
     return json_hash(blob)
 
 
 def code_inputs(path: Path) -> dict:
-    """The notebook's code hash and the library hash now (taken when a notebook starts, `input_hash`)."""
-    return {"code": code_hash(path), "lib": nli_lib_hash()}
+    """The notebook's code hash, the library hash and the fixtures' hash (gold sets, fitted verifier, paper
+    values: `filecache.fixtures_hash`) now, taken when a notebook starts (`input_hash`)."""
+    from .filecache import fixtures_hash
+
+    return {"code": code_hash(path), "lib": nli_lib_hash(), "fixtures": fixtures_hash()}
 
 
 def run_dir(profile_name: str, quick: bool, root: Path = REPO_ROOT / "runs") -> Path:

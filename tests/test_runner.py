@@ -114,6 +114,17 @@ def test_library_change_reruns_everything(notebook_dir, tmp_path, capsys, monkey
     assert capsys.readouterr().out.count("[run ]") == 4  # twice two notebooks
 
 
+def test_a_fixture_edit_reruns_everything(notebook_dir, capsys, monkeypatch, run_notebooks):
+    """A gold set or the fitted FTC verifier under data/fixtures is an input of every notebook's results."""
+    from nli_lib import filecache
+
+    assert run_notebooks(notebook_dir) == 0
+    assert run_notebooks(notebook_dir) == 0  # unchanged: both skipped
+    monkeypatch.setattr(filecache, "fixtures_hash", lambda root=None: "a gold judgement changed")
+    assert run_notebooks(notebook_dir) == 0
+    assert capsys.readouterr().out.count("[run ]") == 4  # first run and after the edit, two notebooks each
+
+
 # ------------------------------------------------------------------------------- identity of models, packages
 
 def test_changed_model_weights_rerun_the_notebook_that_used_them(notebook_dir, tmp_path, capsys, run_notebooks):
