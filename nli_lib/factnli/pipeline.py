@@ -330,7 +330,7 @@ class Augmenter:
         for i, (p, h) in enumerate(zip(examples["premise"].astype(str), examples["hypothesis"].astype(str))):
             sub = hypothesis_subsets(level_facts[p], vecs.get(h), vecs, share=self.settings.hyp_share)
             subsets.append(sub)
-            for t in range(1, len(_built(chains[p]["levels"])) + 1):
+            for t in range(1, len(built_levels(chains[p]["levels"])) + 1):
                 where[i, t] = len(jobs)
                 jobs.append((h, [f for lv in sub[:t] for f in lv]))  # always from the original h
         fused = self.fuser.fuse_many(jobs, progress=progress and self.tier == "paper")
@@ -375,7 +375,7 @@ class Augmenter:
         return FactNLIData(items, trace_frame(chains), chains, self.settings, self.components, failed)
 
 
-def _built(levels: list) -> list:
+def built_levels(levels: list) -> list:
     """The levels of a premise chain up to (not including) its first failed one."""
     for k, rec in enumerate(levels):
         if rec.get("failure"):

@@ -25,7 +25,7 @@ import pandas as pd
 
 from .evaluation import growth_by_level
 from .filtering import filter_facts
-from .pipeline import MNLI_SPLITS, SNLI_TEST, FactNLIData, _built
+from .pipeline import MNLI_SPLITS, SNLI_TEST, FactNLIData, built_levels
 
 #: The paper's Appendix G pair (premise, hypothesis, label) and its level-1 result.
 CASE_ID = "factnli-appendix-g"
@@ -156,7 +156,8 @@ def level_coverage(data: FactNLIData) -> pd.DataFrame:
     """
     rows = []
     for t in range(1, data.settings.levels + 1):
-        recs = [_built(ch["levels"])[t - 1] if len(_built(ch["levels"])) >= t else None for ch in data.chains.values()]
+        levels = [built_levels(ch["levels"]) for ch in data.chains.values()]
+        recs = [lv[t - 1] if len(lv) >= t else None for lv in levels]
         built = [r for r in recs if r is not None]
         rows.append({"level": t, "premises": len(recs), "with facts": sum(bool(r["facts"]) for r in built),
                      "no facts": sum(not r["facts"] for r in built), "not built": len(recs) - len(built),
