@@ -33,6 +33,7 @@ import pandas as pd
 from .basis import BASES, check_basis, entry_tier, model_basis
 from .config import PACKAGE_DIR, REPO_ROOT, output_dir, scrub_secrets
 from .data.fetch import used_data
+from .filecache import fixtures_hash
 from .hashing import digest
 from .phases import phase
 from .provenance import notebook_code_hash
@@ -126,7 +127,7 @@ class Outputs:
         return {
             "kind": kind, "name": name, "ref": ref, "caption": caption, "notebook": self.notebook,
             "params": self.params, "git_commit": git_commit(), "nli_lib_hash": nli_lib_hash(),
-            "code_sha256": self.code_sha256,
+            "fixtures_sha256": fixtures_hash(), "code_sha256": self.code_sha256,
             "data_sha256": used_data(), "models": list(models), "seed": self.seed, "tier": self.tier,
             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         }

@@ -8,6 +8,8 @@ Every table and figure has a JSON sidecar (`nli_lib.outputs`) recording what pro
 an output is stale when one of those inputs differs from the checkout as it is now (in CI: HEAD):
 
 * `nli_lib`: the sidecar's `nli_lib_hash` is not `outputs.nli_lib_hash()` (a library source changed);
+* `fixtures`: its `fixtures_sha256` is not `filecache.fixtures_hash()` (a gold set, the fitted FTC verifier or
+  a paper value under data/fixtures changed; a sidecar from before the field existed: unknown);
 * `code`: the notebook's code cells changed (`code_sha256` against `provenance.code_hash`; a sidecar written
   before that field existed is compared through the notebook at its `git_commit`, when that commit was clean);
 * `data`: a data file it read has another sha256 in the manifest now, or left the manifest;
@@ -19,8 +21,8 @@ is reported as unknown and counts as stale: a check that cannot be made is never
 (tables/*/records/, never committed) are not checked. CI runs the report (`.ci/run`); `--check` makes it strict.
 
 >>> meta = {"notebook": "00_x", "nli_lib_hash": "aaa", "code_sha256": "c1", "data_sha256": {"snli/dev": "s1"},
-...         "params": {"seed": 0, "quick": False, "profile_name": "offline"}}
->>> now = Sources(lib="bbb", manifest={"snli/dev": "s2"}, code={"00_x": "c1"},
+...         "fixtures_sha256": "f1", "params": {"seed": 0, "quick": False, "profile_name": "offline"}}
+>>> now = Sources(lib="bbb", fixtures="f1", manifest={"snli/dev": "s2"}, code={"00_x": "c1"},
 ...               profiles={"offline": {"seed": 0, "quick": False, "profile_name": "offline"}})
 >>> reasons(meta, now)
 ('nli_lib aaa → bbb', 'data snli/dev changed')
@@ -56,6 +58,7 @@ class Sources:
     the module example pass them in."""
 
     lib: str | None = None  # nli_lib hash now (`outputs.nli_lib_hash`)
+    fixtures: str | None = None  # data/fixtures hash now (`filecache.fixtures_hash`)
     manifest: dict | None = None  # manifest key -> sha256 now ('' for online-only files: not compared)
     code: dict = field(default_factory=dict)  # notebook stem -> code hash now (None: notebook gone)
     profiles: dict = field(default_factory=dict)  # profile name -> the params a run records now (None: unknown)
@@ -69,6 +72,13 @@ class Sources:
 
             self.lib = nli_lib_hash()
         return self.lib
+
+    def fixtures_hash(self) -> str:
+        if self.fixtures is None:
+            from .filecache import fixtures_hash
+
+            self.fixtures = fixtures_hash()
+        return self.fixtures
 
     def data(self) -> dict:
         if self.manifest is None:
@@ -157,6 +167,10 @@ def reasons(meta: dict, now: Sources) -> tuple[str, ...]:
     found = []
     if meta.get("nli_lib_hash") != now.lib_hash():
         found.append(f"nli_lib {meta.get('nli_lib_hash')} → {now.lib_hash()}")
+    if "fixtures_sha256" not in meta:
+        found.append("fixtures unknown (the sidecar does not record data/fixtures)")
+    elif meta["fixtures_sha256"] != now.fixtures_hash():
+        found.append(f"fixtures {meta['fixtures_sha256']} → {now.fixtures_hash()}")
     found.append(_code_reason(meta, now))
     manifest = now.data()
     for key, sha in sorted((meta.get("data_sha256") or {}).items()):

@@ -10,6 +10,7 @@ import pytest
 from nli_lib import stale
 from nli_lib.config import REPO_ROOT
 from nli_lib.data.fetch import load_manifest
+from nli_lib.filecache import fixtures_hash
 from nli_lib.outputs import Outputs, nli_lib_hash
 from nli_lib.profile import load_profile
 from nli_lib.provenance import code_hash
@@ -27,7 +28,7 @@ def current_sidecar() -> dict:
     key = "taxinli/taxinli10k"
     return {"kind": "table", "name": "t", "ref": "companion-table-1", "notebook": NOTEBOOK,
             "params": {**offline.params(), "quick": False, "seed": offline.seed, "profile_name": "offline"},
-            "git_commit": "uncommitted", "nli_lib_hash": nli_lib_hash(),
+            "git_commit": "uncommitted", "nli_lib_hash": nli_lib_hash(), "fixtures_sha256": fixtures_hash(),
             "code_sha256": code_hash(REPO_ROOT / "notebooks" / f"{NOTEBOOK}.ipynb"),
             "data_sha256": {key: load_manifest()[key].sha256}, "models": [], "seed": offline.seed, "tier": "offline"}
 
@@ -45,9 +46,9 @@ def small(tmp_path):
     notebooks = tmp_path / "notebooks"
     notebooks.mkdir()
     write_nb(notebooks / "00_x.ipynb", "x = 1")
-    now = stale.Sources(lib="L1", manifest={"snli/dev": "s1", "online/big": ""}, notebooks=notebooks,
+    now = stale.Sources(lib="L1", fixtures="F1", manifest={"snli/dev": "s1", "online/big": ""}, notebooks=notebooks,
                         repo=tmp_path, profiles={"offline": {"seed": 0, "quick": False, "profile_name": "offline"}})
-    meta = {"kind": "table", "notebook": "00_x", "nli_lib_hash": "L1",
+    meta = {"kind": "table", "notebook": "00_x", "nli_lib_hash": "L1", "fixtures_sha256": "F1",
             "code_sha256": code_hash(notebooks / "00_x.ipynb"),
             "data_sha256": {"snli/dev": "s1", "online/big": "pinned"}, "git_commit": "uncommitted",
             "params": {"seed": 0, "quick": False, "profile_name": "offline"}}
@@ -61,6 +62,8 @@ def test_a_current_sidecar_is_not_stale(small):
 
 @pytest.mark.parametrize("change, expected", [
     (lambda m, n: m.update(nli_lib_hash="L0"), "nli_lib L0 → L1"),
+    (lambda m, n: m.update(fixtures_sha256="F0"), "fixtures F0 → F1"),  # a gold set or the verifier changed
+    (lambda m, n: m.pop("fixtures_sha256"), "fixtures unknown"),
     (lambda m, n: write_nb(n.notebooks / "00_x.ipynb", "x = 2"), "code changed (recorded)"),
     (lambda m, n: n.manifest.update({"snli/dev": "s2"}), "data snli/dev changed"),
     (lambda m, n: n.manifest.pop("snli/dev"), "data snli/dev left the manifest"),
@@ -86,10 +89,11 @@ def test_a_sidecar_without_code_hash_is_compared_at_its_commit(tmp_path):
     write_nb(tmp_path / "notebooks" / "00_x.ipynb", "x = 1")
     git("add", "-A")
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "nb")
-    meta = {"notebook": "00_x", "nli_lib_hash": "L", "git_commit": git("rev-parse", "HEAD"), "data_sha256": {},
+    meta = {"notebook": "00_x", "nli_lib_hash": "L", "fixtures_sha256": "F", "git_commit": git("rev-parse", "HEAD"),
+            "data_sha256": {},
             "params": {"profile_name": "offline", "quick": False}}
     def now():
-        return stale.Sources(lib="L", manifest={}, notebooks=tmp_path / "notebooks", repo=tmp_path,
+        return stale.Sources(lib="L", fixtures="F", manifest={}, notebooks=tmp_path / "notebooks", repo=tmp_path,
                                     profiles={"offline": {"profile_name": "offline", "quick": False}})
     assert stale.reasons(meta, now()) == ()
     write_nb(tmp_path / "notebooks" / "00_x.ipynb", "x = 2")
