@@ -198,25 +198,10 @@ def library_state() -> dict:
     from .data.fetch import load_manifest
     from .hashing import json_hash
     from .outputs import nli_lib_hash
-    from .provenance import package_versions
+    from .provenance import fixtures_hash, package_versions
 
     return {"lib": nli_lib_hash(), "data": json_hash({k: e.sha256 for k, e in load_manifest().items()}, length=16),
             "fixtures": fixtures_hash(), "packages": package_versions()}
-
-
-def fixtures_hash(root: Path | None = None) -> str:
-    """sha256 (16 hex) over data/fixtures: every file's path below it and bytes.
-
-    >>> import tempfile; root = Path(tempfile.mkdtemp()); _ = (root / "gold.csv").write_text("a,b")
-    >>> before = fixtures_hash(root); _ = (root / "gold.csv").write_text("a,c"); before != fixtures_hash(root)
-    True
-    """
-    from .config import REPO_ROOT
-    from .hashing import digest
-
-    root = REPO_ROOT / "data" / "fixtures" if root is None else root
-    files = sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
-    return digest(*(x for p in files for x in (p.relative_to(root).as_posix(), p.read_bytes())), length=16)
 
 
 def cached_dir(dest: Path, build: Callable[[Path], None], marker: str = "config.json") -> Path:

@@ -33,10 +33,9 @@ import pandas as pd
 from .basis import BASES, check_basis, entry_tier, model_basis
 from .config import PACKAGE_DIR, REPO_ROOT, output_dir, scrub_secrets
 from .data.fetch import used_data
-from .filecache import fixtures_hash
 from .hashing import digest
 from .phases import phase
-from .provenance import notebook_code_hash
+from .provenance import fixtures_hash, notebook_code_hash
 
 PAPERS = ("atoms", "phrasis", "ftc", "factnli", "taxinli", "companion")
 INDEX_COLUMNS = ["ref", "kind", "path", "notebook", "tier", "models", "caption"]

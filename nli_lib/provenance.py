@@ -106,6 +106,20 @@ def package_versions(names=PACKAGES) -> dict[str, str]:
     return out
 
 
+def fixtures_hash(root: Path | None = None) -> str:
+    """sha256 (16 hex) over data/fixtures: every file's path below it and bytes.
+
+    >>> import tempfile; root = Path(tempfile.mkdtemp()); _ = (root / "gold.csv").write_text("a,b")
+    >>> before = fixtures_hash(root); _ = (root / "gold.csv").write_text("a,c"); before != fixtures_hash(root)
+    True
+    """
+    from .hashing import digest
+
+    root = REPO_ROOT / "data" / "fixtures" if root is None else root
+    files = sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    return digest(*(x for p in files for x in (p.relative_to(root).as_posix(), p.read_bytes())), length=16)
+
+
 def code_hash(path: str | os.PathLike | None = None, *, text: str | None = None) -> str:
     """sha256 (hex) of a notebook's code cells, in order: the notebook file at `path`, or its JSON `text`.
 

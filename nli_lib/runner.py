@@ -60,7 +60,7 @@ from .outputs import nli_lib_hash
 from .phases import PHASE_FILE_ENV, PHASES, read_phase_file
 from .profile import PROFILE_ENV, ProfileError, load_profile
 from .progress import PROGRESS_ENV, PROGRESS_FILE_ENV, read_status, status_line
-from .provenance import PACKAGES, code_hash, package_versions  # noqa: F401  (PACKAGES: runner.PACKAGES)
+from .provenance import PACKAGES, code_hash, fixtures_hash, package_versions  # noqa: F401  (PACKAGES: runner.PACKAGES)
 
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
 SUMMARY_PREFIX = "9"  # notebooks 9x summarise the others' outputs
@@ -137,9 +137,7 @@ def input_hash(path: Path, params: dict, used: dict, outputs: Path | None = None
 
 def code_inputs(path: Path) -> dict:
     """The notebook's code hash, the library hash and the fixtures' hash (gold sets, fitted verifier, paper
-    values: `filecache.fixtures_hash`) now, taken when a notebook starts (`input_hash`)."""
-    from .filecache import fixtures_hash
-
+    values: `provenance.fixtures_hash`) now, taken when a notebook starts (`input_hash`)."""
     return {"code": code_hash(path), "lib": nli_lib_hash(), "fixtures": fixtures_hash()}
 
 

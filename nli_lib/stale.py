@@ -8,7 +8,7 @@ Every table and figure has a JSON sidecar (`nli_lib.outputs`) recording what pro
 an output is stale when one of those inputs differs from the checkout as it is now (in CI: HEAD):
 
 * `nli_lib`: the sidecar's `nli_lib_hash` is not `outputs.nli_lib_hash()` (a library source changed);
-* `fixtures`: its `fixtures_sha256` is not `filecache.fixtures_hash()` (a gold set, the fitted FTC verifier or
+* `fixtures`: its `fixtures_sha256` is not `provenance.fixtures_hash()` (a gold set, the fitted FTC verifier or
   a paper value under data/fixtures changed; a sidecar from before the field existed: unknown);
 * `code`: the notebook's code cells changed (`code_sha256` against `provenance.code_hash`; a sidecar written
   before that field existed is compared through the notebook at its `git_commit`, when that commit was clean);
@@ -58,7 +58,7 @@ class Sources:
     the module example pass them in."""
 
     lib: str | None = None  # nli_lib hash now (`outputs.nli_lib_hash`)
-    fixtures: str | None = None  # data/fixtures hash now (`filecache.fixtures_hash`)
+    fixtures: str | None = None  # data/fixtures hash now (`provenance.fixtures_hash`)
     manifest: dict | None = None  # manifest key -> sha256 now ('' for online-only files: not compared)
     code: dict = field(default_factory=dict)  # notebook stem -> code hash now (None: notebook gone)
     profiles: dict = field(default_factory=dict)  # profile name -> the params a run records now (None: unknown)
@@ -75,7 +75,7 @@ class Sources:
 
     def fixtures_hash(self) -> str:
         if self.fixtures is None:
-            from .filecache import fixtures_hash
+            from .provenance import fixtures_hash
 
             self.fixtures = fixtures_hash()
         return self.fixtures

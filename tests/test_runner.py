@@ -116,11 +116,9 @@ def test_library_change_reruns_everything(notebook_dir, tmp_path, capsys, monkey
 
 def test_a_fixture_edit_reruns_everything(notebook_dir, capsys, monkeypatch, run_notebooks):
     """A gold set or the fitted FTC verifier under data/fixtures is an input of every notebook's results."""
-    from nli_lib import filecache
-
     assert run_notebooks(notebook_dir) == 0
     assert run_notebooks(notebook_dir) == 0  # unchanged: both skipped
-    monkeypatch.setattr(filecache, "fixtures_hash", lambda root=None: "a gold judgement changed")
+    monkeypatch.setattr(runner, "fixtures_hash", lambda root=None: "a gold judgement changed")
     assert run_notebooks(notebook_dir) == 0
     assert capsys.readouterr().out.count("[run ]") == 4  # first run and after the edit, two notebooks each
 

@@ -10,10 +10,9 @@ import pytest
 from nli_lib import stale
 from nli_lib.config import REPO_ROOT
 from nli_lib.data.fetch import load_manifest
-from nli_lib.filecache import fixtures_hash
 from nli_lib.outputs import Outputs, nli_lib_hash
 from nli_lib.profile import load_profile
-from nli_lib.provenance import code_hash
+from nli_lib.provenance import code_hash, fixtures_hash
 
 NOTEBOOK = "00_data_and_statistics"  # a real notebook of the checkout
 
