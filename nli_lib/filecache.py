@@ -85,8 +85,12 @@ def frame_from_record(record: dict):
     return df.astype(dict(zip(record["columns"], record["dtypes"])))
 
 
+def _frames_text(frames) -> str:
+    return json.dumps({name: frame_record(df) for name, df in frames.items()})
+
+
 def _save_frames(path: Path, frames) -> None:
-    path.write_text(json.dumps({name: frame_record(df) for name, df in frames.items()}), encoding="utf-8")
+    path.write_text(_frames_text(frames), encoding="utf-8")
 
 
 def _load_frames(path: Path) -> dict:
@@ -167,15 +171,17 @@ def cached_frames(path: Path, compute: Callable[[], dict], what: str = "cached t
     if value is not None:
         return value
     value = compute()
+    text = _frames_text(value)  # serialised once: checked, then written as it is
     try:
-        back = _load_frames_text(json.dumps({name: frame_record(df) for name, df in value.items()}))
+        back = _load_frames_text(text)
         for name, df in value.items():
             pd.testing.assert_frame_equal(df, back[name], check_exact=True)
     except Exception as exc:  # noqa: BLE001 - anything that does not read back exactly is not stored
         warnings.warn(f"{what}: not cached, table {name!r} does not read back exactly ({str(exc)[:200]})",
                       RuntimeWarning, stacklevel=2)
         return value
-    write(path, value, FRAMES)
+    with atomic.atomic_path(path, suffix=FRAMES.suffix) as tmp:
+        tmp.write_text(text, encoding="utf-8")
     return value
 
 
@@ -202,6 +208,18 @@ def library_state() -> dict:
 
     return {"lib": nli_lib_hash(), "data": json_hash({k: e.sha256 for k, e in load_manifest().items()}, length=16),
             "fixtures": fixtures_hash(), "packages": package_versions()}
+
+
+def derived_path(folder: str, inputs: dict, fmt: FileFormat) -> Path:
+    """Where a derived result is cached: `cache_path(folder, key, fmt)`, the key a hash of `inputs` (what the
+    computation was given) and `library_state()` (what else it may read), so any edit of either recomputes it.
+
+    >>> derived_path("demo", {"pairs": "h1"}, JSON) != derived_path("demo", {"pairs": "h2"}, JSON)
+    True
+    """
+    from .hashing import json_hash
+
+    return cache_path(folder, json_hash({**inputs, **library_state()}, length=24), fmt)
 
 
 def cached_dir(dest: Path, build: Callable[[Path], None], marker: str = "config.json") -> Path:

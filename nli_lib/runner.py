@@ -128,7 +128,7 @@ def input_hash(path: Path, params: dict, used: dict, outputs: Path | None = None
     manifest = load_manifest()
     data = {k: manifest[k].sha256 if k in manifest else "gone" for k in sorted(used["data"])}
     code = code or code_inputs(path)
-    blob = {"code": code["code"], "lib": code["lib"], "fixtures": code.get("fixtures"), "params": params,
+    blob = {"code": code["code"], "lib": code["lib"], "fixtures": code["fixtures"], "params": params,
             "data": data, "models": model_identities(used["models"]), "packages": package_versions()}
     if outputs is not None:
         blob["outputs"] = summary_inputs(outputs)

@@ -94,14 +94,12 @@ def current_facts(augmenter, queries, cached: bool = True) -> dict[str, set]:
     queries, the augmenter's fingerprint and extractor, and `filecache.library_state` (library sources, data
     files, package versions). cached=False computes it afresh."""
     from .. import filecache
-    from ..hashing import json_hash
 
     queries = list(dict.fromkeys(queries))
     if not cached:
         return generated_facts(augmenter, queries)
-    key = json_hash({"queries": queries, "augmenter": augmenter.fingerprint, "extractor": augmenter.extractor.name,
-                     **filecache.library_state()}, length=24)
-    path = filecache.cache_path("factnli_current_facts", key, filecache.JSON)
+    inputs = {"queries": queries, "augmenter": augmenter.fingerprint, "extractor": augmenter.extractor.name}
+    path = filecache.derived_path("factnli_current_facts", inputs, filecache.JSON)
     stored = filecache.cached(path, filecache.JSON, lambda: {q: sorted(fs) for q, fs in
                                                              generated_facts(augmenter, queries).items()},
                               validate=_facts_problem, what="cached current facts")

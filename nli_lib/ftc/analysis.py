@@ -66,34 +66,32 @@ def hit_rates(df: pd.DataFrame, explanation_cols: Sequence[str] = EXPLANATION_CO
               cached: bool = True) -> dict[str, pd.DataFrame]:
     """Regex extraction and transformation coverage on e-SNLI explanations (`regex_hit_rates`), kept in the
     file cache (`filecache.cached_frames`; ~10 s for the 29,526 explanations of e-SNLI dev, ~0.3 s read back)
-    under `hit_rates_key`: the input columns, the library's sources, the data files and package versions.
+    under `hit_rates_inputs` and `filecache.library_state` (library sources, data, fixtures, packages).
     cached=False computes it afresh."""
     if not cached:
         return regex_hit_rates(df, explanation_cols)
     from .. import filecache
 
-    path = filecache.cache_path("ftc_hit_rates", hit_rates_key(df, explanation_cols), filecache.FRAMES)
+    path = filecache.derived_path("ftc_hit_rates", hit_rates_inputs(df, explanation_cols), filecache.FRAMES)
     return filecache.cached_frames(path, lambda: regex_hit_rates(df, explanation_cols),
                                    what="cached regex hit rates")
 
 
-def hit_rates_key(df: pd.DataFrame, explanation_cols: Sequence[str] = EXPLANATION_COLS) -> str:
-    """Everything `regex_hit_rates` reads: the pairs' columns it uses, and the library's sources (templates,
-    transforms, checks), the data files (the tagger model) and package versions (`filecache.library_state`).
+def hit_rates_inputs(df: pd.DataFrame, explanation_cols: Sequence[str] = EXPLANATION_COLS) -> dict:
+    """What `regex_hit_rates` is given: a hash of the pairs' columns it uses, and the explanation columns (the
+    library, the tagger model and package versions join them in `filecache.derived_path`).
 
     >>> df = pd.DataFrame({"pair_id": [1], "hypothesis": ["A dog runs."], "label": ["neutral"],
     ...                    "explanation_1": ["A dog is an animal."]})
-    >>> hit_rates_key(df, ["explanation_1"]) == hit_rates_key(df.copy(), ["explanation_1"])
+    >>> hit_rates_inputs(df, ["explanation_1"]) == hit_rates_inputs(df.copy(), ["explanation_1"])
     True
-    >>> hit_rates_key(df, ["explanation_1"]) != hit_rates_key(df.assign(label="entailment"), ["explanation_1"])
+    >>> hit_rates_inputs(df, ["explanation_1"]) != hit_rates_inputs(df.assign(label="entailment"), ["explanation_1"])
     True
     """
-    from ..filecache import library_state
-    from ..hashing import frame_hash, json_hash
+    from ..hashing import frame_hash
 
     cols = [c for c in ("pair_id", "premise", "hypothesis", "label", *explanation_cols) if c in df]
-    return json_hash({"pairs": frame_hash(df[cols]), "columns": list(explanation_cols), **library_state()},
-                     length=24)
+    return {"pairs": frame_hash(df[cols]), "columns": list(explanation_cols)}
 
 
 def regex_hit_rates(df: pd.DataFrame, explanation_cols: Sequence[str] = EXPLANATION_COLS) -> dict[str, pd.DataFrame]:

@@ -104,13 +104,12 @@ def cached_gold_comparison(gold: pd.DataFrame, rewriter) -> pd.DataFrame:
     in the file cache (`filecache.cached_frames`) under the gold rows, the rewriter's name, tier and shots, and
     `filecache.library_state` (library sources, data files, package versions)."""
     from .. import filecache
-    from ..hashing import frame_hash, json_hash
+    from ..hashing import frame_hash
     from .gold import gold_comparison
 
     shots = {"/".join(k): v for k, v in getattr(rewriter, "shots", {}).items()}
-    key = json_hash({"gold": frame_hash(gold), "rewriter": rewriter.name, "tier": rewriter.tier, "shots": shots,
-                     **filecache.library_state()}, length=24)
-    path = filecache.cache_path("ftc_gold_comparison", key, filecache.FRAMES)
+    inputs = {"gold": frame_hash(gold), "rewriter": rewriter.name, "tier": rewriter.tier, "shots": shots}
+    path = filecache.derived_path("ftc_gold_comparison", inputs, filecache.FRAMES)
     return filecache.cached_frames(path, lambda: {"compared": gold_comparison(gold, rewriter)},
                                    what="cached gold comparison")["compared"]
 
