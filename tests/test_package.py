@@ -160,14 +160,18 @@ def test_non_editable_install_works_from_any_directory(tmp_path):
     site = Path(subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                capture_output=True, text=True, check=True).stdout.strip())
     (site / "shared_env.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")  # dependencies, not nli_lib
+    # The user's PYTHONPATH is left out here too: with a checkout on it, pip saw the checkout's egg-info as
+    # nli-companion 0.1.0 "already installed" and installed nothing (exit 0). --ignore-installed: the shared
+    # environment's editable install, visible through the .pth file, is not this venv's copy either.
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "NLI_USER_CWD", "NLI_PROFILE")}
+    env.update(HOME=str(tmp_path / "home"), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     install = subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "-q", "--no-deps",
-                              "--no-index", str(wheel)], capture_output=True, text=True)
+                              "--no-index", "--ignore-installed", str(wheel)], env=env, capture_output=True, text=True)
     assert install.returncode == 0, install.stderr[-3000:]
+    assert (site / "nli_lib" / "__init__.py").is_file(), (install.stdout[-2000:], sorted(os.listdir(site)))
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "NLI_USER_CWD", "NLI_PROFILE")}
-    env.update(HOME=str(tmp_path / "home"), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     check = subprocess.run([str(py), "-c", INSTALLED_CHECK], cwd=elsewhere, env=env, capture_output=True, text=True)
     assert check.returncode == 0, check.stderr[-3000:]
     import json
