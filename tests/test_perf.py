@@ -38,6 +38,10 @@ def test_every_precision_has_its_own_cache_key_and_entries(tmp_path):
     assert np.allclose(int8.sum(1), 1) and np.abs(int8 - fp32).max() < 0.05 and not np.array_equal(int8, fp32)
     kinds = {type(m) for m in models["int8"].model.modules()}
     assert torch.ao.nn.quantized.dynamic.Linear in kinds and torch.nn.Linear not in kinds
+    schemes = {m.weight().qscheme() for m in models["int8"].model.modules()
+               if isinstance(m, torch.ao.nn.quantized.dynamic.Linear)}
+    assert schemes == {torch.per_channel_affine}  # one scale per output channel (INT8_SCHEME says so)
+    assert models["int8"].fingerprint.endswith("|int8:dynamic-per-channel")  # the scheme is in the key
     again = HFClassifier(path, progress=False, cache=cache, device="cpu", precision="int8")
     again._model = "must not be used"  # int8's own entries answer it
     np.testing.assert_array_equal(again.predict_proba(PREMISES, HYPOTHESES), int8)

@@ -18,7 +18,7 @@ pick instead and with the machine's matmul roofline.
 Precision: float32 by default, so numbers do not depend on the machine. Two opt-in fast paths (profile key
 `precision`): "bfloat16" runs weights and activations in bfloat16 (fast on a CPU with AVX-512 BF16 or AMX and on
 GPUs, very slow on CPUs without bf16 units); "int8" quantises the linear layers dynamically (torch's
-quantize_dynamic; CPU only). Both change some labels: benchmarks/nli_throughput.py measures their speed and
+quantize_dynamic, one weight scale per output channel; CPU only). Both change some labels: benchmarks/nli_throughput.py measures their speed and
 their label agreement with float32. The precision is part of the cache fingerprint, so they never mix.
 """
 from __future__ import annotations
@@ -54,6 +54,8 @@ _ALIASES = {
 
 
 PRECISIONS = ("float32", "bfloat16", "int8")  # inference precision of HFClassifier (module docstring)
+INT8_SCHEME = "dynamic-per-channel"  # what precision "int8" computes (packing.quantize_int8), in the cache key: a
+# new scheme never reuses another's probabilities (the per-tensor scheme before 2026-11-24 had no tag)
 PROBE_PAIRS = (["A man is playing a guitar on stage.", "Two dogs run through the snow."],
                ["A person plays music.", "The animals are asleep."])  # checks a packed model against the plain one
 
@@ -264,6 +266,8 @@ class HFClassifier(Classifier):
     @property
     def _precision_tag(self) -> str:
         """The precision's part of a cache key: empty for float32 (keys from before precisions existed stay valid)."""
+        if self.precision == "int8":
+            return f"|int8:{INT8_SCHEME}"
         return "" if self.precision == "float32" else f"|{self.precision}"
 
     def _batches(self, premises: list[str], hypotheses: list[str] | None):
