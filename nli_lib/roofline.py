@@ -13,7 +13,8 @@ Layer norms, softmax, GELU and embedding look-ups are not counted: the limit is 
 
 `matmul_gflops` times `torch.matmul` (and, where the CPU has them, oneDNN's packed linear kernels: see
 `nli_lib.models.packing`) on the model's linear-layer shapes at a batch's token count; the faster is the
-machine's matmul throughput, and `roofline_pairs_per_s` turns it into pairs per second.
+machine's matmul throughput, and `roofline_pairs_per_s` turns it into pairs per second. The int8 limit
+(`kernel='int_mm'`) counts the int8 matmuls alone: quantising and dequantising activations come on top.
 """
 from __future__ import annotations
 
@@ -75,19 +76,32 @@ def roofline_pairs_per_s(gflops: float, flops_per_pair: float) -> float:
 def matmul_gflops(shape: EncoderShape, rows: int, dtype: str = "float32", kernel: str = "matmul",
                   min_seconds: float = 0.5, device: str = "cpu") -> float:
     """GFLOP/s of the model's linear-layer matmuls at `rows` tokens (a batch's token count), weighted like a
-    forward pass (4 d x d, one d x f, one f x d); `kernel` 'matmul' (torch.matmul) or 'onednn' (packed).
+    forward pass (4 d x d, one d x f, one f x d); `kernel` 'matmul' (torch.matmul), 'onednn' (packed) or, with
+    dtype 'int8', 'int_mm' (torch._int_mm: int8 x int8 summed in int32, the arithmetic of an int8 path; on
+    CPUs with AVX-512 VNNI about twice bfloat16's rate). GFLOP/s counts an int8 multiply-add as 2 ops too.
 
     Each shape runs for about `min_seconds / 3` after a warm-up; the result is total FLOPs / total time."""
     import torch
 
     from .models.packing import PACK_BATCH_HINT
 
+    if (kernel == "int_mm") != (dtype == "int8"):
+        raise ValueError(f"kernel 'int_mm' runs int8 and only int8 (kernel {kernel!r}, dtype {dtype!r})")
     torch_dtype = getattr(torch, dtype)
     flops, seconds = 0.0, 0.0
     for n_in, n_out, count in shape.linear_shapes():
-        x = torch.randn(rows, n_in, dtype=torch_dtype, device=device)
-        w = torch.randn(n_out, n_in, dtype=torch_dtype, device=device)
-        if kernel == "matmul":
+        if dtype == "int8":
+            x = torch.randint(-127, 128, (rows, n_in), dtype=torch.int8, device=device)
+            w = torch.randint(-127, 128, (n_out, n_in), dtype=torch.int8, device=device)
+        else:
+            x = torch.randn(rows, n_in, dtype=torch_dtype, device=device)
+            w = torch.randn(n_out, n_in, dtype=torch_dtype, device=device)
+        if kernel == "int_mm":
+            wt = w.t().contiguous()
+
+            def step(x=x, wt=wt):
+                return torch._int_mm(x, wt)
+        elif kernel == "matmul":
             wt = w.t()
 
             def step(x=x, wt=wt):
@@ -98,7 +112,7 @@ def matmul_gflops(shape: EncoderShape, rows: int, dtype: str = "float32", kernel
             def step(x=x, packed=packed):
                 return torch.ops.mkldnn._linear_pointwise(x, packed, None, "none", [], "")
         else:
-            raise ValueError(f"kernel must be 'matmul' or 'onednn', not {kernel!r}")
+            raise ValueError(f"kernel must be 'matmul', 'onednn' or 'int_mm', not {kernel!r}")
         for _ in range(3):
             step()
         _sync(device)

@@ -148,6 +148,16 @@ def test_pair_flops_by_hand():
     assert roofline_pairs_per_s(310.0, 0.6e9) == pytest.approx(516.67, abs=0.01)
 
 
+def test_int8_matmul_rate_runs_int_mm_on_int8_only():
+    from nli_lib.roofline import matmul_gflops
+
+    tiny = EncoderShape(layers=1, hidden=32, intermediate=64, labels=3)
+    assert matmul_gflops(tiny, 32, "int8", "int_mm", min_seconds=0.03) > 0
+    for dtype, kernel in (("int8", "matmul"), ("float32", "int_mm")):
+        with pytest.raises(ValueError, match="int_mm"):
+            matmul_gflops(tiny, 32, dtype, kernel)
+
+
 # ---- bench lines and the README table
 
 SAMPLE = """\

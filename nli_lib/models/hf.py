@@ -18,8 +18,9 @@ pick instead and with the machine's matmul roofline.
 Precision: float32 by default, so numbers do not depend on the machine. Two opt-in fast paths (profile key
 `precision`): "bfloat16" runs weights and activations in bfloat16 (fast on a CPU with AVX-512 BF16 or AMX and on
 GPUs, very slow on CPUs without bf16 units); "int8" quantises the linear layers dynamically (torch's
-quantize_dynamic, one weight scale per output channel; CPU only). Both change some labels: benchmarks/nli_throughput.py measures their speed and
-their label agreement with float32. The precision is part of the cache fingerprint, so they never mix.
+quantize_dynamic, one weight scale per output channel; CPU only). Both change some labels:
+benchmarks/nli_throughput.py measures their speed and their label agreement with float32. The precision (and
+int8's scheme) is part of the cache fingerprint, so they never mix.
 """
 from __future__ import annotations
 
