@@ -101,6 +101,37 @@ def test_packed_copy_matches_the_plain_model(tmp_path):
     assert float(gap) < 1e-4
 
 
+def test_cpu_attention_is_eager_for_short_batches_and_sdpa_for_long_ones(tmp_path):
+    from transformers import AutoModelForSequenceClassification
+
+    from nli_lib.models.hf import HFClassifier
+    from nli_lib.models.packing import eager_attention_for_short_inputs
+
+    path = tiny_bert(tmp_path / "m")
+    clf = HFClassifier(path, progress=False, device="cpu")
+    model = clf.model
+    assert model.config._attn_implementation == "sdpa"  # nothing switches before a batch arrives
+    fp32 = clf.predict_proba(PREMISES, HYPOTHESES)  # a few tokens: eager
+    assert model.config._attn_implementation == "eager"
+    plain = AutoModelForSequenceClassification.from_pretrained(path, attn_implementation="sdpa").eval()
+    switching = eager_attention_for_short_inputs(
+        AutoModelForSequenceClassification.from_pretrained(path, attn_implementation="sdpa").eval(), max_tokens=8)
+    enc = clf.tokenizer(PREMISES, HYPOTHESES, padding=True, return_tensors="pt")
+    assert enc["input_ids"].shape[1] > 8
+    with torch.inference_mode():
+        long_logits = switching(**enc).logits
+        assert switching.config._attn_implementation == "sdpa"  # longer than max_tokens: back to SDPA
+        short = {k: v[:, :6] for k, v in enc.items()}
+        short_logits = switching(**short).logits
+        assert switching.config._attn_implementation == "eager"
+        assert torch.allclose(long_logits, plain(**enc).logits, atol=1e-5)
+        assert torch.allclose(short_logits, plain(**short).logits, atol=1e-5)
+    assert np.allclose(fp32.sum(1), 1)
+    other = HFClassifier(path, progress=False, device="cpu", precision="bfloat16")  # measured for float32 only
+    other.predict_proba(PREMISES, HYPOTHESES)
+    assert other.model.config._attn_implementation == "sdpa"
+
+
 def test_a_t5_classifier_is_packed_too():
     """T5's feed-forward reads `wo.weight.dtype`: the packed copy answers it and matches the plain model."""
     import warnings

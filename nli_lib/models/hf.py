@@ -242,6 +242,10 @@ class HFClassifier(Classifier):
                     probe = self.tokenizer(*PROBE_PAIRS, truncation=True, max_length=self.max_length,
                                            padding=True, return_tensors="pt")
                     model = packed_copy(model, dict(probe))
+                    if self.precision == "float32":
+                        from .packing import eager_attention_for_short_inputs
+
+                        model = eager_attention_for_short_inputs(model)
                 self._model = model
         return self._model
 
