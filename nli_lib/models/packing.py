@@ -123,7 +123,9 @@ def eager_attention_for_short_inputs(model, max_tokens: int = EAGER_ATTENTION_MA
     24 tokens 85 vs 75, 48 tokens 164 vs 156, 96 tokens 379 vs 528; 2,000 SNLI-test pairs (27.5 tokens on
     average) 617-634 vs 656-695 pairs/s. The two differ only in summation order (probabilities within ~1e-5).
     A forward pre-hook reads the batch's length and calls transformers' `set_attn_implementation` when it has
-    to change; a model that cannot switch (or does not use SDPA) is returned untouched."""
+    to change; a model that cannot switch (or does not use SDPA) is returned untouched. Trade-off: the switch
+    changes the model's config, so one model must not score batches from two threads at once (nothing in the
+    library does; HFClassifier scores one batch at a time)."""
     can_switch = getattr(model, "_can_set_attn_implementation", None)
     if getattr(model.config, "_attn_implementation", None) != "sdpa" or not (can_switch and can_switch()):
         return model
