@@ -99,6 +99,27 @@ def test_every_stored_classifier_loads_with_the_trusted_list_only(tmp_path, monk
             assert again.fingerprint == first.fingerprint
 
 
+def test_stored_tfidf_vocabularies_are_plain_ints_not_a_file_per_term(tmp_path, monkeypatch):
+    """skops writes every numpy scalar as a zip member of its own (~40 s for our 60,000-term models): the
+    stored vocabularies hold plain ints, and the restored classifier answers as the fitted one."""
+    import zipfile
+
+    from nli_lib.models import fit_cached
+
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    df = tiny_train_frame(60)
+    df["premise"] += [f" near tree{i} by lake{i}" for i in range(len(df))]  # a vocabulary of hundreds of terms
+    first = fit_cached(lambda: TfidfPairClassifier("logreg"), df, name="tfidf-logreg")
+    terms = sum(len(v.vocabulary_) for v in (first.feats.vp, first.feats.vh, first.feats.vnew))
+    (stored,) = (tmp_path / "cache" / "models").glob("tfidf-logreg-*.skops")
+    arrays = [n for n in zipfile.ZipFile(stored).namelist() if n.endswith(".npy")]
+    assert terms > 100 and len(arrays) < 20, (terms, len(arrays))
+    again = fit_cached(lambda: TfidfPairClassifier("logreg"), df, name="tfidf-logreg")
+    p, h = list(df.premise), list(df.hypothesis)
+    np.testing.assert_array_equal(again._predict_proba_uncached(p, h), first._predict_proba_uncached(p, h))
+    assert type(again.feats.vp.vocabulary_[next(iter(again.feats.vp.vocabulary_))]) is int
+
+
 # --------------------------------------------------------------------------------------------------------------
 # Keys hold every input that changes an output
 # --------------------------------------------------------------------------------------------------------------

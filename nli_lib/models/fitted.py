@@ -67,9 +67,28 @@ def _dump_parts(path: Path, parts: dict) -> None:
 SKOPS = filecache.FileFormat(SUFFIX, _dump_parts, lambda path: load_parts(path))  # fitted parts, trusted types only
 
 
+def plain_vocabularies(parts: dict) -> dict:
+    """`parts` with every vectorizer's `vocabulary_` as {term: Python int}, in place; returns `parts`.
+
+    A vectorizer with `max_features` maps terms to numpy int64 indices, and skops writes each numpy scalar as a
+    file of its own inside the zip (checking the zip's name list each time): our 3 x 20,000-term TF-IDF models
+    took ~40 s each to store (45 MB); with plain ints 1 s (30 MB). Same mapping, same predictions.
+
+    >>> from sklearn.feature_extraction.text import CountVectorizer
+    >>> vec = CountVectorizer(max_features=10).fit(["a cat sat", "a dog sat"])
+    >>> type(vec.vocabulary_["cat"]).__name__, type(plain_vocabularies({"vec": vec})["vec"].vocabulary_["cat"]).__name__
+    ('int64', 'int')
+    """
+    for part in parts.values():
+        vocabulary = getattr(part, "vocabulary_", None)
+        if isinstance(vocabulary, dict):
+            part.vocabulary_ = {term: int(index) for term, index in vocabulary.items()}
+    return parts
+
+
 def save_parts(path: Path, parts: dict) -> None:
-    """Store fitted parts atomically (a partial file never has the final name)."""
-    filecache.write(path, parts, SKOPS)
+    """Store fitted parts atomically (a partial file never has the final name), vocabularies as plain ints."""
+    filecache.write(path, plain_vocabularies(parts), SKOPS)
 
 
 def _check_restored(clf, train: pd.DataFrame) -> None:
