@@ -144,11 +144,14 @@ def _parse_entries(data: dict, index: dict[str, list[str]], sense_lemma: dict[st
 
 
 def _parse_wordnet(files: Sequence[Path]) -> dict:
+    """The synsets, lemma index and antonyms of OEWN's YAML `files`. Even with libyaml, PyYAML builds its ~4
+    million objects in Python, and the cyclic garbage collector would rescan them again and again: with the
+    collector paused the 73 files parse in ~15 s instead of ~55 s here (same result, same peak memory)."""
     import yaml
 
     synsets, index, sense_lemma, antonym_senses = {}, {}, {}, {}
     for path in files:
-        with open(path, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8") as fh, _gc_paused():
             data = yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
         if path.name.startswith("entries-"):
             _parse_entries(data, index, sense_lemma, antonym_senses)
