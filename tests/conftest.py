@@ -11,6 +11,8 @@ Fakes and the tiny BERT factory live in tests/kit.py (importable: `from kit impo
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -32,6 +34,16 @@ def _absolute_user_paths() -> None:
 
 
 _absolute_user_paths()
+
+# One fresh cache per test session: results of the user's runs (the checkout's .cache/ or their NLI_CACHE_DIR)
+# must never answer a test, and no test writes into them. A test that scored a model passed in a fresh clone
+# and failed in a used checkout, where the call cache already held its answers.
+_SESSION_CACHE = tempfile.mkdtemp(prefix="nli-test-cache-")
+os.environ["NLI_CACHE_DIR"] = _SESSION_CACHE
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
 
 
 def mirror_problem() -> str | None:

@@ -104,11 +104,12 @@ def test_packed_copy_matches_the_plain_model(tmp_path):
 def test_cpu_attention_is_eager_for_short_batches_and_sdpa_for_long_ones(tmp_path):
     from transformers import AutoModelForSequenceClassification
 
+    from nli_lib.cache import CallCache
     from nli_lib.models.hf import HFClassifier
     from nli_lib.models.packing import eager_attention_for_short_inputs
 
     path = tiny_bert(tmp_path / "m")
-    clf = HFClassifier(path, progress=False, device="cpu")
+    clf = HFClassifier(path, progress=False, device="cpu", cache=CallCache(":memory:"))  # the model must run
     model = clf.model
     assert model.config._attn_implementation == "sdpa"  # nothing switches before a batch arrives
     fp32 = clf.predict_proba(PREMISES, HYPOTHESES)  # a few tokens: eager
@@ -127,7 +128,8 @@ def test_cpu_attention_is_eager_for_short_batches_and_sdpa_for_long_ones(tmp_pat
         assert torch.allclose(long_logits, plain(**enc).logits, atol=1e-5)
         assert torch.allclose(short_logits, plain(**short).logits, atol=1e-5)
     assert np.allclose(fp32.sum(1), 1)
-    other = HFClassifier(path, progress=False, device="cpu", precision="bfloat16")  # measured for float32 only
+    other = HFClassifier(path, progress=False, device="cpu", precision="bfloat16",  # measured for float32 only
+                         cache=CallCache(":memory:"))
     other.predict_proba(PREMISES, HYPOTHESES)
     assert other.model.config._attn_implementation == "sdpa"
 
