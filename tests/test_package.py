@@ -163,7 +163,9 @@ def test_non_editable_install_works_from_any_directory(tmp_path):
     # The user's PYTHONPATH is left out here too: with a checkout on it, pip saw the checkout's egg-info as
     # nli-companion 0.1.0 "already installed" and installed nothing (exit 0). --ignore-installed: the shared
     # environment's editable install, visible through the .pth file, is not this venv's copy either.
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "NLI_USER_CWD", "NLI_PROFILE")}
+    # NLI_CACHE_DIR is left out too: the installed package's default cache is under test here.
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "NLI_USER_CWD", "NLI_PROFILE", "NLI_CACHE_DIR")}
     env.update(HOME=str(tmp_path / "home"), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     install = subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "-q", "--no-deps",
                               "--no-index", "--ignore-installed", str(wheel)], env=env, capture_output=True, text=True)
