@@ -10,6 +10,7 @@ Fakes and the tiny BERT factory live in tests/kit.py (importable: `from kit impo
 """
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import tempfile
@@ -40,10 +41,9 @@ _absolute_user_paths()
 # and failed in a used checkout, where the call cache already held its answers.
 _SESSION_CACHE = tempfile.mkdtemp(prefix="nli-test-cache-")
 os.environ["NLI_CACHE_DIR"] = _SESSION_CACHE
-
-
-def pytest_unconfigure(config):
-    shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
+# removed at exit, after the library's own exit handlers (registered later, so run earlier: the POS tagger
+# flushes its new answers into the call cache then)
+atexit.register(shutil.rmtree, _SESSION_CACHE, ignore_errors=True)
 
 
 def mirror_problem() -> str | None:
