@@ -26,13 +26,20 @@ write their tables and figures under runs/<profile>-quick/ so they never replace
 While a notebook runs, the runner prints the state of its current model/LLM batch (`nli_lib.progress`):
 one line updated in place on a terminal, a line every PROGRESS_LOG_EVERY_S seconds in a log.
 
-`--jobs N` (default: $NLI_JOBS, else the CPU count up to MAX_DEFAULT_JOBS) runs the papers (1x-8x) side by
-side in N worker processes, a paper's notebooks one after another in one worker (`paper_chains`: they share
-models), the longest paper first by its last recorded time; each kernel gets cores // N threads. The 0x
-notebooks (data, the shared models) run before them and the summaries (9x) after them, one at a time with
-every core. Notebooks that need the same fine-tuned model take turns
-training it (`atomic.exclusive`): the first trains, the others wait and load it. A notebook's stamp holds
-the inputs as they were when it started (an edit of nli_lib during a run makes it run again next time).
+`--jobs N` (default: $NLI_JOBS, else the CPU count up to MAX_DEFAULT_JOBS) runs the shared models (01-09)
+and the papers (1x-8x) side by side in N worker processes, a paper's notebooks one after another in one worker
+(`paper_chains`: they share models); each kernel gets cores // N threads. The shared models start first; next
+the papers whose first notebook says it trains its own models before it needs the shared ones (notebook
+metadata `nli_companion.start_beside_models`: PhrasIS), then the longest paper by its last recorded time.
+Notebooks that need the same fine-tuned model take turns training it (`atomic.exclusive`): the first trains,
+the others wait and load it, so a paper that reaches for the e-SNLI model while 01 trains it waits for it.
+Why not train the shared models first with every core: fine-tuning on 2 threads is only ~1.3x faster than on
+one (measured: 347 vs 441 ms a MiniLM step), so a serial 01 left most of a core idle for its ~4.5 minutes.
+Trade-off: a fine-tune's last digits depend on its thread count, so a model trained under `--jobs 2` (1
+thread on 2 cores) differs slightly from one trained under `--jobs 1` (every core), as before for the papers'.
+The data notebooks (00) run before everything and the summaries (9x) after, one at a time with every core.
+A notebook's stamp holds the inputs as they were when it started (an edit of nli_lib during a run makes it
+run again next time).
 """
 from __future__ import annotations
 
@@ -64,6 +71,10 @@ from .provenance import PACKAGES, code_hash, fixtures_hash, package_versions  # 
 
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
 SUMMARY_PREFIX = "9"  # notebooks 9x summarise the others' outputs
+DATA_PREFIX = "00"  # notebooks 00 fetch and check the data: they run alone, before all others
+SHARED_PREFIX = "0"  # notebooks 01-09 build the models the papers share: started first in the pool
+START_BESIDE_MODELS = "start_beside_models"  # notebook metadata nli_companion.<this>: true when the
+# notebook trains its own models before it needs the shared ones (its paper starts beside 01)
 PROGRESS_POLL_S = 1.0  # how often the runner reads a running notebook's progress file
 PROGRESS_LOG_EVERY_S = 30.0  # without a terminal: at most one progress line this often
 MAX_DEFAULT_JOBS = 4  # --jobs default: CPU count, at most this many kernels side by side (memory)
@@ -301,13 +312,14 @@ def default_jobs() -> int:
 
 
 def stages(selected: list[Path]) -> list[tuple[bool, list[Path]]]:
-    """(side_by_side, notebooks) in order: the 0x notebooks one by one (they build what the others share),
-    the paper notebooks side by side, the summaries (9x) one by one.
+    """(side_by_side, notebooks) in order: the data notebooks (00) one by one (they fetch and check what every
+    other notebook reads), the shared models (01-09) and the paper notebooks side by side, the summaries (9x)
+    one by one.
 
     >>> [(b, [p.stem for p in ps]) for b, ps in stages([Path("00_a"), Path("01_b"), Path("10_c"), Path("90_d")])]
-    [(False, ['00_a', '01_b']), (True, ['10_c']), (False, ['90_d'])]
+    [(False, ['00_a']), (True, ['01_b', '10_c']), (False, ['90_d'])]
     """
-    first = [p for p in selected if p.stem.startswith("0")]
+    first = [p for p in selected if p.stem.startswith(DATA_PREFIX)]
     last = [p for p in selected if p.stem.startswith(SUMMARY_PREFIX)]
     middle = [p for p in selected if p not in first and p not in last]
     return [(side, paths) for side, paths in ((False, first), (True, middle), (False, last)) if paths]
@@ -407,7 +419,8 @@ class Run:
 
         threads = max(1, (os.cpu_count() or 1) // jobs)
         todo = [p for p in paths if not self.unchanged(p)]
-        chains = paper_chains(todo, {p: self.last_seconds(p) for p in todo})
+        chains = paper_chains(todo, {p: self.last_seconds(p) for p in todo},
+                              early={p for p in todo if starts_beside_models(p)})
         if not chains:
             return 0
         spool = Path(tempfile.mkdtemp(prefix="nli-runner-"))
@@ -466,19 +479,35 @@ class Run:
         return status
 
 
-def paper_chains(paths: list[Path], seconds: dict[Path, float]) -> list[list[Path]]:
+def paper_chains(paths: list[Path], seconds: dict[Path, float], early: set[Path] = frozenset()) -> list[list[Path]]:
     """The notebooks of each paper (same first digit) as one chain, in their order (a paper's notebooks share
-    models and build on each other: one worker runs them one after another, nobody waits on a lock); the
-    chains longest first by their last recorded seconds, then by number of notebooks.
+    models and build on each other: one worker runs them one after another, nobody waits on a lock). Order:
+    the shared models (0x) first, then the chains whose first notebook is in `early` (it trains its own models
+    before it needs the shared ones), then the longest by their last recorded seconds, then by number of
+    notebooks.
 
-    >>> ps = [Path(n) for n in ("10_a", "11_b", "20_c", "30_d", "31_e", "32_f")]
+    >>> ps = [Path(n) for n in ("01_m", "10_a", "11_b", "20_c", "30_d", "31_e", "32_f")]
     >>> [[p.name for p in c] for c in paper_chains(ps, {Path("20_c"): 300.0})]
-    [['20_c'], ['30_d', '31_e', '32_f'], ['10_a', '11_b']]
+    [['01_m'], ['20_c'], ['30_d', '31_e', '32_f'], ['10_a', '11_b']]
+    >>> [[p.name for p in c] for c in paper_chains(ps, {}, early={Path("10_a")})]
+    [['01_m'], ['10_a', '11_b'], ['30_d', '31_e', '32_f'], ['20_c']]
     """
     chains: dict[str, list[Path]] = {}
     for path in sorted(paths, key=lambda p: p.name):
         chains.setdefault(path.name[0], []).append(path)
-    return sorted(chains.values(), key=lambda c: (sum(seconds.get(p, 0.0) for p in c), len(c)), reverse=True)
+    return sorted(chains.values(), reverse=True,
+                  key=lambda c: (c[0].name.startswith(SHARED_PREFIX), c[0] in early,
+                                 sum(seconds.get(p, 0.0) for p in c), len(c)))
+
+
+def starts_beside_models(path: Path) -> bool:
+    """True when the notebook's metadata says it trains its own models before it needs the shared ones
+    (`nli_companion.start_beside_models`); an unreadable notebook is simply not started early."""
+    try:
+        meta = json.loads(path.read_text()).get("metadata", {})
+    except (OSError, ValueError):
+        return False
+    return (meta.get("nli_companion") or {}).get(START_BESIDE_MODELS) is True
 
 
 def _read_result(path: Path, returncode: int | None) -> dict:

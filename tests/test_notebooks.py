@@ -99,6 +99,19 @@ def test_sources_name_their_kernel():
         assert "kernelspec" in meta.get("jupytext", {}).get("notebook_metadata_filter", "kernelspec"), path.name
 
 
+def test_notebooks_started_beside_the_shared_models_do_not_ask_for_them_first():
+    """A notebook whose metadata starts its paper beside notebook 01 (`runner.starts_beside_models`) must not need
+    01's models in its own code (nb.nli_model(), the line-up): else its worker would wait for them. PhrasIS
+    trains its own models from the base encoder; its later notebooks may use the NLI model (by then trained)."""
+    from nli_lib.runner import starts_beside_models
+
+    early = [p for p in notebooks() if starts_beside_models(p)]
+    assert [p.stem for p in early] == ["20_phrasis_baselines"]
+    for path in early:
+        code = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
+        assert "nli_model(" not in code and "lineup(" not in code, path.name
+
+
 def test_every_notebook_ends_with_finish():
     """Outputs are published, and model failures checked, only by nb.finish(): it must be the last code cell."""
     for path in notebooks():

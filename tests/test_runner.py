@@ -206,7 +206,7 @@ def test_progress_of_a_running_notebook_is_printed(notebook_dir, tmp_path, capsy
     write_notebook(notebook_dir / "02_batch.ipynb", "import time\nfrom nli_lib.progress import progress\n"
                    "bar = progress(total=40, desc='demo-llm', unit='llm call', bar=False)\n"
                    "for _ in range(40):\n    time.sleep(0.05)\n    bar.update()\nbar.close()\ntime.sleep(0.5)")
-    assert run_notebooks(notebook_dir, "--only", "02") == 0
+    assert run_notebooks(notebook_dir, "--only", "02", "--jobs", "1") == 0  # in this process: capsys sees it
     out = capsys.readouterr().out
     assert "[run ] 02_batch… demo-llm: 40/40 llm calls" in out
 
@@ -325,3 +325,30 @@ def test_a_papers_notebooks_run_one_after_another_in_one_worker(notebook_dir, tm
                    f"assert Path({str(marks)!r}, 'first-done').exists(), 'started before 10_first finished'")
     write_notebook(notebook_dir / "20_other.ipynb", "x = 1")
     assert run_notebooks(notebook_dir, "--jobs", "2") == 0, capsys.readouterr().err
+
+
+def test_shared_models_start_first_beside_the_paper_that_trains_its_own_models(notebook_dir, tmp_path, monkeypatch,
+                                                                              capsys, run_notebooks):
+    """With --jobs 2, the data notebook (00) runs alone before everything; the shared models (01) start first in
+    the pool, with a share of the cores, beside the paper whose first notebook says it trains its own models first
+    (metadata nli_companion.start_beside_models), ahead of a paper that would otherwise come first (10 < 20)."""
+    import nbformat
+
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    started = f"from pathlib import Path\nwith open({str(marks / 'started')!r}, 'a') as f:\n    f.write(NAME + ' ')\n"
+    write_notebook(notebook_dir / "00_zero.ipynb", f"import time\nfrom pathlib import Path\ntime.sleep(1)\n"
+                   f"Path({str(marks)!r}, 'data-done').write_text('x')")
+    write_notebook(notebook_dir / "01_first.ipynb",
+                   f"from pathlib import Path\nassert Path({str(marks)!r}, 'data-done').exists(), 'beside 00'\n"
+                   + _meet("models", "phrasis", marks))
+    write_notebook(notebook_dir / "10_atoms.ipynb", started.replace("NAME", "'10_atoms'"))
+    phrasis = write_notebook(notebook_dir / "20_phrasis.ipynb",
+                             started.replace("NAME", "'20_phrasis'") + _meet("phrasis", "models", marks))
+    nb = nbformat.read(phrasis, as_version=4)
+    nb.metadata["nli_companion"] = {"start_beside_models": True}
+    nbformat.write(nb, phrasis)
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    assert run_notebooks(notebook_dir, "--jobs", "2") == 0, capsys.readouterr().err
+    assert (marks / "models").read_text() == "2"  # 4 cores // 2 jobs
+    assert (marks / "started").read_text().split() == ["20_phrasis", "10_atoms"]
