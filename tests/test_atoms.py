@@ -1044,15 +1044,21 @@ def test_rug_image_stacks_label_shares_with_opaque_colours():
 
 
 def test_derived_from_reads_the_training_log(tmp_path):
+    """The base is recognised by its weights' identity, also when the cache moved since the child was trained
+    (the log's recorded path then names a folder that no longer exists)."""
     from types import SimpleNamespace
 
     from nli_lib.atoms.pipeline import derived_from
 
-    base, child = tmp_path / "base", tmp_path / "child"
-    base.mkdir(), child.mkdir()
-    (child / "train_log.json").write_text(json.dumps({"spec": {"base": str(base)}}))
-    assert derived_from(SimpleNamespace(model_dir=child), SimpleNamespace(model_dir=base))
-    assert not derived_from(SimpleNamespace(model_dir=child), SimpleNamespace(model_dir=tmp_path / "other"))
+    child = tmp_path / "child"
+    child.mkdir()
+    (child / "train_log.json").write_text(json.dumps({"spec": {"base": "/elsewhere/models/base-1234"},
+                                                      "base_identity": "base-1234@sha256:abcd"}))
+    moved_base = SimpleNamespace(model_dir=tmp_path / "base-1234", weights_id="base-1234@sha256:abcd")
+    assert derived_from(SimpleNamespace(model_dir=child), moved_base)
+    other = SimpleNamespace(model_dir="/elsewhere/models/base-1234", weights_id="base-1234@sha256:ffff")
+    assert not derived_from(SimpleNamespace(model_dir=child), other)  # same path, other weights
+    assert not derived_from(SimpleNamespace(model_dir=tmp_path / "untrained"), moved_base)
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -254,17 +254,18 @@ def defeasible_run(nb, gold_path: str | None = None, predictors: dict | None = N
 
 
 def derived_from(model, base) -> bool:
-    """Whether `model` was fine-tuned here starting from `base`'s weights (its train_log names base's folder).
+    """Whether `model` was fine-tuned here starting from `base`'s weights: its train_log's `base_identity` (the
+    base's content fingerprint when it was trained) equals `base.weights_id`. Identity, not the folder path the
+    log also records, so a cache that was moved or copied (another NLI_CACHE_DIR, another clone) still answers.
 
     >>> derived_from(object(), object())
     False
     """
     log = Path(str(getattr(model, "model_dir", ""))) / "train_log.json"
-    base_dir = getattr(base, "model_dir", None)
-    if base_dir is None or not log.is_file():
+    identity = getattr(base, "weights_id", None)
+    if identity is None or not log.is_file():
         return False
-    spec_base = json.loads(log.read_text()).get("spec", {}).get("base", "")
-    return Path(str(spec_base)).resolve() == Path(str(base_dir)).resolve()
+    return json.loads(log.read_text()).get("base_identity") == identity
 
 
 def paper_reference(ref: str, metrics: dict) -> pd.DataFrame:
