@@ -25,8 +25,10 @@ PREMISES, HYPOTHESES = ["a man is sleeping outside .", "the dog runs", "a woman 
 
 # ---- precision: an opt-in fast path, part of the cache key
 
+@pytest.mark.mirror  # int8 calibrates on e-SNLI dev pairs
 def test_every_precision_has_its_own_cache_key_and_entries(tmp_path):
-    from nli_lib.models.hf import HFClassifier
+    from nli_lib.models.hf import HFClassifier, int8_calibration_pairs
+    from nli_lib.models.packing import CalibratedInt8Linear
 
     path = tiny_bert(tmp_path / "m")
     cache = CallCache(tmp_path / "calls.sqlite")
@@ -37,25 +39,61 @@ def test_every_precision_has_its_own_cache_key_and_entries(tmp_path):
     int8 = models["int8"].predict_proba(PREMISES, HYPOTHESES)  # computed, not read from fp32's entries
     assert np.allclose(int8.sum(1), 1) and np.abs(int8 - fp32).max() < 0.05 and not np.array_equal(int8, fp32)
     kinds = {type(m) for m in models["int8"].model.modules()}
-    assert torch.ao.nn.quantized.dynamic.Linear in kinds and torch.nn.Linear not in kinds
-    schemes = {m.weight().qscheme() for m in models["int8"].model.modules()
-               if isinstance(m, torch.ao.nn.quantized.dynamic.Linear)}
-    assert schemes == {torch.per_channel_affine}  # one scale per output channel (INT8_SCHEME says so)
-    assert models["int8"].fingerprint.endswith("|int8:dynamic-per-channel")  # the scheme is in the key
+    assert CalibratedInt8Linear in kinds and torch.nn.Linear not in kinds
+    # the scheme and the calibration pairs are in the key
+    assert models["int8"].fingerprint.endswith(f"|int8:calibrated-minmax:{int8_calibration_pairs()[2]}")
     again = HFClassifier(path, progress=False, cache=cache, device="cpu", precision="int8")
     again._model = "must not be used"  # int8's own entries answer it
     np.testing.assert_array_equal(again.predict_proba(PREMISES, HYPOTHESES), int8)
 
 
-def test_hidden_states_are_cached_per_precision(tmp_path, monkeypatch):
+@pytest.mark.mirror
+def test_an_int8_pair_scores_the_same_whatever_it_is_batched_with(tmp_path, monkeypatch):
+    """A cache entry is keyed by the pair alone, so its int8 outputs must not depend on its batch neighbours.
+    torch's dynamic quantisation took each layer's input scale from the whole batch: on this tiny model its
+    hidden states moved by ~4e-4 when the pairs below were batched with two long ones (the probabilities of a
+    random 3-way head sit near 1/3 and hardly move, so the layers are compared)."""
     from nli_lib.models.hf import HFClassifier
 
     monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
-    path = tiny_bert(tmp_path / "m")
-    fp32 = HFClassifier(path, progress=False, device="cpu").hidden_states(PREMISES, HYPOTHESES)
-    int8 = HFClassifier(path, progress=False, device="cpu", precision="int8").hidden_states(PREMISES, HYPOTHESES)
-    assert len(list((tmp_path / "cache" / "hidden_states").glob("*.npz"))) == 2
-    assert not np.array_equal(fp32[-1], int8[-1])
+    clf = HFClassifier(tiny_bert(tmp_path / "m"), progress=False, device="cpu", precision="int8")
+    loud = ["WOW " * 12 + "!!!", "zzz " * 10]  # long, unusual pairs widen a batch-wide range
+    clf.batch_size = 8
+    together = clf.hidden_states(PREMISES + loud, HYPOTHESES + loud)
+    clf.batch_size = 1
+    alone = clf.hidden_states(PREMISES, HYPOTHESES)
+    for layer_together, layer_alone in zip(together, alone):
+        np.testing.assert_allclose(layer_together[: len(PREMISES)], layer_alone, atol=1e-5)
+
+
+def test_calibrated_int8_linear_uses_the_calibrated_range_and_clips_outside_it():
+    """Hand-computed: range -1..1.55 gives scale 2.55/255 = 0.01 and zero point 100; the weight row (1, -1) is
+    exact in int8 (scale 1/127). x = (0.5, 0.25) is exact on the grid: 0.5 - 0.25 = 0.25. x = (3, 0) is clipped
+    to the range's top, 1.55."""
+    from nli_lib.models.packing import CalibratedInt8Linear, linear_input_ranges
+
+    linear = torch.nn.Linear(2, 1)
+    with torch.no_grad():
+        linear.weight.copy_(torch.tensor([[1.0, -1.0]]))
+        linear.bias.zero_()
+    q = CalibratedInt8Linear(linear, -1.0, 1.55)
+    assert (round(q.scale, 6), q.zero_point) == (0.01, 100)
+    got = q(torch.tensor([[0.5, 0.25], [3.0, 0.0]]))
+    np.testing.assert_allclose(got.numpy().ravel(), [0.25, 1.55], atol=1e-6)
+
+    class Two(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = torch.nn.Linear(2, 2), torch.nn.Linear(2, 1)
+
+        def forward(self, x):
+            return self.b(torch.relu(self.a(x)) - 10)
+
+    model = Two()
+    ranges = linear_input_ranges(model, [{"x": torch.tensor([[1.0, -2.0]])}, {"x": torch.tensor([[4.0, 0.0]])}])
+    assert ranges["a"] == (-2.0, 4.0) and set(ranges) == {"a", "b"}
+    assert not any(h for m in model.modules() for h in m._forward_pre_hooks.values())  # hooks removed
+
 
 def test_int8_refuses_a_gpu_and_unknown_precisions_are_refused(tmp_path):
     from nli_lib.models.hf import HFClassifier

@@ -17,13 +17,15 @@ pick instead and with the machine's matmul roofline.
 
 Precision: float32 by default, so numbers do not depend on the machine. Two opt-in fast paths (profile key
 `precision`): "bfloat16" runs weights and activations in bfloat16 (fast on a CPU with AVX-512 BF16 or AMX and on
-GPUs, very slow on CPUs without bf16 units); "int8" quantises the linear layers dynamically (torch's
-quantize_dynamic, one weight scale per output channel; CPU only). Both change some labels:
+GPUs, very slow on CPUs without bf16 units); "int8" runs the linear layers in int8 (one weight scale per output
+channel, input ranges calibrated once on 512 e-SNLI dev pairs, so a pair's result never depends on the pairs
+batched with it; CPU only; `packing.quantize_int8`). Both change some labels:
 benchmarks/nli_throughput.py measures their speed and their label agreement with float32. The precision (and
 int8's scheme) is part of the cache fingerprint, so they never mix.
 """
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from pathlib import Path
@@ -55,8 +57,25 @@ _ALIASES = {
 
 
 PRECISIONS = ("float32", "bfloat16", "int8")  # inference precision of HFClassifier (module docstring)
-INT8_SCHEME = "dynamic-per-channel"  # what precision "int8" computes (packing.quantize_int8), in the cache key: a
-# new scheme never reuses another's probabilities (the per-tensor scheme before 2026-11-24 had no tag)
+INT8_SCHEME = "calibrated-minmax"  # what precision "int8" computes (packing.quantize_int8), in the cache key with
+# the calibration pairs' hash: a new scheme never reuses another's probabilities ('dynamic-per-channel' until
+# 2026-11-24; the per-tensor scheme before it had no tag)
+INT8_CALIBRATION_PAIRS = 512  # e-SNLI dev pairs (seeded sample) whose float32 activations set the int8 input ranges
+INT8_CALIBRATION_BATCH = 64  # fixed batch size of the calibration passes (padding counts, so it fixes the ranges)
+
+
+@functools.lru_cache(maxsize=1)
+def int8_calibration_pairs() -> tuple[tuple[str, ...], tuple[str, ...], str]:
+    """(premises, hypotheses, hash of both) of the int8 calibration set: INT8_CALIBRATION_PAIRS e-SNLI dev pairs,
+    sampled with seed 0. The same English NLI pairs calibrate every model; they are dev pairs, never the test
+    pairs a benchmark scores. Missing data raises the loader's error (which file, how to get it)."""
+    from ..data.loaders import load_esnli
+
+    dev = load_esnli("dev").sample(n=INT8_CALIBRATION_PAIRS, random_state=0)
+    premises, hypotheses = tuple(dev["premise"].astype(str)), tuple(dev["hypothesis"].astype(str))
+    return premises, hypotheses, text_hash(*premises, "\x1e", *hypotheses)
+
+
 PROBE_PAIRS = (["A man is playing a guitar on stage.", "Two dogs run through the snow."],
                ["A person plays music.", "The animals are asleep."])  # checks a packed model against the plain one
 
@@ -235,7 +254,9 @@ class HFClassifier(Classifier):
                 if self.precision == "int8":
                     from .packing import quantize_int8
 
-                    model = quantize_int8(model)
+                    premises, hypotheses, _ = int8_calibration_pairs()
+                    model = quantize_int8(model, (batch for _, batch in self._batches(
+                        list(premises), list(hypotheses), batch_size=INT8_CALIBRATION_BATCH)))
                 elif self.device == "cpu":  # linear layers on oneDNN with packed weights, when the CPU allows
                     from .packing import packed_copy
 
@@ -272,17 +293,18 @@ class HFClassifier(Classifier):
     def _precision_tag(self) -> str:
         """The precision's part of a cache key: empty for float32 (keys from before precisions existed stay valid)."""
         if self.precision == "int8":
-            return f"|int8:{INT8_SCHEME}"
+            return f"|int8:{INT8_SCHEME}:{int8_calibration_pairs()[2]}"
         return "" if self.precision == "float32" else f"|{self.precision}"
 
-    def _batches(self, premises: list[str], hypotheses: list[str] | None):
-        """Yield (indices, tokenized batch): all pairs tokenized in one call, sorted by token count, each batch
-        padded to its own longest pair."""
+    def _batches(self, premises: list[str], hypotheses: list[str] | None, batch_size: int | None = None):
+        """Yield (indices, tokenized batch): all pairs tokenized in one call, sorted by token count, batches of
+        `batch_size` (default: the classifier's) each padded to its own longest pair."""
+        batch_size = batch_size or self.batch_size
         enc = self.tokenizer(premises, hypotheses if hypotheses else None, truncation=True,
                              max_length=self.max_length)
         order = np.argsort([len(ids) for ids in enc["input_ids"]], kind="stable")
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start : start + self.batch_size]
+        for start in range(0, len(order), batch_size):
+            idx = order[start : start + batch_size]
             batch = self.tokenizer.pad({k: [enc[k][i] for i in idx] for k in enc}, return_tensors="pt")
             yield idx, {k: v.to(self.device) for k, v in batch.items()}
 
