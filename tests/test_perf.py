@@ -41,7 +41,8 @@ def test_every_precision_has_its_own_cache_key_and_entries(tmp_path):
     kinds = {type(m) for m in models["int8"].model.modules()}
     assert CalibratedInt8Linear in kinds and torch.nn.Linear not in kinds
     # the scheme and the calibration pairs are in the key
-    assert models["int8"].fingerprint.endswith(f"|int8:calibrated-minmax:{int8_calibration_pairs()[2]}")
+    assert models["int8"].fingerprint.endswith(f":{int8_calibration_pairs()[2]}")
+    assert "|int8:calibrated-minmax:levels=" in models["int8"].fingerprint
     again = HFClassifier(path, progress=False, cache=cache, device="cpu", precision="int8")
     again._model = "must not be used"  # int8's own entries answer it
     np.testing.assert_array_equal(again.predict_proba(PREMISES, HYPOTHESES), int8)
@@ -64,6 +65,38 @@ def test_an_int8_pair_scores_the_same_whatever_it_is_batched_with(tmp_path, monk
     alone = clf.hidden_states(PREMISES, HYPOTHESES)
     for layer_together, layer_alone in zip(together, alone):
         np.testing.assert_allclose(layer_together[: len(PREMISES)], layer_alone, atol=1e-5)
+
+
+@pytest.mark.mirror  # the int8 cache key names the calibration pairs
+def test_int8_halves_the_input_range_where_the_kernel_would_saturate(tmp_path, monkeypatch):
+    """Without AVX-512 VNNI, fbgemm adds pairs of uint8 x int8 products in 16 bits: full-range inputs saturate.
+    There the input gets 128 levels (hand-computed: range -1..1.55, scale 2.55/127, zero point round(49.8) = 50),
+    and the cache key says so."""
+    from nli_lib.models import packing
+    from nli_lib.models.hf import HFClassifier
+
+    linear = torch.nn.Linear(2, 1)
+    monkeypatch.setattr(torch.cpu, "_is_vnni_supported", lambda: True)
+    assert packing.int8_input_levels() == 256
+    monkeypatch.setattr(torch.cpu, "_is_vnni_supported", lambda: False)
+    assert packing.int8_input_levels() == 128
+    q = packing.CalibratedInt8Linear(linear, -1.0, 1.55, levels=128)
+    assert (round(q.scale, 8), q.zero_point) == (round(2.55 / 127, 8), 50)
+    model = packing.quantize_int8(torch.nn.Sequential(linear), [{"input": torch.tensor([[-1.0, 1.55]])}])
+    assert model[0].zero_point == 50  # the default follows the CPU
+    path = tiny_bert(tmp_path / "m")
+    seven = HFClassifier(path, progress=False, device="cpu", precision="int8")._precision_tag
+    monkeypatch.setattr(torch.cpu, "_is_vnni_supported", lambda: True)
+    assert HFClassifier(path, progress=False, device="cpu", precision="int8")._precision_tag != seven
+    assert "levels=128" in seven
+
+
+def test_int8_says_what_to_do_where_torch_has_no_fbgemm(monkeypatch):
+    from nli_lib.models import packing
+
+    monkeypatch.setattr(packing, "int8_kernels_available", lambda: False)
+    with pytest.raises(ValueError, match="fbgemm.*use bfloat16"):
+        packing.quantize_int8(torch.nn.Sequential(torch.nn.Linear(2, 1)), [])
 
 
 def test_calibrated_int8_linear_uses_the_calibrated_range_and_clips_outside_it():

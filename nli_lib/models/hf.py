@@ -19,7 +19,7 @@ Precision: float32 by default, so numbers do not depend on the machine. Two opt-
 `precision`): "bfloat16" runs weights and activations in bfloat16 (fast on a CPU with AVX-512 BF16 or AMX and on
 GPUs, very slow on CPUs without bf16 units); "int8" runs the linear layers in int8 (one weight scale per output
 channel, input ranges calibrated once on 512 e-SNLI dev pairs, so a pair's result never depends on the pairs
-batched with it; CPU only; `packing.quantize_int8`). Both change some labels:
+batched with it; x86 CPUs only (torch's fbgemm kernels); `packing.quantize_int8`). Both change some labels:
 benchmarks/nli_throughput.py measures their speed and their label agreement with float32. The precision (and
 int8's scheme) is part of the cache fingerprint, so they never mix.
 """
@@ -292,8 +292,10 @@ class HFClassifier(Classifier):
     @property
     def _precision_tag(self) -> str:
         """The precision's part of a cache key: empty for float32 (keys from before precisions existed stay valid)."""
-        if self.precision == "int8":
-            return f"|int8:{INT8_SCHEME}:{int8_calibration_pairs()[2]}"
+        if self.precision == "int8":  # input levels: 256, or 128 on a CPU whose kernel would saturate
+            from .packing import int8_input_levels
+
+            return f"|int8:{INT8_SCHEME}:levels={int8_input_levels()}:{int8_calibration_pairs()[2]}"
         return "" if self.precision == "float32" else f"|{self.precision}"
 
     def _batches(self, premises: list[str], hypotheses: list[str] | None, batch_size: int | None = None):
