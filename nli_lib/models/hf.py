@@ -18,7 +18,7 @@ pick instead and with the machine's matmul roofline.
 Precision: float32 by default, so numbers do not depend on the machine. Two opt-in fast paths (profile key
 `precision`): "bfloat16" runs weights and activations in bfloat16 (fast on a CPU with AVX-512 BF16 or AMX and on
 GPUs, very slow on CPUs without bf16 units); "int8" runs the linear layers in int8 (one weight scale per output
-channel, input ranges calibrated once on 512 e-SNLI dev pairs, so a pair's result never depends on the pairs
+channel, input ranges calibrated once on 512 e-SNLI dev pairs, so a pair's labels do not depend on the pairs
 batched with it; x86 CPUs only (torch's fbgemm kernels); `packing.quantize_int8`). Both change some labels:
 benchmarks/nli_throughput.py measures their speed and their label agreement with float32. The precision (and
 int8's scheme) is part of the cache fingerprint, so they never mix. A cached probability belongs to its pair
