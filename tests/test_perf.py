@@ -28,7 +28,7 @@ PREMISES, HYPOTHESES = ["a man is sleeping outside .", "the dog runs", "a woman 
 @pytest.mark.mirror  # int8 calibrates on e-SNLI dev pairs
 def test_every_precision_has_its_own_cache_key_and_entries(tmp_path):
     from nli_lib.models.hf import HFClassifier, int8_calibration_pairs
-    from nli_lib.models.packing import CalibratedInt8Linear
+    from nli_lib.models.int8 import CalibratedInt8Linear
 
     path = tiny_bert(tmp_path / "m")
     cache = CallCache(tmp_path / "calls.sqlite")
@@ -42,7 +42,7 @@ def test_every_precision_has_its_own_cache_key_and_entries(tmp_path):
     assert CalibratedInt8Linear in kinds and torch.nn.Linear not in kinds
     # the scheme and the calibration pairs are in the key
     assert models["int8"].fingerprint.endswith(f":{int8_calibration_pairs()[2]}")
-    assert "|int8:calibrated-minmax:levels=" in models["int8"].fingerprint
+    assert "|int8:calibrated-minmax-onednn:levels=" in models["int8"].fingerprint
     again = HFClassifier(path, progress=False, cache=cache, device="cpu", precision="int8")
     again._model = "must not be used"  # int8's own entries answer it
     np.testing.assert_array_equal(again.predict_proba(PREMISES, HYPOTHESES), int8)
@@ -69,10 +69,10 @@ def test_an_int8_pair_scores_the_same_whatever_it_is_batched_with(tmp_path, monk
 
 @pytest.mark.mirror  # the int8 cache key names the calibration pairs
 def test_int8_halves_the_input_range_where_the_kernel_would_saturate(tmp_path, monkeypatch):
-    """Without AVX-512 VNNI, fbgemm adds pairs of uint8 x int8 products in 16 bits: full-range inputs saturate.
+    """Without AVX-512 VNNI, x86 int8 kernels add pairs of uint8 x int8 products in 16 bits: full-range inputs saturate.
     There the input gets 128 levels (hand-computed: range -1..1.55, scale 2.55/127, zero point round(49.8) = 50),
     and the cache key says so."""
-    from nli_lib.models import packing
+    from nli_lib.models import int8 as packing
     from nli_lib.models.hf import HFClassifier
 
     linear = torch.nn.Linear(2, 1)
@@ -91,19 +91,47 @@ def test_int8_halves_the_input_range_where_the_kernel_would_saturate(tmp_path, m
     assert "levels=128" in seven
 
 
-def test_int8_says_what_to_do_where_torch_has_no_fbgemm(monkeypatch):
-    from nli_lib.models import packing
+def test_int8_says_what_to_do_where_torch_has_no_x86_int8_kernels(monkeypatch):
+    from nli_lib.models import int8
 
-    monkeypatch.setattr(packing, "int8_kernels_available", lambda: False)
-    with pytest.raises(ValueError, match="fbgemm.*use bfloat16"):
-        packing.quantize_int8(torch.nn.Sequential(torch.nn.Linear(2, 1)), [])
+    monkeypatch.setattr(int8, "int8_kernels_available", lambda: False)
+    with pytest.raises(ValueError, match="x86 int8 kernels.*use bfloat16"):
+        int8.quantize_int8(torch.nn.Sequential(torch.nn.Linear(2, 1)), [])
+
+
+@pytest.mark.mirror
+def test_int8_fusions_leave_the_numbers_as_they_were(tmp_path):
+    """Query, key and value quantise their shared input once, and each feed-forward block runs its GELU inside
+    the first matmul and writes the second layer's uint8 input: the same numbers as the unfused layers."""
+    from transformers import AutoModelForSequenceClassification
+
+    from nli_lib.models.hf import HFClassifier
+    from nli_lib.models.int8 import CalibratedInt8Linear, quantize_int8
+
+    path = tiny_bert(tmp_path / "m", layers=2, hidden=32, intermediate=64)
+    clf = HFClassifier(path, progress=False, device="cpu")
+    batches = [batch for _, batch in clf._batches(PREMISES * 4, HYPOTHESES[::-1] * 4, batch_size=4)]
+    fused = quantize_int8(AutoModelForSequenceClassification.from_pretrained(path).eval(), batches, levels=256)
+    plain = quantize_int8(AutoModelForSequenceClassification.from_pretrained(path).eval(), batches, levels=256,
+                          fuse=False)
+    layer = fused.bert.encoder.layer[0]
+    assert layer.intermediate.dense.gelu and layer.intermediate.dense.out_format is not None
+    assert type(layer.intermediate.intermediate_act_fn) is torch.nn.Identity
+    attention = layer.attention.self
+    assert attention.query.shared is attention.key.shared is attention.value.shared is not None
+    assert not plain.bert.encoder.layer[0].intermediate.dense.gelu
+    assert all(type(m) is not torch.nn.Linear for m in fused.modules())
+    assert sum(isinstance(m, CalibratedInt8Linear) for m in fused.modules()) == 2 * 6 + 2  # + pooler, head
+    with torch.inference_mode():
+        for batch in batches:
+            np.testing.assert_allclose(fused(**batch).logits.numpy(), plain(**batch).logits.numpy(), atol=1e-5)
 
 
 def test_calibrated_int8_linear_uses_the_calibrated_range_and_clips_outside_it():
     """Hand-computed: range -1..1.55 gives scale 2.55/255 = 0.01 and zero point 100; the weight row (1, -1) is
     exact in int8 (scale 1/127). x = (0.5, 0.25) is exact on the grid: 0.5 - 0.25 = 0.25. x = (3, 0) is clipped
     to the range's top, 1.55."""
-    from nli_lib.models.packing import CalibratedInt8Linear, linear_input_ranges
+    from nli_lib.models.int8 import CalibratedInt8Linear, calibrate
 
     linear = torch.nn.Linear(2, 1)
     with torch.no_grad():
@@ -123,8 +151,8 @@ def test_calibrated_int8_linear_uses_the_calibrated_range_and_clips_outside_it()
             return self.b(torch.relu(self.a(x)) - 10)
 
     model = Two()
-    ranges = linear_input_ranges(model, [{"x": torch.tensor([[1.0, -2.0]])}, {"x": torch.tensor([[4.0, 0.0]])}])
-    assert ranges["a"] == (-2.0, 4.0) and set(ranges) == {"a", "b"}
+    ranges, fused = calibrate(model, [{"x": torch.tensor([[1.0, -2.0]])}, {"x": torch.tensor([[4.0, 0.0]])}])
+    assert ranges["a"] == (-2.0, 4.0) and set(ranges) == {"a", "b"} and fused == set()
     assert not any(h for m in model.modules() for h in m._forward_pre_hooks.values())  # hooks removed
 
 

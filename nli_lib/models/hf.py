@@ -19,12 +19,12 @@ Precision: float32 by default, so numbers do not depend on the machine. Two opt-
 `precision`): "bfloat16" runs weights and activations in bfloat16 (fast on a CPU with AVX-512 BF16 or AMX and on
 GPUs, very slow on CPUs without bf16 units); "int8" runs the linear layers in int8 (one weight scale per output
 channel, input ranges calibrated once on 512 e-SNLI dev pairs, so a pair's labels do not depend on the pairs
-batched with it; x86 CPUs only (torch's fbgemm kernels); `packing.quantize_int8`). Both change some labels:
+batched with it; x86 CPUs only (oneDNN's int8 kernels); `int8.quantize_int8`). Both change some labels:
 benchmarks/nli_throughput.py measures their speed and their label agreement with float32. The precision (and
 int8's scheme) is part of the cache fingerprint, so they never mix. A cached probability belongs to its pair
 alone, so it must not depend on the batch the pair was scored in: measured on the offline model (2,000 SNLI-test
-pairs, scored again in batches of 16 and 1), float32 moved by at most 2e-6, int8 by at most 3e-4 (a float32
-difference in attention can cross a rounding step), bfloat16 by at most 0.006 (padding changes its rounding),
+pairs, scored again in batches of 16 and 1), float32 moved by at most 2e-6, int8 by at most 0.004 (a float32
+rounding difference can cross an int8 rounding step), bfloat16 by at most 0.006 (padding changes its rounding),
 with no label changed; int8 by torch's dynamic quantisation, used before, changed 5.3 % of the labels.
 """
 from __future__ import annotations
@@ -61,9 +61,9 @@ _ALIASES = {
 
 
 PRECISIONS = ("float32", "bfloat16", "int8")  # inference precision of HFClassifier (module docstring)
-INT8_SCHEME = "calibrated-minmax"  # what precision "int8" computes (packing.quantize_int8), in the cache key with
-# the calibration pairs' hash: a new scheme never reuses another's probabilities ('dynamic-per-channel' until
-# 2026-11-24; the per-tensor scheme before it had no tag)
+INT8_SCHEME = "calibrated-minmax-onednn"  # what precision "int8" computes (int8.quantize_int8), in the cache key with
+# the calibration pairs' hash and the input levels: a new scheme never reuses another's probabilities
+# ('dynamic-per-channel' until 2026-11-24; the per-tensor scheme before it had no tag)
 INT8_CALIBRATION_PAIRS = 512  # e-SNLI dev pairs (seeded sample) whose float32 activations set the int8 input ranges
 INT8_CALIBRATION_BATCH = 64  # fixed batch size of the calibration passes (padding counts, so it fixes the ranges)
 
@@ -256,7 +256,7 @@ class HFClassifier(Classifier):
                 if self.precision == "bfloat16":
                     model = model.to(torch.bfloat16)
                 if self.precision == "int8":
-                    from .packing import quantize_int8
+                    from .int8 import quantize_int8
 
                     premises, hypotheses, _ = int8_calibration_pairs()
                     model = quantize_int8(model, (batch for _, batch in self._batches(
@@ -297,7 +297,7 @@ class HFClassifier(Classifier):
     def _precision_tag(self) -> str:
         """The precision's part of a cache key: empty for float32 (keys from before precisions existed stay valid)."""
         if self.precision == "int8":  # input levels: 256, or 128 on a CPU whose kernel would saturate
-            from .packing import int8_input_levels
+            from .int8 import int8_input_levels
 
             return f"|int8:{INT8_SCHEME}:levels={int8_input_levels()}:{int8_calibration_pairs()[2]}"
         return "" if self.precision == "float32" else f"|{self.precision}"
