@@ -9,7 +9,7 @@ any local folder of it) and the same SNLI-test pairs (seeded sample of e-SNLI te
   ours fp32 / bf16 / int8    HFClassifier._predict_proba_uncached (the model path behind predict_proba, cache
                              bypassed) at precision float32 (default), bfloat16 and int8 (the opt-in fast paths;
                              int8 = the Linear layers in int8, one weight scale per output channel, input ranges
-                             calibrated on 512 e-SNLI dev pairs: packing.quantize_int8; CPU only)
+                             calibrated on 512 e-SNLI dev pairs: models/int8.py; x86 CPUs only)
   pipeline, 1 pair a call    transformers pipeline("text-classification") called once per pair
   pipeline, batched          the same pipeline given the whole list (batch_size 64)
   CrossEncoder.predict       sentence-transformers (batch_size 64)
@@ -35,15 +35,18 @@ alone reach ~2,050 GFLOP/s (4.2x fp32's), so the arithmetic would allow it. The 
   - torch's quantize_dynamic (one activation scale per batch tensor, fused in fbgemm): ~1,100-1,200 pairs/s
     (1.7-1.8x), 94 % of labels equal with per-channel weights (91 % per tensor); one scale per tensor is what
     costs labels, and taking it from the batch made a pair's result depend on its batch neighbours;
-  - one fixed input scale per layer, calibrated (min-max) on 512 e-SNLI dev pairs, one fbgemm call a layer
-    (the shipped int8 path since 2026-11-24): ~5 % faster than quantize_dynamic and 96.6 % of labels equal;
-    clipping the range at a percentile instead lost labels (88.5 % at the 99.99th, on held-out dev pairs);
+  - one fixed input scale per layer, calibrated (min-max) on 512 e-SNLI dev pairs, one fbgemm call a layer:
+    ~1,250-1,320 pairs/s and 96.7 % of labels equal; clipping the range at a percentile instead lost labels
+    (88.5 % at the 99.99th, on held-out dev pairs);
+  - the same ranges on oneDNN's int8 matmul, query/key/value quantising their input once and the feed-forward
+    GELU fused into its matmul with a uint8 result (the shipped int8 path, models/int8.py): ~1,450-1,560
+    pairs/s (2.1-2.3x), same labels; what is left around the matmuls is mostly attention in float32 (~23 %);
   - one activation scale per token (+ per-channel weights, SmoothQuant alpha 0.5): 99.15 % of labels equal, but
     in eager PyTorch its quantise/dequantise steps are separate passes over memory: 580 pairs/s (slower than fp32);
   - the same under torch.compile (Inductor fuses those passes; C++ compiler needed; 20-30 s of compiling per
     process, and its on-disk cache holds compiled code, which our rule forbids executing from a cache):
     1,300 pairs/s (2.1x), the fused element-wise kernels taking as long as the int8 matmuls.
-No path measured here reaches 2.5x with >= 99.5 % of labels kept; the shipped int8 path is the calibrated one.
+No path measured here reaches 2.5x with >= 99.5 % of labels kept.
 
 Ends with `bench:` lines (nli_lib.bench.nli_throughput_lines): ours fp32 vs the fp32 roofline (target 0.8) and
 vs the fastest fp32 peer (target 1.0); the fast path (the faster of ours bf16 and ours int8) vs ours fp32
