@@ -69,20 +69,20 @@ def test_an_int8_pair_scores_the_same_whatever_it_is_batched_with(tmp_path, monk
 
 @pytest.mark.mirror  # the int8 cache key names the calibration pairs
 def test_int8_halves_the_input_range_where_the_kernel_would_saturate(tmp_path, monkeypatch):
-    """Without AVX-512 VNNI, x86 int8 kernels add pairs of uint8 x int8 products in 16 bits: full-range inputs saturate.
-    There the input gets 128 levels (hand-computed: range -1..1.55, scale 2.55/127, zero point round(49.8) = 50),
+    """Without AVX-512 VNNI, x86 int8 kernels add pairs of uint8 x int8 products in 16 bits: full-range inputs
+    saturate. There the input gets 128 levels (hand-computed: range -1..1.55, scale 2.55/127, zero point round(49.8) = 50),
     and the cache key says so."""
-    from nli_lib.models import int8 as packing
+    from nli_lib.models import int8
     from nli_lib.models.hf import HFClassifier
 
     linear = torch.nn.Linear(2, 1)
     monkeypatch.setattr(torch.cpu, "_is_vnni_supported", lambda: True)
-    assert packing.int8_input_levels() == 256
+    assert int8.int8_input_levels() == 256
     monkeypatch.setattr(torch.cpu, "_is_vnni_supported", lambda: False)
-    assert packing.int8_input_levels() == 128
-    q = packing.CalibratedInt8Linear(linear, -1.0, 1.55, levels=128)
+    assert int8.int8_input_levels() == 128
+    q = int8.CalibratedInt8Linear(linear, -1.0, 1.55, levels=128)
     assert (round(q.scale, 8), q.zero_point) == (round(2.55 / 127, 8), 50)
-    model = packing.quantize_int8(torch.nn.Sequential(linear), [{"input": torch.tensor([[-1.0, 1.55]])}])
+    model = int8.quantize_int8(torch.nn.Sequential(linear), [{"input": torch.tensor([[-1.0, 1.55]])}])
     assert model[0].zero_point == 50  # the default follows the CPU
     path = tiny_bert(tmp_path / "m")
     seven = HFClassifier(path, progress=False, device="cpu", precision="int8")._precision_tag
