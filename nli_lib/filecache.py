@@ -222,6 +222,56 @@ def derived_path(folder: str, inputs: dict, fmt: FileFormat) -> Path:
     return cache_path(folder, json_hash({**inputs, **library_state()}, length=24), fmt)
 
 
+USES_SUFFIX = ".uses.json"  # beside a derived result: the data files and models its computation used
+
+
+def _uses_problem(value) -> str | None:
+    ok = (isinstance(value, dict) and set(value) == {"data", "models"}
+          and all(isinstance(v, dict) and all(isinstance(x, str) for x in v.values()) for v in value.values()))
+    return None if ok else "not a record of data and models"
+
+
+def cached_derived(path: Path, compute: Callable[[], Any], what: str, *, fmt: FileFormat | None = None,
+                   validate: Callable[[Any], str | None] | None = None):
+    """A result derived from data files (`derived_path`; in `fmt`, default JSON; FRAMES go through `cached_frames`)
+    with the data files and models its
+    computation used (`provenance.recording`), stored beside it (`<file>.uses.json`) and noted again on a hit
+    (`provenance.replay`). So an output made from the cache records the same inputs as one computed afresh (a
+    warm run once lost the POS tagger from FTC's outputs: the cached tables never loaded it). A result whose
+    record is missing or damaged is computed again.
+
+    >>> import tempfile
+    >>> from . import provenance
+    >>> path = Path(tempfile.mkdtemp()) / "k.json"
+    >>> def compute():
+    ...     provenance.note_data("demo/tagger", "ab12")
+    ...     return {"n": 1}
+    >>> cached_derived(path, compute, "demo"), json.loads(path.with_name("k.json.uses.json").read_text())["data"]
+    ({'n': 1}, {'demo/tagger': 'ab12'})
+    >>> with provenance.recording() as used:
+    ...     _ = cached_derived(path, lambda: 1 / 0, "demo")  # a hit: not computed, its data noted again
+    >>> used["data"]
+    {'demo/tagger': 'ab12'}
+    """
+    from . import provenance
+
+    fmt = JSON if fmt is None else fmt
+    frames = fmt is FRAMES
+    uses_path = path.with_name(path.name + USES_SUFFIX)
+    uses = read(uses_path, JSON, _uses_problem, f"{what} (its record of the data used)")
+    if uses is not None:
+        value = read(path, fmt, _frames_problem if frames else validate, what)
+        if value is not None:
+            provenance.replay(uses)
+            return value
+    atomic.discard(path)  # no record of its inputs: not trusted as a hit
+    with provenance.recording() as used:
+        value = cached_frames(path, compute, what) if frames else cached(path, fmt, compute, validate, what)
+    if path.is_file():  # stored (cached_frames leaves out tables that would not read back exactly)
+        write(uses_path, used, JSON)
+    return value
+
+
 def cached_dir(dest: Path, build: Callable[[Path], None], marker: str = "config.json") -> Path:
     """A cached folder: `dest` when it holds `marker`; otherwise `build(tmp)` fills a temporary folder that then
     becomes `dest` (so a folder is complete whenever its name exists). Returns `dest`."""

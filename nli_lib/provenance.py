@@ -22,6 +22,7 @@ count): the runner's skip check and every sidecar (`code_sha256`, read by `nli_l
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -36,10 +37,13 @@ RECORD_ENV = "NLI_RUN_RECORD"  # JSON file the runner asks a notebook kernel to 
 MODEL_KINDS = ("hf", "llm")  # 'hf': weights the runner fingerprints; 'llm': an endpoint (model @ url)
 DATA: dict[str, str] = {}  # manifest key -> sha256 of every data file used in this process
 MODELS: dict[str, str] = {}  # model reference (absolute folder, hub id, or 'model @ endpoint') -> kind
+_RECORDERS: list[dict] = []  # open `recording` blocks
 
 
 def note_data(key: str, sha256: str) -> None:
     """Remember a verified data file (and update the run record when the runner asked for one)."""
+    for recorded in _RECORDERS:
+        recorded["data"][key] = sha256
     if DATA.get(key) != sha256:
         DATA[key] = sha256
         _update_record()
@@ -50,9 +54,37 @@ def note_model(ref: str, kind: str = "hf") -> None:
     if kind not in MODEL_KINDS:
         raise ValueError(f"model kind must be one of {MODEL_KINDS}, not {kind!r}")
     ref = str(ref)
+    for recorded in _RECORDERS:
+        recorded["models"][ref] = kind
     if MODELS.get(ref) != kind:
         MODELS[ref] = kind
         _update_record()
+
+
+@contextlib.contextmanager
+def recording():
+    """Collect the data files and models noted inside the block, as {'data': {...}, 'models': {...}} (also when the
+    process had noted them before), so a cached result can name what it was computed from (`replay`).
+
+    >>> with recording() as used:
+    ...     note_data("demo/file", "ab12")
+    >>> used
+    {'data': {'demo/file': 'ab12'}, 'models': {}}
+    """
+    recorded = {"data": {}, "models": {}}
+    _RECORDERS.append(recorded)
+    try:
+        yield recorded
+    finally:
+        _RECORDERS.remove(recorded)
+
+
+def replay(recorded: dict) -> None:
+    """Note again what a `recording` held: a result read from a cache names the data and models it came from."""
+    for key, sha256 in recorded.get("data", {}).items():
+        note_data(key, sha256)
+    for ref, kind in recorded.get("models", {}).items():
+        note_model(ref, kind)
 
 
 def used_data() -> dict[str, str]:

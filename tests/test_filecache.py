@@ -120,3 +120,29 @@ def test_frame_hash_sees_values_index_and_dtypes():
     assert hashing.frame_hash(df) != hashing.frame_hash(df.iloc[::-1])
     assert hashing.frame_hash(df) != hashing.frame_hash(df.set_axis([5, 6]))
     assert hashing.frame_hash(df) != hashing.frame_hash(df.astype({"a": "int32"}))
+
+
+def test_a_derived_result_read_from_the_cache_names_the_data_it_was_computed_from(tmp_path, monkeypatch):
+    """A warm run's outputs must record the same data files as a cold run's: the computation noted the POS
+    tagger's file when it ran, and a later process that reads the result from the cache notes it again."""
+    import pandas as pd
+
+    from nli_lib import provenance
+
+    monkeypatch.setattr(provenance, "DATA", {})
+    monkeypatch.delenv(provenance.RECORD_ENV, raising=False)
+    path, calls = tmp_path / "t.frames.json", []
+
+    def compute():
+        calls.append(1)
+        provenance.note_data("nltk/averaged_perceptron_tagger", "aa11")
+        return {"t": pd.DataFrame({"a": [1.5]})}
+
+    first = filecache.cached_derived(path, compute, "demo tables", fmt=filecache.FRAMES)
+    monkeypatch.setattr(provenance, "DATA", {})  # as in a new process
+    again = filecache.cached_derived(path, compute, "demo tables", fmt=filecache.FRAMES)
+    assert len(calls) == 1 and again["t"].equals(first["t"])
+    assert provenance.used_data() == {"nltk/averaged_perceptron_tagger": "aa11"}
+    path.with_name(path.name + filecache.USES_SUFFIX).unlink()  # no record of its data: computed again
+    filecache.cached_derived(path, compute, "demo tables", fmt=filecache.FRAMES)
+    assert len(calls) == 2 and path.with_name(path.name + filecache.USES_SUFFIX).is_file()

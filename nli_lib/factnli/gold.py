@@ -100,9 +100,9 @@ def current_facts(augmenter, queries, cached: bool = True) -> dict[str, set]:
         return generated_facts(augmenter, queries)
     inputs = {"queries": queries, "augmenter": augmenter.fingerprint, "extractor": augmenter.extractor.name}
     path = filecache.derived_path("factnli_current_facts", inputs, filecache.JSON)
-    stored = filecache.cached(path, filecache.JSON, lambda: {q: sorted(fs) for q, fs in
-                                                             generated_facts(augmenter, queries).items()},
-                              validate=_facts_problem, what="cached current facts")
+    stored = filecache.cached_derived(path, lambda: {q: sorted(fs) for q, fs in
+                                                     generated_facts(augmenter, queries).items()},
+                                      "cached current facts", validate=_facts_problem)
     return {q: set(fs) for q, fs in stored.items()}
 
 

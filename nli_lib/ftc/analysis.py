@@ -65,7 +65,7 @@ def _failure_kind(failure: str) -> str:
 def hit_rates(df: pd.DataFrame, explanation_cols: Sequence[str] = EXPLANATION_COLS,
               cached: bool = True) -> dict[str, pd.DataFrame]:
     """Regex extraction and transformation coverage on e-SNLI explanations (`regex_hit_rates`), kept in the
-    file cache (`filecache.cached_frames`; ~10 s for the 29,526 explanations of e-SNLI dev, ~0.3 s read back)
+    file cache (`filecache.cached_derived`; ~10 s for the 29,526 explanations of e-SNLI dev, ~0.3 s read back)
     under `hit_rates_inputs` and `filecache.library_state` (library sources, data, fixtures, packages).
     cached=False computes it afresh."""
     if not cached:
@@ -73,8 +73,8 @@ def hit_rates(df: pd.DataFrame, explanation_cols: Sequence[str] = EXPLANATION_CO
     from .. import filecache
 
     path = filecache.derived_path("ftc_hit_rates", hit_rates_inputs(df, explanation_cols), filecache.FRAMES)
-    return filecache.cached_frames(path, lambda: regex_hit_rates(df, explanation_cols),
-                                   what="cached regex hit rates")
+    return filecache.cached_derived(path, lambda: regex_hit_rates(df, explanation_cols), "cached regex hit rates",
+                                    fmt=filecache.FRAMES)
 
 
 def hit_rates_inputs(df: pd.DataFrame, explanation_cols: Sequence[str] = EXPLANATION_COLS) -> dict:

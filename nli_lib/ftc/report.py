@@ -101,7 +101,7 @@ def gold_report(rewriter) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def cached_gold_comparison(gold: pd.DataFrame, rewriter) -> pd.DataFrame:
     """`gold.gold_comparison` (~2.4 s: the pipelines on every gold input; notebooks 30-32 each ask for it), kept
-    in the file cache (`filecache.cached_frames`) under the gold rows, the rewriter's name, tier and shots, and
+    in the file cache (`filecache.cached_derived`) under the gold rows, the rewriter's name, tier and shots, and
     `filecache.library_state` (library sources, data files, package versions)."""
     from .. import filecache
     from ..hashing import frame_hash
@@ -110,8 +110,8 @@ def cached_gold_comparison(gold: pd.DataFrame, rewriter) -> pd.DataFrame:
     shots = {"/".join(k): v for k, v in getattr(rewriter, "shots", {}).items()}
     inputs = {"gold": frame_hash(gold), "rewriter": rewriter.name, "tier": rewriter.tier, "shots": shots}
     path = filecache.derived_path("ftc_gold_comparison", inputs, filecache.FRAMES)
-    return filecache.cached_frames(path, lambda: {"compared": gold_comparison(gold, rewriter)},
-                                   what="cached gold comparison")["compared"]
+    return filecache.cached_derived(path, lambda: {"compared": gold_comparison(gold, rewriter)},
+                                    "cached gold comparison", fmt=filecache.FRAMES)["compared"]
 
 
 def precision_lines(table: pd.DataFrame) -> str:

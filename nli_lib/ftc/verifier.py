@@ -176,7 +176,8 @@ def reference_corpus() -> NgramCorpus:
         ok = len(layers) == 3 and len(layers[0]) == len(layers[1]) and layers[0].dtype == np.uint64
         return None if ok else "not three aligned arrays"
 
-    grams, counts, sentences = filecache.cached(path, filecache.LAYERS, build, validate, what="FTC n-gram corpus")
+    grams, counts, sentences = filecache.cached_derived(path, build, "FTC n-gram corpus", fmt=filecache.LAYERS,
+                                                        validate=validate)
     return NgramCorpus(grams, counts, sentences)
 
 
