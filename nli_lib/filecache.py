@@ -234,11 +234,10 @@ def _uses_problem(value) -> str | None:
 def cached_derived(path: Path, compute: Callable[[], Any], what: str, *, fmt: FileFormat | None = None,
                    validate: Callable[[Any], str | None] | None = None):
     """A result derived from data files (`derived_path`; in `fmt`, default JSON; FRAMES go through `cached_frames`)
-    with the data files and models its
-    computation used (`provenance.recording`), stored beside it (`<file>.uses.json`) and noted again on a hit
-    (`provenance.replay`). So an output made from the cache records the same inputs as one computed afresh (a
-    warm run once lost the POS tagger from FTC's outputs: the cached tables never loaded it). A result whose
-    record is missing or damaged is computed again.
+    with the data files and models its computation used (`provenance.recording`), stored beside it
+    (`<file>.uses.json`) and noted again on a hit (`provenance.replay`). So an output made from the cache records
+    the same inputs as one computed afresh (a warm run once lost the POS tagger from FTC's outputs: the cached
+    tables never loaded it). A result whose record is missing or damaged is computed again.
 
     >>> import tempfile
     >>> from . import provenance

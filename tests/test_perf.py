@@ -152,7 +152,7 @@ def test_calibrated_int8_linear_uses_the_calibrated_range_and_clips_outside_it()
 
     model = Two()
     ranges, fused = calibrate(model, [{"x": torch.tensor([[1.0, -2.0]])}, {"x": torch.tensor([[4.0, 0.0]])}])
-    assert ranges["a"] == (-2.0, 4.0) and set(ranges) == {"a", "b"} and fused == set()
+    assert ranges["a"] == (-2.0, 4.0) and set(ranges) == {"a", "b"} and fused == {}
     assert not any(h for m in model.modules() for h in m._forward_pre_hooks.values())  # hooks removed
 
 

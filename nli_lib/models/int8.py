@@ -37,6 +37,8 @@ import warnings
 
 import torch  # imported only where a model runs (hf.py imports this module lazily)
 
+from .packing import _is_exact_gelu
+
 
 def int8_input_levels() -> int:
     """Input levels of the int8 path on this CPU: 256 (uint8) where the kernel accumulates uint8 x int8 products
@@ -138,18 +140,13 @@ class CalibratedInt8Linear(torch.nn.Module):
                 f"zero_point={self.zero_point}, gelu={self.gelu}, uint8_out={self.out_format is not None}")
 
 
-def _is_exact_gelu(act) -> bool:
-    """True for transformers' GELUActivation computing torch's erf GELU (what oneDNN's 'gelu' + 'none' does)."""
-    return type(act).__name__ == "GELUActivation" and getattr(act, "act", None) is torch.nn.functional.gelu
-
-
 def _feed_forward_blocks(model) -> dict[str, str]:
     """{block name: its consumer linear's name} for BERT-style feed-forward blocks: a module `X.intermediate`
     with a plain `dense` and an exact GELU, and a plain linear `X.output.dense` beside it."""
     modules = dict(model.named_modules())
     found = {}
     for name, module in modules.items():
-        if not name.endswith("intermediate") and name != "intermediate":
+        if name.rsplit(".", 1)[-1] != "intermediate":
             continue
         dense, act = getattr(module, "dense", None), getattr(module, "intermediate_act_fn", None)
         consumer = name[: -len("intermediate")] + "output.dense"
@@ -158,17 +155,18 @@ def _feed_forward_blocks(model) -> dict[str, str]:
     return found
 
 
-def calibrate(model, batches) -> tuple[dict[str, tuple[float, float]], set[str]]:
+def calibrate(model, batches) -> tuple[dict[str, tuple[float, float]], dict[str, str]]:
     """(min, max) of the input of every plain `nn.Linear` of `model` by module name, over the forward passes of
     `batches` (tokenizer outputs; padding positions count like tokens, so fixed batches give fixed ranges), and the
-    feed-forward blocks (`_feed_forward_blocks`) whose consumer read exactly the block's output in every pass.
+    feed-forward blocks (`_feed_forward_blocks`: block -> consumer) whose consumer read exactly the block's output
+    in every pass.
 
     >>> m = torch.nn.Sequential(torch.nn.Linear(2, 2))
     >>> class Seq(torch.nn.Module):
     ...     def __init__(self): super().__init__(); self.body = m
     ...     def forward(self, x): return self.body(x)
     >>> calibrate(Seq(), [{"x": torch.tensor([[1.0, -3.0]])}, {"x": torch.tensor([[5.0, 0.5]])}])
-    ({'body.0': (-3.0, 5.0)}, set())
+    ({'body.0': (-3.0, 5.0)}, {})
     """
     ranges, hooks, modules = {}, [], dict(model.named_modules())
     blocks = _feed_forward_blocks(model)
@@ -201,7 +199,7 @@ def calibrate(model, batches) -> tuple[dict[str, tuple[float, float]], set[str]]
     finally:
         for hook in hooks:
             hook.remove()
-    return ranges, {block for block, ok in direct.items() if ok and blocks[block] in ranges}
+    return ranges, {block: blocks[block] for block, ok in direct.items() if ok and blocks[block] in ranges}
 
 
 def quantize_int8(model, calibration_batches, levels: int | None = None, fuse: bool = True):
@@ -217,12 +215,11 @@ def quantize_int8(model, calibration_batches, levels: int | None = None, fuse: b
                          "x86 build with AVX2 or better); use bfloat16")
     levels = int8_input_levels() if levels is None else levels
     ranges, fused = calibrate(model, calibration_batches)
-    blocks = _feed_forward_blocks(model)
     modules = dict(model.named_modules())
-    for block in fused if fuse else ():  # from the float32 layer; its consumer is converted below, in that format
-        module = modules[block]
+    for block, consumer in fused.items() if fuse else ():  # from the float32 layer; the consumer is converted
+        module = modules[block]  # below, in the format written here
         module.dense = CalibratedInt8Linear(module.dense, *ranges[f"{block}.dense"], levels, gelu=True,
-                                            out_format=_qparams(*ranges[blocks[block]], levels))
+                                            out_format=_qparams(*ranges[consumer], levels))
         module.intermediate_act_fn = torch.nn.Identity()
     for parent_name, parent in list(modules.items()):
         shared = _SharedInput() if fuse else None
