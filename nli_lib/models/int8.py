@@ -37,7 +37,7 @@ import warnings
 
 import torch  # imported only where a model runs (hf.py imports this module lazily)
 
-from .packing import _is_exact_gelu
+from .packing import is_exact_gelu
 
 
 def int8_input_levels() -> int:
@@ -150,7 +150,7 @@ def _feed_forward_blocks(model) -> dict[str, str]:
             continue
         dense, act = getattr(module, "dense", None), getattr(module, "intermediate_act_fn", None)
         consumer = name[: -len("intermediate")] + "output.dense"
-        if type(dense) is torch.nn.Linear and _is_exact_gelu(act) and type(modules.get(consumer)) is torch.nn.Linear:
+        if type(dense) is torch.nn.Linear and is_exact_gelu(act) and type(modules.get(consumer)) is torch.nn.Linear:
             found[name] = consumer
     return found
 

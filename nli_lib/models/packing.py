@@ -66,7 +66,7 @@ class PackedLinear(torch.nn.Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, gelu={self.gelu}"
 
 
-def _is_exact_gelu(act) -> bool:
+def is_exact_gelu(act) -> bool:
     """True for transformers' GELUActivation computing torch's erf GELU (what oneDNN's 'gelu' + 'none' does)."""
     return type(act).__name__ == "GELUActivation" and getattr(act, "act", None) is torch.nn.functional.gelu
 
@@ -76,7 +76,7 @@ def pack_linear_layers(model):
     intermediate layer of BERT-style encoders). Returns the model. Weights must be float32 or bfloat16."""
     for module in list(model.modules()):
         dense, act = getattr(module, "dense", None), getattr(module, "intermediate_act_fn", None)
-        if isinstance(dense, torch.nn.Linear) and act is not None and _is_exact_gelu(act):
+        if isinstance(dense, torch.nn.Linear) and act is not None and is_exact_gelu(act):
             module.dense, module.intermediate_act_fn = PackedLinear(dense, gelu=True), torch.nn.Identity()
     for module in list(model.modules()):
         for name, child in list(module.named_children()):
