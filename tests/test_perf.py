@@ -3,6 +3,7 @@ report the numbers, the roofline's FLOP count, the bench lines and the README ta
 No timing is asserted here: speed is measured by benchmarks/, never by tests."""
 from __future__ import annotations
 
+import copy
 import importlib.util
 from pathlib import Path
 
@@ -27,8 +28,8 @@ PREMISES, HYPOTHESES = ["a man is sleeping outside .", "the dog runs", "a woman 
 
 @pytest.mark.mirror  # int8 calibrates on e-SNLI dev pairs
 def test_every_precision_has_its_own_cache_key_and_entries(tmp_path):
-    from nli_lib.models.hf import HFClassifier, int8_calibration_pairs
-    from nli_lib.models.int8 import CalibratedInt8Linear
+    from nli_lib.models.hf import INT8_SCHEME, HFClassifier, int8_calibration_pairs
+    from nli_lib.models.int8 import OUTLIER_CHANNELS, SMOOTHING_ALPHA, CalibratedInt8Linear
 
     path = tiny_bert(tmp_path / "m")
     cache = CallCache(tmp_path / "calls.sqlite")
@@ -42,7 +43,9 @@ def test_every_precision_has_its_own_cache_key_and_entries(tmp_path):
     assert CalibratedInt8Linear in kinds and torch.nn.Linear not in kinds
     # the scheme and the calibration pairs are in the key
     assert models["int8"].fingerprint.endswith(f":{int8_calibration_pairs()[2]}")
-    assert "|int8:calibrated-minmax-onednn:levels=" in models["int8"].fingerprint
+    assert f"|int8:{INT8_SCHEME}:levels=" in models["int8"].fingerprint
+    # the scheme names its settings: changing one without the key would reuse the other scheme's entries
+    assert f"smooth{SMOOTHING_ALPHA}-" in INT8_SCHEME and f"fp32outliers{OUTLIER_CHANNELS}-" in INT8_SCHEME
     again = HFClassifier(path, progress=False, cache=cache, device="cpu", precision="int8")
     again._model = "must not be used"  # int8's own entries answer it
     np.testing.assert_array_equal(again.predict_proba(PREMISES, HYPOTHESES), int8)
@@ -82,8 +85,12 @@ def test_int8_halves_the_input_range_where_the_kernel_would_saturate(tmp_path, m
     assert int8.int8_input_levels() == 128
     q = int8.CalibratedInt8Linear(linear, -1.0, 1.55, levels=128)
     assert (round(q.scale, 8), q.zero_point) == (round(2.55 / 127, 8), 50)
-    model = int8.quantize_int8(torch.nn.Sequential(linear), [{"input": torch.tensor([[-1.0, 1.55]])}])
-    assert model[0].zero_point == 50  # the default follows the CPU
+    calibration = [{"input": torch.tensor([[-1.0, 1.55]])}]
+    halved = int8.quantize_int8(torch.nn.Sequential(copy.deepcopy(linear)), calibration)[0].scale
+    monkeypatch.setattr(torch.cpu, "_is_vnni_supported", lambda: True)
+    full = int8.quantize_int8(torch.nn.Sequential(copy.deepcopy(linear)), calibration)[0].scale
+    assert halved == pytest.approx(full * 255 / 127)  # the default follows the CPU
+    monkeypatch.setattr(torch.cpu, "_is_vnni_supported", lambda: False)
     path = tiny_bert(tmp_path / "m")
     seven = HFClassifier(path, progress=False, device="cpu", precision="int8")._precision_tag
     monkeypatch.setattr(torch.cpu, "_is_vnni_supported", lambda: True)
@@ -115,9 +122,14 @@ def test_int8_fusions_leave_the_numbers_as_they_were(tmp_path):
     plain = quantize_int8(AutoModelForSequenceClassification.from_pretrained(path).eval(), batches, levels=256,
                           fuse=False)
     layer = fused.bert.encoder.layer[0]
-    assert layer.intermediate.dense.gelu and layer.intermediate.dense.out_format is not None
-    assert type(layer.intermediate.intermediate_act_fn) is torch.nn.Identity
     attention = layer.attention.self
+    assert layer.intermediate.dense.gelu and layer.intermediate.dense.out_format is not None
+    # the second feed-forward layer keeps its widest input channels in float32, handed over by the first
+    assert len(layer.output.dense.outliers) == 64 // 8 and layer.output.dense.handoff is not None
+    assert torch.equal(layer.intermediate.dense.consumer_outliers, layer.output.dense.outliers)
+    assert layer.intermediate.dense.input_multiplier is not None  # smoothed
+    assert attention.query.input_multiplier is attention.key.input_multiplier is attention.value.input_multiplier
+    assert type(layer.intermediate.intermediate_act_fn) is torch.nn.Identity
     assert attention.query.shared is attention.key.shared is attention.value.shared is not None
     assert not plain.bert.encoder.layer[0].intermediate.dense.gelu
     assert all(type(m) is not torch.nn.Linear for m in fused.modules())
@@ -152,8 +164,68 @@ def test_calibrated_int8_linear_uses_the_calibrated_range_and_clips_outside_it()
 
     model = Two()
     ranges, fused = calibrate(model, [{"x": torch.tensor([[1.0, -2.0]])}, {"x": torch.tensor([[4.0, 0.0]])}])
-    assert ranges["a"] == (-2.0, 4.0) and set(ranges) == {"a", "b"} and fused == {}
+    assert set(ranges) == {"a", "b"} and fused == {}
+    assert torch.equal(ranges["a"][0], torch.tensor([1.0, -2.0])) and torch.equal(ranges["a"][1],
+                                                                                 torch.tensor([4.0, 0.0]))
     assert not any(h for m in model.modules() for h in m._forward_pre_hooks.values())  # hooks removed
+
+
+def test_smoothing_evens_out_the_input_channels_and_keeps_the_product():
+    """Hand-computed SmoothQuant (alpha 0.5): input channels in -4..4 and -0.25..0.25, weight row (1, 1):
+    s = (sqrt(4) / 1, sqrt(0.25) / 1) = (2, 0.5), so the layer sees -2..2 and -0.5..0.5 and one range -2..2
+    (scale 4/255) covers both, half the unsmoothed scale (8/255); the weight row becomes (2, 0.5). The product
+    is unchanged up to rounding: x = (3, -0.2) gives 2.8; unsmoothed, -0.2 is 6.4 steps and rounds to -0.188
+    (2.824), smoothed -0.4 is 25.5 steps (2.806)."""
+    from nli_lib.models.int8 import CalibratedInt8Linear, int8_plan
+
+    linear = torch.nn.Linear(2, 1)
+    with torch.no_grad():
+        linear.weight.copy_(torch.tensor([[1.0, 1.0]]))
+        linear.bias.zero_()
+    lo, hi = torch.tensor([-4.0, -0.25]), torch.tensor([4.0, 0.25])
+    low, high, outliers, multiplier = int8_plan(linear.weight, lo, hi, outliers=False)
+    assert (low, high, outliers) == (-2.0, 2.0, None)
+    torch.testing.assert_close(multiplier, torch.tensor([0.5, 2.0]))
+    smoothed = CalibratedInt8Linear(linear, low, high, input_multiplier=multiplier)
+    plain = CalibratedInt8Linear(linear, -4.0, 4.0)
+    assert smoothed.scale == pytest.approx(4 / 255) and plain.scale == pytest.approx(8 / 255)
+    x = torch.tensor([[0.0, 0.06], [3.0, -0.2]])
+    exact = linear(x).detach()
+    assert float((smoothed(x) - exact).abs().max()) < 0.01 < float((plain(x) - exact).abs().max())
+
+
+def test_outlier_channels_are_computed_in_float32_and_the_range_covers_the_others():
+    """Hand-computed: 8 input channels, channel 2 reaching 30, the others within -1..1: one float32 channel
+    (an eighth of 8), the int8 range -1..1 (scale 2/255) over the rest; weight row (1, ..., 1).
+    x = (0.5, 0, 30, 0, ...) gives 30.5: the 30 exactly in float32, the 0.5 within half a step. x = (0.05, 0, ...)
+    gives 0.05 within half a step; with one range over all channels (-1..30, scale 31/255 = 0.12) it reads 0."""
+    from nli_lib.models.int8 import CalibratedInt8Linear, int8_plan
+
+    linear = torch.nn.Linear(8, 1)
+    with torch.no_grad():
+        linear.weight.fill_(1.0)
+        linear.bias.zero_()
+    lo, hi = -torch.ones(8), torch.ones(8)
+    hi[2] = 30.0
+    low, high, outliers, multiplier = int8_plan(linear.weight, lo, hi, outliers=True)
+    assert (low, high, outliers.tolist(), multiplier) == (-1.0, 1.0, [2], None)
+    q = CalibratedInt8Linear(linear, low, high, outliers=outliers)
+    assert q.scale == pytest.approx(2 / 255) and float(q.outlier_weight.sum()) == 1.0
+    x = torch.zeros(2, 8)
+    x[0, 0], x[0, 2], x[1, 0] = 0.5, 30.0, 0.05
+    got = q(x).detach().ravel()
+    assert abs(float(got[0]) - 30.5) < 1 / 255 and abs(float(got[1]) - 0.05) < 1 / 255
+    one_range = CalibratedInt8Linear(linear, -1.0, 30.0)
+    assert abs(float(one_range(x).detach().ravel()[1]) - 0.05) > 0.04
+
+
+def test_a_fused_layer_refuses_uint8_its_producer_did_not_write():
+    from nli_lib.models import int8
+
+    handoff = int8._Handoff()
+    handoff.put(torch.zeros(2, 3, dtype=torch.uint8), torch.zeros(6, 1))
+    with pytest.raises(RuntimeError, match="producer did not write"):
+        handoff.take(torch.zeros(2, 3, dtype=torch.uint8))
 
 
 def test_int8_refuses_a_gpu_and_unknown_precisions_are_refused(tmp_path):

@@ -39,6 +39,9 @@ import torch  # imported only where a model runs (hf.py imports this module lazi
 
 from .packing import is_exact_gelu
 
+OUTLIER_CHANNELS = 16  # input channels per layer kept in float32: the widest by calibrated range (module docstring)
+SMOOTHING_ALPHA = 0.5  # SmoothQuant's migration strength for layers a fused GELU follows (SmoothQuant's default)
+
 
 def int8_input_levels() -> int:
     """Input levels of the int8 path on this CPU: 256 (uint8) where the kernel accumulates uint8 x int8 products
@@ -76,31 +79,88 @@ def _qparams(lo: float, hi: float, levels: int) -> tuple[float, int]:
 
 
 def _to_uint8(x: torch.Tensor, scale: float, zero_point: int) -> torch.Tensor:
-    """x quantised to uint8 (one fused pass: torch's quantize_per_tensor, whose deprecation warning is silenced;
-    torch is pinned, and the plain-op equivalent takes four passes over memory, ~1.8x as long)."""
+    """x quantised to uint8 in one fused pass (torch's quantize_per_tensor, whose deprecation warning is silenced;
+    torch is pinned, and the plain-op equivalent takes four passes over memory, ~1.8x as long). The uint8 tensor
+    shares the quantised tensor's bytes (`int_repr()` would copy them: ~3x the cost of the quantisation)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        return torch.quantize_per_tensor(x.float().contiguous(), scale, zero_point, torch.quint8).int_repr()
+        q = torch.quantize_per_tensor(x.float().contiguous(), scale, zero_point, torch.quint8)
+    return torch.empty(0, dtype=torch.uint8).set_(q.untyped_storage(), q.storage_offset(), q.shape, q.stride())
+
+
+def outlier_channels(lo: torch.Tensor, hi: torch.Tensor, count: int = OUTLIER_CHANNELS) -> torch.Tensor:
+    """Indices of the input channels kept in float32: the `count` widest by calibrated magnitude (at most an
+    eighth of the channels; none below 8 channels), in ascending order.
+
+    >>> outlier_channels(torch.tensor([-1.0, -9, 0, -1, 0, 0, 0, -2]), torch.tensor([1.0, 2, 30, 1, 1, 1, 1, 1]), 2)
+    tensor([2])
+    """
+    count = min(count, lo.numel() // 8)
+    widest = torch.maximum(lo.abs(), hi.abs()).argsort(descending=True, stable=True)[:count]
+    return widest.sort().values
+
+
+def smoothing_factors(lo: torch.Tensor, hi: torch.Tensor, weight: torch.Tensor,
+                      alpha: float = SMOOTHING_ALPHA) -> torch.Tensor:
+    """SmoothQuant's per-channel factors s_j = max|x_j|^alpha / max|W_:j|^(1 - alpha): the layer computes
+    (x / s) (W s)^T, the same product, with the input's channels evened out before one scale covers them all.
+
+    >>> smoothing_factors(torch.tensor([-4.0, 0.0]), torch.tensor([1.0, 0.25]), torch.tensor([[1.0, 4.0]]))
+    tensor([2.0000, 0.2500])
+    """
+    x_max = torch.maximum(lo.abs(), hi.abs()).clamp(min=1e-5)
+    w_max = weight.abs().amax(dim=0).clamp(min=1e-5)
+    return (x_max ** alpha / w_max ** (1 - alpha)).clamp(min=1e-5)
+
+
+def _int8_rows(weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(int8 weight, one symmetric scale per output row): round(w / scale) with scale = max|row| / 127."""
+    scale = (weight.abs().amax(dim=1) / 127).clamp(min=1e-12)
+    return torch.clamp(torch.round(weight / scale[:, None]), -127, 127).to(torch.int8), scale
 
 
 class _SharedInput:
-    """Quantises a tensor once for the sibling layers that read it one after another (query, key, value): the
-    last tensor seen is kept, with its quantised copy, and reused while the same tensor object comes back."""
+    """Smooths and quantises a tensor once for the sibling layers that read it one after another (query, key,
+    value, planned with the same factors and range): the last tensor seen is kept, with its quantised copy, and
+    reused while the same tensor object comes back in the same format."""
 
     def __init__(self):
         self.x = self.q = self.key = None
 
-    def __call__(self, x: torch.Tensor, scale: float, zero_point: int) -> torch.Tensor:
-        if x is not self.x or self.key != (scale, zero_point):
-            self.x, self.key = x, (scale, zero_point)
-            self.q = _to_uint8(x, scale, zero_point)
+    def __call__(self, x: torch.Tensor, scale: float, zero_point: int,
+                 multiplier: torch.Tensor | None) -> torch.Tensor:
+        key = (scale, zero_point, None if multiplier is None else multiplier.data_ptr())
+        if x is not self.x or self.key != key:
+            self.x, self.key = x, key
+            self.q = _to_uint8(x if multiplier is None else x * multiplier, scale, zero_point)
         return self.q
 
 
+class _Handoff:
+    """Carries a fused producer's float32 outlier channels to its consumer, beside the uint8 tensor it wrote (the
+    uint8 format saturates them). The consumer must pass back that same tensor."""
+
+    def __init__(self):
+        self.uint8 = self.outliers = None
+
+    def put(self, uint8: torch.Tensor, outliers: torch.Tensor) -> None:
+        self.uint8, self.outliers = uint8, outliers
+
+    def take(self, uint8: torch.Tensor) -> torch.Tensor:
+        if uint8 is not self.uint8:
+            raise RuntimeError("int8: a fused layer got uint8 input that its producer did not write")
+        return self.outliers
+
+
 class CalibratedInt8Linear(torch.nn.Module):
-    """`nn.Linear` in int8 (module docstring): input range `lo`..`hi` in `levels` steps. Takes float input, or uint8
-    input already in this layer's input format (from a fused producer). With `gelu`, the exact GELU runs inside the
-    matmul; with `out_format` (scale, zero point), the result is written as uint8 in that format instead of float32.
+    """`nn.Linear` in int8 (module docstring): input range `lo`..`hi` in `levels` steps. `outliers`: input channels
+    computed in float32 instead (their int8 weights are zero, so their clipped uint8 values do not count);
+    `input_multiplier`: SmoothQuant's 1/s per input channel (the input is multiplied by it before quantisation,
+    the weight columns by s; siblings pass one tensor object, so their shared quantisation is done once). Takes
+    float input, or uint8 input already in this layer's input format from a fused producer (with the producer's
+    float32 outlier channels in `handoff`). With `gelu`, the exact GELU runs inside the matmul; with `out_format`
+    (scale, zero point), the result is written as uint8 in that format instead of float32, and `consumer_outliers`
+    (channels of the result) are computed again in float32 for the consumer.
 
     >>> _ = torch.manual_seed(0)
     >>> lin, x = torch.nn.Linear(8, 3), torch.randn(4, 8)
@@ -109,35 +169,78 @@ class CalibratedInt8Linear(torch.nn.Module):
     (True, True)
     """
 
-    def __init__(self, linear: torch.nn.Linear, lo: float, hi: float, levels: int = 256, *, gelu: bool = False,
-                 out_format: tuple[float, int] | None = None, shared: _SharedInput | None = None):
+    def __init__(self, linear: torch.nn.Linear, lo: float, hi: float, levels: int = 256, *,
+                 outliers: torch.Tensor | None = None, input_multiplier: torch.Tensor | None = None, gelu: bool = False,
+                 out_format: tuple[float, int] | None = None, consumer_outliers: torch.Tensor | None = None,
+                 shared: _SharedInput | None = None, handoff: _Handoff | None = None):
         super().__init__()
+        if outliers is not None and (gelu or input_multiplier is not None):
+            raise ValueError("int8: float32 outlier channels are added after the matmul, so they cannot precede "
+                             "a fused GELU or be combined with smoothing")
         self.in_features, self.out_features = linear.in_features, linear.out_features
-        weight = linear.weight.detach().float()
-        self.register_buffer("weight_scale", (weight.abs().amax(dim=1) / 127).clamp(min=1e-12))
-        int_weight = torch.clamp(torch.round(weight / self.weight_scale[:, None]), -127, 127).to(torch.int8)
+        weight = linear.weight.detach().float().clone()
+        bias = None if linear.bias is None else linear.bias.detach().float().clone()
+        self.register_buffer("outliers", None if outliers is None or not len(outliers) else outliers.clone())
+        self.register_buffer("outlier_weight", None)
+        if self.outliers is not None:  # float32 (k, out) weight of the outlier channels; theirs is 0 in int8
+            self.outlier_weight = weight[:, self.outliers].t().contiguous()
+            weight[:, self.outliers] = 0.0
+        self.register_buffer("input_multiplier", input_multiplier)  # not copied: siblings share the object
+        if input_multiplier is not None:
+            weight = weight / input_multiplier[None, :]
+        int_weight, weight_scale = _int8_rows(weight)
+        self.register_buffer("weight_scale", weight_scale)
         self.register_buffer("packed_weight", torch.ops.onednn.qlinear_prepack(int_weight, None))
         self.register_buffer("weight_zero_point", torch.zeros(self.out_features, dtype=torch.int32))
-        self.register_buffer("bias", None if linear.bias is None else linear.bias.detach().float().clone())
+        self.register_buffer("bias", bias)
+        self.register_buffer("consumer_outliers", None)
+        if consumer_outliers is not None and len(consumer_outliers):  # the same int8 rows, float32 output
+            self.consumer_outliers = consumer_outliers.clone()
+            self.register_buffer("side_weight", torch.ops.onednn.qlinear_prepack(int_weight[consumer_outliers],
+                                                                                 None))
+            self.register_buffer("side_scale", weight_scale[consumer_outliers].contiguous())
+            self.register_buffer("side_bias", None if bias is None else bias[consumer_outliers].contiguous())
         self.scale, self.zero_point = _qparams(lo, hi, levels)
-        self.gelu, self.out_format, self.shared = gelu, out_format, shared
+        self.gelu, self.out_format, self.shared, self.handoff = gelu, out_format, shared, handoff
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        side = None
         if x.dtype == torch.uint8:  # written in this layer's input format by its fused producer
             xq = x
-        elif self.shared is not None:
-            xq = self.shared(x, self.scale, self.zero_point)
+            if self.outliers is not None:
+                side = self.handoff.take(x)
         else:
-            xq = _to_uint8(x, self.scale, self.zero_point)
+            if self.outliers is not None:
+                side = x.reshape(-1, self.in_features).index_select(1, self.outliers)
+            multiplier = self.input_multiplier
+            xq = (self.shared(x, self.scale, self.zero_point, multiplier) if self.shared is not None
+                  else _to_uint8(x if multiplier is None else x * multiplier, self.scale, self.zero_point))
         post, algorithm = ("gelu", "none") if self.gelu else ("none", "")  # algorithm 'none': erf GELU
         out_scale, out_zero, out_dtype = (*self.out_format, None) if self.out_format else (1.0, 0, torch.float32)
-        return torch.ops.onednn.qlinear_pointwise(xq, self.scale, self.zero_point, self.packed_weight,
-                                                  self.weight_scale, self.weight_zero_point, self.bias, out_scale,
-                                                  out_zero, out_dtype, post, [], algorithm)
+        if side is None:
+            out = torch.ops.onednn.qlinear_pointwise(xq, self.scale, self.zero_point, self.packed_weight,
+                                                     self.weight_scale, self.weight_zero_point, self.bias,
+                                                     out_scale, out_zero, out_dtype, post, [], algorithm)
+        else:  # the float32 outlier channels' product (and the bias), added inside the matmul
+            other = (side @ self.outlier_weight if self.bias is None
+                     else torch.addmm(self.bias, side, self.outlier_weight))
+            out = torch.ops.onednn.qlinear_pointwise.binary(
+                xq, self.scale, self.zero_point, self.packed_weight, self.weight_scale, self.weight_zero_point,
+                other.view(*xq.shape[:-1], self.out_features), None, out_scale, out_zero, out_dtype, 1.0, 0,
+                "add", 1.0, "none", [], "")
+        if self.consumer_outliers is not None:
+            self.handoff.put(out, torch.ops.onednn.qlinear_pointwise(
+                xq, self.scale, self.zero_point, self.side_weight, self.side_scale,
+                self.weight_zero_point[: len(self.consumer_outliers)], self.side_bias, 1.0, 0, torch.float32,
+                post, [], algorithm).reshape(-1, len(self.consumer_outliers)))
+        return out
 
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, scale={self.scale:.4g}, "
-                f"zero_point={self.zero_point}, gelu={self.gelu}, uint8_out={self.out_format is not None}")
+                f"zero_point={self.zero_point}, float32_channels="
+                f"{0 if self.outliers is None else len(self.outliers)}, "
+                f"smoothed={self.input_multiplier is not None}, gelu={self.gelu}, "
+                f"uint8_out={self.out_format is not None}")
 
 
 def _feed_forward_blocks(model) -> dict[str, str]:
@@ -155,18 +258,19 @@ def _feed_forward_blocks(model) -> dict[str, str]:
     return found
 
 
-def calibrate(model, batches) -> tuple[dict[str, tuple[float, float]], dict[str, str]]:
-    """(min, max) of the input of every plain `nn.Linear` of `model` by module name, over the forward passes of
-    `batches` (tokenizer outputs; padding positions count like tokens, so fixed batches give fixed ranges), and the
-    feed-forward blocks (`_feed_forward_blocks`: block -> consumer) whose consumer read exactly the block's output
-    in every pass.
+def calibrate(model, batches) -> tuple[dict[str, tuple[torch.Tensor, torch.Tensor]], dict[str, str]]:
+    """(per-channel min, per-channel max) of the input of every plain `nn.Linear` of `model` by module name, over
+    the forward passes of `batches` (tokenizer outputs; padding positions count like tokens, so fixed batches give
+    fixed ranges), and the feed-forward blocks (`_feed_forward_blocks`: block -> consumer) whose consumer read
+    exactly the block's output in every pass.
 
     >>> m = torch.nn.Sequential(torch.nn.Linear(2, 2))
     >>> class Seq(torch.nn.Module):
     ...     def __init__(self): super().__init__(); self.body = m
     ...     def forward(self, x): return self.body(x)
-    >>> calibrate(Seq(), [{"x": torch.tensor([[1.0, -3.0]])}, {"x": torch.tensor([[5.0, 0.5]])}])
-    ({'body.0': (-3.0, 5.0)}, {})
+    >>> ranges, fused = calibrate(Seq(), [{"x": torch.tensor([[1.0, -3.0]])}, {"x": torch.tensor([[5.0, 0.5]])}])
+    >>> ranges["body.0"], fused
+    ((tensor([ 1., -3.]), tensor([5.0000, 0.5000])), {})
     """
     ranges, hooks, modules = {}, [], dict(model.named_modules())
     blocks = _feed_forward_blocks(model)
@@ -175,9 +279,12 @@ def calibrate(model, batches) -> tuple[dict[str, tuple[float, float]], dict[str,
 
     def record(name):
         def hook(module, args):
-            x = args[0].detach()
-            lo, hi = ranges.get(name, (float("inf"), float("-inf")))
-            ranges[name] = (min(lo, float(x.min())), max(hi, float(x.max())))
+            x = args[0].detach().float()
+            x = x.reshape(-1, x.shape[-1])
+            lo, hi = x.amin(dim=0), x.amax(dim=0)
+            if name in ranges:
+                lo, hi = torch.minimum(ranges[name][0], lo), torch.maximum(ranges[name][1], hi)
+            ranges[name] = (lo, hi)
             if name in consumers:
                 direct[consumers[name]] &= args[0] is last_out.get(consumers[name])
         return hook
@@ -202,12 +309,56 @@ def calibrate(model, batches) -> tuple[dict[str, tuple[float, float]], dict[str,
     return ranges, {block: blocks[block] for block, ok in direct.items() if ok and blocks[block] in ranges}
 
 
+def int8_plan(weight: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor, outliers: bool):
+    """(input range lo, hi, outlier channels or None, input multiplier 1/s or None) of a layer with `weight`
+    (siblings reading one input: their weights stacked) from its calibrated per-channel input range: with its
+    OUTLIER_CHANNELS widest input channels in float32 and the int8 range over the others (`outliers`), or
+    smoothed (SmoothQuant, `smoothing_factors`) and the int8 range over the smoothed input.
+
+    >>> lo, hi = torch.tensor([-1.0, -9, 0, -1, 0, 0, 0, -2]), torch.tensor([1.0, 2, 30, 1, 1, 1, 1, 1])
+    >>> int8_plan(torch.ones(1, 8), lo, hi, outliers=True)
+    (-9.0, 2.0, tensor([2]), None)
+    >>> low, high, _, multiplier = int8_plan(torch.ones(1, 2), torch.tensor([-4.0, 0]), torch.tensor([1.0, 9]), False)
+    >>> low, high, multiplier
+    (-2.0, 3.0, tensor([0.5000, 0.3333]))
+    """
+    if not outliers:
+        multiplier = torch.reciprocal(smoothing_factors(lo, hi, weight.float()))
+        return float((lo * multiplier).min()), float((hi * multiplier).max()), None, multiplier
+    channels = outlier_channels(lo, hi)
+    keep = torch.ones(lo.numel(), dtype=torch.bool)
+    keep[channels] = False
+    return float(lo[keep].min()), float(hi[keep].max()), (channels if len(channels) else None), None
+
+
+def _plans(model, ranges: dict) -> dict:
+    """`int8_plan` of every calibrated layer: float32 outlier channels for the second layer of each feed-forward
+    block (its input, a GELU's output, arrives in uint8 from the fused first layer, where no per-channel factor
+    can be applied), smoothing for every other layer. Sibling layers with the same calibrated input (query, key,
+    value) are planned together, so they share one quantised input."""
+    modules = dict(model.named_modules())
+    consumers = set(_feed_forward_blocks(model).values())
+    groups = {}  # (parent, its child layers with this exact input range) -> names
+    for name in ranges:
+        parent = name.rsplit(".", 1)[0] if "." in name else ""
+        twin = None if name in consumers else next(
+            (key for key in groups if key[0] == parent and key[1] not in consumers
+             and all(torch.equal(a, b) for a, b in zip(ranges[key[1]], ranges[name]))), None)
+        groups.setdefault(twin or (parent, name), []).append(name)
+    plans = {}
+    for (_, first), names in groups.items():
+        weight = torch.cat([modules[n].weight.detach() for n in names])
+        plan = int8_plan(weight, *ranges[first], outliers=first in consumers)
+        plans.update({n: plan for n in names})
+    return plans
+
+
 def quantize_int8(model, calibration_batches, levels: int | None = None, fuse: bool = True):
     """`model` (eval mode, CPU, float32) with every plain `nn.Linear` swapped, in place, for a
-    `CalibratedInt8Linear` whose input range `calibrate` measured on `calibration_batches`, in `levels` input
-    steps (default: `int8_input_levels()`); sibling layers share one quantisation of a shared input, and
-    feed-forward blocks are fused (module docstring; `fuse=False`: neither, same numbers, slower). Layers the
-    calibration never reached keep float32.
+    `CalibratedInt8Linear` planned (`_plans`) from the input ranges `calibrate` measured on `calibration_batches`,
+    in `levels` input steps (default: `int8_input_levels()`). Sibling layers share one quantisation of a shared
+    input, and feed-forward blocks are fused (module docstring; `fuse=False`: neither, same numbers, slower).
+    Layers the calibration never reached keep float32.
     Returns the model; raises ValueError where torch has no x86 int8 kernels (ARM builds). The caller keys
     caches by the calibration data (`models.hf.INT8_SCHEME` and the calibration pairs' hash)."""
     if not int8_kernels_available():
@@ -216,15 +367,25 @@ def quantize_int8(model, calibration_batches, levels: int | None = None, fuse: b
     levels = int8_input_levels() if levels is None else levels
     ranges, fused = calibrate(model, calibration_batches)
     modules = dict(model.named_modules())
-    for block, consumer in fused.items() if fuse else ():  # from the float32 layer; the consumer is converted
-        module = modules[block]  # below, in the format written here
-        module.dense = CalibratedInt8Linear(module.dense, *ranges[f"{block}.dense"], levels, gelu=True,
-                                            out_format=_qparams(*ranges[consumer], levels))
+    plans = _plans(model, ranges)
+    for block, consumer in fused.items() if fuse else ():  # from the float32 layers
+        lo, hi, _, multiplier = plans[f"{block}.dense"]
+        c_lo, c_hi, c_outliers, _ = plans[consumer]
+        handoff = _Handoff()
+        module = modules[block]
+        module.dense = CalibratedInt8Linear(module.dense, lo, hi, levels, input_multiplier=multiplier, gelu=True,
+                                            out_format=_qparams(c_lo, c_hi, levels), consumer_outliers=c_outliers,
+                                            handoff=handoff)
         module.intermediate_act_fn = torch.nn.Identity()
+        parent_name, child = consumer.rsplit(".", 1)
+        setattr(modules[parent_name], child, CalibratedInt8Linear(modules[consumer], c_lo, c_hi, levels,
+                                                                  outliers=c_outliers, handoff=handoff))
     for parent_name, parent in list(modules.items()):
         shared = _SharedInput() if fuse else None
         for name, child in list(parent.named_children()):
             full = f"{parent_name}.{name}" if parent_name else name
-            if type(child) is torch.nn.Linear and full in ranges:
-                setattr(parent, name, CalibratedInt8Linear(child, *ranges[full], levels, shared=shared))
+            if type(child) is torch.nn.Linear and full in plans:
+                lo, hi, outliers, multiplier = plans[full]
+                setattr(parent, name, CalibratedInt8Linear(child, lo, hi, levels, outliers=outliers,
+                                                           input_multiplier=multiplier, shared=shared))
     return model
