@@ -19,7 +19,8 @@ Precision: float32 by default, so numbers do not depend on the machine. Two opt-
 `precision`): "bfloat16" runs weights and activations in bfloat16 (fast on a CPU with AVX-512 BF16 or AMX and on
 GPUs, very slow on CPUs without bf16 units); "int8" runs the linear layers in int8 (one weight scale per output
 channel, input ranges calibrated once on 512 e-SNLI dev pairs, so a pair's labels do not depend on the pairs
-batched with it; x86 CPUs only (oneDNN's int8 kernels); `int8.quantize_int8`). Both change some labels:
+batched with it, with SmoothQuant smoothing and a few outlier channels in float32; x86 CPUs only (oneDNN's int8
+kernels); `int8.quantize_int8`). Both change some labels:
 benchmarks/nli_throughput.py measures their speed and their label agreement with float32. The precision (and
 int8's scheme) is part of the cache fingerprint, so they never mix. A cached probability belongs to its pair
 alone, so it must not depend on the batch the pair was scored in: measured on the offline model (2,000 SNLI-test
