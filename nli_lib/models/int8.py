@@ -25,8 +25,8 @@ layer 96.75 %; this scheme 98.7 %. Simulated alternatives (fake quantisation, sa
 layer 98.6 % (alpha 0.75) or 94.9 % (alpha 0.5); float32 outlier channels on every layer 99.1-99.5 % (8 to 32
 channels). Measured with the kernels, float32 channels on every layer but the fused first one: 99.35 %, but
 their small float32 matmuls (a gather and a K=16 product per layer) cost ~20 % of the speed: 1,120 pairs/s,
-no faster than bfloat16 (99.8 %). int8 weights alone, activations in float32 (simulated), keep 99.45 %: the 99.5 % target
-is out of reach of any scheme that rounds these weights to the nearest int8 step.
+no faster than bfloat16 (99.8 %). int8 weights alone, activations in float32 (simulated), keep 99.45 %: the
+99.5 % target is out of reach of any scheme that rounds these weights to the nearest int8 step.
 
 Why fixed ranges rather than torch's dynamic quantisation (our int8 path until 2026-11-24): dynamic quantisation
 takes each layer's input scale from the whole batch, so a pair's probabilities depended on the pairs it happened
