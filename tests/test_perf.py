@@ -183,7 +183,7 @@ def test_smoothing_evens_out_the_input_channels_and_keeps_the_product():
         linear.weight.copy_(torch.tensor([[1.0, 1.0]]))
         linear.bias.zero_()
     lo, hi = torch.tensor([-4.0, -0.25]), torch.tensor([4.0, 0.25])
-    low, high, outliers, multiplier = int8_plan(linear.weight, lo, hi, outliers=False)
+    low, high, outliers, multiplier = int8_plan(linear.weight, lo, hi, outliers=False, alpha=0.5)
     assert (low, high, outliers) == (-2.0, 2.0, None)
     torch.testing.assert_close(multiplier, torch.tensor([0.5, 2.0]))
     smoothed = CalibratedInt8Linear(linear, low, high, input_multiplier=multiplier)

@@ -62,7 +62,7 @@ _ALIASES = {
 
 
 PRECISIONS = ("float32", "bfloat16", "int8")  # inference precision of HFClassifier (module docstring)
-INT8_SCHEME = "calibrated-minmax-smooth0.5-fp32outliers16-onednn"  # what precision "int8" computes
+INT8_SCHEME = "calibrated-minmax-smooth0.7-fp32outliers16-onednn"  # what precision "int8" computes
 # (int8.quantize_int8: SmoothQuant alpha int8.SMOOTHING_ALPHA, int8.OUTLIER_CHANNELS float32 channels), in the
 # cache key with the calibration pairs' hash and the input levels: a new scheme never reuses another's
 # probabilities ('calibrated-minmax-onednn' until 2026-11-25, 'dynamic-per-channel' until 2026-11-24; the
