@@ -228,6 +228,28 @@ def test_a_fused_layer_refuses_uint8_its_producer_did_not_write():
         handoff.take(torch.zeros(2, 3, dtype=torch.uint8))
 
 
+@pytest.mark.parametrize("side", ["right", "left"])
+def test_pad_batch_gives_what_the_tokenizer_pads(tmp_path, side):
+    """Our numpy padding returns exactly tokenizer.pad's tensors (ids, token types, mask; either side), for rows
+    in any order; keys it does not know go to tokenizer.pad."""
+    from transformers import AutoTokenizer
+
+    from nli_lib.models.hf import pad_batch
+
+    tok = AutoTokenizer.from_pretrained(tiny_bert(tmp_path / "m"))
+    tok.padding_side = side
+    enc = tok(PREMISES * 3, HYPOTHESES[::-1] * 3, truncation=True, max_length=64)
+    assert {"input_ids", "token_type_ids", "attention_mask"} <= set(enc)
+    rows = [4, 0, 8, 2]
+    want = tok.pad({k: [enc[k][i] for i in rows] for k in enc}, return_tensors="pt")
+    got = pad_batch(tok, enc, rows)
+    assert set(got) == set(want) and got["input_ids"].shape[1] == max(len(enc["input_ids"][i]) for i in rows)
+    for key in want:
+        assert got[key].dtype == want[key].dtype and torch.equal(got[key], want[key]), key
+    extra = tok(PREMISES, HYPOTHESES, return_special_tokens_mask=True)
+    assert "special_tokens_mask" in pad_batch(tok, extra, [0, 1])
+
+
 def test_int8_refuses_a_gpu_and_unknown_precisions_are_refused(tmp_path):
     from nli_lib.models.hf import HFClassifier
 

@@ -31,6 +31,7 @@ with no label changed; int8 by torch's dynamic quantisation, used before, change
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import sys
 from pathlib import Path
@@ -170,6 +171,39 @@ def set_padding(tokenizer, config=None):
     if config is not None:
         config.pad_token_id = tokenizer.pad_token_id
     return tokenizer
+
+
+PADDED_KEYS = ("input_ids", "attention_mask", "token_type_ids")  # the tokenizer outputs pad_batch pads itself
+
+
+def pad_batch(tokenizer, enc, rows) -> dict:
+    """Rows `rows` of the unpadded tokenizer output `enc`, padded to their longest as int64 tensors: what
+    `tokenizer.pad(..., return_tensors="pt")` returns (input ids with the pad id, attention mask with 0, token
+    types with the tokenizer's pad type id, on the tokenizer's padding side), built with numpy in one pass per
+    key: the tokenizer's own pad loops over rows in Python (~0.9 ms a batch of 64 on the 2-core CPU, half the
+    time of scoring on a GPU). Keys beyond those three go to `tokenizer.pad`.
+
+    >>> class Tok: pad_token_id, pad_token_type_id, padding_side = 0, 0, "right"
+    >>> out = pad_batch(Tok(), {"input_ids": [[5, 6, 7], [8]], "attention_mask": [[1, 1, 1], [1]]}, [1, 0])
+    >>> out["input_ids"].tolist(), out["attention_mask"].tolist()
+    ([[8, 0, 0], [5, 6, 7]], [[1, 0, 0], [1, 1, 1]])
+    """
+    import torch
+
+    if any(key not in PADDED_KEYS for key in enc):
+        return dict(tokenizer.pad({k: [enc[k][i] for i in rows] for k in enc}, return_tensors="pt"))
+    lengths = np.fromiter((len(enc["input_ids"][i]) for i in rows), dtype=np.int64, count=len(rows))
+    columns = np.arange(int(lengths.max(initial=0)))[None, :]
+    real = (columns < lengths[:, None] if tokenizer.padding_side == "right"
+            else columns >= columns.shape[1] - lengths[:, None])
+    fill = {"input_ids": tokenizer.pad_token_id, "attention_mask": 0, "token_type_ids": tokenizer.pad_token_type_id}
+    out = {}
+    for key in enc:
+        padded = np.full(real.shape, fill[key], dtype=np.int64)
+        padded[real] = np.fromiter(itertools.chain.from_iterable(enc[key][i] for i in rows), dtype=np.int64,
+                                   count=int(lengths.sum()))
+        out[key] = torch.from_numpy(padded)
+    return out
 
 
 def map_label_order(id2label: dict, labels: Sequence[str], label_order: Sequence[str] | None = None,
@@ -314,8 +348,7 @@ class HFClassifier(Classifier):
         order = np.argsort([len(ids) for ids in enc["input_ids"]], kind="stable")
         for start in range(0, len(order), batch_size):
             idx = order[start : start + batch_size]
-            batch = self.tokenizer.pad({k: [enc[k][i] for i in idx] for k in enc}, return_tensors="pt")
-            yield idx, {k: v.to(self.device) for k, v in batch.items()}
+            yield idx, {k: v.to(self.device) for k, v in pad_batch(self.tokenizer, enc, idx).items()}
 
     def _predict_proba_uncached(self, premises: list[str], hypotheses: list[str]) -> np.ndarray:
         import torch
