@@ -159,7 +159,8 @@ def main() -> None:
     ours.batch_size = args.batch_size
     device, threads = ours.device, torch.get_num_threads()
     print(f"model: {ours.name} ({ours.model_path})\ndevice: {device}; torch threads: {threads}; pairs: {len(prem)}; "
-          f"torch {torch.__version__}; oneDNN packing: {can_pack()}; {load_avg()}")
+          f"torch {torch.__version__}; oneDNN packing: {can_pack() if device == 'cpu' else 'not used on ' + device}; "
+          f"{load_avg()}")
 
     rows = {}  # path -> (pairs/s, probabilities in LABELS order, fp32?, ours?)
 
