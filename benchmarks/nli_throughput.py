@@ -44,7 +44,7 @@ alone reach ~2,050 GFLOP/s (4.2x fp32's), so the arithmetic would allow it. The 
     around the matmuls is mostly attention in float32 (~23-25 %);
   - the same, each layer's input channels evened out first (the shipped int8 path, models/int8.py): SmoothQuant
     (alpha 0.7, chosen on held-out pairs) where the input arrives in float32, the 16 widest channels of each
-    feed-forward output layer in float32: ~1,285-1,350 pairs/s (~1.95x), 99.5 % of labels equal here (99.1 % on
+    feed-forward output layer in float32: ~1,285-1,490 pairs/s (1.97-2.17x), 99.5 % of labels equal here (99.1 % on
     the 7,824 other SNLI-test pairs), accuracy unchanged; float32 channels on every layer: 99.35 % (alpha 0.5)
     but ~1,120 pairs/s;
   - one activation scale per token (+ per-channel weights, SmoothQuant alpha 0.5): 99.15 % of labels equal, but
