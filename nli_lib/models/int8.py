@@ -41,8 +41,8 @@ the ranges at a percentile instead of min-max lost labels (88.5 % at the 99.99th
 
 Speed (same 2,000 pairs, 2 cores, pairs/s; float32 ~670): torch's dynamic quantisation ~1,200; one fbgemm call a
 layer with fixed ranges ~1,290; one range a layer on oneDNN with the fusions below ~1,450-1,560; this scheme
-~1,285-1,490 (the smoothing multiplications and the float32 channels cost ~8 % measured side by side). The fusions leave the numbers as
-they were:
+~1,285-1,490 (the smoothing multiplications and the float32 channels cost ~8 % measured side by side). The
+fusions leave the numbers as they were:
   - layers reading the same tensor (a transformer's query, key and value, planned together) smooth and
     quantise it once (`_SharedInput`);
   - a BERT-style feed-forward block (`intermediate.dense` + exact GELU, then `output.dense`) runs the GELU inside
