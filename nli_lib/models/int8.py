@@ -99,12 +99,15 @@ def _qparams(lo: float, hi: float, levels: int) -> tuple[float, int]:
     return scale, min(levels - 1, max(0, round(-lo / scale)))
 
 
-def _to_uint8(x: torch.Tensor, scale: float, zero_point: int) -> torch.Tensor:
-    """x quantised to uint8 in one fused pass (torch's quantize_per_tensor, whose deprecation warning is silenced;
-    torch is pinned, and the plain-op equivalent takes four passes over memory, ~1.8x as long). The uint8 tensor
-    shares the quantised tensor's bytes (`int_repr()` would copy them: ~3x the cost of the quantisation)."""
+def _to_uint8(x: torch.Tensor, scale: float, zero_point: int,
+              multiplier: torch.Tensor | None = None) -> torch.Tensor:
+    """x (times the per-channel `multiplier`, SmoothQuant's 1/s, when given) quantised to uint8 in one fused pass
+    (torch's quantize_per_tensor, whose deprecation warning is silenced; torch is pinned, and the plain-op
+    equivalent takes four passes over memory, ~1.8x as long). The uint8 tensor shares the quantised tensor's bytes
+    (`int_repr()` would copy them: ~3x the cost of the quantisation)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
+        x = x if multiplier is None else x * multiplier
         q = torch.quantize_per_tensor(x.float().contiguous(), scale, zero_point, torch.quint8)
     return torch.empty(0, dtype=torch.uint8).set_(q.untyped_storage(), q.storage_offset(), q.shape, q.stride())
 
@@ -153,7 +156,7 @@ class _SharedInput:
         key = (scale, zero_point, None if multiplier is None else multiplier.data_ptr())
         if x is not self.x or self.key != key:
             self.x, self.key = x, key
-            self.q = _to_uint8(x if multiplier is None else x * multiplier, scale, zero_point)
+            self.q = _to_uint8(x, scale, zero_point, multiplier)
         return self.q
 
 
@@ -235,7 +238,7 @@ class CalibratedInt8Linear(torch.nn.Module):
                 side = x.reshape(-1, self.in_features).index_select(1, self.outliers)
             multiplier = self.input_multiplier
             xq = (self.shared(x, self.scale, self.zero_point, multiplier) if self.shared is not None
-                  else _to_uint8(x if multiplier is None else x * multiplier, self.scale, self.zero_point))
+                  else _to_uint8(x, self.scale, self.zero_point, multiplier))
         post, algorithm = ("gelu", "none") if self.gelu else ("none", "")  # algorithm 'none': erf GELU
         out_scale, out_zero, out_dtype = (*self.out_format, None) if self.out_format else (1.0, 0, torch.float32)
         if side is None:
@@ -395,14 +398,14 @@ def quantize_int8(model, calibration_batches, levels: int | None = None, fuse: b
         lo, hi, _, multiplier = plans[f"{block}.dense"]
         c_lo, c_hi, c_outliers, _ = plans[consumer]
         handoff = _Handoff()
-        module = modules[block]
-        module.dense = CalibratedInt8Linear(module.dense, lo, hi, levels, input_multiplier=multiplier, gelu=True,
-                                            out_format=_qparams(c_lo, c_hi, levels), consumer_outliers=c_outliers,
-                                            handoff=handoff)
-        module.intermediate_act_fn = torch.nn.Identity()
+        second = CalibratedInt8Linear(modules[consumer], c_lo, c_hi, levels, outliers=c_outliers, handoff=handoff)
         parent_name, child = consumer.rsplit(".", 1)
-        setattr(modules[parent_name], child, CalibratedInt8Linear(modules[consumer], c_lo, c_hi, levels,
-                                                                  outliers=c_outliers, handoff=handoff))
+        setattr(modules[parent_name], child, second)
+        module = modules[block]  # writes its result in the second layer's input format
+        module.dense = CalibratedInt8Linear(module.dense, lo, hi, levels, input_multiplier=multiplier, gelu=True,
+                                            out_format=(second.scale, second.zero_point),
+                                            consumer_outliers=c_outliers, handoff=handoff)
+        module.intermediate_act_fn = torch.nn.Identity()
     for parent_name, parent in list(modules.items()):
         shared = _SharedInput() if fuse else None
         for name, child in list(parent.named_children()):
