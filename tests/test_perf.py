@@ -471,3 +471,22 @@ def test_nli_lines_report_speed_and_label_agreement_of_the_faster_fast_path():
     only_ours = bench.nli_throughput_lines(rows[:1], roofline_fp32=400.0, conditions="c")
     assert [x.name for x in only_ours] == ["nli-fp32-vs-roofline"]  # nothing to compare: no line, no verdict
 
+
+
+def test_interleaved_passes_time_each_path_in_turn_every_round():
+    calls, now = [], [0.0]
+
+    def clock():
+        return now[0]
+
+    def run(name, seconds):
+        def go():
+            calls.append(name)
+            now[0] += seconds
+            return f"{name}{len(calls)}"
+        return go
+
+    got = bench.interleaved_passes({"ours": run("ours", 2.0), "peer": run("peer", 3.0)}, rounds=3, clock=clock)
+    assert calls == ["ours", "peer"] * 3  # A B, A B, A B: never A A A, B B B
+    assert got == {"ours": [(2.0, "ours1"), (2.0, "ours3"), (2.0, "ours5")],
+                   "peer": [(3.0, "peer2"), (3.0, "peer4"), (3.0, "peer6")]}
