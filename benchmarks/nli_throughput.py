@@ -58,7 +58,7 @@ alone reach ~2,050 GFLOP/s (4.2x fp32's), so the arithmetic would allow it. The 
     1,300 pairs/s (2.1x), the fused element-wise kernels taking as long as the int8 matmuls;
   - attention, ~25 % of the int8 time (torch's CPU flash kernel, ~1.9 ms a layer for a batch of 64 at ~28
     tokens), measured again in the model on 2026-11-25, labels unchanged unless said: matmul + softmax through
-    a registered transformers attention function, 0.97-0.98x of flash for int8 and level for fp32; query, key
+    a registered transformers attention function, 0.88-0.98x of flash for int8 and level for fp32; query, key
     and value fused into one linear layer with a single head-major copy (faster alone, 1.37 against 1.92 ms),
     0.93x in the model for int8 (and 99.3 % of labels) and 0.98x for fp32; oneDNN Graph's fused attention
     (TorchScript) 2.4 ms against flash's 1.9; tanh-approximated GELU in the int8 kernel within noise of the exact one.
