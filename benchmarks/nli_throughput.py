@@ -104,12 +104,15 @@ def timed(run, n_pairs: int, repeat: int) -> tuple[float, np.ndarray]:
 
 
 def ordered_batches(tokenizer, prem, hyp, batch_size: int, max_length: int):
-    """Our batching for the peers that take tensors: one tokenizer call, sorted by token count, padded per batch."""
+    """Our batching for the peers that take arrays: one tokenizer call, sorted by token count, each batch padded
+    to its longest pair by our padding (`nli_lib.models.hf.pad_batch`, as HFClassifier does); int64 arrays."""
+    from nli_lib.models.hf import pad_batch
+
     enc = tokenizer(prem, hyp, truncation=True, max_length=max_length)
     order = np.argsort([len(ids) for ids in enc["input_ids"]], kind="stable")
     for start in range(0, len(order), batch_size):
         idx = order[start : start + batch_size]
-        yield idx, tokenizer.pad({k: [enc[k][i] for i in idx] for k in enc}, return_tensors="np")
+        yield idx, {k: v.numpy() for k, v in pad_batch(tokenizer, enc, idx).items()}
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:
@@ -265,7 +268,7 @@ def main() -> None:
             wanted = [i.name for i in session.get_inputs()]
 
             def forward(batch, session=session, wanted=wanted):
-                return session.run(None, {k: batch[k].astype(np.int64) for k in wanted})[0]
+                return session.run(None, {k: batch[k] for k in wanted})[0]
 
             forward(next(ordered_batches(tok, prem[:64], hyp[:64], args.batch_size, ours.max_length))[1])
             runs[name + (" (CPU)" if device != "cpu" else "")] = (
