@@ -472,7 +472,6 @@ def test_nli_lines_report_speed_and_label_agreement_of_the_faster_fast_path():
     assert [x.name for x in only_ours] == ["nli-fp32-vs-roofline"]  # nothing to compare: no line, no verdict
 
 
-
 def test_interleaved_passes_time_each_path_in_turn_every_round():
     calls, now = [], [0.0]
 

@@ -349,7 +349,7 @@ def int8_plan(weight: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor, outliers
     (-2.0, 3.0, tensor([0.5000, 0.3333]))
     """
     if not outliers:
-        multiplier = torch.reciprocal(smoothing_factors(lo, hi, weight.float(), alpha))
+        multiplier = torch.reciprocal(smoothing_factors(lo, hi, weight.detach().float(), alpha))
         return float((lo * multiplier).min()), float((hi * multiplier).max()), None, multiplier
     channels = outlier_channels(lo, hi)
     keep = torch.ones(lo.numel(), dtype=torch.bool)
