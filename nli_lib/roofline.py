@@ -4,10 +4,17 @@ FLOPs of one sequence of L tokens through a BERT-style encoder (d = hidden size,
 multiply-add = 2 FLOPs), per layer: Q, K, V and output projections 4 x 2·L·d², attention scores and their
 weighted sum 2 x 2·L²·d, feed-forward 2 x 2·L·d·f; then the pooler (2·d²) and the classifier (2·d·k).
 Layer norms, softmax, GELU and embedding look-ups are not counted: the limit is what the matmuls alone need.
+A head that reads the last layer's first token alone (`first_token_head`: BERT's pooler, RoBERTa's head) needs
+that layer's keys and values for every token (2 x 2·L·d²) and the rest for one token: its query and output
+projections 2 x 2·d², its scores and weighted sum 2 x 2·L·d, its feed-forward 2 x 2·d·f
+(`nli_lib.models.first_token` computes exactly that).
 
     >>> tiny = EncoderShape(layers=2, hidden=4, intermediate=8, labels=3)
     >>> pair_flops(tiny, tokens=5)  # per layer 8·5·16 + 4·25·4 + 4·5·4·8 = 1680; x2 layers; + 2·16 + 2·4·3
     3416
+    >>> first = EncoderShape(layers=2, hidden=4, intermediate=8, labels=3, first_token_head=True)
+    >>> pair_flops(first, tokens=5)  # 1680 + last layer 4·5·16 + 4·16 + 4·5·4 + 4·4·8 = 592; + 56
+    2328
     >>> roofline_pairs_per_s(gflops=100.0, flops_per_pair=0.5e9)
     200.0
 
@@ -32,12 +39,14 @@ class EncoderShape:
     intermediate: int  # feed-forward width f
     labels: int  # classifier outputs k
     pooler: bool = True  # a d x d pooler before the classifier (BERT); False for heads without one
+    first_token_head: bool = False  # the head reads the last layer's first token alone, and only that is computed
 
     @classmethod
-    def from_config(cls, config) -> EncoderShape:
+    def from_config(cls, config, first_token_head: bool = False) -> EncoderShape:
         """From a transformers config (num_hidden_layers, hidden_size, intermediate_size, num_labels)."""
         return cls(layers=config.num_hidden_layers, hidden=config.hidden_size,
-                   intermediate=config.intermediate_size, labels=config.num_labels)
+                   intermediate=config.intermediate_size, labels=config.num_labels,
+                   first_token_head=first_token_head)
 
     def linear_shapes(self) -> list[tuple[int, int, int]]:
         """(in, out, how many per layer) of every linear layer in a transformer block.
@@ -53,7 +62,10 @@ def pair_flops(shape: EncoderShape, tokens: int) -> int:
     L, d, f = tokens, shape.hidden, shape.intermediate
     per_layer = 8 * L * d * d + 4 * L * L * d + 4 * L * d * f
     head = (2 * d * d if shape.pooler else 0) + 2 * d * shape.labels
-    return shape.layers * per_layer + head
+    if not shape.first_token_head:
+        return shape.layers * per_layer + head
+    last = 4 * L * d * d + 4 * d * d + 4 * L * d + 4 * d * f  # keys and values for all L; the rest for 1 token
+    return (shape.layers - 1) * per_layer + last + head
 
 
 def mean_pair_flops(shape: EncoderShape, token_counts: Iterable[int]) -> float:

@@ -304,7 +304,8 @@ def test_cpu_attention_is_eager_for_short_batches_and_sdpa_for_long_ones(tmp_pat
     path = tiny_bert(tmp_path / "m")
     clf = HFClassifier(path, progress=False, device="cpu", cache=CallCache(":memory:"))  # the model must run
     model = clf.model
-    assert model.config._attn_implementation == "sdpa"  # nothing switches before a batch arrives
+    assert model.config._attn_implementation == "eager"  # the load's probe batch (a few tokens) switched it
+    model.set_attn_implementation("sdpa")
     fp32 = clf.predict_proba(PREMISES, HYPOTHESES)  # a few tokens: eager
     assert model.config._attn_implementation == "eager"
     plain = AutoModelForSequenceClassification.from_pretrained(path, attn_implementation="sdpa").eval()
@@ -489,3 +490,121 @@ def test_interleaved_passes_time_each_path_in_turn_every_round():
     assert calls == ["ours", "peer"] * 3  # A B, A B, A B: never A A A, B B B
     assert got == {"ours": [(2.0, "ours1"), (2.0, "ours3"), (2.0, "ours5")],
                    "peer": [(3.0, "peer2"), (3.0, "peer4"), (3.0, "peer6")]}
+
+
+# ---- first-token scoring: the last layer for the one token the head reads
+
+def _last_layer_rows(model):
+    """Hooks counting the token rows that reach the last layer's feed-forward block (appended per call)."""
+    from nli_lib.models.first_token import last_block
+
+    seen = []
+    last_block(model).intermediate.register_forward_pre_hook(lambda m, args: seen.append(args[0].shape[:-1]))
+    return seen
+
+
+def test_the_classifier_runs_the_last_layer_for_the_first_token_only_and_keeps_its_numbers(tmp_path):
+    from transformers import AutoModelForSequenceClassification
+
+    from nli_lib.models.first_token import scores_first_token_only
+    from nli_lib.models.hf import HFClassifier
+
+    path = tiny_bert(tmp_path / "m", layers=3)
+    clf = HFClassifier(path, progress=False, device="cpu", cache=CallCache(":memory:"))
+    assert scores_first_token_only(clf.model)
+    rows = _last_layer_rows(clf.model)
+    probs = clf.predict_proba(PREMISES, HYPOTHESES)
+    assert rows and all(tuple(r) == (len(PREMISES), 1) for r in rows)  # one token a pair, never the full length
+    plain = AutoModelForSequenceClassification.from_pretrained(path).eval()
+    enc = clf.tokenizer(PREMISES, HYPOTHESES, padding=True, return_tensors="pt")
+    with torch.inference_mode():
+        want = torch.softmax(plain(**enc).logits, -1).numpy()[:, clf.unit_for_label]
+    assert np.abs(probs - want).max() < 1e-5
+    # outside scoring the model is whole: every layer's hidden states keep every token
+    rows.clear()
+    layers = clf.hidden_states(PREMISES, HYPOTHESES, pooling="cls+max")
+    assert rows and all(r[1] == enc["input_ids"].shape[1] for r in rows)
+    with torch.inference_mode():
+        out = clf.model(**enc, output_hidden_states=True)
+    assert out.hidden_states[-1].shape[1] == enc["input_ids"].shape[1] and len(layers) == 4
+
+
+def test_first_token_scoring_refuses_a_head_it_misjudged_and_leaves_the_model_whole(tmp_path):
+    from transformers import AutoModelForSequenceClassification
+
+    from nli_lib.models.first_token import first_token_scoring, install_first_token_forward, scores_first_token_only
+
+    model, probe = _tiny_model_and_probe(tmp_path)
+    with pytest.warns(RuntimeWarning, match="first-token scoring not used"):
+        assert not install_first_token_forward(model, probe, atol=-1.0)  # no gap is <= -1
+    assert not scores_first_token_only(model) and "forward" not in vars(model.bert.encoder.layer[-1])
+
+    class MeanPooled(AutoModelForSequenceClassification.from_pretrained(tmp_path / "m").__class__):
+        """A head named like BERT's that reads every token of the last layer (mean), not the first."""
+
+        def forward(self, input_ids=None, attention_mask=None, **kwargs):
+            hidden = self.bert(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+            return type("Out", (), {"logits": self.classifier(hidden.mean(1))})()
+
+    MeanPooled.__name__ = "BertForSequenceClassification"
+    mean = MeanPooled.from_pretrained(tmp_path / "m").eval()
+    with pytest.warns(RuntimeWarning, match="logits differ"):
+        assert not install_first_token_forward(mean, probe)
+    with torch.inference_mode(), first_token_scoring(mean):  # a no-op on a model without the forward
+        assert mean(**probe).logits.shape == (len(PREMISES), 3)
+
+
+def test_first_token_scoring_in_int8_keeps_the_numbers():
+    from transformers import BertConfig, BertForSequenceClassification
+
+    from nli_lib.models.first_token import first_token_scoring, install_first_token_forward
+    from nli_lib.models.int8 import int8_kernels_available, quantize_int8
+
+    if not int8_kernels_available():
+        pytest.skip("no x86 int8 kernels")
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=60, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, num_labels=3)
+    ids = torch.randint(5, 60, (16, 9))
+    mask = torch.ones_like(ids)
+    mask[8:, 6:] = 0
+    batches = [{"input_ids": ids, "attention_mask": mask}]
+    model = quantize_int8(BertForSequenceClassification(config).eval(), batches)
+    seen = _last_layer_rows(model) if install_first_token_forward(model, batches[0], precision="int8") else None
+    assert seen is not None
+    with torch.inference_mode():
+        full = model(**batches[0]).logits
+        with first_token_scoring(model):
+            short = model(**batches[0]).logits
+    assert [tuple(r) for r in seen] == [(16, 9), (16, 1)]
+    assert float((full - short).abs().max()) < 5e-2
+
+
+def test_first_token_scoring_on_the_papers_families(tmp_path):
+    """RoBERTa-MNLI's head reads <s> alone: first-token scoring, same probabilities. DeBERTa's and the DeBERTa-v3
+    cross-encoder's pooler layouts are not BERT's: left whole."""
+    from nli_lib import replicas as R
+    from nli_lib.models.first_token import scores_first_token_only
+    from nli_lib.models.hf import HFClassifier
+
+    built = R.build_replicas(tmp_path, families=["roberta-mnli", "deberta-mnli", "cross-encoder"])
+    for family, expected in (("roberta-mnli", True), ("deberta-mnli", False), ("cross-encoder", False)):
+        clf = HFClassifier(built[family], progress=False, device="cpu", cache=CallCache(":memory:"))
+        assert scores_first_token_only(clf.model) is expected, family
+        if expected:
+            probs = clf.predict_proba(PREMISES, HYPOTHESES)
+            enc = clf.tokenizer(PREMISES, HYPOTHESES, padding=True, return_tensors="pt")
+            with torch.inference_mode():
+                want = torch.softmax(clf.model(**enc).logits, -1).numpy()[:, clf.unit_for_label]
+            assert np.abs(probs - want).max() < 1e-5, family
+
+
+def test_pair_flops_with_a_first_token_head_by_hand():
+    L, d, f = 28, 384, 1536
+    full = EncoderShape(layers=6, hidden=d, intermediate=f, labels=3)
+    first = EncoderShape(layers=6, hidden=d, intermediate=f, labels=3, first_token_head=True)
+    per_layer = 4 * 2 * L * d * d + 2 * 2 * L * L * d + 2 * 2 * L * d * f
+    last = 2 * 2 * L * d * d + 2 * 2 * d * d + 2 * 2 * L * d + 2 * 2 * d * f  # K, V for all; the rest for one
+    assert pair_flops(first, L) == 5 * per_layer + last + 2 * d * d + 2 * d * 3
+    assert pair_flops(full, L) - pair_flops(first, L) == per_layer - last
+    assert round(1 - pair_flops(first, L) / pair_flops(full, L), 3) == 0.134

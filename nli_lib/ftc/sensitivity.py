@@ -278,6 +278,8 @@ def noise_label_flips(model, df: pd.DataFrame, scales: Sequence[float] = (0.5, 1
             if todo:
                 import torch
 
+                from ..models.first_token import first_token_scoring
+
                 emb = model.model.get_input_embeddings()
             for start in range(0, len(todo), model.batch_size):
                 idx = todo[start : start + model.batch_size]
@@ -303,8 +305,8 @@ def noise_label_flips(model, df: pd.DataFrame, scales: Sequence[float] = (0.5, 1
                     return output + noise.to(output.dtype)
 
                 handle = emb.register_forward_hook(hook)
-                try:
-                    with torch.inference_mode():
+                try:  # the head reads the last layer's first token: that layer runs for it alone (same numbers)
+                    with torch.inference_mode(), first_token_scoring(model.model):
                         logits = model.model(**enc).logits.float()
                 finally:
                     handle.remove()

@@ -299,16 +299,20 @@ class HFClassifier(Classifier):
                     premises, hypotheses, _ = int8_calibration_pairs()
                     model = quantize_int8(model, (batch for _, batch in self._batches(
                         list(premises), list(hypotheses), batch_size=INT8_CALIBRATION_BATCH)))
-                elif self.device == "cpu":  # linear layers on oneDNN with packed weights, when the CPU allows
+                probe = {k: v.to(self.device) for k, v in self.tokenizer(
+                    *PROBE_PAIRS, truncation=True, max_length=self.max_length, padding=True,
+                    return_tensors="pt").items()}
+                if self.precision != "int8" and self.device == "cpu":  # linear layers on oneDNN, packed weights
                     from .packing import packed_copy
 
-                    probe = self.tokenizer(*PROBE_PAIRS, truncation=True, max_length=self.max_length,
-                                           padding=True, return_tensors="pt")
-                    model = packed_copy(model, dict(probe))
+                    model = packed_copy(model, probe)
                     if self.precision == "float32":
                         from .packing import eager_attention_for_short_inputs
 
                         model = eager_attention_for_short_inputs(model)
+                from .first_token import install_first_token_forward  # the head reads one token of the last layer
+
+                install_first_token_forward(model, probe, precision=self.precision)
                 self._model = model
         return self._model
 
@@ -356,8 +360,10 @@ class HFClassifier(Classifier):
 
         out = np.zeros((len(premises), len(self.labels)))
         n_batches = (len(premises) + self.batch_size - 1) // self.batch_size
+        from .first_token import first_token_scoring
+
         model = self.model  # loads (and packs) the weights before the first batch
-        with torch.inference_mode():
+        with torch.inference_mode(), first_token_scoring(model):
             for idx, enc in progress(self._batches(premises, hypotheses), total=n_batches, desc=self.name,
                                      unit="batch", bar=self.progress and n_batches >= 2):
                 logits = model(**enc).logits.float()
