@@ -12,8 +12,10 @@ such as LABEL_0 are refused unless `label_order` says what each head unit means.
 Inference tokenizes all pairs in one fast-tokenizer call, sorts them by token count (pairs of similar length
 share a batch, so little padding), pads each batch to its own longest pair, and restores the original order.
 On a CPU with AVX-512 the model's linear layers run on oneDNN with pre-packed weights (`packing`: about 2x
-MKL's float32 speed on AMD CPUs); benchmarks/nli_throughput.py compares the path with the tools a user would
-pick instead and with the machine's matmul roofline.
+MKL's float32 speed on AMD CPUs). Where the head reads the last layer's first token alone (BERT, RoBERTa,
+ELECTRA-style classifiers), scoring runs that layer for that token only (`first_token`: ~14 % faster, same
+numbers). benchmarks/nli_throughput.py compares the path with the tools a user would pick instead and with the
+machine's matmul roofline.
 
 Precision: float32 by default, so numbers do not depend on the machine. Two opt-in fast paths (profile key
 `precision`): "bfloat16" runs weights and activations in bfloat16 (fast on a CPU with AVX-512 BF16 or AMX and on
