@@ -40,9 +40,9 @@ FIRST_TOKEN_HEADS = frozenset({  # sequence classifiers whose head reads the las
     "BertForSequenceClassification", "RobertaForSequenceClassification", "XLMRobertaForSequenceClassification",
     "CamembertForSequenceClassification", "ElectraForSequenceClassification",
 })
-PROBE_ATOL = {"float32": 1e-4, "bfloat16": 5e-2, "int8": 5e-2}  # largest |logit gap| allowed
-# between the two forwards on the probe batch, by precision (measured on the offline model, 256 pairs: ~1e-6 in float32,
-# 0 to 1.5e-3 in int8, where one uint8 rounding step of a layer's input can move; 0 in bfloat16)
+PROBE_ATOL = {"float32": 1e-4, "bfloat16": 5e-2, "int8": 5e-2}  # largest |logit gap| allowed between the two
+# forwards on the probe batch, by precision (measured on the offline model, 256 pairs: ~1e-6 in float32, 0 to
+# 1.5e-3 in int8, where one uint8 rounding step of a layer's input can move; 0 in bfloat16)
 FLAG = "_nli_first_token_only"  # the last block's switch, set only inside `first_token_scoring`
 
 
@@ -81,11 +81,11 @@ def first_token_block_forward(block):
             return full(hidden_states, attention_mask, *args, **kwargs)
         batch, tokens, _ = hidden_states.shape
         first = hidden_states[:, :1]
-        heads = (batch, -1, attention.attention_head_size)
-        key = attention.key(hidden_states).view(batch, tokens, *heads[1:]).transpose(1, 2)
-        value = attention.value(hidden_states).view(batch, tokens, *heads[1:]).transpose(1, 2)
-        query = attention.query(first).view(batch, 1, *heads[1:]).transpose(1, 2)
-        mask = None if attention_mask is None else attention_mask[:, :, :1]
+        heads = (-1, attention.attention_head_size)  # (heads, head size): the layout BERT's attention uses
+        key = attention.key(hidden_states).view(batch, tokens, *heads).transpose(1, 2)
+        value = attention.value(hidden_states).view(batch, tokens, *heads).transpose(1, 2)
+        query = attention.query(first).view(batch, 1, *heads).transpose(1, 2)
+        mask = None if attention_mask is None else attention_mask[:, :, :1]  # the first query row's mask
         context = torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=mask,
                                                                    scale=attention.scaling)
         context = context.transpose(1, 2).reshape(batch, 1, -1)
