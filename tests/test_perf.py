@@ -608,3 +608,27 @@ def test_pair_flops_with_a_first_token_head_by_hand():
     assert pair_flops(first, L) == 5 * per_layer + last + 2 * d * d + 2 * d * 3
     assert pair_flops(full, L) - pair_flops(first, L) == per_layer - last
     assert round(1 - pair_flops(first, L) / pair_flops(full, L), 3) == 0.134
+
+
+def test_a_deep_copy_of_a_first_token_model_scores_with_its_own_weights():
+    from transformers import BertConfig, BertForSequenceClassification
+
+    from nli_lib.models.first_token import first_token_scoring, install_first_token_forward
+
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=32, num_labels=3)
+    model = BertForSequenceClassification(config).eval()
+    probe = {"input_ids": torch.tensor([[2, 5, 7, 3], [2, 9, 3, 0]]), "attention_mask": torch.tensor([[1] * 4, [1, 1, 1, 0]])}
+    assert install_first_token_forward(model, probe)
+    twin = copy.deepcopy(model)
+    with torch.no_grad():
+        for p in twin.bert.encoder.layer[-1].parameters():
+            p.add_(0.5)  # the copy's last layer differs: its scores must follow its own weights
+    with torch.inference_mode():
+        whole = twin(**probe).logits
+        with first_token_scoring(twin):
+            short = twin(**probe).logits
+    assert torch.allclose(whole, short, atol=1e-5)
+    with torch.inference_mode(), first_token_scoring(model):
+        assert not torch.allclose(model(**probe).logits, short, atol=1e-3)

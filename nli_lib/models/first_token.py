@@ -32,6 +32,7 @@ gives the same logits both ways (within `atol`), so a head we misjudged costs sp
 from __future__ import annotations
 
 import contextlib
+import types
 import warnings
 
 import torch  # imported only where a model runs (hf.py imports this module lazily)
@@ -68,30 +69,26 @@ def last_block(model):
     return block
 
 
-def first_token_block_forward(block):
-    """A forward for `block` (see `last_block`) computing its output for the first token only while the block's
-    FLAG is set, and the block's own forward otherwise (or when a cache or encoder states are passed)."""
-    full = block.forward
-    attention = block.attention.self
-
-    def forward(hidden_states, attention_mask=None, *args, **kwargs):
-        plain = (args and args[0] is not None) or kwargs.get("encoder_hidden_states") is not None or any(
-            kwargs.get(name) is not None for name in ("cache", "past_key_values"))
-        if not getattr(block, FLAG, False) or plain or (attention_mask is not None and attention_mask.dim() != 4):
-            return full(hidden_states, attention_mask, *args, **kwargs)
-        batch, tokens, _ = hidden_states.shape
-        first = hidden_states[:, :1]
-        heads = (-1, attention.attention_head_size)  # (heads, head size): the layout BERT's attention uses
-        key = attention.key(hidden_states).view(batch, tokens, *heads).transpose(1, 2)
-        value = attention.value(hidden_states).view(batch, tokens, *heads).transpose(1, 2)
-        query = attention.query(first).view(batch, 1, *heads).transpose(1, 2)
-        mask = None if attention_mask is None else attention_mask[:, :, :1]  # the first query row's mask
-        context = torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=mask,
-                                                                   scale=attention.scaling)
-        context = context.transpose(1, 2).reshape(batch, 1, -1)
-        return block.feed_forward_chunk(block.attention.output(context, first))
-
-    return forward
+def first_token_forward(self, hidden_states, attention_mask=None, *args, **kwargs):
+    """The forward `install_first_token_forward` binds to a last block (see `last_block`): its output for the
+    first token only while the block's FLAG is set; the block class's own forward otherwise, or when a cache or
+    encoder states are passed. Bound as a method, so a deep copy of the model rebinds it to the copy's block."""
+    plain = (args and args[0] is not None) or kwargs.get("encoder_hidden_states") is not None or any(
+        kwargs.get(name) is not None for name in ("cache", "past_key_values"))
+    if not getattr(self, FLAG, False) or plain or (attention_mask is not None and attention_mask.dim() != 4):
+        return type(self).forward(self, hidden_states, attention_mask, *args, **kwargs)
+    attention = self.attention.self
+    batch, tokens, _ = hidden_states.shape
+    first = hidden_states[:, :1]
+    heads = (-1, attention.attention_head_size)  # (heads, head size): the layout BERT's attention uses
+    key = attention.key(hidden_states).view(batch, tokens, *heads).transpose(1, 2)
+    value = attention.value(hidden_states).view(batch, tokens, *heads).transpose(1, 2)
+    query = attention.query(first).view(batch, 1, *heads).transpose(1, 2)
+    mask = None if attention_mask is None else attention_mask[:, :, :1]  # the first query row's mask
+    context = torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=mask,
+                                                               scale=attention.scaling)
+    context = context.transpose(1, 2).reshape(batch, 1, -1)
+    return self.feed_forward_chunk(self.attention.output(context, first))
 
 
 def install_first_token_forward(model, probe: dict, atol: float | None = None, precision: str = "float32") -> bool:
@@ -101,9 +98,10 @@ def install_first_token_forward(model, probe: dict, atol: float | None = None, p
     block = last_block(model)
     if block is None or hasattr(block, FLAG):
         return block is not None
+    if "forward" in vars(block):  # something else replaced this block's forward already: left to it
+        return False
     atol = PROBE_ATOL.get(precision, 5e-2) if atol is None else atol
-    own = vars(block).get("forward")  # an instance's own forward (a hook library's), kept; else the class's
-    block.forward = first_token_block_forward(block)
+    block.forward = types.MethodType(first_token_forward, block)
     try:
         with torch.inference_mode():
             want = model(**probe).logits.float()
@@ -118,10 +116,7 @@ def install_first_token_forward(model, probe: dict, atol: float | None = None, p
         setattr(block, FLAG, False)
     if gap <= atol:
         return True
-    if own is None:
-        del block.forward
-    else:
-        block.forward = own
+    del block.forward
     delattr(block, FLAG)
     warnings.warn(f"first-token scoring not used ({reason}); the last layer runs for every token (slower)",
                   RuntimeWarning, stacklevel=2)
