@@ -1,6 +1,6 @@
-"""Performance plumbing (issue 18): the precision key in the cache key, oneDNN packing and int8 that keep or
-report the numbers, the roofline's FLOP count, the bench lines and the README table generated from them.
-No timing is asserted here: speed is measured by benchmarks/, never by tests."""
+"""Performance plumbing (issue 18): the precision key in the cache key, oneDNN packing, int8 and first-token
+scoring that keep or report the numbers, the roofline's FLOP count, the bench lines and the README table
+generated from them. No timing is asserted here: speed is measured by benchmarks/, never by tests."""
 from __future__ import annotations
 
 import copy
