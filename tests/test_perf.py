@@ -530,7 +530,7 @@ def test_the_classifier_runs_the_last_layer_for_the_first_token_only_and_keeps_i
 
 
 def test_first_token_scoring_refuses_a_head_it_misjudged_and_leaves_the_model_whole(tmp_path):
-    from transformers import AutoModelForSequenceClassification
+    from transformers import BertForSequenceClassification
 
     from nli_lib.models.first_token import first_token_scoring, install_first_token_forward, scores_first_token_only
 
@@ -539,7 +539,7 @@ def test_first_token_scoring_refuses_a_head_it_misjudged_and_leaves_the_model_wh
         assert not install_first_token_forward(model, probe, atol=-1.0)  # no gap is <= -1
     assert not scores_first_token_only(model) and "forward" not in vars(model.bert.encoder.layer[-1])
 
-    class MeanPooled(AutoModelForSequenceClassification.from_pretrained(tmp_path / "m").__class__):
+    class MeanPooled(BertForSequenceClassification):
         """A head named like BERT's that reads every token of the last layer (mean), not the first."""
 
         def forward(self, input_ids=None, attention_mask=None, **kwargs):

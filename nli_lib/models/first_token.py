@@ -128,10 +128,10 @@ def first_token_scoring(model):
     """Inside the block, `model`'s last layer (when `install_first_token_forward` installed the forward) runs
     for the first token only; its last hidden state then holds that token alone. One model must not score from
     two threads at once while another uses it fully (nothing in the library does)."""
-    if not scores_first_token_only(model):
+    block = last_block(model)
+    if block is None or not hasattr(block, FLAG):  # not installed: the whole layer, as always
         yield
         return
-    block = last_block(model)
     setattr(block, FLAG, True)
     try:
         yield
