@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import importlib.util
 import io
 import json
@@ -193,6 +194,63 @@ class ProgressPrinter:
                 self._last, self._printed_at = line, time.monotonic()
 
 
+UNIX_SOCKET_PATH_MAX = 100  # a Unix socket's path must fit in sun_path: 108 bytes on Linux, 104 on macOS
+
+
+def kernel_manager_class() -> type | None:
+    """The kernel manager papermill gets: kernels that talk over Unix sockets with a path of their own, or None
+    (papermill's default, TCP) where there are none (Windows) or the temporary folder's path is too long.
+
+    Why: with TCP, jupyter_client picks five free ports by binding and releasing them, and the kernel binds
+    them again a moment later. Two workers (`--jobs 2`) starting kernels at the same moment can pick the same
+    port; the loser's kernel dies with "ZMQError: Address already in use" and papermill waits 60 s and fails
+    the notebook ("Kernel didn't respond in 60 seconds"; papermill issue #511). A socket path under the
+    temporary folder with a random name cannot be taken by another kernel. Its files
+    (`<tmp>/nli-kernel-<12 hex>-<n>`) are removed when the kernel shuts down (jupyter_client's
+    `cleanup_ipc_files`).
+
+    Not jupyter_client's own `transport="ipc"` alone: its socket name defaults to "kernel-ipc" relative to the
+    current folder, the same for every kernel, so this class names each kernel's sockets itself.
+
+    >>> km = kernel_manager_class()(kernel_name="python3")  # doctest: +SKIP
+    >>> km.transport, km.ip  # doctest: +SKIP
+    ('ipc', '/tmp/nli-kernel-3f2a9c1b7d4e')
+    """
+    if os.name != "posix" or len(unix_socket_prefix()) + 3 > UNIX_SOCKET_PATH_MAX:
+        return None
+    return unix_socket_kernel_manager()
+
+
+@functools.cache
+def unix_socket_kernel_manager() -> type:
+    from jupyter_client.manager import AsyncKernelManager
+    from traitlets import CaselessStrEnum
+
+    class UnixSocketKernelManager(AsyncKernelManager):
+        """AsyncKernelManager on Unix sockets, each kernel under a random path (`kernel_manager_class`)."""
+
+        transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc", config=True)
+
+        def _ip_default(self) -> str:
+            return unix_socket_prefix() if self.transport == "ipc" else super()._ip_default()
+
+    return UnixSocketKernelManager
+
+
+def kernel_manager_kwargs() -> dict:
+    """{'kernel_manager_class': ...} for papermill where `kernel_manager_class` gives one, else {}."""
+    cls = kernel_manager_class()
+    return {} if cls is None else {"kernel_manager_class": cls}
+
+
+def unix_socket_prefix() -> str:
+    """A fresh path for one kernel's sockets: `<tmp>/nli-kernel-<12 random hex>` (jupyter_client appends -1..-5)."""
+    import secrets
+    import tempfile
+
+    return os.path.join(tempfile.gettempdir(), f"nli-kernel-{secrets.token_hex(6)}")
+
+
 def execute(path: Path, params: dict, out_dir: Path, env: dict, tty: bool | None = None) -> None:
     import papermill as pm
 
@@ -202,7 +260,7 @@ def execute(path: Path, params: dict, out_dir: Path, env: dict, tty: bool | None
         with ProgressPrinter(path.stem, Path(env[PROGRESS_FILE_ENV]), tty=tty):
             pm.execute_notebook(str(path), str(out_dir / path.name), parameters=params, cwd=str(path.parent),
                                 kernel_name="python3", language="python", progress_bar=False, log_output=False,
-                                request_save_on_cell_execute=True)
+                                request_save_on_cell_execute=True, **kernel_manager_kwargs())
     finally:
         for k, v in old.items():
             if v is None:

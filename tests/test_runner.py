@@ -327,6 +327,35 @@ def test_a_papers_notebooks_run_one_after_another_in_one_worker(notebook_dir, tm
     assert run_notebooks(notebook_dir, "--jobs", "2") == 0, capsys.readouterr().err
 
 
+def test_side_by_side_kernels_talk_over_unix_sockets_of_their_own(notebook_dir, tmp_path, capsys, run_notebooks):
+    """Kernels started by two workers at once never race for a TCP port (the 'ZMQError: Address already in
+    use' that failed a CI run): each talks over Unix sockets under its own random path, removed at shutdown."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    code = ("import json\nfrom pathlib import Path\nfrom ipykernel import get_connection_info\n"
+            "info = json.loads(get_connection_info())\n"
+            f"Path({str(marks)!r}, NAME).write_text(json.dumps([info['transport'], info['ip']]))")
+    for name in ("10_a", "20_b", "30_c"):
+        write_notebook(notebook_dir / f"{name}.ipynb", f"NAME = {name!r}\n" + code)
+    assert run_notebooks(notebook_dir, "--jobs", "2") == 0, capsys.readouterr().err
+    seen = [json.loads((marks / name).read_text()) for name in ("10_a", "20_b", "30_c")]
+    assert {transport for transport, _ in seen} == {"ipc"}, seen
+    paths = [ip for _, ip in seen]
+    assert len(set(paths)) == 3 and all(os.path.isabs(ip) and "nli-kernel-" in ip for ip in paths), paths
+    left = [f for ip in paths for f in Path(ip).parent.glob(Path(ip).name + "-*")]
+    assert left == [], f"socket files left after shutdown: {left}"
+
+
+def test_kernels_fall_back_to_tcp_where_a_socket_path_would_not_fit(tmp_path, monkeypatch):
+    import tempfile
+
+    assert runner.kernel_manager_class() is not None  # here: Linux, short /tmp
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / ("x" * runner.UNIX_SOCKET_PATH_MAX)))
+    assert runner.kernel_manager_class() is None and runner.kernel_manager_kwargs() == {}
+    monkeypatch.setattr(os, "name", "nt")
+    assert runner.kernel_manager_class() is None
+
+
 def test_shared_models_start_first_beside_the_paper_that_trains_its_own_models(notebook_dir, tmp_path, monkeypatch,
                                                                               capsys, run_notebooks):
     """With --jobs 2, the data notebook (00) runs alone before everything; the shared models (01) start first in
