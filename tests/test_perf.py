@@ -140,19 +140,21 @@ def test_int8_fusions_leave_the_numbers_as_they_were(tmp_path):
 
 
 def test_calibrated_int8_linear_uses_the_calibrated_range_and_clips_outside_it():
-    """Hand-computed: range -1..1.55 gives scale 2.55/255 = 0.01 and zero point 100; the weight row (1, -1) is
-    exact in int8 (scale 1/127). x = (0.5, 0.25) is exact on the grid: 0.5 - 0.25 = 0.25. x = (3, 0) is clipped
-    to the range's top, 1.55."""
+    """Hand-computed at 128 input levels (what a CPU without VNNI gets; hand computations here use 128, which no
+    x86 int8 kernel saturates): range -1..1.54 gives scale 2.54/127 = 0.02 and zero point 50; the weight row
+    (1, -1) is exact in int8 (scale 1/127). x = (0.5, 0.24) is exact on the grid: 0.5 - 0.24 = 0.26. x = (3, 0)
+    is clipped to the range's top, 1.54 (code 127: quantize_per_tensor alone would give code 200, beyond the 128
+    levels, and at 256 levels a VNNI-less kernel saturates: this test saw 3.0 come out before the clip)."""
     from nli_lib.models.int8 import CalibratedInt8Linear, calibrate
 
     linear = torch.nn.Linear(2, 1)
     with torch.no_grad():
         linear.weight.copy_(torch.tensor([[1.0, -1.0]]))
         linear.bias.zero_()
-    q = CalibratedInt8Linear(linear, -1.0, 1.55)
-    assert (round(q.scale, 6), q.zero_point) == (0.01, 100)
-    got = q(torch.tensor([[0.5, 0.25], [3.0, 0.0]]))
-    np.testing.assert_allclose(got.numpy().ravel(), [0.25, 1.55], atol=1e-6)
+    q = CalibratedInt8Linear(linear, -1.0, 1.54, levels=128)
+    assert (round(q.scale, 6), q.zero_point) == (0.02, 50)
+    got = q(torch.tensor([[0.5, 0.24], [3.0, 0.0]]))
+    np.testing.assert_allclose(got.numpy().ravel(), [0.26, 1.54], atol=1e-6)
 
     class Two(torch.nn.Module):
         def __init__(self):
@@ -171,11 +173,11 @@ def test_calibrated_int8_linear_uses_the_calibrated_range_and_clips_outside_it()
 
 
 def test_smoothing_evens_out_the_input_channels_and_keeps_the_product():
-    """Hand-computed SmoothQuant (alpha 0.5): input channels in -4..4 and -0.25..0.25, weight row (1, 1):
-    s = (sqrt(4) / 1, sqrt(0.25) / 1) = (2, 0.5), so the layer sees -2..2 and -0.5..0.5 and one range -2..2
-    (scale 4/255) covers both, half the unsmoothed scale (8/255); the weight row becomes (2, 0.5). The product
-    is unchanged up to rounding: x = (3, -0.2) gives 2.8; unsmoothed, -0.2 is 6.4 steps and rounds to -0.188
-    (2.824), smoothed -0.4 is 25.5 steps (2.806)."""
+    """Hand-computed SmoothQuant (alpha 0.5) at 128 levels: input channels in -4..4 and -0.25..0.25, weight row
+    (1, 1): s = (sqrt(4) / 1, sqrt(0.25) / 1) = (2, 0.5), so the layer sees -2..2 and -0.5..0.5 and one range -2..2
+    (scale 4/127) covers both, half the unsmoothed scale (8/127); the weight row becomes (2, 0.5) (int8 scale 2/127:
+    0.5 is 31.75 steps, stored as 32, 0.50394). x = (0, 0.03) gives 0.03: unsmoothed, 0.03 is 0.48 of a step and
+    reads 0; smoothed, 0.06 is 1.9 steps, read as 2 (0.06299), times 0.50394 = 0.03174."""
     from nli_lib.models.int8 import CalibratedInt8Linear, int8_plan
 
     linear = torch.nn.Linear(2, 1)
@@ -186,19 +188,20 @@ def test_smoothing_evens_out_the_input_channels_and_keeps_the_product():
     low, high, outliers, multiplier = int8_plan(linear.weight, lo, hi, outliers=False, alpha=0.5)
     assert (low, high, outliers) == (-2.0, 2.0, None)
     torch.testing.assert_close(multiplier, torch.tensor([0.5, 2.0]))
-    smoothed = CalibratedInt8Linear(linear, low, high, input_multiplier=multiplier)
-    plain = CalibratedInt8Linear(linear, -4.0, 4.0)
-    assert smoothed.scale == pytest.approx(4 / 255) and plain.scale == pytest.approx(8 / 255)
-    x = torch.tensor([[0.0, 0.06], [3.0, -0.2]])
-    exact = linear(x).detach()
-    assert float((smoothed(x) - exact).abs().max()) < 0.01 < float((plain(x) - exact).abs().max())
+    smoothed = CalibratedInt8Linear(linear, low, high, levels=128, input_multiplier=multiplier)
+    plain = CalibratedInt8Linear(linear, -4.0, 4.0, levels=128)
+    assert smoothed.scale == pytest.approx(4 / 127) and plain.scale == pytest.approx(8 / 127)
+    x = torch.tensor([[0.0, 0.03]])
+    assert float(smoothed(x)) == pytest.approx(2 * 4 / 127 * 32 * 2 / 127, abs=1e-6)  # 0.03174
+    assert float(plain(x)) == pytest.approx(0.0, abs=1e-6)
 
 
 def test_outlier_channels_are_computed_in_float32_and_the_range_covers_the_others():
-    """Hand-computed: 8 input channels, channel 2 reaching 30, the others within -1..1: one float32 channel
-    (an eighth of 8), the int8 range -1..1 (scale 2/255) over the rest; weight row (1, ..., 1).
-    x = (0.5, 0, 30, 0, ...) gives 30.5: the 30 exactly in float32, the 0.5 within half a step. x = (0.05, 0, ...)
-    gives 0.05 within half a step; with one range over all channels (-1..30, scale 31/255 = 0.12) it reads 0."""
+    """Hand-computed at 128 levels: 8 input channels, channel 2 reaching 30, the others within -1..1: one float32
+    channel (an eighth of 8), the int8 range -1..1 (scale 2/127, zero point 64) over the rest; weight row
+    (1, ..., 1). x = (0.5, 0, 30, 0, ...) gives 30.5: the 30 exactly in float32, the 0.5 (31.75 steps, read as 32:
+    0.50394) within half a step. x = (0.05, 0, ...) gives 0.05 (3.175 steps, read as 3: 0.04724); with one range
+    over all channels (-1..30, scale 31/127 = 0.244) it reads 0."""
     from nli_lib.models.int8 import CalibratedInt8Linear, int8_plan
 
     linear = torch.nn.Linear(8, 1)
@@ -209,14 +212,40 @@ def test_outlier_channels_are_computed_in_float32_and_the_range_covers_the_other
     hi[2] = 30.0
     low, high, outliers, multiplier = int8_plan(linear.weight, lo, hi, outliers=True)
     assert (low, high, outliers.tolist(), multiplier) == (-1.0, 1.0, [2], None)
-    q = CalibratedInt8Linear(linear, low, high, outliers=outliers)
-    assert q.scale == pytest.approx(2 / 255) and float(q.outlier_weight.sum()) == 1.0
+    q = CalibratedInt8Linear(linear, low, high, levels=128, outliers=outliers)
+    assert (q.scale, q.zero_point) == (pytest.approx(2 / 127), 64) and float(q.outlier_weight.sum()) == 1.0
     x = torch.zeros(2, 8)
     x[0, 0], x[0, 2], x[1, 0] = 0.5, 30.0, 0.05
     got = q(x).detach().ravel()
-    assert abs(float(got[0]) - 30.5) < 1 / 255 and abs(float(got[1]) - 0.05) < 1 / 255
-    one_range = CalibratedInt8Linear(linear, -1.0, 30.0)
-    assert abs(float(one_range(x).detach().ravel()[1]) - 0.05) > 0.04
+    np.testing.assert_allclose(got.numpy(), [30 + 32 * 2 / 127, 3 * 2 / 127], atol=1e-5)
+    one_range = CalibratedInt8Linear(linear, -1.0, 30.0, levels=128)
+    assert float(one_range(x).detach().ravel()[1]) == pytest.approx(0.0, abs=1e-6)
+
+
+def test_int8_layers_take_this_cpus_levels_by_default(monkeypatch):
+    """A layer built without `levels` takes the CPU's (`int8_input_levels`): a fixed 256 saturated the kernel's
+    16-bit pair sums on a CPU without VNNI (the default was 256 until 2026-11-28)."""
+    from nli_lib.models import int8
+
+    for vnni, levels in ((True, 256), (False, 128)):
+        monkeypatch.setattr(torch.cpu, "_is_vnni_supported", lambda vnni=vnni: vnni)
+        q = int8.CalibratedInt8Linear(torch.nn.Linear(2, 1), -1.0, 1.0)
+        assert q.levels == levels and q.scale == pytest.approx(2 / (levels - 1))
+
+
+def test_fused_uint8_output_is_clipped_at_the_consumers_levels():
+    """A feed-forward block's first layer writes its GELU output as the second layer's uint8 codes; with 128 levels
+    the codes stop at 127 (oneDNN's uint8 output would go to 255). Range 0..1.27 (scale 0.01, zero point 0): an
+    output of 3 is code 127, 1.27; an output of 0.5 is code 50."""
+    from nli_lib.models.int8 import CalibratedInt8Linear
+
+    linear = torch.nn.Linear(1, 2)
+    with torch.no_grad():
+        linear.weight.copy_(torch.tensor([[1.0], [0.25]]))
+        linear.bias.zero_()
+    q = CalibratedInt8Linear(linear, 0.0, 2.0, levels=128, out_format=(0.01, 0))
+    codes = q(torch.tensor([[2.0]]))  # outputs 2.0 and 0.5, no GELU
+    assert codes.dtype == torch.uint8 and codes.ravel().tolist() == [127, 50]
 
 
 def test_a_fused_layer_refuses_uint8_its_producer_did_not_write():

@@ -99,17 +99,24 @@ def _qparams(lo: float, hi: float, levels: int) -> tuple[float, int]:
     return scale, min(levels - 1, max(0, round(-lo / scale)))
 
 
-def _to_uint8(x: torch.Tensor, scale: float, zero_point: int,
-              multiplier: torch.Tensor | None = None) -> torch.Tensor:
+def _to_uint8(x: torch.Tensor, scale: float, zero_point: int, multiplier: torch.Tensor | None = None,
+              levels: int = 256) -> torch.Tensor:
     """x (times the per-channel `multiplier`, SmoothQuant's 1/s, when given) quantised to uint8 in one fused pass
     (torch's quantize_per_tensor, whose deprecation warning is silenced; torch is pinned, and the plain-op
     equivalent takes four passes over memory, ~1.8x as long). The uint8 tensor shares the quantised tensor's bytes
-    (`int_repr()` would copy them: ~3x the cost of the quantisation)."""
+    (`int_repr()` would copy them: ~3x the cost of the quantisation). quantize_per_tensor clips at 255, so with
+    fewer `levels` the codes above levels - 1 (inputs beyond the calibrated range) are clipped here, in place:
+    left at up to 255, they would saturate the 16-bit pair sums the halved range exists to avoid.
+
+    >>> _to_uint8(torch.tensor([-1.0, 0.0, 1.5, 9.0]), scale=0.02, zero_point=50, levels=128).tolist()
+    [0, 50, 125, 127]
+    """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         x = x if multiplier is None else x * multiplier
         q = torch.quantize_per_tensor(x.float().contiguous(), scale, zero_point, torch.quint8)
-    return torch.empty(0, dtype=torch.uint8).set_(q.untyped_storage(), q.storage_offset(), q.shape, q.stride())
+    codes = torch.empty(0, dtype=torch.uint8).set_(q.untyped_storage(), q.storage_offset(), q.shape, q.stride())
+    return codes.clamp_max_(levels - 1) if levels < 256 else codes
 
 
 def outlier_channels(lo: torch.Tensor, hi: torch.Tensor, count: int = OUTLIER_CHANNELS) -> torch.Tensor:
@@ -151,12 +158,12 @@ class _SharedInput:
     def __init__(self):
         self.x = self.q = self.key = None
 
-    def __call__(self, x: torch.Tensor, scale: float, zero_point: int,
-                 multiplier: torch.Tensor | None) -> torch.Tensor:
-        key = (scale, zero_point, None if multiplier is None else multiplier.data_ptr())
+    def __call__(self, x: torch.Tensor, scale: float, zero_point: int, multiplier: torch.Tensor | None,
+                 levels: int = 256) -> torch.Tensor:
+        key = (scale, zero_point, None if multiplier is None else multiplier.data_ptr(), levels)
         if x is not self.x or self.key != key:
             self.x, self.key = x, key
-            self.q = _to_uint8(x, scale, zero_point, multiplier)
+            self.q = _to_uint8(x, scale, zero_point, multiplier, levels)
         return self.q
 
 
@@ -177,14 +184,16 @@ class _Handoff:
 
 
 class CalibratedInt8Linear(torch.nn.Module):
-    """`nn.Linear` in int8 (module docstring): input range `lo`..`hi` in `levels` steps. `outliers`: input channels
-    computed in float32 instead (their int8 weights are zero, so their clipped uint8 values do not count);
-    `input_multiplier`: SmoothQuant's 1/s per input channel (the input is multiplied by it before quantisation,
-    the weight columns by s; siblings pass one tensor object, so their shared quantisation is done once). Takes
-    float input, or uint8 input already in this layer's input format from a fused producer (with the producer's
-    float32 outlier channels in `handoff`). With `gelu`, the exact GELU runs inside the matmul; with `out_format`
-    (scale, zero point), the result is written as uint8 in that format instead of float32, and `consumer_outliers`
-    (channels of the result) are computed again in float32 for the consumer.
+    """`nn.Linear` in int8 (module docstring): input range `lo`..`hi` in `levels` steps (default: this CPU's,
+    `int8_input_levels`; 256 would saturate the kernel's 16-bit pair sums on a CPU without VNNI). `outliers`:
+    input channels computed in float32 instead (their int8 weights are zero, so their clipped uint8 values do not
+    count); `input_multiplier`: SmoothQuant's 1/s per input channel (the input is multiplied by it before
+    quantisation, the weight columns by s; siblings pass one tensor object, so their shared quantisation is done
+    once). Takes float input, or uint8 input already in this layer's input format from a fused producer (with the
+    producer's float32 outlier channels in `handoff`). With `gelu`, the exact GELU runs inside the matmul; with
+    `out_format` (scale, zero point, in this layer's `levels`), the result is written as uint8 in that format
+    instead of float32, and `consumer_outliers` (channels of the result) are computed again in float32 for the
+    consumer.
 
     >>> _ = torch.manual_seed(0)
     >>> lin, x = torch.nn.Linear(8, 3), torch.randn(4, 8)
@@ -193,7 +202,7 @@ class CalibratedInt8Linear(torch.nn.Module):
     (True, True)
     """
 
-    def __init__(self, linear: torch.nn.Linear, lo: float, hi: float, levels: int = 256, *,
+    def __init__(self, linear: torch.nn.Linear, lo: float, hi: float, levels: int | None = None, *,
                  outliers: torch.Tensor | None = None, input_multiplier: torch.Tensor | None = None, gelu: bool = False,
                  out_format: tuple[float, int] | None = None, consumer_outliers: torch.Tensor | None = None,
                  shared: _SharedInput | None = None, handoff: _Handoff | None = None):
@@ -224,7 +233,8 @@ class CalibratedInt8Linear(torch.nn.Module):
                                                                                  None))
             self.register_buffer("side_scale", weight_scale[consumer_outliers].contiguous())
             self.register_buffer("side_bias", None if bias is None else bias[consumer_outliers].contiguous())
-        self.scale, self.zero_point = _qparams(lo, hi, levels)
+        self.levels = int8_input_levels() if levels is None else levels
+        self.scale, self.zero_point = _qparams(lo, hi, self.levels)
         self.gelu, self.out_format, self.shared, self.handoff = gelu, out_format, shared, handoff
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -237,8 +247,8 @@ class CalibratedInt8Linear(torch.nn.Module):
             if self.outliers is not None:
                 side = x.reshape(-1, self.in_features).index_select(1, self.outliers)
             multiplier = self.input_multiplier
-            xq = (self.shared(x, self.scale, self.zero_point, multiplier) if self.shared is not None
-                  else _to_uint8(x, self.scale, self.zero_point, multiplier))
+            xq = (self.shared(x, self.scale, self.zero_point, multiplier, self.levels) if self.shared is not None
+                  else _to_uint8(x, self.scale, self.zero_point, multiplier, self.levels))
         post, algorithm = ("gelu", "none") if self.gelu else ("none", "")  # algorithm 'none': erf GELU
         out_scale, out_zero, out_dtype = (*self.out_format, None) if self.out_format else (1.0, 0, torch.float32)
         if side is None:
@@ -252,6 +262,8 @@ class CalibratedInt8Linear(torch.nn.Module):
                 xq, self.scale, self.zero_point, self.packed_weight, self.weight_scale, self.weight_zero_point,
                 other.view(*xq.shape[:-1], self.out_features), None, out_scale, out_zero, out_dtype, 1.0, 0,
                 "add", 1.0, "none", [], "")
+        if self.out_format is not None and self.levels < 256:  # the consumer's codes stop at levels - 1 too
+            out.clamp_max_(self.levels - 1)
         if self.consumer_outliers is not None:
             self.handoff.put(out, torch.ops.onednn.qlinear_pointwise(
                 xq, self.scale, self.zero_point, self.side_weight, self.side_scale,
