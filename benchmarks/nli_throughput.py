@@ -37,10 +37,12 @@ only, 13 % fewer FLOPs a pair for MiniLM-L6 here; the peers compute the full lay
 counts work they need not do.
 The device is picked automatically (CUDA when present); onnxruntime always runs on the CPU.
 
-The int8 limit (CPU only) counts torch._int_mm alone, the int8 x int8 -> int32 matmul an int8 path runs; the
-quantisation of activations and the dequantisation of results come on top. What we measured on the 2-core Zen 5
-machine (2,000 pairs; fp32 625 pairs/s at the time), to say why the fast path stays short of 2.5x: int8 matmuls
-alone reach ~2,050 GFLOP/s (4.2x fp32's), so the arithmetic would allow it. The loss is around them:
+The int8 limit (CPU only) counts the int8 matmuls alone, at the faster of torch._int_mm (int8 x int8 -> int32) and
+oneDNN's uint8 x int8 matmul (the kernel our int8 path runs; on an AVX2 CPU without VNNI torch._int_mm falls back
+to a plain loop, ~3 GFLOP/s); the quantisation of activations and the dequantisation of results come on top.
+What we measured on the 2-core Zen 5 machine (2,000 pairs; fp32 625 pairs/s at the time), to say why the fast path
+stays short of 2.5x: int8 matmuls alone reach ~2,050 GFLOP/s (4.2x fp32's), so the arithmetic would allow it.
+The loss is around them:
   - torch's quantize_dynamic (one activation scale per batch tensor, fused in fbgemm): ~1,100-1,200 pairs/s
     (1.7-1.8x), 94 % of labels equal with per-channel weights (91 % per tensor); one scale per tensor is what
     costs labels, and taking it from the batch made a pair's result depend on its batch neighbours;
@@ -165,7 +167,8 @@ def main() -> None:
     from nli_lib.models import HFClassifier, offline_nli_model
     from nli_lib.models.first_token import scores_first_token_only
     from nli_lib.models.hf import quiet_transformers
-    from nli_lib.models.packing import can_pack
+    from nli_lib.models.int8 import int8_kernels_available
+    from nli_lib.models.packing import can_pack, onednn_linear_available
     from nli_lib.roofline import EncoderShape, matmul_gflops, mean_pair_flops, roofline_pairs_per_s
 
     quiet_transformers()
@@ -287,8 +290,11 @@ def main() -> None:
     flops = mean_pair_flops(shape, lengths)
     token_rows = round(args.batch_size * float(np.mean(lengths)))
     kernels = [("matmul", dt) for dt in ("float32", "bfloat16")]
-    kernels += [("onednn", dt) for dt in ("float32", "bfloat16")] if device == "cpu" and can_pack() else []
-    kernels += [("int_mm", "int8")] if device == "cpu" else []  # the int8 path runs on the CPU only
+    # oneDNN's packed kernels count wherever they run (on AVX2 too, where ours does not pack: models.packing)
+    if device == "cpu" and onednn_linear_available():
+        kernels += [("onednn", dt) for dt in ("float32", "bfloat16")]
+    if device == "cpu":  # the int8 path runs on the CPU only, on oneDNN's int8 matmul; torch._int_mm beside it
+        kernels += [("int_mm", "int8")] + ([("onednn", "int8")] if int8_kernels_available() else [])
     roofline = "(roofline matmuls)"
 
     def measure_matmuls():
@@ -309,7 +315,8 @@ def main() -> None:
     best32 = max(v for (k, dt), v in gflops.items() if dt == "float32")
     best16 = max(v for (k, dt), v in gflops.items() if dt == "bfloat16")
     roof32, roof16 = roofline_pairs_per_s(best32, flops), roofline_pairs_per_s(best16, flops)
-    roof8 = roofline_pairs_per_s(gflops["int_mm", "int8"], flops) if ("int_mm", "int8") in gflops else None
+    int8_rates = [v for (k, dt), v in gflops.items() if dt == "int8"]
+    roof8 = roofline_pairs_per_s(max(int8_rates), flops) if int8_rates else None
     print(f"\nroofline: {flops / 1e9:.3f} GFLOP a pair (mean {np.mean(lengths):.1f} tokens"
           f"{'; last layer for the first token only' if shape.first_token_head else ''}); matmul at "
           f"{token_rows} rows: " + ", ".join(f"{k} {dt} {v:.0f} GFLOP/s" for (k, dt), v in gflops.items())

@@ -21,7 +21,8 @@ projections 2 x 2·d², its scores and weighted sum 2 x 2·L·d, its feed-forwar
 `matmul_gflops` times `torch.matmul` (and, where the CPU has them, oneDNN's packed linear kernels: see
 `nli_lib.models.packing`) on the model's linear-layer shapes at a batch's token count; the faster is the
 machine's matmul throughput, and `roofline_pairs_per_s` turns it into pairs per second. The int8 limit
-(`kernel='int_mm'`) counts the int8 matmuls alone: quantising and dequantising activations come on top.
+(`dtype='int8'`, kernel 'int_mm' or 'onednn', the faster) counts the int8 matmuls alone: quantising and
+dequantising activations come on top.
 """
 from __future__ import annotations
 
@@ -89,16 +90,21 @@ def matmul_gflops(shape: EncoderShape, rows: int, dtype: str = "float32", kernel
                   min_seconds: float = 0.5, device: str = "cpu") -> float:
     """GFLOP/s of the model's linear-layer matmuls at `rows` tokens (a batch's token count), weighted like a
     forward pass (4 d x d, one d x f, one f x d); `kernel` 'matmul' (torch.matmul), 'onednn' (packed) or, with
-    dtype 'int8', 'int_mm' (torch._int_mm: int8 x int8 summed in int32, the arithmetic of an int8 path; on
-    CPUs with AVX-512 VNNI about twice bfloat16's rate). GFLOP/s counts an int8 multiply-add as 2 ops too.
+    dtype 'int8', 'int_mm' (torch._int_mm: int8 x int8 summed in int32) or 'onednn' (oneDNN's uint8 x int8
+    matmul with a prepacked weight and a float32 result, the kernel our int8 path runs: `models.int8`; its inputs
+    take 128 levels, which no x86 kernel saturates). GFLOP/s counts an int8 multiply-add as 2 ops too. Which int8
+    kernel is faster depends on the CPU: on the AVX-512 VNNI development machine `torch._int_mm` ran at ~1,900
+    GFLOP/s, about twice bfloat16's rate; on an AVX2 CPU (AMD Zen 3, no VNNI) it fell back to a plain loop at
+    3 GFLOP/s while oneDNN's int8 matmul ran at ~245, about twice float32's.
 
     Each shape runs for about `min_seconds / 3` after a warm-up; the result is total FLOPs / total time."""
     import torch
 
     from .models.packing import PACK_BATCH_HINT
 
-    if (kernel == "int_mm") != (dtype == "int8"):
-        raise ValueError(f"kernel 'int_mm' runs int8 and only int8 (kernel {kernel!r}, dtype {dtype!r})")
+    if kernel == "int_mm" and dtype != "int8" or dtype == "int8" and kernel not in ("int_mm", "onednn"):
+        raise ValueError(f"int8 runs on kernel 'int_mm' or 'onednn', and 'int_mm' runs int8 only (kernel "
+                         f"{kernel!r}, dtype {dtype!r})")
     torch_dtype = getattr(torch, dtype)
     flops, seconds = 0.0, 0.0
     for n_in, n_out, count in shape.linear_shapes():
@@ -113,6 +119,14 @@ def matmul_gflops(shape: EncoderShape, rows: int, dtype: str = "float32", kernel
 
             def step(x=x, wt=wt):
                 return torch._int_mm(x, wt)
+        elif kernel == "onednn" and dtype == "int8":
+            packed = torch.ops.onednn.qlinear_prepack(w, None)
+            codes = torch.randint(0, 128, (rows, n_in), dtype=torch.uint8, device=device)
+            scales, zeros = torch.ones(n_out), torch.zeros(n_out, dtype=torch.int32)
+
+            def step(codes=codes, packed=packed, scales=scales, zeros=zeros):
+                return torch.ops.onednn.qlinear_pointwise(codes, 0.01, 64, packed, scales, zeros, None, 1.0, 0,
+                                                          torch.float32, "none", [], "")
         elif kernel == "matmul":
             wt = w.t()
 

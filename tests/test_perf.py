@@ -307,11 +307,21 @@ def _tiny_model_and_probe(tmp_path):
     return model, probe
 
 
-def test_packed_copy_matches_the_plain_model(tmp_path):
-    from nli_lib.models.packing import PackedLinear, can_pack, packed_copy
+@pytest.fixture
+def packing(monkeypatch):
+    """oneDNN packing switched on wherever its kernels run: we pack only on AVX-512 CPUs (`can_pack`: on AVX2 it
+    was no faster in the model), but the kernels, and so these tests, run on AVX2 too."""
+    from nli_lib.models import packing
 
-    if not can_pack():
-        pytest.skip("this CPU/torch has no oneDNN packed linear kernels")
+    if not packing.onednn_linear_available():
+        pytest.skip("this torch has no oneDNN packed linear kernels")
+    monkeypatch.setattr(packing, "can_pack", lambda: True)
+    return packing
+
+
+def test_packed_copy_matches_the_plain_model(tmp_path, packing):
+    from nli_lib.models.packing import PackedLinear, packed_copy
+
     model, probe = _tiny_model_and_probe(tmp_path)
     packed = packed_copy(model, probe)
     assert packed is not model
@@ -357,16 +367,14 @@ def test_cpu_attention_is_eager_for_short_batches_and_sdpa_for_long_ones(tmp_pat
     assert other.model.config._attn_implementation == "sdpa"
 
 
-def test_a_t5_classifier_is_packed_too():
+def test_a_t5_classifier_is_packed_too(packing):
     """T5's feed-forward reads `wo.weight.dtype`: the packed copy answers it and matches the plain model."""
     import warnings
 
     from transformers import T5Config, T5ForSequenceClassification
 
-    from nli_lib.models.packing import PackedLinear, can_pack, packed_copy
+    from nli_lib.models.packing import PackedLinear, packed_copy
 
-    if not can_pack():
-        pytest.skip("this CPU/torch has no oneDNN packed linear kernels")
     torch.manual_seed(0)
     config = T5Config(vocab_size=64, d_model=16, d_kv=8, d_ff=32, num_layers=1, num_heads=2, num_labels=3,
                       decoder_start_token_id=0, pad_token_id=0)
@@ -380,11 +388,9 @@ def test_a_t5_classifier_is_packed_too():
         assert float((packed(**probe).logits - model(**probe).logits).abs().max()) < 1e-4
 
 
-def test_packed_copy_falls_back_to_the_plain_model_when_the_probe_differs(tmp_path):
-    from nli_lib.models.packing import can_pack, packed_copy
+def test_packed_copy_falls_back_to_the_plain_model_when_the_probe_differs(tmp_path, packing):
+    from nli_lib.models.packing import packed_copy
 
-    if not can_pack():
-        pytest.skip("this CPU/torch has no oneDNN packed linear kernels")
     model, probe = _tiny_model_and_probe(tmp_path)
     with pytest.warns(RuntimeWarning, match="differs from the plain one"):
         assert packed_copy(model, probe, atol=-1.0) is model  # no gap is <= -1: the copy is refused
@@ -404,11 +410,12 @@ def test_pair_flops_by_hand():
     assert roofline_pairs_per_s(310.0, 0.6e9) == pytest.approx(516.67, abs=0.01)
 
 
-def test_int8_matmul_rate_runs_int_mm_on_int8_only():
+def test_int8_matmul_rate_runs_int_mm_or_onednn_on_int8_only():
     from nli_lib.roofline import matmul_gflops
 
     tiny = EncoderShape(layers=1, hidden=32, intermediate=64, labels=3)
     assert matmul_gflops(tiny, 32, "int8", "int_mm", min_seconds=0.03) > 0
+    assert matmul_gflops(tiny, 32, "int8", "onednn", min_seconds=0.03) > 0  # the int8 path's kernel
     for dtype, kernel in (("int8", "matmul"), ("float32", "int_mm")):
         with pytest.raises(ValueError, match="int_mm"):
             matmul_gflops(tiny, 32, dtype, kernel)
