@@ -169,6 +169,7 @@ def main() -> None:
     from nli_lib.models.hf import quiet_transformers
     from nli_lib.models.int8 import int8_kernels_available
     from nli_lib.models.packing import can_pack, onednn_linear_available
+    from nli_lib.models.streams import auto_streams
     from nli_lib.roofline import EncoderShape, matmul_gflops, mean_pair_flops, roofline_pairs_per_s
 
     quiet_transformers()
@@ -180,7 +181,8 @@ def main() -> None:
     prem, hyp, gold = pairs["premise"].tolist(), pairs["hypothesis"].tolist(), pairs["label"].to_numpy()
     ours.batch_size = args.batch_size
     device, threads = ours.device, torch.get_num_threads()
-    print(f"model: {ours.name} ({ours.model_path})\ndevice: {device}; torch threads: {threads}; pairs: {len(prem)}; "
+    print(f"model: {ours.name} ({ours.model_path})\ndevice: {device}; torch threads: {threads}; scoring streams "
+          f"(ours): {ours.streams or auto_streams(device)}; pairs: {len(prem)}; "
           f"torch {torch.__version__}; oneDNN packing: {can_pack() if device == 'cpu' else 'not used on ' + device}; "
           f"{load_avg()}")
 
@@ -295,10 +297,21 @@ def main() -> None:
         kernels += [("onednn", dt) for dt in ("float32", "bfloat16")]
     if device == "cpu":  # the int8 path runs on the CPU only, on oneDNN's int8 matmul; torch._int_mm beside it
         kernels += [("int_mm", "int8")] + ([("onednn", "int8")] if int8_kernels_available() else [])
+    runnable = []  # a kernel this CPU cannot run (oneDNN's bf16 packing on AVX2) is left out, and said so
+    for kernel, dt in kernels:
+        try:
+            matmul_gflops(EncoderShape(layers=1, hidden=32, intermediate=64, labels=3), 8, dt, kernel,
+                          min_seconds=0.0, device=device)
+            runnable.append((kernel, dt))
+        except RuntimeError as exc:
+            print(f"  roofline kernel {kernel} {dt}: not on this CPU ({str(exc).splitlines()[0][:100]})")
+    # each kernel as one matmul on all threads and, where ours scores in streams, as that many matmuls at once
+    streams = ours.streams or auto_streams(device)
+    kernels = [(k, dt, s) for k, dt in runnable for s in sorted({1, streams})]
     roofline = "(roofline matmuls)"
 
     def measure_matmuls():
-        return {(k, dt): matmul_gflops(shape, token_rows, dt, k, device=device) for k, dt in kernels}
+        return {(k, dt, s): matmul_gflops(shape, token_rows, dt, k, device=device, streams=s) for k, dt, s in kernels}
 
     # every batched path, one pass each in turn per round (nli_lib.bench.interleaved_passes); the best pass counts
     print(f"\n{args.repeat} interleaved rounds over {len(runs)} batched paths and the roofline matmuls:", flush=True)
@@ -312,14 +325,15 @@ def main() -> None:
         print(f"  {'':28s} rounds: " + ", ".join(f"{len(prem) / s:.0f}" for s in seconds), flush=True)
     onnx_folder.cleanup()
     gflops = {key: max(out[key] for _, out in passes[roofline]) for key in kernels}
-    best32 = max(v for (k, dt), v in gflops.items() if dt == "float32")
-    best16 = max(v for (k, dt), v in gflops.items() if dt == "bfloat16")
+    best32 = max(v for (k, dt, _), v in gflops.items() if dt == "float32")
+    best16 = max(v for (k, dt, _), v in gflops.items() if dt == "bfloat16")
     roof32, roof16 = roofline_pairs_per_s(best32, flops), roofline_pairs_per_s(best16, flops)
-    int8_rates = [v for (k, dt), v in gflops.items() if dt == "int8"]
+    int8_rates = [v for (k, dt, _), v in gflops.items() if dt == "int8"]
     roof8 = roofline_pairs_per_s(max(int8_rates), flops) if int8_rates else None
     print(f"\nroofline: {flops / 1e9:.3f} GFLOP a pair (mean {np.mean(lengths):.1f} tokens"
           f"{'; last layer for the first token only' if shape.first_token_head else ''}); matmul at "
-          f"{token_rows} rows: " + ", ".join(f"{k} {dt} {v:.0f} GFLOP/s" for (k, dt), v in gflops.items())
+          f"{token_rows} rows: " + ", ".join(f"{k} {dt}{f' x{n} streams' if n > 1 else ''} {v:.0f} GFLOP/s"
+                                             for (k, dt, n), v in gflops.items())
           + f"\n  fp32 limit {roof32:.0f} pairs/s, bf16 limit {roof16:.0f} pairs/s"
           + (f", int8 matmul limit {roof8:.0f} pairs/s ({roof8 / roof32:.1f}x fp32's; activation (de)quantisation "
              f"not counted)" if roof8 else ""))

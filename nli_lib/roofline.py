@@ -87,7 +87,7 @@ def roofline_pairs_per_s(gflops: float, flops_per_pair: float) -> float:
 
 
 def matmul_gflops(shape: EncoderShape, rows: int, dtype: str = "float32", kernel: str = "matmul",
-                  min_seconds: float = 0.5, device: str = "cpu") -> float:
+                  min_seconds: float = 0.5, device: str = "cpu", streams: int = 1) -> float:
     """GFLOP/s of the model's linear-layer matmuls at `rows` tokens (a batch's token count), weighted like a
     forward pass (4 d x d, one d x f, one f x d); `kernel` 'matmul' (torch.matmul), 'onednn' (packed) or, with
     dtype 'int8', 'int_mm' (torch._int_mm: int8 x int8 summed in int32) or 'onednn' (oneDNN's uint8 x int8
@@ -97,7 +97,11 @@ def matmul_gflops(shape: EncoderShape, rows: int, dtype: str = "float32", kernel
     GFLOP/s, about twice bfloat16's rate; on an AVX2 CPU (AMD Zen 3, no VNNI) it fell back to a plain loop at
     3 GFLOP/s while oneDNN's int8 matmul ran at ~245, about twice float32's.
 
-    Each shape runs for about `min_seconds / 3` after a warm-up; the result is total FLOPs / total time."""
+    Each shape runs for about `min_seconds / 3` after a warm-up; the result is total FLOPs / total time. With
+    `streams` > 1 (CPU), that many threads run the shape at once, each on its share of torch's intra-op threads,
+    and their matmuls count together: the machine's throughput as our scoring streams use it
+    (`models.streams`; two one-thread streams reached ~140 GFLOP/s in float32 on an AVX2 Zen 3 where one
+    two-thread matmul reached ~130)."""
     import torch
 
     from .models.packing import PACK_BATCH_HINT
@@ -139,21 +143,56 @@ def matmul_gflops(shape: EncoderShape, rows: int, dtype: str = "float32", kernel
                 return torch.ops.mkldnn._linear_pointwise(x, packed, None, "none", [], "")
         else:
             raise ValueError(f"kernel must be 'matmul', 'onednn' or 'int_mm', not {kernel!r}")
+        per_call = _seconds_per_call(step, min_seconds / 3, device, streams)
+        flops += count * 2.0 * rows * n_in * n_out  # a forward pass runs this shape `count` times per layer
+        seconds += count * per_call
+    return flops / seconds / 1e9
+
+
+def _seconds_per_call(step, seconds: float, device: str, streams: int = 1) -> float:
+    """Wall seconds per call of `step` (after 3 warm-up calls), run for about `seconds`; with `streams` > 1, that
+    many threads call it at once (each with torch's intra-op threads divided among them) and the calls of all
+    of them count: total wall time / total calls."""
+    import threading
+
+    import torch
+
+    def run(counts: list, at: int, start: threading.Barrier | None) -> None:
         for _ in range(3):
             step()
         _sync(device)
+        if start is not None:
+            start.wait()
         n, started = 0, time.perf_counter()
         while True:
             step()
             n += 1
             if n % 5 == 0:
                 _sync(device)
-                if time.perf_counter() - started >= min_seconds / 3:
+                if time.perf_counter() - started >= seconds:
                     break
-        per_call = (time.perf_counter() - started) / n
-        flops += count * 2.0 * rows * n_in * n_out  # a forward pass runs this shape `count` times per layer
-        seconds += count * per_call
-    return flops / seconds / 1e9
+        counts[at] = (n, time.perf_counter() - started)
+
+    if streams <= 1 or device != "cpu":
+        counts = [None]
+        run(counts, 0, None)
+        return counts[0][1] / counts[0][0]
+    threads = torch.get_num_threads()
+    counts, start = [None] * streams, threading.Barrier(streams)
+
+    def stream(at: int) -> None:
+        torch.set_num_threads(max(1, threads // streams))
+        run(counts, at, start)
+
+    workers = [threading.Thread(target=stream, args=(i,)) for i in range(streams)]
+    try:
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+    finally:
+        torch.set_num_threads(threads)
+    return max(wall for _, wall in counts) / sum(n for n, _ in counts)
 
 
 def _sync(device: str) -> None:

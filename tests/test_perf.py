@@ -668,3 +668,110 @@ def test_a_deep_copy_of_a_first_token_model_scores_with_its_own_weights():
     assert torch.allclose(whole, short, atol=1e-5)
     with torch.inference_mode(), first_token_scoring(model):
         assert not torch.allclose(model(**probe).logits, short, atol=1e-3)
+
+
+# ---- scoring streams (models.streams): batches side by side on a share of the cores, the same numbers
+
+def test_streams_score_every_batch_once_on_their_share_of_the_threads(monkeypatch):
+    import threading
+    import time
+
+    from nli_lib.models.streams import score_in_streams
+
+    seen = {}
+
+    def forward(batch):
+        seen[batch] = (threading.current_thread().name, torch.get_num_threads())
+        time.sleep(0.02)  # long enough that both streams take batches
+        return batch * 10
+
+    before = torch.get_num_threads()
+    try:
+        got = dict(score_in_streams(forward, [(i, i) for i in range(8)], streams=2, threads=6))
+        assert got == {i: i * 10 for i in range(8)}
+        assert {threads for _, threads in seen.values()} == {3}  # 6 threads shared by 2 streams
+        assert len({n for n, _ in seen.values()}) == 2 and all(n.startswith("nli-stream-") for n, _ in seen.values())
+        assert torch.get_num_threads() == 6  # the caller's count afterwards (the `threads` it was given)
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_a_failing_batch_is_raised_by_the_streams_and_the_thread_count_restored():
+    from nli_lib.models.streams import score_in_streams
+
+    def forward(batch):
+        if batch == 3:
+            raise ValueError("batch 3 is broken")
+        return batch
+
+    before = torch.get_num_threads()
+    with pytest.raises(ValueError, match="batch 3 is broken"):
+        list(score_in_streams(forward, [(i, i) for i in range(6)], streams=2))
+    assert torch.get_num_threads() == before
+
+
+@pytest.mark.parametrize("precision", ["float32", pytest.param("int8", marks=pytest.mark.mirror)])
+def test_streams_keep_the_numbers_of_one_stream(tmp_path, precision):
+    """Two streams share one model: int8's per-call state (the shared quantised input of query, key and value; the
+    fused feed-forward's float32 channels) is kept per thread, so each stream reads its own (shared between the
+    threads, a stream read the other's tensors and the numbers moved, or the handoff refused them)."""
+    from nli_lib.cache import CallCache
+    from nli_lib.models.hf import HFClassifier
+
+    path = tiny_bert(tmp_path / "m", layers=2, hidden=32, intermediate=64)
+    words = ["man", "woman", "dog", "sleeping", "outside", "runs", "eats", "sits", "cat", "person"]
+    rng = np.random.default_rng(0)
+    premises = [" ".join(rng.choice(words, size=rng.integers(2, 12))) for _ in range(96)]
+    hypotheses = [" ".join(rng.choice(words, size=rng.integers(2, 12))) for _ in range(96)]
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        one = HFClassifier(path, progress=False, device="cpu", precision=precision, batch_size=4, streams=1,
+                           cache=CallCache(":memory:"))
+        two = HFClassifier(path, progress=False, device="cpu", precision=precision, batch_size=4, streams=2,
+                           cache=CallCache(":memory:"))
+        two._model = one.model  # one model, scored by two streams at once
+        want = one._predict_proba_uncached(premises, hypotheses)
+        for _ in range(3):
+            np.testing.assert_allclose(two._predict_proba_uncached(premises, hypotheses), want, atol=1e-6)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_streams_switch_attention_between_phases_never_inside_a_stream(tmp_path, monkeypatch):
+    """Eager attention for short batches, SDPA for long ones: the switch changes the model's config, so it is made
+    before each phase starts (`packing.attention_phases`), never by a stream while another one is mid-forward."""
+    import threading
+
+    from nli_lib.cache import CallCache
+    from nli_lib.models.hf import HFClassifier
+    from nli_lib.models.packing import SWITCH
+
+    path = tiny_bert(tmp_path / "m")
+    words = ["man", "woman", "dog", "sleeping", "outside", "runs", "eats"]
+    premises = [" ".join(words[: 1 + i % 7]) for i in range(40)]
+    clf = HFClassifier(path, progress=False, device="cpu", batch_size=4, streams=2, cache=CallCache(":memory:"))
+    model = clf.model
+    assert getattr(model, SWITCH, None) is not None  # the classifier's float32 CPU model switches
+    setattr(model, SWITCH, 10)  # eager up to 10 tokens: the pairs below cross it
+    switched_in = []
+    original = model.set_attn_implementation
+
+    def recording(name):
+        switched_in.append((threading.current_thread().name, name))
+        return original(name)
+
+    monkeypatch.setattr(model, "set_attn_implementation", recording)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        for _ in range(2):  # the second call starts from SDPA, the last phase's: both switches happen
+            got = clf._predict_proba_uncached(premises, premises)
+    finally:
+        torch.set_num_threads(before)
+    assert {name for _, name in switched_in} == {"eager", "sdpa"}
+    assert all(not thread.startswith("nli-stream-") for thread, _ in switched_in), switched_in
+    np.testing.assert_allclose(got, HFClassifier(path, progress=False, device="cpu", batch_size=4, streams=1,
+                                                 cache=CallCache(":memory:"))._predict_proba_uncached(
+        premises, premises), atol=1e-5)

@@ -54,6 +54,7 @@ The fusion is applied only where calibration saw the second layer read exactly t
 """
 from __future__ import annotations
 
+import threading
 import warnings
 
 import torch  # imported only where a model runs (hf.py imports this module lazily)
@@ -150,10 +151,11 @@ def _int8_rows(weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.clamp(torch.round(weight / scale[:, None]), -127, 127).to(torch.int8), scale
 
 
-class _SharedInput:
+class _SharedInput(threading.local):
     """Smooths and quantises a tensor once for the sibling layers that read it one after another (query, key,
     value, planned with the same factors and range): the last tensor seen is kept, with its quantised copy, and
-    reused while the same tensor object comes back in the same format."""
+    reused while the same tensor object comes back in the same format. Kept per thread, so streams scoring
+    batches with one model at once (`models.streams`) never see each other's tensors."""
 
     def __init__(self):
         self.x = self.q = self.key = None
@@ -167,9 +169,9 @@ class _SharedInput:
         return self.q
 
 
-class _Handoff:
+class _Handoff(threading.local):
     """Carries a fused producer's float32 outlier channels to its consumer, beside the uint8 tensor it wrote (the
-    uint8 format saturates them). The consumer must pass back that same tensor."""
+    uint8 format saturates them). The consumer must pass back that same tensor. Kept per thread (`_SharedInput`)."""
 
     def __init__(self):
         self.uint8 = self.outliers = None

@@ -136,8 +136,8 @@ def eager_attention_for_short_inputs(model, max_tokens: int = EAGER_ATTENTION_MA
     average) 617-634 vs 656-695 pairs/s. The two differ only in summation order (probabilities within ~1e-5).
     A forward pre-hook reads the batch's length and calls transformers' `set_attn_implementation` when it has
     to change; a model that cannot switch (or does not use SDPA) is returned untouched. Trade-off: the switch
-    changes the model's config, so one model must not score batches from two threads at once (nothing in the
-    library does; HFClassifier scores one batch at a time)."""
+    changes the model's config, so streams scoring batches at once run the batches of one implementation at a time
+    (`attention_phases`)."""
     can_switch = getattr(model, "_can_set_attn_implementation", None)
     if getattr(model.config, "_attn_implementation", None) != "sdpa" or not (can_switch and can_switch()):
         return model
@@ -148,9 +148,48 @@ def eager_attention_for_short_inputs(model, max_tokens: int = EAGER_ATTENTION_MA
             ids = kwargs.get("inputs_embeds")
         if ids is None:
             return
-        wanted = "eager" if ids.shape[1] <= max_tokens else "sdpa"
-        if module.config._attn_implementation != wanted:
-            module.set_attn_implementation(wanted)
+        use_attention_for(module, ids.shape[1])
 
     model.register_forward_pre_hook(choose, with_kwargs=True)
+    setattr(model, SWITCH, max_tokens)
     return model
+
+
+SWITCH = "_nli_eager_max_tokens"  # set on a model by `eager_attention_for_short_inputs`: its eager limit
+
+
+def attention_for(model, tokens: int) -> str | None:
+    """The attention implementation `eager_attention_for_short_inputs` gives `model` for batches of `tokens`
+    tokens ('eager' or 'sdpa'), or None when the model does not switch."""
+    limit = getattr(model, SWITCH, None)
+    return None if limit is None else ("eager" if tokens <= limit else "sdpa")
+
+
+def use_attention_for(model, tokens: int) -> None:
+    """Switch `model` to the attention `attention_for` gives batches of `tokens` tokens (nothing when it does not
+    switch, or is switched already)."""
+    wanted = attention_for(model, tokens)
+    if wanted is not None and model.config._attn_implementation != wanted:
+        model.set_attn_implementation(wanted)
+
+
+def attention_phases(model, batches: list) -> list[list]:
+    """`batches` ((key, tokenizer output) pairs, in order) cut into runs of consecutive batches that get the same
+    attention implementation (`attention_for`; one run when the model does not switch). Streams scoring batches
+    at once (`models.streams`) run one phase at a time, switched before it starts: a switch while another stream
+    is mid-forward would change that stream's attention halfway.
+
+    >>> class Model: _nli_eager_max_tokens = 64
+    >>> batch = lambda n: (n, {"input_ids": torch.zeros(2, n)})
+    >>> [[key for key, _ in phase] for phase in attention_phases(Model(), [batch(9), batch(64), batch(65)])]
+    [[9, 64], [65]]
+    """
+    phases: list[list] = []
+    last = object()
+    for key, batch in batches:
+        wanted = attention_for(model, batch["input_ids"].shape[1]) if "input_ids" in batch else None
+        if not phases or wanted != last:
+            phases.append([])
+        phases[-1].append((key, batch))
+        last = wanted
+    return phases
