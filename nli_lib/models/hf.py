@@ -15,7 +15,8 @@ On a CPU with AVX-512 the model's linear layers run on oneDNN with pre-packed we
 MKL's float32 speed on AMD CPUs). Where the head reads the last layer's first token alone (BERT, RoBERTa,
 ELECTRA-style classifiers), scoring runs that layer for that token only (`first_token`: ~14 % faster, same
 numbers). On a CPU, batches are scored in two streams at once, each on its share of the cores (`streams`:
-`HFClassifier(..., streams=1)` turns it off; up to ~20 % more pairs/s, probabilities within ~2e-7). benchmarks/nli_throughput.py compares the path with the tools a user would pick instead and with the
+`HFClassifier(..., streams=1)` turns it off; up to ~20 % more pairs/s, probabilities within ~2e-7).
+benchmarks/nli_throughput.py compares the path with the tools a user would pick instead and with the
 machine's matmul roofline.
 
 Precision: float32 by default, so numbers do not depend on the machine. Two opt-in fast paths (profile key
