@@ -71,31 +71,33 @@ def test_an_int8_pair_scores_the_same_whatever_it_is_batched_with(tmp_path, monk
 
 
 @pytest.mark.mirror  # the int8 cache key names the calibration pairs
-def test_int8_halves_the_input_range_where_the_kernel_would_saturate(tmp_path, monkeypatch):
-    """Without AVX-512 VNNI, x86 int8 kernels add pairs of uint8 x int8 products in 16 bits: full-range inputs
-    saturate. There the input gets 128 levels (hand-computed: range -1..1.55, scale 2.55/127, zero point round(49.8) = 50),
-    and the cache key says so."""
+def test_int8_gives_the_weights_7_bits_where_the_kernel_would_saturate(tmp_path, monkeypatch):
+    """Without AVX-512 VNNI, x86 int8 kernels add pairs of uint8 x int8 products in 16 bits with saturation: two
+    255 x 127 products (64,770) overflow 32,767, two 255 x 63 (32,130) do not. There the weights get 7 bits, the
+    inputs keep 256 levels, and the cache key says so. Hand-computed: weight row (1, 1), input range 0..2.55 (scale
+    0.01, zero point 0), x = (2.55, 2.55), both inputs at code 255: 5.1 with 7-bit weights on any x86 CPU."""
     from nli_lib.models import int8
     from nli_lib.models.hf import HFClassifier
 
+    monkeypatch.setattr(torch.cpu, "_is_vnni_supported", lambda: True)
+    assert int8.int8_levels() == (256, 127)
+    monkeypatch.setattr(torch.cpu, "_is_vnni_supported", lambda: False)
+    assert int8.int8_levels() == (256, 63)
     linear = torch.nn.Linear(2, 1)
-    monkeypatch.setattr(torch.cpu, "_is_vnni_supported", lambda: True)
-    assert int8.int8_input_levels() == 256
-    monkeypatch.setattr(torch.cpu, "_is_vnni_supported", lambda: False)
-    assert int8.int8_input_levels() == 128
-    q = int8.CalibratedInt8Linear(linear, -1.0, 1.55, levels=128)
-    assert (round(q.scale, 8), q.zero_point) == (round(2.55 / 127, 8), 50)
+    with torch.no_grad():
+        linear.weight.fill_(1.0)
+        linear.bias.zero_()
+    q = int8.CalibratedInt8Linear(linear, 0.0, 2.55)  # this (patched) CPU's defaults
+    assert (q.levels, q.weight_max, round(q.scale, 8), q.zero_point) == (256, 63, 0.01, 0)
+    assert float(q(torch.tensor([[2.55, 2.55]]))) == pytest.approx(5.1, abs=1e-5)
     calibration = [{"input": torch.tensor([[-1.0, 1.55]])}]
-    halved = int8.quantize_int8(torch.nn.Sequential(copy.deepcopy(linear)), calibration)[0].scale
-    monkeypatch.setattr(torch.cpu, "_is_vnni_supported", lambda: True)
-    full = int8.quantize_int8(torch.nn.Sequential(copy.deepcopy(linear)), calibration)[0].scale
-    assert halved == pytest.approx(full * 255 / 127)  # the default follows the CPU
-    monkeypatch.setattr(torch.cpu, "_is_vnni_supported", lambda: False)
+    seven_bit = int8.quantize_int8(torch.nn.Sequential(torch.nn.Linear(2, 1)), calibration)[0]
+    assert seven_bit.weight_max == 63 and int(seven_bit.weight_scale.numel()) == 1
     path = tiny_bert(tmp_path / "m")
-    seven = HFClassifier(path, progress=False, device="cpu", precision="int8")._precision_tag
+    without = HFClassifier(path, progress=False, device="cpu", precision="int8")._precision_tag
     monkeypatch.setattr(torch.cpu, "_is_vnni_supported", lambda: True)
-    assert HFClassifier(path, progress=False, device="cpu", precision="int8")._precision_tag != seven
-    assert "levels=128" in seven
+    with_vnni = HFClassifier(path, progress=False, device="cpu", precision="int8")._precision_tag
+    assert ":levels=256:weights=63:" in without and ":levels=256:weights=127:" in with_vnni
 
 
 def test_int8_says_what_to_do_where_torch_has_no_x86_int8_kernels(monkeypatch):
@@ -151,7 +153,7 @@ def test_calibrated_int8_linear_uses_the_calibrated_range_and_clips_outside_it()
     with torch.no_grad():
         linear.weight.copy_(torch.tensor([[1.0, -1.0]]))
         linear.bias.zero_()
-    q = CalibratedInt8Linear(linear, -1.0, 1.54, levels=128)
+    q = CalibratedInt8Linear(linear, -1.0, 1.54, levels=128, weight_max=127)
     assert (round(q.scale, 6), q.zero_point) == (0.02, 50)
     got = q(torch.tensor([[0.5, 0.24], [3.0, 0.0]]))
     np.testing.assert_allclose(got.numpy().ravel(), [0.26, 1.54], atol=1e-6)
@@ -188,8 +190,8 @@ def test_smoothing_evens_out_the_input_channels_and_keeps_the_product():
     low, high, outliers, multiplier = int8_plan(linear.weight, lo, hi, outliers=False, alpha=0.5)
     assert (low, high, outliers) == (-2.0, 2.0, None)
     torch.testing.assert_close(multiplier, torch.tensor([0.5, 2.0]))
-    smoothed = CalibratedInt8Linear(linear, low, high, levels=128, input_multiplier=multiplier)
-    plain = CalibratedInt8Linear(linear, -4.0, 4.0, levels=128)
+    smoothed = CalibratedInt8Linear(linear, low, high, levels=128, weight_max=127, input_multiplier=multiplier)
+    plain = CalibratedInt8Linear(linear, -4.0, 4.0, levels=128, weight_max=127)
     assert smoothed.scale == pytest.approx(4 / 127) and plain.scale == pytest.approx(8 / 127)
     x = torch.tensor([[0.0, 0.03]])
     assert float(smoothed(x)) == pytest.approx(2 * 4 / 127 * 32 * 2 / 127, abs=1e-6)  # 0.03174
@@ -212,25 +214,31 @@ def test_outlier_channels_are_computed_in_float32_and_the_range_covers_the_other
     hi[2] = 30.0
     low, high, outliers, multiplier = int8_plan(linear.weight, lo, hi, outliers=True)
     assert (low, high, outliers.tolist(), multiplier) == (-1.0, 1.0, [2], None)
-    q = CalibratedInt8Linear(linear, low, high, levels=128, outliers=outliers)
+    q = CalibratedInt8Linear(linear, low, high, levels=128, weight_max=127, outliers=outliers)
     assert (q.scale, q.zero_point) == (pytest.approx(2 / 127), 64) and float(q.outlier_weight.sum()) == 1.0
     x = torch.zeros(2, 8)
     x[0, 0], x[0, 2], x[1, 0] = 0.5, 30.0, 0.05
     got = q(x).detach().ravel()
     np.testing.assert_allclose(got.numpy(), [30 + 32 * 2 / 127, 3 * 2 / 127], atol=1e-5)
-    one_range = CalibratedInt8Linear(linear, -1.0, 30.0, levels=128)
+    one_range = CalibratedInt8Linear(linear, -1.0, 30.0, levels=128, weight_max=127)
     assert float(one_range(x).detach().ravel()[1]) == pytest.approx(0.0, abs=1e-6)
 
 
 def test_int8_layers_take_this_cpus_levels_by_default(monkeypatch):
-    """A layer built without `levels` takes the CPU's (`int8_input_levels`): a fixed 256 saturated the kernel's
-    16-bit pair sums on a CPU without VNNI (the default was 256 until 2026-11-28)."""
+    """A layer built without `levels` and `weight_max` takes the CPU's (`int8_levels`): fixed 8-bit weights with 256
+    input levels saturated the kernel's 16-bit pair sums on a CPU without VNNI (the default until 2026-11-28).
+    Weight row (1, -0.25): 127 and -32 with 8 bits (-31.75 rounded), 63 and -16 with 7 (-15.75)."""
     from nli_lib.models import int8
 
-    for vnni, levels in ((True, 256), (False, 128)):
+    linear = torch.nn.Linear(2, 1)
+    with torch.no_grad():
+        linear.weight.copy_(torch.tensor([[1.0, -0.25]]))
+    for vnni, weight_max, rounded in ((True, 127, -32), (False, 63, -16)):
         monkeypatch.setattr(torch.cpu, "_is_vnni_supported", lambda vnni=vnni: vnni)
-        q = int8.CalibratedInt8Linear(torch.nn.Linear(2, 1), -1.0, 1.0)
-        assert q.levels == levels and q.scale == pytest.approx(2 / (levels - 1))
+        q = int8.CalibratedInt8Linear(linear, -1.0, 1.0)
+        assert (q.levels, q.weight_max) == (256, weight_max) and q.scale == pytest.approx(2 / 255)
+        assert q.weight_scale.tolist() == pytest.approx([1 / weight_max])
+        assert int8._int8_rows(linear.weight.detach(), weight_max)[0].tolist() == [[weight_max, rounded]]
 
 
 def test_fused_uint8_output_is_clipped_at_the_consumers_levels():
@@ -243,7 +251,7 @@ def test_fused_uint8_output_is_clipped_at_the_consumers_levels():
     with torch.no_grad():
         linear.weight.copy_(torch.tensor([[1.0], [0.25]]))
         linear.bias.zero_()
-    q = CalibratedInt8Linear(linear, 0.0, 2.0, levels=128, out_format=(0.01, 0))
+    q = CalibratedInt8Linear(linear, 0.0, 2.0, levels=128, weight_max=127, out_format=(0.01, 0))
     codes = q(torch.tensor([[2.0]]))  # outputs 2.0 and 0.5, no GELU
     assert codes.dtype == torch.uint8 and codes.ravel().tolist() == [127, 50]
 

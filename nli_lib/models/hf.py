@@ -345,10 +345,11 @@ class HFClassifier(Classifier):
     @property
     def _precision_tag(self) -> str:
         """The precision's part of a cache key: empty for float32 (keys from before precisions existed stay valid)."""
-        if self.precision == "int8":  # input levels: 256, or 128 on a CPU whose kernel would saturate
-            from .int8 import int8_input_levels
+        if self.precision == "int8":  # input levels and weight range: (256, 127), or 7-bit weights where 8 saturate
+            from .int8 import int8_levels
 
-            return f"|int8:{INT8_SCHEME}:levels={int8_input_levels()}:{int8_calibration_pairs()[2]}"
+            levels, weight_max = int8_levels()
+            return f"|int8:{INT8_SCHEME}:levels={levels}:weights={weight_max}:{int8_calibration_pairs()[2]}"
         return "" if self.precision == "float32" else f"|{self.precision}"
 
     def _batches(self, premises: list[str], hypotheses: list[str] | None, batch_size: int | None = None):
