@@ -10,7 +10,8 @@ any local folder of it) and the same SNLI-test pairs (seeded sample of e-SNLI te
                              bypassed) at precision float32 (default), bfloat16 and int8 (the opt-in fast paths;
                              int8 = the Linear layers in int8, one weight scale per output channel, input ranges
                              calibrated on 512 e-SNLI dev pairs, smoothed, a few float32 channels: models/int8.py;
-                             x86 CPUs only)
+                             x86 CPUs only); on a CPU, in two scoring streams (models/streams.py: two threads, each
+                             scoring whole batches on its share of the cores)
   pipeline, 1 pair a call    transformers pipeline("text-classification") called once per pair
   pipeline, batched          the same pipeline given the whole list (batch_size 64)
   CrossEncoder.predict       sentence-transformers (batch_size 64)
@@ -29,7 +30,9 @@ needs memory for several copies). For each: pairs/s (and each round's), labels i
 accuracy on the gold labels.
 
 Roofline: this machine's matmul throughput at the model's linear-layer shapes (a batch's token count of rows;
-torch.matmul and oneDNN's packed kernels, the faster counts) times the model's FLOPs per pair (from its config
+torch.matmul and oneDNN's packed kernels, each as one matmul on all threads and as one matmul per scoring stream
+at once, the fastest counts; a kernel the CPU lacks, such as oneDNN's bf16 packing on AVX2, is left out and
+named) times the model's FLOPs per pair (from its config
 and the pairs' real token counts: `nli_lib.roofline`) gives the most pairs/s any implementation could reach.
 The FLOPs are those ours computes: where the head reads the last layer's first token alone (BERT-style
 classifiers: `nli_lib.models.first_token`), that layer's query, attention output and feed-forward for that token
