@@ -13,7 +13,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from nli_lib import taxinli as tx  # noqa: E402
-from nli_lib.config import REPO_ROOT  # noqa: E402
+from nli_lib.config import LABELS, REPO_ROOT  # noqa: E402
 from nli_lib.taxinli import representations as rep  # noqa: E402
 from nli_lib.taxinli.taxonomy import COLUMNS, NAMES  # noqa: E402
 
@@ -867,6 +867,38 @@ def test_figure7_inset_covers_no_point_and_colours_are_distinct():
     assert not inside.any()
     colours = rep.palette("connectives")
     assert len({to_rgba(c) for c in colours.values()}) == len(colours)  # 'none' and 15 values, none shared
+    plt.close(fig)
+
+
+def test_figure7_panel_without_legend_draws_what_one_scatter_per_value_draws():
+    """A grid panel's points go in one scatter per marker size: every point once, in the order, colours and
+    sizes the per-value scatters of a legend panel give ('none' first and smaller); the inset's points in
+    label order, coloured by gold label."""
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_rgba
+
+    df = make_dev([{"label": ["entailment", "neutral", "contradiction"][i % 3],
+                    "cats": [("negation",), ("boolean",), ("negation", "boolean"), (), ("negation",)][i % 5]}
+                   for i in range(40)])
+    coords = np.random.default_rng(1).normal(size=(40, 2))
+
+    def drawn(ax):  # (x, y, rgba, size) of every point, in drawing order
+        out = []
+        for c in ax.collections:
+            n = len(c.get_offsets())
+            colours, sizes = np.broadcast_to(c.get_facecolors(), (n, 4)), np.broadcast_to(c.get_sizes(), (n,))
+            out += [(*np.round(xy, 9), *np.round(rgba, 6), s) for xy, rgba, s in zip(c.get_offsets(), colours, sizes)]
+        return out
+
+    fig, (a, b) = plt.subplots(1, 2)
+    rep.plot_tsne_panel(a, coords, df, "connectives", legend=True)
+    rep.plot_tsne_panel(b, coords, df, "connectives", legend=False, labels=rep.combo_labels(df, "connectives"))
+    assert drawn(a) == drawn(b) and len(drawn(b)) == 40 and len(b.collections) == 2  # 'none', then the rest
+    assert drawn(b)[0][-1] < drawn(b)[-1][-1]
+    order = [i for lab in LABELS for i in np.flatnonzero(df["label"].to_numpy() == lab)]
+    expected = [(*np.round(coords[i], 9), *np.round(to_rgba(rep.NLI_COLORS[df["label"].iloc[i]]), 6), 1.5)
+                for i in order]
+    assert drawn(b.child_axes[0]) == expected and len(b.child_axes[0].collections) == 1
     plt.close(fig)
 
 
