@@ -55,7 +55,6 @@ import signal
 import sys
 import threading
 import time
-import weakref
 from pathlib import Path
 
 import nbformat
@@ -82,7 +81,6 @@ PROGRESS_LOG_EVERY_S = 30.0  # without a terminal: at most one progress line thi
 MAX_DEFAULT_JOBS = 4  # --jobs default: CPU count, at most this many kernels side by side (memory)
 JOBS_ENV = "NLI_JOBS"  # default of --jobs
 WORKER_POLL_S = 0.2  # how often the runner checks its worker processes
-INTERRUPT_GRACE_S = 10.0  # after Ctrl-C, how long a notebook may take to stop before its kernel is killed
 
 
 def notebooks(only: list[str] | None = None, folder: Path = NOTEBOOK_DIR) -> list[Path]:
@@ -229,14 +227,9 @@ def unix_socket_kernel_manager() -> type:
     from traitlets import CaselessStrEnum
 
     class UnixSocketKernelManager(AsyncKernelManager):
-        """AsyncKernelManager on Unix sockets, each kernel under a random path (`kernel_manager_class`); every
-        instance is known to `InterruptWatchdog`, which kills its kernel when Ctrl-C does not stop a run."""
+        """AsyncKernelManager on Unix sockets, each kernel under a random path (`kernel_manager_class`)."""
 
         transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc", config=True)
-
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            LIVE_KERNEL_MANAGERS.add(self)
 
         def _ip_default(self) -> str:
             return unix_socket_prefix() if self.transport == "ipc" else super()._ip_default()
@@ -592,75 +585,16 @@ def worker() -> int:
         return 130
 
 
-LIVE_KERNEL_MANAGERS: "weakref.WeakSet" = weakref.WeakSet()  # kernel managers of this process (`InterruptWatchdog`)
-
-
-class InterruptWatchdog:
-    """While a notebook runs in this thread (the main one): Ctrl-C (SIGINT) raises KeyboardInterrupt as
-    always, is remembered (`interrupted`), and INTERRUPT_GRACE_S later, if the run has not ended, the kernels of
-    this process are killed, so that whatever still waits on them ends too.
-
-    Why: twice in CI (2026-11-25, 2026-11-28) the runner got SIGINT during a cell and had not exited 120 s
-    later: the KeyboardInterrupt was lost inside papermill/nbclient, which went on waiting for the cell (the
-    same sequence passed 30+ times by hand). A killed kernel ends that wait with an error, which `run_notebook`
-    reports as INTERRUPTED because Ctrl-C came first; a terminal's Ctrl-C that reaches the kernel too (its cell
-    then fails with KeyboardInterrupt) is reported the same way. Outside the main thread, or where another
-    handler than Python's default is installed, it does nothing.
-    """
-
-    def __init__(self, grace_s: float | None = None):
-        self.grace_s = INTERRUPT_GRACE_S if grace_s is None else grace_s
-        self.interrupted = False
-        self.killed: list[int] = []
-        self._done = threading.Event()
-        self._previous = None
-
-    def __enter__(self) -> "InterruptWatchdog":
-        if (threading.current_thread() is threading.main_thread()
-                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
-            self._previous = signal.signal(signal.SIGINT, self._on_sigint)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._done.set()
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
-
-    def _on_sigint(self, signum, frame):
-        if not self.interrupted:
-            self.interrupted = True
-            threading.Thread(target=self._kill_if_still_running, daemon=True).start()
-        raise KeyboardInterrupt
-
-    def _kill_if_still_running(self) -> None:
-        if self._done.wait(self.grace_s):
-            return
-        for km in list(LIVE_KERNEL_MANAGERS):
-            process = getattr(getattr(km, "provisioner", None), "process", None)
-            if process is not None and process.poll() is None:
-                process.kill()
-                self.killed.append(process.pid)
-        if self.killed:
-            print(f"Ctrl-C: the notebook had not stopped {self.grace_s:.0f} s later; killed its kernel "
-                  f"(pid {', '.join(map(str, self.killed))})", file=sys.stderr, flush=True)
-
-
 def run_notebook(path: Path, params: dict, out_dir: Path, env: dict, tty: bool | None = None) -> dict:
     """Execute one notebook (`execute`) and say how it ended: {'status': 'ran'}, {'status': 'INTERRUPTED'}, or
     {'status': 'FAILED', 'where': the failing cell and the exception's type} (papermill raises
-    PapermillExecutionError with the cell's traceback). The one mapping used in this process and in workers.
-    Any end after Ctrl-C is INTERRUPTED (`InterruptWatchdog`)."""
-    with InterruptWatchdog() as watchdog:
-        try:
-            execute(path, params, out_dir, env, tty=tty)
-        except KeyboardInterrupt:
-            return {"status": "INTERRUPTED"}
-        except Exception as exc:  # noqa: BLE001 - reported by the runner, which prints it
-            if watchdog.interrupted:
-                return {"status": "INTERRUPTED"}
-            return {"status": "FAILED", "where": f"{failed_cell(exc, out_dir / path.name)}\n  ({type(exc).__name__})"}
-    if watchdog.interrupted:
+    PapermillExecutionError with the cell's traceback). The one mapping used in this process and in workers."""
+    try:
+        execute(path, params, out_dir, env, tty=tty)
+    except KeyboardInterrupt:
         return {"status": "INTERRUPTED"}
+    except Exception as exc:  # noqa: BLE001 - reported by the runner, which prints it
+        return {"status": "FAILED", "where": f"{failed_cell(exc, out_dir / path.name)}\n  ({type(exc).__name__})"}
     return {"status": "ran"}
 
 
