@@ -238,6 +238,11 @@ def test_kernels_get_absolute_paths_their_name_and_the_profile_path(notebook_dir
 
 # ------------------------------------------------------------------------------------------------ interrupts
 
+def _default_sigint() -> None:
+    """In a child before it starts: SIGINT back to its default (terminate; Python then raises KeyboardInterrupt)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_reaches_the_interrupt_branch_and_the_next_run_resumes(notebook_dir, tmp_path):
     """SIGINT to the runner while a notebook executes: exit 130 with INTERRUPTED and the timing table, no stamp
     for the interrupted notebook, and the next call skips the finished ones and runs the interrupted one."""
@@ -245,7 +250,11 @@ def test_ctrl_c_reaches_the_interrupt_branch_and_the_next_run_resumes(notebook_d
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "NLI_CACHE_DIR": str(tmp_path / "cache")}
     cmd = [sys.executable, "-m", "nli_lib.runner", "--quick", "--notebook-dir", str(notebook_dir), "--runs-dir",
            str(tmp_path / "runs")]
-    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Ctrl-C's default disposition, as in a terminal: a background job of a non-interactive shell (`cmd &`, or
+    # `nohup`) starts with SIGINT ignored, which Python and so this runner inherit; this test then hung twice in
+    # CI runs started that way (the runner never saw the signal), and passed whenever it was run in a terminal
+    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_default_sigint)
     executed = tmp_path / "runs/offline-quick/02_slow.ipynb"
     deadline = time.time() + 240
     while time.time() < deadline and proc.poll() is None:
