@@ -172,7 +172,6 @@ def main() -> None:
     from nli_lib.models.hf import quiet_transformers
     from nli_lib.models.int8 import int8_kernels_available
     from nli_lib.models.packing import can_pack, onednn_linear_available
-    from nli_lib.models.streams import auto_streams
     from nli_lib.roofline import EncoderShape, matmul_gflops, mean_pair_flops, roofline_pairs_per_s
 
     quiet_transformers()
@@ -185,7 +184,7 @@ def main() -> None:
     ours.batch_size = args.batch_size
     device, threads = ours.device, torch.get_num_threads()
     print(f"model: {ours.name} ({ours.model_path})\ndevice: {device}; torch threads: {threads}; scoring streams "
-          f"(ours): {ours.streams or auto_streams(device)}; pairs: {len(prem)}; "
+          f"(ours): {ours.scoring_streams}; pairs: {len(prem)}; "
           f"torch {torch.__version__}; oneDNN packing: {can_pack() if device == 'cpu' else 'not used on ' + device}; "
           f"{load_avg()}")
 
@@ -309,7 +308,7 @@ def main() -> None:
         except RuntimeError as exc:
             print(f"  roofline kernel {kernel} {dt}: not on this CPU ({str(exc).splitlines()[0][:100]})")
     # each kernel as one matmul on all threads and, where ours scores in streams, as that many matmuls at once
-    streams = ours.streams or auto_streams(device)
+    streams = ours.scoring_streams
     kernels = [(k, dt, s) for k, dt in runnable for s in sorted({1, streams})]
     roofline = "(roofline matmuls)"
 

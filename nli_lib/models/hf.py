@@ -343,6 +343,13 @@ class HFClassifier(Classifier):
                 f"{self._precision_tag}")
 
     @property
+    def scoring_streams(self) -> int:
+        """Streams batches are scored in: `streams`, or `models.streams.auto_streams` for this device."""
+        from .streams import auto_streams
+
+        return self.streams or auto_streams(self.device)
+
+    @property
     def _precision_tag(self) -> str:
         """The precision's part of a cache key: empty for float32 (keys from before precisions existed stay valid)."""
         if self.precision == "int8":  # input levels and weight range: (256, 127), or 7-bit weights where 8 saturate
@@ -368,12 +375,11 @@ class HFClassifier(Classifier):
 
         from .first_token import first_token_scoring
         from .packing import attention_phases, use_attention_for
-        from .streams import auto_streams, score_in_streams
+        from .streams import score_in_streams
 
         out = np.zeros((len(premises), len(self.labels)))
         model = self.model  # loads (and packs) the weights before the first batch
         batches = list(self._batches(premises, hypotheses))
-        streams = self.streams or auto_streams(self.device)
 
         def probabilities(enc):
             with torch.inference_mode():
@@ -384,7 +390,7 @@ class HFClassifier(Classifier):
                                                   bar=self.progress and len(batches) >= 2) as bar:
             for phase in attention_phases(model, batches):  # one attention implementation while streams run
                 use_attention_for(model, phase[0][1]["input_ids"].shape[1])
-                for idx, probs in score_in_streams(probabilities, phase, streams):
+                for idx, probs in score_in_streams(probabilities, phase, self.scoring_streams):
                     out[idx] = probs[:, self.unit_for_label]
                     bar.update()
         return out

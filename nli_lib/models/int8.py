@@ -418,9 +418,6 @@ def quantize_int8(model, calibration_batches, levels: int | None = None, fuse: b
     if not int8_kernels_available():
         raise ValueError("precision int8 runs oneDNN's x86 int8 kernels, which this torch or CPU lacks (not an "
                          "x86 build with AVX2 or better); use bfloat16")
-    cpu_levels, cpu_weight_max = int8_levels()
-    levels = cpu_levels if levels is None else levels
-    weight_max = cpu_weight_max if weight_max is None else weight_max
     ranges, fused = calibrate(model, calibration_batches)
     modules = dict(model.named_modules())
     plans = _plans(model, ranges)

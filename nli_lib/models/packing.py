@@ -22,6 +22,7 @@ original model is returned, with a warning): a kernel or layout we did not fores
 from __future__ import annotations
 
 import copy
+import itertools
 import warnings
 
 import torch  # imported only where a model runs (hf.py imports this module lazily)
@@ -184,12 +185,7 @@ def attention_phases(model, batches: list) -> list[list]:
     >>> [[key for key, _ in phase] for phase in attention_phases(Model(), [batch(9), batch(64), batch(65)])]
     [[9, 64], [65]]
     """
-    phases: list[list] = []
-    last = object()
-    for key, batch in batches:
-        wanted = attention_for(model, batch["input_ids"].shape[1]) if "input_ids" in batch else None
-        if not phases or wanted != last:
-            phases.append([])
-        phases[-1].append((key, batch))
-        last = wanted
-    return phases
+    def wanted(item):
+        return attention_for(model, item[1]["input_ids"].shape[1]) if "input_ids" in item[1] else None
+
+    return [list(run) for _, run in itertools.groupby(batches, key=wanted)]

@@ -22,6 +22,7 @@ target (15 categories, 4 groups, the NLI label) with
 """
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -246,9 +247,10 @@ def plot_tsne_panel(ax, coords: np.ndarray, df: pd.DataFrame, group: str | None,
     `palette`), and an NLI-label inset in a strip to the right of the points that no point reaches.
     `labels`: `combo_labels(df, group, max_combo)` when the caller already has them (a grid row shares them).
 
-    Without a legend the points go in one scatter (colour and size per point, 'none' first, then the values
-    from the most to the least frequent, as one scatter per value would draw them): a grid's 35 panels cost
-    ~0.2 s of scatter calls instead of ~2 s, and draw the same pixels; legend panels keep one per value.
+    Without a legend the points go in one scatter per marker size ('none', smaller, then every other value
+    from the most to the least frequent, in the order one scatter per value would draw them: `_scatter_in_order`):
+    a 7-layer grid builds and saves in ~7.5 instead of ~10 s. The figure looks the same, though Agg rasterises a
+    multi-colour collection a pixel differently; legend panels keep one scatter per value.
     """
     labels = combo_labels(df, group, max_combo) if labels is None else labels
     keep = labels.notna().to_numpy()
@@ -288,16 +290,11 @@ def _scatter_in_order(ax, coords: np.ndarray, layers: Sequence[tuple[np.ndarray,
     from matplotlib.colors import to_rgba_array
 
     layers = [(m, c, s) for m, c, s in layers if m.any()]
-    runs: list[list] = []
-    for layer in layers:
-        if runs and runs[-1][0][2] == layer[2]:
-            runs[-1].append(layer)
-        else:
-            runs.append([layer])
-    for run in runs:
+    for size, run in itertools.groupby(layers, key=lambda layer: layer[2]):
+        run = list(run)
         idx = np.concatenate([np.flatnonzero(m) for m, _, _ in run])
         rgba = np.concatenate([np.repeat(to_rgba_array(c), m.sum(), axis=0) for m, c, _ in run])
-        ax.scatter(coords[idx, 0], coords[idx, 1], s=run[0][2], color=rgba, linewidths=0)
+        ax.scatter(coords[idx, 0], coords[idx, 1], s=size, color=rgba, linewidths=0)
 
 
 GRID_ROWS: tuple[str | None, ...] = (None, *GROUPS)  # None: colour by the high-level groups themselves
