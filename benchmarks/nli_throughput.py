@@ -294,7 +294,7 @@ def main() -> None:
     flops = mean_pair_flops(shape, lengths)
     token_rows = round(args.batch_size * float(np.mean(lengths)))
     kernels = [("matmul", dt) for dt in ("float32", "bfloat16")]
-    # oneDNN's packed kernels count wherever they run (on AVX2 too, where ours does not pack: models.packing)
+    # oneDNN's packed kernels count wherever they run (ours packs float32 from AVX2 up: models.packing.can_pack)
     if device == "cpu" and onednn_linear_available():
         kernels += [("onednn", dt) for dt in ("float32", "bfloat16")]
     if device == "cpu":  # the int8 path runs on the CPU only, on oneDNN's int8 matmul; torch._int_mm beside it

@@ -408,3 +408,39 @@ def test_an_uncertain_premise_noun_gives_no_page_and_its_reason_is_kept():
     assert "bat" not in titles
     assert any(c.term == "bat" and c.reason.startswith("sense_uncertain") for c in pages.choices)
     assert "bat" in [p.title for p in pages.search("A bat hits a ball.")]  # the club: first sense, clear lead
+
+
+class CountingBagOfWords(BagOfWords):
+    """BagOfWords that records how many texts each encoder call got."""
+
+    def __init__(self):
+        self.calls: list[int] = []
+
+    def encode(self, texts):
+        self.calls.append(len(texts))
+        return super().encode(texts)
+
+
+@pytest.mark.mirror
+def test_a_level_chooses_every_querys_senses_in_one_encoder_call_with_the_same_choices():
+    """`retrieve_many` has `WordNetPages.prepare` choose the senses of all its queries in one encoder call (then
+    one call for the snippets), however many queries; the pools and sense choices are those of one query at a
+    time. 'swimmer' and 'missile' have two senses each, so each query needs the encoder for its senses."""
+    from nli_lib.factnli import SnippetRetriever, WordNetPages
+
+    queries = ["A surfer rides a wave. Meanwhile, a swimmer is a person.",
+               "Three children with toy guns throw a missile at a target.",
+               "A swimmer watches a missile. Additionally, a gun discharges a missile.",
+               "A swimmer dives."]
+
+    def retriever():
+        encoder = CountingBagOfWords()
+        return SnippetRetriever(WordNetPages(SceneWordNet(), encoder=encoder, prior=0.05, margin=0.0),
+                                encoder, tau=-1.0), encoder
+
+    together, counted = retriever()
+    pools = together.retrieve_many(queries)
+    assert len(counted.calls) == 2, counted.calls  # senses of all queries, then the snippets
+    one_by_one, _ = retriever()
+    assert [one_by_one.retrieve_many([q])[0] for q in queries] == pools
+    assert together.pages.choices == one_by_one.pages.choices

@@ -317,14 +317,27 @@ def _tiny_model_and_probe(tmp_path):
 
 @pytest.fixture
 def packing(monkeypatch):
-    """oneDNN packing switched on wherever its kernels run: we pack only on AVX-512 CPUs (`can_pack`: on AVX2 it
-    was no faster in the model), but the kernels, and so these tests, run on AVX2 too."""
+    """oneDNN packing switched on wherever its kernels run (`can_pack` says where we pack: float32 from AVX2 up,
+    bfloat16 on AVX-512 only)."""
     from nli_lib.models import packing
 
     if not packing.onednn_linear_available():
         pytest.skip("this torch has no oneDNN packed linear kernels")
-    monkeypatch.setattr(packing, "can_pack", lambda: True)
+    monkeypatch.setattr(packing, "can_pack", lambda dtype="float32": True)
     return packing
+
+
+@pytest.mark.parametrize("capability, packs_float32, packs_bfloat16", [
+    ("AVX512", True, True), ("AMX", True, True), ("AVX2", True, False), ("DEFAULT", False, False)])
+def test_packing_covers_float32_from_avx2_up_and_bfloat16_on_avx512(monkeypatch, capability, packs_float32,
+                                                                     packs_bfloat16):
+    """float32 is packed from AVX2 up (faster with scoring streams there too); oneDNN has no bf16 path on AVX2."""
+    from nli_lib.models import packing
+
+    monkeypatch.setattr(packing, "onednn_linear_available", lambda: True)
+    monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: capability)
+    assert (packing.can_pack("float32"), packing.can_pack("bfloat16")) == (packs_float32, packs_bfloat16)
+    assert packing.can_pack() == packs_float32
 
 
 def test_packed_copy_matches_the_plain_model(tmp_path, packing):

@@ -11,11 +11,12 @@ such as LABEL_0 are refused unless `label_order` says what each head unit means.
 
 Inference tokenizes all pairs in one fast-tokenizer call, sorts them by token count (pairs of similar length
 share a batch, so little padding), pads each batch to its own longest pair, and restores the original order.
-On a CPU with AVX-512 the model's linear layers run on oneDNN with pre-packed weights (`packing`: about 2x
-MKL's float32 speed on AMD CPUs). Where the head reads the last layer's first token alone (BERT, RoBERTa,
-ELECTRA-style classifiers), scoring runs that layer for that token only (`first_token`: ~14 % faster, same
-numbers). On a CPU, batches are scored in two streams at once, each on its share of the cores (`streams`:
-`HFClassifier(..., streams=1)` turns it off; up to ~20 % more pairs/s, probabilities within ~2e-7).
+On an x86 CPU the model's linear layers run on oneDNN with pre-packed weights (`packing`: about 2x MKL's
+float32 speed on AMD CPUs with AVX-512, ~5 % on AVX2; bfloat16 weights are packed on AVX-512 only). Where
+the head reads the last layer's first token alone (BERT, RoBERTa, ELECTRA-style classifiers), scoring runs that
+layer for that token only (`first_token`: ~14 % faster, same numbers). On a CPU, batches are scored in two
+streams at once, each on its share of the cores (`streams`: `HFClassifier(..., streams=1)` turns it off; up to
+~20 % more pairs/s, probabilities within ~2e-7).
 benchmarks/nli_throughput.py compares the path with the tools a user would pick instead and with the
 machine's matmul roofline.
 

@@ -4,8 +4,9 @@ On x86 CPUs PyTorch runs a float32 `nn.Linear` through MKL. On AMD CPUs MKL take
 100 GFLOP/s a core on the Zen 5 EPYC we develop on, while oneDNN's AVX-512 kernels, given weights packed once
 in their blocked layout, reach about 235 GFLOP/s (benchmarks/nli_throughput.py measures both and takes the
 faster as the roofline). A linear layer is ~90 % of a MiniLM forward pass, so this is most of the speed of our
-float32 path. The arithmetic stays float32 (only the summation order differs: logits within ~1e-5), and
-bfloat16 weights go through the same kernels (AVX-512 BF16).
+float32 path. On an AVX2 CPU the gain is smaller (~5 % in the model, with scoring streams: `can_pack`). The
+arithmetic stays float32 (only the summation order differs: logits within ~1e-5), and bfloat16 weights go
+through the same kernels (AVX-512 BF16; AVX2 packs float32 only).
 
 `pack_linear_layers(model)` swaps every `nn.Linear` for a `PackedLinear` holding the packed weight, and fuses
 the exact (erf) GELU of BERT-style intermediate layers into their linear layer. `packed_copy(model, probe)`
@@ -42,17 +43,23 @@ def onednn_linear_available() -> bool:
         return False
 
 
-def can_pack() -> bool:
-    """True when we pack: oneDNN's packed linear kernels exist and the CPU runs their AVX-512 code (AVX-512 or
-    AMX). On an AVX2 CPU (AMD Zen 3, 2 cores, 2026-11-28) they ran ~10 % faster than MKL alone on the model's
-    shapes but level in the model (MiniLM-L6 float32, 2,000 SNLI-test pairs, 5 interleaved rounds: 183-194
-    against 177-196 pairs/s), so there the plain model stays."""
+def can_pack(dtype: str = "float32") -> bool:
+    """True when we pack weights of `dtype`: oneDNN's packed linear kernels exist and the CPU runs them, float32
+    from AVX2 up, bfloat16 only with AVX-512 or AMX (oneDNN has no bf16 path on AVX2).
+
+    On an AVX2 CPU (AMD Zen 3, 2 cores, 2026-11-28) packing ran level with MKL while one stream used both cores
+    (183-194 against 177-196 pairs/s), but with two scoring streams (`streams`, one core each) it won all 10
+    interleaved rounds of two runs: MiniLM-L6 float32, 2,000 SNLI-test pairs, best round 205 against 198 pairs/s
+    on a quiet host, 186 against 167 on a busier one (probabilities within 1e-5, all labels the same). oneDNN's
+    one-thread kernels keep their speed where MKL's lose it (the benchmark's roofline: 138 against 97 GFLOP/s in
+    two streams)."""
     if not onednn_linear_available():
         return False
     try:
-        return torch.backends.cpu.get_cpu_capability() in ("AVX512", "AMX")
+        capability = torch.backends.cpu.get_cpu_capability()
     except (AttributeError, RuntimeError):
         return False
+    return capability in ("AVX512", "AMX") or (capability == "AVX2" and dtype == "float32")
 
 
 class PackedLinear(torch.nn.Module):
@@ -104,7 +111,7 @@ def packed_copy(model, probe: dict, atol: float | None = None):
     otherwise the original model."""
     weight = next(model.parameters())
     dtype = str(weight.dtype).removeprefix("torch.")
-    if not can_pack() or weight.device.type != "cpu" or dtype not in PROBE_ATOL:
+    if not can_pack(dtype) or weight.device.type != "cpu" or dtype not in PROBE_ATOL:
         return model
     atol = PROBE_ATOL[dtype] if atol is None else atol
     try:
