@@ -277,11 +277,11 @@ def test_ctrl_c_reaches_the_interrupt_branch_and_the_next_run_resumes(notebook_d
 
 # ------------------------------------------------------------------------------------------------ --jobs
 
-def _meet(me: str, other: str, folder: Path) -> str:
-    """Code of a notebook that announces itself and waits (30 s at most) for `other` to announce itself: it
+def _meet(me: str, other: str, folder: Path, wait: float = 30) -> str:
+    """Code of a notebook that announces itself and waits (`wait` s at most) for `other` to announce itself: it
     passes only when both notebooks run at the same time."""
     return (f"import os, time\nfrom pathlib import Path\nPath({str(folder)!r}, {me!r}).write_text("
-            f"os.environ.get('OMP_NUM_THREADS', 'unset'))\nend = time.time() + 30\n"
+            f"os.environ.get('OMP_NUM_THREADS', 'unset'))\nend = time.time() + {wait}\n"
             f"while not Path({str(folder)!r}, {other!r}).exists() and time.time() < end:\n    time.sleep(0.1)\n"
             f"assert Path({str(folder)!r}, {other!r}).exists(), 'ran alone'")
 
@@ -299,7 +299,9 @@ def test_jobs_run_paper_notebooks_side_by_side_with_a_share_of_the_cores(noteboo
         assert (tmp_path / f"runs/offline-quick/{name}.stamp.json").is_file()
     for f in meet.iterdir():
         f.unlink()
-    assert run_notebooks(notebook_dir, "--jobs", "1", "--force") == 1  # one at a time: they never meet
+    # one at a time: the first waits in vain (a short wait suffices: the second cannot start while it runs)
+    write_notebook(notebook_dir / "10_a.ipynb", _meet("a", "b", meet, wait=5))
+    assert run_notebooks(notebook_dir, "--jobs", "1", "--force") == 1
     assert "ran alone" in capsys.readouterr().err
 
 

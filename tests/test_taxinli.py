@@ -871,34 +871,42 @@ def test_figure7_inset_covers_no_point_and_colours_are_distinct():
 
 
 def test_figure7_panel_without_legend_draws_what_one_scatter_per_value_draws():
-    """A grid panel's points go in one scatter per marker size: every point once, in the order, colours and
-    sizes the per-value scatters of a legend panel give ('none' first and smaller); the inset's points in
-    label order, coloured by gold label."""
+    """A grid panel's points go in one marker-only line per value (`_scatter_in_order`): every point once, in
+    the order, colours and sizes the per-value scatters of a legend panel give ('none' first and smaller); the
+    inset's points in label order, coloured by gold label."""
     import matplotlib.pyplot as plt
+    from matplotlib.collections import PathCollection
     from matplotlib.colors import to_rgba
+    from matplotlib.lines import Line2D
 
     df = make_dev([{"label": ["entailment", "neutral", "contradiction"][i % 3],
                     "cats": [("negation",), ("boolean",), ("negation", "boolean"), (), ("negation",)][i % 5]}
                    for i in range(40)])
     coords = np.random.default_rng(1).normal(size=(40, 2))
 
-    def drawn(ax):  # (x, y, rgba, size) of every point, in drawing order
+    def drawn(ax):  # (x, y, rgba, size in points²) of every point, in drawing order (zorder, then as added)
         out = []
-        for c in ax.collections:
-            n = len(c.get_offsets())
-            colours, sizes = np.broadcast_to(c.get_facecolors(), (n, 4)), np.broadcast_to(c.get_sizes(), (n,))
-            out += [(*np.round(xy, 9), *np.round(rgba, 6), s) for xy, rgba, s in zip(c.get_offsets(), colours, sizes)]
+        artists = [a for a in ax.get_children() if isinstance(a, (PathCollection, Line2D))]
+        for art in sorted(artists, key=lambda a: a.get_zorder()):
+            if isinstance(art, Line2D):
+                assert art.get_linestyle() == "None" and art.get_marker() == "o" and art.get_markeredgewidth() == 0
+                xy, n = art.get_xydata(), len(art.get_xydata())
+                colours, sizes = [to_rgba(art.get_markerfacecolor())] * n, [art.get_markersize() ** 2] * n
+            else:
+                n, xy = len(art.get_offsets()), art.get_offsets()
+                colours, sizes = np.broadcast_to(art.get_facecolors(), (n, 4)), np.broadcast_to(art.get_sizes(), (n,))
+            out += [(*np.round(p, 9), *np.round(rgba, 6), round(float(s), 6)) for p, rgba, s in zip(xy, colours, sizes)]
         return out
 
     fig, (a, b) = plt.subplots(1, 2)
     rep.plot_tsne_panel(a, coords, df, "connectives", legend=True)
     rep.plot_tsne_panel(b, coords, df, "connectives", legend=False, labels=rep.combo_labels(df, "connectives"))
-    assert drawn(a) == drawn(b) and len(drawn(b)) == 40 and len(b.collections) == 2  # 'none', then the rest
-    assert drawn(b)[0][-1] < drawn(b)[-1][-1]
+    assert drawn(a) == drawn(b) and len(drawn(b)) == 40 and not b.collections  # markers only, none twice
+    assert drawn(b)[0][-1] < drawn(b)[-1][-1]  # 'none' first, and smaller
     order = [i for lab in LABELS for i in np.flatnonzero(df["label"].to_numpy() == lab)]
     expected = [(*np.round(coords[i], 9), *np.round(to_rgba(rep.NLI_COLORS[df["label"].iloc[i]]), 6), 1.5)
                 for i in order]
-    assert drawn(b.child_axes[0]) == expected and len(b.child_axes[0].collections) == 1
+    assert drawn(b.child_axes[0]) == expected and len(b.child_axes[0].lines) == 3
     plt.close(fig)
 
 

@@ -22,7 +22,6 @@ target (15 categories, 4 groups, the NLI label) with
 """
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -247,10 +246,9 @@ def plot_tsne_panel(ax, coords: np.ndarray, df: pd.DataFrame, group: str | None,
     `palette`), and an NLI-label inset in a strip to the right of the points that no point reaches.
     `labels`: `combo_labels(df, group, max_combo)` when the caller already has them (a grid row shares them).
 
-    Without a legend the points go in one scatter per marker size ('none', smaller, then every other value
-    from the most to the least frequent, in the order one scatter per value would draw them: `_scatter_in_order`):
-    a 7-layer grid builds and saves in ~7.5 instead of ~10 s. The figure looks the same, though Agg rasterises a
-    multi-colour collection a pixel differently; legend panels keep one scatter per value.
+    Without a legend the points of each value go in one marker-only line ('none', smaller, then every other
+    value from the most to the least frequent: `_scatter_in_order`), which saves as PDF faster than a scatter;
+    legend panels keep one scatter per value (their legend shows the scatter's point).
     """
     labels = combo_labels(df, group, max_combo) if labels is None else labels
     keep = labels.notna().to_numpy()
@@ -284,17 +282,15 @@ def plot_tsne_panel(ax, coords: np.ndarray, df: pd.DataFrame, group: str | None,
 
 
 def _scatter_in_order(ax, coords: np.ndarray, layers: Sequence[tuple[np.ndarray, object, float]]) -> None:
-    """The points of each (mask, colour, size) in `layers`, in that order (earlier underneath), drawn as one
-    scatter a layer would draw them: one scatter per run of layers of one size (a collection of one marker
-    size is stamped, one of several sizes is drawn point by point, which looks different)."""
-    from matplotlib.colors import to_rgba_array
-
-    layers = [(m, c, s) for m, c, s in layers if m.any()]
-    for size, run in itertools.groupby(layers, key=lambda layer: layer[2]):
-        run = list(run)
-        idx = np.concatenate([np.flatnonzero(m) for m, _, _ in run])
-        rgba = np.concatenate([np.repeat(to_rgba_array(c), m.sum(), axis=0) for m, c, _ in run])
-        ax.scatter(coords[idx, 0], coords[idx, 1], s=size, color=rgba, linewidths=0)
+    """The points of each (mask, colour, size) in `layers`, in that order (earlier underneath), size in points²
+    as in `ax.scatter`. Drawn as marker-only lines (one per layer: every point of a layer has one colour and
+    size), which look like the scatter's points but save much faster as PDF: the PDF backend writes a path
+    collection point by point with a graphics state each, a line's markers as one stamped marker. Measured on
+    notebook 54's three 7-layer grids: PNG + PDF in ~16 s instead of ~26 s (2 cores)."""
+    for mask, colour, size in layers:
+        if mask.any():
+            ax.plot(coords[mask, 0], coords[mask, 1], ls="", marker="o", markersize=float(np.sqrt(size)),
+                    markeredgewidth=0, color=colour)
 
 
 GRID_ROWS: tuple[str | None, ...] = (None, *GROUPS)  # None: colour by the high-level groups themselves
