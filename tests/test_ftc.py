@@ -489,6 +489,26 @@ def test_meteor_with_an_offline_wordnet_adapter():
     assert math.isnan(meteor("x", [], wordnet=wn))
 
 
+def test_meteor_stems_each_word_once_with_the_scores_of_nltks_own_stemmer():
+    from nltk.translate.meteor_score import meteor_score
+
+    from nli_lib.ftc import metrics
+    from nli_lib.text import words
+
+    wn = OEWNForMeteor(_TinyWordNet([("dog", "hound"), ("run", "sprint")]))
+    cases = [("the hounds were running quickly", ["a dog runs quick", "dogs ran"]),
+             ("nobody is sleeping", ["the sleepers sleep", "a man is sleeping"]), ("cats nap", ["cat napping"])]
+    memo = metrics._meteor_stemmer().memo
+    memo.clear()
+    for hyp, refs in cases:  # nltk's default stemmer (a fresh PorterStemmer each call) gives the same scores
+        plain = meteor_score([words(r) for r in refs], words(hyp), wordnet=wn)
+        assert meteor(hyp, refs, wordnet=wn) == pytest.approx(plain, abs=0)
+    assert {"running", "hounds", "sleepers", "napping"} <= {w for w, _ in memo}  # stemmed through the memo
+    size = len(memo)
+    meteor(*cases[0], wordnet=wn)
+    assert len(memo) == size  # a second call stems nothing new
+
+
 # ------------------------------------------------------------------------------------------------
 # §3.4 donors for pathological explanations; LRA-style noise check
 # ------------------------------------------------------------------------------------------------
