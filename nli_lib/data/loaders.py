@@ -702,9 +702,16 @@ def load_taxinli(which: str = "taxinli10k", *, path: str | Path | None = None, s
     return _memo_frame(("taxinli", which, strict, repr(source)), [path], build)
 
 
+_NOT_ASCII_ALNUM = re.compile(r"[^a-z0-9]+")  # after str.lower(), the ASCII letters and digits are a-z, 0-9
+
+
 def _fold(text: str) -> str:
-    """Lower-cased ASCII letters and digits only: equal for copies that differ in mojibake or spacing."""
-    return "".join(ch for ch in text.lower() if ch.isascii() and ch.isalnum())
+    """Lower-cased ASCII letters and digits only: equal for copies that differ in mojibake or spacing.
+
+    >>> _fold("Café — «Hello», 2 Worlds!"), _fold("\u212a9")   # the Kelvin sign lower-cases to ASCII 'k'
+    ('cafhello2worlds', 'k9')
+    """
+    return _NOT_ASCII_ALNUM.sub("", text.lower())
 
 
 def load_mnli_from_taxinli(*, paths: dict[str, str | Path] | None = None, strict: bool = False) -> pd.DataFrame:
