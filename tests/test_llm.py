@@ -649,6 +649,20 @@ def test_refusals_and_junk_are_unparsable(key, answer):
     assert not parsed.ok and parsed.value is None and parsed.raw == answer and parsed.error, parsed
 
 
+def test_the_echo_check_splits_a_templates_wording_once_for_any_number_of_answers(monkeypatch):
+    import dataclasses
+    import re
+
+    template = dataclasses.replace(PROMPTS["atoms.C1"])  # a fresh instance: nothing computed yet
+    splits = []
+    real_split = re.split
+    monkeypatch.setattr(re, "split", lambda *a, **k: splits.append(1) or real_split(*a, **k))
+    echo = "Does the evidence make the hypothesis about the situation more or less likely to be true?\nmore"
+    for _ in range(50):
+        assert template.parse("more").ok and not template.parse(echo).ok
+    assert len(splits) == 1
+
+
 @pytest.mark.parametrize("key,answer,value", [
     ("atoms.B1", "e\nThe hypothesis follows logically from the information contained in the premise. [END]", "entailment"),
     ("atoms.A1", "Sure! Here are the facts:\n1. The man is sorry.\n2. The man cannot swim.\n[END]",

@@ -57,6 +57,7 @@ False
 from __future__ import annotations
 
 import json
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Sequence
@@ -133,9 +134,10 @@ class PromptTemplate:
         except Exception as exc:  # noqa: BLE001 - a parser must never take a batch down
             return Parsed(False, None, raw, str(exc) or type(exc).__name__)
 
-    @property
+    @functools.cached_property
     def fixed_sentences(self) -> tuple[str, ...]:
-        """Sentences of the prompt's own wording (40+ characters, placeholders cut out), lower-cased."""
+        """Sentences of the prompt's own wording (40+ characters, placeholders cut out), lower-cased. Computed
+        once per template (the template is frozen): the echo check of every parsed answer reads them."""
         text = "\n".join(t for t in (self.system, self.template) if t)
         parts = re.split(r"(?<=[.?!:])\s+|\n|\{[A-Za-z_][A-Za-z0-9_]*\}", text)
         return tuple(dict.fromkeys(p for p in (" ".join(x.split()).lower() for x in parts) if len(p) >= 40))
