@@ -56,8 +56,8 @@ False
 """
 from __future__ import annotations
 
-import json
 import functools
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Sequence
