@@ -36,6 +36,7 @@ lists (a few hundred bytes per NLI pair), which is small next to the time a mode
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -336,15 +337,26 @@ class CallCache:
 
 
 _DEFAULT: CallCache | None = None
+_DEFAULT_FOR: str | None = None  # the NLI_CACHE_DIR value (absolute or unset) _DEFAULT was opened for
 
 
 def default_cache() -> CallCache:
     """The process-wide cache at $NLI_CACHE_DIR/calls.sqlite (a new one when NLI_CACHE_DIR now names another
-    folder, or the old folder is gone)."""
-    global _DEFAULT
+    folder, or the old folder is gone).
+
+    Hot loops call it once per item (the POS tag cache, ~40,000 times in notebook 30), so while NLI_CACHE_DIR
+    holds the value the cache was opened for and that value does not depend on the working folder (absolute,
+    as the runner gives kernels, or unset), it answers without resolving the folder again (~80 µs a call).
+    """
+    global _DEFAULT, _DEFAULT_FOR
+    raw = os.environ.get("NLI_CACHE_DIR") or ""
+    fixed = not raw or os.path.isabs(os.path.expanduser(raw))  # the same folder from any working folder
+    if _DEFAULT is not None and fixed and raw == _DEFAULT_FOR and os.path.exists(_DEFAULT.path):
+        return _DEFAULT
     path = cache_dir() / "calls.sqlite"
     if _DEFAULT is None or Path(_DEFAULT.path) != path or not path.exists():
         _DEFAULT = CallCache(path)
+    _DEFAULT_FOR = raw if fixed else None
     return _DEFAULT
 
 

@@ -248,6 +248,34 @@ def test_default_cache_follows_nli_cache_dir(tmp_path, monkeypatch):
     assert second.path == str(tmp_path / "b" / "calls.sqlite") and second.get("demo", {"x": 1}) is None
 
 
+def test_default_cache_resolves_its_folder_once_while_nli_cache_dir_holds_an_absolute_value(tmp_path, monkeypatch):
+    """Hot loops call default_cache() per item: with an absolute (or no) NLI_CACHE_DIR it does not resolve the
+    folder again; another value, a relative one, or a removed folder still gets the right cache."""
+    import shutil
+
+    from nli_lib import cache as cache_mod
+
+    resolved = []
+    real = cache_mod.cache_dir
+    monkeypatch.setattr(cache_mod, "cache_dir", lambda *a: resolved.append(1) or real(*a))
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "a"))
+    first = cache_mod.default_cache()
+    first.put("demo", {"x": 1}, {"y": 1})
+    assert all(cache_mod.default_cache() is first for _ in range(100)) and len(resolved) == 1
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "b"))
+    assert cache_mod.default_cache().path == str(tmp_path / "b" / "calls.sqlite")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NLI_USER_CWD", str(tmp_path))
+    monkeypatch.setenv("NLI_CACHE_DIR", "a")  # relative: resolved at every call
+    assert cache_mod.default_cache().get("demo", {"x": 1}) == {"y": 1}
+    monkeypatch.setenv("NLI_USER_CWD", str(tmp_path / "elsewhere"))
+    assert cache_mod.default_cache().path == str(tmp_path / "elsewhere" / "a" / "calls.sqlite")
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "a"))
+    again = cache_mod.default_cache()
+    shutil.rmtree(tmp_path / "a")  # the folder is gone: a new cache there, not the old object
+    assert cache_mod.default_cache() is not again and cache_mod.default_cache().get("demo", {"x": 1}) is None
+
+
 def test_save_takes_reference_and_caption_from_the_catalog(tmp_path, monkeypatch):
     """`nb.save` writes what the catalog declares: ref, filled caption, quick note; undeclared names raise."""
     import matplotlib.pyplot as plt
