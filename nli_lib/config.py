@@ -47,6 +47,7 @@ from pathlib import Path
 PACKAGE_DIR = Path(__file__).resolve().parent  # the nli_lib package: a checkout's nli_lib/ or site-packages/nli_lib
 LABELS = ("entailment", "neutral", "contradiction")  # fixed 3-way label order everywhere
 USER_CWD_ENV = "NLI_USER_CWD"  # directory relative user paths resolve against (set by the runner)
+FAST_EXIT_ENV = "NLI_KERNEL_FAST_EXIT"  # '1': a kernel exits without Python's teardown (the runner's kernels)
 PATH_ENV_VARS = ("NLI_DATA_MIRROR", "NLI_CACHE_DIR", "NLI_OUTPUT_DIR", "NLI_ATOMS_GOLD")  # user-supplied paths
 
 

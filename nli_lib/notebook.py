@@ -37,7 +37,7 @@ import pandas as pd
 
 from . import calls, phases
 from .cache import default_cache
-from .config import RunInfo
+from .config import FAST_EXIT_ENV, RunInfo
 from .outputs import Outputs
 from .profile import Profile, load_profile
 from .provenance import SESSION_ENV
@@ -134,6 +134,48 @@ class NotebookSession:
         return summary
 
 
+def exit_without_teardown() -> None:
+    """Make this process end with `os._exit` once the atexit handlers registered after this call have run:
+    Python's teardown (freeing every module and object, ~1 s with torch, sklearn and seaborn loaded and
+    more with models in memory) is skipped. The runner asks for it in the kernels it starts
+    ($NLI_KERNEL_FAST_EXIT=1, read by `start`): papermill waits for a kernel to exit before the next notebook
+    starts, and nothing of a finished notebook is left to free.
+
+    What still runs: every atexit handler registered after this call (the library's, e.g. the POS tagger's
+    flush into the call cache; atexit runs them last-registered first), IPython's history end-of-session
+    record, and a flush of stdout and stderr. What does not: the kernel's own shutdown handlers registered
+    before it (closing its sockets and IOPub thread: the process ends anyway) and objects' finalizers. The
+    call cache commits every write at once, so no answer is lost. JupyterLab kernels never get the variable.
+
+    >>> import subprocess, sys
+    >>> code = ("import atexit; from nli_lib.notebook import exit_without_teardown; exit_without_teardown(); "
+    ...         "atexit.register(print, 'handler ran'); "
+    ...         "T = type('T', (), {'__del__': lambda self: print('teardown ran')}); t = T()")
+    >>> subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout
+    'handler ran\\n'
+    """
+    import atexit
+
+    atexit.register(_exit_now)
+
+
+def _exit_now() -> None:
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        if shell is not None and shell.history_manager is not None:
+            shell.history_manager.end_session()
+    except Exception:  # noqa: BLE001 - history is a courtesy; exiting is the point
+        pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - a closed stream has nothing to flush
+            pass
+    os._exit(0)
+
+
 def notebook_name(namespace: dict | None = None) -> str | None:
     """Stem of the running notebook: $JPY_SESSION_NAME, else VS Code's `__vsc_ipynb_file__`, else None.
 
@@ -163,6 +205,8 @@ def start(namespace: dict, name: str | None = None) -> NotebookSession:
         warnings.warn(f"cannot tell which notebook this is (no ${SESSION_ENV}): outputs go to tables/{SCRATCH}/; "
                       f"pass start(globals(), name='NN_name') to choose", stacklevel=2)
         name = SCRATCH
+    if os.environ.get(FAST_EXIT_ENV) == "1":
+        exit_without_teardown()
     random.seed(seed)
     np.random.seed(seed)
     if "torch" in sys.modules:  # not imported just to seed it (~1.5 s): training and noise draws seed their own

@@ -61,7 +61,7 @@ import nbformat
 
 from . import provenance
 from .atomic import write_json
-from .config import PATH_ENV_VARS, REPO_ROOT, USER_CWD_ENV, output_dir, user_dir, user_path
+from .config import FAST_EXIT_ENV, PATH_ENV_VARS, REPO_ROOT, USER_CWD_ENV, output_dir, user_dir, user_path
 from .data.fetch import load_manifest
 from .hashing import digest, json_hash
 from .outputs import nli_lib_hash
@@ -302,7 +302,7 @@ def kernel_env(quick_outputs: Path | None, profile_path: Path, tier: str) -> dic
     """Environment of every notebook kernel: absolute user paths, offline switches, no progress bars."""
     env = {PROFILE_ENV: str(profile_path), USER_CWD_ENV: str(user_dir()), "MPLBACKEND": "Agg",
            "PYTHONHASHSEED": "0", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-           "TOKENIZERS_PARALLELISM": "false", PROGRESS_ENV: "0"}
+           "TOKENIZERS_PARALLELISM": "false", PROGRESS_ENV: "0", FAST_EXIT_ENV: "1"}
     for var in PATH_ENV_VARS:
         if os.environ.get(var):
             env[var] = str(user_path(os.environ[var]))

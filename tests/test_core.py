@@ -110,6 +110,29 @@ def test_start_reads_the_profile_and_derives_the_notebook_name(tmp_path, monkeyp
         start({"profile": str(tmp_path / "bad.yaml")})
 
 
+@pytest.mark.parametrize("fast_exit", ["1", None])
+def test_runner_kernels_exit_without_teardown_after_the_library_handlers(tmp_path, fast_exit):
+    """With $NLI_KERNEL_FAST_EXIT=1 (the runner's kernels) `start` makes the process end with os._exit: atexit
+    handlers registered later (the library's, e.g. the POS tagger's flush) still run, finalizers do not."""
+    import os
+    import subprocess
+    import sys
+
+    from nli_lib.config import FAST_EXIT_ENV
+    from nli_lib.runner import kernel_env
+
+    assert kernel_env(None, tmp_path / "p.yaml", "offline")[FAST_EXIT_ENV] == "1"
+    code = ("import atexit; from nli_lib.notebook import start; start({}, name='99_demo'); "
+            "atexit.register(print, 'handler ran'); "
+            "T = type('T', (), {'__del__': lambda self: print('teardown ran')}); t = T()")
+    env = {k: v for k, v in os.environ.items() if k != FAST_EXIT_ENV}
+    env.update({"NLI_OUTPUT_DIR": str(tmp_path), **({FAST_EXIT_ENV: fast_exit} if fast_exit else {})})
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()[1:]  # after start's banner
+    assert lines == (["handler ran"] if fast_exit else ["handler ran", "teardown ran"])
+
+
 def test_nli_model_runs_at_the_profile_precision(tmp_path, monkeypatch):
     pytest.importorskip("transformers")
     from nli_lib.notebook import start
