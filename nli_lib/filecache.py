@@ -65,28 +65,46 @@ def _save_json(path: Path, value) -> None:
 
 
 def frame_record(df) -> dict:
-    """A DataFrame as JSON-ready data: columns, dtypes, index and rows (Python floats keep every bit)."""
+    """A DataFrame as JSON-ready data: columns, dtypes, index, rows (Python floats keep every bit) and attrs
+    (pandas' missing value, `pd.NA`, is written as null and comes back through the column's dtype)."""
     return {"columns": [str(c) for c in df.columns], "dtypes": [str(t) for t in df.dtypes],
-            "index": df.index.tolist(), "index_dtype": str(df.index.dtype), "rows": df.to_numpy(dtype=object).tolist()}
+            "index": df.index.tolist(), "index_dtype": str(df.index.dtype), "rows": df.to_numpy(dtype=object).tolist(),
+            "attrs": dict(df.attrs)}
 
 
 def frame_from_record(record: dict):
-    """The DataFrame a `frame_record` holds, with its dtypes.
+    """The DataFrame a `frame_record` holds, with its dtypes and attrs.
 
     >>> import pandas as pd
-    >>> df = pd.DataFrame({"a": [1, 2], "b": [0.1, float("nan")], "c": ["x", None], "d": [True, False]})
-    >>> back = frame_from_record(json.loads(json.dumps(frame_record(df))))
-    >>> pd.testing.assert_frame_equal(df, back, check_exact=True)
+    >>> df = pd.DataFrame({"a": [1, 2], "b": [0.1, float("nan")], "c": ["x", None], "d": [True, False],
+    ...                    "e": pd.array([1, None], dtype="Int64")})
+    >>> df.attrs.update(source="demo.tsv", dropped=0)
+    >>> back = frame_from_record(json.loads(_frames_text({"t": df}))["t"])
+    >>> pd.testing.assert_frame_equal(df, back, check_exact=True); back.attrs
+    {'source': 'demo.tsv', 'dropped': 0}
     """
     import pandas as pd
 
     index = pd.Index(record["index"], dtype=record["index_dtype"])
     df = pd.DataFrame(record["rows"], columns=record["columns"], index=index)
-    return df.astype(dict(zip(record["columns"], record["dtypes"])))
+    df = df.astype(dict(zip(record["columns"], record["dtypes"])))
+    df.attrs.update(record.get("attrs", {}))
+    return df
+
+
+def _json_value(value):
+    """json.dumps' fallback for the values a table may hold beside JSON's own: pd.NA (null), numpy scalars."""
+    import pandas as pd
+
+    if value is pd.NA:
+        return None
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def _frames_text(frames) -> str:
-    return json.dumps({name: frame_record(df) for name, df in frames.items()})
+    return json.dumps({name: frame_record(df) for name, df in frames.items()}, default=_json_value)
 
 
 def _save_frames(path: Path, frames) -> None:
@@ -149,10 +167,12 @@ def cached(path: Path, fmt: FileFormat, compute: Callable[[], Any], validate: Ca
     return value
 
 
-def cached_frames(path: Path, compute: Callable[[], dict], what: str = "cached tables") -> dict:
+def cached_frames(path: Path, compute: Callable[[], dict], what: str = "cached tables",
+                  keep: Callable[[dict], bool] | None = None) -> dict:
     """`cached(path, FRAMES, compute)` for a {name: DataFrame} result, stored only when it reads back exactly
-    (same values, dtypes, index and columns); one that would not is returned uncached, with a RuntimeWarning
-    naming the table, so a cache hit is always the computed result itself.
+    (same values, dtypes, index, columns and attrs); one that would not is returned uncached, with a
+    RuntimeWarning naming the table, so a cache hit is always the computed result itself. A result `keep`
+    rejects is returned uncached, silently (e.g. a parsed file with dropped rows: its warning must come again).
 
     >>> import pandas as pd, tempfile
     >>> path = Path(tempfile.mkdtemp()) / "k.frames.json"
@@ -164,6 +184,9 @@ def cached_frames(path: Path, compute: Callable[[], dict], what: str = "cached t
     ...     _ = cached_frames(tuples, lambda: {"t": pd.DataFrame({"a": [(1,), (2,)]})})
     >>> tuples.is_file(), "does not read back exactly" in str(seen[0].message)
     (False, True)
+    >>> _ = cached_frames(path.with_name("k3.frames.json"), lambda: {"t": pd.DataFrame()}, keep=lambda v: False)
+    >>> path.with_name("k3.frames.json").is_file()
+    False
     """
     import pandas as pd
 
@@ -171,11 +194,16 @@ def cached_frames(path: Path, compute: Callable[[], dict], what: str = "cached t
     if value is not None:
         return value
     value = compute()
-    text = _frames_text(value)  # serialised once: checked, then written as it is
+    if keep is not None and not keep(value):
+        return value
+    name = next(iter(value), "")
     try:
+        text = _frames_text(value)  # serialised once: checked, then written as it is
         back = _load_frames_text(text)
         for name, df in value.items():
             pd.testing.assert_frame_equal(df, back[name], check_exact=True)
+            if back[name].attrs != df.attrs:
+                raise ValueError(f"attrs {back[name].attrs!r} != {df.attrs!r}")
     except Exception as exc:  # noqa: BLE001 - anything that does not read back exactly is not stored
         warnings.warn(f"{what}: not cached, table {name!r} does not read back exactly ({str(exc)[:200]})",
                       RuntimeWarning, stacklevel=2)

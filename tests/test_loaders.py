@@ -92,6 +92,31 @@ def test_parsed_frames_are_kept_per_process_unless_rows_were_dropped(tmp_path, m
     assert len(parsed) == 3 and again.loc[0, "premise"] == "A dog runs."
 
 
+def test_parsed_frames_are_kept_across_processes_in_the_file_cache(tmp_path, monkeypatch):
+    """A clean file set is parsed once per content, also by a new process (here: an empty in-process memo); its
+    frame and attrs come back exactly. Changed content is parsed again; malformed rows are never cached."""
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    parsed = []
+    real = L._parse_esnli
+    monkeypatch.setattr(L, "_parse_esnli", lambda *a: parsed.append(1) or real(*a))
+    clean = {name: tmp_path / f"{name}.dev" for name in L.ESNLI_FILES}
+    for name, text in zip(L.ESNLI_FILES, ("A dog runs.", "An animal moves.", "entailment", "e1", "e2", "e3")):
+        clean[name].write_text(text + "\n")
+    first = L.load_esnli("dev", paths=clean)
+    monkeypatch.setattr(L, "_FRAMES", {})  # a new process
+    again = L.load_esnli("dev", paths=clean)
+    assert len(parsed) == 1 and list((tmp_path / "cache" / "parsed_data").glob("*.frames.json"))
+    pd.testing.assert_frame_equal(again, first, check_exact=True)
+    assert again.attrs == first.attrs and again.attrs["source"] == [str(clean[n]) for n in L.ESNLI_FILES]
+    clean["s1"].write_text("A cat runs.\n")
+    monkeypatch.setattr(L, "_FRAMES", {})
+    assert L.load_esnli("dev", paths=clean).loc[0, "premise"] == "A cat runs." and len(parsed) == 2
+    for _ in range(2):  # malformed rows: parsed and warned about every time
+        monkeypatch.setattr(L, "_FRAMES", {})
+        load_dropping(L.load_esnli, "dev", paths=ESNLI_PATHS)
+    assert len(parsed) == 4
+
+
 def test_esnli_strict_and_misaligned(tmp_path):
     with pytest.raises(MalformedDataError, match=r"labels\.dev:4"):
         L.load_esnli("dev", paths=ESNLI_PATHS, strict=True)
@@ -640,6 +665,24 @@ def test_real_taxinli():
         assert set(dev[col]) == set(LABELS)
     linked = full.loc[dev["taxinli_row"], ["pair_id", "premise", "label", *L.TAXINLI_CATEGORIES]].reset_index(drop=True)
     assert linked.equals(dev[["pair_id", "premise", "label", *L.TAXINLI_CATEGORIES]])
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("loader, args", [(L.load_taxinli, ("taxinli10k",)), (L.load_taxinli, ("mnli_dev",)),
+                                          (L.load_mnli_from_taxinli, ())])
+def test_real_taxinli_frames_read_back_exactly_from_the_file_cache(loader, args, tmp_path, monkeypatch):
+    """TaxiNLI's frames (nullable Int64 features, attrs) are stored (no 'does not read back' warning) and a new
+    process reads them back without parsing, equal in values, dtypes and attrs."""
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(L, "_FRAMES", {})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        first = loader(*args)
+    monkeypatch.setattr(L, "_FRAMES", {})
+    monkeypatch.setattr(L, "_collect_taxinli", lambda *a: pytest.fail("parsed again"))
+    again = loader(*args)
+    pd.testing.assert_frame_equal(again, first, check_exact=True)
+    assert again.attrs == first.attrs
 
 
 @pytest.mark.mirror
