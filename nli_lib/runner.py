@@ -427,7 +427,8 @@ class Run:
 
     def finish(self, path: Path, code: dict, seconds: float) -> None:
         files = self._files(path)
-        self.phase_totals[path.stem] = read_phase_file(files["phases"])
+        self.phase_totals[path.stem] = {**read_phase_file(files["phases"]),
+                                        "kernel": kernel_seconds(self.out_dir / path.name)}
         used = provenance.read_record(files["record"])
         used = {"data": sorted(used["data"]), "models": used["models"]}
         write_json(files["stamp"], {"hash": input_hash(path, self.params, used, self._summary(path), code),
@@ -437,7 +438,8 @@ class Run:
 
     def stopped(self, path: Path, status: str, seconds: float, where: str = "") -> None:
         """A notebook that failed or was interrupted: reported, no stamp."""
-        self.phase_totals[path.stem] = read_phase_file(self._files(path)["phases"])
+        self.phase_totals[path.stem] = {**read_phase_file(self._files(path)["phases"]),
+                                        "kernel": kernel_seconds(self.out_dir / path.name)}
         self.timings.append((path.stem, status, seconds))
         if status == "FAILED":
             print(f"\nFAILED: notebook {path.name}, {where}\n  executed copy: {self.out_dir / path.name}",
@@ -608,38 +610,72 @@ def _work(tasks) -> int:
     return 0
 
 
+def kernel_seconds(executed: Path) -> float:
+    """Seconds papermill spent outside the cells of an executed notebook: from its start to the first cell's
+    (starting the kernel) plus from the last cell's end to its own (shutting the kernel down); 0.0 when the
+    file or its times are missing (a notebook stopped before its first cell).
+
+    >>> import tempfile
+    >>> t = lambda s: f"2026-11-29T06:00:{s:06.3f}+00:00"
+    >>> nb = {"metadata": {"papermill": {"start_time": t(0), "end_time": t(9.5)}}, "cells": [
+    ...     {"metadata": {"papermill": {"start_time": t(0.75), "end_time": t(3)}}},
+    ...     {"metadata": {}},                                    # a markdown cell: no times
+    ...     {"metadata": {"papermill": {"start_time": t(3), "end_time": t(9.25)}}}]}
+    >>> path = Path(tempfile.mkdtemp()) / "x.ipynb"; _ = path.write_text(json.dumps(nb))
+    >>> kernel_seconds(path), kernel_seconds(path.with_name("missing.ipynb"))
+    (1.0, 0.0)
+    """
+    from datetime import datetime
+
+    try:
+        nb = json.loads(executed.read_text(encoding="utf-8"))
+        run = nb["metadata"]["papermill"]
+        cells = [c["metadata"]["papermill"] for c in nb["cells"]
+                 if c.get("metadata", {}).get("papermill", {}).get("start_time")]
+        at = datetime.fromisoformat
+        before = at(cells[0]["start_time"]) - at(run["start_time"])
+        after = at(run["end_time"]) - at(cells[-1]["end_time"])
+        return max((before + after).total_seconds(), 0.0)
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        return 0.0
+
+
 def timing_table(timings, phase_totals: dict | None = None) -> str:
-    """Per-notebook seconds, split into the library's phases (`nli_lib.phases`) and the rest ('other': kernel
-    start, imports, the notebook's own code), with each kernel's peak memory; a total row sums the columns.
+    """Per-notebook seconds, split into the library's phases (`nli_lib.phases`), the kernel's start and shut-down
+    (`kernel_seconds`) and the rest ('other': imports, the notebook's own code), with each kernel's peak memory;
+    a total row sums the columns.
 
     >>> print(timing_table([("01_models", "ran", 10.0), ("02_x", "skipped (unchanged)", 0.0)],
-    ...                    {"01_models": {"phases": {"training": 6.0, "scoring": 1.5}, "peak_rss_gib": 1.2}}))
-    notebook   status                seconds  loading training  scoring      llm plotting    other  peak GiB
-    01_models  ran                      10.0      0.0      6.0      1.5      0.0      0.0      2.5      1.20
+    ...                    {"01_models": {"phases": {"training": 6.0, "scoring": 1.5}, "peak_rss_gib": 1.2,
+    ...                                   "kernel": 0.75}}))
+    notebook   status                seconds  loading training  scoring      llm plotting   kernel    other  peak GiB
+    01_models  ran                      10.0      0.0      6.0      1.5      0.0      0.0      0.8      1.8      1.20
     02_x       skipped (unchanged)       0.0
-    total                               10.0      0.0      6.0      1.5      0.0      0.0      2.5      1.20
+    total                               10.0      0.0      6.0      1.5      0.0      0.0      0.8      1.8      1.20
     """
     phase_totals = phase_totals or {}
     width = max([len(n) for n, _, _ in timings] + [8])
-    lines = [f"{'notebook':<{width}}  {'status':<20} {'seconds':>8} " + " ".join(f"{p:>8}" for p in PHASES)
-             + f" {'other':>8}  peak GiB"]
-    sums, peaks = dict.fromkeys([*PHASES, "other"], 0.0), []
+    columns = [*PHASES, "kernel", "other"]
+    lines = [f"{'notebook':<{width}}  {'status':<20} {'seconds':>8} " + " ".join(f"{c:>8}" for c in columns)
+             + "  peak GiB"]
+    sums, peaks = dict.fromkeys(columns, 0.0), []
     for name, status, secs in timings:
         line = f"{name:<{width}}  {status:<20} {secs:8.1f}"
         if name in phase_totals:
             spent = phase_totals[name]["phases"]
             cols = {p: spent.get(p, 0.0) for p in PHASES}
+            cols["kernel"] = float(phase_totals[name].get("kernel") or 0.0)
             cols["other"] = max(secs - sum(cols.values()), 0.0)
             for key, value in cols.items():
                 sums[key] += value
             peak = phase_totals[name].get("peak_rss_gib")
             peaks += [peak] if peak is not None else []
-            line += " " + " ".join(f"{cols[p]:8.1f}" for p in [*PHASES, "other"])
+            line += " " + " ".join(f"{cols[c]:8.1f}" for c in columns)
             line += f"  {peak:8.2f}" if peak is not None else ""
         lines.append(line.rstrip())
     total = f"{'total':<{width}}  {'':<20} {sum(s for _, _, s in timings):8.1f}"
     if phase_totals:
-        total += " " + " ".join(f"{sums[p]:8.1f}" for p in [*PHASES, "other"])
+        total += " " + " ".join(f"{sums[c]:8.1f}" for c in columns)
         total += f"  {max(peaks):8.2f}" if peaks else ""
     lines.append(total)
     return "\n".join(lines)
