@@ -871,6 +871,31 @@ def test_wellformedness_check_passes_good_atoms(atom, sentence):
 
 
 @pytest.mark.mirror
+def test_default_atom_checks_are_kept_in_the_file_cache(tmp_path, monkeypatch):
+    """check_atoms with the default checker stores its verdicts (and the data the checker read): checking the same
+    atoms again builds no checker, gives the same statuses and notes the same data files."""
+    from nli_lib import provenance
+    from nli_lib.atoms import generate
+    from nli_lib.atoms.grammar import wellformed
+
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path))
+    rows = pd.DataFrame({"sentence": ["A dog runs in a park.", "A dog runs in a park.", "Two men talk."],
+                         "atom": ["The dog runs.", "the dog is in a park.", None], "parse_ok": [True, True, False]})
+    with provenance.recording() as first_used:
+        first = generate.check_atoms(rows)
+    assert first["status"].tolist() == ["ok", "malformed", "failed"]
+    assert first["checker"].unique().tolist() == [wellformed.CHECK_VERSION]
+    monkeypatch.setattr(wellformed, "default_checker", lambda: pytest.fail("the checker was built again"))
+    with provenance.recording() as again_used:
+        again = generate.check_atoms(rows)
+    pd.testing.assert_frame_equal(again, first)
+    assert again_used["data"] == first_used["data"] and first_used["data"]
+    changed = rows.assign(atom=["The dog runs fast.", "The dog is in a park.", None])
+    with pytest.raises(pytest.fail.Exception, match="built again"):  # new atoms: checked afresh
+        generate.check_atoms(changed)
+
+
+@pytest.mark.mirror
 def test_sentence_returned_whole_is_unparsed_not_ok():
     from nli_lib.atoms.grammar.wellformed import default_checker
 

@@ -145,7 +145,8 @@ def check_atoms(atoms: pd.DataFrame, checker="default") -> pd.DataFrame:
     """Add status (ok | malformed | unparsed | failed | unchecked), reason and checker to generated atom rows.
 
     `checker`: an `AtomChecker` (or any callable (atom, sentence, sole) -> AtomCheck), "default" for the one over
-    the decomposer's tagger, None for no check. A sentence's only atom that repeats it is 'unparsed'.
+    the decomposer's tagger (its verdicts kept in the file cache: `default_verdicts`), None for no check. A
+    sentence's only atom that repeats it is 'unparsed'.
 
     >>> from nli_lib.atoms.grammar.wellformed import AtomCheck
     >>> rows = pd.DataFrame({"sentence": ["S s s s.", "A b.", "A b."], "atom": ["S s s s.", "Ok.", None],
@@ -155,12 +156,16 @@ def check_atoms(atoms: pd.DataFrame, checker="default") -> pd.DataFrame:
     (['unparsed', 'ok', 'failed'], ['unchecked', 'unchecked', 'failed'])
     """
     out = atoms.copy()
-    if isinstance(checker, str) and checker == "default":
-        from .grammar.wellformed import default_checker
-
-        checker = default_checker()
     parsed = out["parse_ok"].astype(bool) & out["atom"].notna()
     counts = out[parsed].groupby("sentence")["atom"].transform("size")
+    items = [(str(row["atom"]), str(row["sentence"]), bool(counts[i] == 1)) for i, row in out[parsed].iterrows()]
+    if isinstance(checker, str) and checker == "default":
+        from .grammar.wellformed import CHECK_VERSION
+
+        checked, name = iter(default_verdicts(items)), CHECK_VERSION
+    elif checker is not None:
+        checked = ((c.status, c.reason) for c in (checker(*item) for item in items))
+        name = getattr(checker, "name", "custom")
     verdicts = []
     for i, row in out.iterrows():
         if not parsed[i]:
@@ -170,12 +175,40 @@ def check_atoms(atoms: pd.DataFrame, checker="default") -> pd.DataFrame:
         elif checker is None:
             verdicts.append(("unchecked", "no well-formedness check (no data mirror)"))
         else:
-            result = checker(str(row["atom"]), str(row["sentence"]), bool(counts[i] == 1))
-            verdicts.append((result.status, result.reason))
+            verdicts.append(next(checked))
     out["status"] = [s for s, _ in verdicts]
     out["reason"] = [r for _, r in verdicts]
-    out["checker"] = getattr(checker, "name", "none" if checker is None else "custom")
+    out["checker"] = "none" if checker is None else name
     return out
+
+
+def default_verdicts(items: Sequence[tuple[str, str, bool]]) -> list[tuple[str, str]]:
+    """(status, reason) of each (atom, sentence, sole) by the default checker (`wellformed.default_checker`),
+    kept in the file cache (`filecache.cached_derived`, JSON) under the items and `filecache.library_state` (the
+    rules, the tagger and WordNet: library sources and data manifest). A warm notebook neither builds the
+    checker (tagger and WordNet) nor re-checks its atoms (~1–3 s in each atoms and FactNLI notebook)."""
+    from .. import filecache
+    from ..hashing import json_hash
+
+    items = [(str(a), str(s), bool(sole)) for a, s, sole in items]
+    if not items:
+        return []
+
+    def compute() -> list[list[str]]:
+        from ..data.loaders import load_pos_tagger, load_wordnet
+        from .grammar.wellformed import default_checker
+
+        load_pos_tagger(), load_wordnet()  # noted (fetched) here, also when this process built the checker before
+        check = default_checker()
+        return [[v.status, v.reason] for v in (check(*item) for item in items)]
+
+    def problem(value) -> str | None:
+        ok = (isinstance(value, list) and len(value) == len(items)
+              and all(isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) for x in v) for v in value))
+        return None if ok else "not one (status, reason) per atom"
+
+    path = filecache.derived_path("atom_checks", {"items": json_hash(items)}, filecache.JSON)
+    return [tuple(v) for v in filecache.cached_derived(path, compute, "cached atom checks", validate=problem)]
 
 
 def usable(atoms: pd.DataFrame) -> pd.DataFrame:
