@@ -940,6 +940,35 @@ def test_context_window_is_sized_from_the_data_and_truncation_is_counted():
     assert sized_view("tfidf", frames) == "tfidf"  # no tokenizer: unchanged
 
 
+def test_token_counts_are_kept_per_tokenizer_identity_and_pairs(tmp_path, monkeypatch):
+    """A model with a weights_id (its folder's hash, tokenizer files included) has its pair lengths and token limit
+    kept in the file cache: sizing the window and the context report again read no tokenizer; another
+    identity or other pairs tokenize afresh."""
+    from nli_lib.factnli import context_report, needed_length
+
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path))
+
+    class Counting(_TokModel):
+        weights_id, reads = "tok@sha256:0123456789abcdef", 0
+
+        @property
+        def tokenizer(self):
+            type(self).reads += 1
+            return _WordTokenizer()
+
+    frames = {"full": pd.DataFrame({"level": [0, 3], "premise": ["a b c", "w " * 50], "hypothesis": ["d", "f g"]})}
+    window, report = needed_length(Counting(), frames), context_report(Counting(), frames, 32)
+    assert window == 40 and report["max tokens"].tolist() == [7, 55] and Counting.reads == 2  # limit and lengths
+    assert needed_length(Counting(), frames) == 40
+    pd.testing.assert_frame_equal(context_report(Counting(), frames, 32), report)
+    assert Counting.reads == 2  # served from the cache, tokenizer limit included
+    other = Counting()
+    other.weights_id = "another tokenizer"
+    needed_length(other, frames)
+    needed_length(Counting(), {"full": frames["full"].assign(hypothesis=["d e", "f"])})
+    assert Counting.reads == 6
+
+
 def test_gold_precision_hand_computed():
     from nli_lib.factnli import gold_precision, match_gold, precision_table
 

@@ -34,16 +34,17 @@ import pandas as pd
 POSITION_LIMIT = 512
 
 
-def position_limit(model) -> int:
+def position_limit(model, tokenizer_limit: int | None | str = "ask") -> int:
     """The longest input the model can take: its config's max_position_embeddings, else the tokenizer's
-    model_max_length, never above POSITION_LIMIT."""
+    model_max_length (`tokenizer_limit`, read from the tokenizer when "ask"), never above POSITION_LIMIT."""
     limits = [POSITION_LIMIT]
     config_limit = getattr(getattr(getattr(model, "_model", None), "config", None), "max_position_embeddings", None)
     if config_limit:
         limits.append(int(config_limit))
-    tok_limit = getattr(getattr(model, "tokenizer", None), "model_max_length", None)
-    if tok_limit and tok_limit < 10**6:
-        limits.append(int(tok_limit))
+    if tokenizer_limit == "ask":
+        tokenizer_limit = getattr(getattr(model, "tokenizer", None), "model_max_length", None)
+    if tokenizer_limit and tokenizer_limit < 10**6:
+        limits.append(int(tokenizer_limit))
     return min(limits)
 
 
@@ -55,21 +56,52 @@ def pair_lengths(model, premises, hypotheses) -> np.ndarray:
     return np.array([len(ids) for ids in enc["input_ids"]], dtype=int)
 
 
-def _lengths(model, frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
-    rows = []
-    for variant, df in frames.items():
-        lengths = pair_lengths(model, df["premise"].tolist(), df["hypothesis"].tolist())
-        rows.append(pd.DataFrame({"variant": variant, "level": df["level"].to_numpy(), "tokens": lengths}))
+def token_counts(model, frames: Mapping[str, pd.DataFrame]) -> dict:
+    """{'tokens': {variant: [tokens of each pair]}, 'model_max_length': the tokenizer's limit}. For a model
+    with a `weights_id` (an HF classifier: its folder's content hash, tokenizer files included, or hub
+    commit) kept in the file cache (`filecache.cached_derived`, JSON) under that id, the pairs and
+    `filecache.library_state`, so a warm notebook 41 loads no tokenizer (~4 s: transformers and the tokenizer)."""
+    def compute() -> dict:
+        tokens = {variant: pair_lengths(model, df["premise"].tolist(), df["hypothesis"].tolist()).tolist()
+                  for variant, df in frames.items()}
+        limit = getattr(model.tokenizer, "model_max_length", None)
+        return {"tokens": tokens, "model_max_length": int(limit) if limit is not None else None}
+
+    identity = getattr(model, "weights_id", None)
+    if not isinstance(identity, str):
+        return compute()
+    from .. import filecache
+    from ..hashing import json_hash
+
+    pairs = {variant: json_hash([[str(p), str(h)] for p, h in zip(df["premise"], df["hypothesis"])])
+             for variant, df in frames.items()}
+
+    def problem(value) -> str | None:
+        ok = (isinstance(value, dict) and set(value) == {"tokens", "model_max_length"}
+              and isinstance(value["tokens"], dict) and set(value["tokens"]) == set(frames)
+              and all(len(value["tokens"][v]) == len(df) for v, df in frames.items()))
+        return None if ok else "not one token count per pair"
+
+    path = filecache.derived_path("token_lengths", {"tokenizer": identity, "pairs": pairs}, filecache.JSON)
+    return filecache.cached_derived(path, compute, "cached token lengths", validate=problem)
+
+
+def _lengths(model, frames: Mapping[str, pd.DataFrame], counts: dict | None = None) -> pd.DataFrame:
+    counts = counts or token_counts(model, frames)
+    rows = [pd.DataFrame({"variant": variant, "level": df["level"].to_numpy(),
+                          "tokens": np.asarray(counts["tokens"][variant], dtype=int)})
+            for variant, df in frames.items()]
     return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=["variant", "level", "tokens"])
 
 
 def needed_length(model, frames: Mapping[str, pd.DataFrame], multiple: int = 32) -> int:
     """The window that truncates no pair of `frames` (longest pair, rounded up to `multiple`), capped at the
     model's position limit; never below the model's own max_length."""
-    lengths = _lengths(model, frames)["tokens"]
+    counts = token_counts(model, frames)
+    lengths = _lengths(model, frames, counts)["tokens"]
     longest = int(lengths.max()) if len(lengths) else 0
     window = max(int(getattr(model, "max_length", 0)), multiple * math.ceil(longest / multiple))
-    return min(window, position_limit(model))
+    return min(window, position_limit(model, counts["model_max_length"]))
 
 
 def context_report(model, frames: Mapping[str, pd.DataFrame], max_length: int) -> pd.DataFrame:
