@@ -668,18 +668,20 @@ def test_real_taxinli():
 
 
 @pytest.mark.mirror
-@pytest.mark.parametrize("loader, args", [(L.load_taxinli, ("taxinli10k",)), (L.load_taxinli, ("mnli_dev",)),
-                                          (L.load_mnli_from_taxinli, ())])
-def test_real_taxinli_frames_read_back_exactly_from_the_file_cache(loader, args, tmp_path, monkeypatch):
-    """TaxiNLI's frames (nullable Int64 features, attrs) are stored (no 'does not read back' warning) and a new
-    process reads them back without parsing, equal in values, dtypes and attrs."""
+@pytest.mark.parametrize("loader, args", [
+    (L.load_taxinli, ("taxinli10k",)), (L.load_taxinli, ("mnli_dev",)), (L.load_mnli_from_taxinli, ()),
+    (L.load_esnli, ("test",)), (L.load_phrasis, ()), (L.load_dnli, ("snli", "test")),
+    (L.load_chaosnli, ("mnli_m",)), (L.load_dsnli_train_subset, ())])
+def test_real_frames_read_back_exactly_from_the_file_cache(loader, args, tmp_path, monkeypatch):
+    """The mirror's frames (nullable Int64 features, lists in cells, attrs) are stored (no 'does not read back'
+    warning) and a new process reads them back without parsing, equal in values, dtypes and attrs."""
     monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(L, "_FRAMES", {})
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         first = loader(*args)
     monkeypatch.setattr(L, "_FRAMES", {})
-    monkeypatch.setattr(L, "_collect_taxinli", lambda *a: pytest.fail("parsed again"))
+    monkeypatch.setattr(L, "_collect", lambda *a: pytest.fail("parsed again"))
     again = loader(*args)
     pd.testing.assert_frame_equal(again, first, check_exact=True)
     assert again.attrs == first.attrs

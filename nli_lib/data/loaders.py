@@ -644,8 +644,9 @@ def load_chaosnli(subset: str, *, path: str | Path | None = None, strict: bool =
     """
     _check_choice("subset", subset, ("snli", "mnli_m"))
     path, source = _resolve(f"chaosnli/{subset}", path)
-    return _finish(_collect(_jsonl_rows(path), _parse_chaosnli), columns=CHAOSNLI_COLUMNS, source=source,
-                   strict=strict)
+    return _memo_frame(("chaosnli", subset, strict, repr(source)), [path],
+                       lambda: _finish(_collect(_jsonl_rows(path), _parse_chaosnli), columns=CHAOSNLI_COLUMNS,
+                                       source=source, strict=strict))
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -817,12 +818,15 @@ def load_dnli(subset: str, split: str, *, path: str | Path | None = None, drop_i
                           atomic_event_id=r.get("AtomicEventId"))
         return record
 
-    collected = _collect(_jsonl_rows(path), parse)
-    df = _finish(collected, columns=(*_DNLI_BASE, *DNLI_EXTRA[subset]), source=source, strict=strict,
-                 counts=("impossible",))
-    if not drop_impossible:
-        df.attrs["impossible"] = int(df["impossible"].sum())
-    return df
+    def build() -> pd.DataFrame:
+        collected = _collect(_jsonl_rows(path), parse)
+        df = _finish(collected, columns=(*_DNLI_BASE, *DNLI_EXTRA[subset]), source=source, strict=strict,
+                     counts=("impossible",))
+        if not drop_impossible:
+            df.attrs["impossible"] = int(df["impossible"].sum())
+        return df
+
+    return _memo_frame(("dnli", subset, split, drop_impossible, strict, repr(source)), [path], build)
 
 
 DSNLI_TRAIN_COLUMNS = (*_DNLI_BASE, "snli_pair_id", "premise_hypothesis_id")
@@ -848,10 +852,14 @@ def load_dsnli_train_subset(*, path: str | Path | None = None, strict: bool = Fa
     not part of this file (impossible is always False).
     """
     path, source = _resolve("dsnli_train_subset/aflite_train_examples", path)
-    df = _finish(_collect(_json_array_rows(path), _parse_dsnli_train), columns=DSNLI_TRAIN_COLUMNS,
-                 source=source, strict=strict)
-    df.attrs["impossible"] = 0
-    return df
+
+    def build() -> pd.DataFrame:
+        df = _finish(_collect(_json_array_rows(path), _parse_dsnli_train), columns=DSNLI_TRAIN_COLUMNS,
+                     source=source, strict=strict)
+        df.attrs["impossible"] = 0
+        return df
+
+    return _memo_frame(("dsnli_train_subset", strict, repr(source)), [path], build)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -915,14 +923,21 @@ def load_phrasis(split: str | None = None, source: str | None = None, polarity: 
               if all(v is None or v == part for v, part in zip((split, source, polarity), p.split(".")))]
     for part in wanted:
         _check_choice("PhrasIS part", part, PHRASIS_PARTS)
-    collected, sources, parse = _Collected([], [], Counter()), [], _phrasis_parser()
+    files, sources = [], []
     for part in wanted:
         path, src = _resolve(f"phrasis/{part}", (paths or {}).get(part))
+        files.append(path)
         sources.append(src)
-        _, rows = _tsv(path, header=False, ncols=7)
-        tagged = (row if isinstance(row.value, _BadRow) else replace(row, value=(part, row.value)) for row in rows)
-        collected += _collect(tagged, parse)
-    return _finish(collected, columns=PHRASIS_COLUMNS, source=sources, strict=strict)
+
+    def build() -> pd.DataFrame:
+        collected, parse = _Collected([], [], Counter()), _phrasis_parser()
+        for part, path in zip(wanted, files):
+            _, rows = _tsv(path, header=False, ncols=7)
+            tagged = (row if isinstance(row.value, _BadRow) else replace(row, value=(part, row.value)) for row in rows)
+            collected += _collect(tagged, parse)
+        return _finish(collected, columns=PHRASIS_COLUMNS, source=sources, strict=strict)
+
+    return _memo_frame(("phrasis", tuple(wanted), strict, repr(sources)), files, build)
 
 
 # --------------------------------------------------------------------------------------------------------------
