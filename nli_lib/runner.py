@@ -425,10 +425,15 @@ class Run:
             env.update({"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)})
         return env, code_inputs(path)
 
+    def _note_times(self, path: Path) -> None:
+        """The kernel's phase totals and peak memory (its phase file) and its start-up and shut-down seconds
+        (`kernel_seconds`), for the timing table."""
+        self.phase_totals[path.stem] = {**read_phase_file(self._files(path)["phases"]),
+                                        "kernel": kernel_seconds(self.out_dir / path.name)}
+
     def finish(self, path: Path, code: dict, seconds: float) -> None:
         files = self._files(path)
-        self.phase_totals[path.stem] = {**read_phase_file(files["phases"]),
-                                        "kernel": kernel_seconds(self.out_dir / path.name)}
+        self._note_times(path)
         used = provenance.read_record(files["record"])
         used = {"data": sorted(used["data"]), "models": used["models"]}
         write_json(files["stamp"], {"hash": input_hash(path, self.params, used, self._summary(path), code),
@@ -438,8 +443,7 @@ class Run:
 
     def stopped(self, path: Path, status: str, seconds: float, where: str = "") -> None:
         """A notebook that failed or was interrupted: reported, no stamp."""
-        self.phase_totals[path.stem] = {**read_phase_file(self._files(path)["phases"]),
-                                        "kernel": kernel_seconds(self.out_dir / path.name)}
+        self._note_times(path)
         self.timings.append((path.stem, status, seconds))
         if status == "FAILED":
             print(f"\nFAILED: notebook {path.name}, {where}\n  executed copy: {self.out_dir / path.name}",

@@ -159,26 +159,27 @@ def check_atoms(atoms: pd.DataFrame, checker="default") -> pd.DataFrame:
     parsed = out["parse_ok"].astype(bool) & out["atom"].notna()
     counts = out[parsed].groupby("sentence")["atom"].transform("size")
     items = [(str(row["atom"]), str(row["sentence"]), bool(counts[i] == 1)) for i, row in out[parsed].iterrows()]
-    if isinstance(checker, str) and checker == "default":
+    if checker is None:
+        checked, name = [("unchecked", "no well-formedness check (no data mirror)")] * len(items), "none"
+    elif isinstance(checker, str) and checker == "default":
         from .grammar.wellformed import CHECK_VERSION
 
-        checked, name = iter(default_verdicts(items)), CHECK_VERSION
-    elif checker is not None:
-        checked = ((c.status, c.reason) for c in (checker(*item) for item in items))
+        checked, name = default_verdicts(items), CHECK_VERSION
+    else:
+        checked = [(c.status, c.reason) for c in (checker(*item) for item in items)]
         name = getattr(checker, "name", "custom")
+    checked = iter(checked)  # one verdict per parsed row, in row order
     verdicts = []
     for i, row in out.iterrows():
-        if not parsed[i]:
+        if parsed[i]:
+            verdicts.append(next(checked))
+        else:
             error = row.get("error")
             verdicts.append(("failed", error if isinstance(error, str) and error
                              else "the generator's answer could not be parsed"))
-        elif checker is None:
-            verdicts.append(("unchecked", "no well-formedness check (no data mirror)"))
-        else:
-            verdicts.append(next(checked))
     out["status"] = [s for s, _ in verdicts]
     out["reason"] = [r for _, r in verdicts]
-    out["checker"] = "none" if checker is None else name
+    out["checker"] = name
     return out
 
 
