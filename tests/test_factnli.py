@@ -942,9 +942,10 @@ def test_context_window_is_sized_from_the_data_and_truncation_is_counted():
 
 def test_token_counts_are_kept_per_tokenizer_identity_and_pairs(tmp_path, monkeypatch):
     """A model with a weights_id (its folder's hash, tokenizer files included) has its pair lengths and token limit
-    kept in the file cache: sizing the window and the context report again read no tokenizer; another
+    kept in the file cache: sizing the window (`sized_view` included) and the context report again read no
+    tokenizer; another
     identity or other pairs tokenize afresh."""
-    from nli_lib.factnli import context_report, needed_length
+    from nli_lib.factnli import context_report, needed_length, sized_view
 
     monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path))
 
@@ -962,6 +963,8 @@ def test_token_counts_are_kept_per_tokenizer_identity_and_pairs(tmp_path, monkey
     assert needed_length(Counting(), frames) == 40
     pd.testing.assert_frame_equal(context_report(Counting(), frames, 32), report)
     assert Counting.reads == 2  # served from the cache, tokenizer limit included
+    assert sized_view(Counting(), frames).max_length == 40 and Counting.reads == 2  # no lazy tokenizer read to
+    # decide whether the model has one
     other = Counting()
     other.weights_id = "another tokenizer"
     needed_length(other, frames)

@@ -181,10 +181,11 @@ def context_table(models: dict, frames: dict):
     """Token lengths of the scored sets per model with a tokenizer: longest, 95th percentile, window, truncated."""
     import pandas as pd
 
+    from ..models.base import has_attributes
     from .context import context_report
 
     parts = [context_report(m, frames, m.max_length) for m in models.values()
-             if hasattr(m, "tokenizer") and hasattr(m, "max_length")]
+             if has_attributes(m, "tokenizer", "max_length")]
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 

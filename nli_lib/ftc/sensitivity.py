@@ -31,6 +31,7 @@ import pandas as pd
 from ..config import LABELS
 from ..evaluation import wilcoxon_rho
 from ..hashing import digest
+from ..models.base import has_attributes
 from ..text import spaceless_key
 from .analysis import METRIC_NAMES, METRICS, score_rows
 from .logic import SLOTS
@@ -238,7 +239,7 @@ def perturbs_embeddings(model) -> bool:
     >>> perturbs_embeddings(Lazy()), Lazy.loads, perturbs_embeddings(object())
     (True, 0, False)
     """
-    return all(hasattr(type(model), attr) or attr in getattr(model, "__dict__", {}) for attr in ("model", "tokenizer"))
+    return has_attributes(model, "model", "tokenizer")
 
 
 def noise_label_flips(model, df: pd.DataFrame, scales: Sequence[float] = (0.5, 1.0, 2.0), draws: int = 1,

@@ -19,6 +19,7 @@ Every `predict_proba` is counted in the call ledger (`nli_lib.calls`): pairs ask
 """
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
 from typing import Sequence
 
@@ -33,6 +34,23 @@ from ..phases import phase
 
 CACHE_NAMESPACE = "classifier"
 CHUNK = 2048  # pairs per cache round-trip: bounds memory and loses at most one chunk on interruption
+
+
+def has_attributes(obj, *names: str) -> bool:
+    """Whether `obj` has every attribute in `names`, asked without evaluating any: `HFClassifier.model` and
+    `.tokenizer` are lazy properties, and `hasattr` on them would load transformers and the weights in a run
+    whose answers are all cached.
+
+    >>> class Lazy:
+    ...     loads, max_length = 0, 128
+    ...     @property
+    ...     def tokenizer(self):
+    ...         Lazy.loads += 1
+    >>> has_attributes(Lazy(), "tokenizer", "max_length"), Lazy.loads, has_attributes("tfidf", "tokenizer")
+    (True, 0, False)
+    """
+    missing = object()
+    return all(inspect.getattr_static(obj, name, missing) is not missing for name in names)
 
 
 def labels_of(probs: np.ndarray, labels: Sequence[str]) -> list[str | None]:
