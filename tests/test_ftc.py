@@ -605,6 +605,29 @@ def test_simulator_uses_the_explanation_and_the_dropout_formats():
         Simulator().predict(test, "xe")
 
 
+def test_simulator_labels_are_kept_in_the_file_cache_and_fitted_only_on_a_miss(tmp_path, monkeypatch):
+    """A second simulator fitted on the same rows and targets answers the same rows from the file cache without
+    fitting (a warm notebook 31 or 32); other targets, other rows asked about or another C fit afresh."""
+    from nli_lib.ftc import Simulator
+
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path))
+    fits = []
+    real = Simulator._fit_now
+    monkeypatch.setattr(Simulator, "_fit_now", lambda self: (fits.append(self.C), real(self)))
+    labels = ["entailment", "neutral", "contradiction"] * 10
+    df = pd.DataFrame({"pair_id": [f"p{i}" for i in range(30)], "premise": [f"a dog runs {i}" for i in range(30)],
+                       "hypothesis": [f"an animal {labels[i][:4]} moves" for i in range(30)],
+                       "explanation_1": [f"it says {y}" for y in labels]})
+    test = df.assign(explanation=df["explanation_1"])
+    first = Simulator().fit(df, labels).predict_all(test)
+    assert len(fits) == 1 and set(first) == {"xe", "x", "e"} and len(first["xe"]) == 30
+    assert Simulator().fit(df, labels).predict_all(test) == first and len(fits) == 1  # read back, not fitted
+    Simulator().fit(df, labels[::-1]).predict_all(test)  # other targets
+    Simulator().fit(df, labels).predict_all(test.head(5))  # other rows asked about
+    Simulator(C=0.1).fit(df, labels).predict_all(test)  # another setting
+    assert fits == [1.0, 1.0, 1.0, 0.1]
+
+
 def test_simulator_of_a_model_that_always_says_one_label():
     """A task model that gives one label for every pair (a constant replica, a collapsed fine-tune) is simulated
     exactly by that label: Δ = 0 everywhere, LAS 0, nothing fails for want of a second class."""

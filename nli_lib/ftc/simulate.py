@@ -57,7 +57,8 @@ class Simulator:
     labels: tuple = LABELS  # label set (columns of predict_proba)
     name: str = "tfidf-logreg simulator"  # printed beside LAS/LRA numbers
     n_train: int = 0  # training pairs (each in three formats)
-    _fitted: dict = field(default_factory=dict, repr=False)
+    _fitted: dict = field(default_factory=dict, repr=False)  # vectorizers and estimator, once fitted
+    _train: tuple | None = field(default=None, repr=False)  # (rows, targets, explanation column) given to `fit`
 
     def _blocks(self, df: pd.DataFrame, explanation_col: str, fit: bool = False):
         """(pair block, explanation block) of feature rows for df."""
@@ -86,34 +87,68 @@ class Simulator:
         return sp.hstack([xb, eb, flags]).tocsr()
 
     def fit(self, df: pd.DataFrame, target: Sequence[str], explanation_col: str = "explanation_1") -> "Simulator":
-        """Train on `df` (premise, hypothesis, `explanation_col`) to predict `target` (the task model's labels)."""
+        """Train on `df` (premise, hypothesis, `explanation_col`) to predict `target` (the task model's labels).
+
+        The rows are kept and fitted on first need: `predict_all` keeps its answers in the file cache under the
+        training rows, targets, settings and the rows asked about, so a warm run fits nothing (TF-IDF and the
+        logistic regression: ~3 s in each of notebooks 31 and 32)."""
+        target = list(target)
+        self._train = (df.reset_index(drop=True), target, explanation_col)
+        self._fitted = {}
+        if len(set(target)) == 1:  # a task model that always gives one label is simulated exactly by that label
+            self.name = f"{self.name} (constant: the task model always says {target[0]})"
+        self.n_train = len(df)
+        return self
+
+    def _fit_now(self) -> None:
+        """Fit the vectorizers and the estimator on the rows `fit` kept."""
         from sklearn.linear_model import LogisticRegression
 
+        df, target, explanation_col = self._train
         xb, eb = self._blocks(df, explanation_col, fit=True)
         X = sp.vstack([self._assemble(xb, eb, fmt) for fmt in FORMATS]).tocsr()
         weights = np.concatenate([np.full(len(df), w) for w in FORMATS.values()])
-        y = np.tile(np.asarray(list(target), dtype=object), len(FORMATS))
-        if len(set(y)) == 1:  # a task model that always gives one label is simulated exactly by that label
+        y = np.tile(np.asarray(target, dtype=object), len(FORMATS))
+        if len(set(y)) == 1:
             from sklearn.dummy import DummyClassifier
 
             self._fitted["est"] = DummyClassifier(strategy="constant", constant=y[0]).fit(X, y)
-            self.name = f"{self.name} (constant: the task model always says {y[0]})"
         else:  # saga: ~1 s on 3 × 9.5k rows where lbfgs takes ~35 s (same convex objective, looser tolerance)
             self._fitted["est"] = LogisticRegression(C=self.C, solver="saga", tol=1e-3, max_iter=1000,
                                                      random_state=self.seed).fit(X, y, sample_weight=weights)
-        self.n_train = len(df)
-        return self
 
     def predict(self, df: pd.DataFrame, fmt: str, explanation_col: str = "explanation") -> list[str]:
         """Simulated labels with inputs `fmt`: 'xe' (pair + explanation), 'x' (pair only), 'e' (explanation only)."""
         return self.predict_all(df, explanation_col)[fmt]
 
     def predict_all(self, df: pd.DataFrame, explanation_col: str = "explanation") -> dict[str, list[str]]:
-        """{'xe', 'x', 'e'} -> simulated labels for every row of df."""
-        if "est" not in self._fitted:
+        """{'xe', 'x', 'e'} -> simulated labels for every row of df, kept in the file cache
+        (`filecache.cached_derived`) under the training rows and targets, C, seed, labels, the rows of `df` and
+        `filecache.library_state` (this code and scikit-learn's version)."""
+        from .. import filecache
+        from ..hashing import json_hash
+
+        if self._train is None:
             raise RuntimeError("Simulator is not fitted: call .fit(train_df, task_model_predictions) first")
-        xb, eb = self._blocks(df, explanation_col)
-        return {fmt: list(self._fitted["est"].predict(self._assemble(xb, eb, fmt))) for fmt in FORMATS}
+
+        def compute() -> dict[str, list[str]]:
+            if "est" not in self._fitted:
+                self._fit_now()
+            xb, eb = self._blocks(df, explanation_col)
+            return {fmt: [str(v) for v in self._fitted["est"].predict(self._assemble(xb, eb, fmt))] for fmt in FORMATS}
+
+        def problem(value) -> str | None:
+            ok = (isinstance(value, dict) and list(value) == list(FORMATS)
+                  and all(isinstance(v, list) and len(v) == len(df) and all(isinstance(x, str) for x in v)
+                          for v in value.values()))
+            return None if ok else "not one simulated label per pair and input format"
+
+        train, target, train_col = self._train
+        inputs = {"train": _rows_hash(train, train_col), "target": json_hash([str(t) for t in target]),
+                  "asked": _rows_hash(df, explanation_col), "settings": [self.C, self.seed, list(self.labels)],
+                  "formats": FORMATS}
+        path = filecache.derived_path("ftc_simulator", inputs, filecache.JSON)
+        return filecache.cached_derived(path, compute, "cached simulator labels", validate=problem)
 
     def simulate(
         self, df: pd.DataFrame, task_pred: Sequence[str], explanation_col: str = "explanation"
@@ -123,6 +158,14 @@ class Simulator:
         rows = las_rows(task_pred, sim["xe"], sim["x"], sim["e"])
         rows.insert(0, "pair_id", df["pair_id"].to_numpy())
         return rows
+
+
+def _rows_hash(df: pd.DataFrame, explanation_col: str) -> str:
+    """Hash of what the simulator reads of each row: premise, hypothesis and the explanation ('' when absent)."""
+    from ..hashing import json_hash
+
+    z = df[explanation_col].fillna("").astype(str).tolist() if explanation_col in df else [""] * len(df)
+    return json_hash([df["premise"].astype(str).tolist(), df["hypothesis"].astype(str).tolist(), z])
 
 
 def las_rows(
