@@ -307,6 +307,28 @@ def test_counterfactual_rows_keep_failures_and_flag_unchanged():
     assert r1["status"] == "ok" and r2["status"] == "failed" and p3.loc["N[B]", "status"] == "ok"
 
 
+def test_counterfactual_checks_are_kept_in_the_file_cache(tmp_path, monkeypatch):
+    """The well-formedness verdicts of a pipeline's counterfactuals are read back on a second run (a warm FTC
+    notebook checks nothing again), with the same rows; a changed counterfactual is checked afresh."""
+    from nli_lib.ftc import validity
+
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path))
+    checked = []
+    real = validity.check_counterfactual
+    monkeypatch.setattr(validity, "check_counterfactual", lambda *a, **k: (checked.append(a[1]), real(*a, **k))[1])
+    df = pd.DataFrame({"pair_id": ["p1", "p4"], "premise": ["u", "u"], "hypothesis": ["There is a cat running .",
+                       "A dog runs ."], "label": ["contradiction", "entailment"],
+                       "explanation_1": ["a dog is not a cat .", "a dog is a dog ."]})
+    first = counterfactual_rows(df, "regex", "regex", verify=False)
+    assert sorted(checked) == ["A dog runs .", "There is a dog running ."]
+    pd.testing.assert_frame_equal(counterfactual_rows(df, "regex", "regex", verify=False), first)
+    assert len(checked) == 2  # read back
+    again = counterfactual_rows(df.assign(explanation_1=["a bird is not a cat .", "a dog is a dog ."]), "regex",
+                                "regex", verify=False)
+    assert again["x_cf"].iloc[0] == "There is a bird running ." and len(checked) == 4
+    assert first["status"].tolist() == ["ok", "malformed"] and first["reason"].iloc[1].startswith("malformed: unchanged")
+
+
 def test_hit_rates_counts_on_a_tiny_frame():
     df = pd.DataFrame({"pair_id": ["a", "b", "c"], "hypothesis": ["There is a cat .", "A man sleeps .", "x"],
                        "label": ["contradiction", "contradiction", "entailment"],

@@ -38,7 +38,7 @@ from .fewshot import FewShotRewriter
 from .logic import as_label, counterfactual_targets
 from .templates import extract_regex
 from .text import find_span, replace_at
-from .validity import check_counterfactual
+from .validity import check_cached
 
 # Bump when a change to the extract/transform code changes counterfactual texts (gold-set items record it).
 TRANSFORM_VERSION = 2
@@ -167,7 +167,7 @@ def counterfactual_rows(df: pd.DataFrame, extract: str = "regex", transform: str
         for i, p in zip(ok_idx, parsed):
             rewrites[i] = _fsp_rewrites(p, labels[i])
             transform_shots[i] = (getattr(p, "shots", None), getattr(p, "dropped", 0))
-    rows = []
+    rows, produced_rows = [], []  # every row; (row, the transform's note) of each counterfactual to be checked
     for i in range(len(df)):
         a, b, template, why = spans[i]
         base = {"pair_id": df.at[i, "pair_id"], "premise": df.at[i, "premise"], "hypothesis": df.at[i, "hypothesis"],
@@ -181,17 +181,16 @@ def counterfactual_rows(df: pd.DataFrame, extract: str = "regex", transform: str
         for r in items:
             produced = bool(r.x_cf and r.x_cf.strip())
             changed = produced and untokenize_ptb(r.x_cf) != untokenize_ptb(base["hypothesis"])
-            if not produced:
-                status, reason = "failed", r.reason
-            else:
-                verdict = check_counterfactual(base["hypothesis"], r.x_cf, r.slot, source=base["explanation"],
-                                               premise=base["premise"])
-                status = verdict.status
-                reason = (
-                    r.reason if verdict.ok else f"malformed: {verdict.reason}" + (f" [{r.reason}]" if r.reason else "")
-                )
-            rows.append({**base, "slot": r.slot, "y_cf": r.y_cf, "x_cf": r.x_cf if produced else None,
-                         "ok": status == "ok", "status": status, "changed": changed, "reason": reason})
+            row = {**base, "slot": r.slot, "y_cf": r.y_cf, "x_cf": r.x_cf if produced else None, "changed": changed,
+                   "ok": False, "status": "failed", "reason": r.reason}
+            rows.append(row)
+            if produced:
+                produced_rows.append((row, r.reason))
+    verdicts = check_cached([(row["hypothesis"], row["x_cf"], row["slot"], row["explanation"], row["premise"])
+                             for row, _ in produced_rows])
+    for (row, note), verdict in zip(produced_rows, verdicts):
+        row.update(ok=verdict.ok, status=verdict.status,
+                   reason=note if verdict.ok else f"malformed: {verdict.reason}" + (f" [{note}]" if note else ""))
     out = pd.DataFrame(rows, columns=ROW_COLUMNS)
     if verify:
         _abstain_on_low_scores(out)
