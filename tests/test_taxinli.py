@@ -870,10 +870,10 @@ def test_figure7_inset_covers_no_point_and_colours_are_distinct():
     plt.close(fig)
 
 
-def test_figure7_panel_without_legend_draws_what_one_scatter_per_value_draws():
-    """A grid panel's points go in one marker-only line per value (`_scatter_in_order`): every point once, in
-    the order, colours and sizes the per-value scatters of a legend panel give ('none' first and smaller); the
-    inset's points in label order, coloured by gold label."""
+def test_figure7_panel_draws_what_one_scatter_per_value_draws():
+    """A panel's points go in one marker-only line per value (`_scatter_in_order`): every point once, in the
+    order, colours and sizes that one scatter per value gives ('none' first and smaller); a legend panel's lines
+    carry the legend's "value (count)" entries; the inset's points in label order, coloured by gold label."""
     import matplotlib.pyplot as plt
     from matplotlib.collections import PathCollection
     from matplotlib.colors import to_rgba
@@ -898,10 +898,19 @@ def test_figure7_panel_without_legend_draws_what_one_scatter_per_value_draws():
             out += [(*np.round(p, 9), *np.round(rgba, 6), round(float(s), 6)) for p, rgba, s in zip(xy, colours, sizes)]
         return out
 
-    fig, (a, b) = plt.subplots(1, 2)
+    fig, (a, b, ref) = plt.subplots(1, 3)
     rep.plot_tsne_panel(a, coords, df, "connectives", legend=True)
     rep.plot_tsne_panel(b, coords, df, "connectives", legend=False, labels=rep.combo_labels(df, "connectives"))
-    assert drawn(a) == drawn(b) and len(drawn(b)) == 40 and not b.collections  # markers only, none twice
+    combos, colours = rep.combo_labels(df, "connectives"), rep.palette("connectives")
+    values = ["none"] + [v for v in combos.value_counts().index if v != "none"]
+    for v in values:  # the reference: one scatter per value, 'none' first at 0.6 of the size
+        m = (combos == v).to_numpy()
+        ref.scatter(coords[m, 0], coords[m, 1], s=6 * (0.6 if v == "none" else 1), color=colours[v], linewidths=0)
+    assert drawn(a) == drawn(b) == drawn(ref) and len(drawn(b)) == 40  # every point once
+    assert not a.collections and not b.collections  # markers only
+    entries = [(t.get_text(), to_rgba(h.get_markerfacecolor())) for t, h in zip(a.get_legend().get_texts(), a.get_lines())]
+    assert entries == [(f"{v} ({int((combos == v).sum())})", to_rgba(colours[v])) for v in values]
+    assert b.get_legend() is None
     assert drawn(b)[0][-1] < drawn(b)[-1][-1]  # 'none' first, and smaller
     order = [i for lab in LABELS for i in np.flatnonzero(df["label"].to_numpy() == lab)]
     expected = [(*np.round(coords[i], 9), *np.round(to_rgba(rep.NLI_COLORS[df["label"].iloc[i]]), 6), 1.5)
