@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from . import atomic
 from .basis import BASES, check_basis, entry_tier, model_basis
 from .config import PACKAGE_DIR, REPO_ROOT, output_dir, scrub_secrets
 from .data.fetch import used_data
@@ -365,7 +366,7 @@ def rebuild_index(root: Path | None = None) -> pd.DataFrame:
     root = root or output_dir()
     index = _index_frame(_index_rows(root))
     (root / "tables").mkdir(parents=True, exist_ok=True)
-    index.to_csv(root / "tables" / "index.csv", index=False)
+    atomic.write_text(root / "tables" / "index.csv", index.to_csv(index=False))  # never read half-written
     return index
 
 

@@ -37,7 +37,8 @@ Why not train the shared models first with every core: fine-tuning on 2 threads 
 one (measured: 347 vs 441 ms a MiniLM step), so a serial 01 left most of a core idle for its ~4.5 minutes.
 Trade-off: a fine-tune's last digits depend on its thread count, so a model trained under `--jobs 2` (1
 thread on 2 cores) differs slightly from one trained under `--jobs 1` (every core), as before for the papers'.
-The data notebooks (00) run before everything and the summaries (9x) after, one at a time with every core.
+The data notebooks (00) run before everything, one at a time with every core, and the summaries (9x) after every
+paper, side by side (`mend_index` then rebuilds tables/index.csv, which notebooks publishing at once can race on).
 A notebook's stamp holds the inputs as they were when it started (an edit of nli_lib during a run makes it
 run again next time).
 """
@@ -356,10 +357,23 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     run = Run(out_dir, params, nb_params, env, outputs_root, args.force)
     for side_by_side, paths in stages(selected):
         status = run.pool(paths, jobs) if side_by_side and jobs > 1 else run.one_by_one(paths)
+        if side_by_side and jobs > 1:
+            mend_index(outputs_root)
         if status:
             return status
     print_timings(run.timings, run.phase_totals)
     return 0
+
+
+def mend_index(root: Path) -> None:
+    """Rebuild tables/index.csv under `root` from the sidecars once a side-by-side stage has ended. Each notebook
+    rebuilds it when it publishes; two publishing at once can each list the sidecars before the other's are in
+    place, and the later write then lacks the other's rows. The summaries read the index, and the last
+    notebooks of a run publish side by side, so the runner mends it after each such stage."""
+    if (root / "tables").is_dir():
+        from .outputs import rebuild_index
+
+        rebuild_index(root)
 
 
 def default_jobs() -> int:
@@ -371,16 +385,16 @@ def default_jobs() -> int:
 
 def stages(selected: list[Path]) -> list[tuple[bool, list[Path]]]:
     """(side_by_side, notebooks) in order: the data notebooks (00) one by one (they fetch and check what every
-    other notebook reads), the shared models (01-09) and the paper notebooks side by side, the summaries (9x)
-    one by one.
+    other notebook reads), the shared models (01-09) and the paper notebooks side by side, then the summaries
+    (9x) side by side once every paper has finished (each reads the papers' outputs, none another summary's).
 
     >>> [(b, [p.stem for p in ps]) for b, ps in stages([Path("00_a"), Path("01_b"), Path("10_c"), Path("90_d")])]
-    [(False, ['00_a']), (True, ['01_b', '10_c']), (False, ['90_d'])]
+    [(False, ['00_a']), (True, ['01_b', '10_c']), (True, ['90_d'])]
     """
     first = [p for p in selected if p.stem.startswith(DATA_PREFIX)]
     last = [p for p in selected if p.stem.startswith(SUMMARY_PREFIX)]
     middle = [p for p in selected if p not in first and p not in last]
-    return [(side, paths) for side, paths in ((False, first), (True, middle), (False, last)) if paths]
+    return [(side, paths) for side, paths in ((False, first), (True, middle), (True, last)) if paths]
 
 
 class Run:
@@ -545,20 +559,22 @@ class Run:
 
 def paper_chains(paths: list[Path], seconds: dict[Path, float], early: set[Path] = frozenset()) -> list[list[Path]]:
     """The notebooks of each paper (same first digit) as one chain, in their order (a paper's notebooks share
-    models and build on each other: one worker runs them one after another, nobody waits on a lock). Order:
-    the shared models (0x) first, then the chains whose first notebook is in `early` (it trains its own models
-    before it needs the shared ones), then the longest by their last recorded seconds, then by number of
-    notebooks.
+    models and build on each other: one worker runs them one after another, nobody waits on a lock); each
+    summary (9x) is a chain of its own (they share nothing). Order: the shared models (0x) first, then the
+    chains whose first notebook is in `early` (it trains its own models before it needs the shared ones), then
+    the longest by their last recorded seconds, then by number of notebooks.
 
     >>> ps = [Path(n) for n in ("01_m", "10_a", "11_b", "20_c", "30_d", "31_e", "32_f")]
     >>> [[p.name for p in c] for c in paper_chains(ps, {Path("20_c"): 300.0})]
     [['01_m'], ['20_c'], ['30_d', '31_e', '32_f'], ['10_a', '11_b']]
     >>> [[p.name for p in c] for c in paper_chains(ps, {}, early={Path("10_a")})]
     [['01_m'], ['10_a', '11_b'], ['30_d', '31_e', '32_f'], ['20_c']]
+    >>> [[p.name for p in c] for c in paper_chains([Path("90_s"), Path("91_e")], {Path("90_s"): 10.0})]
+    [['90_s'], ['91_e']]
     """
     chains: dict[str, list[Path]] = {}
     for path in sorted(paths, key=lambda p: p.name):
-        chains.setdefault(path.name[0], []).append(path)
+        chains.setdefault(path.stem if path.name.startswith(SUMMARY_PREFIX) else path.name[0], []).append(path)
     return sorted(chains.values(), reverse=True,
                   key=lambda c: (c[0].name.startswith(SHARED_PREFIX), c[0] in early,
                                  sum(seconds.get(p, 0.0) for p in c), len(c)))

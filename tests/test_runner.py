@@ -358,6 +358,29 @@ def test_side_by_side_kernels_talk_over_unix_sockets_of_their_own(notebook_dir, 
     assert left == [], f"socket files left after shutdown: {left}"
 
 
+def test_summaries_run_side_by_side_after_every_paper_and_the_index_is_mended(notebook_dir, tmp_path, capsys,
+                                                                            run_notebooks):
+    """With --jobs 2, the summaries (90, 91) start once every paper notebook has finished, and run at the same
+    time; the runner then rebuilds tables/index.csv, so a sidecar whose notebook's own index write lost a race
+    (here: one written without rebuilding the index at all) is listed."""
+    import pandas as pd
+
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    side = {"kind": "table", "ref": "atoms-table-2", "notebook": "10_paper", "tier": "offline", "models": []}
+    write_notebook(notebook_dir / "10_paper.ipynb",
+                   "import json, os, time, pathlib\ntime.sleep(1)\nfolder = pathlib.Path(os.environ['NLI_OUTPUT_DIR'])"
+                   " / 'tables' / '10_paper'\nfolder.mkdir(parents=True, exist_ok=True)\n"
+                   f"(folder / 'table-2.json').write_text(json.dumps({side!r}))\n"
+                   f"pathlib.Path({str(marks)!r}, 'paper-done').write_text('x')")
+    for me, other in (("90_summary", "91_explorer"), ("91_explorer", "90_summary")):
+        write_notebook(notebook_dir / f"{me}.ipynb", f"from pathlib import Path\nassert Path({str(marks)!r}, "
+                       "'paper-done').exists(), 'started before the paper finished'\n" + _meet(me, other, marks))
+    assert run_notebooks(notebook_dir, "--jobs", "2") == 0, capsys.readouterr().err
+    index = pd.read_csv(tmp_path / "runs/offline-quick/outputs/tables/index.csv")
+    assert index["path"].tolist() == ["tables/10_paper/table-2.csv"] and index["notebook"].tolist() == ["10_paper"]
+
+
 def test_kernels_fall_back_to_tcp_where_a_socket_path_would_not_fit(tmp_path, monkeypatch):
     import tempfile
 
