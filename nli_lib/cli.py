@@ -46,11 +46,52 @@ def cmd_run(args: list[str]) -> int:
     return runner.main(args, prog="nli-companion run")
 
 
+TEST_WORKERS_ENV = "NLI_TEST_WORKERS"  # pytest-xdist workers of `nli-companion test` (0: one process, no xdist)
+MAX_TEST_WORKERS = 8
+SERIAL_ARGS = ("-n", "--numprocesses", "--dist", "no:xdist", "--pdb", "--trace")  # pytest arguments that choose
+# the workers themselves (-n 0: one process), or that need one process (a debugger)
+
+
+def test_workers() -> int:
+    """$NLI_TEST_WORKERS, else the CPU count: at least 2, at most MAX_TEST_WORKERS.
+
+    Why at least 2 even on one core: the two whole runs of the notebooks (tests/kit.py WHOLE_RUNS) are ~60 % of
+    the suite and leave part of the machine idle (kernel start-ups, one notebook at a time at the ends of a run);
+    a second worker runs the other modules there (measured on 2 cores: CHANGELOG, seventeenth session)."""
+    value = os.environ.get(TEST_WORKERS_ENV, "").strip()
+    if value:
+        return max(0, int(value))
+    return max(2, min(os.cpu_count() or 1, MAX_TEST_WORKERS))
+
+
+def pytest_args(args: list[str], workers: int | None = None, have_xdist: bool | None = None) -> list[str]:
+    """pytest's arguments for `nli-companion test ARGS`: quiet, skip reasons shown and, unless ARGS choose
+    otherwise (SERIAL_ARGS) or pytest-xdist is missing, `test_workers()` worker processes with `--dist loadfile`:
+    a test file is one unit of work, but the whole runs of the notebooks are one unit together (tests/kit.py
+    `xdist_unit`, through tests/conftest.py's scheduler hook); the units are handed out in collection order (the
+    whole runs first: tests/conftest.py), not by xdist's largest-first.
+
+    >>> pytest_args(["tests/test_core.py"], workers=2, have_xdist=True)[2:]
+    ['-n', '2', '--dist', 'loadfile', '--no-loadscope-reorder', 'tests/test_core.py']
+    >>> pytest_args(["-n", "0"], workers=2, have_xdist=True)
+    ['-q', '-rs', '-n', '0']
+    """
+    import importlib.util
+
+    workers = test_workers() if workers is None else workers
+    have_xdist = importlib.util.find_spec("xdist") is not None if have_xdist is None else have_xdist
+    chosen = any(a in SERIAL_ARGS or a.startswith(("-n", "--numprocesses=", "--dist=")) for a in args)
+    parallel = [] if chosen or workers < 2 or not have_xdist else [
+        "-n", str(workers), "--dist", "loadfile", "--no-loadscope-reorder"]
+    return ["-q", "-rs", *parallel, *args]
+
+
 def cmd_test(args: list[str]) -> int:
-    """pytest in the checkout, offline (what scripts/test.sh runs after installing)."""
+    """pytest in the checkout, offline, in worker processes (`pytest_args`; what scripts/test.sh runs after
+    installing)."""
     root = _checkout("test")
     env = {**os.environ, **TEST_ENV}
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", *args], cwd=root, env=env).returncode
+    return subprocess.run([sys.executable, "-m", "pytest", *pytest_args(args)], cwd=root, env=env).returncode
 
 
 def cmd_fetch(args: list[str]) -> int:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from kit import NLI_HEAD, skip_or_fail, tiny_bert, write_notebook
+from kit import NLI_HEAD, skip_or_fail, tiny_bert, whole_runs_first, whole_runs_scheduler, write_notebook
 
 MIRROR_ENV = "NLI_DATA_MIRROR"
 
@@ -67,8 +67,15 @@ def pytest_runtest_setup(item):
 
 
 def pytest_collection_modifyitems(session, config, items):
-    """tests/test_book.py builds the book from the quick run that tests/test_notebooks.py executes: run it last."""
-    items.sort(key=lambda item: item.path.name == "test_book.py")
+    """The whole runs of the notebooks first, in their order (kit.whole_runs_first), then the rest."""
+    whole_runs_first(items)
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: unknown without it
+def pytest_xdist_make_scheduler(config, log):
+    """With `--dist loadfile` (what `nli-companion test` runs): one unit per file, the whole runs of the
+    notebooks one unit on one worker (kit.whole_runs_scheduler)."""
+    return whole_runs_scheduler(config, log)
 
 
 # --------------------------------------------------------------------------------------------------------------

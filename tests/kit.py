@@ -37,6 +37,46 @@ def skip_or_fail(reason: str) -> None:
     pytest.skip(reason)
 
 
+WHOLE_RUNS = ("test_notebooks.py", "test_replica_profile.py", "test_book.py")  # in the order they must run
+WHOLE_RUNS_UNIT = "whole-runs"
+
+
+def xdist_unit(nodeid: str) -> str:
+    """The pytest-xdist work unit of a test (`nli-companion test` runs `--dist loadfile` with the scheduler of
+    `whole_runs_scheduler`): its file, except that the modules of WHOLE_RUNS form one unit, run on one worker in
+    that order: the quick run (test_notebooks.py) trains the offline models the replica run's cache is seeded
+    with, and the book (test_book.py) is built from the quick run. A file is one unit, so its module fixtures are
+    set up once, as without xdist.
+
+    >>> xdist_unit("tests/test_book.py::test_x[a]"), xdist_unit("tests/test_core.py::test_y")
+    ('whole-runs', 'tests/test_core.py')
+    """
+    file = nodeid.split("::", 1)[0]
+    return WHOLE_RUNS_UNIT if Path(file).name in WHOLE_RUNS else file
+
+
+def whole_runs_first(items: list) -> None:
+    """Sort pytest `items` in place, the WHOLE_RUNS modules first in that order (they are the longest chain: on
+    two workers every other module runs beside them), the rest in collection order."""
+    items.sort(key=lambda item: WHOLE_RUNS.index(item.path.name) if item.path.name in WHOLE_RUNS else len(WHOLE_RUNS))
+
+
+def whole_runs_scheduler(config, log):
+    """For `--dist loadfile`: xdist's file scheduler with the work units of `xdist_unit` (None otherwise: xdist's
+    own). Units are handed out in collection order with `--no-loadscope-reorder` (the whole runs first). Why not
+    `--dist loadgroup` with `xdist_group` marks: with pytest 9.2 it stops grouping, silently (xdist writes the
+    group into the node id, which pytest 9.2 no longer reads back: pytest-xdist issue #1386)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class WholeRunsScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_unit(nodeid)
+
+    return WholeRunsScheduling(config, log)
+
+
 class TableClassifier(Classifier):
     """Answers from a table {(premise, hypothesis): label or probability row}; unknown pairs get `default`
     (a label, a row, or None: KeyError). A label becomes probability `confidence` for it, the rest shared.

@@ -1,6 +1,7 @@
 """The test kit itself: the `mirror` marker (skip with a reason, or fail under CI=true) and the fakes."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -51,3 +52,33 @@ def test_fakes_answer_from_their_table_or_rule():
     assert rule.predict(["a", "b"], ["x", "x"]) == ["neutral", "neutral"] and rule.computed == ["a", "b"]
     rule.predict(["a"], ["x"])  # served by the call cache
     assert rule.calls == 2
+
+
+def test_whole_runs_share_one_worker_in_order_and_every_module_stays_on_one(with_our_conftest, tmp_path, monkeypatch):
+    """`nli-companion test` runs pytest-xdist workers (cli.pytest_args): the quick run, the replica run and the book
+    must still run one after another on one worker (the book reads the quick run, the replica cache is seeded from
+    it), first; every other module's tests on one worker (module fixtures set up once)."""
+    pytest.importorskip("xdist")
+    from nli_lib.cli import pytest_args
+
+    from kit import WHOLE_RUNS
+
+    log = tmp_path / "ran.txt"
+    monkeypatch.setenv("RAN_LOG", str(log))
+    body = "import os\n\n" + "".join(
+        f"def test_{i}():\n    with open(os.environ['RAN_LOG'], 'a') as fh:\n"
+        f"        fh.write(os.environ.get('PYTEST_XDIST_WORKER', '-') + ' ' + __name__ + '\\n')\n\n" for i in range(3))
+    names = ["test_alpha", *[Path(n).stem for n in reversed(WHOLE_RUNS)], "test_zeta", "test_omega"]
+    with_our_conftest.makepyfile(**{name: body for name in names})
+    result = with_our_conftest.runpytest_subprocess("-p", "no:cacheprovider",
+                                                    *pytest_args([], workers=2, have_xdist=True))
+    result.assert_outcomes(passed=3 * len(names), skipped=0 if os.environ.get("NLI_DATA_MIRROR") else 1)
+    ran = [line.split() for line in log.read_text().splitlines()]
+    whole = [(worker, module) for worker, module in ran if f"{module}.py" in WHOLE_RUNS]
+    assert len({worker for worker, _ in whole}) == 1
+    assert [module for _, module in whole] == [Path(n).stem for n in WHOLE_RUNS for _ in range(3)]
+    first_on_that_worker = next(module for worker, module in ran if worker == whole[0][0])
+    assert first_on_that_worker == "test_notebooks"
+    for name in ("test_alpha", "test_zeta", "test_omega"):
+        assert len({worker for worker, module in ran if module == name}) == 1, name
+    assert len({worker for worker, _ in ran}) == 2  # the other modules ran beside the whole runs
