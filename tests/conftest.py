@@ -44,6 +44,16 @@ os.environ["NLI_CACHE_DIR"] = _SESSION_CACHE
 # removed at exit, after the library's own exit handlers (registered later, so run earlier: the POS tagger
 # flushes its new answers into the call cache then)
 atexit.register(shutil.rmtree, _SESSION_CACHE, ignore_errors=True)
+# With pytest-xdist every worker is a session with a cache of its own. They share one thing: the parsed Open
+# English WordNet (`cache/wordnet`: a pure function of the YAML files, keyed by their sha256s, written
+# atomically), which each would otherwise parse again (~45-75 s). The first pytest process (xdist's controller,
+# or pytest without workers) makes the folder and removes it at exit; the workers inherit its path.
+_SHARED_WORDNET_ENV = "NLI_TEST_SHARED_WORDNET"
+if not os.environ.get(_SHARED_WORDNET_ENV):
+    os.environ[_SHARED_WORDNET_ENV] = tempfile.mkdtemp(prefix="nli-test-wordnet-")
+    atexit.register(shutil.rmtree, os.environ[_SHARED_WORDNET_ENV], ignore_errors=True)
+os.makedirs(os.environ[_SHARED_WORDNET_ENV], exist_ok=True)
+os.symlink(os.environ[_SHARED_WORDNET_ENV], Path(_SESSION_CACHE) / "wordnet", target_is_directory=True)
 
 
 def mirror_problem() -> str | None:

@@ -82,3 +82,21 @@ def test_whole_runs_share_one_worker_in_order_and_every_module_stays_on_one(with
     for name in ("test_alpha", "test_zeta", "test_omega"):
         assert len({worker for worker, module in ran if module == name}) == 1, name
     assert len({worker for worker, _ in ran}) == 2  # the other modules ran beside the whole runs
+
+
+def test_workers_have_caches_of_their_own_that_share_the_parsed_wordnet(with_our_conftest, tmp_path, monkeypatch):
+    """Each pytest-xdist worker gets a fresh cache (tests/conftest.py), but `wordnet/` in each is one folder."""
+    pytest.importorskip("xdist")
+    log = tmp_path / "caches.txt"
+    monkeypatch.setenv("RAN_LOG", str(log))
+    monkeypatch.delenv("NLI_TEST_SHARED_WORDNET", raising=False)  # as a pytest typed in a shell starts
+    body = ("import os\nfrom pathlib import Path\n\ndef test_cache():\n    cache = Path(os.environ['NLI_CACHE_DIR'])\n"
+            "    (cache / 'wordnet' / os.environ['PYTEST_XDIST_WORKER']).write_text('x')\n"
+            "    with open(os.environ['RAN_LOG'], 'a') as fh:\n"
+            "        fh.write(f\"{cache} {(cache / 'wordnet').resolve()}\\n\")\n")
+    with_our_conftest.makepyfile(test_one=body, test_two=body)
+    result = with_our_conftest.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--dist", "loadfile")
+    assert result.ret == 0
+    caches, wordnets = zip(*(line.split() for line in log.read_text().splitlines()))
+    assert len(set(caches)) == 2 and len(set(wordnets)) == 1  # two caches, one wordnet/ folder
+    assert not Path(wordnets[0]).exists()  # removed with the run
