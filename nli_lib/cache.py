@@ -181,8 +181,17 @@ class CallCache:
                           RuntimeWarning, stacklevel=3)
 
     # -- tables ----------------------------------------------------------------------------------------------
+    @staticmethod
+    def table_name(namespace: str) -> str:
+        """The SQLite table holding `namespace` (one table per namespace).
+
+        >>> CallCache.table_name("pos_tags"), CallCache.table_name("nli-v2")
+        ('ns_pos_tags', 'ns_nli_v2')
+        """
+        return "ns_" + "".join(ch if ch.isalnum() else "_" for ch in namespace)
+
     def _table(self, namespace: str) -> str:
-        name = "ns_" + "".join(ch if ch.isalnum() else "_" for ch in namespace)
+        name = self.table_name(namespace)
         if name not in self._tables:
             def create(con):
                 con.execute(f"CREATE TABLE IF NOT EXISTS {name} "

@@ -49,16 +49,23 @@ def _rows_written_since(cache: Path, since: float) -> int:
     return sum(con.execute(f"SELECT COUNT(*) FROM {t} WHERE ts >= ?", (since,)).fetchone()[0] for t in tables)
 
 
-SHARED_WITH_THE_OFFLINE_RUN = ("models", "wordnet")  # cache folders _seed_cache copies
+# What the replica run's new cache takes from the offline quick run's (the test session's cache): the offline
+# models the quick run trained and fitted, and results that no model of either tier enters: the parsed WordNet
+# and data files, FTC's regex tables and counterfactual checks (of the rule-based rewriter, the replica profile's
+# too: `llm: null`), and the POS tags (namespace `pos_tags` of calls.sqlite).
+SHARED_WITH_THE_OFFLINE_RUN = ("models", "wordnet", "parsed_data", "ftc-ngrams", "ftc_hit_rates", "ftc_gold_comparison",
+                               "counterfactual_checks")
+SHARED_CALL_NAMESPACES = ("pos_tags",)
 
 
 def _seed_cache(cache: Path) -> list[str]:
     """Copy into the replica run's new cache what the test session's cache (NLI_CACHE_DIR, conftest) already
-    holds of `SHARED_WITH_THE_OFFLINE_RUN`: the models the offline quick run trained and fitted
-    (tests/test_notebooks.py runs first) and the parsed WordNet. Their keys hold every input, so the replica
-    run loads them where it would build the same thing again (PhrasIS's offline MiniLM family: ~2 of its 7
-    cold minutes on two cores); every replica-tier model, call and derived file is still built cold, and the
-    warm run's checks count only what it writes. Returns the folders copied (none when run alone)."""
+    holds of `SHARED_WITH_THE_OFFLINE_RUN` and `SHARED_CALL_NAMESPACES` (tests/test_notebooks.py runs first, on
+    the same worker: tests/kit.py WHOLE_RUNS). Their keys hold every input, so the replica run loads them where
+    it would compute the same thing again (PhrasIS's offline MiniLM family alone is ~2 of its 7 cold minutes on
+    two cores; the rest ~80 s of CPU). Nothing keyed by a replica is among them: every replica-tier model, call
+    and derived file is still built cold, and the warm run's checks count only what it writes. Returns what was
+    copied (nothing when run alone)."""
     import shutil
 
     from nli_lib.config import env_path
@@ -68,7 +75,50 @@ def _seed_cache(cache: Path) -> list[str]:
         if source is not None and (source / name).is_dir() and any((source / name).iterdir()):
             shutil.copytree(source / name, cache / name)
             copied.append(name)
+    calls = None if source is None else source / "calls.sqlite"
+    if calls is not None and calls.is_file():
+        copied += _copy_namespaces(calls, cache / "calls.sqlite", SHARED_CALL_NAMESPACES)
     return copied
+
+
+def _copy_namespaces(source: Path, target: Path, namespaces) -> list[str]:
+    """Copy the tables of call-cache `namespaces` (rows as written, with their times) from the SQLite file
+    `source` into `target` (created); returns 'calls.sqlite:<namespace>' for each one copied."""
+    from nli_lib.cache import CallCache
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    copied = []
+    with sqlite3.connect(target) as con:
+        con.execute("ATTACH DATABASE ? AS source", (str(source),))
+        for namespace in namespaces:
+            table = CallCache.table_name(namespace)
+            ddl = con.execute("SELECT sql FROM source.sqlite_master WHERE type='table' AND name=?", (table,)).fetchone()
+            if ddl is None:
+                continue
+            con.execute(ddl[0])
+            con.execute(f"INSERT INTO main.{table} SELECT * FROM source.{table}")
+            copied.append(f"calls.sqlite:{namespace}")
+    return copied
+
+
+def test_seeding_copies_the_shared_folders_and_call_namespaces_and_nothing_else(tmp_path, monkeypatch):
+    from nli_lib.cache import CallCache
+
+    session = tmp_path / "session"
+    for name in ("models", "parsed_data", "hidden_states"):
+        (session / name).mkdir(parents=True)
+        (session / name / "x.json").write_text("{}")
+    calls = CallCache(session / "calls.sqlite")
+    calls.put_many("pos_tags", [({"words": ["a", "dog"]}, [["a", "DT"], ["dog", "NN"]])])
+    calls.put_many("classifier", [({"model": "offline", "premise": "p"}, [0.2, 0.3, 0.5])])
+    calls.close()
+    monkeypatch.setenv("NLI_CACHE_DIR", str(session))
+    copied = _seed_cache(tmp_path / "replica")
+    assert copied == ["models", "parsed_data", "calls.sqlite:pos_tags"]
+    assert not (tmp_path / "replica" / "hidden_states").exists()
+    seeded = CallCache(tmp_path / "replica" / "calls.sqlite")
+    assert seeded.get_many("pos_tags", [{"words": ["a", "dog"]}]) == [[["a", "DT"], ["dog", "NN"]]]
+    assert seeded.get_many("classifier", [{"model": "offline", "premise": "p"}]) == [None]
 
 
 @pytest.fixture(scope="module")
