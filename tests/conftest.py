@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from kit import NLI_HEAD, skip_or_fail, tiny_bert, whole_runs_first, whole_runs_scheduler, write_notebook
+from kit import NLI_HEAD, order_whole_runs, skip_or_fail, tiny_bert, whole_runs_scheduler, write_notebook
 
 MIRROR_ENV = "NLI_DATA_MIRROR"
 
@@ -77,8 +77,9 @@ def pytest_runtest_setup(item):
 
 
 def pytest_collection_modifyitems(session, config, items):
-    """The whole runs of the notebooks first, in their order (kit.whole_runs_first), then the rest."""
-    whole_runs_first(items)
+    """The whole runs of the notebooks in their order (kit.order_whole_runs): first in pytest-xdist workers, last in
+    one process."""
+    order_whole_runs(items, first=bool(os.environ.get("PYTEST_XDIST_WORKER")))
 
 
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: unknown without it

@@ -55,10 +55,24 @@ def xdist_unit(nodeid: str) -> str:
     return WHOLE_RUNS_UNIT if Path(file).name in WHOLE_RUNS else file
 
 
-def whole_runs_first(items: list) -> None:
-    """Sort pytest `items` in place, the WHOLE_RUNS modules first in that order (they are the longest chain: on
-    two workers every other module runs beside them), the rest in collection order."""
-    items.sort(key=lambda item: WHOLE_RUNS.index(item.path.name) if item.path.name in WHOLE_RUNS else len(WHOLE_RUNS))
+def order_whole_runs(items: list, first: bool) -> None:
+    """Sort pytest `items` in place: the WHOLE_RUNS modules in that order, first or last, the rest in collection
+    order between. First with workers (the whole runs are the longest chain: on two workers every other file
+    runs beside them); last in one process, so that the quick unit tests fail fast and the runs come after.
+
+    >>> from types import SimpleNamespace as S
+    >>> items = [S(path=Path(f"tests/{n}.py")) for n in ("test_book", "test_core", "test_notebooks", "test_zeta")]
+    >>> order_whole_runs(items, first=True); [i.path.stem for i in items]
+    ['test_notebooks', 'test_book', 'test_core', 'test_zeta']
+    >>> order_whole_runs(items, first=False); [i.path.stem for i in items]
+    ['test_core', 'test_zeta', 'test_notebooks', 'test_book']
+    """
+    def rank(item) -> int:
+        if item.path.name in WHOLE_RUNS:
+            return WHOLE_RUNS.index(item.path.name) + (0 if first else 1)
+        return len(WHOLE_RUNS) if first else 0
+
+    items.sort(key=rank)
 
 
 def whole_runs_scheduler(config, log):
