@@ -9,6 +9,7 @@ slow (about 8 minutes on two idle cores).
 """
 from __future__ import annotations
 
+import contextlib
 import gzip
 import os
 import sqlite3
@@ -88,7 +89,7 @@ def _copy_namespaces(source: Path, target: Path, namespaces) -> list[str]:
 
     target.parent.mkdir(parents=True, exist_ok=True)
     copied = []
-    with sqlite3.connect(target) as con:
+    with contextlib.closing(sqlite3.connect(target)) as con, con:  # closed, after the commit of `with con`
         con.execute("ATTACH DATABASE ? AS source", (str(source),))
         for namespace in namespaces:
             table = CallCache.table_name(namespace)
