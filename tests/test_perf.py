@@ -114,6 +114,7 @@ def test_int8_fusions_leave_the_numbers_as_they_were(tmp_path):
     the first matmul and writes the second layer's uint8 input: the same numbers as the unfused layers."""
     from transformers import AutoModelForSequenceClassification
 
+    from nli_lib.models import int8
     from nli_lib.models.hf import HFClassifier
     from nli_lib.models.int8 import CalibratedInt8Linear, quantize_int8
 
@@ -134,6 +135,11 @@ def test_int8_fusions_leave_the_numbers_as_they_were(tmp_path):
     assert type(layer.intermediate.intermediate_act_fn) is torch.nn.Identity
     assert attention.query.shared is attention.key.shared is attention.value.shared is not None
     assert not plain.bert.encoder.layer[0].intermediate.dense.gelu
+    # both block outputs add their skip connection inside the matmul (int8.fuse_residual_adds); unfused, they do not
+    outputs = [layer.attention.output, layer.output]
+    assert all(vars(m)["forward"].__func__ is int8._residual_forward for m in outputs)
+    assert not any("forward" in vars(m) for m in (plain.bert.encoder.layer[0].attention.output,
+                                                  plain.bert.encoder.layer[0].output))
     assert all(type(m) is not torch.nn.Linear for m in fused.modules())
     assert sum(isinstance(m, CalibratedInt8Linear) for m in fused.modules()) == 2 * 6 + 2  # + pooler, head
     with torch.inference_mode():
@@ -222,6 +228,36 @@ def test_outlier_channels_are_computed_in_float32_and_the_range_covers_the_other
     np.testing.assert_allclose(got.numpy(), [30 + 32 * 2 / 127, 3 * 2 / 127], atol=1e-5)
     one_range = CalibratedInt8Linear(linear, -1.0, 30.0, levels=128, weight_max=127)
     assert float(one_range(x).detach().ravel()[1]) == pytest.approx(0.0, abs=1e-6)
+
+
+def test_a_residual_is_added_inside_the_int8_matmul():
+    """Hand-computed at 128 levels, as above: the outlier layer's rows give 30 + 32 * 2/127 and 3 * 2/127 (bias 0.25
+    on top); with residual (1, -2) each comes out plus its residual: the skip connection of a block output, added by
+    the kernel. The grid layer (range -1..1.54, weight row (1, -1)) gives 0.26 + 0.25 (bias) + 10. A fused GELU or
+    a uint8 result has no place for a float32 residual and is refused."""
+    from nli_lib.models.int8 import CalibratedInt8Linear
+
+    linear = torch.nn.Linear(8, 1)
+    with torch.no_grad():
+        linear.weight.fill_(1.0)
+        linear.bias.fill_(0.25)
+    q = CalibratedInt8Linear(linear, -1.0, 1.0, levels=128, weight_max=127, outliers=torch.tensor([2]))
+    x = torch.zeros(2, 8)
+    x[0, 0], x[0, 2], x[1, 0] = 0.5, 30.0, 0.05
+    want = np.array([30 + 32 * 2 / 127, 3 * 2 / 127]) + 0.25
+    np.testing.assert_allclose(q(x).ravel().numpy(), want, atol=1e-5)
+    residual = torch.tensor([[1.0], [-2.0]])
+    np.testing.assert_allclose(q(x, residual=residual).ravel().numpy(), want + [1.0, -2.0], atol=1e-5)
+    two = torch.nn.Linear(2, 1)
+    with torch.no_grad():
+        two.weight.copy_(torch.tensor([[1.0, -1.0]]))
+        two.bias.fill_(0.25)
+    grid = CalibratedInt8Linear(two, -1.0, 1.54, levels=128, weight_max=127)
+    got = grid(torch.tensor([[[0.5, 0.24]]]), residual=torch.tensor([[[10.0]]]))
+    assert got.shape == (1, 1, 1) and float(got) == pytest.approx(10.51, abs=1e-5)
+    gelu = CalibratedInt8Linear(two, -1.0, 1.54, levels=128, weight_max=127, gelu=True)
+    with pytest.raises(ValueError, match="residual"):
+        gelu(torch.tensor([[0.5, 0.24]]), residual=torch.tensor([[1.0]]))
 
 
 def test_int8_layers_take_this_cpus_levels_by_default(monkeypatch):

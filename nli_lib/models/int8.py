@@ -55,6 +55,7 @@ The fusion is applied only where calibration saw the second layer read exactly t
 from __future__ import annotations
 
 import threading
+import types
 import warnings
 
 import torch  # imported only where a model runs (hf.py imports this module lazily)
@@ -251,7 +252,9 @@ class CalibratedInt8Linear(torch.nn.Module):
         self.scale, self.zero_point = _qparams(lo, hi, self.levels)
         self.gelu, self.out_format, self.shared, self.handoff = gelu, out_format, shared, handoff
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, residual: torch.Tensor | None = None) -> torch.Tensor:
+        """The layer's output for `x`; plus `residual` (float32, the output's shape), added inside the matmul
+        (a transformer block's skip connection: `fuse_residual_adds`), when given."""
         side = None
         if x.dtype == torch.uint8:  # written in this layer's input format by its fused producer
             xq = x
@@ -265,17 +268,25 @@ class CalibratedInt8Linear(torch.nn.Module):
                   else _to_uint8(x, self.scale, self.zero_point, multiplier, self.levels))
         post, algorithm = ("gelu", "none") if self.gelu else ("none", "")  # algorithm 'none': erf GELU
         out_scale, out_zero, out_dtype = (*self.out_format, None) if self.out_format else (1.0, 0, torch.float32)
-        if side is None:
+        if residual is not None and (self.out_format is not None or self.gelu):
+            raise ValueError("int8: a residual is added to a float32 result without activation only")
+        if side is None and residual is None:
             out = torch.ops.onednn.qlinear_pointwise(xq, self.scale, self.zero_point, self.packed_weight,
                                                      self.weight_scale, self.weight_zero_point, self.bias,
                                                      out_scale, out_zero, out_dtype, post, [], algorithm)
-        else:  # the float32 outlier channels' product (and the bias), added inside the matmul
-            other = (side @ self.outlier_weight if self.bias is None
-                     else torch.addmm(self.bias, side, self.outlier_weight))
+        else:  # the float32 outlier channels' product (and the bias, or the residual), added inside the matmul
+            bias = self.bias
+            if residual is not None:
+                other = residual.reshape(-1, self.out_features)
+                if side is not None:
+                    other = torch.addmm(other, side, self.outlier_weight)
+            else:
+                other, bias = (side @ self.outlier_weight if self.bias is None
+                               else torch.addmm(self.bias, side, self.outlier_weight)), None
             out = torch.ops.onednn.qlinear_pointwise.binary(
                 xq, self.scale, self.zero_point, self.packed_weight, self.weight_scale, self.weight_zero_point,
-                other.view(*xq.shape[:-1], self.out_features), None, out_scale, out_zero, out_dtype, 1.0, 0,
-                "add", 1.0, "none", [], "")
+                other.contiguous().view(*xq.shape[:-1], self.out_features), bias, out_scale, out_zero, out_dtype,
+                1.0, 0, "add", 1.0, "none", [], "")
         if self.out_format is not None and self.levels < 256:  # the consumer's codes stop at levels - 1 too
             out.clamp_max_(self.levels - 1)
         if self.consumer_outliers is not None:
@@ -291,6 +302,63 @@ class CalibratedInt8Linear(torch.nn.Module):
                 f"{0 if self.outliers is None else len(self.outliers)}, "
                 f"smoothed={self.input_multiplier is not None}, gelu={self.gelu}, "
                 f"uint8_out={self.out_format is not None}")
+
+
+def _residual_forward(self, hidden_states: torch.Tensor, input_tensor: torch.Tensor) -> torch.Tensor:
+    """A BERT-style block output (`LayerNorm(dense(hidden_states) + input_tensor)`, dropout off in eval mode)
+    with the skip connection added inside the int8 matmul (`fuse_residual_adds`)."""
+    return self.LayerNorm(self.dense(hidden_states, residual=input_tensor))
+
+
+def fuse_residual_adds(model, atol: float = 1e-4) -> int:
+    """Give every BERT-style block output of `model` (a module with an int8 `dense` writing float32, a
+    `LayerNorm`, and forward(hidden_states, input_tensor) = LayerNorm(dense(hidden_states) + input_tensor): the
+    attention output and the feed-forward output of BERT, RoBERTa, XLM-R, ELECTRA, DeBERTa) a forward that adds
+    the skip connection inside the matmul (oneDNN's binary post-op) instead of in a separate pass over memory.
+    Each is installed only when it gives the module's own output on a random batch within `atol` (the sums
+    differ in order only); returns how many were installed. Measured with the offline model (2 cores, int8,
+    two scoring streams): the separate adds had taken ~4 % of the time.
+
+    >>> class Out(torch.nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__(); self.dense, self.LayerNorm = torch.nn.Linear(8, 8), torch.nn.LayerNorm(8)
+    ...     def forward(self, hidden_states, input_tensor): return self.LayerNorm(self.dense(hidden_states) + input_tensor)
+    >>> _ = torch.manual_seed(0)
+    >>> batch = {"hidden_states": torch.randn(2, 3, 8), "input_tensor": torch.randn(2, 3, 8)}
+    >>> out = Out().eval()
+    >>> want = out(**batch)
+    >>> q = quantize_int8(out, [batch], fuse=False)
+    >>> fuse_residual_adds(q), "forward" in vars(q), bool((q(**batch) - want).abs().max() < 0.1)
+    (1, True, True)
+    """
+    import inspect
+
+    installed = 0
+    generator = torch.Generator().manual_seed(0)
+    for module in model.modules():
+        dense, norm = getattr(module, "dense", None), getattr(module, "LayerNorm", None)
+        if (not isinstance(dense, CalibratedInt8Linear) or dense.out_format is not None or dense.gelu
+                or not isinstance(norm, torch.nn.LayerNorm) or "forward" in vars(module)):
+            continue
+        try:
+            if list(inspect.signature(module.forward).parameters) != ["hidden_states", "input_tensor"]:
+                continue
+        except (TypeError, ValueError):
+            continue
+        hidden = torch.randn(2, 3, dense.in_features, generator=generator)
+        skip = torch.randn(2, 3, dense.out_features, generator=generator)
+        with torch.inference_mode():
+            want = module(hidden, skip)
+            module.forward = types.MethodType(_residual_forward, module)
+            try:
+                gap = float((module(hidden, skip) - want).abs().max())
+            except Exception:  # noqa: BLE001 - a layout we did not foresee: the module keeps its own forward
+                gap = float("inf")
+        if gap <= atol:
+            installed += 1
+        else:
+            del module.forward
+    return installed
 
 
 def _feed_forward_blocks(model) -> dict[str, str]:
@@ -442,4 +510,6 @@ def quantize_int8(model, calibration_batches, levels: int | None = None, fuse: b
                 lo, hi, outliers, multiplier = plans[full]
                 setattr(parent, name, CalibratedInt8Linear(child, lo, hi, levels, weight_max, outliers=outliers,
                                                            input_multiplier=multiplier, shared=shared))
+    if fuse:
+        fuse_residual_adds(model)
     return model
