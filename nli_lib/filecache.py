@@ -299,6 +299,38 @@ def cached_derived(path: Path, compute: Callable[[], Any], what: str, *, fmt: Fi
     return value
 
 
+def cached_verdicts(folder: str, items: Sequence[Sequence], judge: Callable[[], Sequence[Sequence[str]]], what: str,
+                    statuses: Sequence[str] | None = None) -> list[tuple[str, str]]:
+    """(status, reason) of each of `items` (sequences of JSON values), from `judge()` (which judges them all, in
+    order), kept by `cached_derived` in JSON under `folder`, the items' hash and `library_state` (the rules that
+    judge them are library code). A stored value counts only with one (status, reason) pair of strings per item,
+    each status among `statuses` when given. Used by the checks a warm notebook must not run again (atoms'
+    well-formedness, FTC's counterfactuals).
+
+    >>> cached_verdicts("demo_checks", [["a man", True]], lambda: [("ok", "")], "demo checks", statuses=("ok",))
+    [('ok', '')]
+    >>> cached_verdicts("demo_checks", [], lambda: 1 / 0, "demo checks")  # nothing to judge: judge not called
+    []
+    """
+    from .hashing import json_hash
+
+    items = [list(item) for item in items]
+    if not items:
+        return []
+
+    def compute() -> list[list[str]]:
+        return [[str(status), str(reason)] for status, reason in judge()]
+
+    def problem(value) -> str | None:
+        ok = (isinstance(value, list) and len(value) == len(items)
+              and all(isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) for x in v)
+                      and (statuses is None or v[0] in statuses) for v in value))
+        return None if ok else f"not one (status, reason) per item{'' if statuses is None else f' ({statuses})'}"
+
+    path = derived_path(folder, {"items": json_hash(items)}, JSON)
+    return [tuple(v) for v in cached_derived(path, compute, what, validate=problem)]
+
+
 def cached_dir(dest: Path, build: Callable[[Path], None], marker: str = "config.json") -> Path:
     """A cached folder: `dest` when it holds `marker`; otherwise `build(tmp)` fills a temporary folder that then
     becomes `dest` (so a folder is complete whenever its name exists). Returns `dest`."""

@@ -146,3 +146,33 @@ def test_a_derived_result_read_from_the_cache_names_the_data_it_was_computed_fro
     path.with_name(path.name + filecache.USES_SUFFIX).unlink()  # no record of its data: computed again
     filecache.cached_derived(path, compute, "demo tables", fmt=filecache.FRAMES)
     assert len(calls) == 2 and path.with_name(path.name + filecache.USES_SUFFIX).is_file()
+
+
+def test_cached_verdicts_are_judged_once_and_a_stored_value_that_does_not_fit_is_judged_again(tmp_path, monkeypatch):
+    """Verdicts are kept under the items' hash: the same items read back without judging, other items judged.
+    A stored value that is not one (status, reason) pair per item, or names a status outside `statuses`, is
+    reported and judged again."""
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path))
+    calls = []
+
+    def judge(verdicts):
+        def run():
+            calls.append(1)
+            return verdicts
+        return run
+
+    items = [("a man sleeps", True), ("", False)]
+    good = [("ok", ""), ("malformed", "empty")]
+    assert filecache.cached_verdicts("demo", items, judge(good), "demo checks", ("ok", "malformed")) == good
+    assert filecache.cached_verdicts("demo", items, judge([]), "demo checks", ("ok", "malformed")) == good
+    assert len(calls) == 1
+    assert filecache.cached_verdicts("demo", items[:1], judge(good[:1]), "demo checks") == good[:1]
+    assert len(calls) == 2  # other items: another key
+    path = filecache.derived_path("demo", {"items": hashing.json_hash([list(i) for i in items])}, filecache.JSON)
+    assert path.is_file()
+    for stored in ([["ok", ""]], [["ok", ""], ["unknown", "x"]], [["ok", ""], ["malformed", 3]]):
+        path.write_text(json.dumps(stored))
+        with pytest.warns(RuntimeWarning, match="demo checks"):
+            got = filecache.cached_verdicts("demo", items, judge(good), "demo checks", ("ok", "malformed"))
+        assert got == good
+    assert len(calls) == 5

@@ -185,31 +185,22 @@ def check_atoms(atoms: pd.DataFrame, checker="default") -> pd.DataFrame:
 
 def default_verdicts(items: Sequence[tuple[str, str, bool]]) -> list[tuple[str, str]]:
     """(status, reason) of each (atom, sentence, sole) by the default checker (`wellformed.default_checker`),
-    kept in the file cache (`filecache.cached_derived`, JSON) under the items and `filecache.library_state` (the
+    kept in the file cache (`filecache.cached_verdicts`: under the items and `filecache.library_state`, so the
     rules, the tagger and WordNet: library sources and data manifest). A warm notebook neither builds the
     checker (tagger and WordNet) nor re-checks its atoms (~1–3 s in each atoms and FactNLI notebook)."""
     from .. import filecache
-    from ..hashing import json_hash
 
     items = [(str(a), str(s), bool(sole)) for a, s, sole in items]
-    if not items:
-        return []
 
-    def compute() -> list[list[str]]:
+    def judge() -> list[tuple[str, str]]:
         from ..data.loaders import load_pos_tagger, load_wordnet
         from .grammar.wellformed import default_checker
 
         load_pos_tagger(), load_wordnet()  # noted (fetched) here, also when this process built the checker before
         check = default_checker()
-        return [[v.status, v.reason] for v in (check(*item) for item in items)]
+        return [(v.status, v.reason) for v in (check(*item) for item in items)]
 
-    def problem(value) -> str | None:
-        ok = (isinstance(value, list) and len(value) == len(items)
-              and all(isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) for x in v) for v in value))
-        return None if ok else "not one (status, reason) per atom"
-
-    path = filecache.derived_path("atom_checks", {"items": json_hash(items)}, filecache.JSON)
-    return [tuple(v) for v in filecache.cached_derived(path, compute, "cached atom checks", validate=problem)]
+    return filecache.cached_verdicts("atom_checks", items, judge, "cached atom checks")
 
 
 def usable(atoms: pd.DataFrame) -> pd.DataFrame:

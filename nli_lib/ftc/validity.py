@@ -1035,7 +1035,7 @@ def check_rows(hypotheses, counterfactuals, slots, sources=None, tagger=None, pr
 
 def check_cached(items) -> list[Validity]:
     """`check_counterfactual` with the default tagger on each (hypothesis, x_cf, slot, source, premise) of `items`,
-    kept in the file cache (`filecache.cached_derived`, JSON) under the items and `filecache.library_state` (these
+    kept in the file cache (`filecache.cached_verdicts`: under the items and `filecache.library_state`, so these
     rules and the tagger's data): a warm FTC notebook checks no counterfactual again (~1–3 s in each of 30–32).
 
     >>> h = "A man is sleeping ."
@@ -1043,24 +1043,14 @@ def check_cached(items) -> list[Validity]:
     ['ok', 'malformed']
     """
     from .. import filecache
-    from ..hashing import json_hash
 
     items = [[None if v is None else str(v) for v in item] for item in items]
-    if not items:
-        return []
 
-    def compute() -> list[list[str]]:
+    def judge() -> list[tuple[str, str]]:
         from ..data.nltk_data import load_pos_tagger
 
         load_pos_tagger()  # noted (fetched) here, also when this process loaded the tagger before
-        return [[v.status, v.reason] for v in (check_counterfactual(h, x, s, None, z, p) for h, x, s, z, p in items)]
+        return [(v.status, v.reason) for v in (check_counterfactual(h, x, s, None, z, p) for h, x, s, z, p in items)]
 
-    def problem(value) -> str | None:
-        ok = (isinstance(value, list) and len(value) == len(items)
-              and all(isinstance(v, list) and len(v) == 2 and v[0] in ("ok", "malformed") and isinstance(v[1], str)
-                      for v in value))
-        return None if ok else "not one (status, reason) per counterfactual"
-
-    path = filecache.derived_path("counterfactual_checks", {"items": json_hash(items)}, filecache.JSON)
-    return [Validity(*v) for v in filecache.cached_derived(path, compute, "cached counterfactual checks",
-                                                           validate=problem)]
+    return [Validity(*v) for v in filecache.cached_verdicts("counterfactual_checks", items, judge,
+                                                            "cached counterfactual checks", ("ok", "malformed"))]

@@ -328,7 +328,8 @@ def fuse_residual_adds(model, atol: float = 1e-4) -> int:
     >>> class Out(torch.nn.Module):
     ...     def __init__(self):
     ...         super().__init__(); self.dense, self.LayerNorm = torch.nn.Linear(8, 8), torch.nn.LayerNorm(8)
-    ...     def forward(self, hidden_states, input_tensor): return self.LayerNorm(self.dense(hidden_states) + input_tensor)
+    ...     def forward(self, hidden_states, input_tensor):
+    ...         return self.LayerNorm(self.dense(hidden_states) + input_tensor)
     >>> _ = torch.manual_seed(0)
     >>> batch = {"hidden_states": torch.randn(2, 3, 8), "input_tensor": torch.randn(2, 3, 8)}
     >>> out = Out().eval()
