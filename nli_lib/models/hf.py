@@ -69,12 +69,14 @@ _ALIASES = {
 
 
 PRECISIONS = ("float32", "bfloat16", "int8")  # inference precision of HFClassifier (module docstring)
-INT8_SCHEME = "calibrated-minmax-smooth0.7-fp32outliers16-clipped-onednn"  # what precision "int8" computes
-# (int8.quantize_int8: SmoothQuant alpha int8.SMOOTHING_ALPHA, int8.OUTLIER_CHANNELS float32 channels, input codes
-# clipped at the levels' top), in the cache key with the calibration pairs' hash and the input levels: a new scheme
-# never reuses another's probabilities ('calibrated-minmax-smooth0.7-fp32outliers16-onednn' until 2026-11-28, whose
-# 128-level inputs beyond the calibrated range were not clipped; 'calibrated-minmax-onednn' until 2026-11-25,
-# 'dynamic-per-channel' until 2026-11-24; the per-tensor scheme before it had no tag)
+INT8_SCHEME = "calibrated-minmax-smooth0.7-fp32outliers16-clipped-residualadd-onednn"  # what precision "int8"
+# computes (int8.quantize_int8: SmoothQuant alpha int8.SMOOTHING_ALPHA, int8.OUTLIER_CHANNELS float32 channels, input
+# codes clipped at the levels' top, skip connections added inside the matmul), in the cache key with the calibration
+# pairs' hash and the input levels: a new scheme never reuses another's probabilities
+# ('calibrated-minmax-smooth0.7-fp32outliers16-clipped-onednn' until 2026-11-29, whose separate residual adds
+# rounded otherwise: probabilities within ~0.015; 'calibrated-minmax-smooth0.7-fp32outliers16-onednn' until
+# 2026-11-28, whose 128-level inputs beyond the calibrated range were not clipped; 'calibrated-minmax-onednn' until
+# 2026-11-25, 'dynamic-per-channel' until 2026-11-24; the per-tensor scheme before it had no tag)
 INT8_CALIBRATION_PAIRS = 512  # e-SNLI dev pairs (seeded sample) whose float32 activations set the int8 input ranges
 INT8_CALIBRATION_BATCH = 64  # fixed batch size of the calibration passes (padding counts, so it fixes the ranges)
 
