@@ -260,6 +260,39 @@ def test_a_residual_is_added_inside_the_int8_matmul():
         gelu(torch.tensor([[0.5, 0.24]]), residual=torch.tensor([[1.0]]))
 
 
+def test_a_block_output_that_does_not_add_its_input_keeps_its_own_forward():
+    """`fuse_residual_adds` installs the fused forward only where a probe gives the module's own output: a block
+    output with the same layout and signature that subtracts its input instead keeps its forward (and its
+    numbers), while the one that adds it gets the fused forward."""
+    from nli_lib.models import int8
+
+    class Out(torch.nn.Module):
+        def __init__(self, sign):
+            super().__init__()
+            self.sign, self.dense, self.LayerNorm = sign, torch.nn.Linear(8, 8), torch.nn.LayerNorm(8)
+
+        def forward(self, hidden_states, input_tensor):
+            return self.LayerNorm(self.dense(hidden_states) + self.sign * input_tensor)
+
+    class Two(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.adds, self.subtracts = Out(1.0), Out(-1.0)
+
+        def forward(self, hidden_states, input_tensor):
+            return self.adds(hidden_states, input_tensor) + self.subtracts(hidden_states, input_tensor)
+
+    _ = torch.manual_seed(0)
+    batch = {"hidden_states": torch.randn(2, 3, 8), "input_tensor": torch.randn(2, 3, 8)}
+    model = int8.quantize_int8(Two().eval(), [batch], fuse=False)
+    with torch.inference_mode():
+        want = model(**batch)
+    assert int8.fuse_residual_adds(model) == 1
+    assert "forward" in vars(model.adds) and "forward" not in vars(model.subtracts)
+    with torch.inference_mode():
+        torch.testing.assert_close(model(**batch), want, atol=1e-4, rtol=0)
+
+
 def test_int8_layers_take_this_cpus_levels_by_default(monkeypatch):
     """A layer built without `levels` and `weight_max` takes the CPU's (`int8_levels`): fixed 8-bit weights with 256
     input levels saturated the kernel's 16-bit pair sums on a CPU without VNNI (the default until 2026-11-28).
