@@ -262,6 +262,28 @@ def test_finetune_groups_by_length_and_autocasts_bf16_when_the_spec_says_so(tmp_
         ft.finetune(dataclasses.replace(spec, train_precision="float16"), df, name="bad", progress=False)
 
 
+def test_finetune_updates_with_fused_adamw_unless_the_spec_asks_for_the_loop(tmp_path, monkeypatch):
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    base = tiny_bert(tmp_path / "base", {0: "LABEL_0", 1: "LABEL_1"})
+    df = tiny_train_frame(16)
+    made, real = [], torch.optim.AdamW
+
+    def spy(*a, **k):
+        made.append(k.get("fused"))
+        return real(*a, **k)
+
+    monkeypatch.setattr(torch.optim, "AdamW", spy)
+    spec = ft.TrainSpec(base=str(base), epochs=1, batch_size=4, max_length=32, lr=1e-3)
+    fused = ft.finetune(spec, df, name="fused", progress=False)
+    loop = ft.finetune(dataclasses.replace(spec, optimizer="adamw"), df, name="fused", progress=False)
+    assert made == [True, None]  # the default is the fused kernel; "adamw" is torch's default implementation
+    assert fused.model_dir != loop.model_dir  # the implementation is in the cache key
+    weights = [{n: p.detach() for n, p in clf.model.named_parameters()} for clf in (fused, loop)]
+    assert max(float((weights[0][n] - weights[1][n]).abs().max()) for n in weights[0]) < 1e-4  # same algorithm
+    with pytest.raises(ValueError, match="optimizer"):
+        ft.finetune(dataclasses.replace(spec, optimizer="sgd"), df, name="bad", progress=False)
+
+
 @pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="GPU drivers are looked up on Linux")
 def test_the_offline_spec_is_built_without_importing_torch_on_a_machine_without_gpu_driver():
     """A warm notebook builds `offline_spec` (the cached model's key) without paying torch's import when no GPU

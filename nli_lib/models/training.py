@@ -77,9 +77,11 @@ class TrainSpec:
     text_cols: tuple = ("premise", "hypothesis")  # columns holding the pair (second may be None: single text)
     group_by_length: bool = False  # batches of similar token length (length_grouped_batches): less padding
     train_precision: str = "float32"  # autocast dtype of forward/backward: float32 or bfloat16 (weights stay fp32)
+    optimizer: str = "adamw-fused"  # AdamW's implementation: "adamw-fused" (one kernel a step) or "adamw" (a loop)
 
 
 TRAIN_PRECISIONS = ("float32", "bfloat16")
+OPTIMIZERS = ("adamw-fused", "adamw")  # TrainSpec.optimizer: `make_optimizer`
 GROUP_CHUNK_BATCHES = 50  # length grouping sorts within chunks of this many batches (keeps batches random)
 
 
@@ -199,6 +201,26 @@ def align_head(model, base_units: dict, labels) -> str:
     return "fresh"
 
 
+def make_optimizer(groups: list[dict], spec: TrainSpec):
+    """AdamW over the parameter `groups` with `spec`'s learning rate and epsilon, in `spec.optimizer`'s
+    implementation: "adamw-fused" updates every parameter in one fused kernel a step (torch's `fused=True`, on
+    CPU, CUDA and MPS), "adamw" runs torch's default (a loop over the parameters on CPU). The same algorithm; the
+    results differ in float32 rounding only (~1 ulp a step), so it is in the cache key all the same. Measured on
+    MiniLM-L6 (22.7 M parameters, the word embeddings' dense gradient included; one thread of an AMD Zen 4, bf16
+    autocast): a step of 32 pairs took 520 ms with the loop and 438 with the fused kernel (the update itself
+    109 -> 26 ms), a step of 16 pairs 336 -> 259 ms."""
+    import torch
+
+    if spec.optimizer not in OPTIMIZERS:
+        raise ValueError(f"optimizer {spec.optimizer!r}: use one of {OPTIMIZERS}")
+    fused = {"fused": True} if spec.optimizer == "adamw-fused" else {}
+    try:
+        return torch.optim.AdamW(groups, lr=spec.lr, eps=spec.adam_eps, **fused)
+    except RuntimeError as err:  # a device without the fused kernel
+        raise ValueError(f"optimizer 'adamw-fused' is not available here ({err}); set TrainSpec.optimizer="
+                         "'adamw'") from err
+
+
 def _seed_everything(seed: int) -> None:
     import torch
 
@@ -271,7 +293,7 @@ def _train(spec: TrainSpec, train_df, eval_df, out_dir: Path, progress: bool, de
         },
         {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)], "weight_decay": 0.0},
     ]
-    opt = torch.optim.AdamW(groups, lr=spec.lr, eps=spec.adam_eps)
+    opt = make_optimizer(groups, spec)
     sched = get_linear_schedule_with_warmup(opt, int(spec.warmup_ratio * total), total)
     rng = np.random.default_rng(spec.seed)
     lengths = None
