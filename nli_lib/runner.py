@@ -30,7 +30,8 @@ one line updated in place on a terminal, a line every PROGRESS_LOG_EVERY_S secon
 and the papers (1x-8x) side by side in N worker processes, a paper's notebooks one after another in one worker
 (`paper_chains`: they share models); each kernel gets cores // N threads. The shared models start first; next
 the papers whose first notebook says it trains its own models before it needs the shared ones (notebook
-metadata `nli_companion.start_beside_models`: PhrasIS), then the longest paper by its last recorded time.
+metadata `nli_companion.start_beside_models`: PhrasIS), then the longest paper by its last recorded time (or,
+never run here, by the cold-run seconds its notebooks' metadata ship: `notebook_estimate`).
 Notebooks that need the same fine-tuned model take turns training it (`atomic.exclusive`): the first trains,
 the others wait and load it, so a paper that reaches for the e-SNLI model while 01 trains it waits for it.
 Why not train the shared models first with every core: fine-tuning on 2 threads is only ~1.3x faster than on
@@ -77,6 +78,8 @@ DATA_PREFIX = "00"  # notebooks 00 fetch and check the data: they run alone, bef
 SHARED_PREFIX = "0"  # notebooks 01-09 build the models the papers share: started first in the pool
 START_BESIDE_MODELS = "start_beside_models"  # notebook metadata nli_companion.<this>: true when the
 # notebook trains its own models before it needs the shared ones (its paper starts beside 01)
+COLD_SECONDS = "cold_seconds"  # notebook metadata nli_companion.<this>: its seconds in a cold full run (the estimate
+# that orders the paper chains when this machine has no recorded run of it: `notebook_estimate`)
 PROGRESS_POLL_S = 1.0  # how often the runner reads a running notebook's progress file
 PROGRESS_LOG_EVERY_S = 30.0  # without a terminal: at most one progress line this often
 MAX_DEFAULT_JOBS = 4  # --jobs default: CPU count, at most this many kernels side by side (memory)
@@ -482,11 +485,12 @@ class Run:
         return 0
 
     def last_seconds(self, path: Path) -> float:
-        """The notebook's time in its last finished run (0 when unknown): longest notebooks start first."""
+        """The notebook's time in its last finished run here, else the estimate it ships (`notebook_estimate`;
+        0 when neither is known): the longest chains start first."""
         try:
-            return float(json.loads(self._files(path)["stamp"].read_text()).get("seconds", 0.0))
-        except (OSError, ValueError):
-            return 0.0
+            return float(json.loads(self._files(path)["stamp"].read_text())["seconds"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return notebook_estimate(path)
 
     def pool(self, paths: list[Path], jobs: int) -> int:
         """Run `paths` side by side in `jobs` worker processes (`python -m nli_lib.runner --worker`, each taking
@@ -580,14 +584,30 @@ def paper_chains(paths: list[Path], seconds: dict[Path, float], early: set[Path]
                                  sum(seconds.get(p, 0.0) for p in c), len(c)))
 
 
+def _companion_metadata(path: Path) -> dict:
+    """The notebook's `nli_companion` metadata ({} for an unreadable notebook or none)."""
+    try:
+        meta = json.loads(path.read_text()).get("metadata")
+    except (OSError, ValueError, AttributeError):
+        return {}
+    companion = meta.get("nli_companion") if isinstance(meta, dict) else None
+    return companion if isinstance(companion, dict) else {}
+
+
 def starts_beside_models(path: Path) -> bool:
     """True when the notebook's metadata says it trains its own models before it needs the shared ones
     (`nli_companion.start_beside_models`); an unreadable notebook is simply not started early."""
-    try:
-        meta = json.loads(path.read_text()).get("metadata", {})
-    except (OSError, ValueError):
-        return False
-    return (meta.get("nli_companion") or {}).get(START_BESIDE_MODELS) is True
+    return _companion_metadata(path).get(START_BESIDE_MODELS) is True
+
+
+def notebook_estimate(path: Path) -> float:
+    """The seconds the notebook's metadata says it took in a cold full run (`nli_companion.cold_seconds`, written
+    by benchmarks/notebook_estimates.py from a run_all_timing.sh log); 0 when it says none. A fresh clone has no
+    recorded runs, and without estimates its chains went in order of notebook count: on a 2-core Zen 4, the
+    FactNLI chain (2 notebooks, ~150 s) then started last, after FTC's (3, ~85 s), and one worker sat idle for
+    the last ~90 s of a cold run. Only the ratios matter: they order the chains, longest first."""
+    value = _companion_metadata(path).get(COLD_SECONDS)
+    return float(value) if isinstance(value, (int, float)) and value >= 0 else 0.0
 
 
 def _read_result(path: Path, returncode: int | None) -> dict:

@@ -112,6 +112,15 @@ def test_notebooks_started_beside_the_shared_models_do_not_ask_for_them_first():
         assert "nli_model(" not in code and "lineup(" not in code, path.name
 
 
+def test_every_notebook_ships_its_cold_run_seconds():
+    """A fresh clone orders the paper chains by these (`runner.notebook_estimate`); a notebook without them would
+    count as 0 s and start last. Written by benchmarks/notebook_estimates.py from a run_all_timing.sh log."""
+    from nli_lib.runner import notebook_estimate
+
+    for path in notebooks():
+        assert notebook_estimate(path) > 0, f"{path.name}: no nli_companion.cold_seconds (notebook_estimates.py)"
+
+
 def test_every_notebook_ends_with_finish():
     """Outputs are published, and model failures checked, only by nb.finish(): it must be the last code cell."""
     for path in notebooks():

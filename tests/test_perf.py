@@ -865,3 +865,22 @@ def test_streams_switch_attention_between_phases_never_inside_a_stream(tmp_path,
     np.testing.assert_allclose(got, HFClassifier(path, progress=False, device="cpu", batch_size=4, streams=1,
                                                  cache=CallCache(":memory:"))._predict_proba_uncached(
         premises, premises), atol=1e-5)
+
+
+def test_notebook_estimates_write_the_cold_run_seconds_and_keep_the_notebook_layout(tmp_path):
+    spec = importlib.util.spec_from_file_location("notebook_estimates", ROOT / "benchmarks" / "notebook_estimates.py")
+    estimates = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(estimates)
+    log = ("== cold run (empty cache: /c)\n\nnotebook   status   seconds  loading\n"
+           "01_models  ran  591.5  0.9\n20_phrasis  ran  249.3  1.3\n21_other  FAILED  3.0  0.1\ntotal  840.8  2.2\n"
+           "peak memory of a notebook kernel: 2.95 GiB\n== warm run (same cache)\n\n01_models  ran  6.0  0.1\n")
+    assert estimates.cold_seconds(log) == {"01_models": 592, "20_phrasis": 249}  # cold, ran: not warm, failed
+    text = ('{\n "cells": [],\n "metadata": {\n  "kernelspec": {\n   "name": "python3"\n  },\n  "nli_companion": {\n'
+            '   "start_beside_models": true\n  }\n },\n "nbformat": 4,\n "nbformat_minor": 5\n}\n')
+    (tmp_path / "20_phrasis.ipynb").write_text(text)
+    (tmp_path / "30_other.ipynb").write_text(text)
+    assert estimates.write_estimates(estimates.cold_seconds(log), tmp_path) == ["20_phrasis"]
+    assert (tmp_path / "20_phrasis.ipynb").read_text() == text.replace(
+        '"start_beside_models": true\n', '"start_beside_models": true,\n   "cold_seconds": 249\n')
+    assert (tmp_path / "30_other.ipynb").read_text() == text  # not in the log: unchanged
+    assert estimates.write_estimates({"20_phrasis": 249}, tmp_path) == []  # nothing new to write

@@ -418,3 +418,27 @@ def test_shared_models_start_first_beside_the_paper_that_trains_its_own_models(n
     assert run_notebooks(notebook_dir, "--jobs", "2") == 0, capsys.readouterr().err
     assert (marks / "models").read_text() == "2"  # 4 cores // 2 jobs
     assert (marks / "started").read_text().split() == ["20_phrasis", "10_atoms"]
+
+
+def test_chains_never_run_here_are_ordered_by_the_cold_seconds_their_notebooks_ship(tmp_path):
+    """A fresh clone has no stamps: the runner orders the paper chains by the seconds in the notebooks' metadata
+    (`notebook_estimate`), longest first, not by how many notebooks they have; a recorded run counts first."""
+    def notebook(name, seconds=None, meta=None):
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
+        nb.metadata["nli_companion"] = meta if meta is not None else {"cold_seconds": seconds}
+        path = tmp_path / f"{name}.ipynb"
+        nbformat.write(nb, path)
+        return path
+
+    papers = [notebook("10_a", 20), notebook("11_b", 30), notebook("12_c", 10), notebook("40_d", 150),
+              notebook("41_e", 0)]
+    assert [runner.notebook_estimate(p) for p in papers] == [20.0, 30.0, 10.0, 150.0, 0.0]
+    assert runner.notebook_estimate(notebook("50_f", meta={"cold_seconds": "long"})) == 0.0
+    assert runner.notebook_estimate(notebook("51_g", meta=["not", "a", "dict"])) == 0.0
+    run = runner.Run(tmp_path / "out", {}, {}, {}, tmp_path, force=None)
+    seconds = {p: run.last_seconds(p) for p in papers}
+    assert [[p.stem for p in c] for c in runner.paper_chains(papers, seconds)] == [["40_d", "41_e"],
+                                                                                  ["10_a", "11_b", "12_c"]]
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "40_d.stamp.json").write_text(json.dumps({"seconds": 5.0}))  # ran here: 5 s
+    assert run.last_seconds(papers[3]) == 5.0
