@@ -18,11 +18,12 @@ import json
 import sys
 from pathlib import Path
 
-NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+from nli_lib.runner import COLD_SECONDS, NOTEBOOK_DIR, notebooks
 
 
 def cold_seconds(log: str) -> dict[str, int]:
-    """{notebook stem: whole seconds} of the notebooks that ran in the log's cold run."""
+    """{notebook stem: whole seconds} of the notebooks that ran in the log's cold run (the last cold run's, for a
+    log that holds several)."""
     found, cold = {}, False
     for line in log.splitlines():
         if line.startswith("== "):
@@ -34,16 +35,16 @@ def cold_seconds(log: str) -> dict[str, int]:
     return found
 
 
-def write_estimates(seconds: dict[str, int], folder: Path = NOTEBOOKS) -> list[str]:
+def write_estimates(seconds: dict[str, int], folder: Path = NOTEBOOK_DIR) -> list[str]:
     """Set `nli_companion.cold_seconds` in every notebook of `folder` named in `seconds`; returns the ones
     changed. A notebook the log does not name keeps what it has."""
     changed = []
-    for path in sorted(folder.glob("[0-9][0-9]_*.ipynb")):
+    for path in notebooks(folder=folder):
         if path.stem not in seconds:
             continue
         text = path.read_text(encoding="utf-8")
         nb = json.loads(text)
-        nb.setdefault("metadata", {}).setdefault("nli_companion", {})["cold_seconds"] = seconds[path.stem]
+        nb.setdefault("metadata", {}).setdefault("nli_companion", {})[COLD_SECONDS] = seconds[path.stem]
         new = json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
         if new != text:
             path.write_text(new, encoding="utf-8")
@@ -59,7 +60,7 @@ def main(argv: list[str]) -> int:
     if not seconds:
         print(f"no cold-run table in {argv[0]}", file=sys.stderr)
         return 1
-    missing = sorted({p.stem for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")} - set(seconds))
+    missing = sorted({p.stem for p in notebooks()} - set(seconds))
     changed = write_estimates(seconds)
     print(f"{len(changed)} notebooks updated from {len(seconds)} cold-run times"
           + (f"; not in the log (unchanged): {', '.join(missing)}" if missing else ""))
