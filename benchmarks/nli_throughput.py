@@ -15,6 +15,9 @@ any local folder of it) and the same SNLI-test pairs (seeded sample of e-SNLI te
   pipeline, 1 pair a call    transformers pipeline("text-classification") called once per pair
   pipeline, batched          the same pipeline given the whole list (batch_size 64)
   CrossEncoder.predict       sentence-transformers (batch_size 64)
+  torch dynamic int8         the same model through torch.ao.quantization.quantize_dynamic (every nn.Linear in
+                             int8, one activation scale per batch tensor, computed at run time: a user's
+                             one-line int8; CPU only); our tokenization and batching
   onnxruntime fp32 / int8    an ONNX export of the same model (torch.onnx), and its dynamically quantised int8
                              copy (onnxruntime.quantization.quantize_dynamic); our tokenization and batching
 
@@ -80,6 +83,7 @@ vs the fastest fp32 peer (target 1.0); the fast path (the faster of ours bf16 an
 from __future__ import annotations
 
 import argparse
+import copy
 import importlib.util
 import os
 import sys
@@ -156,7 +160,7 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=64, help="batch size of every batched path")
     ap.add_argument("--repeat", type=int, default=3, help="interleaved rounds, one timed pass of each batched "
                     "path a round (the best counts)")
-    ap.add_argument("--skip", nargs="*", default=[], help="paths to leave out (e.g. onnx crossencoder)")
+    ap.add_argument("--skip", nargs="*", default=[], help="paths to leave out (onnx, crossencoder, dynamic)")
     args = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -257,6 +261,24 @@ def main() -> None:
         for idx, batch in ordered_batches(tok, prem, hyp, args.batch_size, ours.max_length):
             out[idx] = softmax(np.asarray(forward(batch), dtype=float))[:, to_ours]
         return out
+
+    if "dynamic" in args.skip:
+        skipped("torch dynamic int8", "--skip")
+    elif device != "cpu":
+        skipped("torch dynamic int8", f"torch's dynamic quantisation runs on the CPU only (device {device})")
+    else:
+        from torch.ao.quantization import quantize_dynamic
+
+        with warnings.catch_warnings():  # its quantised-tensor API is deprecated in the pinned torch; still shipped
+            warnings.simplefilter("ignore")
+            dynamic = quantize_dynamic(copy.deepcopy(plain), {torch.nn.Linear}, dtype=torch.qint8)
+
+        def dynamic_forward(batch):
+            with torch.inference_mode():
+                return dynamic(**{k: torch.from_numpy(v) for k, v in batch.items()}).logits.float().numpy()
+
+        dynamic_forward(next(ordered_batches(tok, prem[:64], hyp[:64], args.batch_size, ours.max_length))[1])
+        runs["torch dynamic int8"] = (lambda: batched_logits(dynamic_forward), False, False)
 
     onnx_names = ("onnxruntime fp32", "onnxruntime int8")
     onnx_folder = tempfile.TemporaryDirectory()  # the exported models, read by their sessions until the end

@@ -884,3 +884,35 @@ def test_notebook_estimates_write_the_cold_run_seconds_and_keep_the_notebook_lay
         '"start_beside_models": true\n', '"start_beside_models": true,\n   "cold_seconds": 249\n')
     assert (tmp_path / "30_other.ipynb").read_text() == text  # not in the log: unchanged
     assert estimates.write_estimates({"20_phrasis": 249}, tmp_path) == []  # nothing new to write
+
+
+@pytest.mark.mirror
+def test_the_throughput_benchmark_runs_every_path_it_lists_and_ends_with_its_bench_lines(tmp_path):
+    """benchmarks/nli_throughput.py end to end on a tiny BERT and 40 SNLI-test pairs (~12 s; the optional peers
+    are skipped): every path the issue asks for that needs no optional package (ours at each precision, the
+    pipeline one pair a call and batched, torch's dynamic int8) prints a table row, and the run ends with the five
+    bench lines. No speed is asserted."""
+    import os
+    import subprocess
+    import sys
+
+    from nli_lib.models.int8 import int8_kernels_available
+
+    model = tiny_bert(tmp_path / "m")
+    env = {**os.environ, "NLI_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "nli_throughput.py"), "--model", str(model),
+                           "--pairs", "40", "--repeat", "1", "--naive-n", "4", "--batch-size", "16",
+                           "--skip", "onnx", "crossencoder"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout
+    table = out[out.index("\npath "):]
+    paths = ["ours fp32 (default)", "ours bfloat16 (opt-in)", "pipeline, 1 pair a call", "pipeline, batched",
+             "torch dynamic int8"] + (["ours int8 (opt-in)"] if int8_kernels_available() else [])
+    for name in paths:
+        assert f"\n{name} " in table, (name, table)
+    assert "CrossEncoder.predict" in out and "skipped: --skip" in out
+    lines = bench.parse_lines(out.splitlines())
+    assert [x.name for x in lines] == ["nli-fp32-vs-roofline", "nli-fp32-vs-best-fp32-peer", "nli-fast-path-speedup",
+                                       "nli-fast-path-same-labels", "nli-fast-path-accuracy-delta"]
+    assert out.rstrip().splitlines()[-1].startswith("bench: ")
