@@ -29,6 +29,8 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
+from .phases import phase
+
 
 def temp_beside(dest: str | os.PathLike, suffix: str = "") -> Path:
     """A new empty hidden temporary file in `dest`'s folder (created with it); `suffix` ends its name
@@ -99,8 +101,9 @@ def write_json(dest: str | os.PathLike, obj, **dumps) -> None:
 @contextlib.contextmanager
 def exclusive(dest: str | os.PathLike) -> Iterator[None]:
     """Hold an exclusive lock named after `dest` (a hidden `.<name>.lock` file beside it) while the block runs;
-    other processes entering `exclusive(dest)` wait. Where file locks are unavailable (not POSIX) it does
-    nothing.
+    other processes entering `exclusive(dest)` wait, and the wait counts as the phase 'waiting'
+    (`nli_lib.phases`: a notebook blocked on a model that another notebook is training). Where file locks are
+    unavailable (not POSIX) it does nothing.
 
     >>> import tempfile; folder = Path(tempfile.mkdtemp())
     >>> with exclusive(folder / "model"):
@@ -115,7 +118,11 @@ def exclusive(dest: str | os.PathLike) -> Iterator[None]:
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     with open(dest.parent / f".{dest.name}.lock", "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # held elsewhere: wait for it, and count the wait
+            with phase("waiting"):
+                fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
         finally:

@@ -1,7 +1,9 @@
-"""Where a notebook's time goes: seconds per phase (loading, training, scoring, llm, plotting).
+"""Where a notebook's time goes: seconds per phase (loading, training, scoring, llm, plotting, waiting).
 
 The library wraps its slow steps in `phase(name)`: model and data loading, fine-tuning, classifier and
-encoder scoring, LLM batches, saving figures. Nested phases count once: the time of an inner phase is taken
+encoder scoring, LLM batches, saving figures, and waiting for another process that holds the lock on a result
+this one needs (`atomic.exclusive`: in a parallel run, a notebook that needs the model another notebook is
+training waits for it instead of training it twice). Nested phases count once: the time of an inner phase is taken
 out of the outer one (scoring inside training's evaluation counts as scoring), so the totals add up to at
 most the wall time, and the rest of a notebook's time is its own code (pandas, statistics, printing).
 
@@ -13,7 +15,7 @@ most the wall time, and the rest of a notebook's time is its own code (pandas, s
     ['scoring', 'training']
     >>> phase("sleeping").__enter__()
     Traceback (most recent call last):
-    ValueError: unknown phase 'sleeping'; one of ('loading', 'training', 'scoring', 'llm', 'plotting')
+    ValueError: unknown phase 'sleeping'; one of ('loading', 'training', 'scoring', 'llm', 'plotting', 'waiting')
 
 When the runner sets $NLI_PHASE_FILE, every phase exit writes the totals and the kernel's peak resident
 memory there (JSON, atomically): `read_phase_file` is what the runner prints in its final table.
@@ -28,7 +30,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-PHASES = ("loading", "training", "scoring", "llm", "plotting")  # the phases the runner's table shows, in order
+PHASES = ("loading", "training", "scoring", "llm", "plotting", "waiting")  # the runner's table shows them in order
 PHASE_FILE_ENV = "NLI_PHASE_FILE"  # JSON file the runner asks a kernel to keep its phase totals in
 _TOTALS: dict[str, float] = {}  # phase -> seconds spent in it (exclusive of nested phases), this process
 _LOCK = threading.Lock()

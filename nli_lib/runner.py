@@ -687,11 +687,14 @@ def timing_table(timings, phase_totals: dict | None = None) -> str:
 
     >>> print(timing_table([("01_models", "ran", 10.0), ("02_x", "skipped (unchanged)", 0.0)],
     ...                    {"01_models": {"phases": {"training": 6.0, "scoring": 1.5}, "peak_rss_gib": 1.2,
-    ...                                   "kernel": 0.75}}))
-    notebook   status                seconds  loading training  scoring      llm plotting   kernel    other  peak GiB
-    01_models  ran                      10.0      0.0      6.0      1.5      0.0      0.0      0.8      1.8      1.20
+    ...                                   "kernel": 0.75}}))  # doctest: +NORMALIZE_WHITESPACE
+    notebook   status                seconds  loading training  scoring      llm plotting  waiting
+        kernel    other  peak GiB
+    01_models  ran                      10.0      0.0      6.0      1.5      0.0      0.0      0.0
+        0.8      1.8      1.20
     02_x       skipped (unchanged)       0.0
-    total                               10.0      0.0      6.0      1.5      0.0      0.0      0.8      1.8      1.20
+    total                               10.0      0.0      6.0      1.5      0.0      0.0      0.0
+        0.8      1.8      1.20
     """
     phase_totals = phase_totals or {}
     width = max([len(n) for n, _, _ in timings] + [8])

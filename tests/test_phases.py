@@ -93,3 +93,33 @@ def test_classifier_scoring_is_timed(clock):
 
     Slow(cache=CallCache(":memory:")).predict(["a"], ["b"])
     assert phases.totals() == {"scoring": 5}
+
+
+def test_waiting_for_a_lock_another_holder_keeps_counts_as_waiting_and_an_open_lock_does_not(tmp_path):
+    """`atomic.exclusive` (the lock around a model being trained or a cache being built): a notebook that finds
+    it held, and waits for the other process to finish, shows the wait as 'waiting', not as its own code."""
+    import threading
+    import time
+
+    from nli_lib.atomic import exclusive
+
+    with exclusive(tmp_path / "model"):
+        pass
+    assert "waiting" not in phases.totals()  # taken at once: no wait
+    held, release = threading.Event(), threading.Event()
+
+    def holder():  # flock locks belong to an open file: a second open, even in this process, has to wait
+        with exclusive(tmp_path / "model"):
+            held.set()
+            release.wait(5)
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    held.wait(5)
+    threading.Timer(0.3, release.set).start()
+    started = time.perf_counter()
+    with exclusive(tmp_path / "model"):
+        waited = time.perf_counter() - started
+    thread.join()
+    assert waited >= 0.25
+    assert phases.totals()["waiting"] == pytest.approx(waited, abs=0.05)

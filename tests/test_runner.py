@@ -100,8 +100,8 @@ def test_timing_table_splits_each_notebook_into_phases(notebook_dir, capsys, run
     lines = capsys.readouterr().out.splitlines()
     header = next(line for line in lines if line.startswith("notebook")).split()
     row = next(line for line in lines if line.startswith("02_train")).split()
-    assert header == ["notebook", "status", "seconds", "loading", "training", "scoring", "llm", "plotting", "kernel",
-                      "other", "peak", "GiB"]
+    assert header == ["notebook", "status", "seconds", "loading", "training", "scoring", "llm", "plotting", "waiting",
+                      "kernel", "other", "peak", "GiB"]
     assert float(row[header.index("training")]) >= 0.6  # a sleep lasts at least its length (no upper bound)
     assert float(row[header.index("kernel")]) > 0  # starting and stopping a kernel takes time
     assert float(row[header.index("scoring")]) == 0.0
