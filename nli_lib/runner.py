@@ -29,9 +29,11 @@ one line updated in place on a terminal, a line every PROGRESS_LOG_EVERY_S secon
 `--jobs N` (default: $NLI_JOBS, else the CPU count up to MAX_DEFAULT_JOBS) runs the shared models (01-09)
 and the papers (1x-8x) side by side in N worker processes, a paper's notebooks one after another in one worker
 (`paper_chains`: they share models); each kernel gets cores // N threads. The shared models start first; next
-the papers whose first notebook says it trains its own models before it needs the shared ones (notebook
-metadata `nli_companion.start_beside_models`: PhrasIS), then the longest paper by its last recorded time (or,
-never run here, by the cold-run seconds its notebooks' metadata ship: `notebook_estimate`).
+the first notebook of a paper whose metadata says it trains its own models before it needs the shared ones
+(`nli_companion.start_beside_models`: PhrasIS's 20), then the longest paper by its last recorded time (or,
+never run here, by the cold-run seconds its notebooks' metadata ship: `notebook_estimate`). The rest of a paper
+started early waits until the shared models are built (`held_back`), so its worker runs another paper meanwhile
+instead of waiting on the model's lock.
 Notebooks that need the same fine-tuned model take turns training it (`atomic.exclusive`): the first trains,
 the others wait and load it, so a paper that reaches for the e-SNLI model while 01 trains it waits for it.
 Why not train the shared models first with every core: fine-tuning on 2 threads is only ~1.3x faster than on
@@ -501,8 +503,9 @@ class Run:
 
         threads = max(1, (os.cpu_count() or 1) // jobs)
         todo = [p for p in paths if not self.unchanged(p)]
-        chains = paper_chains(todo, {p: self.last_seconds(p) for p in todo},
-                              early={p for p in todo if starts_beside_models(p)})
+        starters = paper_starters(todo, {p for p in todo if starts_beside_models(p)})
+        chains = paper_chains(todo, {p: self.last_seconds(p) for p in todo}, early=starters)
+        unfinished = set(todo)
         if not chains:
             return 0
         spool = Path(tempfile.mkdtemp(prefix="nli-runner-"))
@@ -517,9 +520,11 @@ class Run:
                     if i in busy or status:
                         continue
                     if not left.get(i):
-                        if not chains:
+                        ready = next((c for c in chains if not held_back(c, starters, unfinished)), None)
+                        if ready is None:  # none left, or the rest waits for the shared models
                             continue
-                        left[i] = chains.pop(0)
+                        chains.remove(ready)
+                        left[i] = ready
                     path = left[i].pop(0)
                     env, code = self.prepare(path, threads)
                     task, result = spool / f"{path.stem}.task.json", spool / f"{path.stem}.result.json"
@@ -536,6 +541,7 @@ class Run:
                     if not result.exists() and not died:
                         continue
                     del busy[i]
+                    unfinished.discard(path)
                     outcome = _read_result(result, workers[i].returncode)
                     if outcome["status"] == "ran":
                         self.finish(path, code, time.time() - started)
@@ -564,24 +570,62 @@ class Run:
 def paper_chains(paths: list[Path], seconds: dict[Path, float], early: set[Path] = frozenset()) -> list[list[Path]]:
     """The notebooks of each paper (same first digit) as one chain, in their order (a paper's notebooks share
     models and build on each other: one worker runs them one after another, nobody waits on a lock); each
-    summary (9x) is a chain of its own (they share nothing). Order: the shared models (0x) first, then the
-    chains whose first notebook is in `early` (it trains its own models before it needs the shared ones), then
-    the longest by their last recorded seconds, then by number of notebooks.
+    summary (9x) is a chain of its own (they share nothing). A paper whose first notebook is in `early` (it
+    trains its own models before it needs the shared ones) is two chains: that notebook, and the rest of the
+    paper, which needs the shared models (`held_back` keeps it back until they are built). Order: the shared
+    models (0x) first, then the `early` notebooks, then the longest by their last recorded seconds, then by
+    number of notebooks.
 
     >>> ps = [Path(n) for n in ("01_m", "10_a", "11_b", "20_c", "30_d", "31_e", "32_f")]
     >>> [[p.name for p in c] for c in paper_chains(ps, {Path("20_c"): 300.0})]
     [['01_m'], ['20_c'], ['30_d', '31_e', '32_f'], ['10_a', '11_b']]
     >>> [[p.name for p in c] for c in paper_chains(ps, {}, early={Path("10_a")})]
-    [['01_m'], ['10_a', '11_b'], ['30_d', '31_e', '32_f'], ['20_c']]
+    [['01_m'], ['10_a'], ['30_d', '31_e', '32_f'], ['11_b'], ['20_c']]
     >>> [[p.name for p in c] for c in paper_chains([Path("90_s"), Path("91_e")], {Path("90_s"): 10.0})]
     [['90_s'], ['91_e']]
     """
     chains: dict[str, list[Path]] = {}
+    starters = paper_starters(paths, early)
     for path in sorted(paths, key=lambda p: p.name):
-        chains.setdefault(path.stem if path.name.startswith(SUMMARY_PREFIX) else path.name[0], []).append(path)
+        key = path.stem if path.name.startswith(SUMMARY_PREFIX) or path in starters else path.name[0]
+        chains.setdefault(key, []).append(path)
     return sorted(chains.values(), reverse=True,
-                  key=lambda c: (c[0].name.startswith(SHARED_PREFIX), c[0] in early,
+                  key=lambda c: (c[0].name.startswith(SHARED_PREFIX), c[0] in starters,
                                  sum(seconds.get(p, 0.0) for p in c), len(c)))
+
+
+def paper_starters(paths: list[Path], early: set[Path]) -> set[Path]:
+    """The notebooks of `early` that start their paper among `paths` (a notebook later in its paper does not
+    split the paper: its predecessors must run first).
+
+    >>> ps = [Path("20_a"), Path("21_b"), Path("31_c")]
+    >>> sorted(p.name for p in paper_starters(ps, {Path("20_a"), Path("31_c")}))
+    ['20_a', '31_c']
+    >>> paper_starters([Path("20_a"), Path("21_b")], {Path("21_b")})
+    set()
+    """
+    first: dict[str, Path] = {}
+    for path in sorted(paths, key=lambda p: p.name):
+        if not path.name.startswith((SHARED_PREFIX, SUMMARY_PREFIX)):
+            first.setdefault(path.name[0], path)
+    return {path for path in first.values() if path in early}
+
+
+def held_back(chain: list[Path], starters: set[Path], unfinished: set[Path]) -> bool:
+    """Whether `chain`, the rest of a paper that one of `starters` began early, must not start yet: while that
+    notebook or a shared-model notebook (0x) is among `unfinished`. Started at once, its first notebook would
+    only wait on the lock of a model 01 is training (`atomic.exclusive`), holding a worker idle: measured on a
+    2-core Zen 4, PhrasIS's 21 waited 62 s for the e-SNLI model in a 920-s cold run.
+
+    >>> starters = {Path("20_c")}
+    >>> held_back([Path("21_d")], starters, {Path("01_m")}), held_back([Path("21_d")], starters, {Path("20_c")})
+    (True, True)
+    >>> held_back([Path("21_d")], starters, {Path("30_e")}), held_back([Path("30_e")], starters, {Path("01_m")})
+    (False, False)
+    """
+    starter = next((p for p in starters if p.name[0] == chain[0].name[0] and p != chain[0]), None)
+    return starter is not None and (starter in unfinished
+                                    or any(p.name.startswith(SHARED_PREFIX) for p in unfinished))
 
 
 def _companion_metadata(path: Path) -> dict:

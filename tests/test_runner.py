@@ -420,6 +420,30 @@ def test_shared_models_start_first_beside_the_paper_that_trains_its_own_models(n
     assert (marks / "started").read_text().split() == ["20_phrasis", "10_atoms"]
 
 
+def test_the_rest_of_a_paper_started_early_waits_for_the_shared_models_while_its_worker_runs_another(
+        notebook_dir, tmp_path, capsys, run_notebooks):
+    """With --jobs 2: 01 builds the shared models (slowly here); PhrasIS's first notebook starts beside it (it
+    trains its own models first). When it ends, its worker does not start the paper's next notebook, which needs
+    01's models and would only wait on their lock: it runs another paper (30) and leaves 21 until 01 is done."""
+    import nbformat
+
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    started = f"with open({str(marks / 'started')!r}, 'a') as f:\n    f.write(NAME + ' ')\n"
+    write_notebook(notebook_dir / "01_first.ipynb", "import time\nfrom pathlib import Path\ntime.sleep(6)\n"
+                   f"Path({str(marks)!r}, 'models-done').write_text('x')")
+    phrasis = write_notebook(notebook_dir / "20_phrasis.ipynb", started.replace("NAME", "'20_phrasis'"))
+    nb = nbformat.read(phrasis, as_version=4)
+    nb.metadata["nli_companion"] = {"start_beside_models": True}
+    nbformat.write(nb, phrasis)
+    write_notebook(notebook_dir / "21_rest.ipynb", "from pathlib import Path\n"
+                   f"assert Path({str(marks)!r}, 'models-done').exists(), 'started before the shared models'\n"
+                   + started.replace("NAME", "'21_rest'"))
+    write_notebook(notebook_dir / "30_other.ipynb", started.replace("NAME", "'30_other'"))
+    assert run_notebooks(notebook_dir, "--jobs", "2") == 0, capsys.readouterr().err
+    assert (marks / "started").read_text().split() == ["20_phrasis", "30_other", "21_rest"]
+
+
 def test_chains_never_run_here_are_ordered_by_the_cold_seconds_their_notebooks_ship(tmp_path):
     """A fresh clone has no stamps: the runner orders the paper chains by the seconds in the notebooks' metadata
     (`notebook_estimate`), longest first, not by how many notebooks they have; a recorded run counts first."""
