@@ -30,7 +30,7 @@ one line updated in place on a terminal, a line every PROGRESS_LOG_EVERY_S secon
 and the papers (1x-8x) side by side in N worker processes, a paper's notebooks one after another in one worker
 (`paper_chains`: they share models); each kernel gets cores // N threads. The shared models start first; next
 the first notebook of a paper whose metadata says it trains its own models before it needs the shared ones
-(`nli_companion.start_beside_models`: PhrasIS's 20), then the longest paper by its last recorded time (or,
+(`nli_companion.start_beside_models`: PhrasIS's 20, FTC's 30), then the longest paper by its last recorded time (or,
 never run here, by the cold-run seconds its notebooks' metadata ship: `notebook_estimate`). The rest of a paper
 started early waits until the shared models are built (`held_back`), so its worker runs another paper meanwhile
 instead of waiting on the model's lock.
