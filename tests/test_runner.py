@@ -393,13 +393,18 @@ def test_kernels_fall_back_to_tcp_where_a_socket_path_would_not_fit(tmp_path, mo
     assert runner.kernel_manager_class() is None
 
 
+def _start_beside_models(path: Path) -> None:
+    """Give the notebook at `path` the metadata that starts its paper beside notebook 01."""
+    nb = nbformat.read(path, as_version=4)
+    nb.metadata["nli_companion"] = {"start_beside_models": True}
+    nbformat.write(nb, path)
+
+
 def test_shared_models_start_first_beside_the_paper_that_trains_its_own_models(notebook_dir, tmp_path, monkeypatch,
                                                                               capsys, run_notebooks):
     """With --jobs 2, the data notebook (00) runs alone before everything; the shared models (01) start first in
     the pool, with a share of the cores, beside the paper whose first notebook says it trains its own models first
     (metadata nli_companion.start_beside_models), ahead of a paper that would otherwise come first (10 < 20)."""
-    import nbformat
-
     marks = tmp_path / "marks"
     marks.mkdir()
     started = f"from pathlib import Path\nwith open({str(marks / 'started')!r}, 'a') as f:\n    f.write(NAME + ' ')\n"
@@ -411,9 +416,7 @@ def test_shared_models_start_first_beside_the_paper_that_trains_its_own_models(n
     write_notebook(notebook_dir / "10_atoms.ipynb", started.replace("NAME", "'10_atoms'"))
     phrasis = write_notebook(notebook_dir / "20_phrasis.ipynb",
                              started.replace("NAME", "'20_phrasis'") + _meet("phrasis", "models", marks))
-    nb = nbformat.read(phrasis, as_version=4)
-    nb.metadata["nli_companion"] = {"start_beside_models": True}
-    nbformat.write(nb, phrasis)
+    _start_beside_models(phrasis)
     monkeypatch.setattr(os, "cpu_count", lambda: 4)
     assert run_notebooks(notebook_dir, "--jobs", "2") == 0, capsys.readouterr().err
     assert (marks / "models").read_text() == "2"  # 4 cores // 2 jobs
@@ -425,17 +428,13 @@ def test_the_rest_of_a_paper_started_early_waits_for_the_shared_models_while_its
     """With --jobs 2: 01 builds the shared models (slowly here); PhrasIS's first notebook starts beside it (it
     trains its own models first). When it ends, its worker does not start the paper's next notebook, which needs
     01's models and would only wait on their lock: it runs another paper (30) and leaves 21 until 01 is done."""
-    import nbformat
-
     marks = tmp_path / "marks"
     marks.mkdir()
     started = f"with open({str(marks / 'started')!r}, 'a') as f:\n    f.write(NAME + ' ')\n"
     write_notebook(notebook_dir / "01_first.ipynb", "import time\nfrom pathlib import Path\ntime.sleep(6)\n"
                    f"Path({str(marks)!r}, 'models-done').write_text('x')")
     phrasis = write_notebook(notebook_dir / "20_phrasis.ipynb", started.replace("NAME", "'20_phrasis'"))
-    nb = nbformat.read(phrasis, as_version=4)
-    nb.metadata["nli_companion"] = {"start_beside_models": True}
-    nbformat.write(nb, phrasis)
+    _start_beside_models(phrasis)
     write_notebook(notebook_dir / "21_rest.ipynb", "from pathlib import Path\n"
                    f"assert Path({str(marks)!r}, 'models-done').exists(), 'started before the shared models'\n"
                    + started.replace("NAME", "'21_rest'"))
