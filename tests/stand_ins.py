@@ -12,6 +12,8 @@ import threading
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from nli_lib.llm.server import send_json
+
 
 def chat_completion(model: str, text: str) -> dict:
     """A minimal OpenAI chat.completion response carrying `text`."""
@@ -26,13 +28,7 @@ def local_server(answer):
 
     class Handler(BaseHTTPRequestHandler):
         def _reply(self, method: str, body):
-            status, obj = answer(method, self.path, body)
-            data = json.dumps(obj).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send_json(self, *answer(method, self.path, body))
 
         def do_GET(self):  # noqa: N802
             self._reply("GET", None)

@@ -198,6 +198,20 @@ def key_differences(stored: dict, asked: dict) -> list[str]:
     return out
 
 
+def sampling_params(config: LLMConfig, overrides: dict) -> dict:
+    """The sampling parameters of a call (they go into its cache key): `config`'s temperature, max_tokens and
+    stop, with `overrides` on top; a stop given as one string or a tuple becomes a list.
+
+    >>> sampling_params(LLMConfig(model="m", temperature=0.0, max_tokens=64), {"stop": "\\n"})
+    {'temperature': 0.0, 'max_tokens': 64, 'stop': ['\\n']}
+    """
+    params = {"temperature": config.temperature, "max_tokens": config.max_tokens, "stop": list(config.stop) or None}
+    params.update(overrides)
+    if isinstance(params.get("stop"), (tuple, str)):
+        params["stop"] = [params["stop"]] if isinstance(params["stop"], str) else list(params["stop"])
+    return params
+
+
 class _BatchWriter:
     """Stores answers from many worker threads in the call cache, batched: a background thread commits whatever
     has arrived while the previous commit ran (one transaction per batch; each commit waits for a disk sync, so
@@ -552,12 +566,7 @@ class LLMClient(CachedChat):
     __str__ = __repr__
 
     def _params(self, overrides: dict) -> dict:
-        c = self.config
-        params = {"temperature": c.temperature, "max_tokens": c.max_tokens, "stop": list(c.stop) or None}
-        params.update(overrides)
-        if isinstance(params.get("stop"), (tuple, str)):
-            params["stop"] = [params["stop"]] if isinstance(params["stop"], str) else list(params["stop"])
-        return params
+        return sampling_params(self.config, overrides)
 
     SHARD_SIZE = 16  # worker threads per SDK client (and its connection pool)
 

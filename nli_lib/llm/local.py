@@ -25,7 +25,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from .client import CachedChat, LLMCallError, LLMConfig, Messages
+from .client import CachedChat, LLMCallError, LLMConfig, Messages, sampling_params
 from .context import TokenBudget
 from .tokens import TokenCounter, context_of, model_source
 
@@ -152,12 +152,7 @@ class LocalLLM(CachedChat):
             return self._engine
 
     def _params(self, overrides: dict) -> dict:
-        c = self.config
-        params = {"temperature": c.temperature, "max_tokens": c.max_tokens, "stop": list(c.stop) or None}
-        params.update(overrides)
-        if isinstance(params.get("stop"), (tuple, str)):
-            params["stop"] = [params["stop"]] if isinstance(params["stop"], str) else list(params["stop"])
-        return params
+        return sampling_params(self.config, overrides)
 
     def _complete(self, messages: Messages, params: dict) -> tuple[str, dict, str | None]:
         self._count("calls")

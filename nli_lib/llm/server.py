@@ -159,6 +159,17 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 1024  # many clients connecting at once are queued, not refused
 
 
+def send_json(handler: BaseHTTPRequestHandler, status: int, obj) -> None:
+    """Answer the request `handler` is serving with `obj` as a JSON body (its length in the headers, so an
+    HTTP/1.1 connection stays open for the next request)."""
+    data = json.dumps(obj).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
 def make_server(backend, name: str, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
     """An HTTP/1.1 (keep-alive) server answering with `backend` under the model name `name`."""
 
@@ -167,12 +178,7 @@ def make_server(backend, name: str, host: str = "127.0.0.1", port: int = 0) -> T
         disable_nagle_algorithm = True  # headers and body leave at once (no 40 ms delayed-ACK stall per request)
 
         def _send(self, status: int, obj: dict):
-            data = json.dumps(obj).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send_json(self, status, obj)
 
         def do_GET(self):  # noqa: N802
             self._send(*answer(backend, name, self.path, None))
