@@ -515,7 +515,7 @@ def test_phrasis_dropout_base_follows_the_base_content(tmp_path, monkeypatch):
 def test_fine_tuned_model_folder_key_holds_base_data_eval_and_every_spec_field(tmp_path):
     import dataclasses
 
-    from nli_lib.models.training import TrainSpec, model_dir
+    from nli_lib.models.training import OPTIMIZERS, TRAIN_PRECISIONS, TrainSpec, model_dir
 
     base = tiny_bert(tmp_path / "base", {0: "LABEL_0", 1: "LABEL_1"})
     df = tiny_train_frame(12)
@@ -524,7 +524,10 @@ def test_fine_tuned_model_folder_key_holds_base_data_eval_and_every_spec_field(t
     for field in dataclasses.fields(TrainSpec):
         if field.name in ("base", "base_revision", "labels", "text_cols"):
             continue
-        changed = dataclasses.replace(spec, **{field.name: type(getattr(spec, field.name))(2)})
+        choices = {"train_precision": TRAIN_PRECISIONS, "optimizer": OPTIMIZERS}.get(field.name)
+        value = getattr(spec, field.name)
+        other = next(v for v in choices if v != value) if choices else type(value)(2)  # a choice: another one
+        changed = dataclasses.replace(spec, **{field.name: other})
         assert model_dir(changed, df, "m", df).name != key, field.name
     assert model_dir(dataclasses.replace(spec, labels=("a", "b", "c")), df, "m", df).name != key
     assert model_dir(spec, df.iloc[:6], "m", df).name != key  # training data
