@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -216,6 +217,30 @@ def test_bfloat16_precision_is_close_and_cached_apart(tmp_path):
     assert np.allclose(b.sum(1), 1) and np.abs(a - b).max() < 0.05 and not np.array_equal(a, b)
     with pytest.raises(ValueError, match="precision"):
         HFClassifier(path, precision="float16")
+
+
+def test_bfloat16_warns_where_the_cpu_only_emulates_it(tmp_path, monkeypatch):
+    """On an x86 CPU without bf16 units bfloat16 is ~6x slower than float32: loading the model says so; with bf16
+    units, in float32, or on a CPU whose flags we do not read (ARM), nothing is said."""
+    import platform
+
+    path = tiny_bert(tmp_path / "m", {0: "entailment", 1: "neutral", 2: "contradiction"})
+
+    def emulated_warnings(has_bf16: bool, precision: str = "bfloat16", machine: str = "x86_64") -> list[str]:
+        monkeypatch.setattr(ft, "cpu_has_bf16", lambda: has_bf16)
+        monkeypatch.setattr(platform, "machine", lambda: machine)
+        clf = HFClassifier(path, progress=False, device="cpu", precision=precision,
+                           cache=CallCache(tmp_path / "calls.sqlite"))
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            _ = clf.model  # loading is where it warns
+        return [str(w.message) for w in seen if "emulated" in str(w.message)]
+
+    found = emulated_warnings(has_bf16=False)
+    assert len(found) == 1 and "bf16 units" in found[0] and "int8" in found[0]
+    assert emulated_warnings(has_bf16=True) == []
+    assert emulated_warnings(has_bf16=False, precision="float32") == []
+    assert emulated_warnings(has_bf16=False, machine="aarch64") == []
 
 
 def test_length_grouped_batches_cut_padding_and_keep_every_row():
