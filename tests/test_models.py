@@ -336,6 +336,27 @@ def test_auto_train_precision_follows_the_hardware(monkeypatch):
     assert spec.group_by_length and spec.train_precision == "float32"
 
 
+def test_emulated_bf16_on_a_gpu_is_neither_trained_in_nor_scored_silently(monkeypatch):
+    """torch's is_bf16_supported() says yes on a T4 or V100, which only emulate bf16: training picks float32
+    there, and bfloat16 scoring warns; an Ampere GPU trains in bf16 and is not warned about."""
+    import torch
+
+    from nli_lib.models.hf import warn_if_bf16_emulated
+
+    def t4(including_emulation: bool = True) -> bool:  # compute capability 7.5: bf16 by emulation only
+        return including_emulation
+
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", t4)
+    assert ft.native_bf16("cuda") is False and ft.auto_train_precision("cuda") == "float32"
+    with pytest.warns(RuntimeWarning, match="cuda, a GPU without bf16 units"):
+        assert warn_if_bf16_emulated("cuda")
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda including_emulation=True: True)  # an A100
+    assert ft.native_bf16("cuda") is True and ft.auto_train_precision("cuda") == "bfloat16"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert not warn_if_bf16_emulated("cuda")
+
+
 def test_finetune_waits_for_a_process_training_the_same_model(tmp_path, monkeypatch):
     import shutil
     import threading

@@ -237,22 +237,26 @@ def map_label_order(id2label: dict, labels: Sequence[str], label_order: Sequence
     return [normal.index(lab) for lab in labels]
 
 
-def warn_if_bf16_emulated() -> bool:
-    """Warn (RuntimeWarning) that bfloat16 inference on this CPU is emulated when it is an x86 CPU without bf16
-    units (AVX-512 BF16 or AMX): there it is the slow path, not a fast one. Measured on an AVX2-only AMD Zen 3 (2
-    cores, offline model, 2,000 SNLI-test pairs): bfloat16 28 pairs/s against float32's 183 and int8's 289.
-    Other CPUs (ARM) are not judged: their flags are read differently. Returns whether it warned."""
-    import platform
+def warn_if_bf16_emulated(device: str) -> bool:
+    """Warn (RuntimeWarning) that bfloat16 inference on `device` is emulated where it has no bf16 units
+    (`training.native_bf16`: an x86 CPU without AVX-512 BF16 or AMX, a GPU older than Ampere): there it is the
+    slow path, not a fast one. Measured on an AVX2-only AMD Zen 3 (2 cores, offline model, 2,000 SNLI-test
+    pairs): bfloat16 28 pairs/s against float32's 183 and int8's 289. Devices we cannot judge (ARM CPUs, MPS)
+    are not warned about. Returns whether it warned."""
+    from .training import native_bf16
 
-    from .training import cpu_has_bf16
-
-    if platform.machine().lower() not in ("x86_64", "amd64") or cpu_has_bf16():
+    if native_bf16(device) is not False:
         return False
     import warnings
 
-    warnings.warn("precision bfloat16 on a CPU without bf16 units (AVX-512 BF16 or AMX) is emulated: ~6x slower "
-                  "than float32 (28 against 183 pairs/s measured on an AVX2-only CPU); precision int8 is this "
-                  "CPU's fast path", RuntimeWarning, stacklevel=3)
+    if device == "cpu":
+        said = ("precision bfloat16 on a CPU without bf16 units (AVX-512 BF16 or AMX) is emulated: ~6x slower "
+                "than float32 (28 against 183 pairs/s measured on an AVX2-only CPU); precision int8 is this "
+                "CPU's fast path")
+    else:
+        said = (f"precision bfloat16 on {device}, a GPU without bf16 units (compute capability below 8.0), is "
+                f"emulated and may be slower than float32")
+    warnings.warn(said, RuntimeWarning, stacklevel=3)
     return True
 
 
@@ -311,8 +315,8 @@ class HFClassifier(Classifier):
             if self.precision == "int8" and self.device != "cpu":
                 raise ValueError(f"precision int8 runs on the CPU only (device {self.device}); "
                                  f"use bfloat16 on {self.device}")
-            if self.precision == "bfloat16" and self.device == "cpu":
-                warn_if_bf16_emulated()
+            if self.precision == "bfloat16":
+                warn_if_bf16_emulated(self.device)
             with phase("loading"):
                 import torch
                 from transformers import AutoModelForSequenceClassification

@@ -26,6 +26,7 @@ import dataclasses
 import functools
 import json
 import math
+import platform
 import random
 import time
 from dataclasses import dataclass
@@ -113,15 +114,28 @@ def trained_rows(clf) -> int | None:
         return None
 
 
-def auto_train_precision(device: str | None = None) -> str:
-    """'bfloat16' where training in bf16 is fast (a CUDA GPU with bf16 support, a CPU with bf16 units), else
-    'float32'. Imports torch only for a GPU (`pick_device`)."""
-    device = pick_device(device)
+def native_bf16(device: str) -> bool | None:
+    """Whether `device` computes bf16 in hardware: a CUDA GPU of compute capability 8.0 or later (Ampere on; ROCm
+    GPUs) or an x86 CPU with AVX-512 BF16 or AMX. None where we cannot tell (ARM or other CPUs, MPS). torch's
+    own `is_bf16_supported()` also says yes where it only emulates bf16 (a T4 or V100), so emulation is asked
+    to be left out. Imports torch only for a GPU.
+
+    >>> native_bf16("mps") is None
+    True
+    """
     if device.startswith("cuda"):
         import torch
 
-        return "bfloat16" if torch.cuda.is_bf16_supported() else "float32"
-    return "bfloat16" if device == "cpu" and cpu_has_bf16() else "float32"
+        return bool(torch.cuda.is_bf16_supported(including_emulation=False))
+    if device == "cpu" and platform.machine().lower() in ("x86_64", "amd64"):
+        return cpu_has_bf16()
+    return None
+
+
+def auto_train_precision(device: str | None = None) -> str:
+    """'bfloat16' where training in bf16 is fast (`native_bf16`: a GPU or a CPU with bf16 units), else 'float32'.
+    Imports torch only for a GPU (`pick_device`)."""
+    return "bfloat16" if native_bf16(pick_device(device)) else "float32"
 
 
 def length_grouped_batches(lengths, batch_size: int, rng: np.random.Generator,
