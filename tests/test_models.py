@@ -10,6 +10,7 @@ import pytest
 
 from nli_lib.cache import CallCache
 from nli_lib.config import LABELS
+from nli_lib.models import hf
 from nli_lib.models import training as ft
 from nli_lib.models.baselines import NaiveBayesPairClassifier, TfidfPairClassifier, overlap_features
 from nli_lib.models.hf import HFClassifier, map_label_order
@@ -227,7 +228,7 @@ def test_bfloat16_warns_where_the_cpu_only_emulates_it(tmp_path, monkeypatch):
     path = tiny_bert(tmp_path / "m", {0: "entailment", 1: "neutral", 2: "contradiction"})
 
     def emulated_warnings(has_bf16: bool, precision: str = "bfloat16", machine: str = "x86_64") -> list[str]:
-        monkeypatch.setattr(ft, "cpu_has_bf16", lambda: has_bf16)
+        monkeypatch.setattr(hf, "cpu_has_bf16", lambda: has_bf16)
         monkeypatch.setattr(platform, "machine", lambda: machine)
         clf = HFClassifier(path, progress=False, device="cpu", precision=precision,
                            cache=CallCache(tmp_path / "calls.sqlite"))
@@ -326,9 +327,9 @@ def test_the_offline_spec_is_built_without_importing_torch_on_a_machine_without_
 
 
 def test_auto_train_precision_follows_the_hardware(monkeypatch):
-    monkeypatch.setattr(ft, "cpu_has_bf16", lambda: True)
+    monkeypatch.setattr(hf, "cpu_has_bf16", lambda: True)
     assert ft.auto_train_precision("cpu") == "bfloat16"
-    monkeypatch.setattr(ft, "cpu_has_bf16", lambda: False)
+    monkeypatch.setattr(hf, "cpu_has_bf16", lambda: False)
     assert ft.auto_train_precision("cpu") == "float32"
     from nli_lib.models.named import offline_spec
 
@@ -347,11 +348,11 @@ def test_emulated_bf16_on_a_gpu_is_neither_trained_in_nor_scored_silently(monkey
         return including_emulation
 
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", t4)
-    assert ft.native_bf16("cuda") is False and ft.auto_train_precision("cuda") == "float32"
+    assert hf.native_bf16("cuda") is False and ft.auto_train_precision("cuda") == "float32"
     with pytest.warns(RuntimeWarning, match="cuda, a GPU without bf16 units"):
         assert warn_if_bf16_emulated("cuda")
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda including_emulation=True: True)  # an A100
-    assert ft.native_bf16("cuda") is True and ft.auto_train_precision("cuda") == "bfloat16"
+    assert hf.native_bf16("cuda") is True and ft.auto_train_precision("cuda") == "bfloat16"
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert not warn_if_bf16_emulated("cuda")

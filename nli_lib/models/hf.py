@@ -39,6 +39,7 @@ from __future__ import annotations
 import functools
 import itertools
 import os
+import platform
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -130,6 +131,34 @@ def pick_device(device: str | None = None) -> str:
     if torch.cuda.is_available():
         return "cuda"
     return "cpu"
+
+
+@functools.lru_cache(maxsize=1)
+def cpu_has_bf16() -> bool:
+    """True when this CPU has bf16 arithmetic units (AVX-512 BF16 or AMX; read from /proc/cpuinfo on Linux)."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    return any(f in flags for f in (" avx512_bf16", " amx_bf16"))
+
+
+def native_bf16(device: str) -> bool | None:
+    """Whether `device` computes bf16 in hardware: a CUDA GPU of compute capability 8.0 or later (Ampere on; ROCm
+    GPUs) or an x86 CPU with AVX-512 BF16 or AMX. None where we cannot tell (ARM or other CPUs, MPS). torch's
+    own `is_bf16_supported()` also says yes where it only emulates bf16 (a T4 or V100), so emulation is asked
+    to be left out. Imports torch only for a GPU.
+
+    >>> native_bf16("mps") is None
+    True
+    """
+    if device.startswith("cuda"):
+        import torch
+
+        return bool(torch.cuda.is_bf16_supported(including_emulation=False))
+    if device == "cpu" and platform.machine().lower() in ("x86_64", "amd64"):
+        return cpu_has_bf16()
+    return None
 
 
 def read_id2label(source: ModelSource) -> dict:
@@ -239,12 +268,10 @@ def map_label_order(id2label: dict, labels: Sequence[str], label_order: Sequence
 
 def warn_if_bf16_emulated(device: str) -> bool:
     """Warn (RuntimeWarning) that bfloat16 inference on `device` is emulated where it has no bf16 units
-    (`training.native_bf16`: an x86 CPU without AVX-512 BF16 or AMX, a GPU older than Ampere): there it is the
+    (`native_bf16`: an x86 CPU without AVX-512 BF16 or AMX, a GPU older than Ampere): there it is the
     slow path, not a fast one. Measured on an AVX2-only AMD Zen 3 (2 cores, offline model, 2,000 SNLI-test
     pairs): bfloat16 28 pairs/s against float32's 183 and int8's 289. Devices we cannot judge (ARM CPUs, MPS)
     are not warned about. Returns whether it warned."""
-    from .training import native_bf16
-
     if native_bf16(device) is not False:
         return False
     import warnings

@@ -23,10 +23,8 @@ them emulates bf16 slowly: `auto_train_precision` picks bfloat16 only where the 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 import math
-import platform
 import random
 import time
 from dataclasses import dataclass
@@ -44,6 +42,7 @@ from ..progress import progress as progress_bar
 from .hf import (
     HFClassifier,
     map_label_order,
+    native_bf16,
     pick_device,
     quiet_transformers,
     read_id2label,
@@ -94,16 +93,6 @@ class TrainSpec:
 GROUP_CHUNK_BATCHES = 50  # length grouping sorts within chunks of this many batches (keeps batches random)
 
 
-@functools.lru_cache(maxsize=1)
-def cpu_has_bf16() -> bool:
-    """True when this CPU has bf16 arithmetic units (AVX-512 BF16 or AMX; read from /proc/cpuinfo on Linux)."""
-    try:
-        flags = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-    return any(f in flags for f in (" avx512_bf16", " amx_bf16"))
-
-
 def trained_rows(clf) -> int | None:
     """Training rows of a fine-tuned model, from the train_log.json `finetune` writes beside its weights
     (None when it has no readable log)."""
@@ -112,24 +101,6 @@ def trained_rows(clf) -> int | None:
         return int(json.loads((Path(log) / "train_log.json").read_text())["n_train"]) if log else None
     except (OSError, ValueError, KeyError):
         return None
-
-
-def native_bf16(device: str) -> bool | None:
-    """Whether `device` computes bf16 in hardware: a CUDA GPU of compute capability 8.0 or later (Ampere on; ROCm
-    GPUs) or an x86 CPU with AVX-512 BF16 or AMX. None where we cannot tell (ARM or other CPUs, MPS). torch's
-    own `is_bf16_supported()` also says yes where it only emulates bf16 (a T4 or V100), so emulation is asked
-    to be left out. Imports torch only for a GPU.
-
-    >>> native_bf16("mps") is None
-    True
-    """
-    if device.startswith("cuda"):
-        import torch
-
-        return bool(torch.cuda.is_bf16_supported(including_emulation=False))
-    if device == "cpu" and platform.machine().lower() in ("x86_64", "amd64"):
-        return cpu_has_bf16()
-    return None
 
 
 def auto_train_precision(device: str | None = None) -> str:
