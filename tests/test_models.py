@@ -327,6 +327,9 @@ def test_the_offline_spec_is_built_without_importing_torch_on_a_machine_without_
 
 
 def test_auto_train_precision_follows_the_hardware(monkeypatch):
+    import platform
+
+    monkeypatch.setattr(platform, "machine", lambda: "x86_64")  # the CPU flags are read on x86 only
     monkeypatch.setattr(hf, "cpu_has_bf16", lambda: True)
     assert ft.auto_train_precision("cpu") == "bfloat16"
     monkeypatch.setattr(hf, "cpu_has_bf16", lambda: False)
