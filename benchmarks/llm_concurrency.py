@@ -50,6 +50,7 @@ def run(url: str, concurrency: int, n: int, cache_dir: Path, tag: str) -> float:
     start = time.perf_counter()
     results = llm.chat_many(prompts, progress=False)
     elapsed = time.perf_counter() - start
+    llm.close()
     failed = sum(not r.ok for r in results)
     if failed:
         raise RuntimeError(f"{failed} of {n} requests failed at concurrency {concurrency}")

@@ -213,7 +213,8 @@ def test_finish_prints_the_call_summary_and_fails_on_a_dead_endpoint(tmp_path, m
     nb = _session("97_demo")
     llm = LLMClient(LLMConfig(base_url=f"http://127.0.0.1:{port}/v1", model="m", max_retries=1, retry_base_s=0.001,
                               retry_max_s=0.001, timeout_s=2), cache=CallCache(tmp_path / "c.sqlite"))
-    results = llm.chat_many([f"prompt {i}" for i in range(3)], progress=False)
+    with llm:
+        results = llm.chat_many([f"prompt {i}" for i in range(3)], progress=False)
     nb.out.table(pd.DataFrame({"acc": [0.33]}), "t", ref="atoms-table-2")  # numbers from the made-up answers
     with pytest.raises(calls.TooManyFailures) as err:
         nb.finish()

@@ -429,6 +429,7 @@ def test_paper_path_through_a_local_openai_compatible_server(monkeypatch):
         n_requests = len(prompts)
         counterfactual_rows(df, "fsp", "fsp", rw)  # cached: no new request
         assert len(prompts) == n_requests
+        client.close()
 
 
 # ------------------------------------------------------------------------------------------------

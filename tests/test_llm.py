@@ -148,9 +148,13 @@ def make_client(fake, cache_path, monkeypatch):
         cfg = dict(base_url=fake.url, model="fake-model", api_key_env=KEY_ENV, timeout_s=0.5, max_retries=3,
                    retry_base_s=0.001, retry_max_s=0.01, concurrency=3)
         cfg.update(settings)
-        return LLMClient(LLMConfig(**cfg), cache=CallCache(cache_path))
+        made.append(LLMClient(LLMConfig(**cfg), cache=CallCache(cache_path)))
+        return made[-1]
 
-    return make
+    made: list[LLMClient] = []
+    yield make
+    for client in made:  # their kept-alive connections, closed before the fake server stops
+        client.close()
 
 
 MSG = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Premise: A man sleeps. Hypothesis: ..."}]

@@ -56,13 +56,15 @@ def test_completions_endpoint_sends_the_plain_prompt_and_caches_on_it(echo, tmp_
     cfg = dict(base_url=echo.url, model="base-lm", api="completions", max_tokens=3, stop=["\n\n"], max_retries=0)
     llm = LLMClient(LLMConfig(**cfg), cache=cache)
     before = calls.snapshot()
-    result = llm.chat(MSGS)
+    with llm:
+        result = llm.chat(MSGS)
     assert echo.seen == [{"api": "completions", "prompt": "Explanation: x\nA:", "max_tokens": 3, "stop": ["\n\n"]}]
     assert result.text == "Explanation: x A:" and result.finish_reason == "stop"
     assert result.usage["completion_tokens"] == 3
     key = llm.cache_key(MSGS)
     assert key["prompt"] == completion_prompt(MSGS) and "messages" not in key  # the key holds what was sent
-    again = LLMClient(LLMConfig(**cfg), cache=cache).chat(MSGS)
+    with LLMClient(LLMConfig(**cfg), cache=cache) as warm:
+        again = warm.chat(MSGS)
     assert again.cached and len(echo.seen) == 1  # a warm run sends nothing
     row = calls.summary(since=before).loc[llm.label]
     assert (row.requests, row.cache_hits, row.calls, row.errors) == (2, 1, 1, 0)
@@ -73,11 +75,11 @@ def test_completions_endpoint_sends_the_plain_prompt_and_caches_on_it(echo, tmp_
 
 def test_chat_keys_keep_their_layout(echo, tmp_path):
     """The new config fields do not enter a chat call's key: caches filled before them still answer."""
-    llm = LLMClient(LLMConfig(base_url=echo.url, model="base-lm"), cache=CallCache(":memory:"))
-    key = llm.cache_key(MSGS)
-    assert set(key) == {"model", "messages", "params", "sample"}
-    assert set(key["params"]) == {"temperature", "max_tokens", "stop"}
-    assert llm.chat(MSGS).text == "Explanation: x A:"  # the echo of the last user message
+    with LLMClient(LLMConfig(base_url=echo.url, model="base-lm"), cache=CallCache(":memory:")) as llm:
+        key = llm.cache_key(MSGS)
+        assert set(key) == {"model", "messages", "params", "sample"}
+        assert set(key["params"]) == {"temperature", "max_tokens", "stop"}
+        assert llm.chat(MSGS).text == "Explanation: x A:"  # the echo of the last user message
     assert echo.seen[-1]["api"] == "chat" and echo.seen[-1]["prompt"] == MSGS  # sent as messages
 
 
@@ -99,7 +101,8 @@ def test_server_404_is_not_retried_and_counts_as_an_error(echo):
     llm = LLMClient(LLMConfig(base_url=echo.url, model="not-served", api="completions", max_retries=3,
                               retry_base_s=0.001), cache=CallCache(":memory:"))
     before = calls.snapshot()
-    out = llm.chat_many(["p"], progress=False)
+    with llm:
+        out = llm.chat_many(["p"], progress=False)
     assert not out[0].ok and "NotFoundError" in out[0].error and out[0].attempts == 1
     assert calls.summary(since=before).loc[llm.label, "errors"] == 1
 
@@ -108,10 +111,10 @@ def test_server_serves_requests_in_parallel(monkeypatch):
     no_proxy(monkeypatch)
     backend = FixedLatency(latency_s=0.3, parallel=16)
     with serve(backend, name="echo") as url:
-        llm = LLMClient(LLMConfig(base_url=url, model="echo", concurrency=16), cache=CallCache(":memory:"))
-        start = time.perf_counter()
-        out = llm.chat_many([f"prompt {i}" for i in range(16)], progress=False)
-        elapsed = time.perf_counter() - start
+        with LLMClient(LLMConfig(base_url=url, model="echo", concurrency=16), cache=CallCache(":memory:")) as llm:
+            start = time.perf_counter()
+            out = llm.chat_many([f"prompt {i}" for i in range(16)], progress=False)
+            elapsed = time.perf_counter() - start
     assert all(r.ok for r in out)
     assert elapsed < 0.3 * 16 / 3, elapsed  # one at a time would take 4.8 s
 
@@ -247,7 +250,14 @@ def test_parallel_answers_are_stored_in_batches_and_all_before_return(monkeypatc
         assert all(r.ok and not r.cached for r in out)
         assert sum(commits) == 40 and len(commits) < 40  # batched commits, every answer stored by the return
         assert all(r.cached for r in llm.chat_many([f"prompt {i}" for i in range(40)], progress=False))
-    assert len([c for c in llm._sdk_clients if c is not None]) == 3  # 40 workers over ceil(40 / 16) pools
+        pools = [c for c in llm._sdk_clients if c is not None]
+        assert len(pools) == 3  # 40 workers over ceil(40 / 16) pools
+        llm.close()  # every pool's kept-alive connections closed now, not when the garbage collector finds them
+        assert all(sdk._client.is_closed for sdk in pools) and llm._sdk_clients == [None] * 3
+        with llm:  # a request after close() opens a new pool, and leaving the block closes it
+            assert llm.chat("one more prompt").ok
+            pool = next(c for c in llm._sdk_clients if c is not None)
+        assert pool._client.is_closed
 
 
 def test_b1_parser_does_not_read_a_negated_label_word():

@@ -51,9 +51,13 @@ def client_for(server, tmp_path, monkeypatch):
         cfg = dict(base_url=server, model=NAME, max_tokens=40, temperature=0.0, max_retries=0, concurrency=2,
                    timeout_s=300)
         cfg.update(settings)
-        return LLMClient(LLMConfig(**cfg), cache=CallCache(cache_path))
+        made.append(LLMClient(LLMConfig(**cfg), cache=CallCache(cache_path)))
+        return made[-1]
 
-    return make
+    made: list[LLMClient] = []
+    yield make
+    for client in made:  # their kept-alive connections, closed with the test
+        client.close()
 
 
 def check_step(client: LLMClient, run, valid) -> list:

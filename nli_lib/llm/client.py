@@ -557,6 +557,21 @@ class LLMClient(CachedChat):
         self._local, self._threads_seen = threading.local(), 0
         self._counter = None  # prompt-token counter of `token_budget` (loaded on first use)
 
+    def close(self) -> None:
+        """Close the kept-alive connections of every SDK client (a later request opens new ones). Without it
+        they stay open until the garbage collector finds the client, which then warns of unclosed sockets."""
+        with self._lock:
+            clients, self._sdk_clients = self._sdk_clients, [None] * self._n_shards
+        for sdk in clients:
+            if sdk is not None:
+                sdk.close()
+
+    def __enter__(self) -> LLMClient:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
     def __repr__(self) -> str:
         c = self.config
         api = f", api={c.api!r}" if c.api != "chat" else ""
