@@ -34,6 +34,7 @@ Against an endpoint (vLLM, Ollama, OpenAI, ...)::
     results = llm.chat_many([PROMPTS["atoms.A1"].render(sentence=s) for s in sentences])
     atoms = llm.parse_many(PROMPTS["atoms.A1"], results)   # Parsed per slot; failures counted, never guessed
     print(llm.stats_table())
+    llm.close()  # its kept-alive connections (or use the client in a `with` block)
 """
 from __future__ import annotations
 
