@@ -10,7 +10,7 @@ import pytest
 
 from nli_lib.cache import CallCache
 from nli_lib.config import LABELS
-from nli_lib.models import hf
+from nli_lib.models import heap, hf
 from nli_lib.models import training as ft
 from nli_lib.models.baselines import NaiveBayesPairClassifier, TfidfPairClassifier, overlap_features
 from nli_lib.models.hf import HFClassifier, map_label_order
@@ -308,6 +308,74 @@ def test_finetune_updates_with_fused_adamw_unless_the_spec_asks_for_the_loop(tmp
     assert max(float((weights[0][n] - weights[1][n]).abs().max()) for n in weights[0]) < 1e-4  # same algorithm
     with pytest.raises(ValueError, match="optimizer"):  # refused by the spec, before anything loads
         dataclasses.replace(spec, optimizer="sgd")
+
+
+def _fresh_block(libc, size: int) -> tuple[int, bool]:
+    """(minor page faults of writing every byte, whether malloc mapped it) for a block malloc gives us after
+    freeing one of the same size; 'mapped' is read from glibc's mallinfo2 (bytes in mapped blocks)."""
+    import ctypes
+    import resource
+
+    class MallInfo2(ctypes.Structure):
+        _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                         "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+    libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
+    libc.mallinfo2.restype = MallInfo2
+    libc.free(ctypes.memset(libc.malloc(size), 1, size))
+    before, mapped_before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt, libc.mallinfo2().hblkhd
+    block = libc.malloc(size)
+    ctypes.memset(block, 1, size)
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+    mapped = libc.mallinfo2().hblkhd - mapped_before >= size
+    libc.free(block)
+    return faults, mapped
+
+
+def _huge_pages_always() -> bool:
+    from pathlib import Path
+
+    thp = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+    return thp.is_file() and "[always]" in thp.read_text()
+
+
+@pytest.mark.skipif(heap.glibc() is None or not hasattr(heap.glibc(), "mallinfo2"),
+                    reason="the setting is glibc's (elsewhere the context does nothing); mallinfo2 needs glibc 2.33")
+@pytest.mark.skipif(_huge_pages_always(), reason="with huge pages always on, a mapped block faults in 2 MiB pages")
+def test_large_blocks_stay_in_the_heap_while_a_model_trains_and_are_mapped_again_after():
+    libc, size = heap.glibc(), 64 << 20  # 16,384 pages of 4 KiB, above glibc's largest mmap threshold
+    pages = size // 4096
+    faults, mapped = _fresh_block(libc, size)
+    assert mapped and faults > pages // 2  # mapped anew, faulted in page by page
+    with heap.large_blocks_on_heap() as active:
+        assert active
+        faults, mapped = _fresh_block(libc, size)
+        assert not mapped and faults < pages // 10  # the freed block is taken again from the heap
+    faults, mapped = _fresh_block(libc, size)
+    assert mapped and faults > pages // 2  # glibc's mappings are back
+    small = 4 << 20  # under the mmap threshold left behind: kept in the heap, as glibc's dynamic scheme does
+    faults, mapped = _fresh_block(libc, small)
+    assert not mapped and faults < small // 4096 // 10
+
+
+def test_finetune_steps_run_with_large_blocks_kept_in_the_heap(tmp_path, monkeypatch):
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    base = tiny_bert(tmp_path / "base", {0: "LABEL_0", 1: "LABEL_1"})
+    inside, steps = [], []
+
+    @__import__("contextlib").contextmanager
+    def recorder():
+        inside.append(True)
+        yield True
+        inside.append(False)
+
+    clip = torch.nn.utils.clip_grad_norm_
+    monkeypatch.setattr(ft, "large_blocks_on_heap", recorder)
+    monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", lambda *a, **k: steps.append(inside[-1]) or clip(*a, **k))
+    ft.finetune(ft.TrainSpec(base=str(base), epochs=2, batch_size=4, max_length=32), tiny_train_frame(16),
+                name="heap", progress=False)
+    assert inside == [True, False] and len(steps) == 8 and all(steps)  # both epochs' 4 steps, inside the context
 
 
 @pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="GPU drivers are looked up on Linux")

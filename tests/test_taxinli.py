@@ -211,6 +211,25 @@ def test_stand_ins_are_labelled_as_such():
     assert set(scores.loc["roberta-large-mnli", "basis"]) == {"paper-model"}
 
 
+def test_the_line_up_fits_its_baselines_before_it_waits_for_the_nli_model():
+    """In a parallel run notebook 51 would otherwise sit on the lock of the model notebook 01 is training."""
+    from nli_lib.profile import load_profile
+
+    class Session:
+        profile = load_profile(text="tier: paper\nbaselines: [tfidf-logreg]\nnli_model: hub/main\n"
+                                    "extra_models: [{id: hub/extra, name: extra}]\n")
+        asked: list[str] = []
+
+        def nli_model(self, ref):
+            self.asked.append(ref.id)
+            return RuleClassifier(constant([0.4, 0.3, 0.3]), name=ref.name)
+
+    nb = Session()
+    ours = tx.profile_classifiers(nb)
+    assert nb.asked == ["tfidf-logreg", "naive-bayes", "hub/main", "hub/extra"]
+    assert list(ours) == ["hub/main", "tfidf-logreg", "naive-bayes", "extra"]  # the line-up's order
+
+
 def test_our_classifier_scored_on_the_same_rows():
     dev = make_dev([{"label": "entailment", "cats": ("lexical",)}, {"label": "neutral", "cats": ("causal",)},
                     {"label": "entailment", "cats": ("causal",)}])

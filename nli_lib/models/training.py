@@ -39,6 +39,7 @@ from ..config import LABELS, cache_dir
 from ..hashing import stable_json, text_hash
 from ..phases import phase
 from ..progress import progress as progress_bar
+from .heap import large_blocks_on_heap
 from .hf import (
     HFClassifier,
     map_label_order,
@@ -243,7 +244,8 @@ def finetune(spec: TrainSpec, train_df: pd.DataFrame, eval_df: pd.DataFrame | No
         return clf
     with exclusive(out_dir):  # a notebook running beside this one may be training the same model
         if not (out_dir / "train_log.json").is_file():
-            _train(spec, train_df, eval_df, out_dir, progress, device)
+            with large_blocks_on_heap():  # the embeddings' gradient, freed every step, is not mapped anew (heap.py)
+                _train(spec, train_df, eval_df, out_dir, progress, device)
     return finetune(spec, train_df, eval_df, name, tier, progress, device, precision)
 
 

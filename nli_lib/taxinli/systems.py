@@ -432,12 +432,15 @@ def profile_classifiers(nb, baselines: bool = True) -> dict[str, object]:
     """Our systems for a notebook session (nli_lib.notebook.start), from the profile's line-up
     (`nli_lib.lineup`): its NLI model, then its `baselines` and the bag-of-words naive Bayes
     (PAPER_BASELINES, the paper's NB analogue), then `extra_models`; each loaded once per run through
-    `nb.nli_model`; keyed by name."""
+    `nb.nli_model`; keyed by name, in the line-up's order.
+
+    The classical baselines are fitted (or loaded) first: they need no shared model, so in a parallel run
+    notebook 51 fits them while notebook 01 still trains the NLI model both need, and 01 then finds them
+    fitted, instead of this notebook idling on the model's lock and 01 fitting them later."""
     from ..lineup import lineup
+    from ..profile import BASELINES
 
     also = PAPER_BASELINES if baselines else ()
-    out = {}
-    for ref in lineup(nb.profile, baselines=baselines, also=also):
-        clf = nb.nli_model(ref)
-        out[clf.name] = clf
-    return out
+    refs = lineup(nb.profile, baselines=baselines, also=also)
+    loaded = {ref.id: nb.nli_model(ref) for ref in sorted(refs, key=lambda ref: ref.id not in BASELINES)}
+    return {clf.name: clf for clf in (loaded[ref.id] for ref in refs)}
