@@ -570,9 +570,7 @@ class Run:
 def paper_chains(paths: list[Path], seconds: dict[Path, float], early: set[Path] = frozenset()) -> list[list[Path]]:
     """The notebooks of each paper (same first digit) as one chain, in their order (a paper's notebooks share
     models and build on each other: one worker runs them one after another, nobody waits on a lock); each
-    shared-model notebook (0x) and each summary (9x) is a chain of its own (01's NLI model and 02's δ-NLI
-    model both start from the pre-trained encoder, so two workers train them side by side; the summaries share
-    nothing). A paper whose first notebook is in `early` (it
+    summary (9x) is a chain of its own (they share nothing). A paper whose first notebook is in `early` (it
     needs none of the shared models) is two chains: that notebook, and the rest of the
     paper, which needs the shared models (`held_back` keeps it back until they are built). Order: the shared
     models (0x) first, then the `early` notebooks, then the longest by their last recorded seconds, then by
@@ -585,14 +583,11 @@ def paper_chains(paths: list[Path], seconds: dict[Path, float], early: set[Path]
     [['01_m'], ['10_a'], ['30_d', '31_e', '32_f'], ['11_b'], ['20_c']]
     >>> [[p.name for p in c] for c in paper_chains([Path("90_s"), Path("91_e")], {Path("90_s"): 10.0})]
     [['90_s'], ['91_e']]
-    >>> [[p.name for p in c] for c in paper_chains([Path("01_m"), Path("02_d"), Path("20_c")], {Path("02_d"): 9.0})]
-    [['02_d'], ['01_m'], ['20_c']]
     """
     chains: dict[str, list[Path]] = {}
     starters = paper_starters(paths, early)
     for path in sorted(paths, key=lambda p: p.name):
-        own = path.name.startswith((SUMMARY_PREFIX, SHARED_PREFIX)) or path in starters
-        key = path.stem if own else paper_key(path)
+        key = path.stem if path.name.startswith(SUMMARY_PREFIX) or path in starters else paper_key(path)
         chains.setdefault(key, []).append(path)
     return sorted(chains.values(), reverse=True,
                   key=lambda c: (c[0].name.startswith(SHARED_PREFIX), c[0] in starters,

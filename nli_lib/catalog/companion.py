@@ -1,5 +1,5 @@
-"""Outputs of the companion's own notebooks (00 data, 01 NLI model and baselines, 02 δ-NLI model, 90 scorecard,
-91 explorer), declared once (see nli_lib.catalog)."""
+"""Outputs of the companion's own notebooks (00 data, 01 models, 90 scorecard, 91 explorer), declared once
+(see nli_lib.catalog)."""
 from . import OutputSpec
 
 OUTPUTS: dict[str, list[OutputSpec]] = {
@@ -20,8 +20,6 @@ OUTPUTS: dict[str, list[OutputSpec]] = {
                    "SNLI-test accuracy of the companion's NLI models (Wilson 95% CI)"),
         OutputSpec("snli-test-confusion", "companion-fig-1", "row-normalised confusion matrices on SNLI test",
                    kind="figure"),
-    ],
-    "02_dsnli_model": [
         OutputSpec("dsnli-test-accuracy", "companion-table-5", "δ-SNLI test accuracy of the offline δ-NLI classifier"),
     ],
     "90_scorecard": [
