@@ -435,8 +435,8 @@ def profile_classifiers(nb, baselines: bool = True) -> dict[str, object]:
     `nb.nli_model`; keyed by name, in the line-up's order.
 
     The classical baselines are fitted (or loaded) first: they need no shared model, so in a parallel run
-    notebook 51 fits them while notebook 01 still trains the NLI model both need, and 01 then finds them
-    fitted, instead of this notebook idling on the model's lock and 01 fitting them later."""
+    notebook 51 fits them while notebook 01 still trains the NLI model both need, and 01 then loads the ones
+    it shares with 51 (tfidf-logreg, naive Bayes) instead of fitting them while 51 idles on the model's lock."""
     from ..lineup import lineup
     from ..profile import BASELINES
 
