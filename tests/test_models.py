@@ -1,6 +1,7 @@
 """Model layer tests with tiny BERT models created from a config in a temp dir (no hub download)."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import warnings
 
@@ -364,7 +365,7 @@ def test_finetune_steps_run_with_large_blocks_kept_in_the_heap(tmp_path, monkeyp
     base = tiny_bert(tmp_path / "base", {0: "LABEL_0", 1: "LABEL_1"})
     inside, steps = [], []
 
-    @__import__("contextlib").contextmanager
+    @contextlib.contextmanager
     def recorder():
         inside.append(True)
         yield True
