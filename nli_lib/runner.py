@@ -42,6 +42,8 @@ Trade-off: a fine-tune's last digits depend on its thread count, so a model trai
 thread on 2 cores) differs slightly from one trained under `--jobs 1` (every core), as before for the papers'.
 The data notebooks (00) run before everything, one at a time with every core, and the summaries (9x) after every
 paper, side by side (`mend_index` then rebuilds tables/index.csv, which notebooks publishing at once can race on).
+The worker processes start while 00 runs and serve both side-by-side stages (`Workers`), and runner processes
+skip a slow import no notebook needs (`skip_unused_slow_modules`).
 A notebook's stamp holds the inputs as they were when it started (an edit of nli_lib during a run makes it
 run again next time).
 """
@@ -60,8 +62,6 @@ import sys
 import threading
 import time
 from pathlib import Path
-
-import nbformat
 
 from . import provenance
 from .atomic import write_json
@@ -87,6 +87,7 @@ PROGRESS_LOG_EVERY_S = 30.0  # without a terminal: at most one progress line thi
 MAX_DEFAULT_JOBS = 4  # --jobs default: CPU count, at most this many kernels side by side (memory)
 JOBS_ENV = "NLI_JOBS"  # default of --jobs
 WORKER_POLL_S = 0.2  # how often the runner checks its worker processes
+UNUSED_SLOW_MODULES = ("rfc3987_syntax",)  # optional imports of libraries the runner uses, never needed here
 
 
 def notebooks(only: list[str] | None = None, folder: Path = NOTEBOOK_DIR) -> list[Path]:
@@ -285,6 +286,7 @@ def failed_cell(exc: BaseException, executed: Path) -> str:
     ...             Path("/nonexistent.ipynb"))
     "cell 3 (counting from 0 in the executed copy; starts 'x = 1 / 0'): ZeroDivisionError: division by zero"
     """
+    import nbformat
     from papermill.exceptions import PapermillExecutionError
 
     if not isinstance(exc, PapermillExecutionError):
@@ -360,12 +362,17 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     if jobs < 1:
         raise SystemExit(f"--jobs {jobs}: give at least 1")
     run = Run(out_dir, params, nb_params, env, outputs_root, args.force)
-    for side_by_side, paths in stages(selected):
-        status = run.pool(paths, jobs) if side_by_side and jobs > 1 else run.one_by_one(paths)
-        if side_by_side and jobs > 1:
-            mend_index(outputs_root)
-        if status:
-            return status
+    plan = stages(selected)
+    with Workers() as workers:
+        for n, (side_by_side, paths) in enumerate(plan):
+            if side_by_side and jobs > 1:
+                status = run.pool(paths, jobs, workers)
+                mend_index(outputs_root)
+            else:  # a side-by-side stage after it: its workers start while these notebooks run
+                ahead = jobs > 1 and any(side for side, _ in plan[n + 1:])
+                status = run.one_by_one(paths, before_first=(lambda: workers.start(jobs)) if ahead else None)
+            if status:
+                return status
     print_timings(run.timings, run.phase_totals)
     return 0
 
@@ -471,11 +478,15 @@ class Run:
             print(f"\nINTERRUPTED: notebook {path.name}. Finished notebooks keep their results; run the same "
                   f"command again to resume (unchanged notebooks are skipped).", file=sys.stderr)
 
-    def one_by_one(self, paths: list[Path]) -> int:
-        """Run `paths` in this process, in order; 0, or the exit status of the first failure/interrupt."""
+    def one_by_one(self, paths: list[Path], before_first=None) -> int:
+        """Run `paths` in this process, in order; 0, or the exit status of the first failure/interrupt.
+        `before_first` (if given) is called once, before the first notebook that is not skipped starts."""
         for path in paths:
             if self.unchanged(path):
                 continue
+            if before_first is not None:
+                before_first()
+                before_first = None
             env, code = self.prepare(path)
             started = time.time()
             outcome = run_notebook(path, self.nb_params, self.out_dir, env)
@@ -494,11 +505,10 @@ class Run:
         except (OSError, ValueError, KeyError, TypeError):
             return notebook_estimate(path)
 
-    def pool(self, paths: list[Path], jobs: int) -> int:
-        """Run `paths` side by side in `jobs` worker processes (`python -m nli_lib.runner --worker`, each taking
-        one notebook after another), each kernel with cores // jobs threads; after a failure no notebook
+    def pool(self, paths: list[Path], jobs: int, workers: "Workers") -> int:
+        """Run `paths` side by side in `jobs` of `workers`' processes (`python -m nli_lib.runner --worker`, each
+        taking one notebook after another), each kernel with cores // jobs threads; after a failure no notebook
         starts, the running ones finish."""
-        import subprocess
         import tempfile
 
         threads = max(1, (os.cpu_count() or 1) // jobs)
@@ -509,14 +519,13 @@ class Run:
         if not chains:
             return 0
         spool = Path(tempfile.mkdtemp(prefix="nli-runner-"))
-        workers = [subprocess.Popen([sys.executable, "-m", "nli_lib.runner", "--worker"], cwd=REPO_ROOT,
-                                    stdin=subprocess.PIPE, text=True) for _ in range(min(jobs, len(chains)))]
+        procs = workers.start(min(jobs, len(chains)))
         busy: dict[int, tuple] = {}  # worker index -> (path, code inputs, start time, result file)
         left: dict[int, list[Path]] = {}  # worker index -> the rest of the paper chain it is running
         status = 0
         try:
             while chains or any(left.values()) or busy:
-                for i, proc in enumerate(workers):
+                for i, proc in enumerate(procs):
                     if i in busy or status:
                         continue
                     if not left.get(i):
@@ -537,34 +546,72 @@ class Run:
                     break
                 time.sleep(WORKER_POLL_S)
                 for i, (path, code, started, result) in list(busy.items()):
-                    died = workers[i].poll() is not None
+                    died = procs[i].poll() is not None
                     if not result.exists() and not died:
                         continue
                     del busy[i]
                     unfinished.discard(path)
-                    outcome = _read_result(result, workers[i].returncode)
+                    outcome = _read_result(result, procs[i].returncode)
                     if outcome["status"] == "ran":
                         self.finish(path, code, time.time() - started)
                     else:
                         self.stopped(path, outcome["status"], time.time() - started, outcome.get("where", ""))
                         status = status or (130 if outcome["status"] == "INTERRUPTED" else 1)
         except KeyboardInterrupt:
-            for proc in workers:
-                proc.send_signal(signal.SIGINT)
+            workers.interrupt()
             for path, _, started, _ in busy.values():
                 self.stopped(path, "INTERRUPTED", time.time() - started)
             status = 130
         finally:
-            for proc in workers:
-                try:
-                    proc.stdin.close()
-                    proc.wait(timeout=60)
-                except (OSError, subprocess.TimeoutExpired):
-                    proc.kill()
             shutil.rmtree(spool, ignore_errors=True)
         if status:
             print_timings(self.timings, self.phase_totals)
         return status
+
+
+class Workers:
+    """The worker processes of one run (`python -m nli_lib.runner --worker`), started once and kept for every
+    side-by-side stage (the paper notebooks, then the summaries); closed when the run ends or a stage fails.
+
+    Each takes ~1 s to start (Python, papermill, jupyter_client), so `main` starts them while the data notebook
+    (00) runs, and the summaries reuse the papers' workers: started per stage, they had delayed the pool's first
+    notebooks by ~2.6 s and the summaries by ~3 s of a ~90-s warm run (2-core Zen 4).
+    """
+
+    def __init__(self) -> None:
+        self.procs: list = []
+
+    def start(self, n: int) -> list:
+        """At least `n` live workers (a worker that has exited is replaced); returns the first `n`."""
+        import subprocess
+
+        self.procs = [p for p in self.procs if p.poll() is None]
+        while len(self.procs) < n:
+            self.procs.append(subprocess.Popen([sys.executable, "-m", "nli_lib.runner", "--worker"], cwd=REPO_ROOT,
+                                               stdin=subprocess.PIPE, text=True))
+        return self.procs[:n]
+
+    def interrupt(self) -> None:
+        for proc in self.procs:
+            proc.send_signal(signal.SIGINT)
+
+    def close(self) -> None:
+        """End every worker (no more tasks: each exits after its current notebook) and wait for it."""
+        import subprocess
+
+        for proc in self.procs:
+            try:
+                proc.stdin.close()
+                proc.wait(timeout=60)
+            except (OSError, subprocess.TimeoutExpired):
+                proc.kill()
+        self.procs = []
+
+    def __enter__(self) -> "Workers":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def paper_chains(paths: list[Path], seconds: dict[Path, float], early: set[Path] = frozenset()) -> list[list[Path]]:
@@ -786,5 +833,22 @@ def print_timings(timings, phase_totals: dict | None = None) -> None:
     print(f"peak memory of a notebook kernel: {peak_kib / 2**20:.2f} GiB")
 
 
+def skip_unused_slow_modules() -> None:
+    """Make importing UNUSED_SLOW_MODULES fail in this process (where none is imported yet), so the libraries
+    that import them optionally go on without them. Called by processes started as `python -m nli_lib.runner`
+    (the runner and its workers); kernels are other processes and keep everything.
+
+    Why: papermill reads notebooks with nbformat, which imports jsonschema, whose format checkers import
+    rfc3987-syntax where it is installed (jupyterlab's jupyter-events asks for it). rfc3987-syntax builds Lark
+    parsers for IRIs when imported: ~1.3 s of the ~2 s that importing papermill took, in the runner and again in
+    each worker (2-core Zen 4). Neither the runner nor nbformat checks an "iri" format (nbformat validates
+    without a format checker), so here jsonschema just has no iri/iri-reference checker. jsonschema issue #1428
+    asked for that import to be lazy.
+    """
+    for name in UNUSED_SLOW_MODULES:
+        sys.modules.setdefault(name, None)  # a None entry makes `import name` raise ImportError
+
+
 if __name__ == "__main__":
+    skip_unused_slow_modules()
     sys.exit(main())

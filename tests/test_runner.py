@@ -2,6 +2,7 @@
 failure and interrupt reporting, progress lines, and what kernels are handed (absolute paths, names)."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -381,6 +382,59 @@ def test_summaries_run_side_by_side_after_every_paper_and_the_index_is_mended(no
     assert run_notebooks(notebook_dir, "--jobs", "2") == 0, capsys.readouterr().err
     index = pd.read_csv(tmp_path / "runs/offline-quick/outputs/tables/index.csv")
     assert index["path"].tolist() == ["tables/10_paper/table-2.csv"] and index["notebook"].tolist() == ["10_paper"]
+
+
+_WORKERS_NOW = ("import os, time\nfrom pathlib import Path\n"
+                "def workers():  # the runner's worker processes: its children started with --worker\n"
+                "    found = []\n"
+                "    for d in Path('/proc').iterdir():\n"
+                "        try:\n"
+                "            ppid = int((d / 'stat').read_text().rsplit(')', 1)[1].split()[1])\n"
+                "            cmd = (d / 'cmdline').read_bytes().split(b'\\0')\n"
+                "        except (OSError, ValueError, IndexError):\n"
+                "            continue\n"
+                "        if ppid == os.getppid() and b'--worker' in cmd:\n"
+                "            found.append(int(d.name))\n"
+                "    return found\n")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_workers_start_while_the_data_notebook_runs_and_serve_every_stage(notebook_dir, tmp_path, capsys,
+                                                                         run_notebooks):
+    """With --jobs 2, the worker processes are started before 00 runs (their start-up overlaps it), and the
+    summaries run in the same workers as the papers: no worker is started again between the stages."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    (notebook_dir / "01_first.ipynb").unlink()
+    write_notebook(notebook_dir / "00_zero.ipynb", _WORKERS_NOW + "end = time.time() + 20\n"
+                   "while len(workers()) < 2 and time.time() < end:\n    time.sleep(0.1)\n"
+                   f"Path({str(marks)!r}, 'during-00').write_text(' '.join(map(str, workers())))")
+    for name in ("10_a", "20_b", "90_s", "91_e"):
+        write_notebook(notebook_dir / f"{name}.ipynb", "import os\nfrom pathlib import Path\n"
+                       f"Path({str(marks)!r}, {name!r}).write_text(str(os.getppid()))")
+    assert run_notebooks(notebook_dir, "--jobs", "2") == 0, capsys.readouterr().err
+    during_00 = {int(pid) for pid in (marks / "during-00").read_text().split()}
+    papers = {int((marks / name).read_text()) for name in ("10_a", "20_b")}
+    summaries = {int((marks / name).read_text()) for name in ("90_s", "91_e")}
+    assert len(during_00) == 2 and papers == during_00, (during_00, papers)
+    assert summaries <= papers, (summaries, papers)
+
+
+def test_runner_processes_skip_the_iri_parsers_jsonschema_would_import(tmp_path):
+    """`python -m nli_lib.runner` (the runner and each worker) does not import rfc3987-syntax, which builds Lark
+    parsers for a format no notebook schema uses (~1.3 s a process); papermill and nbformat work without it."""
+    if importlib.util.find_spec("rfc3987_syntax") is None:
+        pytest.skip("rfc3987-syntax is not installed here: nothing to skip")
+    probe = ("import runpy, sys\nsys.argv = ['nli_lib.runner', '--worker']\n"
+             "try:\n    runpy.run_module('nli_lib.runner', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+             "import nbformat, papermill\n"
+             "nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('x = 1')])\n"
+             "nbformat.validate(nbformat.reads(nbformat.writes(nb), as_version=4))\n"
+             "print(repr(sys.modules.get('rfc3987_syntax')))")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=REPO_ROOT, input="", capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "None", out.stdout
 
 
 def test_kernels_fall_back_to_tcp_where_a_socket_path_would_not_fit(tmp_path, monkeypatch):
