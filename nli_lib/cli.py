@@ -43,6 +43,7 @@ def cmd_run(args: list[str]) -> int:
     _checkout("run")
     from . import runner
 
+    runner.skip_unused_slow_modules()  # this process is the runner, as under `python -m nli_lib.runner`
     return runner.main(args, prog="nli-companion run")
 
 

@@ -835,8 +835,8 @@ def print_timings(timings, phase_totals: dict | None = None) -> None:
 
 def skip_unused_slow_modules() -> None:
     """Make importing UNUSED_SLOW_MODULES fail in this process (where none is imported yet), so the libraries
-    that import them optionally go on without them. Called by processes started as `python -m nli_lib.runner`
-    (the runner and its workers); kernels are other processes and keep everything.
+    that import them optionally go on without them. Called by the runner's processes (`python -m nli_lib.runner`,
+    its workers, `nli-companion run`); kernels are other processes and keep everything.
 
     Why: papermill reads notebooks with nbformat, which imports jsonschema, whose format checkers import
     rfc3987-syntax where it is installed (jupyterlab's jupyter-events asks for it). rfc3987-syntax builds Lark
