@@ -43,18 +43,19 @@ def run(url: str, concurrency: int, n: int, cache_dir: Path, tag: str) -> float:
     from nli_lib.llm import LLMClient, LLMConfig
 
     cache = CallCache(cache_dir / f"calls-{tag}.sqlite")
-    llm = LLMClient(LLMConfig(base_url=url, model="echo", concurrency=concurrency, max_tokens=8, max_retries=0,
-                              timeout_s=120), cache=cache)
-    llm.chat_many([f"warm-up {tag} {i}" for i in range(concurrency)], progress=False)  # all connections open
-    prompts = [f"prompt {tag} {i}: the quick brown fox jumps over the lazy dog" for i in range(n)]
-    start = time.perf_counter()
-    results = llm.chat_many(prompts, progress=False)
-    elapsed = time.perf_counter() - start
-    llm.close()
+    try:
+        with LLMClient(LLMConfig(base_url=url, model="echo", concurrency=concurrency, max_tokens=8, max_retries=0,
+                                 timeout_s=120), cache=cache) as llm:
+            llm.chat_many([f"warm-up {tag} {i}" for i in range(concurrency)], progress=False)  # connections open
+            prompts = [f"prompt {tag} {i}: the quick brown fox jumps over the lazy dog" for i in range(n)]
+            start = time.perf_counter()
+            results = llm.chat_many(prompts, progress=False)
+            elapsed = time.perf_counter() - start
+    finally:
+        cache.close()
     failed = sum(not r.ok for r in results)
     if failed:
         raise RuntimeError(f"{failed} of {n} requests failed at concurrency {concurrency}")
-    cache.close()
     return n / elapsed
 
 
