@@ -1,0 +1,142 @@
+"""Dropout masks drawn by numpy (models.dropout) and the TrainSpec field that asks for them."""
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from nli_lib.models import training as ft
+
+from kit import tiny_bert, tiny_train_frame
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from nli_lib.models.dropout import (  # noqa: E402  (imports torch)
+    ATTENTION,
+    NumpyDropout,
+    NumpyMasks,
+    numpy_dropout,
+)
+
+PAIRS = [("a man is sleeping outside .", "a person is sleeping ."),
+         ("the cat is sleeping in the dog on a man outside , the person is running", "a dog"),
+         ("no", "a man")]
+
+
+def test_numpy_masks_zero_a_share_p_and_scale_the_rest_as_torch_does():
+    x = torch.ones(400, 500, requires_grad=True)
+    y = NumpyMasks(np.random.default_rng(3)).apply(x, 0.25)
+    assert abs(float((y == 0).float().mean()) - 0.25) < 0.005
+    assert torch.unique(y).tolist() == [0.0, pytest.approx(1 / 0.75)]
+    y.sum().backward()  # the gradient goes through the same mask
+    assert torch.equal(x.grad, y.detach())
+    again = NumpyMasks(np.random.default_rng(3)).apply(torch.ones(400, 500), 0.25)
+    assert torch.equal(again, y.detach())  # a seeded generator repeats its masks
+    other = NumpyMasks(np.random.default_rng(4)).apply(torch.ones(400, 500), 0.25)
+    assert not torch.equal(other, again)
+    half = NumpyMasks(np.random.default_rng(3)).apply(torch.ones(8, 8, dtype=torch.bfloat16), 0.25)
+    assert half.dtype == torch.bfloat16  # scaled in the input's dtype, as torch.nn.functional.dropout does
+    assert set(torch.unique(half).tolist()) == {0.0, torch.tensor(1 / 0.75, dtype=torch.bfloat16).item()}
+    masks = NumpyMasks(np.random.default_rng(0))
+    z = torch.randn(3, 4)
+    assert masks.apply(z, 0.0) is z and masks.elements == 0
+
+
+def test_numpy_dropout_acts_in_training_only():
+    drop = NumpyDropout(0.5, NumpyMasks(np.random.default_rng(0)))
+    x = torch.ones(100, 100)
+    assert (drop(x) == 0).any()
+    drop.eval()
+    assert drop(x) is x
+
+
+def tiny_model(tmp_path):
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    path = tiny_bert(tmp_path / "m")
+    return AutoTokenizer.from_pretrained(path), AutoModelForSequenceClassification.from_pretrained(path)
+
+
+def test_numpy_dropout_swaps_every_dropout_and_the_attention_then_puts_them_back(tmp_path):
+    _, model = tiny_model(tmp_path)
+    before = {name: module for name, module in model.named_modules()}
+    attention = model.config._attn_implementation
+    with numpy_dropout(model, NumpyMasks(np.random.default_rng(0))):
+        inside = dict(model.named_modules())
+        assert not any(type(m) is torch.nn.Dropout for m in inside.values())
+        assert sum(isinstance(m, NumpyDropout) for m in inside.values()) == sum(
+            type(m) is torch.nn.Dropout for m in before.values())
+        assert model.config._attn_implementation == ATTENTION
+    assert dict(model.named_modules()) == before  # the very modules, back in place
+    assert model.config._attn_implementation == attention
+    with pytest.raises(KeyError), numpy_dropout(model, NumpyMasks(np.random.default_rng(0))):
+        raise KeyError("a failing step")
+    assert dict(model.named_modules()) == before and model.config._attn_implementation == attention
+
+
+def test_the_numpy_dropout_attention_scores_as_the_model_does_with_padding(tmp_path):
+    tok, model = tiny_model(tmp_path)
+    model.eval()
+    enc = tok([p for p, _ in PAIRS], [h for _, h in PAIRS], padding=True, return_tensors="pt")
+    assert (enc["attention_mask"] == 0).any()  # padded pairs: the mask must reach the attention
+    with torch.no_grad():
+        plain = model(**enc).logits
+        with numpy_dropout(model, NumpyMasks(np.random.default_rng(0))):
+            ours = model(**enc).logits
+    assert torch.allclose(plain, ours, atol=1e-5)
+
+
+def test_a_training_forward_draws_every_mask_from_numpy_and_none_from_torch(tmp_path):
+    tok, model = tiny_model(tmp_path)
+    model.train()
+    enc = tok([p for p, _ in PAIRS], [h for _, h in PAIRS], padding=True, return_tensors="pt")
+    batch, length = enc["input_ids"].shape
+    cfg = model.config
+    masks = NumpyMasks(np.random.default_rng(0))
+    state = torch.get_rng_state()
+    with numpy_dropout(model, masks):
+        model(**enc).logits.sum().backward()
+    assert torch.equal(torch.get_rng_state(), state)  # torch drew no mask
+    hidden = batch * length * cfg.hidden_size
+    per_layer = batch * cfg.num_attention_heads * length * length + 2 * hidden  # attention map, two block outputs
+    assert masks.elements == hidden + cfg.num_hidden_layers * per_layer + batch * cfg.hidden_size  # + embeddings, head
+
+
+def test_finetune_draws_dropout_masks_with_numpy_when_the_spec_says_so(tmp_path, monkeypatch):
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    base = tiny_bert(tmp_path / "base", {0: "LABEL_0", 1: "LABEL_1"})
+    df = tiny_train_frame(16)
+    drawn, real = [], NumpyMasks.apply
+    monkeypatch.setattr(NumpyMasks, "apply", lambda self, x, p: drawn.append(x.numel()) or real(self, x, p))
+    spec = ft.TrainSpec(base=str(base), epochs=1, batch_size=4, max_length=32, lr=1e-3)
+    plain = ft.finetune(spec, df, eval_df=df, name="plain", progress=False)
+    assert not drawn
+    numpy_spec = dataclasses.replace(spec, dropout_rng="numpy")
+    ours = ft.finetune(numpy_spec, df, eval_df=df, name="ours", progress=False)
+    assert len(drawn) > 0
+    assert ours.model_dir != ft.model_dir(spec, df, "ours", df)  # the field is in the cache key
+    assert json.loads((ours.model_dir / "config.json").read_text()).get("_attn_implementation") != ATTENTION
+    again = ft.finetune(numpy_spec, df, eval_df=df, name="again", progress=False)
+    from safetensors.torch import load_file
+
+    weights = lambda clf: load_file(clf.model_dir / "model.safetensors")  # noqa: E731  (as saved: not packed)
+    same = all(torch.equal(a, b) for a, b in zip(weights(ours).values(), weights(again).values()))
+    assert same  # seeded: the same masks, the same model
+    assert not all(torch.equal(a, b) for a, b in zip(weights(ours).values(), weights(plain).values()))
+    with pytest.raises(ValueError, match="dropout_rng"):  # refused by the spec, before anything loads
+        dataclasses.replace(spec, dropout_rng="philox")
+
+
+def test_auto_dropout_rng_is_numpy_on_a_cpu_only(monkeypatch):
+    assert ft.auto_dropout_rng("cpu") == "numpy"
+    monkeypatch.setattr(ft, "pick_device", lambda device=None: "cuda:0")
+    assert ft.auto_dropout_rng() == "torch"
+    monkeypatch.undo()
+    from nli_lib.models import hf
+    from nli_lib.models.named import offline_spec
+
+    if hf.pick_device() == "cpu":
+        assert offline_spec(quick=True).dropout_rng == "numpy"
