@@ -130,6 +130,23 @@ def test_finetune_draws_dropout_masks_with_numpy_when_the_spec_says_so(tmp_path,
         dataclasses.replace(spec, dropout_rng="philox")
 
 
+def test_models_trained_with_torchs_masks_keep_the_folders_they_had_before_the_field(tmp_path, monkeypatch):
+    """A model whose spec leaves dropout_rng at "torch" is found under the key it had before the field existed
+    (the spec's other fields, the base and the data), so no cached model is trained again."""
+    from nli_lib.hashing import stable_json, text_hash
+    from nli_lib.models.loading import weights_fingerprint
+
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    base = tiny_bert(tmp_path / "base", {0: "LABEL_0", 1: "LABEL_1"})
+    df = tiny_train_frame(8)
+    spec = ft.TrainSpec(base=str(base), epochs=1, batch_size=4, max_length=32)
+    before = {k: v for k, v in dataclasses.asdict(spec).items() if k != "dropout_rng"}
+    old_key = stable_json({**before, "base": weights_fingerprint(str(base)), "data": ft.data_fingerprint(df, spec),
+                           "eval_data": ""})
+    assert ft.model_dir(spec, df, "m").name == f"m-{text_hash(old_key)}"
+    assert ft.model_dir(dataclasses.replace(spec, dropout_rng="numpy"), df, "m") != ft.model_dir(spec, df, "m")
+
+
 def test_auto_dropout_rng_is_numpy_on_a_cpu_only(monkeypatch):
     assert ft.auto_dropout_rng("cpu") == "numpy"
     monkeypatch.setattr(ft, "pick_device", lambda device=None: "cuda:0")

@@ -159,8 +159,13 @@ def data_fingerprint(df: pd.DataFrame | None, spec: TrainSpec) -> str:
 
 
 def model_dir(spec: TrainSpec, train_df: pd.DataFrame, name: str, eval_df: pd.DataFrame | None = None) -> Path:
-    """The cache folder of a fine-tuned model: every spec field, the base's identity and both data sets."""
-    key = stable_json({**dataclasses.asdict(spec), "base": weights_fingerprint(spec.base, spec.base_revision),
+    """The cache folder of a fine-tuned model: every spec field, the base's identity and both data sets.
+    `dropout_rng` enters the key only when it is not "torch": torch drew every model's masks before the field
+    existed (2026-11-30), so those models keep their folders (a paper model fine-tuned on a GPU is hours)."""
+    fields = dataclasses.asdict(spec)
+    if fields["dropout_rng"] == "torch":
+        del fields["dropout_rng"]
+    key = stable_json({**fields, "base": weights_fingerprint(spec.base, spec.base_revision),
                        "data": data_fingerprint(train_df, spec), "eval_data": data_fingerprint(eval_df, spec)})
     return cache_dir("models") / f"{name}-{text_hash(key)}"
 
