@@ -515,7 +515,7 @@ def test_phrasis_dropout_base_follows_the_base_content(tmp_path, monkeypatch):
 def test_fine_tuned_model_folder_key_holds_base_data_eval_and_every_spec_field(tmp_path):
     import dataclasses
 
-    from nli_lib.models.training import OPTIMIZERS, TRAIN_PRECISIONS, TrainSpec, model_dir
+    from nli_lib.models.training import DROPOUT_RNGS, OPTIMIZERS, TRAIN_PRECISIONS, TrainSpec, model_dir
 
     base = tiny_bert(tmp_path / "base", {0: "LABEL_0", 1: "LABEL_1"})
     df = tiny_train_frame(12)
@@ -524,7 +524,8 @@ def test_fine_tuned_model_folder_key_holds_base_data_eval_and_every_spec_field(t
     for field in dataclasses.fields(TrainSpec):
         if field.name in ("base", "base_revision", "labels", "text_cols"):
             continue
-        choices = {"train_precision": TRAIN_PRECISIONS, "optimizer": OPTIMIZERS}.get(field.name)
+        choices = {"train_precision": TRAIN_PRECISIONS, "optimizer": OPTIMIZERS,
+                   "dropout_rng": DROPOUT_RNGS}.get(field.name)
         value = getattr(spec, field.name)
         other = next(v for v in choices if v != value) if choices else type(value)(2)  # a choice: another one
         changed = dataclasses.replace(spec, **{field.name: other})
