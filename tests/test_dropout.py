@@ -1,6 +1,8 @@
 """Dropout masks drawn by numpy (models.dropout) and the TrainSpec field that asks for them."""
 from __future__ import annotations
 
+import contextlib
+import copy
 import dataclasses
 import json
 
@@ -131,8 +133,9 @@ def test_finetune_draws_dropout_masks_with_numpy_when_the_spec_says_so(tmp_path,
 
 
 def test_models_trained_with_torchs_masks_keep_the_folders_they_had_before_the_field(tmp_path, monkeypatch):
-    """A model whose spec leaves dropout_rng at "torch" is found under the key it had before the field existed
-    (the spec's other fields, the base and the data), so no cached model is trained again."""
+    """A model whose spec leaves dropout_rng at "torch" and first_token_training off is found under the key it had
+    before those fields existed (the spec's other fields, the base and the data), so no cached model is trained
+    again."""
     from nli_lib.hashing import stable_json, text_hash
     from nli_lib.models.loading import weights_fingerprint
 
@@ -140,11 +143,12 @@ def test_models_trained_with_torchs_masks_keep_the_folders_they_had_before_the_f
     base = tiny_bert(tmp_path / "base", {0: "LABEL_0", 1: "LABEL_1"})
     df = tiny_train_frame(8)
     spec = ft.TrainSpec(base=str(base), epochs=1, batch_size=4, max_length=32)
-    before = {k: v for k, v in dataclasses.asdict(spec).items() if k != "dropout_rng"}
+    before = {k: v for k, v in dataclasses.asdict(spec).items() if k not in ("dropout_rng", "first_token_training")}
     old_key = stable_json({**before, "base": weights_fingerprint(str(base)), "data": ft.data_fingerprint(df, spec),
                            "eval_data": ""})
     assert ft.model_dir(spec, df, "m").name == f"m-{text_hash(old_key)}"
     assert ft.model_dir(dataclasses.replace(spec, dropout_rng="numpy"), df, "m") != ft.model_dir(spec, df, "m")
+    assert ft.model_dir(dataclasses.replace(spec, first_token_training=True), df, "m") != ft.model_dir(spec, df, "m")
 
 
 def test_auto_dropout_rng_is_numpy_on_a_cpu_only(monkeypatch):
@@ -157,3 +161,82 @@ def test_auto_dropout_rng_is_numpy_on_a_cpu_only(monkeypatch):
 
     if hf.pick_device() == "cpu":
         assert offline_spec(quick=True).dropout_rng == "numpy"
+    assert offline_spec(quick=True).first_token_training and offline_spec(quick=False).first_token_training
+
+
+def _one_step_gradients(model, enc, labels, masks=None, first_token=False):
+    """Loss and parameter gradients of one float32 training step (numpy's masks when `masks` is given)."""
+    from nli_lib.models.first_token import first_token_only
+
+    model.train()
+    model.zero_grad()
+    with numpy_dropout(model, masks) if masks else contextlib.nullcontext(), \
+            first_token_only(model) if first_token else contextlib.nullcontext():
+        loss = model(**enc, labels=labels).loss
+    loss.backward()
+    return float(loss.detach()), {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+
+
+def test_a_last_layer_trained_for_the_first_token_gets_the_full_layers_masks_and_gradients(tmp_path):
+    from nli_lib.models.first_token import install_first_token_forward, scores_first_token_only
+
+    tok, model = tiny_model(tmp_path)
+    enc = tok([p for p, _ in PAIRS], [h for _, h in PAIRS], padding=True, return_tensors="pt")
+    assert (enc["attention_mask"] == 0).any()
+    labels = torch.tensor([0, 1, 2])
+    short = copy.deepcopy(model)
+    assert install_first_token_forward(short.eval(), dict(enc)) and scores_first_token_only(short)
+    full_masks, short_masks = NumpyMasks(np.random.default_rng(5)), NumpyMasks(np.random.default_rng(5))
+    full_loss, full = _one_step_gradients(model, enc, labels, full_masks)
+    short_loss, grads = _one_step_gradients(short, enc, labels, short_masks, first_token=True)
+    assert short_masks.elements == full_masks.elements  # the same draws, so the masks stay in step
+    assert short_loss == pytest.approx(full_loss, abs=1e-6)
+    assert full.keys() == grads.keys()
+    for name in full:
+        assert torch.allclose(full[name], grads[name], atol=1e-6), name
+    assert short_masks.rows is None  # the first-row drawing ends with the last layer
+    _, other = _one_step_gradients(short, enc, labels, NumpyMasks(np.random.default_rng(6)), first_token=True)
+    assert not all(torch.allclose(full[n], other[n], atol=1e-6) for n in full)  # other masks, other gradients
+
+
+def test_first_token_training_with_torchs_masks_keeps_the_gradients_without_dropout(tmp_path):
+    from nli_lib.models.first_token import install_first_token_forward
+
+    tok, model = tiny_model(tmp_path)
+    for module in model.modules():
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.0
+    enc = tok([p for p, _ in PAIRS], [h for _, h in PAIRS], padding=True, return_tensors="pt")
+    labels = torch.tensor([2, 0, 1])
+    short = copy.deepcopy(model)
+    assert install_first_token_forward(short.eval(), dict(enc))
+    full_loss, full = _one_step_gradients(model, enc, labels)
+    short_loss, grads = _one_step_gradients(short, enc, labels, first_token=True)
+    assert short_loss == pytest.approx(full_loss, abs=1e-6)
+    for name in full:
+        assert torch.allclose(full[name], grads[name], atol=1e-6), name
+
+
+def test_finetune_with_first_token_training_is_the_full_training_to_rounding(tmp_path, monkeypatch):
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    base = tiny_bert(tmp_path / "base", {0: "LABEL_0", 1: "LABEL_1"})
+    df = tiny_train_frame(16)
+    from nli_lib.models import first_token
+
+    calls, real = [], first_token._first_token_training
+    monkeypatch.setattr(first_token, "_first_token_training", lambda *a: calls.append(1) or real(*a))
+    spec = ft.TrainSpec(base=str(base), epochs=2, batch_size=4, max_length=32, lr=1e-3, dropout_rng="numpy")
+    full = ft.finetune(spec, df, eval_df=df, name="full", progress=False)
+    assert not calls
+    short = ft.finetune(dataclasses.replace(spec, first_token_training=True), df, eval_df=df, name="short",
+                        progress=False)
+    assert len(calls) == 2 * 4  # every step of both epochs ran the last layer for the first token
+    assert short.model_dir.name != full.model_dir.name  # in the cache key
+    logs = [json.loads((clf.model_dir / "train_log.json").read_text()) for clf in (full, short)]
+    assert [log["first_token_training"] for log in logs] == [False, True]
+    from safetensors.torch import load_file
+
+    a, b = load_file(full.model_dir / "model.safetensors"), load_file(short.model_dir / "model.safetensors")
+    assert a.keys() == b.keys()
+    assert all(torch.allclose(a[k], b[k], atol=1e-5) for k in a)
+    assert not all(torch.equal(a[k], load_file(base / "model.safetensors")[k]) for k in a if "classifier" not in k)

@@ -655,10 +655,10 @@ def test_the_classifier_runs_the_last_layer_for_the_first_token_only_and_keeps_i
     assert out.hidden_states[-1].shape[1] == enc["input_ids"].shape[1] and len(layers) == 4
 
 
-def test_first_token_scoring_refuses_a_head_it_misjudged_and_leaves_the_model_whole(tmp_path):
+def test_first_token_only_refuses_a_head_it_misjudged_and_leaves_the_model_whole(tmp_path):
     from transformers import BertForSequenceClassification
 
-    from nli_lib.models.first_token import first_token_scoring, install_first_token_forward, scores_first_token_only
+    from nli_lib.models.first_token import first_token_only, install_first_token_forward, scores_first_token_only
 
     model, probe = _tiny_model_and_probe(tmp_path)
     with pytest.warns(RuntimeWarning, match="first-token scoring not used"):
@@ -676,14 +676,14 @@ def test_first_token_scoring_refuses_a_head_it_misjudged_and_leaves_the_model_wh
     mean = MeanPooled.from_pretrained(tmp_path / "m").eval()
     with pytest.warns(RuntimeWarning, match="logits differ"):
         assert not install_first_token_forward(mean, probe)
-    with torch.inference_mode(), first_token_scoring(mean):  # a no-op on a model without the forward
+    with torch.inference_mode(), first_token_only(mean):  # a no-op on a model without the forward
         assert mean(**probe).logits.shape == (len(PREMISES), 3)
 
 
-def test_first_token_scoring_in_int8_keeps_the_numbers():
+def test_first_token_only_in_int8_keeps_the_numbers():
     from transformers import BertConfig, BertForSequenceClassification
 
-    from nli_lib.models.first_token import first_token_scoring, install_first_token_forward
+    from nli_lib.models.first_token import first_token_only, install_first_token_forward
     from nli_lib.models.int8 import int8_kernels_available, quantize_int8
 
     if not int8_kernels_available():
@@ -700,13 +700,13 @@ def test_first_token_scoring_in_int8_keeps_the_numbers():
     assert seen is not None
     with torch.inference_mode():
         full = model(**batches[0]).logits
-        with first_token_scoring(model):
+        with first_token_only(model):
             short = model(**batches[0]).logits
     assert [tuple(r) for r in seen] == [(16, 9), (16, 1)]
     assert float((full - short).abs().max()) < 5e-2
 
 
-def test_first_token_scoring_on_the_papers_families(tmp_path):
+def test_first_token_only_on_the_papers_families(tmp_path):
     """RoBERTa-MNLI's head reads <s> alone: first-token scoring, same probabilities. DeBERTa's and the DeBERTa-v3
     cross-encoder's pooler layouts are not BERT's: left whole."""
     from nli_lib import replicas as R
@@ -739,7 +739,7 @@ def test_pair_flops_with_a_first_token_head_by_hand():
 def test_a_deep_copy_of_a_first_token_model_scores_with_its_own_weights():
     from transformers import BertConfig, BertForSequenceClassification
 
-    from nli_lib.models.first_token import first_token_scoring, install_first_token_forward
+    from nli_lib.models.first_token import first_token_only, install_first_token_forward
 
     torch.manual_seed(0)
     config = BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
@@ -753,10 +753,10 @@ def test_a_deep_copy_of_a_first_token_model_scores_with_its_own_weights():
             p.add_(0.5)  # the copy's last layer differs: its scores must follow its own weights
     with torch.inference_mode():
         whole = twin(**probe).logits
-        with first_token_scoring(twin):
+        with first_token_only(twin):
             short = twin(**probe).logits
     assert torch.allclose(whole, short, atol=1e-5)
-    with torch.inference_mode(), first_token_scoring(model):
+    with torch.inference_mode(), first_token_only(model):
         assert not torch.allclose(model(**probe).logits, short, atol=1e-3)
 
 

@@ -279,7 +279,7 @@ def noise_label_flips(model, df: pd.DataFrame, scales: Sequence[float] = (0.5, 1
             if todo:
                 import torch
 
-                from ..models.first_token import first_token_scoring
+                from ..models.first_token import first_token_only
 
                 emb = model.model.get_input_embeddings()
             for start in range(0, len(todo), model.batch_size):
@@ -307,7 +307,7 @@ def noise_label_flips(model, df: pd.DataFrame, scales: Sequence[float] = (0.5, 1
 
                 handle = emb.register_forward_hook(hook)
                 try:  # the head reads the last layer's first token: that layer runs for it alone (same numbers)
-                    with torch.inference_mode(), first_token_scoring(model.model):
+                    with torch.inference_mode(), first_token_only(model.model):
                         logits = model.model(**enc).logits.float()
                 finally:
                     handle.remove()

@@ -25,6 +25,10 @@ Where the masks are used (`numpy_dropout`, for the duration of a `with`):
 A model whose attention cannot be set that way keeps its attention-map dropout, drawn by torch (seeded by
 `TrainSpec.seed` as before): the result is still reproducible, only less of the speed-up is had.
 
+A last layer trained for its first token alone (`models.first_token`, `TrainSpec.first_token_training`) draws its
+three masks inside `first_row_masks(tokens)`: each is drawn for every token, as the full layer's would be, and
+only the first token's row is used. The draws stay in step, so both forwards train with the same masks.
+
 Trade-off: on a GPU, torch's dropout is one fused kernel and numpy's masks would have to be copied to the device,
 so `training.auto_dropout_rng` picks "numpy" for CPUs only.
 """
@@ -32,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import math
 
 import numpy as np
 import torch
@@ -47,6 +52,7 @@ class NumpyMasks:
     def __init__(self, rng: np.random.Generator):
         self.rng = rng
         self.elements = 0  # uniforms drawn so far
+        self.rows: int | None = None  # while set (`first_row_masks`), a one-row input's mask is drawn for this many
 
     def apply(self, x: torch.Tensor, p: float) -> torch.Tensor:
         """`x` with each element zeroed with probability p and the others scaled by 1 / (1 - p)."""
@@ -54,9 +60,14 @@ class NumpyMasks:
             return x
         if p == 1:
             return x * 0
-        n = x.numel()
-        keep = torch.from_numpy(self.rng.random(n, dtype=np.float32) >= np.float32(p)).view(x.shape)
-        self.elements += n
+        drawn = tuple(x.shape)
+        if self.rows is not None and len(drawn) >= 2 and drawn[-2] == 1:
+            drawn = (*drawn[:-2], self.rows, drawn[-1])  # drawn as the full layer's; its first row is used
+        uniforms = self.rng.random(math.prod(drawn), dtype=np.float32).reshape(drawn)
+        self.elements += uniforms.size
+        if drawn != tuple(x.shape):
+            uniforms = uniforms[..., :1, :]
+        keep = torch.from_numpy(uniforms >= np.float32(p)).view(x.shape)
         noise = keep.to(device=x.device, dtype=x.dtype)
         noise.div_(1 - p)
         return x * noise
@@ -90,6 +101,34 @@ def attention_with_numpy_dropout(module, query, key, value, attention_mask, scal
     if module.training and dropout:
         weights = masks.apply(weights, dropout)
     return torch.matmul(weights, value).transpose(1, 2).contiguous(), weights
+
+
+@contextlib.contextmanager
+def first_row_masks(tokens: int):
+    """Inside the `with`, the active `numpy_dropout`'s mask for an input with one row (its second-to-last
+    dimension: one token of a block output, one query of an attention map) is drawn for `tokens` rows and its
+    first row used, the draws a full layer of `tokens` tokens makes. Without an active `numpy_dropout` (torch
+    draws the masks) it does nothing.
+
+        >>> masks = NumpyMasks(np.random.default_rng(0))
+        >>> full = masks.apply(torch.ones(2, 5, 4), 0.5)
+        >>> masks = NumpyMasks(np.random.default_rng(0))
+        >>> token = _ACTIVE.set(masks)
+        >>> with first_row_masks(5):
+        ...     first = masks.apply(torch.ones(2, 1, 4), 0.5)
+        >>> _ACTIVE.reset(token)
+        >>> torch.equal(first, full[:, :1]), masks.elements
+        (True, 40)
+    """
+    masks = _ACTIVE.get()
+    if masks is None:
+        yield
+        return
+    before, masks.rows = masks.rows, tokens
+    try:
+        yield
+    finally:
+        masks.rows = before
 
 
 def _register_attention() -> None:

@@ -428,7 +428,7 @@ class HFClassifier(Classifier):
     def _predict_proba_uncached(self, premises: list[str], hypotheses: list[str]) -> np.ndarray:
         import torch
 
-        from .first_token import first_token_scoring
+        from .first_token import first_token_only
         from .packing import attention_phases, use_attention_for
         from .streams import score_in_streams
 
@@ -441,7 +441,7 @@ class HFClassifier(Classifier):
                 logits = model(**enc).logits.float()
                 return torch.softmax(logits, dim=-1).cpu().numpy()
 
-        with first_token_scoring(model), progress(total=len(batches), desc=self.name, unit="batch",
+        with first_token_only(model), progress(total=len(batches), desc=self.name, unit="batch",
                                                   bar=self.progress and len(batches) >= 2) as bar:
             for phase in attention_phases(model, batches):  # one attention implementation while streams run
                 use_attention_for(model, phase[0][1]["input_ids"].shape[1])

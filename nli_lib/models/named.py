@@ -24,8 +24,9 @@ QUICK_TRAIN_ROWS = 1000  # --quick: training rows for offline fine-tuning (seede
 
 def offline_spec(quick: bool, labels=LABELS, epochs: int = 2, seed: int = 0, **overrides) -> TrainSpec:
     """Hyper-parameters of the offline MiniLM models (quick: 1 epoch, 64 tokens); length-grouped batches, bf16
-    autocast where the hardware has bf16 units (`training.auto_train_precision`) and numpy's dropout masks on a
-    CPU (`training.auto_dropout_rng`); all in the cache key."""
+    autocast where the hardware has bf16 units (`training.auto_train_precision`), numpy's dropout masks on a
+    CPU (`training.auto_dropout_rng`) and the last layer trained for the first token alone (`models.first_token`);
+    all in the cache key."""
     # quick: 1 epoch over 1,000 rows is ~60 steps, so a high learning rate is what makes it learn at all
     # (about 52% SNLI accuracy instead of chance); full runs use the usual fine-tuning settings.
     spec = TrainSpec(
@@ -39,6 +40,7 @@ def offline_spec(quick: bool, labels=LABELS, epochs: int = 2, seed: int = 0, **o
         group_by_length=True,
         train_precision=auto_train_precision(),
         dropout_rng=auto_dropout_rng(),
+        first_token_training=True,
     )
     return dataclasses.replace(spec, **overrides)
 
