@@ -10,10 +10,12 @@ One file per training precision: the offline models train under bf16 autocast wh
 float32 elsewhere (`models.training.auto_train_precision`), so their stand-in numbers on the quick run's tiny
 samples differ by machine (35 of them by more than the tolerance, on 2026-11-28) while data and released numbers do
 not. The file written, and the one `tests/test_notebooks.py` compares with, is this machine's. Both were last made
-on an AMD Zen 4 CPU (AVX-512 BF16; 2026-11-30, the models drawing their dropout masks with numpy): the bfloat16
-one as is, the float32 one with the CPU's bf16 units hidden from `models.hf.native_bf16` in a scratch clone (the
-float32 one had been made on an AMD Zen 3 CPU, AVX2 only). Another CPU with the same training precision but
-other matmul kernels may still move a stand-in number past the tolerance.
+on an AMD Zen 4 CPU (AVX-512 BF16; 2026-11-30, the models drawing their dropout masks with numpy and training
+their last layer for the first token alone): the bfloat16 one as is, the float32 one with the CPU's bf16 units
+hidden from `models.hf.native_bf16` in a scratch clone (the float32 one had been made on an AMD Zen 3 CPU, AVX2
+only). A scratch clone must run with `PYTHONPATH=$PWD`, or the environment's editable install imports the main
+checkout's `nli_lib`. Another CPU with the same training precision but other matmul kernels may still move a
+stand-in number past the tolerance.
 """
 from __future__ import annotations
 
