@@ -661,7 +661,7 @@ def test_first_token_only_refuses_a_head_it_misjudged_and_leaves_the_model_whole
     from nli_lib.models.first_token import first_token_only, install_first_token_forward, scores_first_token_only
 
     model, probe = _tiny_model_and_probe(tmp_path)
-    with pytest.warns(RuntimeWarning, match="first-token scoring not used"):
+    with pytest.warns(RuntimeWarning, match="first-token forward not used"):
         assert not install_first_token_forward(model, probe, atol=-1.0)  # no gap is <= -1
     assert not scores_first_token_only(model) and "forward" not in vars(model.bert.encoder.layer[-1])
 

@@ -146,7 +146,7 @@ def install_first_token_forward(model, probe: dict, atol: float | None = None, p
         return True
     del block.forward
     delattr(block, FLAG)
-    warnings.warn(f"first-token scoring not used ({reason}); the last layer runs for every token (slower)",
+    warnings.warn(f"first-token forward not used ({reason}); the last layer runs for every token (slower)",
                   RuntimeWarning, stacklevel=2)
     return False
 

@@ -442,7 +442,7 @@ class HFClassifier(Classifier):
                 return torch.softmax(logits, dim=-1).cpu().numpy()
 
         with first_token_only(model), progress(total=len(batches), desc=self.name, unit="batch",
-                                                  bar=self.progress and len(batches) >= 2) as bar:
+                                               bar=self.progress and len(batches) >= 2) as bar:
             for phase in attention_phases(model, batches):  # one attention implementation while streams run
                 use_attention_for(model, phase[0][1]["input_ids"].shape[1])
                 for idx, probs in score_in_streams(probabilities, phase, self.scoring_streams):

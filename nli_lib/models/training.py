@@ -168,7 +168,7 @@ KEY_SINCE = {"dropout_rng": "torch", "first_token_training": False}  # fields ad
 def model_dir(spec: TrainSpec, train_df: pd.DataFrame, name: str, eval_df: pd.DataFrame | None = None) -> Path:
     """The cache folder of a fine-tuned model: every spec field, the base's identity and both data sets.
     A field of KEY_SINCE enters the key only at another value than the one every model had before the field
-    existed (torch's masks, the full last layer; 2026-11-30/12-01), so those models keep their folders (a paper
+    existed (torch's masks, the full last layer; both added 2026-11-30), so those models keep their folders (a paper
     model fine-tuned on a GPU is hours)."""
     fields = dataclasses.asdict(spec)
     for field, before in KEY_SINCE.items():
