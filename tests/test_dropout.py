@@ -240,3 +240,28 @@ def test_finetune_with_first_token_training_is_the_full_training_to_rounding(tmp
     assert a.keys() == b.keys()
     assert all(torch.allclose(a[k], b[k], atol=1e-5) for k in a)
     assert not all(torch.equal(a[k], load_file(base / "model.safetensors")[k]) for k in a if "classifier" not in k)
+
+
+@pytest.mark.parametrize("family", ["Roberta", "XLMRoberta", "Electra"])
+def test_first_token_training_keeps_the_gradients_of_the_other_first_token_heads(family):
+    import transformers
+
+    config = getattr(transformers, f"{family}Config")(
+        vocab_size=40, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32,
+        max_position_embeddings=20, num_labels=3, pad_token_id=1)
+    torch.manual_seed(0)
+    model = getattr(transformers, f"{family}ForSequenceClassification")(config)
+    enc = {"input_ids": torch.tensor([[0, 5, 7, 9, 2, 2, 11, 2], [0, 8, 6, 2, 2, 12, 2, 1]]),
+           "attention_mask": torch.tensor([[1] * 8, [1] * 7 + [0]])}
+    labels = torch.tensor([0, 2])
+    short = copy.deepcopy(model)
+    from nli_lib.models.first_token import install_first_token_forward
+
+    assert install_first_token_forward(short.eval(), enc)
+    full_masks, short_masks = NumpyMasks(np.random.default_rng(1)), NumpyMasks(np.random.default_rng(1))
+    full_loss, full = _one_step_gradients(model, enc, labels, full_masks)
+    short_loss, grads = _one_step_gradients(short, enc, labels, short_masks, first_token=True)
+    assert short_masks.elements == full_masks.elements
+    assert short_loss == pytest.approx(full_loss, abs=1e-6)
+    for name in full:
+        assert torch.allclose(full[name], grads[name], atol=1e-6), (family, name)
