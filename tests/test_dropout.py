@@ -177,44 +177,45 @@ def _one_step_gradients(model, enc, labels, masks=None, first_token=False):
     return float(loss.detach()), {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
 
 
-def test_a_last_layer_trained_for_the_first_token_gets_the_full_layers_masks_and_gradients(tmp_path):
+def _same_step_both_ways(model, enc, labels, seed: int | None = None):
+    """One float32 step of `model` with its full last layer and one of a copy with the first-token forward, both
+    with numpy's masks from `seed` (or the model's own dropout when None): the same draws, the same loss and every
+    gradient within 1e-6. Returns the copy and the full layer's gradients."""
     from nli_lib.models.first_token import install_first_token_forward, scores_first_token_only
 
-    tok, model = tiny_model(tmp_path)
-    enc = tok([p for p, _ in PAIRS], [h for _, h in PAIRS], padding=True, return_tensors="pt")
-    assert (enc["attention_mask"] == 0).any()
-    labels = torch.tensor([0, 1, 2])
     short = copy.deepcopy(model)
     assert install_first_token_forward(short.eval(), dict(enc)) and scores_first_token_only(short)
-    full_masks, short_masks = NumpyMasks(np.random.default_rng(5)), NumpyMasks(np.random.default_rng(5))
+    full_masks, short_masks = ((NumpyMasks(np.random.default_rng(seed)), NumpyMasks(np.random.default_rng(seed)))
+                               if seed is not None else (None, None))
     full_loss, full = _one_step_gradients(model, enc, labels, full_masks)
     short_loss, grads = _one_step_gradients(short, enc, labels, short_masks, first_token=True)
-    assert short_masks.elements == full_masks.elements  # the same draws, so the masks stay in step
+    if seed is not None:
+        assert short_masks.elements == full_masks.elements  # the same draws, so the masks stay in step
+        assert short_masks.rows is None  # the first-row drawing ends with the last layer
     assert short_loss == pytest.approx(full_loss, abs=1e-6)
     assert full.keys() == grads.keys()
     for name in full:
         assert torch.allclose(full[name], grads[name], atol=1e-6), name
-    assert short_masks.rows is None  # the first-row drawing ends with the last layer
+    return short, full
+
+
+def test_a_last_layer_trained_for_the_first_token_gets_the_full_layers_masks_and_gradients(tmp_path):
+    tok, model = tiny_model(tmp_path)
+    enc = tok([p for p, _ in PAIRS], [h for _, h in PAIRS], padding=True, return_tensors="pt")
+    assert (enc["attention_mask"] == 0).any()
+    labels = torch.tensor([0, 1, 2])
+    short, full = _same_step_both_ways(model, enc, labels, seed=5)
     _, other = _one_step_gradients(short, enc, labels, NumpyMasks(np.random.default_rng(6)), first_token=True)
     assert not all(torch.allclose(full[n], other[n], atol=1e-6) for n in full)  # other masks, other gradients
 
 
 def test_first_token_training_with_torchs_masks_keeps_the_gradients_without_dropout(tmp_path):
-    from nli_lib.models.first_token import install_first_token_forward
-
     tok, model = tiny_model(tmp_path)
     for module in model.modules():
         if isinstance(module, torch.nn.Dropout):
             module.p = 0.0
     enc = tok([p for p, _ in PAIRS], [h for _, h in PAIRS], padding=True, return_tensors="pt")
-    labels = torch.tensor([2, 0, 1])
-    short = copy.deepcopy(model)
-    assert install_first_token_forward(short.eval(), dict(enc))
-    full_loss, full = _one_step_gradients(model, enc, labels)
-    short_loss, grads = _one_step_gradients(short, enc, labels, first_token=True)
-    assert short_loss == pytest.approx(full_loss, abs=1e-6)
-    for name in full:
-        assert torch.allclose(full[name], grads[name], atol=1e-6), name
+    _same_step_both_ways(model, enc, torch.tensor([2, 0, 1]))
 
 
 def test_finetune_with_first_token_training_is_the_full_training_to_rounding(tmp_path, monkeypatch):
@@ -253,15 +254,4 @@ def test_first_token_training_keeps_the_gradients_of_the_other_first_token_heads
     model = getattr(transformers, f"{family}ForSequenceClassification")(config)
     enc = {"input_ids": torch.tensor([[0, 5, 7, 9, 2, 2, 11, 2], [0, 8, 6, 2, 2, 12, 2, 1]]),
            "attention_mask": torch.tensor([[1] * 8, [1] * 7 + [0]])}
-    labels = torch.tensor([0, 2])
-    short = copy.deepcopy(model)
-    from nli_lib.models.first_token import install_first_token_forward
-
-    assert install_first_token_forward(short.eval(), enc)
-    full_masks, short_masks = NumpyMasks(np.random.default_rng(1)), NumpyMasks(np.random.default_rng(1))
-    full_loss, full = _one_step_gradients(model, enc, labels, full_masks)
-    short_loss, grads = _one_step_gradients(short, enc, labels, short_masks, first_token=True)
-    assert short_masks.elements == full_masks.elements
-    assert short_loss == pytest.approx(full_loss, abs=1e-6)
-    for name in full:
-        assert torch.allclose(full[name], grads[name], atol=1e-6), (family, name)
+    _same_step_both_ways(model, enc, torch.tensor([0, 2]), seed=1)
