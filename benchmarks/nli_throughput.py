@@ -10,8 +10,12 @@ any local folder of it) and the same SNLI-test pairs (seeded sample of e-SNLI te
                              bypassed) at precision float32 (default), bfloat16 and int8 (the opt-in fast paths;
                              int8 = the Linear layers in int8, one weight scale per output channel, input ranges
                              calibrated on 512 e-SNLI dev pairs, smoothed, a few float32 channels: models/int8.py;
-                             x86 CPUs only); on a CPU, in two scoring streams (models/streams.py: two threads, each
-                             scoring whole batches on its share of the cores)
+                             x86 CPUs only; pairs int8 is unsure of, top-two margin under 0.05, scored again in
+                             bfloat16, or float32 without bf16 units: models/hf.py); on a CPU, in two scoring
+                             streams (models/streams.py: two threads, each scoring whole batches on its share of
+                             the cores)
+  ours int8 alone            int8 without that second pass (recheck_margin=0): shown, so the table says what the
+                             recheck costs and gives; never counted as the fast path
   pipeline, 1 pair a call    transformers pipeline("text-classification") called once per pair
   pipeline, batched          the same pipeline given the whole list (batch_size 64)
   CrossEncoder.predict       sentence-transformers (batch_size 64)
@@ -95,6 +99,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+INT8_ALONE = "ours int8 alone (no recheck)"  # int8 with recheck_margin=0: a variant row, never the fast path
 
 
 
@@ -192,11 +198,12 @@ def main() -> None:
           f"torch {torch.__version__}; oneDNN packing: {can_pack() if device == 'cpu' else 'not used on ' + device}; "
           f"{load_avg()}")
 
-    rows = {}  # path -> (pairs/s, probabilities in LABELS order, fp32?, ours?)
+    rows = {}  # path -> (pairs/s, probabilities in LABELS order, fp32?, ours?, variant?)
     runs = {}  # batched paths, timed in interleaved rounds below: name -> (one pass over all pairs, fp32?, ours?)
+    variants = set()  # ours with a setting off its default: shown beside the others, never the fast path
 
     def record(name, rate, probs, fp32, is_ours=False):
-        rows[name] = (rate, np.asarray(probs, dtype=float), fp32, is_ours)
+        rows[name] = (rate, np.asarray(probs, dtype=float), fp32, is_ours, name in variants)
         print(f"  {name:28s} {rate:8.1f} pairs/s   ({load_avg()})", flush=True)
 
     def skipped(name, why):
@@ -214,6 +221,11 @@ def main() -> None:
             continue
         add_ours(name, HFClassifier(ours.model_path, labels=ours.labels, max_length=ours.max_length, progress=False,
                                     precision=precision, batch_size=args.batch_size), False)
+        if precision == "int8":  # what the recheck of unsure pairs costs and gives: int8 alone beside it
+            variants.add(INT8_ALONE)
+            add_ours(INT8_ALONE, HFClassifier(ours.model_path, labels=ours.labels, max_length=ours.max_length,
+                                              progress=False, precision="int8", recheck_margin=0,
+                                              batch_size=args.batch_size), False)
 
     # peers: the model as a user would load it (plain transformers weights)
     plain = AutoModelForSequenceClassification.from_pretrained(ours.model_path).to(device).eval()
@@ -343,7 +355,8 @@ def main() -> None:
                                 args.repeat)
     for name, (_, fp32, is_ours) in runs.items():
         if not is_ours and "pipeline, 1 pair a call" not in rows:  # listed after ours, before the other peers
-            rows["pipeline, 1 pair a call"] = (one_pair[0], np.asarray(one_pair[1], dtype=float), True, False)
+            rows["pipeline, 1 pair a call"] = (one_pair[0], np.asarray(one_pair[1], dtype=float), True, False,
+                                               False)
         seconds = [s for s, _ in passes[name]]
         record(name, len(prem) / min(seconds), passes[name][-1][1], fp32, is_ours)
         print(f"  {'':28s} rounds: " + ", ".join(f"{len(prem) / s:.0f}" for s in seconds), flush=True)
@@ -367,9 +380,9 @@ def main() -> None:
     print(f"\n{'path':30s} {'pairs/s':>8s} {'x ours fp32':>11s} {'of fp32 roof':>12s} {'same labels':>11s} "
           f"{'accuracy':>8s}")
     results = []
-    for name, (rate, probs, fp32, is_ours) in rows.items():
+    for name, (rate, probs, fp32, is_ours, variant) in rows.items():
         same, acc = label_agreement(reference, probs, gold, LABELS)
-        results.append(PathResult(name, rate, same, acc, fp32, is_ours))
+        results.append(PathResult(name, rate, same, acc, fp32, is_ours, variant))
         print(f"{name:30s} {rate:8.1f} {rate / ours32:10.2f}x {rate / roof32:12.2f} {same:11.4f} {acc:8.4f}"
               + ("" if len(probs) == len(prem) else f"   (first {len(probs)} pairs)"))
     print(f"({load_avg()})")

@@ -239,9 +239,10 @@ class Profile(BaseModel):
         "--quick: rows the offline MiniLM models fine-tune on (e-SNLI dev, δ-SNLI train; seeded sample)"))
     precision: Literal["float32", "bfloat16", "int8"] = Field("float32", description=(
         "NLI inference precision of Hugging Face models; part of the cache key. bfloat16 and int8 (per-channel "
-        "weights, input ranges calibrated on e-SNLI dev pairs, smoothed, x86 CPUs only) are opt-in fast paths that "
-        "change some labels (benchmarks/nli_throughput.py measures both); bfloat16 is emulated, ~6x slower than "
-        "float32, on x86 CPUs without bf16 units (AVX-512 BF16, AMX), and says so"))
+        "weights, input ranges calibrated on e-SNLI dev pairs, smoothed, x86 CPUs only; pairs it is unsure of are "
+        "scored again in bfloat16, or float32 without bf16 units) are opt-in fast paths that change some labels "
+        "(benchmarks/nli_throughput.py measures both); bfloat16 is emulated, ~6x slower than float32, on x86 CPUs "
+        "without bf16 units (AVX-512 BF16, AMX), and says so"))
     baselines: list[Literal["tfidf-logreg", "tfidf-svm", "naive-bayes"]] = Field(["tfidf-logreg"], description=(
         "classical baselines fitted here and scored beside the NLI model"))
     embedder: Model | None = Field(None, description=(

@@ -42,7 +42,7 @@ def test_every_precision_has_its_own_cache_key_and_entries(tmp_path):
     kinds = {type(m) for m in models["int8"].model.modules()}
     assert CalibratedInt8Linear in kinds and torch.nn.Linear not in kinds
     # the scheme and the calibration pairs are in the key
-    assert models["int8"].fingerprint.endswith(f":{int8_calibration_pairs()[2]}")
+    assert models["int8"]._precision_tag.endswith(f":{int8_calibration_pairs()[2]}")
     assert f"|int8:{INT8_SCHEME}:levels=" in models["int8"].fingerprint
     # the scheme names its settings: changing one without the key would reuse the other scheme's entries
     assert f"smooth{SMOOTHING_ALPHA}-" in INT8_SCHEME and f"fp32outliers{OUTLIER_CHANNELS}-" in INT8_SCHEME
@@ -68,6 +68,78 @@ def test_an_int8_pair_scores_the_same_whatever_it_is_batched_with(tmp_path, monk
     alone = clf.hidden_states(PREMISES, HYPOTHESES)
     for layer_together, layer_alone in zip(together, alone):
         np.testing.assert_allclose(layer_together[: len(PREMISES)], layer_alone, atol=1e-5)
+
+
+@pytest.mark.mirror  # int8 calibrates on e-SNLI dev pairs
+@pytest.mark.parametrize("native", [True, False])
+def test_int8_scores_its_unsure_pairs_again_and_keeps_that_answer(tmp_path, monkeypatch, native):
+    """A pair whose two most probable labels are within `recheck_margin` under int8 is scored again at the recheck
+    precision (bfloat16 where the CPU computes it natively, else float32), and that answer replaces int8's; the
+    other pairs keep int8's. The margin is set between two of the pairs' int8 margins, so both kinds occur."""
+    from nli_lib.models import hf
+    from nli_lib.models.int8 import CalibratedInt8Linear
+
+    monkeypatch.setattr(hf, "native_bf16", lambda device: native)
+    path = tiny_bert(tmp_path / "m")
+    premises, hypotheses = PREMISES + ["two kids play chess", "it rains"], HYPOTHESES + ["children play", "sun"]
+    alone = hf.HFClassifier(path, progress=False, device="cpu", precision="int8", recheck_margin=0)
+    raw = alone._predict_proba_uncached(premises, hypotheses)
+    assert alone.rechecked == 0 and alone._rechecker is None
+    top_two = np.sort(raw, axis=1)[:, -2:]
+    margins = np.sort(top_two[:, 1] - top_two[:, 0])
+    cut = int(np.argmax(np.diff(margins)))  # the widest gap between two pairs' margins
+    margin = float((margins[cut] + margins[cut + 1]) / 2)
+    unsure = np.flatnonzero(top_two[:, 1] - top_two[:, 0] < margin)
+    assert 0 < len(unsure) < len(premises)
+
+    calls = []
+    uncached = hf.HFClassifier._predict_proba_uncached
+
+    def spy(self, p, h, batch_size=None):
+        calls.append([self.precision, list(p), list(h)])
+        out = uncached(self, p, h, batch_size)
+        next(c for c in calls if c[1] == list(p)).append(out.copy())  # int8's own call returns after the check's
+        return out
+
+    monkeypatch.setattr(hf.HFClassifier, "_predict_proba_uncached", spy)
+    checked = hf.HFClassifier(path, progress=False, device="cpu", precision="int8", recheck_margin=margin)
+    assert checked.recheck_precision == ("bfloat16" if native else "float32")
+    probs = checked._predict_proba_uncached(premises, hypotheses)
+    assert [c[0] for c in calls] == ["int8", checked.recheck_precision]
+    _, again_p, again_h, again = calls[1]  # the second pass saw the unsure pairs, and only those
+    assert again_p == [premises[i] for i in unsure] and again_h == [hypotheses[i] for i in unsure]
+    np.testing.assert_array_equal(probs[unsure], again)
+    sure = np.setdiff1d(np.arange(len(premises)), unsure)
+    np.testing.assert_array_equal(probs[sure], raw[sure])
+    assert not np.array_equal(probs[unsure], raw[unsure]) and checked.rechecked == len(unsure)
+    kinds = {type(m) for m in checked._rechecker.model.modules()}  # the model again, at the other precision
+    assert CalibratedInt8Linear not in kinds and next(checked._rechecker.model.parameters()).dtype == (
+        torch.bfloat16 if native else torch.float32)
+    assert checked.model is not checked._rechecker.model and checked._rechecker.recheck_margin == 0
+
+
+@pytest.mark.mirror  # the int8 cache key names the calibration pairs
+def test_the_int8_recheck_is_in_the_cache_key(tmp_path, monkeypatch):
+    """The margin and the second pass's precision change probabilities, so both are in the key; int8 alone
+    (recheck_margin=0) keeps the key it had before the check existed. Only int8 takes a margin."""
+    from nli_lib.models import hf
+
+    path = tiny_bert(tmp_path / "m")
+    keys = {}
+    for native in (True, False):
+        monkeypatch.setattr(hf, "native_bf16", lambda device, native=native: native)
+        for margin in (None, 0.02, 0):
+            keys[native, margin] = hf.HFClassifier(path, progress=False, device="cpu", precision="int8",
+                                                   recheck_margin=margin).fingerprint
+    assert len(set(keys.values())) == 5 and keys[True, 0] == keys[False, 0]
+    assert keys[True, None].endswith(f"|recheck<{hf.INT8_RECHECK_MARGIN:g}:bfloat16")
+    assert keys[False, 0.02].endswith("|recheck<0.02:float32") and "recheck" not in keys[True, 0]
+    assert keys[True, 0].endswith(f"|int8:{hf.INT8_SCHEME}:levels=256:weights=127:"
+                                  f"{hf.int8_calibration_pairs()[2]}") or ":weights=63:" in keys[True, 0]
+    with pytest.raises(ValueError, match="precision int8"):
+        hf.HFClassifier(path, precision="float32", recheck_margin=0.05)
+    with pytest.raises(ValueError, match="within 0..1"):
+        hf.HFClassifier(path, precision="int8", recheck_margin=-0.1)
 
 
 @pytest.mark.mirror  # the int8 cache key names the calibration pairs
@@ -584,6 +656,7 @@ def test_nli_lines_report_speed_and_label_agreement_of_the_faster_fast_path():
     rows = [bench.PathResult("ours fp32 (default)", 300.0, 1.0, 0.8700, True, True),
             bench.PathResult("ours bfloat16 (opt-in)", 450.0, 0.9990, 0.8690, False, True),
             bench.PathResult("ours int8 (opt-in)", 800.0, 0.9960, 0.8680, False, True),
+            bench.PathResult("ours int8 alone (no recheck)", 850.0, 0.99, 0.86, False, True, variant=True),
             bench.PathResult("pipeline, batched", 250.0, 1.0, 0.87, True, False),
             bench.PathResult("onnxruntime fp32", 330.0, 1.0, 0.87, True, False),
             bench.PathResult("onnxruntime int8", 900.0, 0.90, 0.85, False, False)]  # not a fp32 peer
@@ -593,7 +666,7 @@ def test_nli_lines_report_speed_and_label_agreement_of_the_faster_fast_path():
     assert "onnxruntime fp32" in got["nli-fp32-vs-best-fp32-peer"].detail
     assert (got["nli-fast-path-speedup"].ratio, got["nli-fast-path-speedup"].ok) == (round(800 / 300, 3), True)
     assert got["nli-fast-path-same-labels"].ratio == 0.996 and got["nli-fast-path-same-labels"].ok
-    assert "ours int8" in got["nli-fast-path-same-labels"].detail
+    assert got["nli-fast-path-same-labels"].detail.startswith("ours int8 (opt-in):")  # a variant is never it
     assert got["nli-fast-path-accuracy-delta"].ratio == pytest.approx(-0.2) and got["nli-fast-path-accuracy-delta"].ok
     only_ours = bench.nli_throughput_lines(rows[:1], roofline_fp32=400.0, conditions="c")
     assert [x.name for x in only_ours] == ["nli-fp32-vs-roofline"]  # nothing to compare: no line, no verdict
@@ -913,7 +986,8 @@ def test_the_throughput_benchmark_runs_every_path_it_lists_and_ends_with_its_ben
     table = out[out.index("\npath "):]
     cpu = pick_device() == "cpu"  # the benchmark takes a GPU when there is one; int8 paths then say 'skipped'
     paths = ["ours fp32 (default)", "ours bfloat16 (opt-in)", "pipeline, 1 pair a call", "pipeline, batched"] + (
-        ["torch dynamic int8"] if cpu else []) + (["ours int8 (opt-in)"] if cpu and int8_kernels_available() else [])
+        ["torch dynamic int8"] if cpu else []) + (
+        ["ours int8 (opt-in)", "ours int8 alone (no recheck)"] if cpu and int8_kernels_available() else [])
     for name in paths:
         assert f"\n{name} " in table, (name, table)
     assert "CrossEncoder.predict" in out and "skipped: --skip" in out
