@@ -92,11 +92,12 @@ def test_int8_scores_its_unsure_pairs_again_and_keeps_that_answer(tmp_path, monk
     unsure = np.flatnonzero(top_two[:, 1] - top_two[:, 0] < margin)
     assert 0 < len(unsure) < len(premises)
 
-    calls = []
+    calls, sizes = [], []
     uncached = hf.HFClassifier._predict_proba_uncached
 
     def spy(self, p, h, batch_size=None):
         calls.append([self.precision, list(p), list(h)])
+        sizes.append(batch_size)
         out = uncached(self, p, h, batch_size)
         next(c for c in calls if c[1] == list(p)).append(out.copy())  # int8's own call returns after the check's
         return out
@@ -106,6 +107,7 @@ def test_int8_scores_its_unsure_pairs_again_and_keeps_that_answer(tmp_path, monk
     assert checked.recheck_precision == ("bfloat16" if native else "float32")
     probs = checked._predict_proba_uncached(premises, hypotheses)
     assert [c[0] for c in calls] == ["int8", checked.recheck_precision]
+    assert sizes == [None, hf.INT8_RECHECK_BATCH]  # small batches: the unsure pairs spread over every length
     _, again_p, again_h, again = calls[1]  # the second pass saw the unsure pairs, and only those
     assert again_p == [premises[i] for i in unsure] and again_h == [hypotheses[i] for i in unsure]
     np.testing.assert_array_equal(probs[unsure], again)

@@ -93,6 +93,9 @@ INT8_SCHEME = "calibrated-minmax-smooth0.7-fp32outliers16-clipped-residualadd-on
 # 2026-11-25, 'dynamic-per-channel' until 2026-11-24; the per-tensor scheme before it had no tag)
 INT8_CALIBRATION_PAIRS = 512  # e-SNLI dev pairs (seeded sample) whose float32 activations set the int8 input ranges
 INT8_RECHECK_MARGIN = 0.05  # int8 pairs whose top-two probabilities are closer are scored again (module docstring)
+INT8_RECHECK_BATCH = 8  # pairs a batch in that second pass: its pairs spread over every length, so a larger batch
+# pads more (offline model, the 47 unsure pairs of the benchmark's 2,000 in bfloat16, two streams, 2-core Zen 4:
+# 128 ms in batches of 8, 130-133 in 4-6, 145 in 12, 189-192 in 16-24; 101 ms at bfloat16's rate in bulk)
 INT8_CALIBRATION_BATCH = 64  # fixed batch size of the calibration passes (padding counts, so it fixes the ranges)
 
 
@@ -484,7 +487,8 @@ class HFClassifier(Classifier):
 
     def _recheck(self, probs: np.ndarray, premises: list[str], hypotheses: list[str] | None) -> np.ndarray:
         """`probs` with every row whose two largest values are within `recheck_margin` of each other replaced by
-        the pair's probabilities at `recheck_precision` (split over the scoring streams); counted in `rechecked`."""
+        the pair's probabilities at `recheck_precision` (in batches of INT8_RECHECK_BATCH pairs over the scoring
+        streams); counted in `rechecked`."""
         top_two = np.sort(probs, axis=1)[:, -2:]
         unsure = np.flatnonzero(top_two[:, -1] - top_two[:, 0] < self.recheck_margin)
         if len(unsure):
@@ -495,7 +499,7 @@ class HFClassifier(Classifier):
             checker = self._rechecker
             probs[unsure] = checker._predict_proba_uncached(
                 [premises[i] for i in unsure], [hypotheses[i] for i in unsure] if hypotheses else None,
-                batch_size=min(self.batch_size, -(-len(unsure) // checker.scoring_streams)))
+                batch_size=min(self.batch_size, INT8_RECHECK_BATCH))
             self.rechecked += len(unsure)
         return probs
 
