@@ -200,10 +200,9 @@ def main() -> None:
 
     rows = {}  # path -> (pairs/s, probabilities in LABELS order, fp32?, ours?, variant?)
     runs = {}  # batched paths, timed in interleaved rounds below: name -> (one pass over all pairs, fp32?, ours?)
-    variants = set()  # ours with a setting off its default: shown beside the others, never the fast path
 
     def record(name, rate, probs, fp32, is_ours=False):
-        rows[name] = (rate, np.asarray(probs, dtype=float), fp32, is_ours, name in variants)
+        rows[name] = (rate, np.asarray(probs, dtype=float), fp32, is_ours, name == INT8_ALONE)
         print(f"  {name:28s} {rate:8.1f} pairs/s   ({load_avg()})", flush=True)
 
     def skipped(name, why):
@@ -214,18 +213,15 @@ def main() -> None:
         runs[name] = (lambda: clf._predict_proba_uncached(prem, hyp), fp32, True)
 
     add_ours("ours fp32 (default)", ours, True)
+    same_model = dict(labels=ours.labels, max_length=ours.max_length, progress=False, batch_size=args.batch_size)
     for precision in ("bfloat16", "int8"):
         name = f"ours {precision} (opt-in)"
         if precision == "int8" and device != "cpu":
             skipped(name, f"int8 runs on the CPU only (device {device})")
             continue
-        add_ours(name, HFClassifier(ours.model_path, labels=ours.labels, max_length=ours.max_length, progress=False,
-                                    precision=precision, batch_size=args.batch_size), False)
+        add_ours(name, HFClassifier(ours.model_path, precision=precision, **same_model), False)
         if precision == "int8":  # what the recheck of unsure pairs costs and gives: int8 alone beside it
-            variants.add(INT8_ALONE)
-            add_ours(INT8_ALONE, HFClassifier(ours.model_path, labels=ours.labels, max_length=ours.max_length,
-                                              progress=False, precision="int8", recheck_margin=0,
-                                              batch_size=args.batch_size), False)
+            add_ours(INT8_ALONE, HFClassifier(ours.model_path, precision="int8", recheck_margin=0, **same_model), False)
 
     # peers: the model as a user would load it (plain transformers weights)
     plain = AutoModelForSequenceClassification.from_pretrained(ours.model_path).to(device).eval()
