@@ -1,0 +1,113 @@
+"""Characterisation tests of the library's rule code: each rule function, run over real inputs, must give exactly
+the outputs it gave when its fixture was written (before the function was made table-driven).
+
+A fixture (`tests/characterisation/NAME.json`) maps a case key (a dataset id and how the input was built from it)
+to "input digest:output digest". Inputs are rebuilt here from the data mirror's rows by deterministic code, so no
+dataset text is committed: a different input digest means the case generator (or the data) changed, not the rule,
+and the test says so. Rewrite a fixture (only on a commit whose rule code is the reference) with
+`NLI_WRITE_CHARACTERISATION=NAME pytest tests/test_characterisation.py -k NAME`.
+
+>>> digest(["ok", ""])
+'a9496acf2e'
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+from pathlib import Path
+from typing import Callable, Iterable
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "characterisation"
+WRITE_ENV = "NLI_WRITE_CHARACTERISATION"
+
+
+def digest(value) -> str:
+    """A short, stable digest of a JSON-able value (tuples read as lists)."""
+    return hashlib.sha256(json.dumps(value, ensure_ascii=False).encode()).hexdigest()[:10]
+
+
+def characterise(name: str, cases: Iterable[tuple[str, list]], run: Callable[..., object]) -> dict[str, object]:
+    """Compare `run(*inputs)` on every (key, inputs) of `cases` with fixture `name` (or write it, see module doc);
+    returns the outputs by key, for coverage checks."""
+    outputs, seen = {}, {}
+    for key, inputs in cases:
+        assert key not in seen, f"duplicate case key {key}"
+        out = run(*inputs)
+        outputs[key] = out
+        seen[key] = f"{digest(inputs)}:{digest(out)}"
+    path = FIXTURES / f"{name}.json"
+    if os.environ.get(WRITE_ENV) == name:
+        FIXTURES.mkdir(exist_ok=True)
+        path.write_text(json.dumps({"function": name, "cases": seen}, indent=0, sort_keys=True) + "\n")
+        return outputs
+    fixture = json.loads(path.read_text())["cases"]
+    assert seen.keys() == fixture.keys(), "the case generator changed: rewrite the fixture from the reference code"
+    moved = [k for k in fixture if seen[k].split(":")[0] != fixture[k].split(":")[0]]
+    assert not moved, f"{len(moved)} inputs differ from the fixture's (the generator or the data changed), e.g. {moved[:3]}"
+    changed = [k for k in fixture if seen[k] != fixture[k]]
+    assert not changed, f"{len(changed)} of {len(fixture)} outputs changed, e.g. {changed[:5]}"
+    return outputs
+
+
+def _esnli(split: str, n: int):
+    from nli_lib.data.loaders import load_esnli
+
+    return load_esnli(split).head(n)
+
+
+def _splice(rng: random.Random, words: list[str], donor: list[str]) -> str:
+    """`words` with a run of 1-3 of them replaced by a run of 1-4 `donor` words (what a careless rewriter does)."""
+    i1 = rng.randrange(len(words))
+    i2 = min(len(words), i1 + rng.randint(1, 3))
+    j1 = rng.randrange(len(donor))
+    return " ".join(words[:i1] + donor[j1 : j1 + rng.randint(1, 4)] + words[i2:])
+
+
+def counterfactual_cases(n: int = 450) -> Iterable[tuple[str, list]]:
+    """(key, [hypothesis, x_cf, slot, tagger, source, premise]) from e-SNLI test rows: the regex pipeline's
+    counterfactuals, the offline FSP stand-in's, and random splices of explanation words into the hypothesis
+    (with and without source/premise), plus degenerate inputs."""
+    from nli_lib.ftc.fewshot import align_transform, rule_extract
+    from nli_lib.ftc.logic import counterfactual_targets
+    from nli_lib.ftc.pipeline import regex_transform
+    from nli_lib.ftc.templates import extract_regex
+
+    yield "empty/none", ["A man .", None, "E", None, None, None]
+    yield "empty/blank", ["A man .", "  ", "C", None, None, None]
+    yield "empty/punct", ["A man .", "''", "C", None, None, None]
+    for r in _esnli("test", n).itertuples():
+        h, z, pid = r.hypothesis, r.explanation_1, r.pair_id
+        slots = [t.slot for t in counterfactual_targets(r.label)]
+        ex = extract_regex(z, r.label)
+        if ex.ok:
+            for k, rw in enumerate(regex_transform(h, ex.A, ex.B, r.label)):
+                if rw.x_cf:
+                    yield f"{pid}/regex/{k}", [h, rw.x_cf, rw.slot, None, z, r.premise]
+        spans = rule_extract(z, r.label)
+        if spans:
+            out = align_transform(h, spans[0], spans[1], r.label)
+            for k, (slot, x) in enumerate(zip(slots, [out] if isinstance(out, str) else out)):
+                yield f"{pid}/align/{k}", [h, x, slot, None, z, r.premise]
+        rng = random.Random(pid)
+        for k, donor in enumerate((z, r.explanation_2, r.premise)):
+            if not h.split() or not str(donor).split():
+                continue
+            x = _splice(rng, h.split(), str(donor).split())
+            slot = rng.choice(("E", "C", "N[A]", "N[B]"))
+            source, premise = (z, r.premise) if k < 2 else (None, None)
+            yield f"{pid}/splice/{k}", [h, x, slot, None, source, premise]
+
+
+@pytest.mark.mirror
+def test_check_counterfactual_characterised():
+    from nli_lib.ftc.validity import CHECKS, check_counterfactual
+
+    outputs = characterise("check_counterfactual", counterfactual_cases(),
+                           lambda *a: list(check_counterfactual(*a).__dict__.values()))
+    fired = {part.split(":")[0] for _, reason in outputs.values() for part in reason.split("; ") if part}
+    assert set(CHECKS) <= fired, f"no case fires {sorted(set(CHECKS) - fired)}"
+    assert sum(status == "ok" for status, _ in outputs.values()) > 100
