@@ -533,6 +533,31 @@ def test_tsne_refuses_degenerate_input_instead_of_crashing_the_kernel(case, mess
     assert "ValueError: tsne_2d" in run.stdout and message in run.stdout, run.stdout
 
 
+def test_tsne_embeds_finite_huge_values_without_crashing_and_keys_them_apart(tmp_path):
+    """X * 1e300 is finite, but its variance overflows: the map came out NaN and the native t-SNE code killed the
+    process (rc -11). And the cache key hashed a float32 copy, where 1e150 and 1e300 are both inf: one map for
+    both. Run in a subprocess, so a crash fails the test instead of ending pytest."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent(f"""
+        import os
+        import numpy as np
+        os.environ["NLI_CACHE_DIR"] = {str(tmp_path)!r}
+        from nli_lib.taxinli.representations import tsne_2d
+        X = np.random.default_rng(0).normal(size=(40, 8))
+        for scale in (1e300, 1e150):
+            Z = tsne_2d(X * scale)
+            print("finite", scale, bool(np.isfinite(Z).all()), Z.shape)
+    """)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+    assert run.returncode == 0, f"the process died (rc {run.returncode}): {run.stderr[-1500:]}"
+    assert run.stdout.count("True (40, 2)") == 2, run.stdout
+    assert len(list((tmp_path / "taxinli_tsne").glob("*.npy"))) == 2  # one map per input, not one shared
+
+
 def test_tsne_is_cached(tmp_path, monkeypatch):
     monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path))
     X = np.random.default_rng(0).normal(size=(40, 8))

@@ -113,7 +113,7 @@ def tsne_2d(X: np.ndarray, seed: int = 0, perplexity: float = 30.0, pca_dims: in
     import sklearn
 
     # scikit-learn's version is part of the key: its t-SNE gives other coordinates from one release to the next
-    path = filecache.cache_path("taxinli_tsne", array_hash(X, seed, perplexity, pca_dims, sklearn.__version__),
+    path = filecache.cache_path("taxinli_tsne", _input_key(X, seed, perplexity, pca_dims, sklearn.__version__),
                                 filecache.NPY)
 
     def compute() -> np.ndarray:
@@ -141,7 +141,7 @@ def _check_embeddable(X) -> None:
     if bad.any():
         raise ValueError(f"tsne_2d: {int(bad.sum())} of {len(X)} rows hold NaN or infinite values (first: row "
                          f"{int(np.flatnonzero(bad)[0])}); drop or repair them first")
-    if not (X.std(axis=0) > 0).any():
+    if not (_standardize(X).std(axis=0) > 0).any():
         raise ValueError(f"tsne_2d: all {len(X)} rows are identical (zero variance): nothing to embed; check the "
                          f"vectors (a layer of constant hidden states, or a failed encoder)")
 
@@ -155,9 +155,41 @@ def _one_thread():
 
 
 def _standardize(X: np.ndarray) -> np.ndarray:
+    """Each column centred and scaled to unit spread (a constant column stays 0), in float64.
+
+    Finite but huge values (1e300) overflow the variance to inf, and the map then came out NaN and the native
+    t-SNE code crashed the process. Such columns are divided by their largest magnitude first (standardising is
+    scale-free, so the result is the same); ordinary input takes the direct path, unchanged.
+
+    >>> X = np.array([[1.0, 2.0], [3.0, 2.0]])
+    >>> _standardize(X).tolist(), _standardize(X * 1e300).round(12).tolist()
+    ([[-1.0, 0.0], [1.0, 0.0]], [[-1.0, 0.0], [1.0, 0.0]])
+    """
     X = np.asarray(X, dtype=np.float64)
-    sd = X.std(axis=0)
-    return (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        sd, mean = X.std(axis=0), X.mean(axis=0)
+    if not (np.isfinite(sd).all() and np.isfinite(mean).all()):
+        scale = np.abs(X).max(axis=0)
+        X = X / np.where(scale > 0, scale, 1.0)
+        sd, mean = X.std(axis=0), X.mean(axis=0)
+    return (X - mean) / np.where(sd > 0, sd, 1.0)
+
+
+def _input_key(X, *settings) -> str:
+    """The t-SNE cache key of X and the settings: `array_hash` (float32 bytes) where the float32 copy of X is
+    exact (the usual embeddings: the keys they always had), else the sha256 of X's float64 bytes, so that inputs
+    float32 cannot tell apart (1e150 and 1e300 both overflow to inf; values equal to 7 digits) never share a map.
+
+    >>> k = lambda v: _input_key(np.full((4, 2), v), 0)
+    >>> k(1.0) == array_hash(np.ones((4, 2)), 0), k(1e150) != k(1e300), k(1 / 3) != k(1 / 3 + 1e-12)
+    (True, True, True)
+    """
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        narrow = X.astype(np.float32)
+    if np.array_equal(narrow.astype(np.float64), X):
+        return array_hash(narrow, *settings)
+    return digest("float64", X.tobytes(), repr((X.shape, settings)), length=20)
 
 
 def tsne_layers(layers: Sequence[np.ndarray], which: Sequence[int] | None = None, seed: int = 0,
