@@ -86,8 +86,9 @@ def load_classifier(model: str | ModelRef, *, quick: bool = False, seed: int = 0
     """The classifier of a line-up member: the offline MiniLM (fine-tuned here, `epochs`; quick runs on
     `train_rows`), a baseline (`fit_baseline`), or a Hugging Face model named `ref.name`, its head read
     through `label_order` when given, pinned to `revision`."""
-    from .models import QUICK_TRAIN_ROWS, HFClassifier, offline_nli_model
     from .models.baselines import fit_baseline
+    from .models.hf import HFClassifier
+    from .models.named import QUICK_TRAIN_ROWS, offline_nli_model
 
     ref = as_ref(model)
     if ref.id in OFFLINE_MODELS:

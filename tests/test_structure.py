@@ -12,20 +12,20 @@ from nli_lib.config import REPO_ROOT
 LIB = REPO_ROOT / "nli_lib"
 
 
-def _module_name(path: Path) -> tuple[str, list[str]]:
-    parts = list(path.relative_to(REPO_ROOT).with_suffix("").parts)
+def _module_name(path: Path, top: Path = REPO_ROOT) -> tuple[str, list[str]]:
+    parts = list(path.relative_to(top).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts = parts[:-1]
         return ".".join(parts), parts
     return ".".join(parts), parts[:-1]
 
 
-def import_edges(root: Path = LIB) -> list[tuple[str, str, str, int]]:
+def import_edges(root: Path = LIB, top: Path = REPO_ROOT) -> list[tuple[str, str, str, int]]:
     """(importing module, imported module, imported name, line) for every nli_lib import, at any depth."""
-    modules = {_module_name(p)[0] for p in root.rglob("*.py")}
+    modules = {_module_name(p, top)[0] for p in root.rglob("*.py")}
     edges = []
     for path in sorted(root.rglob("*.py")):
-        name, package = _module_name(path)
+        name, package = _module_name(path, top)
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom):
                 base = ".".join(package[: len(package) - node.level + 1] + [node.module or ""]).strip(".") \
@@ -41,10 +41,11 @@ def import_edges(root: Path = LIB) -> list[tuple[str, str, str, int]]:
 
 
 def cycles(edges) -> list[list[str]]:
-    """Strongly connected groups of modules (a package's import of its own submodules is not an edge)."""
+    """Strongly connected groups of modules. Every import is an edge, a package's import of its own submodules
+    included (importing `nli_lib.models` runs `nli_lib.models.named`), at module level or inside a function."""
     graph: dict[str, set[str]] = {}
     for a, b, _, _ in edges:
-        if a != b and not b.startswith(a + ".") and not a.startswith(b + "."):
+        if a != b:
             graph.setdefault(a, set()).add(b)
     index, low, stack, on, found = {}, {}, [], set(), []
 
@@ -78,6 +79,18 @@ def cycles(edges) -> list[list[str]]:
 def test_the_cycle_finder_finds_a_cycle():
     edges = [("p.a", "p.b", "f", 1), ("p.b", "p.c", "g", 1), ("p.c", "p.a", "h", 1), ("p.a", "p.d", "i", 1)]
     assert cycles(edges) == [["p.a", "p.b", "p.c"]]
+
+
+def test_the_cycle_finder_counts_a_packages_imports_and_imports_inside_functions(tmp_path):
+    """The cycle the library had: a module imports a package whose `__init__` imports a submodule that imports
+    the first module back inside a function (lineup -> models -> models.named -> lineup)."""
+    lib = tmp_path / "nli_lib"
+    (lib / "models").mkdir(parents=True)
+    (lib / "__init__.py").write_text("")
+    (lib / "lineup.py").write_text("def load():\n    from .models import offline\n")
+    (lib / "models" / "__init__.py").write_text("from .named import offline  # noqa: F401\n")
+    (lib / "models" / "named.py").write_text("def offline():\n    from ..lineup import load\n")
+    assert cycles(import_edges(lib, tmp_path)) == [["nli_lib.lineup", "nli_lib.models", "nli_lib.models.named"]]
 
 
 def test_no_import_cycle_between_modules():

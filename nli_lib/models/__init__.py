@@ -1,12 +1,8 @@
 """Model layer: one protocol (base.Classifier), Hugging Face models, fine-tuning, baselines, embeddings.
 
-The names notebooks use:
-
-    get_nli_model("offline:minilm-esnli", quick=False)   # the offline default NLI model (fine-tuned here)
-    get_nli_model("tfidf-logreg")                         # classical baseline, fitted on e-SNLI dev
-    get_nli_model("roberta-large-mnli")                   # paper profile: any hub id or local directory
-
-The offline defaults and `get_nli_model` live in `named`; this package only re-exports the names.
+A model is loaded by name through `nli_lib.lineup.load_classifier` (its model families: the offline MiniLM
+fine-tuned here, the classical baselines, any hub id or local folder). The offline defaults live in `named`;
+this package only re-exports the names.
 """
 from __future__ import annotations
 
@@ -20,7 +16,6 @@ from .named import (  # noqa: F401
                     DNLI_LABELS,
                     QUICK_TRAIN_ROWS,
                     dnli_frame,
-                    get_nli_model,
                     offline_dnli_model,
                     offline_nli_model,
                     offline_spec,

