@@ -1,8 +1,8 @@
-"""Rewrite the README's performance table from the benchmarks' bench lines.
+"""Rewrite the performance table of benchmarks/README.md from the benchmarks' bench lines.
 
-    .venv/bin/python benchmarks/report.py                  # read benchmarks/results/*.txt, rewrite README.md
+    .venv/bin/python benchmarks/report.py                  # read benchmarks/results/*.txt, rewrite benchmarks/README.md
     .venv/bin/python benchmarks/report.py --run nli_throughput   # run a benchmark first, save its output there
-    .venv/bin/python benchmarks/report.py --check          # exit 1 when the README table is out of date
+    .venv/bin/python benchmarks/report.py --check          # exit 1 when the table is out of date
 
 Each file under benchmarks/results/ is the full output of one benchmark (tables, then its `bench:` lines;
 `nli_lib.bench`). A name that appears in several files keeps its last line (files in name order).
@@ -20,6 +20,7 @@ sys.path.insert(0, str(ROOT))
 from nli_lib.bench import parse_lines, render_table, replace_block  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
+README = ROOT / "benchmarks" / "README.md"  # the table's one home (the front page links to it)
 RUNNERS = {"nli_throughput": [sys.executable, str(ROOT / "benchmarks" / "nli_throughput.py")],
            "run_all_timing": ["bash", str(ROOT / "benchmarks" / "run_all_timing.sh")],
            "llm_concurrency": [sys.executable, str(ROOT / "benchmarks" / "llm_concurrency.py")]}
@@ -38,8 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--run", nargs="*", choices=sorted(RUNNERS), default=[], help="benchmarks to run first")
     ap.add_argument("--results", type=Path, default=RESULTS, help="folder of saved benchmark outputs")
-    ap.add_argument("--readme", type=Path, default=ROOT / "README.md")
-    ap.add_argument("--check", action="store_true", help="only check that the README table is current")
+    ap.add_argument("--readme", type=Path, default=README, help="the page that carries the table")
+    ap.add_argument("--check", action="store_true", help="only check that the table is current")
     args = ap.parse_args(argv)
     args.results.mkdir(parents=True, exist_ok=True)
     for name in args.run:

@@ -64,7 +64,7 @@ echo "warm run: $new_rows model/LLM call results written, $new_files cache files
 echo "targets: cold <= 900 s, warm <= 90 s (bench lines below)"
 grep -h "peak memory" "$work/cold.log" "$work/warm.log" | sed 's/^/cold\/warm /'
 
-# bench lines (nli_lib.bench; benchmarks/report.py puts them in the README). Issue 18's targets: cold <= 15 min,
+# bench lines (nli_lib.bench; benchmarks/report.py puts them in benchmarks/README.md). Issue 18's targets: cold <= 15 min,
 # warm --force <= 90 s (both against the 1,503 s / 157 s measured before it), kernel peak <= 4 GiB cold, 2 GiB warm.
 peak() { grep '^total' "$1" | tail -1 | awk 'NF >= 9 {print $NF}'; }  # total, 8 numbers: the last is GiB
 "$PY" - "$cold" "$warm" "$new_rows" "$new_files" "$(peak "$work/cold.log")" "$(peak "$work/warm.log")" "$*" <<'EOF2'

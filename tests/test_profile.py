@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 
 import pytest
 
@@ -94,6 +95,49 @@ def test_credentials_are_refused_in_names_and_values_and_never_echoed(text, key)
     assert "abcdef0123456789" not in msg and "abcdefghijklmnop" not in msg
 
 
+def billion_laughs(levels: int = 9) -> str:
+    """A YAML alias bomb: each of `levels` lines holds nine aliases of the line before, 9**levels values."""
+    lines, prev = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'], "a"
+    for name in "bcdefghijklmnop"[:levels - 1]:
+        lines.append(f"{name}: &{name} [" + ",".join([f"*{prev}"] * 9) + "]")
+        prev = name
+    return "\n".join(lines) + "\n"
+
+
+def test_a_yaml_alias_bomb_is_refused_fast_before_anything_walks_it(tmp_path):
+    """~350 bytes that expand to 9**9 values kept the runner busy for an estimated 1.5 h (the secret scan walks
+    every repetition). In a subprocess with a time limit, so that the bomb, if not refused, cannot hang pytest."""
+    import subprocess
+    import sys
+    import time
+
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text(billion_laughs())
+    assert bomb.stat().st_size < 400
+    code = (f"from nli_lib.profile import load_profile\ntry:\n    load_profile({str(bomb)!r})\n"
+            f"except Exception as exc:\n    print(type(exc).__name__, exc)")
+    started = time.monotonic()
+    try:
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                             cwd=REPO_ROOT)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the alias bomb was still being walked after 60 s")
+    assert time.monotonic() - started < 30
+    assert run.stdout.startswith("ProfileError") and "aliases" in run.stdout and "Fix:" in run.stdout, run.stdout
+    assert load_profile(text="tier: offline\nextra_models: &m [tfidf-logreg]\nbaselines: *m").baselines == [
+        "tfidf-logreg"]  # an ordinary alias is still fine
+
+
+def test_a_huge_profile_is_refused_by_its_size_before_it_is_read(tmp_path):
+    big = tmp_path / "big.yaml"
+    with big.open("wb") as f:  # 50 MB (sparse: quick to make)
+        f.truncate(50 * 2**20)
+    with pytest.raises(ProfileError, match=r"52,428,800 bytes, more than the 1,048,576 a profile may have"):
+        load_profile(big)
+    with pytest.raises(ProfileError, match="bytes, more than"):
+        load_profile(text="seed: 0\n" + "#" * 2**20)
+
+
 def test_missing_local_model_folder(tmp_path, monkeypatch):
     monkeypatch.setenv("NLI_USER_CWD", str(tmp_path))
     msg = problems("nli_model: ./models/my-nli")
@@ -142,12 +186,33 @@ def test_llm_section_follows_llm_config():
         == {k: v for k, v in section.items() if k not in ("base_url", "model")}
 
 
-def test_readme_carries_the_one_key_table():
-    readme = (REPO_ROOT / "README.md").read_text()
-    assert P.key_table() in readme
+def _profile_keys_script():
+    spec = importlib.util.spec_from_file_location("profile_keys", REPO_ROOT / "scripts" / "profile_keys.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_docs_profiles_carries_the_one_key_table():
+    script = _profile_keys_script()
+    assert script.PAGE == REPO_ROOT / "docs" / "profiles.md"
+    page = script.PAGE.read_text()
+    assert P.key_table() in page
     for key in ("llm.concurrency", "llm.timeout_s", "llm.max_retries", "llm.retry_base_s", "llm.retry_max_s",
                 "llm.stop", "llm.replay_only", "max_failure_rate", "precision", "paper_models.factnli.judge"):
-        assert f"| `{key}` |" in readme
+        assert f"| `{key}` |" in page
+    assert script.main(["--check"]) == 0, "docs/profiles.md's key table is stale: run scripts/profile_keys.py"
+
+
+def test_profile_keys_script_rewrites_a_stale_table(tmp_path):
+    script = _profile_keys_script()
+    page = tmp_path / "profiles.md"
+    page.write_text(f"# Profiles\n\n{script.START}\n| old | table |\n{script.END}\n\nafter\n")
+    assert script.main(["--page", str(page), "--check"]) == 1  # stale
+    assert script.main(["--page", str(page)]) == 0
+    text = page.read_text()
+    assert text == f"# Profiles\n\n{script.START}\n{P.key_table()}\n{script.END}\n\nafter\n"
+    assert script.main(["--page", str(page), "--check"]) == 0
 
 
 def test_runner_stops_before_notebook_00_on_a_bad_profile(tmp_path, capsys):
