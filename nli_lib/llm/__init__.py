@@ -8,11 +8,11 @@
 'neutral'
 """
 from ..cache import ReplayMiss
-from .client import LLMCallError, LLMClient, LLMConfig, LLMError, LLMResult, OfflineLLM
+from .client import EndpointDown, LLMCallError, LLMClient, LLMConfig, LLMError, LLMResult, OfflineLLM
 from .factory import make_llm
 from .prompts import PROMPTS, Parsed, PromptTemplate
 
 __all__ = [
-    "LLMCallError", "LLMClient", "LLMConfig", "LLMError", "LLMResult", "OfflineLLM", "make_llm",
+    "EndpointDown", "LLMCallError", "LLMClient", "LLMConfig", "LLMError", "LLMResult", "OfflineLLM", "make_llm",
     "PROMPTS", "Parsed", "PromptTemplate", "ReplayMiss",
 ]

@@ -38,6 +38,7 @@ Against an endpoint (vLLM, Ollama, OpenAI, ...)::
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import random
@@ -46,6 +47,7 @@ import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import wait as wait_for
 from dataclasses import dataclass, field, fields
 from typing import Callable, Sequence
 
@@ -66,6 +68,24 @@ NO_ANSWER = "no_answer"  # finish_reason of an offline stand-in that has no rule
 IDENTITY = ("model", "messages", "params", "sample")  # what identifies a chat call (the cache key's fields)
 # a completion call's key holds "prompt" (the text sent, `context.completion_prompt`) in place of "messages"
 APIS = ("chat", "completions")  # chat: /v1/chat/completions or a chat template; completions: a plain text prompt
+INTERRUPT_GRACE_S = 1.0  # after Ctrl-C, how long chat_many waits for requests already in flight (no new ones start)
+_BATCH = threading.local()  # per worker thread: `stop`, the Event an interrupt sets; `max_bytes`, the body bound
+
+
+def answer_limits(max_tokens: int | None) -> tuple[int, int]:
+    """(characters, bytes): the longest answer text accepted for a call with `max_tokens`, and the longest
+    response body read for it. An answer beyond them is a failure (`ResponseTooLarge`), never parsed or stored.
+
+    A token is rarely more than a few characters; 32 per token (plus 1024) is far above any real answer, yet
+    bounds what an endpoint that ignores max_tokens can make us read and store. The body bound allows each
+    character its longest JSON escape (a surrogate pair, 12 bytes) plus 64 KiB for the rest of the response.
+    Without max_tokens, 4096 tokens are assumed.
+
+    >>> answer_limits(512)
+    (17408, 274432)
+    """
+    chars = 32 * int(max_tokens or 4096) + 1024
+    return chars, 12 * chars + 65536
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -155,6 +175,65 @@ class LLMCallError(RuntimeError):
         self.attempts, self.status, self.kind = attempts, status, kind
 
 
+class EndpointDown(LLMCallError):
+    """The endpoint could not be reached on `LLMClient.BREAKER_FAILURES` attempts in a row (refused, reset,
+    timed out) with no answer between them: the client stops calling it, and `chat` / `chat_many` raise this
+    at once instead of retrying every remaining item."""
+
+
+class ResponseTooLarge(Exception):
+    """A response body or answer longer than `answer_limits` allows (an endpoint ignoring max_tokens)."""
+
+
+@functools.cache
+def _bounded_stream_class():
+    """An httpx SyncByteStream over another, raising `ResponseTooLarge` once more than `limit` bytes have come
+    (made on first use: httpx is imported only when a request is sent)."""
+    import httpx
+
+    class BoundedStream(httpx.SyncByteStream):
+        def __init__(self, stream, limit: int):
+            self._stream, self._limit = stream, limit
+
+        def __iter__(self):
+            seen = 0
+            for chunk in self._stream:
+                seen += len(chunk)
+                if seen > self._limit:
+                    raise ResponseTooLarge(f"response body over {self._limit} bytes")
+                yield chunk
+
+        def close(self) -> None:
+            self._stream.close()
+
+    return BoundedStream
+
+
+def _bounded_transport(**kwargs):
+    """An httpx transport whose responses are read at most `_BATCH.max_bytes` bytes far (a declared longer
+    Content-Length fails before the body is read). Asks for an uncompressed body, so the bound is the size."""
+    import httpx
+
+    class BoundedTransport(httpx.HTTPTransport):
+        def handle_request(self, request):
+            request.headers["Accept-Encoding"] = "identity"
+            response = super().handle_request(request)
+            limit = getattr(_BATCH, "max_bytes", None)
+            if limit is None:
+                return response
+            try:
+                declared = int(response.headers.get("content-length") or 0)
+            except ValueError:
+                declared = 0
+            if declared > limit:
+                response.close()
+                raise ResponseTooLarge(f"response body of {declared} bytes, over {limit}")
+            response.stream = _bounded_stream_class()(response.stream, limit)
+            return response
+
+    return BoundedTransport(**kwargs)
+
+
 def _prompt_preview(messages: Messages, n: int = 80) -> str:
     users = [m.get("content") for m in messages if m.get("role") == "user"] or [m.get("content") for m in messages]
     text = " ".join(str(users[-1] if users else "").split())
@@ -236,8 +315,11 @@ class _BatchWriter:
 
     def add(self, key: dict, value: dict) -> None:
         with self._cond:
-            self._items.append((key, value))
-            self._cond.notify()
+            if not self._closed:
+                self._items.append((key, value))
+                self._cond.notify()
+                return
+        self._cache.put(NAMESPACE, key, value)  # an answer that came after an interrupt: stored all the same
 
     def _run(self) -> None:
         while True:
@@ -402,6 +484,8 @@ class CachedChat:
         except Exception:
             self._count("errors")
             raise
+        # an endpoint may echo the request (the Authorization header with it): the key is never stored
+        text, finish = self._scrub(text), self._scrub(finish) if isinstance(finish, str) else finish
         value = {"text": text, "usage": usage, "finish_reason": finish, "created": time.time(),
                  "endpoint": self.endpoint}
         if writer is None:
@@ -438,7 +522,12 @@ class CachedChat:
         """Completions for many prompts; result ``i * samples + s`` is sample ``s`` of prompt ``i``.
 
         Cached items are read in one batch; misses run on a pool of `concurrency` threads, each stored as
-        it finishes (an interrupted batch resumes). A failing item yields an `LLMError` in its slot.
+        it finishes (an interrupted batch resumes). A failing item yields an `LLMError` in its slot; an
+        unreachable endpoint (`EndpointDown`) fails the whole batch at once.
+
+        On Ctrl-C no new request or retry is sent: queued items are dropped, retries waiting for their backoff
+        stop, and the interrupt is raised after at most `INTERRUPT_GRACE_S` of waiting for requests in flight
+        (an answer arriving later is still stored).
         """
         jobs = [(as_messages(m), s) for m in list_of_messages for s in range(samples)]
         keys = [self.cache_key(m, sample=s, **overrides) for m, s in jobs]
@@ -460,11 +549,18 @@ class CachedChat:
         parallel = self.concurrency > 1 and len(todo) > 1
         writer = _BatchWriter(self.cache) if parallel else None  # one commit per batch of answers, not per answer
 
+        stop = threading.Event()  # set on an interrupt or a dead endpoint: no new request, no retry
+
         def work(j: int):
+            _BATCH.stop = stop
             try:
                 return self._call_and_store(jobs[j][0], keys[j], writer)
+            except EndpointDown:
+                raise
             except Exception as exc:  # noqa: BLE001 - recorded in the item's slot
                 return LLMError(self._scrub(str(exc)), type(exc).__name__, getattr(exc, "attempts", 1))
+            finally:
+                _BATCH.stop = None
 
         bar = progress_bar(total=len(jobs), initial=len(jobs) - len(todo) - len(dupes), desc=self.model,
                            unit="llm call", bar=progress)
@@ -475,14 +571,19 @@ class CachedChat:
                     bar and bar.update()
             else:
                 pool = ThreadPoolExecutor(max_workers=min(self.concurrency, len(todo)))
+                futures: dict = {}
                 try:
                     futures = {pool.submit(work, j): j for j in todo}
                     for fut in as_completed(futures):
                         results[futures[fut]] = fut.result()
                         bar and bar.update()
-                finally:  # on interrupt: drop queued items, let running ones finish (and be cached)
-                    pool.shutdown(wait=True, cancel_futures=True)
-                    writer.close()  # every answer received is stored before chat_many returns or raises
+                except BaseException:  # Ctrl-C, a dead endpoint: nothing more is sent
+                    stop.set()
+                    raise
+                finally:  # drop queued items; wait for running ones (all of them unless stopped)
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    wait_for(list(futures), timeout=INTERRUPT_GRACE_S if stop.is_set() else None)
+                    writer.close()  # every answer received so far is stored before chat_many returns or raises
             for j in dupes:
                 results[j] = results[first_of[key_hash(keys[j])]]
                 bar and bar.update()
@@ -534,6 +635,15 @@ class LLMClient(CachedChat):
     Retries (exponential backoff with jitter, `max_retries` at most) on HTTP 429, 5xx, connection
     errors and timeouts; any other 4xx fails at once. The SDK's own retries are disabled.
 
+    Circuit breaker: after `BREAKER_FAILURES` attempts in a row that reached no server (refused, reset, timed
+    out; any HTTP answer, even a 500, resets the count), the client stops calling the endpoint and raises
+    `EndpointDown` naming it, for this and every later call of the client. With the default backoff and
+    concurrency, a dead endpoint fails a notebook in seconds rather than after six attempts of every prompt.
+
+    Bounded answers: a response body or answer text longer than `answer_limits(max_tokens)` fails the call
+    (kind ResponseTooLarge, not retried, counted as an error, nothing stored). The API key is removed from
+    every answer before it is stored or returned (an endpoint may echo the request headers).
+
     >>> llm = LLMClient(LLMConfig(base_url="http://127.0.0.1:9/v1", model="m", replay_only=True),
     ...                 cache=CallCache(":memory:"))
     >>> llm
@@ -557,6 +667,7 @@ class LLMClient(CachedChat):
         self._sdk_clients: list = [None] * self._n_shards
         self._local, self._threads_seen = threading.local(), 0
         self._counter = None  # prompt-token counter of `token_budget` (loaded on first use)
+        self._unreachable_streak, self._down = 0, None  # circuit breaker: failures in a row; why it is open
 
     def close(self) -> None:
         """Close the kept-alive connections of every SDK client (a later request opens new ones). Without it
@@ -607,7 +718,7 @@ class LLMClient(CachedChat):
                     api_key=os.environ.get(self.config.api_key_env) or "not-set",  # local servers need none
                     max_retries=0,  # our retry policy is the one in force
                     timeout=self.config.timeout_s,
-                    http_client=httpx.Client(timeout=self.config.timeout_s, transport=httpx.HTTPTransport(
+                    http_client=httpx.Client(timeout=self.config.timeout_s, transport=_bounded_transport(
                         limits=limits, socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])),
                 )
             return self._sdk_clients[shard]
@@ -633,12 +744,39 @@ class LLMClient(CachedChat):
             pass
         return delay
 
+    BREAKER_FAILURES = 8  # attempts in a row that reach no server before the client stops calling it
+
+    def _reached(self, exc=None) -> None:
+        """Note an attempt that got an HTTP answer (`exc` None) or reached no server; open the breaker after
+        BREAKER_FAILURES of the latter in a row."""
+        with self._lock:
+            if exc is None:
+                self._unreachable_streak = 0
+                return
+            self._unreachable_streak += 1
+            if self._unreachable_streak >= self.BREAKER_FAILURES and self._down is None:
+                self._down = (f"{self._unreachable_streak} attempts in a row reached no server (last: "
+                              f"{type(exc).__name__}: {self._scrub(str(exc))})")
+
+    def _endpoint_down(self, attempts: int) -> EndpointDown:
+        return EndpointDown(
+            f"{self.label}: the endpoint is unreachable: {self._down}; stopped calling it. Check that the server at "
+            f"{self.endpoint} is running and reachable from here (profile llm: base_url, timeout_s). Answers "
+            "received so far are cached: a re-run resumes where this one stopped.",
+            attempts=attempts, kind="EndpointDown")
+
     def _complete(self, messages: Messages, params: dict) -> tuple[str, dict, str | None]:
         import openai
 
         send = {k: v for k, v in params.items() if v is not None}
+        max_chars, _BATCH.max_bytes = answer_limits(params.get("max_tokens"))
+        stop = getattr(_BATCH, "stop", None)  # set by chat_many on an interrupt
         attempt = 0
         while True:
+            if self._down is not None:
+                raise self._endpoint_down(attempt)
+            if stop is not None and stop.is_set():
+                raise LLMCallError(f"{self.label}: interrupted; not sent again", attempts=attempt, kind="Interrupted")
             self._count("calls")
             failure = None
             try:
@@ -647,17 +785,28 @@ class LLMClient(CachedChat):
                                                           **send)
                 else:
                     resp = self._sdk().chat.completions.create(model=self.model, messages=messages, **send)
+            except ResponseTooLarge as exc:
+                self._reached()
+                failure = (f"ResponseTooLarge: {exc} (max_tokens {params.get('max_tokens')}); the endpoint "
+                           "ignores max_tokens", None, "ResponseTooLarge")
             except openai.APIError as exc:
                 status = getattr(exc, "status_code", None)
-                retryable = isinstance(exc, openai.APIConnectionError) or status == 429 or (status or 0) >= 500
-                if retryable and attempt < self.config.max_retries:
+                unreachable = isinstance(exc, openai.APIConnectionError)
+                self._reached(exc if unreachable else None)
+                retryable = unreachable or status == 429 or (status or 0) >= 500
+                if retryable and attempt < self.config.max_retries and self._down is None:
                     attempt += 1
                     self._count("retries")
-                    time.sleep(self._backoff(attempt, exc))
+                    delay = self._backoff(attempt, exc)
+                    stop.wait(delay) if stop is not None else time.sleep(delay)  # an interrupt ends the wait
                     continue
+                if self._down is not None:
+                    raise self._endpoint_down(attempt + 1) from None
                 # Build the error outside this block so it carries no reference to the SDK exception
                 # (whose request object holds the Authorization header).
                 failure = (f"{type(exc).__name__}: {exc}", status, type(exc).__name__)
+            else:
+                self._reached()
             if failure:
                 msg, status, kind = failure
                 tries = f" after {attempt + 1} attempts" if attempt else ""
@@ -669,6 +818,10 @@ class LLMClient(CachedChat):
             usage = resp.usage.model_dump(exclude_none=True) if getattr(resp, "usage", None) else {}
             usage = {k: v for k, v in usage.items() if isinstance(v, (int, float))}
             text = choices[0].text if self.api == "completions" else choices[0].message.content
+            if text and len(text) > max_chars:
+                raise LLMCallError(f"{self.label}: ResponseTooLarge: an answer of {len(text)} characters, over "
+                                   f"{max_chars} for max_tokens {params.get('max_tokens')}; the endpoint ignores "
+                                   "max_tokens", attempts=attempt + 1, kind="ResponseTooLarge")
             return text or "", usage, choices[0].finish_reason
 
     def token_budget(self, max_new_tokens: int | None = None) -> TokenBudget | None:
