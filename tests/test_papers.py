@@ -1,0 +1,97 @@
+"""The registry of papers (`nli_lib.papers`): static facts, lazy declarations, papers of your own on $NLI_PAPERS."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from nli_lib import papers
+from nli_lib.config import REPO_ROOT
+
+
+def test_every_paper_notebook_belongs_to_the_paper_its_name_says():
+    stems = sorted(p.stem for p in (REPO_ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    assert stems
+    for stem in stems:
+        found = papers.paper_of_notebook(stem)
+        if stem[:1] in papers.RESERVED_PREFIXES:
+            assert found is None, stem
+        else:
+            assert found is not None and stem.split("_")[1] == found.name, stem
+    assert papers.paper_of_notebook("README") is None and papers.paper_of_notebook("") is None
+    assert papers.paper_of_notebook("77_nobody") is None
+
+
+def test_importing_the_registry_imports_no_paper():
+    code = ("import sys, nli_lib.papers as p; p.registry(); "
+            "print(sorted(m for m in sys.modules if m.split('.')[:2] in [['nli_lib', n] for n in p.names()]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO_ROOT)
+    assert out.stdout.strip() == "[]"
+
+
+def test_builtin_papers_each_have_a_package_values_and_declarations():
+    for p in papers.builtin():
+        assert (p.folder / "__init__.py").is_file() and p.values.is_file(), p.name
+        assert p.declarations == f"nli_lib.{p.name}.paper"
+    assert papers.names() == ("atoms", "phrasis", "ftc", "factnli", "taxinli")
+
+
+def write_paper(folder: Path, name: str = "sixth", prefix: str = "6", **extra: str) -> Path:
+    """A minimal paper package: paper.yaml (and nothing else)."""
+    pkg = folder / name
+    pkg.mkdir(parents=True)
+    lines = [f"name: {name}", f"label: {name.title()}", "title: A sixth paper", f'prefix: "{prefix}"']
+    lines += [f"{k}: {v}" for k, v in extra.items()]
+    (pkg / "paper.yaml").write_text("\n".join(lines) + "\n")
+    return pkg
+
+
+def test_a_paper_on_the_papers_path_is_registered_from_its_yaml(tmp_path, monkeypatch):
+    pkg = write_paper(tmp_path, section="Sixth · tiny")
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setenv(papers.PAPERS_ENV, str(pkg))
+    sixth = papers.paper("sixth")
+    assert (sixth.prefix, sixth.section, sixth.package, sixth.declarations) == ("6", "Sixth · tiny", "sixth",
+                                                                                 "sixth.paper")
+    assert sixth.values == pkg / "paper_values.csv" and sixth.notebooks == pkg / "notebooks"
+    assert papers.paper_of_notebook("61_sixth_demo") == sixth and papers.names()[-1] == "sixth"
+    assert str(tmp_path) in sys.path  # the package imports by name
+
+
+@pytest.mark.parametrize("case, message", [
+    ("no yaml", "holds no paper.yaml"),
+    ("reserved prefix", "must be one digit other than 0, 9"),
+    ("taken prefix", "share the prefix '5'"),
+    ("wrong name", "is not the package folder's name"),
+])
+def test_a_paper_that_cannot_be_registered_says_why(tmp_path, monkeypatch, case, message):
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    if case == "no yaml":
+        pkg = tmp_path / "sixth"
+        pkg.mkdir()
+    else:
+        pkg = write_paper(tmp_path, prefix={"reserved prefix": "9", "taken prefix": "5"}.get(case, "6"))
+        if case == "wrong name":
+            pkg = pkg.rename(tmp_path / "other")
+    monkeypatch.setenv(papers.PAPERS_ENV, str(pkg))
+    with pytest.raises(papers.PaperError, match=message):
+        papers.registry()
+
+
+def test_declarations_load_without_the_papers_code(tmp_path, monkeypatch):
+    pkg = write_paper(tmp_path)
+    (pkg / "__init__.py").write_text("raise RuntimeError('the package code ran')\n")
+    (pkg / "paper.py").write_text(textwrap.dedent("""
+        SYSTEMS = ("Sixth-Net",)
+        PROMPTS = None
+    """))
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setattr(sys, "modules", dict(sys.modules))
+    monkeypatch.setenv(papers.PAPERS_ENV, str(pkg))
+    assert papers.declared("sixth", "SYSTEMS") == ("Sixth-Net",)
+    assert papers.declared("sixth", "OUTPUTS", {}) == {} and "sixth" not in sys.modules
+    with pytest.raises(RuntimeError, match="package code ran"):
+        __import__("sixth")
