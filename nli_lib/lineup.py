@@ -23,23 +23,23 @@ from __future__ import annotations
 from typing import Iterable
 
 from .basis import system_names
-from .profile import BASELINES, COMPANION_MODELS, ModelRef, Profile, default_name, resolve_model_ref
-
-OFFLINE_MODELS = ("offline", "offline:minilm-esnli")  # the companion's own fine-tuned NLI model
+from .families import BASELINES, COMPANION_MODELS, FAMILIES, OFFLINE_MODELS  # noqa: F401  (OFFLINE_MODELS: re-exported)
+from .profile import ModelRef, Profile, default_name, resolve_model_ref
 
 
 def baseline_ref(name: str, key: str = "") -> ModelRef:
     """The ModelRef of a classical baseline fitted here ('tfidf-logreg', 'tfidf-svm', 'naive-bayes')."""
     if name not in BASELINES:
         raise ValueError(f"{name!r} is not a baseline; baselines: {', '.join(BASELINES)}")
-    return ModelRef(key=key or name, id=name, name=name, given=name)
+    return ModelRef(key=key or name, id=name, name=name, given=name, kind="baseline")
 
 
 def llm_ref(profile: Profile) -> ModelRef | None:
-    """The `llm:` section as a line-up member (key 'llm', id and name the endpoint's model id), or None."""
+    """The `llm:` section as a line-up member (key 'llm', kind 'prompted', id and name the endpoint's model id),
+    or None."""
     if profile.llm is None:
         return None
-    return ModelRef(key="llm", id=profile.llm.model, name=profile.llm.model,
+    return ModelRef(key="llm", id=profile.llm.model, name=profile.llm.model, kind="prompted",
                     systems=system_names(profile.llm.paper_system), given=profile.llm.model)
 
 
@@ -82,19 +82,11 @@ def as_ref(model: str | ModelRef, profile: Profile | None = None) -> ModelRef:
 
 
 def load_classifier(model: str | ModelRef, *, quick: bool = False, seed: int = 0, precision: str = "float32",
-                    epochs: int = 2, progress: bool | None = None, train_rows: int | None = None):
-    """The classifier of a line-up member: the offline MiniLM (fine-tuned here, `epochs`; quick runs on
-    `train_rows`), a baseline (`fit_baseline`), or a Hugging Face model named `ref.name`, its head read
-    through `label_order` when given, pinned to `revision`."""
-    from .models.baselines import fit_baseline
-    from .models.hf import HFClassifier
-    from .models.named import QUICK_TRAIN_ROWS, offline_nli_model
-
+                    epochs: int = 2, progress: bool | None = None, train_rows: int | None = None, **family_options):
+    """The classifier of a line-up member, loaded by its family (`nli_lib.families.FAMILIES[ref.kind]`): the
+    offline MiniLM (fine-tuned here, `epochs`; quick runs on `train_rows`), a baseline (`fit_baseline`), a
+    Hugging Face model named `ref.name` (its head read through `label_order` when given, pinned to `revision`),
+    or the `llm:` section's model behind Prompt B.1 (`family_options`: llm=<client>, shots=[...])."""
     ref = as_ref(model)
-    if ref.id in OFFLINE_MODELS:
-        return offline_nli_model(quick=quick, seed=seed, epochs=epochs, precision=precision, progress=progress,
-                                 train_rows=train_rows or QUICK_TRAIN_ROWS)
-    if ref.id in BASELINES:
-        return fit_baseline(ref.id, quick, seed)
-    return HFClassifier(ref.id, name=ref.name, label_order=ref.label_order, revision=ref.revision, tier="paper",
-                        precision=precision, progress=progress)
+    return FAMILIES[ref.kind].load(ref, quick=quick, seed=seed, precision=precision, epochs=epochs,
+                                   progress=progress, train_rows=train_rows, **family_options)

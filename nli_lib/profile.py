@@ -48,12 +48,11 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, PrivateAttr, T
 
 from .basis import SYSTEMS, known_systems, system_names
 from .config import is_secret_name, secret_in_value, user_dir
+from .families import BASELINES, COMPANION_MODELS, ENTRY_KINDS, FAMILIES, infer_kind, kind_problem
 from .resources import PROFILES, resource_path
 
 PROFILE_DIR = resource_path(PROFILES)  # nli_lib/resources/profiles/: the shipped profiles, by name
 PROFILE_ENV = "NLI_PROFILE"  # profile name or path used when none is given
-BASELINES = ("tfidf-logreg", "tfidf-svm", "naive-bayes")  # classical baselines the companion fits itself
-COMPANION_MODELS = ("offline", "offline:minilm-esnli", *BASELINES)  # model names that are neither hub ids nor folders
 
 # The paper tier's models, by paper. Each is a default of a profile key below (point any at a local folder).
 ATOMS_DNLI_ENCODERS = {"roberta-large": "roberta-large",  # atoms Table 3 (hub id -> row), fine-tuned on δ-SNLI
@@ -101,6 +100,9 @@ class ModelEntry(BaseModel):
     label_order: list[str] | None = Field(None, description=(
         "what each output unit of the head means, in unit order (for checkpoints whose config says LABEL_0..)"))
     revision: str | None = Field(None, description="hub branch, tag or commit (default main, pinned to its commit)")
+    kind: Literal[ENTRY_KINDS] | None = Field(None, exclude_if=lambda kind: kind is None, description=(  # type: ignore
+        "the model's family (default: inferred from the id): " + "; ".join(
+            f"{k}: {FAMILIES[k].summary}" for k in ENTRY_KINDS)))
 
 
 def _model_kind(value) -> str:
@@ -123,6 +125,11 @@ class ModelRef:
     label_order: tuple[str, ...] | None = None  # meaning of each head unit, when the config does not say
     revision: str | None = None  # hub revision (None: main)
     given: str = ""  # the id as written in the profile
+    kind: str = ""  # its family (`nli_lib.families`): `kind:` as written, else inferred from the id
+
+    def __post_init__(self):
+        if not self.kind:
+            object.__setattr__(self, "kind", infer_kind(self.id))
 
     @property
     def is_folder(self) -> bool:
@@ -243,7 +250,7 @@ class Profile(BaseModel):
         "scored again in bfloat16, or float32 without bf16 units) are opt-in fast paths that change some labels "
         "(benchmarks/nli_throughput.py measures both); bfloat16 is emulated, ~6x slower than float32, on x86 CPUs "
         "without bf16 units (AVX-512 BF16, AMX), and says so"))
-    baselines: list[Literal["tfidf-logreg", "tfidf-svm", "naive-bayes"]] = Field(["tfidf-logreg"], description=(
+    baselines: list[Literal[BASELINES]] = Field(["tfidf-logreg"], description=(  # type: ignore[valid-type]
         "classical baselines fitted here and scored beside the NLI model"))
     embedder: Model | None = Field(None, description=(
         "sentence embedder (sentence-transformers folder or hub id); null: all-MiniLM-L6-v2 from the "
@@ -593,6 +600,8 @@ def _resolve_refs(profile: Profile, problems: list[str]) -> tuple[dict[str, list
                 continue
             if used and profile.tier == "offline":
                 problems += _offline_unloadable(where, entry.id, resolved, base)
+            if entry.kind is not None and kind_problem(entry.kind, resolved):
+                problems.append(f"{where}.kind: {kind_problem(entry.kind, resolved)}")
             systems = list(system_names(entry.as_))
             problems += _system_problems(where, systems)
             name = entry.name or default_name(resolved)
@@ -602,6 +611,7 @@ def _resolve_refs(profile: Profile, problems: list[str]) -> tuple[dict[str, list
             named.setdefault(name, (resolved, where))
             refs.setdefault(key, []).append(ModelRef(
                 key=where, id=resolved, name=name, systems=tuple(systems), revision=entry.revision, given=entry.id,
+                kind=entry.kind or "",
                 label_order=None if entry.label_order is None else tuple(entry.label_order)))
     return refs, problems
 

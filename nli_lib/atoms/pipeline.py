@@ -25,7 +25,6 @@ import pandas as pd
 from ..config import user_path
 from ..llm import make_llm
 from ..models.baselines import QUICK_BASELINE_ROWS
-from ..models.prompted import PromptNLIClassifier
 from .consistency import run_consistency, snli_shots, snli_test_sample
 from .defeasible import (
     DSNLIAtoms,
@@ -48,12 +47,12 @@ GOLD_ENV = "NLI_ATOMS_GOLD"  # path of a gold atom-label CSV (read_gold_labels f
 def snli_models(nb) -> list:
     """The profile's NLI models for §4 (`nli_lib.lineup`: main model, baselines, extra models), and the LLM
     with Prompt B.1 (12 balanced e-SNLI-dev shots)."""
-    from ..lineup import lineup
+    from ..lineup import lineup, load_classifier
 
     models = []
     for ref in lineup(nb.profile, llm=True):
-        if ref.key == "llm":
-            models.append(PromptNLIClassifier(make_llm(nb.params), snli_shots(12, nb.seed)))
+        if ref.kind == "prompted":
+            models.append(load_classifier(ref, llm=make_llm(nb.params), shots=snli_shots(12, nb.seed)))
         else:
             models.append(nb.nli_model(ref))
     return models

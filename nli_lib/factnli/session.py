@@ -159,17 +159,15 @@ def evaluation_models(nb, frames: dict) -> dict:
     tokenizer (`context.sized_view`): no pair is truncated unless it exceeds the model's position limit
     (`context_report` counts those). --quick scores the profile's NLI model only (fitting the TF-IDF
     baseline on e-SNLI dev alone takes 15-45 s on two cores)."""
-    from ..lineup import lineup
+    from ..lineup import lineup, load_classifier
     from .context import sized_view
 
     models = {}
     for ref in lineup(nb.profile, llm=True):
         if nb.quick and ref.key != "nli_model":
             continue
-        if ref.key == "llm":
-            from ..models.prompted import PromptNLIClassifier
-
-            clf = PromptNLIClassifier(llm_client(nb), shots=())
+        if ref.kind == "prompted":
+            clf = load_classifier(ref, llm=llm_client(nb), shots=())
             models[clf.name] = clf
         else:
             model = nb.nli_model(ref)

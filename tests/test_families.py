@@ -1,0 +1,65 @@
+"""Seams with names: model families (`nli_lib.families`, a profile entry's `kind:`), LLM providers
+(`nli_lib.llm.factory`) and the inference settings (`nli_lib.inference`)."""
+from __future__ import annotations
+
+import dataclasses
+import typing
+
+import pytest
+
+from nli_lib import families
+from nli_lib.cache import CallCache
+from nli_lib.lineup import lineup, llm_ref, load_classifier
+from nli_lib.llm import OfflineLLM
+from nli_lib.models.prompted import PromptNLIClassifier
+from nli_lib.profile import ModelEntry, ProfileError, load_profile
+
+
+def test_kind_is_inferred_from_the_id_when_omitted():
+    p = load_profile(text="tier: paper\nnli_model: tfidf-svm\nextra_models: [roberta-large-mnli]\n"
+                          "llm: {base_url: 'http://127.0.0.1:1/v1', model: m}")
+    assert [(m.id, m.kind) for m in lineup(p, llm=True)] == [
+        ("tfidf-svm", "baseline"), ("tfidf-logreg", "baseline"), ("roberta-large-mnli", "hf"), ("m", "prompted")]
+    assert load_profile("offline").ref("nli_model").kind == "offline"
+
+
+def test_kind_as_written_is_kept_and_an_omitted_kind_is_not_recorded():
+    p = load_profile(text="tier: paper\nextra_models: [{id: roberta-large-mnli, kind: hf}, {id: org/m}]")
+    assert [r.kind for r in p.refs("extra_models")] == ["hf", "hf"]
+    written, omitted = p.params()["extra_models"]
+    assert written["kind"] == "hf" and "kind" not in omitted  # sidecar params of profiles without kind: unchanged
+
+
+def test_the_schema_accepts_exactly_the_kinds_of_the_family_table():
+    assert typing.get_args(typing.get_args(ModelEntry.model_fields["kind"].annotation)[0]) == families.ENTRY_KINDS
+    assert set(families.ENTRY_KINDS) == {k for k, f in families.FAMILIES.items() if f.entry} == \
+        {"offline", "baseline", "hf"}
+    with pytest.raises(ProfileError, match="extra_models.0.kind: Input should be 'offline', 'baseline' or 'hf'"):
+        load_profile(text="tier: paper\nextra_models: [{id: org/m, kind: prompted}]")
+
+
+def test_a_kind_that_cannot_load_the_id_is_a_profile_problem():
+    with pytest.raises(ProfileError, match=r"extra_models\[0\].kind: kind baseline cannot load 'org/m'.*Fix: leave "
+                                           r"kind out \(this id is hf\)"):
+        load_profile(text="tier: paper\nextra_models: [{id: org/m, kind: baseline}]")
+    with pytest.raises(ProfileError, match=r"nli_model.kind: kind hf cannot load 'tfidf-logreg'"):
+        load_profile(text="tier: paper\nnli_model: {id: tfidf-logreg, kind: hf}")
+
+
+def test_load_classifier_loads_through_the_family_table(monkeypatch):
+    seen = []
+    fake = dataclasses.replace(families.FAMILIES["hf"], load=lambda ref, **options: seen.append((ref, options)) or "m")
+    monkeypatch.setitem(families.FAMILIES, "hf", fake)
+    assert load_classifier("org/model", quick=True, progress=False) == "m"
+    ref, options = seen[0]
+    assert (ref.id, ref.kind, options["quick"], options["progress"]) == ("org/model", "hf", True, False)
+
+
+def test_the_prompted_family_is_the_llm_behind_prompt_b1():
+    p = load_profile(text="tier: paper\nllm: {base_url: 'http://127.0.0.1:1/v1', model: m}")
+    llm = OfflineLLM(lambda messages: "e\nSure. [END]", name="always-e", cache=CallCache(":memory:"))
+    clf = load_classifier(llm_ref(p), llm=llm, shots=[{"premise": "p", "hypothesis": "h", "label": "neutral"}])
+    assert isinstance(clf, PromptNLIClassifier) and len(clf.shots) == 1
+    assert clf.predict(["A dog runs."], ["An animal runs."]) == ["entailment"]
+    with pytest.raises(ValueError, match="needs its client. Fix: pass llm="):
+        load_classifier(llm_ref(p))
