@@ -2,7 +2,8 @@
 nli_lib/resources/profiles/<name>.yaml, or any YAML file by path).
 
 A profile is read once, checked against the schema below and stopped, with the key and the fix, on the
-first sight of trouble: a YAML syntax error, a file that is not a mapping, an unknown key (with a "did you
+first sight of trouble: a file over 1 MiB or whose YAML aliases expand it past 100,000 values (`_bounded_yaml`),
+a YAML syntax error, a file that is not a mapping, an unknown key (with a "did you
 mean"), a wrong type, a `tier` other than offline/paper, a bad `llm:` key, a credential (a key name such as
 `api_key`/`auth`/`cookie`, or a value that looks like a key or carries a URL password), or a local model
 folder that does not exist. The runner does this before notebook 00 starts; `nli_lib.notebook.start`
@@ -348,10 +349,15 @@ def load_profile(name_or_path: str | os.PathLike | None = None, *, text: str | N
             raise ProfileError(f"profile {name_or_path!r}: no file {path}. Fix: give a profile name "
                                f"({', '.join(known)}) or the path of a YAML file (relative to the directory you "
                                f"ran the command in)")
+        size = path.stat().st_size
+        if size > MAX_PROFILE_BYTES:  # refused before reading: a profile is a page of settings
+            raise ProfileError(_too_large(str(path), size))
         text = path.read_text()
     where = str(path) if path else "<text>"
+    if len(text) > MAX_PROFILE_BYTES:
+        raise ProfileError(_too_large(where, len(text)))
     try:
-        raw = yaml.safe_load(text)
+        raw = _bounded_yaml(text, where)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -377,6 +383,55 @@ def load_profile(name_or_path: str | os.PathLike | None = None, *, text: str | N
         raise ProfileError(f"profile {where}: {len(problems)} problem{'s' * (len(problems) > 1)}\n{lines}")
     profile._path = path
     return profile
+
+
+MAX_PROFILE_BYTES = 1 << 20  # 1 MiB: the shipped profiles are a few KiB
+MAX_PROFILE_VALUES = 100_000  # values of the YAML once its aliases are expanded: a profile holds a few hundred
+
+
+def _too_large(where: str, size: int) -> str:
+    return (f"profile {where}: {size:,} bytes, more than the {MAX_PROFILE_BYTES:,} a profile may have (a profile is a "
+            f"page of settings). Fix: check that the path names a profile, not a data file")
+
+
+def _bounded_yaml(text: str, where: str):
+    """The YAML document of `text`, refused (ProfileError) when its aliases would expand it to more than
+    MAX_PROFILE_VALUES values, before anything walks the tree.
+
+    Why: an alias (`*a`) repeats what an anchor (`&a`) holds. The parser shares the repeated part, so loading is
+    quick, but the secret scan and the schema check walk every repetition: nine lines of nine aliases each (a
+    "billion laughs", ~350 bytes) make 9**9 values. The count here walks each distinct node once.
+
+    >>> _bounded_yaml("a: &x [1, 2]\\nb: [*x, *x]", "<text>")
+    {'a': [1, 2], 'b': [[1, 2], [1, 2]]}
+    """
+    counted: dict[int, int] = {}
+
+    def values(n) -> int:
+        if id(n) not in counted:
+            counted[id(n)] = 1
+            children = ([c for kv in n.value for c in kv] if isinstance(n, yaml.MappingNode)
+                        else n.value if isinstance(n, yaml.SequenceNode) else [])
+            counted[id(n)] = 1 + sum(min(values(c), MAX_PROFILE_VALUES + 1) for c in children)
+        return counted[id(n)]
+
+    loader = yaml.SafeLoader(text)
+    try:
+        try:
+            node = loader.get_single_node()
+            total = 0 if node is None else values(node)
+        except RecursionError:
+            raise ProfileError(f"profile {where}: the YAML is nested too deeply to be a profile. Fix: check that "
+                               f"the path names a profile") from None
+        if node is None:
+            return None
+        if total > MAX_PROFILE_VALUES:
+            raise ProfileError(f"profile {where}: its aliases (*name, repeating what an anchor &name holds) expand "
+                               f"it to more than {MAX_PROFILE_VALUES:,} values; a profile holds a few hundred. Fix: "
+                               f"write the values out, without aliases of aliases")
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
 
 
 def _walk(value, prefix: str = ""):
