@@ -17,6 +17,7 @@ nb_execution_mode = "off"  # outputs as executed by run_all.sh; the book build r
 nb_output_stderr = "show"  # warnings a notebook printed stay visible, as in JupyterLab
 nb_merge_streams = True
 myst_enable_extensions = []  # no dollar math: a '$' in the narrative is a dollar sign
+myst_heading_anchors = 3  # GitHub's anchors for headings, so links between the docs/ pages work in the book too
 source_suffix = {".md": "myst-nb", ".ipynb": "myst-nb"}
 exclude_patterns = ["_build", "**.ipynb_checkpoints"]
 suppress_warnings = ["myst.header"]  # notebooks may skip a heading level; harmless on the page

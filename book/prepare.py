@@ -17,6 +17,7 @@ import copy
 import datetime as dt
 import html
 import json
+import os
 import re
 import shutil
 import sys
@@ -41,6 +42,12 @@ SECTIONS = (
     ("9", "Explorer"),
 )
 OTHER_SECTION = "More notebooks"  # a notebook no section claims is still shown, never dropped
+# The documentation pages, staged under docs/ in the book: docs/*.md in this order (any other docs page after them,
+# by name), then the reference documents kept elsewhere in the repository (staged name, source).
+DOCS_SECTION = "Documentation"
+DOCS_ORDER = ("installing", "cli", "profiles", "paper-tier", "data", "caches", "outputs", "extending",
+              "troubleshooting")
+DOCS_EXTRA = (("reproduction", "REPRODUCTION.md"), ("benchmarks", "benchmarks/README.md"))
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/svg+xml", "image/gif")
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
@@ -107,6 +114,57 @@ def md_escape(text) -> str:
     'x\\\\_cf \\\\* 2 \\\\<b\\\\> \\\\[a\\\\] \\\\| \\\\{r\\\\}\\\\`c\\\\`'
     """
     return re.sub(r"([\\`*_\[\]<>|${}#~!])", r"\\\1", str(text))
+
+
+_CODE_OR_LINK = re.compile(r"(?P<code>^(?P<fence>```|~~~).*?^(?P=fence)|`[^`\n]*`)"
+                           r"|(?P<image>!?)\[(?P<text>(?:[^\]\[]|\[[^\]]*\])*)\]\((?P<target>[^)\s]+)\)", re.S | re.M)
+
+
+def doc_links(text: str, source: Path, staged: dict[Path, str]) -> str:
+    """A documentation page's Markdown with its relative links made to work in the book: a link to another staged
+    page (`staged`: repository file -> staged page name) points at that page, any other relative link (a file of
+    the repository, which the book does not carry) becomes its text. Web links, anchors and code stay as they are.
+
+    >>> root = Path("/repo")
+    >>> staged = {root / "docs" / "data.md": "data", root / "REPRODUCTION.md": "reproduction"}
+    >>> doc_links("[Data](data.md#the-mirror), [what](../REPRODUCTION.md), [csv](../tables/x.csv), "
+    ...           "[web](https://x.org/a.md), [here](#top), `[c](y.md)`", root / "docs" / "cli.md", staged)
+    '[Data](data.md#the-mirror), [what](reproduction.md), csv, [web](https://x.org/a.md), [here](#top), `[c](y.md)`'
+    """
+    def fix(match: re.Match) -> str:
+        target = match.group("target")
+        if match.group("code") or re.match(r"^[a-z][a-z0-9+.-]*:|^#", target):
+            return match.group(0)
+        file_part, _, anchor = target.partition("#")
+        page = staged.get(Path(os.path.normpath(source.parent / file_part)))
+        if page is None:
+            return match.group("text")
+        return f"{match.group('image')}[{match.group('text')}]({page}.md{'#' + anchor if anchor else ''})"
+
+    return _CODE_OR_LINK.sub(fix, text)
+
+
+def doc_pages(docs_dir: Path | None = None) -> list[tuple[str, Path]]:
+    """(staged name, source file) of every documentation page the book renders, in navigation order."""
+    docs_dir = docs_dir or REPO_ROOT / "docs"
+    found = {p.stem: p for p in docs_dir.glob("*.md")}
+    names = [n for n in DOCS_ORDER if n in found] + sorted(set(found) - set(DOCS_ORDER))
+    extra = [(name, REPO_ROOT / rel) for name, rel in DOCS_EXTRA if (REPO_ROOT / rel).is_file()]
+    return [(name, found[name]) for name in names] + extra
+
+
+def stage_docs(dest: Path, pages: list[tuple[str, Path]]) -> list[dict]:
+    """Write the documentation pages under dest/docs/ with their links fixed; returns their manifest entries."""
+    staged = {source.resolve(): name for name, source in pages}
+    (dest / "docs").mkdir(parents=True, exist_ok=True)
+    entries = []
+    for name, source in pages:
+        text = source.read_text()
+        (dest / "docs" / f"{name}.md").write_text(doc_links(text, source.resolve(), staged))
+        title = next((line[2:].strip() for line in text.splitlines() if line.startswith("# ")), name)
+        entries.append({"page": f"docs/{name}.html", "title": title, "section": DOCS_SECTION, "images": 0,
+                        "figures": 0, "tables": 0, "warnings": []})
+    return entries
 
 
 def _pattern(node: ast.AST | None) -> str:
@@ -489,8 +547,9 @@ def _span(start: str | None, end: str | None) -> str:
     return text + " UTC"
 
 
-def index_markdown(pages: list[Page], run_label: str, summary: str) -> str:
-    """The landing page: the book's introduction, this build's run, and one toctree per section."""
+def index_markdown(pages: list[Page], run_label: str, summary: str, docs: tuple = ()) -> str:
+    """The landing page: the book's introduction, this build's run, and one toctree per section (`docs`: the
+    staged names of the documentation pages)."""
     intro = (BOOK_DIR / "intro.md").read_text()
     parts = [intro.rstrip(), "", f"```{{admonition}} This build\n{summary}\n```", ""]
     order = [caption for _, caption in SECTIONS] + [OTHER_SECTION]
@@ -498,6 +557,8 @@ def index_markdown(pages: list[Page], run_label: str, summary: str) -> str:
         stems = [p.stem for p in pages if p.section == caption]
         if stems:
             parts += [f"```{{toctree}}\n:caption: {caption}\n:maxdepth: 1\n", *stems, "```", ""]
+    if docs:
+        parts += [f"```{{toctree}}\n:caption: {DOCS_SECTION}\n:maxdepth: 1\n", *[f"docs/{d}" for d in docs], "```", ""]
     parts += ["```{toctree}\n:caption: About\n:maxdepth: 1\n", "about", "data-licenses", "```", ""]
     return "\n".join(parts)
 
@@ -534,14 +595,17 @@ def stage(run_dir: Path, dest: Path, outputs_root: Path | None = None, notebooks
                f"{_span(starts[0] if starts else None, ends[-1] if ends else None)} · outputs written at commit(s) "
                f"{', '.join(f'`{c}`' for c in commits) or 'none'} · {len(pages)} notebooks, "
                f"{sum(p.figures for p in pages)} figures, {sum(p.tables for p in pages)} tables.")
-    (dest / "index.md").write_text(index_markdown(pages, label, summary))
+    docs = doc_pages()
+    (dest / "index.md").write_text(index_markdown(pages, label, summary, tuple(name for name, _ in docs)))
+    doc_entries = stage_docs(dest, docs)
     shutil.copy2(BOOK_DIR / "about.md", dest / "about.md")
     (dest / "data-licenses.md").write_text((REPO_ROOT / "DATA_LICENSES.md").read_text())
     manifest = {"run": label, "quick": bool(params.get("quick")), "outputs": str(outputs_root),
                 "sections": [c for c in dict.fromkeys([c for _, c in SECTIONS] + [OTHER_SECTION])
-                             if any(p.section == c for p in pages)] + ["About"],
+                             if any(p.section == c for p in pages)] + [DOCS_SECTION] * bool(docs) + ["About"],
                 "pages": [{"page": f"{p.stem}.html", "title": p.title, "section": p.section, "images": p.images,
                            "figures": p.figures, "tables": p.tables, "warnings": p.warnings} for p in pages]
+                + doc_entries
                 + [{"page": name, "title": title, "section": "About", "images": 0, "figures": 0, "tables": 0,
                     "warnings": []} for name, title in (("about.html", "About this book"),
                                                         ("data-licenses.html", "Data licences"))]

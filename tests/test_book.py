@@ -197,9 +197,36 @@ def test_page_header_navigation_and_quick_banner(tmp_path):
     assert "run-note" in cells[1].metadata["tags"] and "runs/offline-quick" in cells[1].source
     assert cells[2].source.startswith("```{warning}\nQuick run")
     assert any("remove-cell" in c.metadata.get("tags", []) for c in cells if c.source == "quick = False")
-    assert manifest["sections"] == ["Atoms · NLI under the microscope", "PhrasIS · causal coherence", "About"]
+    assert manifest["sections"] == ["Atoms · NLI under the microscope", "PhrasIS · causal coherence",
+                                    "Documentation", "About"]
     index = (tmp_path / "src" / "index.md").read_text()
     assert index.index(":caption: Atoms") < index.index("10_demo") < index.index(":caption: PhrasIS")
+
+
+def test_the_docs_pages_are_in_the_book_with_working_links(tmp_path):
+    """Every docs/*.md page, REPRODUCTION.md and benchmarks/README.md are staged under docs/ and listed in the
+    navigation; their links to one another point at the staged pages, links to other repository files become text."""
+    sources, run = make_run(tmp_path)
+    manifest = prepare.stage(run, tmp_path / "src", notebooks_dir=sources)
+    wanted = {p.stem for p in (REPO / "docs").glob("*.md")} | {"reproduction", "benchmarks"}
+    staged = {p.stem for p in (tmp_path / "src" / "docs").glob("*.md")}
+    assert staged == wanted and "profiles" in staged
+    docs = [p for p in manifest["pages"] if p["section"] == "Documentation"]
+    assert {p["page"] for p in docs} == {f"docs/{name}.html" for name in wanted}
+    assert next(p for p in docs if p["page"] == "docs/profiles.html")["title"].startswith("Profiles")
+    index = (tmp_path / "src" / "index.md").read_text()
+    assert index.index(":caption: Documentation") < index.index("docs/installing") < index.index(":caption: About")
+    assert index.index("docs/installing") < index.index("docs/profiles") < index.index("docs/reproduction")
+    for page in (tmp_path / "src" / "docs").glob("*.md"):
+        text = re.sub(r"```.*?```|`[^`\n]*`", "", page.read_text(), flags=re.S)
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"^[a-z][a-z0-9+.-]*:|^#", target):
+                continue
+            assert (page.parent / target.partition("#")[0]).is_file(), f"{page.name}: {target}"
+    troubleshooting = (tmp_path / "src" / "docs" / "troubleshooting.md").read_text()
+    assert "](profiles.md#every-key)" in troubleshooting
+    data = (tmp_path / "src" / "docs" / "data.md").read_text()
+    assert "../DATA_LICENSES.md" not in data and "`DATA_LICENSES.md`" in data  # the book has no such file: text
 
 
 def test_stale_output_and_changed_source_are_flagged(tmp_path):
