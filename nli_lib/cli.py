@@ -58,7 +58,7 @@ def test_workers() -> int:
 
     Why at least 2 even on one core: the two whole runs of the notebooks (tests/kit.py WHOLE_RUNS) are ~60 % of
     the suite and leave part of the machine idle (kernel start-ups, one notebook at a time at the ends of a run);
-    a second worker runs the other modules there (measured on 2 cores: CHANGELOG, seventeenth session)."""
+    a second worker runs the other modules there."""
     value = os.environ.get(TEST_WORKERS_ENV, "").strip()
     if value:
         return max(0, int(value))
