@@ -1,4 +1,4 @@
-"""Benchmark results as one line each, and the README table generated from them.
+"""Benchmark results as one line each, and the table of benchmarks/README.md generated from them.
 
 Every benchmark (benchmarks/) ends with one line per target it checks:
 
@@ -16,7 +16,7 @@ line and the status agree. The text after ' | ' says what was measured and under
     True
 
 `benchmarks/report.py` collects the lines of every saved benchmark output (benchmarks/results/*.txt) and
-rewrites the README block between README_START and README_END with `render_table`.
+rewrites the block of benchmarks/README.md between README_START and README_END with `render_table`.
 """
 from __future__ import annotations
 
@@ -197,9 +197,7 @@ def interleaved_passes(runs: dict[str, Callable[[], object]], rounds: int,
     """{name: [(seconds, output) of each round]}: `rounds` rounds, each calling every run once, in turn (A B C,
     A B C, ...), so whatever the machine does meanwhile (another tenant on a shared host, a clock change) falls
     on every run alike. Timing runs one after another instead (A A, B B, C C) lets one catch a quiet minute and
-    the next a busy one: on the 2-core development machine, ours fp32 and ONNX Runtime fp32 measured that way
-    came out at 612 and 613 pairs/s, and interleaved minutes later at 602-612 and 488-561 (after a first round,
-    ours' first pass over new batch shapes, of 522 and 561).
+    the next a busy one, enough on a shared 2-core host to make two paths 15 % apart look level.
 
     >>> ticks = iter(range(100))
     >>> got = interleaved_passes({"a": lambda: "A", "b": lambda: "B"}, rounds=2, clock=lambda: next(ticks))
