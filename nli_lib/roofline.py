@@ -93,15 +93,13 @@ def matmul_gflops(shape: EncoderShape, rows: int, dtype: str = "float32", kernel
     dtype 'int8', 'int_mm' (torch._int_mm: int8 x int8 summed in int32) or 'onednn' (oneDNN's uint8 x int8
     matmul with a prepacked weight and a float32 result, the kernel our int8 path runs: `models.int8`; its inputs
     take 128 levels, which no x86 kernel saturates). GFLOP/s counts an int8 multiply-add as 2 ops too. Which int8
-    kernel is faster depends on the CPU: on the AVX-512 VNNI development machine `torch._int_mm` ran at ~1,900
-    GFLOP/s, about twice bfloat16's rate; on an AVX2 CPU (AMD Zen 3, no VNNI) it fell back to a plain loop at
-    3 GFLOP/s while oneDNN's int8 matmul ran at ~245, about twice float32's.
+    kernel is faster depends on the CPU: with AVX-512 VNNI `torch._int_mm` runs about twice bfloat16's rate, while
+    without VNNI (AVX2) it falls back to a plain loop and only oneDNN's int8 matmul is fast.
 
     Each shape runs for about `min_seconds / 3` after a warm-up; the result is total FLOPs / total time. With
     `streams` > 1 (CPU), that many threads run the shape at once, each on its share of torch's intra-op threads,
     and their matmuls count together: the machine's throughput as our scoring streams use it
-    (`models.streams`; two one-thread streams reached ~140 GFLOP/s in float32 on an AVX2 Zen 3 where one
-    two-thread matmul reached ~130)."""
+    (`models.streams`), which can exceed one matmul's on all the threads."""
     import torch
 
     from .models.packing import PACK_BATCH_HINT
