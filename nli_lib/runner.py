@@ -37,9 +37,9 @@ so its worker runs another paper meanwhile instead of waiting on the model's loc
 Notebooks that need the same fine-tuned model take turns training it (`atomic.exclusive`): the first trains,
 the others wait and load it, so a paper that reaches for the e-SNLI model while 01 trains it waits for it.
 Why not train the shared models first with every core: fine-tuning on 2 threads is only ~1.3x faster than on
-one (measured: 347 vs 441 ms a MiniLM step), so a serial 01 left most of a core idle for its ~4.5 minutes.
+one, so a serial 01 would leave most of a core idle while it trains.
 Trade-off: a fine-tune's last digits depend on its thread count, so a model trained under `--jobs 2` (1
-thread on 2 cores) differs slightly from one trained under `--jobs 1` (every core), as before for the papers'.
+thread on 2 cores) differs slightly from one trained under `--jobs 1` (every core).
 The data notebooks (00) run before everything, one at a time with every core, and the summaries (9x) after every
 paper, side by side (`mend_index` then rebuilds tables/index.csv, which notebooks publishing at once can race on).
 The worker processes start while 00 runs and serve both side-by-side stages (`Workers`), and runner processes
@@ -65,10 +65,10 @@ from pathlib import Path
 
 from . import provenance
 from .atomic import write_json
+from .codehash import notebook_lib_hash
 from .config import FAST_EXIT_ENV, PATH_ENV_VARS, REPO_ROOT, USER_CWD_ENV, output_dir, user_dir, user_path
 from .data.fetch import load_manifest
 from .hashing import digest, json_hash
-from .outputs import nli_lib_hash
 from .phases import PHASE_FILE_ENV, PHASES, read_phase_file
 from .profile import PROFILE_ENV, ProfileError, load_profile
 from .progress import PROGRESS_ENV, PROGRESS_FILE_ENV, read_status, status_line
@@ -155,9 +155,10 @@ def input_hash(path: Path, params: dict, used: dict, outputs: Path | None = None
 
 
 def code_inputs(path: Path) -> dict:
-    """The notebook's code hash, the library hash and the fixtures' hash (gold sets, fitted verifier, paper
+    """The notebook's code hash, the hash of the library code it depends on (`codehash.notebook_lib_hash`: its
+    import closure, docstrings and comments left out) and the fixtures' hash (gold sets, fitted verifier, paper
     values: `provenance.fixtures_hash`) now, taken when a notebook starts (`input_hash`)."""
-    return {"code": code_hash(path), "lib": nli_lib_hash(), "fixtures": fixtures_hash()}
+    return {"code": code_hash(path), "lib": notebook_lib_hash(path), "fixtures": fixtures_hash()}
 
 
 def run_dir(profile_name: str, quick: bool, root: Path = REPO_ROOT / "runs") -> Path:
@@ -574,8 +575,8 @@ class Workers:
     side-by-side stage (the paper notebooks, then the summaries); closed when the run ends or a stage fails.
 
     Each takes ~1 s to start (Python, papermill, jupyter_client), so `main` starts them while the data notebook
-    (00) runs, and the summaries reuse the papers' workers: started per stage, they had delayed the pool's first
-    notebooks by ~2.6 s and the summaries by ~3 s of a ~90-s warm run (2-core Zen 4).
+    (00) runs, and the summaries reuse the papers' workers: started per stage, they would delay the first
+    notebooks of each stage by seconds, a noticeable share of a warm run.
     """
 
     def __init__(self) -> None:
@@ -671,8 +672,8 @@ def paper_starters(paths: list[Path], early: set[Path]) -> set[Path]:
 def held_back(chain: list[Path], starters: set[Path], unfinished: set[Path]) -> bool:
     """Whether `chain`, the rest of a paper that one of `starters` began early, must not start yet: while that
     notebook or a shared-model notebook (0x) is among `unfinished`. Started at once, its first notebook would
-    only wait on the lock of a model 01 is training (`atomic.exclusive`), holding a worker idle: measured on a
-    2-core Zen 4, PhrasIS's 21 waited 62 s for the e-SNLI model in a 920-s cold run.
+    only wait on the lock of a model 01 is training (`atomic.exclusive`), holding a worker idle for up to a
+    minute of a cold run.
 
     >>> starters = {Path("20_c")}
     >>> held_back([Path("21_d")], starters, {Path("01_m")}), held_back([Path("21_d")], starters, {Path("20_c")})
@@ -704,9 +705,9 @@ def starts_beside_models(path: Path) -> bool:
 def notebook_estimate(path: Path) -> float:
     """The seconds the notebook's metadata says it took in a cold full run (`nli_companion.cold_seconds`, written
     by benchmarks/notebook_estimates.py from a run_all_timing.sh log); 0 when it says none. A fresh clone has no
-    recorded runs, and without estimates its chains went in order of notebook count: on a 2-core Zen 4, the
-    FactNLI chain (2 notebooks, ~150 s) then started last, after FTC's (3, ~85 s), and one worker sat idle for
-    the last ~90 s of a cold run. Only the ratios matter: they order the chains, longest first."""
+    recorded runs, and without estimates its chains would go in order of notebook count, which can start the
+    longest chain last (FactNLI's two notebooks take longer than FTC's three) and leave a worker idle at the end
+    of a cold run. Only the ratios matter: they order the chains, longest first."""
     value = _companion_metadata(path).get(COLD_SECONDS)
     return float(value) if isinstance(value, (int, float)) and value >= 0 else 0.0
 
@@ -840,8 +841,8 @@ def skip_unused_slow_modules() -> None:
 
     Why: papermill reads notebooks with nbformat, which imports jsonschema, whose format checkers import
     rfc3987-syntax where it is installed (jupyterlab's jupyter-events asks for it). rfc3987-syntax builds Lark
-    parsers for IRIs when imported: ~1.3 s of the ~2 s that importing papermill took, in the runner and again in
-    each worker (2-core Zen 4). Neither the runner nor nbformat checks an "iri" format (nbformat validates
+    parsers for IRIs when imported: most of the time importing papermill takes, in the runner and again in
+    each worker. Neither the runner nor nbformat checks an "iri" format (nbformat validates
     without a format checker), so here jsonschema just has no iri/iri-reference checker. jsonschema issue #1428
     asked for that import to be lazy.
     """
