@@ -132,7 +132,11 @@ _SECRET_VALUE = re.compile(
     r"\b(?:sk-[A-Za-z0-9_-]{8,}|hf_[A-Za-z0-9]{8,}|gh[pousr]_[A-Za-z0-9]{8,}|github_pat_[A-Za-z0-9_]{8,}"
     r"|xox[abposr]-[A-Za-z0-9-]{8,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{20,})"
     r"|(?<=://)[^/@\s:]*:[^/@\s]+(?=@)"  # https://user:PASSWORD@host
+    r"|(?<=://)[^/@\s:?#]+(?=@)"  # https://TOKEN@host: a user without a password is often the key itself
 )
+# A URL's query parameter (name, value); a value is a credential when the name is one (`is_secret_name`: api_key=,
+# key=, token=, access_token=, auth=, password=, ...).
+_QUERY_PARAM = re.compile(r"(?<=[?&;])([A-Za-z0-9_.~-]+)=([^&#\s]+)")
 
 
 def is_secret_name(name: str) -> bool:
@@ -154,15 +158,20 @@ def secret_in_value(value: str) -> str | None:
 
     >>> secret_in_value("https://user:sk-abc123456789@host/v1"), secret_in_value("hf_abcdefghijklmnop")
     ('a password in the URL', 'a key (hf_…)')
+    >>> secret_in_value("https://TOKEN@host/v1"), secret_in_value("https://host/v1?api_key=abc&x=1")
+    ('a user name or token in the URL (before the @)', "a credential in the URL's query (api_key=…)")
     >>> secret_in_value("http://localhost:8000/v1") is None and secret_in_value("sk-learn") is None
+    True
+    >>> secret_in_value("http://host/v1?model=m&keyword=x") is None
     True
     """
     m = _SECRET_VALUE.search(str(value))
     if m is None:
-        return None
+        query = next((q for q in _QUERY_PARAM.finditer(str(value)) if is_secret_name(q.group(1))), None)
+        return None if query is None else f"a credential in the URL's query ({query.group(1)}=…)"
     text = m.group(0)
     if str(value)[max(0, m.start() - 3):m.start()] == "://":
-        return "a password in the URL"
+        return "a password in the URL" if ":" in text else "a user name or token in the URL (before the @)"
     return f"a key ({text[:3]}…)"
 
 
@@ -181,6 +190,8 @@ def scrub_secrets(value, _secrets: list[str] | None = None):
     {'seed': 0, 'llm': {'api_key_env': 'OPENAI_API_KEY', 'max_tokens': 9}}
     >>> scrub_secrets({"base_url": "https://me:sk-0123456789abc@host/v1"})
     {'base_url': 'https://***@host/v1'}
+    >>> scrub_secrets(["https://TOKEN@host/v1", "https://host/v1?model=m&key=abc"])
+    ['https://***@host/v1', 'https://host/v1?model=m&key=***']
     """
     secrets = _secret_values() if _secrets is None else _secrets
     if isinstance(value, dict):
@@ -191,6 +202,7 @@ def scrub_secrets(value, _secrets: list[str] | None = None):
         for secret in secrets:
             value = value.replace(secret, "***")
         value = _SECRET_VALUE.sub("***", value)
+        value = _QUERY_PARAM.sub(lambda q: f"{q.group(1)}=***" if is_secret_name(q.group(1)) else q.group(0), value)
     return value
 
 

@@ -84,6 +84,11 @@ def test_a_file_that_is_not_a_mapping(text):
                                                                             "password in the URL"),
     ("llm:\n  base_url: http://h/v1?key=sk-abcdef0123456789\n  model: m", "llm.base_url: the value contains a key"),
     ("extra_models: [hf_abcdefghijklmnopqrstuvwx]", "extra_models[0]: the value contains a key (hf_…)"),
+    ("llm:\n  base_url: https://abcdef0123456789@host/v1\n  model: m", "llm.base_url: the value contains a user "
+                                                                      "name or token in the URL (before the @)"),
+    ("llm:\n  base_url: http://h/v1?api_key=abcdef0123456789\n  model: m", "llm.base_url: the value contains a "
+                                                                            "credential in the URL's query (api_key=…)"),
+    ("llm:\n  base_url: http://h/v1?a=1&token=abcdef0123456789\n  model: m", "query (token=…)"),
     ("llm:\n  base_url: http://h/v1\n  model: m\n  api_key: x", "llm.api_key: a profile never holds a credential"),
     ("llm:\n  base_url: http://h/v1\n  model: m\n  auth: x", "llm.auth: a profile never holds a credential"),
     ("passphrase: x", "passphrase: a profile never holds a credential"),
@@ -136,6 +141,24 @@ def test_a_huge_profile_is_refused_by_its_size_before_it_is_read(tmp_path):
         load_profile(big)
     with pytest.raises(ProfileError, match="bytes, more than"):
         load_profile(text="seed: 0\n" + "#" * 2**20)
+
+
+def test_sidecars_never_carry_a_token_in_a_url(tmp_path, monkeypatch):
+    import json
+
+    import pandas as pd
+
+    from nli_lib.outputs import Outputs
+
+    monkeypatch.setenv("NLI_OUTPUT_DIR", str(tmp_path))
+    urls = ["https://abcdef0123456789@host/v1", "http://h/v1?model=m&key=abcdef0123456789"]
+    out = Outputs("99_demo", params={"llm": {"base_url": urls[0]}, "mirror": urls[1]})
+    out.table(pd.DataFrame({"a": [1]}), "t1", ref="taxinli-table-2")
+    out.publish()
+    side = (tmp_path / "tables/99_demo/t1.json").read_text()
+    assert "abcdef0123456789" not in side
+    assert json.loads(side)["params"] == {"llm": {"base_url": "https://***@host/v1"},
+                                          "mirror": "http://h/v1?model=m&key=***"}
 
 
 def test_missing_local_model_folder(tmp_path, monkeypatch):
