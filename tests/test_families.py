@@ -2,7 +2,6 @@
 (`nli_lib.llm.factory`) and the inference settings (`nli_lib.inference`)."""
 from __future__ import annotations
 
-import dataclasses
 import typing
 
 import pytest
@@ -12,7 +11,7 @@ from nli_lib.cache import CallCache
 from nli_lib.lineup import lineup, llm_ref, load_classifier
 from nli_lib.llm import OfflineLLM
 from nli_lib.models.prompted import PromptNLIClassifier
-from nli_lib.profile import ModelEntry, ProfileError, load_profile
+from nli_lib.profile import ModelEntry, ModelRef, ProfileError, load_profile
 
 
 def test_kind_is_inferred_from_the_id_when_omitted():
@@ -47,12 +46,15 @@ def test_a_kind_that_cannot_load_the_id_is_a_profile_problem():
 
 
 def test_load_classifier_loads_through_the_family_table(monkeypatch):
+    """A new family is one row of the table: a member of that kind loads through it, with the load options."""
     seen = []
-    fake = dataclasses.replace(families.FAMILIES["hf"], load=lambda ref, **options: seen.append((ref, options)) or "m")
-    monkeypatch.setitem(families.FAMILIES, "hf", fake)
-    assert load_classifier("org/model", quick=True, progress=False) == "m"
+    echo = families.Family("echo", "a test family", lambda model_id: True,
+                           lambda ref, **options: seen.append((ref, options)) or f"echo:{ref.id}")
+    monkeypatch.setitem(families.FAMILIES, "echo", echo)
+    assert load_classifier(ModelRef(key="k", id="org/model", name="m", kind="echo"), quick=True, progress=False) \
+        == "echo:org/model"
     ref, options = seen[0]
-    assert (ref.id, ref.kind, options["quick"], options["progress"]) == ("org/model", "hf", True, False)
+    assert (ref.name, options["quick"], options["progress"]) == ("m", True, False)
 
 
 def test_the_prompted_family_is_the_llm_behind_prompt_b1():
