@@ -124,7 +124,7 @@ class Lexicon:
         ids = self.wn.synsets(lemma, "n")
         return ids[0] if ids else None
 
-    @functools.lru_cache(maxsize=20000)
+    @functools.lru_cache(maxsize=20000)  # noqa: B019  (one per RuleDecomposer, which lives for the process)
     def category(self, noun: str) -> str:
         """'person' | 'animal' | 'clothing' | 'group' | 'thing' for a (compound) noun."""
         low = noun.lower()
@@ -138,7 +138,7 @@ class Lexicon:
         for form in dict.fromkeys([low, self.morph.noun(low) if " " not in low else low, self.morph.noun(last)]):
             ids = self.wn.synsets(form, "n")
             if form.islower():  # "job" is not the Biblical Job: skip proper-name senses of a common noun
-                ids = [i for i in ids if any(l[:1].islower() for l in self.wn.lemmas(i))] or ids
+                ids = [i for i in ids if any(name[:1].islower() for name in self.wn.lemmas(i))] or ids
             ids = ids[:3]
             if not ids:
                 continue

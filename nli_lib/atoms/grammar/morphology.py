@@ -95,7 +95,7 @@ class Morph:
     def _known(self, word: str, pos: str) -> bool:
         return bool(self.wn.synsets(word, pos)) if self.wn is not None else True
 
-    @functools.lru_cache(maxsize=20000)
+    @functools.lru_cache(maxsize=20000)  # noqa: B019  (one per RuleDecomposer, which lives for the process)
     def noun(self, word: str) -> str:
         low = word.lower()
         if low in IRREGULAR_NOUNS:
@@ -107,7 +107,7 @@ class Morph:
                 return c
         return low
 
-    @functools.lru_cache(maxsize=20000)
+    @functools.lru_cache(maxsize=20000)  # noqa: B019  (one per RuleDecomposer, which lives for the process)
     def verb(self, word: str) -> str:
         low = word.lower()
         if low in IRREGULAR_VERBS:

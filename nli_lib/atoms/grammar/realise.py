@@ -17,8 +17,20 @@ from dataclasses import dataclass
 
 from . import RULES_VERSION
 from .chunking import NP, VP
-from .lexicon import (ASPECT_ADVERBS, BE, DO, GENERIC_PERSON, HAVE, LIGHT_VERBS, MASS_NOUNS, MODALS, NUMBER_WORDS,
-                      POSSESSIVES, SUBORDINATORS, TIME_WORDS)
+from .lexicon import (
+    ASPECT_ADVERBS,
+    BE,
+    DO,
+    GENERIC_PERSON,
+    HAVE,
+    LIGHT_VERBS,
+    MASS_NOUNS,
+    MODALS,
+    NUMBER_WORDS,
+    POSSESSIVES,
+    SUBORDINATORS,
+    TIME_WORDS,
+)
 from .morphology import article, gerund, pluralize, third_person
 from .tagging import Tok
 

@@ -180,10 +180,10 @@ class Tagger:
                 return
         k = i + 1
         if k < n and toks[k].tag in {"VBG", "VBN"}:  # "A woman wearing a hat walks her dog": after the participle
-            for k in range(k + 2, n - 1):
-                t = toks[k]
-                if t.tag in {"NN", "NNS"} and t.low.endswith("s") and (toks[k + 1].tag in {"DT", "PRP$", "RP"} or
-                                                                       toks[k + 1].low in CLOSED_PREPOSITIONS) \
+            for j in range(k + 2, n - 1):
+                t = toks[j]
+                if t.tag in {"NN", "NNS"} and t.low.endswith("s") and (toks[j + 1].tag in {"DT", "PRP$", "RP"} or
+                                                                       toks[j + 1].low in CLOSED_PREPOSITIONS) \
                         and self.lex.category(t.low) not in {"clothing", "person", "animal"}:
                     lemma = self.morph.verb(t.low)
                     if lemma != t.low and self.lex.is_pos(lemma, "v"):
