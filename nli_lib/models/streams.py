@@ -6,11 +6,10 @@ the second thread, and the Python between operations leaves both cores idle. Two
 batches on one core, keep both cores busy instead (what ONNX Runtime and OpenVINO call throughput mode). Torch
 releases the GIL inside every operation, so the streams overlap.
 
-Measured with the offline model (MiniLM-L6, 2,000 SNLI-test pairs, batches of 64, interleaved rounds, best
-round), two streams of one thread against one stream of two threads: on an AMD Zen 3 (AVX2, 2 cores) float32
-174 -> 194 and int8 284 -> 338 pairs/s; on the Zen 5 development machine (AVX-512, 2 cores) float32 level and
-int8 1,289-1,312 -> 1,320-1,586. The numbers stay the pair's own: a batch is scored whole by one stream, and a
-float32 matmul on one thread sums in the same order as on two up to ~2e-7 (int8: identical).
+With the offline model on 2 cores, two streams of one thread score more pairs per second than one stream of two
+threads, in float32 and in int8 (benchmarks/README.md). The numbers stay the pair's own: a batch is scored whole
+by one stream, and a float32 matmul on one thread sums in the same order as on two up to ~2e-7 (int8:
+identical).
 
     >>> import torch
     >>> batches = [(i, torch.full((2,), float(i))) for i in range(5)]
@@ -33,7 +32,7 @@ from typing import Any
 
 import torch  # imported only where a model runs (hf.py imports this module lazily)
 
-MAX_STREAMS = 2  # streams `auto_streams` picks at most (measured on 2 cores only: module docstring)
+MAX_STREAMS = 2  # streams `auto_streams` picks at most (the gain is known on 2 cores only)
 
 
 def auto_streams(device: str, threads: int | None = None) -> int:
