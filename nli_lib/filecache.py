@@ -225,10 +225,12 @@ def _frames_problem(value) -> str | None:
 
 def library_state() -> dict:
     """What a library computation may read besides its arguments, for the key of a cached derived result
-    (`cached_frames`): the nli_lib sources (`outputs.nli_lib_hash`), the data manifest's sha256s (every file
-    is verified against them when read), the project's own fixtures under data/fixtures (gold sets, fitted
-    verifier, paper values) and the versions of the computing packages (`provenance.PACKAGES`). Coarse on purpose:
-    any edit of the library, the data, a fixture or those packages recomputes every derived result."""
+    (`cached_frames`): the library's code (`outputs.nli_lib_hash`: every module, docstrings and comments left
+    out), the data manifest's sha256s (every file is verified against them when read), the project's own fixtures
+    under data/fixtures (gold sets, fitted verifier, paper values) and the versions of the computing packages
+    (`provenance.PACKAGES`). Coarse on purpose, since a computation handed a callback may run code its own module
+    never imports: any code edit of the library, the data, a fixture or those packages recomputes every derived
+    result; a docstring or comment edit recomputes none."""
     from .data.fetch import load_manifest
     from .hashing import json_hash
     from .outputs import nli_lib_hash
@@ -253,7 +255,7 @@ def derived_path(folder: str, inputs: dict, fmt: FileFormat) -> Path:
 USES_SUFFIX = ".uses.json"  # beside a derived result: the data files and models its computation used
 
 
-def _uses_problem(value) -> str | None:
+def uses_problem(value) -> str | None:
     ok = (isinstance(value, dict) and set(value) == {"data", "models"}
           and all(isinstance(v, dict) and all(isinstance(x, str) for x in v.values()) for v in value.values()))
     return None if ok else "not a record of data and models"
@@ -285,7 +287,7 @@ def cached_derived(path: Path, compute: Callable[[], Any], what: str, *, fmt: Fi
     fmt = JSON if fmt is None else fmt
     frames = fmt is FRAMES
     uses_path = path.with_name(path.name + USES_SUFFIX)
-    uses = read(uses_path, JSON, _uses_problem, f"{what} (its record of the data used)")
+    uses = read(uses_path, JSON, uses_problem, f"{what} (its record of the data used)")
     if uses is not None:
         value = read(path, fmt, _frames_problem if frames else validate, what)
         if value is not None:

@@ -32,21 +32,31 @@ import pandas as pd
 
 from . import atomic
 from .basis import BASES, check_basis, entry_tier, model_basis
-from .config import PACKAGE_DIR, REPO_ROOT, output_dir, scrub_secrets
+from .config import REPO_ROOT, output_dir, scrub_secrets
 from .data.fetch import used_data
-from .hashing import digest
+from .papers import COMPANION, names, paper_of_notebook
 from .phases import phase
 from .provenance import fixtures_hash, notebook_code_hash
 
-PAPERS = ("atoms", "phrasis", "ftc", "factnli", "taxinli", "companion")
 INDEX_COLUMNS = ["ref", "kind", "path", "notebook", "tier", "models", "caption"]
 
 
 def nli_lib_hash() -> str:
-    """sha256 over the nli_lib sources (names relative to the package's parent, 'nli_lib/…', and bytes), 12 hex
-    digits: the same for a checkout and an installed copy of the same sources."""
-    paths = sorted(PACKAGE_DIR.rglob("*.py"))
-    return digest(*(x for p in paths for x in (str(p.relative_to(PACKAGE_DIR.parent)), p.read_bytes())), length=12)
+    """Hash of the whole library's code (`codehash.library_hash`: every module, docstrings and comments left out),
+    12 hex digits: the same for a checkout and an installed copy of the same sources. Derived file caches key on it
+    (`filecache.library_state`); a notebook's outputs record `notebook_lib_hash`, the code that notebook imports."""
+    from .codehash import library_hash
+
+    return library_hash()
+
+
+def notebook_lib_hash(notebook: str) -> str:
+    """`codehash.notebook_lib_hash` of the notebook named `notebook` as a kernel runs it (`provenance.notebook_file`;
+    the whole library's hash when there is no notebook file: a script or a test)."""
+    from .codehash import notebook_lib_hash as closure_hash
+    from .provenance import notebook_file
+
+    return closure_hash(notebook_file(notebook))
 
 
 @functools.lru_cache(maxsize=1)
@@ -65,9 +75,10 @@ def git_commit() -> str:
 
 def _check_ref(ref: str) -> None:
     parts = ref.split("-")
-    if len(parts) < 3 or parts[0] not in PAPERS or parts[1] not in ("table", "fig"):
+    papers = (*names(), COMPANION)  # the registered papers, and the companion's own outputs
+    if len(parts) < 3 or parts[0] not in papers or parts[1] not in ("table", "fig"):
         raise ValueError(
-            f"paper reference {ref!r} must look like '<paper>-<table|fig>-<number>' with paper in {PAPERS}"
+            f"paper reference {ref!r} must look like '<paper>-<table|fig>-<number>' with paper in {papers}"
         )
 
 
@@ -126,7 +137,7 @@ class Outputs:
     def _sidecar(self, kind: str, name: str, ref: str, models, caption: str) -> dict:
         return {
             "kind": kind, "name": name, "ref": ref, "caption": caption, "notebook": self.notebook,
-            "params": self.params, "git_commit": git_commit(), "nli_lib_hash": nli_lib_hash(),
+            "params": self.params, "git_commit": git_commit(), "nli_lib_hash": notebook_lib_hash(self.notebook),
             "fixtures_sha256": fixtures_hash(), "code_sha256": self.code_sha256,
             "data_sha256": used_data(), "models": list(models), "seed": self.seed, "tier": self.tier,
             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -295,9 +306,6 @@ def scorecard_entries(root: Path | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=ENTRY_COLUMNS)
 
 
-NOTEBOOK_SERIES = {"1": "atoms", "2": "phrasis", "3": "ftc", "4": "factnli", "5": "taxinli"}  # notebooks 1x .. 5x
-
-
 def paper_of(ref: str, notebook: str) -> str:
     """The paper a saved output belongs to: its ref's paper, or for companion refs the notebook's series.
 
@@ -305,7 +313,10 @@ def paper_of(ref: str, notebook: str) -> str:
     ('taxinli', 'phrasis')
     """
     paper = ref.split("-")[0]
-    return NOTEBOOK_SERIES.get(notebook[:1], paper) if paper == "companion" else paper
+    if paper != COMPANION:
+        return paper
+    owner = paper_of_notebook(notebook)
+    return paper if owner is None else owner.name
 
 
 def list_records(root: Path | None = None) -> pd.DataFrame:

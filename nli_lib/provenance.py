@@ -179,9 +179,16 @@ def code_hash(path: str | os.PathLike | None = None, *, text: str | None = None)
 def notebook_code_hash(notebook: str) -> str | None:
     """`code_hash` of the notebook named `notebook` as a kernel runs it: the file in $JPY_SESSION_NAME when it
     is that notebook, else notebooks/<notebook>.ipynb of the checkout; None when neither exists (a script)."""
+    path = notebook_file(notebook)
+    return None if path is None else code_hash(path)
+
+
+def notebook_file(notebook: str) -> Path | None:
+    """The file of the notebook named `notebook` as a kernel runs it: the file in $JPY_SESSION_NAME when it is that
+    notebook, else notebooks/<notebook>.ipynb of the checkout; None when neither exists (a script)."""
     candidates = []
     session = os.environ.get(SESSION_ENV)
     if session and Path(session).stem == notebook:
         candidates.append(user_path(session))
     candidates.append(REPO_ROOT / "notebooks" / f"{notebook}.ipynb")
-    return next((code_hash(path) for path in candidates if path.is_file()), None)
+    return next((path for path in candidates if path.is_file()), None)

@@ -69,6 +69,7 @@ from .codehash import notebook_lib_hash
 from .config import FAST_EXIT_ENV, PATH_ENV_VARS, REPO_ROOT, USER_CWD_ENV, output_dir, user_dir, user_path
 from .data.fetch import load_manifest
 from .hashing import digest, json_hash
+from .papers import paper_notebooks
 from .phases import PHASE_FILE_ENV, PHASES, read_phase_file
 from .profile import PROFILE_ENV, ProfileError, load_profile
 from .progress import PROGRESS_ENV, PROGRESS_FILE_ENV, read_status, status_line
@@ -95,6 +96,8 @@ def notebooks(only: list[str] | None = None, folder: Path = NOTEBOOK_DIR) -> lis
         raise SystemExit(f"no notebooks folder at {folder}: run the command inside a clone of the nli-companion "
                          f"repository (its notebooks are not part of the installed package)")
     found = sorted(p for p in folder.glob("[0-9][0-9]_*.ipynb"))
+    if folder == NOTEBOOK_DIR:  # the repository's notebooks, and those of the papers on $NLI_PAPERS
+        found = sorted([*found, *paper_notebooks()], key=lambda p: p.name)
     if only:
         wanted = {o.removesuffix(".ipynb") for o in only}
         found = [p for p in found if p.stem in wanted or p.stem[:2] in wanted]

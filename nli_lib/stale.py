@@ -7,7 +7,9 @@
 Every table and figure has a JSON sidecar (`nli_lib.outputs`) recording what produced it; like showyourwork,
 an output is stale when one of those inputs differs from the checkout as it is now (in CI: HEAD):
 
-* `nli_lib`: the sidecar's `nli_lib_hash` is not `outputs.nli_lib_hash()` (a library source changed);
+* `nli_lib`: the sidecar's `nli_lib_hash` is not the hash of the library code its notebook imports now
+  (`codehash.notebook_lib_hash`, the runner's check too: a docstring or comment edit changes nothing, and a change
+  in one paper's modules makes only the notebooks that import them stale);
 * `fixtures`: its `fixtures_sha256` is not `provenance.fixtures_hash()` (a gold set, the fitted FTC verifier or
   a paper value under data/fixtures changed; a sidecar from before the field existed: unknown);
 * `code`: the notebook's code cells changed (`code_sha256` against `provenance.code_hash`; a sidecar written
@@ -57,7 +59,8 @@ class Sources:
     """The sources now, each read once. Fields left None are read from the checkout on first use; tests and
     the module example pass them in."""
 
-    lib: str | None = None  # nli_lib hash now (`outputs.nli_lib_hash`)
+    lib: str | None = None  # one library hash for every notebook (tests); None: each notebook's closure hash now
+    libs: dict = field(default_factory=dict)  # notebook stem -> `codehash.notebook_lib_hash` now (read on first use)
     fixtures: str | None = None  # data/fixtures hash now (`provenance.fixtures_hash`)
     manifest: dict | None = None  # manifest key -> sha256 now ('' for online-only files: not compared)
     code: dict = field(default_factory=dict)  # notebook stem -> code hash now (None: notebook gone)
@@ -66,12 +69,17 @@ class Sources:
     repo: Path = REPO_ROOT  # the git checkout, for sidecars without a code hash
     at_commit: dict = field(default_factory=dict)  # (commit, notebook) -> code hash at that commit (or None)
 
-    def lib_hash(self) -> str:
-        if self.lib is None:
-            from .outputs import nli_lib_hash
+    def lib_hash(self, notebook: str) -> str:
+        """The hash the sidecars of `notebook` must record: its import closure's (`codehash.notebook_lib_hash`, the
+        whole library's when the notebook is gone), or `lib` when given."""
+        if self.lib is not None:
+            return self.lib
+        if notebook not in self.libs:
+            from .codehash import notebook_lib_hash
 
-            self.lib = nli_lib_hash()
-        return self.lib
+            path = self.notebooks / f"{notebook}.ipynb"
+            self.libs[notebook] = notebook_lib_hash(path if path.is_file() else None)
+        return self.libs[notebook]
 
     def fixtures_hash(self) -> str:
         if self.fixtures is None:
@@ -165,8 +173,9 @@ def _params_reason(meta: dict, now: Sources) -> str | None:
 def reasons(meta: dict, now: Sources) -> tuple[str, ...]:
     """What differs between a sidecar `meta` and the sources `now` (empty: the output is current)."""
     found = []
-    if meta.get("nli_lib_hash") != now.lib_hash():
-        found.append(f"nli_lib {meta.get('nli_lib_hash')} → {now.lib_hash()}")
+    lib = now.lib_hash(str(meta.get("notebook", "")))
+    if meta.get("nli_lib_hash") != lib:
+        found.append(f"nli_lib {meta.get('nli_lib_hash')} → {lib}")
     if "fixtures_sha256" not in meta:
         found.append("fixtures unknown (the sidecar does not record data/fixtures)")
     elif meta["fixtures_sha256"] != now.fixtures_hash():

@@ -120,7 +120,7 @@ def notebook_dir(tmp_path, monkeypatch) -> Path:
     from nli_lib import runner
 
     monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(runner, "nli_lib_hash", lambda: "pinned-for-test")
+    monkeypatch.setattr(runner, "notebook_lib_hash", lambda path: "pinned-for-test")
     folder = tmp_path / "notebooks"
     folder.mkdir()
     write_notebook(folder / "01_first.ipynb", "from nli_lib import provenance\nprint('quick', quick)\n"

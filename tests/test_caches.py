@@ -535,3 +535,31 @@ def test_fine_tuned_model_folder_key_holds_base_data_eval_and_every_spec_field(t
     assert model_dir(spec, df, "m", df.iloc[:6]).name != key  # evaluation data (its accuracies are stored)
     (base / "vocab.txt").write_text((base / "vocab.txt").read_text() + "wug\n")
     assert model_dir(spec, df, "m", df).name != key  # the base model's content
+
+
+def test_a_reused_fit_notes_the_data_its_fit_read(tmp_path, monkeypatch):
+    """The outputs of a warm run list the same data files as a cold one: a fit that read a data file (the PhrasIS
+    feature SVM reads WordNet) notes it again when the stored fit is reused; a stored fit without that record
+    is fitted again."""
+    from nli_lib import provenance
+    from nli_lib.models import fit_cached
+
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(provenance, "DATA", {})
+    df, fits = tiny_train_frame(30), []
+
+    class Reads(NaiveBayesPairClassifier):
+        def _fit(self, *args):
+            fits.append(1)
+            provenance.note_data("oewn/noun.animal", "ab12")  # what loading WordNet notes
+            return super()._fit(*args)
+
+    fit_cached(Reads, df, name="reads")
+    assert provenance.used_data() == {"oewn/noun.animal": "ab12"} and fits == [1]
+    monkeypatch.setattr(provenance, "DATA", {})  # a new process, with the fit in the cache
+    fit_cached(Reads, df, name="reads")
+    assert provenance.used_data() == {"oewn/noun.animal": "ab12"} and fits == [1]  # noted, not fitted again
+    (stored,) = (tmp_path / "cache" / "models").glob("reads-*.skops.uses.json")
+    stored.unlink()
+    fit_cached(Reads, df, name="reads")
+    assert fits == [1, 1] and stored.is_file()  # no record of its data: fitted again, and recorded

@@ -109,11 +109,15 @@ def test_timing_table_splits_each_notebook_into_phases(notebook_dir, capsys, run
     assert 0 < float(row[-1]) < 4  # the kernel's peak memory, GiB
 
 
-def test_library_change_reruns_everything(notebook_dir, tmp_path, capsys, monkeypatch, run_notebooks):
+def test_a_library_change_reruns_the_notebooks_that_import_it(notebook_dir, capsys, monkeypatch, run_notebooks):
+    """The runner keys each notebook on the library code it imports (`codehash.notebook_lib_hash`): a change in
+    01's closure re-runs 01 alone."""
     assert run_notebooks(notebook_dir) == 0
-    monkeypatch.setattr(runner, "nli_lib_hash", lambda: "edited")
+    monkeypatch.setattr(runner, "notebook_lib_hash", lambda path: "edited" if path.stem == "01_first" else
+                        "pinned-for-test")
     assert run_notebooks(notebook_dir) == 0
-    assert capsys.readouterr().out.count("[run ]") == 4  # twice two notebooks
+    out = capsys.readouterr().out
+    assert out.count("[run ]") == 3 and out.count("[run ] 01_first") == 2 and "[skip] 00_zero" in out
 
 
 def test_a_fixture_edit_reruns_everything(notebook_dir, capsys, monkeypatch, run_notebooks):
@@ -312,7 +316,7 @@ def test_stamp_holds_the_library_as_it_was_when_the_notebook_started(notebook_di
     """An edit of nli_lib while a notebook runs must not mark the notebook up to date with the edited library."""
     lib = tmp_path / "lib-version"
     lib.write_text("v1")
-    monkeypatch.setattr(runner, "nli_lib_hash", lambda: lib.read_text())
+    monkeypatch.setattr(runner, "notebook_lib_hash", lambda path: lib.read_text())
     write_notebook(notebook_dir / "00_zero.ipynb", f"from pathlib import Path\nPath({str(lib)!r}).write_text('v2')")
     assert run_notebooks(notebook_dir, "--only", "00") == 0
     capsys.readouterr()

@@ -10,7 +10,7 @@ import pytest
 from nli_lib import stale
 from nli_lib.config import REPO_ROOT
 from nli_lib.data.fetch import load_manifest
-from nli_lib.outputs import Outputs, nli_lib_hash
+from nli_lib.outputs import Outputs, notebook_lib_hash
 from nli_lib.profile import load_profile
 from nli_lib.provenance import code_hash, fixtures_hash
 
@@ -27,7 +27,8 @@ def current_sidecar() -> dict:
     key = "taxinli/taxinli10k"
     return {"kind": "table", "name": "t", "ref": "companion-table-1", "notebook": NOTEBOOK,
             "params": {**offline.params(), "quick": False, "seed": offline.seed, "profile_name": "offline"},
-            "git_commit": "uncommitted", "nli_lib_hash": nli_lib_hash(), "fixtures_sha256": fixtures_hash(),
+            "git_commit": "uncommitted", "nli_lib_hash": notebook_lib_hash(NOTEBOOK),
+            "fixtures_sha256": fixtures_hash(),
             "code_sha256": code_hash(REPO_ROOT / "notebooks" / f"{NOTEBOOK}.ipynb"),
             "data_sha256": {key: load_manifest()[key].sha256}, "models": [], "seed": offline.seed, "tier": "offline"}
 

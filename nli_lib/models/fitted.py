@@ -107,18 +107,29 @@ def fit_cached(make, train: pd.DataFrame, name: str, version: str = ""):
 
     `make()` returns an unfitted classifier with `settings()`, `fitted_parts()` and `restore_parts()`
     (`nli_lib.models.baselines.SklearnPairClassifier`). A stored fit is read only when a prediction is not in
-    the call cache (a warm run reads nothing, and does not import skops: ~5 s). A stored file that cannot be
+    the call cache (a warm run reads nothing, and does not import skops). A stored file that cannot be
     read, holds an untrusted type or does not fit the classifier is reported (RuntimeWarning naming it) and
     replaced by a fresh fit.
+
+    The data files the fit read (WordNet for the PhrasIS features, say) are recorded beside the stored fit
+    (`<file>.uses.json`, as `filecache.cached_derived` does) and noted again when it is reused, so the outputs of a
+    warm run list the same data as a cold one. A stored fit without that record is fitted again.
     """
+    from .. import provenance
+
     clf = make()
     path = filecache.cache_path("models", f"{name}-{fit_key(clf, train, version)}", SKOPS)
+    uses_path = path.with_name(path.name + filecache.USES_SUFFIX)
     _report_old_pickles(path.parent, name)
-    if not path.is_file():
-        with phase("training"):
+    uses = filecache.read(uses_path, filecache.JSON, filecache.uses_problem, f"{name} (its record of the data used)") \
+        if path.is_file() else None
+    if uses is None:
+        with phase("training"), provenance.recording() as used:
             clf.fit(train)
         save_parts(path, clf.fitted_parts())
+        filecache.write(uses_path, used, filecache.JSON)
         return clf
+    provenance.replay(uses)
 
     @phase("loading")
     def restore(target) -> None:
