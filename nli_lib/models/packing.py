@@ -1,9 +1,8 @@
 """Faster CPU inference: a model's linear layers through oneDNN with weights packed once (int8: `int8.py`).
 
-On x86 CPUs PyTorch runs a float32 `nn.Linear` through MKL. On AMD CPUs MKL takes its AVX2 code path: about
-100 GFLOP/s a core on the Zen 5 EPYC we develop on, while oneDNN's AVX-512 kernels, given weights packed once
-in their blocked layout, reach about 235 GFLOP/s (benchmarks/nli_throughput.py measures both and takes the
-faster as the roofline). A linear layer is ~90 % of a MiniLM forward pass, so this is most of the speed of our
+On x86 CPUs PyTorch runs a float32 `nn.Linear` through MKL. On AMD CPUs MKL takes its AVX2 code path, while
+oneDNN's AVX-512 kernels, given weights packed once in their blocked layout, run at about twice its rate
+(benchmarks/nli_throughput.py measures both and takes the faster as the roofline). A linear layer is ~90 % of a MiniLM forward pass, so this is most of the speed of our
 float32 path. On an AVX2 CPU the gain is smaller (~5 % in the model, with scoring streams: `can_pack`). The
 arithmetic stays float32 (only the summation order differs: logits within ~1e-5), and bfloat16 weights go
 through the same kernels (AVX-512 BF16; AVX2 packs float32 only).
@@ -30,7 +29,7 @@ import torch  # imported only where a model runs (hf.py imports this module lazi
 
 PACK_BATCH_HINT = 64  # rows the packed layout is tuned for (any row count works)
 PROBE_ATOL = {"float32": 1e-3, "bfloat16": 5e-2}  # largest |logit gap| packed vs plain on the probe batch, by
-# weight dtype (measured: ~1e-5 in float32; ~2e-3 in bfloat16, whose rounding step is 2^-8)
+# weight dtype (typically ~1e-5 in float32; ~2e-3 in bfloat16, whose rounding step is 2^-8)
 
 
 def onednn_linear_available() -> bool:
@@ -47,12 +46,9 @@ def can_pack(dtype: str = "float32") -> bool:
     """True when we pack weights of `dtype`: oneDNN's packed linear kernels exist and the CPU runs them, float32
     from AVX2 up, bfloat16 only with AVX-512 or AMX (oneDNN has no bf16 path on AVX2).
 
-    On an AVX2 CPU (AMD Zen 3, 2 cores, 2026-11-28) packing ran level with MKL while one stream used both cores
-    (183-194 against 177-196 pairs/s), but with two scoring streams (`streams`, one core each) it won all 10
-    interleaved rounds of two runs: MiniLM-L6 float32, 2,000 SNLI-test pairs, best round 205 against 198 pairs/s
-    on a quiet host, 186 against 167 on a busier one (probabilities within 1e-5, all labels the same). oneDNN's
-    one-thread kernels keep their speed where MKL's lose it (the benchmark's roofline: 138 against 97 GFLOP/s in
-    two streams)."""
+    Why pack on AVX2 too: there packing runs level with MKL when one stream uses every core, but with scoring
+    streams (`streams`, one core each) it is faster, because oneDNN's one-thread kernels keep their speed where
+    MKL's lose it (probabilities within 1e-5, the same labels)."""
     if not onednn_linear_available():
         return False
     try:
