@@ -8,13 +8,10 @@
 Why: glibc's malloc gives every block above its mmap threshold (which glibc raises to at most 32 MiB on a
 64-bit machine) a mapping of its own and unmaps it on free, so the next block of that size faults in fresh,
 zeroed pages from the kernel. A training step frees and allocates such a block every step: the word
-embeddings' dense gradient, 30,522 x 384 floats (47 MB) for MiniLM, ~11,500 pages. Measured on the 2-core
-Zen 4 (one thread, bf16 autocast, offline spec, one epoch over 3,000 e-SNLI dev pairs, two interleaved
-rounds): with phrase-length pairs (the first 3 words of each side, as short as PhrasIS's phrases) an epoch
-took 17.3 / 16.8 s against 19.0 / 18.5 s (9 % less; page faults a step ~15,000 -> ~1,150); with whole e-SNLI
-pairs, whose steps are longer, 45.3 / 44.2 s against 44.3 / 44.6 s, within the host's noise (~1-2 % expected).
-The arithmetic is the same, so the trained weights are bit for bit the same (same safetensors hash in every
-round), and no cache key changes.
+embeddings' dense gradient, 30,522 x 384 floats (47 MB) for MiniLM, ~11,500 pages. Keeping it in the heap
+saves those page faults every step, which matters for short (phrase-length) pairs, whose steps are short; for
+whole sentence pairs the gain is within noise. The arithmetic is the same, so the trained weights are bit for
+bit the same, and no cache key changes.
 
 How: while the context is open, `mallopt(M_MMAP_MAX, 0)` (no block gets a mapping of its own) and a trim
 threshold of `HELD_FREE_BYTES` (freed memory at the top of the heap stays for the next step instead of being
@@ -22,11 +19,11 @@ handed back). When the last context closes, glibc's defaults for mappings come b
 at the 32 MiB its dynamic scheme reaches and a trim threshold of twice that, and `malloc_trim(0)` hands the
 free heap back to the kernel. The fixed thresholds matter: setting a trim threshold once switches glibc's
 dynamic thresholds off for good, and an mmap threshold left at its 128 KiB start made every later scoring
-batch fault its activations in (float32 scoring 30 % slower, measured).
+batch fault its activations in (float32 scoring much slower).
 
 Trade-off: a process-wide allocator setting for the time a model trains, through ctypes. Elsewhere (macOS,
-musl, Windows) the context does nothing and yields False. Scoring was measured too and left alone: its blocks
-stay under the threshold, and keeping them in the heap made no difference beyond the host's noise.
+musl, Windows) the context does nothing and yields False. Scoring is left alone: its blocks stay under the
+threshold, so keeping them in the heap would change nothing.
 """
 from __future__ import annotations
 
