@@ -4,9 +4,8 @@ BERT's pooler, and RoBERTa's, XLM-R's, CamemBERT's and ELECTRA's classification 
 last layer: the first token's ([CLS] / <s>). In the last transformer block every token's key and value are still
 needed (the first token attends to all of them), but the query, the attention output, both layer norms and the
 feed-forward block only for that token. Of a MiniLM-L6 forward pass at 27.5 tokens (SNLI) that skips 13 % of the
-matmul FLOPs (`nli_lib.roofline`, `first_token_head`); measured on the offline model (2,000 SNLI-test pairs, 2
-cores, interleaved): float32 619 -> 711 pairs/s, int8 1,324 -> 1,509. The first token's arithmetic is the same
-(probabilities within ~1e-6 in float32; in int8 a rounding step can move, ~2e-4).
+matmul FLOPs (`nli_lib.roofline`, `first_token_head`), and scoring is faster by about that much. The first
+token's arithmetic is the same (probabilities within ~1e-6 in float32; in int8 a rounding step can move, ~2e-4).
 
 `install_first_token_forward(model, probe)` gives an eligible model's last block a second forward, and
 `first_token_only(model)` turns it on for the `with` block only, so every other use of the model (hidden
@@ -17,9 +16,7 @@ Training (`TrainSpec.first_token_training`) uses the same forward: the loss read
 layer, so the other tokens' rows there get zero gradient and skipping them leaves the gradients as they were (up to
 float rounding). In training the forward keeps the model's attention implementation with its dropout, and when
 numpy draws the masks (`models.dropout`) each of the block's three masks is drawn for every token and its first
-row used, so the masks are the full layer's too. Measured on a MiniLM-L6 training step (32 e-SNLI pairs,
-length-grouped, 29 tokens on average, bf16 autocast, numpy's masks, one thread of a Zen 4, three interleaved
-rounds of 40 steps): 389-394 ms against 425-456 with the full last layer.
+row used, so the masks are the full layer's too; a training step is correspondingly shorter.
 
     >>> from transformers import BertConfig, BertForSequenceClassification
     >>> _ = torch.manual_seed(0)
@@ -50,8 +47,8 @@ FIRST_TOKEN_HEADS = frozenset({  # sequence classifiers whose head reads the las
     "CamembertForSequenceClassification", "ElectraForSequenceClassification",
 })
 PROBE_ATOL = {"float32": 1e-4, "bfloat16": 5e-2, "int8": 5e-2}  # largest |logit gap| allowed between the two
-# forwards on the probe batch, by precision (measured on the offline model, 256 pairs: ~1e-6 in float32, 0 to
-# 1.5e-3 in int8, where one uint8 rounding step of a layer's input can move; 0 in bfloat16)
+# forwards on the probe batch, by precision (the offline model's gaps are far below: ~1e-6 in float32, up to
+# ~1.5e-3 in int8, where one uint8 rounding step of a layer's input can move; 0 in bfloat16)
 FLAG = "_nli_first_token_only"  # the last block's switch, set only inside `first_token_only`
 
 
