@@ -168,8 +168,8 @@ KEY_SINCE = {"dropout_rng": "torch", "first_token_training": False}  # fields ad
 def model_dir(spec: TrainSpec, train_df: pd.DataFrame, name: str, eval_df: pd.DataFrame | None = None) -> Path:
     """The cache folder of a fine-tuned model: every spec field, the base's identity and both data sets.
     A field of KEY_SINCE enters the key only at another value than the one every model had before the field
-    existed (torch's masks, the full last layer; both added 2026-11-30), so those models keep their folders (a paper
-    model fine-tuned on a GPU is hours)."""
+    existed (torch's masks, the full last layer), so those models keep their folders (a paper model fine-tuned on
+    a GPU is hours)."""
     fields = dataclasses.asdict(spec)
     for field, before in KEY_SINCE.items():
         if fields[field] == before:
@@ -228,10 +228,9 @@ def make_optimizer(groups: list[dict], spec: TrainSpec):
     """AdamW over the parameter `groups` with `spec`'s learning rate and epsilon, in `spec.optimizer`'s
     implementation: "adamw-fused" updates every parameter in one fused kernel a step (torch's `fused=True`, on
     CPU, CUDA and MPS), "adamw" runs torch's default (a loop over the parameters on CPU). The same algorithm; the
-    results differ in float32 rounding only (~1 ulp a step), so it is in the cache key all the same. Measured on
-    MiniLM-L6 (22.7 M parameters, the word embeddings' dense gradient included; one thread of an AMD Zen 4, bf16
-    autocast): a step of 32 pairs took 520 ms with the loop and 438 with the fused kernel (the update itself
-    109 -> 26 ms), a step of 16 pairs 336 -> 259 ms."""
+    results differ in float32 rounding only (~1 ulp a step), so it is in the cache key all the same. The fused
+    kernel is the default because the loop's update is a large share of a CPU step for a small model whose word
+    embeddings get a dense gradient (MiniLM-L6: 22.7 M parameters)."""
     import torch
 
     fused = {"fused": True} if spec.optimizer == "adamw-fused" else {}
