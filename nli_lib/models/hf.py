@@ -28,20 +28,18 @@ batched with it, with SmoothQuant smoothing and a few outlier channels in float3
 kernels); `int8.quantize_int8`). Both change some labels:
 benchmarks/nli_throughput.py measures their speed and their label agreement with float32. The precision (and
 int8's scheme) is part of the cache fingerprint, so they never mix. A cached probability belongs to its pair
-alone, so it must not depend on the batch the pair was scored in: measured on the offline model (2,000 SNLI-test
-pairs, scored again in batches of 16 and 1), float32 moved by at most 2e-6, int8 by at most 0.001 (batches of 16
-against 64; a float32 rounding difference can cross an int8 rounding step), bfloat16 by at most 0.006 (padding
-changes its rounding), with no label changed; int8 by torch's dynamic quantisation, used before, changed 5.3 % of
-the labels.
+alone, so it must not depend on the batch the pair was scored in: scored again in other batch sizes, float32
+moves by ~2e-6 at most, int8 by ~1e-3 (a float32 rounding difference can cross an int8 rounding step) and
+bfloat16 by ~6e-3 (padding changes its rounding), labels staying put. That is why int8's input ranges are fixed:
+torch's dynamic quantisation takes them from the whole batch, which moves labels.
 
 int8 checks its unsure pairs: a pair whose two most probable labels are within INT8_RECHECK_MARGIN (0.05) of each
 other under int8 is scored again, at `recheck_precision` (bfloat16 where the device computes it natively, float32
 elsewhere), and that answer is kept. int8's label changes sit at small margins, so this restores most of them for
-a few per cent of its speed (offline model on a 2-core Zen 4, labels equal to float32): on 7,824 SNLI-test pairs
-outside the benchmark's, int8 alone kept 98.94 %, checked 99.57 % (2.45 % of the pairs scored twice); on 9,330
-e-SNLI dev pairs outside the calibration set 99.13 % and 99.68 % (2.1 %). The margin is the smallest of 0.01-0.08
-whose check kept 99.5 % of those SNLI-test pairs; float32 as the second pass keeps ~0.1 point more and costs
-~2.5 int8 pairs a pair against ~1.4 in bfloat16. `HFClassifier(..., recheck_margin=0)` is int8 alone. Whether a
+a few per cent of its speed (with ~2 % of pairs scored twice, the labels equal to float32's go from ~99 % to
+~99.6 % on held-out pairs). The margin is the smallest that keeps 99.5 % of the labels on SNLI-test pairs outside
+the benchmark's; bfloat16 is the second pass because float32 costs nearly twice as much for ~0.1 point more.
+`HFClassifier(..., recheck_margin=0)` is int8 alone. Whether a
 pair is checked is decided by its own int8 margin, so its answer is its own (a float32 rounding difference could
 move a margin across 0.05 only within ~1e-3 of it). Both settings are in the cache key, and `rechecked` counts
 the pairs scored twice.
@@ -86,16 +84,11 @@ PRECISIONS = ("float32", "bfloat16", "int8")  # inference precision of HFClassif
 INT8_SCHEME = "calibrated-minmax-smooth0.7-fp32outliers16-clipped-residualadd-onednn"  # what precision "int8"
 # computes (int8.quantize_int8: SmoothQuant alpha int8.SMOOTHING_ALPHA, int8.OUTLIER_CHANNELS float32 channels, input
 # codes clipped at the levels' top, skip connections added inside the matmul), in the cache key with the calibration
-# pairs' hash and the input levels: a new scheme never reuses another's probabilities
-# ('calibrated-minmax-smooth0.7-fp32outliers16-clipped-onednn' until 2026-11-29, whose separate residual adds
-# rounded otherwise: probabilities within ~0.015; 'calibrated-minmax-smooth0.7-fp32outliers16-onednn' until
-# 2026-11-28, whose 128-level inputs beyond the calibrated range were not clipped; 'calibrated-minmax-onednn' until
-# 2026-11-25, 'dynamic-per-channel' until 2026-11-24; the per-tensor scheme before it had no tag)
+# pairs' hash and the input levels: a new scheme gets a new name, so it never reuses another's probabilities
 INT8_CALIBRATION_PAIRS = 512  # e-SNLI dev pairs (seeded sample) whose float32 activations set the int8 input ranges
 INT8_RECHECK_MARGIN = 0.05  # int8 pairs whose top-two probabilities are closer are scored again (module docstring)
 INT8_RECHECK_BATCH = 8  # pairs a batch in that second pass: its pairs spread over every length, so a larger batch
-# pads more (offline model, the 47 unsure pairs of the benchmark's 2,000 in bfloat16, two streams, 2-core Zen 4:
-# 128 ms in batches of 8, 130-133 in 4-6, 145 in 12, 189-192 in 16-24; 101 ms at bfloat16's rate in bulk)
+# pads more (8 was the fastest of 4-24 for the benchmark's unsure pairs)
 INT8_CALIBRATION_BATCH = 64  # fixed batch size of the calibration passes (padding counts, so it fixes the ranges)
 
 
@@ -235,8 +228,7 @@ def pad_batch(tokenizer, enc, rows) -> dict:
     """Rows `rows` of the unpadded tokenizer output `enc`, padded to their longest as int64 tensors: what
     `tokenizer.pad(..., return_tensors="pt")` returns (input ids with the pad id, attention mask with 0, token
     types with the tokenizer's pad type id, on the tokenizer's padding side), built with numpy in one pass per
-    key: the tokenizer's own pad loops over rows in Python (~0.6 ms a batch of 64 on the 2-core CPU; a third of the
-    scoring time on an H100). Keys beyond those three go to `tokenizer.pad`.
+    key: the tokenizer's own pad loops over rows in Python, a large share of the scoring time on a GPU. Keys beyond those three go to `tokenizer.pad`.
 
     >>> class Tok: pad_token_id, pad_token_type_id, padding_side = 0, 0, "right"
     >>> out = pad_batch(Tok(), {"input_ids": [[5, 6, 7], [8]], "attention_mask": [[1, 1, 1], [1]]}, [1, 0])
@@ -286,8 +278,7 @@ def map_label_order(id2label: dict, labels: Sequence[str], label_order: Sequence
 def warn_if_bf16_emulated(device: str) -> bool:
     """Warn (RuntimeWarning) that bfloat16 inference on `device` is emulated where it has no bf16 units
     (`native_bf16`: an x86 CPU without AVX-512 BF16 or AMX, a GPU older than Ampere): there it is the
-    slow path, not a fast one. Measured on an AVX2-only AMD Zen 3 (2 cores, offline model, 2,000 SNLI-test
-    pairs): bfloat16 28 pairs/s against float32's 183 and int8's 289. Devices we cannot judge (ARM CPUs, MPS)
+    slow path, not a fast one (several times slower than float32 on an AVX2-only CPU). Devices we cannot judge (ARM CPUs, MPS)
     are not warned about. Returns whether it warned."""
     if native_bf16(device) is not False:
         return False
