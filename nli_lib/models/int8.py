@@ -20,51 +20,34 @@ channels), so each layer's channels are evened out first (`_plans`):
   - the OUTLIER_CHANNELS widest input channels of each feed-forward block's second layer computed in float32
     (LLM.int8's decomposition, Dettmers et al., 2022), their product added inside the int8 matmul: that input is
     the GELU's output, written in uint8 by the fused first layer, where no per-channel factor can be applied.
-alpha was chosen on held-out pairs, never the benchmark's 2,000 SNLI-test pairs (offline model, labels equal to
-float32): on 3,000 e-SNLI dev pairs outside the calibration set, alpha 0.5 / 0.6 / 0.7 / 0.8 kept 99.03 / 99.27 /
-99.37 / 99.27 %; on the 7,824 other SNLI-test pairs 98.56 / 98.75 / 99.11 / 98.94 % (one range a layer: 96.75 %
-on the benchmark's pairs). Measured and left out, on those 7,824 pairs: one alpha per layer, the one minimising
-that layer's output error on the calibration pairs (SmoothQuant's auto-tuning), 99.09 %; correcting each layer's
-mean output error in its bias 99.00 %; GPTQ rounding of the weights (simulated) 98.94 % against 98.91 % for
-rounding to nearest (with activations in float32 it does help, 99.40 → 99.64 %: what is left is the
-activations' rounding). On the benchmark's pairs: SmoothQuant on every layer, the feed-forward output included,
-98.6 % (alpha 0.75) or 94.9 % (0.5), simulated; float32 channels on every layer but the fused first one, with the
-kernels, 99.35 % at alpha 0.5, but their small float32 matmuls (a gather and a K=16 product per layer) cost ~20 %
-of the speed: 1,120 pairs/s, no faster than bfloat16 (99.8 %). With the model trained on a Zen 4 (bf16 autocast,
-fused AdamW; 2026-11-29), no input scheme measured keeps the 99.5 % of labels the fast path aims at on held-out
-pairs (7,824 other SNLI-test pairs / the benchmark's 2,000): this scheme 98.94 / 98.95 %, alpha 0.5-0.9
-98.73-99.02 / 98.75-99.25 %; simulated in float32, one asymmetric uint8 range per token computed at run time (a
-pair's result stays its own) 99.12 / 99.20 %, and int8 weights with float32 inputs 99.42 / 99.55 %. The Zen 5's
-model: 99.50 % on the benchmark's pairs, 99.1 % on the others. So precision "int8" as shipped adds a step no
-input scheme could: `HFClassifier` scores the pairs this module's int8 is unsure of again, in bfloat16 or float32
-(`hf.INT8_RECHECK_MARGIN`: 99.57 % of the 7,824 other SNLI-test pairs' labels and 99.60 % of the benchmark's,
-for ~5 % of the speed).
+alpha was chosen on held-out pairs (e-SNLI dev pairs outside the calibration set, SNLI-test pairs outside the
+benchmark's 2,000), never the benchmark's: 0.7 kept the most labels equal to float32. Per-layer alphas
+(SmoothQuant's auto-tuning), bias correction, GPTQ rounding of the weights, one range per token and float32
+channels on more layers were tried and left out: they kept no more labels, or cost more speed than they gained.
+What is left of int8's label changes is the activations' rounding, which no input scheme tried removes with the
+offline model, so precision "int8" as shipped adds a step: `HFClassifier` scores the pairs this module's int8 is
+unsure of again, in bfloat16 or float32 (`hf.INT8_RECHECK_MARGIN`), for ~5 % of the speed.
 
-Why fixed ranges rather than torch's dynamic quantisation (our int8 path until 2026-11-24): dynamic quantisation
-takes each layer's input scale from the whole batch, so a pair's probabilities depended on the pairs it happened
-to be batched with (offline model, 2,000 SNLI-test pairs scored again in other batches: 5.3 % of labels
-changed), and a cache keyed by the pair could not hold them. Fixed ranges, per-channel factors and per-token
+Why fixed ranges rather than torch's dynamic quantisation: dynamic quantisation takes each layer's input scale
+from the whole batch, so a pair's probabilities depend on the pairs it happens to be batched with (scored again
+in other batches, labels change), and a cache keyed by the pair could not hold them. Fixed ranges, per-channel factors and per-token
 float32 channels make a pair's result its own, up to float32 rounding, which can cross a rounding step. Clipping
-the ranges at a percentile instead of min-max lost labels (88.5 % at the 99.99th on held-out e-SNLI dev pairs).
+the ranges at a percentile instead of min-max loses many labels.
 
-Speed (same 2,000 pairs, 2 cores, pairs/s; float32 ~670): torch's dynamic quantisation ~1,200; one fbgemm call a
-layer with fixed ranges ~1,290; one range a layer on oneDNN with the fusions below ~1,450-1,560; this scheme
-~1,285-1,490 (the smoothing multiplications and the float32 channels cost ~8 % measured side by side). The
-fusions leave the numbers as they were:
+Speed: the smoothing multiplications and the float32 channels cost some speed against one range a layer; the
+fusions below win speed back and leave the numbers as they were:
   - layers reading the same tensor (a transformer's query, key and value, planned together) smooth and
     quantise it once (`_SharedInput`);
   - a BERT-style feed-forward block (`intermediate.dense` + exact GELU, then `output.dense`) runs the GELU inside
     the first matmul and writes its result straight in the second layer's uint8 input format, so the widest
-    activation of the model is never written in float32 (that GELU alone took ~12 % of the int8 time); the
+    activation of the model is never written in float32 (a separate GELU is a large share of the int8 time); the
     first layer also writes the second's float32 outlier channels (`_Handoff`);
   - the quantised input is handed to the kernel without a copy (`_to_uint8`).
 The fusion is applied only where calibration saw the second layer read exactly the block's output. One more
 changes float32 rounding only: each block output (attention output, feed-forward output) adds its skip
-connection inside the matmul (`fuse_residual_adds`; probabilities within ~0.015, no label moved on the 2,000
-pairs). Measured on an AMD Zen 4 share (2 cores, AVX-512 VNNI, two scoring streams of one thread, 2026-11-29):
-the separate adds had taken ~4 % of a thread's time, and the LayerNorm after them got ~2.5x faster reading the
-kernel's fresh output (275 -> 100 ms a pass over the 2,000 pairs, in one thread); 886 -> 903 pairs/s
-side by side, best of 5 rounds.
+connection inside the matmul (`fuse_residual_adds`; probabilities within ~0.015, no label moved on the
+benchmark's pairs): it saves the separate adds, and the LayerNorm after them runs faster reading the kernel's
+fresh output.
 """
 from __future__ import annotations
 
@@ -85,11 +68,8 @@ def int8_levels() -> tuple[int, int]:
     uint8 x int8 products in 32 bits (AVX-512 VNNI), (256, 63) elsewhere. Without VNNI, x86 int8 kernels add
     pairs of products in 16 bits with saturation, so two 255 x 127 products (64,770) overflow 32,767 while two
     255 x 63 (32,130) do not: the weights get 7 bits (ONNX Runtime's `reduce_range` does the same). Halving the
-    inputs instead (128 levels, torch's `reduce_range`, our scheme until 2026-11-28) costs more labels, because
-    what is left of our label changes is the activations' rounding: on an AVX2 Zen 3 (offline model, labels
-    equal to float32), 3,000 SNLI-test pairs outside the benchmark's kept 97.87 % with 128 input levels and
-    98.63 % with 7-bit weights (largest probability change 0.59 against 0.23); the benchmark's 2,000 pairs
-    98.65 % and 98.35 %. Both numbers are in the cache key."""
+    inputs instead (128 levels, torch's `reduce_range`) costs more labels on held-out pairs, because what is left
+    of our label changes is the activations' rounding. Both numbers are in the cache key."""
     try:
         vnni = torch.cpu._is_vnni_supported()
     except (AttributeError, RuntimeError):  # a torch without the probe: the safe range
@@ -330,8 +310,8 @@ def fuse_residual_adds(model, atol: float = 1e-4) -> int:
     attention output and the feed-forward output of BERT, RoBERTa, XLM-R, ELECTRA, DeBERTa) a forward that adds
     the skip connection inside the matmul (oneDNN's binary post-op) instead of in a separate pass over memory.
     Each is installed only when it gives the module's own output on a random batch within `atol` (the sums
-    differ in order only); returns how many were installed. Measured with the offline model (2 cores, int8,
-    two scoring streams): the separate adds had taken ~4 % of the time.
+    differ in order only); returns how many were installed. The separate adds are a pass over memory per block
+    that the matmul can do on its way out.
 
     >>> class Out(torch.nn.Module):
     ...     def __init__(self):
