@@ -584,9 +584,8 @@ class WordNetPages:
         """Choose the senses `sense_choices` will need for all `queries` at once, in one encoder call.
 
         `SenseChooser.choose_many` keeps each choice, so the per-query calls that follow encode nothing.
-        One call for a whole level instead of one per premise, so the encoder batches texts of similar length:
-        in notebook 40's quick run (2 AVX2 cores) the 5,600 texts took 54 s instead of 84 s in ~540 calls of
-        ~10 texts, and the notebook 133 s instead of 174 s. The choices are those of the per-query calls: a
+        One call for a whole level instead of one per premise, so the encoder batches texts of similar length
+        instead of encoding ~10 texts a call. The choices are those of the per-query calls: a
         choice depends on its (noun, sentence) only. The scene readings (noun, first sentence) are included for
         nouns first met in a fused fact; the few whose page fixes their sense (`page_sense`) are chosen without
         being used."""

@@ -4,7 +4,7 @@ sample, the components of each tier and the models to evaluate, so notebooks 40 
 
 Sizes, stated plainly: the paper augments all of SNLI test (9,824 pairs, 3,323 premises); the paper
 profile here does too. The offline profile augments every hypothesis of a seeded sample of premises
-(OFFLINE_PREMISES; QUICK_PREMISES with --quick). Measured on the 2-core CPU machine, one premise costs
+(OFFLINE_PREMISES; QUICK_PREMISES with --quick). On a 2-core CPU, one premise costs
 ~3 s to build (about 200 filter judgements with the MiniLM judge, plus retrieval embeddings) and each of
 its ~3 pairs ~0.5 s to evaluate (nine long inputs per pair and model), so all of SNLI test is hours of
 CPU while the whole offline run has a 30-minute budget. The same code path runs on everything:
