@@ -31,7 +31,7 @@ the only way a number becomes 'paper-model' (`nli_lib.basis`); the `llm:` sectio
     nli_lib.profile.ProfileError: profile <text>: 1 problem
       - nli_modle: unknown key (did you mean 'nli_model'?). Fix: rename or remove it; valid keys: ...
 
-The one table of every key (type, default, meaning) is `key_table()`, printed in README.md.
+The one table of every key (type, default, meaning) is `key_table()`, printed in docs/profiles.md.
 """
 from __future__ import annotations
 
@@ -733,7 +733,8 @@ def _default(value) -> str:
 
 
 def key_table() -> str:
-    """The Markdown table of every profile key (README.md carries it; a test keeps the two equal)."""
+    """The Markdown table of every profile key (docs/profiles.md carries it: scripts/profile_keys.py writes it
+    there, and a test keeps the two equal)."""
     rows = []
 
     def add(model: type[BaseModel], prefix: str = ""):
