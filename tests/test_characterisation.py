@@ -5,7 +5,7 @@ A fixture (`tests/characterisation/NAME.json`) maps a case key (a dataset id and
 to "input digest:output digest". Inputs are rebuilt here from the data mirror's rows by deterministic code, so no
 dataset text is committed: a different input digest means the case generator (or the data) changed, not the rule,
 and the test says so. Rewrite a fixture (only on a commit whose rule code is the reference) with
-`NLI_WRITE_CHARACTERISATION=NAME pytest tests/test_characterisation.py -k NAME`.
+`NLI_WRITE_CHARACTERISATION=NAME[,NAME…] pytest tests/test_characterisation.py -k TEST`.
 
 >>> digest(["ok", ""])
 'a9496acf2e'
@@ -40,7 +40,7 @@ def characterise(name: str, cases: Iterable[tuple[str, list]], run: Callable[...
         outputs[key] = out
         seen[key] = f"{digest(inputs)}:{digest(out)}"
     path = FIXTURES / f"{name}.json"
-    if os.environ.get(WRITE_ENV) == name:
+    if name in os.environ.get(WRITE_ENV, "").split(","):
         FIXTURES.mkdir(exist_ok=True)
         path.write_text(json.dumps({"function": name, "cases": seen}, indent=0, sort_keys=True) + "\n")
         return outputs
@@ -111,3 +111,41 @@ def test_check_counterfactual_characterised():
     fired = {part.split(":")[0] for _, reason in outputs.values() for part in reason.split("; ") if part}
     assert set(CHECKS) <= fired, f"no case fires {sorted(set(CHECKS) - fired)}"
     assert sum(status == "ok" for status, _ in outputs.values()) > 100
+
+
+def atoms_sentences(n: int = 750) -> Iterable[tuple[str, str]]:
+    """(key, sentence): the premise, the hypothesis and the first explanation of the first `n` e-SNLI test rows."""
+    for r in _esnli("test", n).itertuples():
+        yield f"{r.pair_id}/premise", r.premise
+        yield f"{r.pair_id}/hypothesis", r.hypothesis
+        yield f"{r.pair_id}/explanation_1", r.explanation_1
+
+
+@pytest.fixture(scope="module")
+def rule_decomposers():
+    """The rule decomposer in both styles, with the mirror's tagger and the closed word lists (no WordNet: its
+    parse takes a minute; the rules under test are the same)."""
+    from nli_lib.atoms.decompose import RuleDecomposer
+
+    return {style: RuleDecomposer(style, wordnet=None) for style in ("incremental", "cleft")}
+
+
+@pytest.mark.mirror
+def test_chunker_characterised(rule_decomposers):
+    """`Chunker.clause` (and so `_complements`): the subject, the predicate with its complements, and the kind."""
+    import copy
+
+    dec = rule_decomposers["incremental"]
+    outputs = characterise("chunker_clause", ((k, [s]) for k, s in atoms_sentences()),
+                           lambda s: repr(dec.chunker.clause(copy.deepcopy(dec.tag(s)))))
+    assert sum("'clause')" in v for v in outputs.values()) > 500
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("style", ["incremental", "cleft"])
+def test_realiser_characterised(rule_decomposers, style):
+    """The atoms of each sentence (`Realiser`, `_predicate` included), with their kinds."""
+    dec = rule_decomposers[style]
+    outputs = characterise(f"atoms_{style}", ((k, [s]) for k, s in atoms_sentences()),
+                           lambda s: [[a.text, a.kind] for a in dec.decompose_records(s)])
+    assert sum(len(v) > 2 for v in outputs.values()) > 500
