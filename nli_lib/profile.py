@@ -50,6 +50,7 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, PrivateAttr, T
 from .basis import SYSTEMS, known_systems, system_names
 from .config import is_secret_name, secret_in_value, user_dir
 from .families import BASELINES, COMPANION_MODELS, ENTRY_KINDS, FAMILIES, infer_kind, kind_problem
+from .llm.factory import PROVIDERS, LLMSection
 from .resources import PROFILES, resource_path
 
 PROFILE_DIR = resource_path(PROFILES)  # nli_lib/resources/profiles/: the shipped profiles, by name
@@ -203,34 +204,6 @@ class PaperModels(BaseModel):
     phrasis: PhrasisModels = PhrasisModels()
     factnli: FactNLIModels = FactNLIModels()
     taxinli: TaxiNLIModels = TaxiNLIModels()
-
-
-LLM_ALIASES = {"paper_system": "as"}  # LLMConfig field -> its profile key
-
-
-def _llm_section_model() -> type[BaseModel]:
-    """The `llm:` / `rewriter:` sections' schema, derived from `LLMConfig` (one place for fields and defaults).
-
-    LLMConfig's `paper_system` is written `as` in a profile (like the `as:` of model entries)."""
-    from .llm.client import LLMConfig
-
-    hints = typing.get_type_hints(LLMConfig)
-    fields: dict[str, Any] = {}
-    for f in dataclasses.fields(LLMConfig):
-        kind = hints[f.name]
-        if kind is tuple or typing.get_origin(kind) is tuple:  # YAML has lists, LLMConfig keeps tuples
-            kind = str | list[str]
-        if f.name == "api":
-            kind = Literal["chat", "completions"]
-        default = ... if f.default is dataclasses.MISSING else f.default
-        if f.name == "paper_system":  # one system, or several names of one (atoms and FactNLI print it apart)
-            kind = str | list[str] | None
-        default = list(default) if isinstance(default, tuple) else default
-        fields[f.name] = (kind, Field(default, alias=LLM_ALIASES[f.name]) if f.name in LLM_ALIASES else default)
-    return create_model("LLMSection", __config__=ConfigDict(**_STRICT, serialize_by_alias=True), **fields)
-
-
-LLMSection = _llm_section_model()
 
 
 class Profile(BaseModel):
@@ -698,6 +671,8 @@ LLM_KEY_DOCS = {  # meaning of each llm: key (types and defaults come from LLMCo
     "context_tokens": "context window few-shot prompts are fitted to (shots dropped until prompt + max_tokens "
                       "fit); null: the model's config (in-process) or the tokenizer's, unchecked when neither",
     "tokenizer": "hub id or folder of the tokenizer that counts prompt tokens for an endpoint; null: `model`",
+    "provider": "where the model runs (default: openai-compatible with a base_url, else in-process): " + "; ".join(
+        f"{name}: {provider.summary}" for name, provider in PROVIDERS.items()),
 }
 
 

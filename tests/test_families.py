@@ -2,6 +2,7 @@
 (`nli_lib.llm.factory`) and the inference settings (`nli_lib.inference`)."""
 from __future__ import annotations
 
+import dataclasses
 import typing
 
 import pytest
@@ -65,3 +66,53 @@ def test_the_prompted_family_is_the_llm_behind_prompt_b1():
     assert clf.predict(["A dog runs."], ["An animal runs."]) == ["entailment"]
     with pytest.raises(ValueError, match="needs its client. Fix: pass llm="):
         load_classifier(llm_ref(p))
+
+
+# ------------------------------------------------------------------------------------------------------------
+# LLM providers (nli_lib.llm.factory)
+# ------------------------------------------------------------------------------------------------------------
+
+def test_the_provider_is_inferred_from_base_url_and_builds_its_client():
+    from nli_lib.llm import LLMClient, make_llm
+    from nli_lib.llm.local import LocalLLM
+
+    assert isinstance(make_llm({"llm": {"base_url": "http://127.0.0.1:1/v1", "model": "m"}}), LLMClient)
+    assert isinstance(make_llm({"llm": {"model": "gpt2", "provider": "in-process"}}), LocalLLM)  # loads lazily
+    assert isinstance(make_llm({"llm": {"model": "gpt2"}}), LocalLLM)
+
+
+def test_make_llm_builds_through_the_provider_table(monkeypatch):
+    from nli_lib.llm import factory
+
+    built = []
+    fake = dataclasses.replace(factory.PROVIDERS["openai-compatible"],
+                               client=lambda config, cache=None: built.append(config) or "client")
+    monkeypatch.setitem(factory.PROVIDERS, "openai-compatible", fake)
+    assert factory.make_llm({"llm": {"base_url": "http://h/v1", "model": "m", "stop": ["[END]"], "as": "GPT2-xl"}}) \
+        == "client"
+    assert (built[0].stop, built[0].paper_system, built[0].base_url) == (("[END]",), "GPT2-xl", "http://h/v1")
+
+
+def test_the_schema_accepts_exactly_the_providers_of_the_table_and_checks_them_against_base_url():
+    from nli_lib.llm import factory, make_llm
+
+    assert typing.get_args(typing.get_args(factory.LLMSection.model_fields["provider"].annotation)[0]) == \
+        tuple(factory.PROVIDERS) == ("openai-compatible", "in-process")
+    with pytest.raises(ProfileError, match="llm: Value error, provider openai-compatible is an OpenAI-compatible.*"
+                                           "Fix: give base_url"):
+        load_profile(text="tier: paper\nllm: {model: m, provider: openai-compatible}")
+    with pytest.raises(ValueError, match="rewriter: Value error, provider in-process .*Fix: remove base_url"):
+        make_llm({"rewriter": {"model": "m", "base_url": "http://h/v1", "provider": "in-process"}}, section="rewriter")
+    with pytest.raises(ValueError, match="llm.provider: Input should be 'openai-compatible' or 'in-process'"):
+        make_llm({"llm": {"model": "m", "provider": "vllm"}})
+
+
+def test_make_llm_takes_the_profiles_checked_section_and_records_provider_only_when_written():
+    from nli_lib.llm import LLMClient, make_llm
+
+    p = load_profile(text="tier: paper\nllm: {base_url: 'http://127.0.0.1:1/v1', model: m, provider: openai-compatible}")
+    assert isinstance(make_llm({"llm": p.llm}), LLMClient) and p.params()["llm"]["provider"] == "openai-compatible"
+    assert "provider" not in load_profile("paper").params()["llm"]  # sidecar params of shipped profiles: unchanged
+    with pytest.raises(ValueError, match="llm.api_key: unknown key") as err:
+        make_llm({"llm": {"base_url": "u", "model": "m", "api_key": "sk-" + "x" * 40}})
+    assert "xxxx" not in str(err.value)

@@ -462,7 +462,7 @@ def test_make_llm_from_profile(cache_path):
     with pytest.raises(ValueError) as err:
         make_llm({"llm": {"base_url": "u", "model": "m", "api_key": SENTINEL}})
     assert SENTINEL not in str(err.value)
-    with pytest.raises(ValueError, match="unknown keys"):
+    with pytest.raises(ValueError, match="llm.temprature: unknown key"):
         make_llm({"llm": {"base_url": "u", "model": "m", "temprature": 0}})
 
 
