@@ -87,8 +87,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable
 
+from ..ruletable import RuleTable
 from ..text import clitic_tokens, untokenize_ptb
 from .postag import FINITE, NOUN, main_finite, phrase_kind, plural_form, tag
 from .text import FUNCTION_WORDS, stem
@@ -176,34 +176,8 @@ class Edit:
         return [j for op, _, _, j1, j2 in self.ops if op == "equal" for j in range(j1, j2)]
 
 
-@dataclass(frozen=True)
-class Rule:
-    """One way a check fires: `find` returns the evidence of each problem it sees ('' for none to show)."""
-
-    check: str  # the check it reports as (`CHECKS`)
-    why: str  # what it flags, in a line
-    find: Callable[[Edit], list[str]]
-
-
-RULES: list[Rule] = []  # in the order they run, which is the order a reason lists the problems in
-
-
-def rule(check: str, why: str):
-    """Register the decorated function as the next rule of `check`."""
-    if check not in CHECKS:
-        raise ValueError(f"{check!r} is not one of CHECKS")
-
-    def register(find: Callable[[Edit], list[str]]) -> Callable[[Edit], list[str]]:
-        RULES.append(Rule(check, why, find))
-        return find
-
-    return register
-
-
-def rule_table() -> str:
-    """The rules in the order they run: the check each reports as and what it flags."""
-    width = max(len(r.check) for r in RULES)
-    return "\n".join(f"{r.check:<{width}}  {r.why}" for r in RULES)
+# in the order they run, which is the order a reason lists the problems in
+RULES = RuleTable("counterfactual check", CHECKS)
 
 
 def _listed(found) -> list[str]:
@@ -211,13 +185,13 @@ def _listed(found) -> list[str]:
     return [", ".join(repr(f) for f in sorted(found))] if found else []
 
 
-@rule("unchanged", "x_cf is x after normalisation (slot N[B] may keep x)")
+@RULES.rule("unchanged", "x_cf is x after normalisation (slot N[B] may keep x)")
 def _unchanged(e: Edit) -> list[str]:
     same = untokenize_ptb(e.x_cf) == untokenize_ptb(e.hypothesis)
     return ["counterfactual = hypothesis"] if same and e.slot != "N[B]" else []
 
 
-@rule("nothing_kept", "slots E and C: none of x's content words (two or more) survives")
+@RULES.rule("nothing_kept", "slots E and C: none of x's content words (two or more) survives")
 def _nothing_kept(e: Edit) -> list[str]:
     if e.slot in ("E", "C") and sum(w not in FUNCTION_WORDS for w in e.hw) > 1 and \
             not any(e.xw[j] not in FUNCTION_WORDS for j in e.kept):
@@ -229,12 +203,13 @@ def _new_repeats(e: Edit) -> set[str]:
     return adjacent_repeats(e.xw) - adjacent_repeats(e.hw)
 
 
-@rule("repeated_ngram", "a new n-gram (n ≤ 4) right after itself")
+@RULES.rule("repeated_ngram", "a new n-gram (n ≤ 4) right after itself")
 def _repeated_ngram(e: Edit) -> list[str]:
     return _listed(_new_repeats(e))
 
 
-@rule("repeated_word", "an inserted content word now more often than in x, also in the kept text (no repeated n-gram)")
+@RULES.rule("repeated_word",
+            "an inserted content word now more often than in x, also in the kept text (no repeated n-gram)")
 def _repeated_word(e: Edit) -> list[str]:
     h_count, x_count = Counter(stem(w) for w in e.hw), Counter(stem(w) for w in e.xw)
     kept_stems = {stem(e.xw[j]) for j in e.kept}
@@ -243,32 +218,32 @@ def _repeated_word(e: Edit) -> list[str]:
     return [] if _new_repeats(e) else _listed(doubled)
 
 
-@rule("determiner_no_noun", "a determiner or possessive not followed by a noun")
+@RULES.rule("determiner_no_noun", "a determiner or possessive not followed by a noun")
 def _determiner_no_noun(e: Edit) -> list[str]:
     return _listed(determiner_problems(e.x) - determiner_problems(e.h))
 
 
-@rule("copula_bare_noun", "a copula before a singular noun without determiner, or is/was before a plural")
+@RULES.rule("copula_bare_noun", "a copula before a singular noun without determiner, or is/was before a plural")
 def _copula_bare_noun(e: Edit) -> list[str]:
     return _listed(bare_nouns(e.x) - bare_nouns(e.h))
 
 
-@rule("copula_verb", "a copula before a verb, subordinator or pronoun; verb + verb; two -ing verbs")
+@RULES.rule("copula_verb", "a copula before a verb, subordinator or pronoun; verb + verb; two -ing verbs")
 def _copula_verb(e: Edit) -> list[str]:
     return _listed(copula_verbs(e.x) - copula_verbs(e.h))
 
 
-@rule("agreement", "number disagreement between determiner, numeral, noun and verb")
+@RULES.rule("agreement", "number disagreement between determiner, numeral, noun and verb")
 def _agreement(e: Edit) -> list[str]:
     return _listed((agreement(e.x) | head_agreement(e.x)) - (agreement(e.h) | head_agreement(e.h)))
 
 
-@rule("intransitive_object", "an inserted verb that takes no object, now before a noun phrase")
+@RULES.rule("intransitive_object", "an inserted verb that takes no object, now before a noun phrase")
 def _intransitive_object(e: Edit) -> list[str]:
     return _listed(intransitive_objects(e.x, set(e.inserted)))
 
 
-@rule("subjectless", "x starts with its subject, x_cf with a verb or preposition; 'there is' + no noun phrase")
+@RULES.rule("subjectless", "x starts with its subject, x_cf with a verb or preposition; 'there is' + no noun phrase")
 def _subjectless(e: Edit) -> list[str]:
     h, x = e.h, e.x
     if h and h[0][1] in SUBJECT_START and (x[0][1] in BAD_START or (x[0][1] == "VBG" and h[0][1] != "VBG")):
@@ -278,70 +253,71 @@ def _subjectless(e: Edit) -> list[str]:
     return []
 
 
-@rule("unresolved_pronoun", "a pronoun whose referent the rewrite lost")
+@RULES.rule("unresolved_pronoun", "a pronoun whose referent the rewrite lost")
 def _unresolved_pronoun(e: Edit) -> list[str]:
     if pronoun_alone(e.x) and (not pronoun_alone(e.h) or e.xw[0] != e.hw[0]):  # "they are singing" -> "it is in …"
         return [repr(e.xw[0])]
     return _listed(pronoun_for_noun(e.h, e.x, e.ops) | (antecedentless(e.x) - antecedentless(e.h)))
 
 
-@rule("no_finite_verb", "x has a main-clause finite verb, x_cf none and is no caption")
+@RULES.rule("no_finite_verb", "x has a main-clause finite verb, x_cf none and is no caption")
 def _no_finite_verb(e: Edit) -> list[str]:
     return [""] if main_finite(e.h) and not main_finite(e.x) and not participle_caption(e.x) else []
 
 
-@rule("clause_inserted", "the inserted text brings a second main-clause finite verb")
+@RULES.rule("clause_inserted", "the inserted text brings a second main-clause finite verb")
 def _clause_inserted(e: Edit) -> list[str]:
     if e.inserted and len(main_finite(e.x)) > len(main_finite(e.h)) and any(e.x[j][1] in FINITE for j in e.inserted):
         return [repr(" ".join(e.xw[j] for j in e.inserted))]
     return []
 
 
-@rule("stray_quote", "a quote mark of the explanation spliced in")
+@RULES.rule("stray_quote", "a quote mark of the explanation spliced in")
 def _stray_quote(e: Edit) -> list[str]:
     x_words, h_words = str(e.x_cf).split(), str(e.hypothesis).split()
     quotes = [q for q in ("'", "`", "``", "''", '"') if x_words.count(q) > h_words.count(q)]
     return [", ".join(repr(q) for q in quotes)] if quotes else []
 
 
-@rule("phrase_kind_mismatch", "an inserted noun phrase that drags an -ly adverb of the explanation along")
+@RULES.rule("phrase_kind_mismatch", "an inserted noun phrase that drags an -ly adverb of the explanation along")
 def _trailing_adverb(e: Edit) -> list[str]:
     return _listed(trailing_adverbs(e.x, e.ops, e.hw))
 
 
-@rule("being_as_place", "a kept in/inside/into before an inserted person or animal")
+@RULES.rule("being_as_place", "a kept in/inside/into before an inserted person or animal")
 def _being_as_place(e: Edit) -> list[str]:
     return _listed(being_as_place(e.x, e.ops))
 
 
-@rule("relation_words", "inserted words about the explanation, not the scene")
+@RULES.rule("relation_words", "inserted words about the explanation, not the scene")
 def _relation_words(e: Edit) -> list[str]:
     return _listed(relation_words(e.x, e.inserted, e.hw))
 
 
-@rule("pronoun_gender", "a kept pronoun of the replaced noun's gender; an inserted possessive of the wrong one")
+@RULES.rule("pronoun_gender", "a kept pronoun of the replaced noun's gender; an inserted possessive of the wrong one")
 def _pronoun_gender(e: Edit) -> list[str]:
     return _listed(pronoun_gender(e.x, e.h, e.ops))
 
 
-@rule("preposition_object", "a kept preposition before inserted text that is no noun phrase")
+@RULES.rule("preposition_object", "a kept preposition before inserted text that is no noun phrase")
 def _preposition_object(e: Edit) -> list[str]:
     return _listed(preposition_objects(e.x, e.ops))
 
 
-@rule("orphaned_object", "a kept object or particle after inserted text that cannot take it")
+@RULES.rule("orphaned_object", "a kept object or particle after inserted text that cannot take it")
 def _orphaned_object(e: Edit) -> list[str]:
     return _listed(orphaned_objects(e.h, e.x, e.ops) | orphaned_particles(e.h, e.x, e.ops))
 
 
-@rule("other_claim_kept", "slots C and N[A], given premise and source: another claim of the explanation unapplied")
+@RULES.rule("other_claim_kept",
+            "slots C and N[A], given premise and source: another claim of the explanation unapplied")
 def _other_claim_kept(e: Edit) -> list[str]:
     if e.premise is not None and e.source and e.slot in ("C", "N[A]"):
         return _listed(other_claims_kept(e.premise, e.hypothesis, e.x_cf, e.source))
     return []
 
 
-@rule("dangling_end", "x_cf ends in a preposition, determiner, conjunction, auxiliary or subject pronoun")
+@RULES.rule("dangling_end", "x_cf ends in a preposition, determiner, conjunction, auxiliary or subject pronoun")
 def _dangling_end(e: Edit) -> list[str]:
     last_x, last_h = e.x[-1], e.h[-1] if e.h else ("", "")
     if (last_x[1] in BAD_END or last_x[0] in SUBJECT_PRONOUNS or last_x[0] in COPULAS) and \
@@ -408,7 +384,7 @@ def _kind_mismatch(e: Edit, i1: int, i2: int, j1: int, j2: int) -> str | None:
     return f"{' '.join(hw[i1:i2])!r} ({kh}) → {' '.join(xw[j1:j2])!r} ({kx})"
 
 
-@rule("phrase_kind_mismatch", "replaced and inserted text are different kinds of phrase")
+@RULES.rule("phrase_kind_mismatch", "replaced and inserted text are different kinds of phrase")
 def _replaced_phrase_kind(e: Edit) -> list[str]:
     found = [_kind_mismatch(e, i1, i2, j1, j2) for op, i1, i2, j1, j2 in e.ops if op == "replace"]
     return [f for f in found if f is not None]
@@ -467,7 +443,7 @@ def check_counterfactual(hypothesis: str, x_cf: str | None, slot: str = "E", tag
     With `premise` and `source`, slots C and N[A] (whose y_cf is entailment) are also checked for
     `other_claims_kept`. The reason lists each problem as '<check>: <evidence>', in the order the rules run:
 
-    >>> print(rule_table())
+    >>> print(RULES.table())
     unchanged             x_cf is x after normalisation (slot N[B] may keep x)
     nothing_kept          slots E and C: none of x's content words (two or more) survives
     repeated_ngram        a new n-gram (n ≤ 4) right after itself
@@ -501,7 +477,7 @@ def check_counterfactual(hypothesis: str, x_cf: str | None, slot: str = "E", tag
     edit = _edit(hypothesis, x_cf, slot, tagger, source, premise)
     if edit is None:
         return Validity("malformed", "empty")
-    problems = [f"{r.check}: {evidence}" if evidence else r.check for r in RULES for evidence in r.find(edit)]
+    problems = [f"{r.name}: {evidence}" if evidence else r.name for r in RULES for evidence in r.apply(edit)]
     return Validity("malformed", "; ".join(problems)) if problems else Validity("ok", "")
 
 
