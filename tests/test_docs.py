@@ -21,6 +21,8 @@ LINK = re.compile(r"!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"
 FENCE = re.compile(r"^(```|~~~).*?^\1", re.S | re.M)
 INLINE_CODE = re.compile(r"`[^`\n]*`")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$", re.M)
+DIARY = re.compile(r"\b(Zen \d|Skylake|Ice Lake|Sapphire Rapids|(first|second|third|fourth|fifth|sixth|seventh|"
+                   r"eighth|ninth|tenth|eleventh|twelfth|\w+teenth|\w+tieth|twenty-\w+) session)\b")  # a measurement diary
 
 
 def pages() -> list[Path]:
@@ -110,3 +112,43 @@ def test_each_generated_block_has_one_home():
     for marker, home in homes.items():
         holders = [p.relative_to(REPO).as_posix() for p in candidates if marker in p.read_text()]
         assert holders == [home.relative_to(REPO).as_posix()], (marker, holders)
+
+
+def changelog_problems(text: str) -> list[str]:
+    """What keeps a changelog from the Keep-a-Changelog shape this project uses: `## [Unreleased]` first, then
+    dated sections (`## YYYY-MM-DD`, newest first), each with only Added / Changed / Fixed subsections of one-line
+    entries, and no measurement diary (CPU generations, sessions)."""
+    problems, sections = [], []
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.startswith("## "):
+            sections.append(line[3:])
+            if line != "## [Unreleased]" and not re.fullmatch(r"## \d{4}-\d{2}-\d{2}", line):
+                problems.append(f"line {number}: section {line!r} is neither [Unreleased] nor a date")
+        elif line.startswith("### ") and line[4:] not in ("Added", "Changed", "Fixed"):
+            problems.append(f"line {number}: subsection {line!r} (only Added, Changed, Fixed)")
+        elif sections and line.strip() and not line.startswith(("- ", "#")):
+            problems.append(f"line {number}: not a one-line entry: {line[:60]!r}")
+        if DIARY.search(line):
+            problems.append(f"line {number}: a measurement diary: {line[:60]!r}")
+    if sections[:1] != ["[Unreleased]"]:
+        problems.append("the first section is not ## [Unreleased]")
+    dates = sections[1:]
+    if dates != sorted(dates, reverse=True):
+        problems.append(f"dated sections are not newest first: {dates}")
+    return problems
+
+
+def test_changelog_lists_changes_one_line_each():
+    text = (REPO / "CHANGELOG.md").read_text()
+    assert changelog_problems(text) == []
+    unreleased = text.split("## [Unreleased]", 1)[1].split("\n## ", 1)[0]
+    assert [line for line in unreleased.splitlines() if line.startswith("### ")] == \
+        ["### Added", "### Changed", "### Fixed"]
+
+
+def test_changelog_check_catches_a_diary_and_a_wrapped_entry():
+    bad = ("# Changelog\n\n## [Unreleased]\n\n### Added\n\n## 2026-11-29\n\n### Changed (second session)\n"
+           "- Faster int8 on the Zen 4,\n  wrapped onto a second line.\n\n## 2026-11-30\n\n### Fixed\n- ok.\n")
+    problems = changelog_problems(bad)
+    assert any("subsection" in p for p in problems) and any("not a one-line entry" in p for p in problems)
+    assert any("diary" in p for p in problems) and any("newest first" in p for p in problems)
