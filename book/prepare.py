@@ -30,17 +30,6 @@ BOOK_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BOOK_DIR.parent
 MANIFEST_NAME = "_book_manifest.json"  # written beside the staged pages; the browser test reads it
 
-# Navigation: notebooks are grouped by their first digit (9x by their two digits), in this order.
-SECTIONS = (
-    ("0", "Start here: data and models"),
-    ("1", "Atoms · NLI under the microscope"),
-    ("2", "PhrasIS · causal coherence"),
-    ("3", "FTC · faithfulness through counterfactuals"),
-    ("4", "FactNLI · fact-based augmentation"),
-    ("5", "TaxiNLI · a taxonomy of reasoning"),
-    ("90", "Scorecard"),
-    ("9", "Explorer"),
-)
 OTHER_SECTION = "More notebooks"  # a notebook no section claims is still shown, never dropped
 # The documentation pages, staged under docs/ in the book: docs/*.md in this order (any other docs page after them,
 # by name), then the reference documents kept elsewhere in the repository (staged name, source).
@@ -51,6 +40,27 @@ DOCS_EXTRA = (("reproduction", "REPRODUCTION.md"), ("benchmarks", "benchmarks/RE
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/svg+xml", "image/gif")
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+
+
+def _importable() -> None:
+    """Make nli_lib importable when this script runs from a checkout without an install."""
+    if str(REPO_ROOT) not in sys.path:
+        sys.path.insert(0, str(REPO_ROOT))
+
+
+def sections() -> tuple[tuple[str, str], ...]:
+    """Navigation: (stem prefix, caption) in order. Notebooks are grouped by their first digit (9x by their two
+    digits): the data and models, one section per registered paper (`nli_lib.papers`: its prefix and caption),
+    the scorecard, the explorer.
+
+    >>> sections()[1], sections()[-2:]
+    (('1', 'Atoms · NLI under the microscope'), (('90', 'Scorecard'), ('9', 'Explorer')))
+    """
+    _importable()
+    from nli_lib.papers import registry
+
+    return (("0", "Start here: data and models"), *((p.prefix, p.section) for p in registry()),
+            ("90", "Scorecard"), ("9", "Explorer"))
 
 
 class BookError(RuntimeError):
@@ -101,7 +111,7 @@ def section_of(stem: str) -> str:
     >>> section_of("77_new")
     'More notebooks'
     """
-    for prefix, caption in SECTIONS:
+    for prefix, caption in sections():
         if stem.startswith(prefix):
             return caption
     return OTHER_SECTION
@@ -552,7 +562,7 @@ def index_markdown(pages: list[Page], run_label: str, summary: str, docs: tuple 
     staged names of the documentation pages)."""
     intro = (BOOK_DIR / "intro.md").read_text()
     parts = [intro.rstrip(), "", f"```{{admonition}} This build\n{summary}\n```", ""]
-    order = [caption for _, caption in SECTIONS] + [OTHER_SECTION]
+    order = [caption for _, caption in sections()] + [OTHER_SECTION]
     for caption in dict.fromkeys(order):
         stems = [p.stem for p in pages if p.section == caption]
         if stems:
@@ -567,8 +577,13 @@ def stage(run_dir: Path, dest: Path, outputs_root: Path | None = None, notebooks
           allow_errors: bool = False) -> dict:
     """Stage the whole book source from one run; returns (and writes) the manifest the browser test checks."""
     run_dir = run_dir.resolve()
+    sources = sorted((notebooks_dir or REPO_ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    if notebooks_dir is None:  # the repository's notebooks, and those of the papers on $NLI_PAPERS
+        _importable()
+        from nli_lib.papers import paper_notebooks
+
+        sources = sorted([*sources, *paper_notebooks()], key=lambda p: p.name)
     notebooks_dir = notebooks_dir or REPO_ROOT / "notebooks"
-    sources = sorted(notebooks_dir.glob("[0-9][0-9]_*.ipynb"))
     if not sources:
         raise BookError(f"no notebooks under {notebooks_dir}")
     problems = check_run(run_dir, sources, allow_errors)
@@ -601,7 +616,7 @@ def stage(run_dir: Path, dest: Path, outputs_root: Path | None = None, notebooks
     shutil.copy2(BOOK_DIR / "about.md", dest / "about.md")
     (dest / "data-licenses.md").write_text((REPO_ROOT / "DATA_LICENSES.md").read_text())
     manifest = {"run": label, "quick": bool(params.get("quick")), "outputs": str(outputs_root),
-                "sections": [c for c in dict.fromkeys([c for _, c in SECTIONS] + [OTHER_SECTION])
+                "sections": [c for c in dict.fromkeys([c for _, c in sections()] + [OTHER_SECTION])
                              if any(p.section == c for p in pages)] + [DOCS_SECTION] * bool(docs) + ["About"],
                 "pages": [{"page": f"{p.stem}.html", "title": p.title, "section": p.section, "images": p.images,
                            "figures": p.figures, "tables": p.tables, "warnings": p.warnings} for p in pages]

@@ -13,7 +13,8 @@ A model counts as the paper's only where the profile says so: the `as:` of a mod
 section) names the paper system(s) it is, and `Profile.paper_systems` gathers these declarations into one
 mapping from our model's name (as the scorecard's `model` column shows it, without a trailing " (…)"
 remark) to the paper's names for it (a list, where the papers print one system differently). Valid names
-are those of SYSTEMS. Nothing is inferred from a name:
+are those of `systems()`, which each paper declares (`SYSTEMS` in its package's paper.py, `nli_lib.papers`).
+Nothing is inferred from a name:
 
     >>> declared = {"roberta-large-mnli": ["RoBERTa-large", "RoBERTa"], "gpt-4o-2024-08-06": "GPT-4o"}
     >>> model_basis(declared, {"RoBERTa-large": "roberta-large-mnli", "GPT-4o": "gpt-4o-2024-08-06"})
@@ -30,21 +31,21 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-# The systems each paper prints numbers for, spelt as printed (data/paper_values/<paper>.csv): the only values a
-# profile's `as:` may take. A paper that prints one system two ways lists both (atoms: gpt-4o-2024-08-06 in
-# Table 2, gpt-4o-08-06 in Tables 3-6); declare every spelling your model is.
-SYSTEMS = {
-    "atoms": ("gpt-4o-mini-2024-07-18", "gpt-4o-2024-08-06", "gpt-4o-08-06", "gpt-35-turbo-0125", "gpt-3.5-turbo",
-              "llama-3-70b-it", "llama-3-8b-it", "llama-3-8b-instruct", "gemma-2-9b-it", "roberta-large",
-              "deberta-v3-large"),
-    "factnli": ("GPT-4o", "Llama-3-8B-Instruct", "Qwen2.5-14B-Instruct", "DeepSeek-V3", "DeepSeek-R1",
-                "RoBERTa-large", "DeBERTa-v3-large", "DeBERTa-v3-base cross-encoder"),
-    "ftc": ("GPT-Neo2.7B", "GPT-Neo1.3B", "GPT2-xl"),
-    "phrasis": ("ModernBERT B", "ModernBERT L", "ALBERT v2 B", "ALBERT v2 L", "RoBERTa B", "RoBERTa L",
-                "DeBERTa v3 B", "DeBERTa v3 L", "OPT 125", "OPT 350", "Pythia 160", "Pythia 410", "GPT-2 S",
-                "GPT-2 M", "BART B", "BART L", "Flan-T5 S", "Flan-T5 B"),
-    "taxinli": ("NB", "ESIM", "BERT", "RoBERTa"),
-}
+from .papers import declared, registry
+
+
+def systems() -> dict[str, tuple[str, ...]]:
+    """The systems each paper prints numbers for, spelt as printed (its paper values): the only values a profile's
+    `as:` may take, by paper name (sorted). Each paper declares them (`SYSTEMS` in its paper.py); a paper that
+    prints one system two ways lists both (atoms: gpt-4o-2024-08-06 in Table 2, gpt-4o-08-06 in Tables 3-6).
+
+    >>> systems()["taxinli"]
+    ('NB', 'ESIM', 'BERT', 'RoBERTa')
+    """
+    found = {p.name: tuple(declared(p, "SYSTEMS", ())) for p in sorted(registry(), key=lambda p: p.name)}
+    return {name: names for name, names in found.items() if names}
+
+
 BASES = ("data", "released", "paper-model", "stand-in")
 LIKE_FOR_LIKE = ("data", "released", "paper-model")  # the bases that get an agreement status
 MODEL_FREE = ("data", "released")  # the same under every profile: tier "data"
@@ -56,7 +57,7 @@ def known_systems() -> set[str]:
     >>> {"RoBERTa", "llama-3-8b-it", "GPT-2 S"} <= known_systems()
     True
     """
-    return {s for names in SYSTEMS.values() for s in names}
+    return {s for names in systems().values() for s in names}
 
 
 def check_basis(basis: str, tier: str) -> str:

@@ -1,8 +1,9 @@
 """Numbers printed in the five papers, as reference values to set beside ours (never used as results).
 
-Values live as data in nli_lib/resources/paper_values/<paper>.csv (one file per paper, shipped with the
-package). Each entry names the paper, the table/figure key (`<paper>-<table|fig>-<number>`), what it measures, the
-value as printed, and the model/setting it belongs to. Notebooks look values up with `paper_value(...)`
+Values live as data, one CSV per paper: the registry (`nli_lib.papers`) names each paper's file
+(nli_lib/resources/paper_values/<paper>.csv for the five shipped with the package, paper_values.csv in the folder
+of a paper of your own). Each entry names the paper, the table/figure key (`<paper>-<table|fig>-<number>`), what it
+measures, the value as printed, and the model/setting it belongs to. Notebooks look values up with `paper_value(...)`
 and the scorecard (notebook 90) lists them all.
 
 >>> paper_value("atoms-table-5", "delta-SNLI test examples")
@@ -11,16 +12,18 @@ and the scorecard (notebook 90) lists them all.
 from __future__ import annotations
 
 import csv
+import functools
 from dataclasses import dataclass
 
 import pandas as pd
 
+from .papers import Paper, registry
 from .resources import PAPER_VALUES, resource_path
 
 
 @dataclass(frozen=True)
 class PaperValue:
-    paper: str  # atoms | phrasis | ftc | factnli | taxinli
+    paper: str  # a registered paper's name: atoms | phrasis | ftc | factnli | taxinli | yours
     ref: str  # '<paper>-<table|fig>-<number>'
     quantity: str  # what is measured, unique within ref
     value: float  # as printed in the paper (percentages as printed, e.g. 36.0 for 36%)
@@ -31,33 +34,46 @@ class PaperValue:
 PAPER_VALUES_DIR = resource_path(PAPER_VALUES)  # nli_lib/resources/paper_values/
 
 
-def load_values() -> list[PaperValue]:
-    """Every reference value, read from resources/paper_values/<paper>.csv (columns ref, quantity, value,
-    setting[, reason])."""
+def load_values(papers: tuple[Paper, ...] | None = None) -> list[PaperValue]:
+    """Every reference value of every registered paper (or of `papers`), read from its paper-values CSV (columns
+    ref, quantity, value, setting[, reason]), papers in name order. A paper without the file is an error naming it."""
     values = []
-    for path in sorted(PAPER_VALUES_DIR.glob("*.csv")):
-        with open(path, newline="") as fh:
+    for p in sorted(registry() if papers is None else papers, key=lambda p: p.name):
+        if not p.values.is_file():
+            raise FileNotFoundError(f"paper {p.name}: no paper values at {p.values}. Fix: write the numbers the paper "
+                                    f"prints there (columns ref, quantity, value, setting[, reason])")
+        with open(p.values, newline="") as fh:
             for row in csv.DictReader(fh):
-                values.append(PaperValue(paper=path.stem, ref=row["ref"], quantity=row["quantity"],
+                values.append(PaperValue(paper=p.name, ref=row["ref"], quantity=row["quantity"],
                                          value=float(row["value"]), setting=row.get("setting") or "",
                                          reason=row.get("reason") or ""))
     return values
 
 
-VALUES: list[PaperValue] = load_values()
+VALUES: list[PaperValue] = load_values()  # as registered when first imported; `values()` follows $NLI_PAPERS
+
+
+@functools.lru_cache(maxsize=4)
+def _values_of(papers: tuple[Paper, ...]) -> tuple[PaperValue, ...]:
+    return tuple(load_values(papers))
+
+
+def values() -> list[PaperValue]:
+    """Every reference value of the papers registered now (read once per set of papers)."""
+    return list(_values_of(registry()))
 
 
 def paper_value(ref: str, quantity: str) -> float:
     """The paper's value for (ref, quantity); KeyError names the known quantities."""
-    for v in VALUES:
+    for v in values():
         if v.ref == ref and v.quantity == quantity:
             return v.value
-    known = [v.quantity for v in VALUES if v.ref == ref]
+    known = [v.quantity for v in values() if v.ref == ref]
     raise KeyError(f"no paper value {quantity!r} under {ref!r}; known: {known}")
 
 
 def paper_values_frame(paper: str | None = None) -> pd.DataFrame:
-    rows = [v.__dict__ for v in VALUES if paper is None or v.paper == paper]
+    rows = [v.__dict__ for v in values() if paper is None or v.paper == paper]
     return pd.DataFrame(rows)
 
 

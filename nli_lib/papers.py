@@ -24,7 +24,7 @@ Importing this module imports no paper: the five built-in papers are a static ta
 are loaded by module name when a layer first asks for them (`declarations`). They are loaded on their own, without
 the paper package's `__init__` (which imports the paper's whole code): the profile reads every paper's section at
 each notebook start, and importing five papers' code for thirty lines each would cost every kernel a second or
-more. So a declarations module imports only the light core (this module, `nli_lib.catalog`), never its own
+more. So a declarations module imports only the light core (this module, `nli_lib.catalog.spec`), never its own
 package's modules; the package imports its declarations (`from .paper import ...`), not the other way round.
 
 A paper of your own needs no edit of nli_lib: put its package folder (holding `paper.yaml`, `paper.py`,
@@ -49,7 +49,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Callable, Mapping
 
 from .config import PACKAGE_DIR, user_path
 from .resources import PAPER_VALUES, resource_path
@@ -99,6 +99,37 @@ BUILTIN: tuple[Paper, ...] = (
     _builtin("taxinli", "TaxiNLI", "TaxiNLI: Taking a Ride up the NLU Hill", "5", "a taxonomy of reasoning"),
 )
 PAPERS = BUILTIN  # the papers whose packages live under nli_lib (`registry()` adds those on $NLI_PAPERS)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One key of a paper's profile section, `paper_models.<paper>.<key>` (`nli_lib.profile` turns it into a
+    schema field: a key that holds models takes a hub id, a folder or a `{id, as, name, ...}` entry per model)."""
+
+    description: str  # its meaning, as the profile key table prints it
+    default: Any = None  # its value when the profile does not set it (models: `entry(...)` mappings or ids)
+    type: Any = None  # its Python type (int, float, str | None, dict[...]); None for 'one' and 'list' models
+    models: str | None = None  # 'one' | 'list' | 'map' (a mapping whose values are models): the key holds models
+    bounds: dict = field(default_factory=dict)  # value constraints, e.g. {"ge": 1}
+    shown: str | None = None  # the default as the key table shows it, where the value itself is too long
+
+
+@dataclass(frozen=True)
+class Section:
+    """A paper's profile section: what its paper-tier steps need beyond the shared keys (`PROFILE_SECTION`)."""
+
+    doc: str  # one line: what the section holds (the key table's row for `paper_models.<paper>`)
+    settings: dict[str, Setting]  # key -> setting, in the order the key table lists them
+    check: Callable[[Mapping, str], list[str]] | None = None  # problems of the section as written (prefix given)
+
+
+def entry(model_id: str, system: str | list[str]) -> dict:
+    """A model entry declaring which paper system the model is: the default of a paper-tier model.
+
+    >>> entry("roberta-large", "roberta-large")
+    {'id': 'roberta-large', 'as': 'roberta-large'}
+    """
+    return {"id": model_id, "as": system}
 
 
 class PaperError(ValueError):
@@ -192,6 +223,13 @@ def paper_of_notebook(stem: str) -> Paper | None:
     """
     digit = stem[:1]
     return next((p for p in registry() if p.prefix == digit), None) if digit.isdigit() else None
+
+
+def paper_notebooks() -> list[Path]:
+    """The notebooks of the papers on $NLI_PAPERS (each paper's notebooks/ folder); the built-in papers' notebooks
+    are the repository's notebooks/. The runner and the book add these to the repository's."""
+    return sorted((nb for p in registry() if p.notebooks is not None and p.notebooks.is_dir()
+                   for nb in p.notebooks.glob("[0-9][0-9]_*.ipynb")), key=lambda nb: nb.name)
 
 
 def declarations(which: Paper | str) -> ModuleType:

@@ -47,36 +47,19 @@ from typing import Any, Literal, Mapping
 import yaml
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, PrivateAttr, Tag, ValidationError, create_model
 
-from .basis import SYSTEMS, known_systems, system_names
+from .basis import known_systems, system_names
+from .basis import systems as paper_systems
 from .config import is_secret_name, secret_in_value, user_dir
 from .families import BASELINES, COMPANION_MODELS, ENTRY_KINDS, FAMILIES, infer_kind, kind_problem
 from .llm.factory import PROVIDERS, LLMSection
+from .papers import Section, declared, registry
 from .resources import PROFILES, resource_path
 
 PROFILE_DIR = resource_path(PROFILES)  # nli_lib/resources/profiles/: the shipped profiles, by name
 PROFILE_ENV = "NLI_PROFILE"  # profile name or path used when none is given
 
-# The paper tier's models, by paper. Each is a default of a profile key below (point any at a local folder).
-ATOMS_DNLI_ENCODERS = {"roberta-large": "roberta-large",  # atoms Table 3 (hub id -> row), fine-tuned on δ-SNLI
-                       "microsoft/deberta-v3-large": "deberta-v3-large"}
-FACTNLI_JUDGE = "cross-encoder/nli-deberta-v3-base"  # FactNLI's "compact cross-encoder based on DeBERTa-v3-base"
-FACTNLI_JUDGE_SYSTEM = "DeBERTa-v3-base cross-encoder"  # our name for it (the paper prints none)
-FACTNLI_WIKIPEDIA_API = "https://en.wikipedia.org/w/api.php"  # FactNLI's retrieval source (MediaWiki API)
-FTC_REWRITERS = ("GPT-Neo2.7B", "GPT-Neo1.3B", "GPT2-xl")  # FTC's few-shot rewriters (Table 4: Neo2.7B; Table 11)
-PHRASIS_TABLE2 = {  # PhrasIS Table 2: printed name -> hub id (fine-tuned on PhrasIS in the paper tier)
-    "ModernBERT B": "answerdotai/ModernBERT-base", "ModernBERT L": "answerdotai/ModernBERT-large",
-    "ALBERT v2 B": "albert/albert-base-v2", "ALBERT v2 L": "albert/albert-large-v2",
-    "RoBERTa B": "FacebookAI/roberta-base", "RoBERTa L": "FacebookAI/roberta-large",
-    "DeBERTa v3 B": "microsoft/deberta-v3-base", "DeBERTa v3 L": "microsoft/deberta-v3-large",
-    "OPT 125": "facebook/opt-125m", "OPT 350": "facebook/opt-350m",
-    "Pythia 160": "EleutherAI/pythia-160m", "Pythia 410": "EleutherAI/pythia-410m",
-    "GPT-2 S": "openai-community/gpt2", "GPT-2 M": "openai-community/gpt2-medium",
-    "BART B": "facebook/bart-base", "BART L": "facebook/bart-large",
-    "Flan-T5 S": "google/flan-t5-small", "Flan-T5 B": "google/flan-t5-base",
-}
-MODEL_KEYS = ("nli_model", "extra_models", "embedder", "paper_models.atoms.dnli_encoders",
-              "paper_models.phrasis.models", "paper_models.factnli.judge",
-              "paper_models.taxinli.mnli_finetune")  # every profile key holding models
+# Each paper's paper-tier models and settings are its section `paper_models.<paper>`, declared in its package
+# (`PROFILE_SECTION` in <package>/paper.py, a `papers.Section`; see nli_lib.papers) and built into the schema below.
 
 _STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
 
@@ -138,11 +121,6 @@ class ModelRef:
         return Path(self.id).is_absolute()
 
 
-def _declared(model_id: str, system: str) -> ModelEntry:
-    """The entry of a paper's own model: `{id: model_id, as: system}` (the paper tier's defaults)."""
-    return ModelEntry.model_validate({"id": model_id, "as": system})
-
-
 def default_name(model_id: str) -> str:
     """A model's name when the profile gives none: a folder's own name, else the id itself.
 
@@ -152,58 +130,36 @@ def default_name(model_id: str) -> str:
     return Path(model_id).name if Path(model_id).is_absolute() else model_id
 
 
-class AtomsModels(BaseModel):
-    """Models of the atoms paper (notebooks 10-13) in the paper tier."""
-
-    model_config = _STRICT
-    dnli_encoders: list[Model] = Field([_declared(i, n) for i, n in ATOMS_DNLI_ENCODERS.items()], description=(
-        "encoders fine-tuned on δ-SNLI train for Table 3 (2 epochs, lr 2e-5, batch 32)"))
+_SHOWN: dict[tuple[type, str], str] = {}  # (section schema, key) -> its default as the key table shows it
 
 
-class PhrasisModels(BaseModel):
-    """Models and search budget of the PhrasIS paper (notebooks 20-22) in the paper tier."""
-
-    model_config = _STRICT
-    models: list[Model] = Field([_declared(i, n) for n, i in PHRASIS_TABLE2.items()], description=(
-        "models to fine-tune; `as:` a Table 2 name makes it that row (default: all 18, each declared)"))
-    search_trials: int = Field(0, ge=0, description="Optuna trials per model and training unit (the paper: up to 150)")
-    epochs: int = Field(3, ge=1, description="fine-tuning epochs of each model when no search runs")
-
-
-class FactNLIModels(BaseModel):
-    """Judge model and retrieval source of FactNLI (notebooks 40-41) in the paper tier."""
-
-    model_config = _STRICT
-    judge: Model = Field(_declared(FACTNLI_JUDGE, FACTNLI_JUDGE_SYSTEM), description=(
-        "the filter's NLI judge M (cross-encoder)"))
-    wikipedia_api: str = Field(FACTNLI_WIKIPEDIA_API, description="MediaWiki API the retriever queries")
-    user_agent: str | None = Field(None, description=(
-        "User-Agent of the retriever's requests, with your contact (a URL or e-mail address), as Wikimedia's "
-        "policy asks, e.g. 'nli-companion/0.1 (https://example.org/you)'; needed for any non-local API"))
+def _section_model(paper: str, section: Section) -> type[BaseModel]:
+    """A paper's profile section (`papers.Section`) as a schema: a field per setting; a setting that holds models
+    takes `Model`s (a list of them, or a mapping to them), its default entries read as ModelEntry."""
+    fields: dict[str, Any] = {}
+    for key, setting in section.settings.items():
+        kind = {"one": Model, "list": list[Model]}.get(setting.models or "", setting.type)
+        default = setting.default
+        if setting.models in ("one", "list"):
+            entry = lambda v: ModelEntry.model_validate(v) if isinstance(v, Mapping) else v  # noqa: E731
+            default = [entry(v) for v in default] if setting.models == "list" else entry(default)
+        fields[key] = (kind, Field(default, description=setting.description, **setting.bounds))
+    model = create_model(f"{paper.capitalize()}Section", __config__=_STRICT, __doc__=section.doc, **fields)
+    _SHOWN.update({(model, key): s.shown for key, s in section.settings.items() if s.shown})
+    return model
 
 
-class TaxiNLIModels(BaseModel):
-    """Models of TaxiNLI (notebooks 51-54) in the paper tier, beyond the hub models in extra_models."""
-
-    model_config = _STRICT
-    mnli_finetune: dict[Literal["BERT", "RoBERTa"], str] = Field({}, description=(
-        "encoders to fine-tune on MNLI train as the paper did (§4.1): paper system (BERT, RoBERTa) -> hub id or "
-        "folder, e.g. {BERT: google-bert/bert-base-uncased, RoBERTa: FacebookAI/roberta-large}; each is set "
-        "beside that system as 'same architecture' (our fine-tune, not the paper's model: never graded); needs "
-        "the online-only MultiNLI archive; {}: none"))
-    mnli_epochs: int = Field(3, ge=1, description="MNLI fine-tuning epochs (Devlin et al.'s GLUE setting)")
-    mnli_lr: float = Field(2e-5, gt=0, description="MNLI fine-tuning peak learning rate (AdamW)")
-    mnli_batch_size: int = Field(32, ge=1, description="MNLI fine-tuning pairs per step")
-
-
-class PaperModels(BaseModel):
-    """Every model (and service) the paper tier uses beyond `nli_model`, `extra_models`, `embedder`, `llm`."""
-
-    model_config = _STRICT
-    atoms: AtomsModels = AtomsModels()
-    phrasis: PhrasisModels = PhrasisModels()
-    factnli: FactNLIModels = FactNLIModels()
-    taxinli: TaxiNLIModels = TaxiNLIModels()
+SECTIONS: dict[str, Section] = {p.name: s for p in registry() if (s := declared(p, "PROFILE_SECTION"))}
+_SECTION_MODELS = {name: _section_model(name, section) for name, section in SECTIONS.items()}
+_SECTION_CHECKS = {_SECTION_MODELS[name]: s.check for name, s in SECTIONS.items() if s.check}
+PaperModels = create_model(
+    "PaperModels", __config__=_STRICT, __doc__="Every model (and service) the paper tier uses beyond `nli_model`, "
+    "`extra_models`, `embedder`, `llm`: one section per paper that declares one.",
+    **{name: (model, model()) for name, model in _SECTION_MODELS.items()})
+_PAPER_MODEL_KEYS = {f"paper_models.{paper}.{key}": s.models for paper, section in SECTIONS.items()
+                     for key, s in section.settings.items() if s.models}  # key -> 'one' | 'list' | 'map'
+MODEL_KEYS = ("nli_model", "extra_models", "embedder", *_PAPER_MODEL_KEYS)  # every profile key holding models
+SINGLE_MODEL_KEYS = ("nli_model", "embedder", *(k for k, kind in _PAPER_MODEL_KEYS.items() if kind == "one"))
 
 
 class Profile(BaseModel):
@@ -463,9 +419,9 @@ def _unknown_key_problems(raw: Mapping, model: type[BaseModel], prefix: str = ""
             for i, item in items:
                 if isinstance(item, Mapping):
                     problems += _unknown_key_problems(item, ModelEntry, dotted + ("" if i is None else f"[{i}]") + ".")
-    if model is PhrasisModels and isinstance(raw.get("models"), Mapping):
-        problems.append(f"{prefix}models: a list of models now, each declaring its Table 2 row with `as:`. Fix: "
-                        f"write e.g. models: [{{id: microsoft/deberta-v3-base, as: DeBERTa v3 B}}]")
+    check = _SECTION_CHECKS.get(model)  # a paper's own checks of its section (e.g. an old layout)
+    if check is not None:
+        problems += check(raw, prefix)
     return problems
 
 
@@ -541,13 +497,14 @@ def _in_hub_cache(repo_id: str) -> bool:
 
 def _entries(profile: Profile) -> dict[str, list]:
     """profile key -> its model values as written (strings or ModelEntry)."""
-    pm = profile.paper_models
     single = lambda v: [] if v is None else [v]  # noqa: E731
-    return {"nli_model": single(profile.nli_model), "extra_models": list(profile.extra_models),
-            "embedder": single(profile.embedder), "paper_models.atoms.dnli_encoders": list(pm.atoms.dnli_encoders),
-            "paper_models.phrasis.models": list(pm.phrasis.models),
-            "paper_models.factnli.judge": single(pm.factnli.judge),
-            "paper_models.taxinli.mnli_finetune": list(pm.taxinli.mnli_finetune.values())}
+    out = {"nli_model": single(profile.nli_model), "extra_models": list(profile.extra_models),
+           "embedder": single(profile.embedder)}
+    for key, kind in _PAPER_MODEL_KEYS.items():  # paper_models.<paper>.<setting>
+        _, paper, setting = key.split(".")
+        value = getattr(getattr(profile.paper_models, paper), setting)
+        out[key] = single(value) if kind == "one" else list(value.values()) if kind == "map" else list(value)
+    return out
 
 
 def _system_problems(where: str, systems: list[str]) -> list[str]:
@@ -560,17 +517,17 @@ def _system_problems(where: str, systems: list[str]) -> list[str]:
             close = same_case or difflib.get_close_matches(system, sorted(known), n=1, cutoff=0.6)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             problems.append(f"{where}.as: {system!r} is no paper's system{hint}. Fix: use a name as the paper "
-                            f"prints it: " + "; ".join(f"{p}: {', '.join(names)}" for p, names in SYSTEMS.items()))
+                            f"prints it: " + "; ".join(f"{p}: {', '.join(n)}" for p, n in paper_systems().items()))
     return problems
 
 
 def _llm_as_problems(profile: Profile) -> list[str]:
     """Unknown `as:` systems of the llm section; a rewriter declared as anything but one of FTC's rewriters."""
     problems = [] if profile.llm is None else _system_problems("llm", list(system_names(profile.llm.paper_system)))
-    rewriter = profile.rewriter
-    if rewriter is not None and rewriter.paper_system is not None and rewriter.paper_system not in FTC_REWRITERS:
+    rewriter, rewriters = profile.rewriter, declared("ftc", "REWRITERS", ())  # the rewriter section is FTC's
+    if rewriter is not None and rewriter.paper_system is not None and rewriter.paper_system not in rewriters:
         problems.append(f"rewriter.as: {rewriter.paper_system!r} is not one of FTC's rewriters. Fix: use one of "
-                        f"{', '.join(FTC_REWRITERS)}, or leave `as` out (the rewriter is then a stand-in, set "
+                        f"{', '.join(rewriters)}, or leave `as` out (the rewriter is then a stand-in, set "
                         f"beside no paper row)")
     return problems
 
@@ -619,7 +576,7 @@ def _resolve_refs(profile: Profile, problems: list[str]) -> tuple[dict[str, list
     for key, values in _entries(profile).items():
         used = paper or not key.startswith("paper_models")  # the offline tier never loads paper_models
         for i, value in enumerate(values):
-            where = key if key in ("nli_model", "embedder", "paper_models.factnli.judge") else f"{key}[{i}]"
+            where = key if key in SINGLE_MODEL_KEYS else f"{key}[{i}]"
             entry = value if isinstance(value, ModelEntry) else ModelEntry(id=value)
             try:
                 resolved = resolve_model_ref(entry.id, base)
@@ -700,8 +657,6 @@ def _default(value) -> str:
         return f"`{{id: {value.id}, as: {value.as_}}}`"
     if isinstance(value, BaseModel):
         return "(below)"
-    if isinstance(value, list) and len(value) == len(PHRASIS_TABLE2) and all(isinstance(v, ModelEntry) for v in value):
-        return f"all {len(value)} of Table 2, each declared (nli_lib/resources/profiles/paper.yaml lists them)"
     if isinstance(value, list) and value and all(isinstance(v, ModelEntry) for v in value):
         return "`[" + ", ".join(f"{{id: {v.id}, as: {v.as_}}}" for v in value) + "]`"
     return "`" + yaml.safe_dump(value, default_flow_style=True, width=10_000).strip().removesuffix("...").strip() + "`"
@@ -717,7 +672,8 @@ def key_table() -> str:
             sub = next((a for a in (field.annotation, *typing.get_args(field.annotation))
                         if isinstance(a, type) and issubclass(a, BaseModel)), None)
             meaning = field.description or (sub.__doc__ or "").strip().splitlines()[0] if sub else field.description
-            rows.append((prefix + name, _type_name(field.annotation), _default(field.default), meaning or ""))
+            shown = _SHOWN.get((model, name)) or _default(field.default)
+            rows.append((prefix + name, _type_name(field.annotation), shown, meaning or ""))
             if sub is not None and sub is not LLMSection:
                 add(sub, f"{prefix}{name}.")
             if sub is LLMSection and name == "llm":

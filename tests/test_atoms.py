@@ -1248,7 +1248,7 @@ def test_c2_prompt_shows_the_exemplars_with_their_labels_and_explanations():
 
 
 # --------------------------------------------------------------------------------------------------------------
-# Notebooks 10-13 save through the outputs catalog (nli_lib/catalog/atoms.py); wrangling in atoms/report.py
+# Notebooks 10-13 save through the outputs catalog (nli_lib/atoms/paper.py); wrangling in atoms/report.py
 # --------------------------------------------------------------------------------------------------------------
 
 ATOM_NOTEBOOKS = ("10_atoms_decomposition", "11_atoms_snli_consistency", "12_atoms_defeasible",

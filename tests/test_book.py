@@ -449,7 +449,7 @@ def test_quick_book_every_page_renders_with_its_figures_and_no_error(quick_book)
     manifest = json.loads((quick_book / "src" / prepare.MANIFEST_NAME).read_text())
     sources = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     assert {f"{p.stem}.html" for p in sources} <= {p["page"] for p in manifest["pages"]}
-    assert manifest["sections"][:6] == [caption for _, caption in prepare.SECTIONS[:6]]
+    assert manifest["sections"][:6] == [caption for _, caption in prepare.sections()[:6]]
     assert "Scorecard" in manifest["sections"]
     assert sum(p["figures"] for p in manifest["pages"]) > 0 and sum(p["images"] for p in manifest["pages"]) > 0
     # a fresh run warns about nothing: no figure without its PNG, no file from another run, no changed notebook

@@ -305,7 +305,7 @@ def test_save_takes_reference_and_caption_from_the_catalog(tmp_path, monkeypatch
     import matplotlib.pyplot as plt
 
     from nli_lib.catalog import OutputSpec
-    from nli_lib.catalog import taxinli as taxinli_catalog
+    from nli_lib.taxinli import paper as taxinli_catalog
 
     monkeypatch.setenv("NLI_OUTPUT_DIR", str(tmp_path))
     monkeypatch.setitem(taxinli_catalog.OUTPUTS, "59_demo", [
@@ -316,7 +316,7 @@ def test_save_takes_reference_and_caption_from_the_catalog(tmp_path, monkeypatch
     nb.save(pd.DataFrame({"acc": [0.5]}), "table-3", models=["m"], source="gold")
     with pytest.raises(KeyError, match="needs the field 'source'"):
         nb.save(pd.DataFrame({"acc": [0.5]}), "table-3")
-    with pytest.raises(KeyError, match="nli_lib/catalog/taxinli.py"):
+    with pytest.raises(KeyError, match="nli_lib/taxinli/paper.py"):
         nb.save(pd.DataFrame(), "table-99")
     nb.save(plt.figure(), "fig-5")
     nb.save(pd.DataFrame({"acc": [0.5]}), "fig-5")

@@ -95,3 +95,72 @@ def test_declarations_load_without_the_papers_code(tmp_path, monkeypatch):
     assert papers.declared("sixth", "OUTPUTS", {}) == {} and "sixth" not in sys.modules
     with pytest.raises(RuntimeError, match="package code ran"):
         __import__("sixth")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# A sixth paper from a folder of its own: registered by $NLI_PAPERS alone, run by the runner, graded by the
+# scorecard, rendered by the book (no edit of nli_lib, notebooks/ or the shipped resources)
+# --------------------------------------------------------------------------------------------------------------
+
+SIXTH_PAPER = '''"""What the shared layers know about the sixth paper."""
+from nli_lib.catalog.spec import OutputSpec
+from nli_lib.papers import Section, Setting
+
+SYSTEMS = ("Sixth-Net",)
+PROMPTS = None
+PROFILE_SECTION = Section("Settings of the sixth paper in the paper tier.", {
+    "threshold": Setting("how sure a label must be to count", 0.5, float, bounds={"ge": 0}),
+})
+OUTPUTS = {"60_sixth_demo": [OutputSpec("table-1", "sixth-table-1", "agreement on toy pairs (threshold {threshold})")]}
+'''
+SIXTH_CELL = '''from nli_lib.notebook import start
+nb = start(globals())
+import pandas as pd
+import sixth
+ours = sixth.agreement(pd.DataFrame({"gold": list("aabb"), "pred": list("aaba")}))
+threshold = nb.profile.paper_models.sixth.threshold
+nb.save(pd.DataFrame({"agreement": [ours]}), "table-1", threshold=threshold)
+nb.out.score("sixth-table-1", "agreement", ours, "data", basis="data")
+nb.finish()
+'''
+
+
+def build_sixth(root: Path) -> Path:
+    """The whole sixth paper in `root`/sixth: package, declarations, paper values and one notebook."""
+    from kit import write_notebook
+
+    pkg = write_paper(root, section="Sixth · a tiny paper")
+    (pkg / "__init__.py").write_text("from .analysis import agreement  # noqa: F401\n")
+    (pkg / "analysis.py").write_text("def agreement(frame):\n    return float((frame.gold == frame.pred).mean() * 100)\n")
+    (pkg / "paper.py").write_text(SIXTH_PAPER)
+    (pkg / "paper_values.csv").write_text("ref,quantity,value,setting,reason\nsixth-table-1,agreement,75.0,,\n"
+                                          "sixth-table-1,human agreement,90.0,,needs the paper's annotators\n")
+    (pkg / "notebooks").mkdir()
+    write_notebook(pkg / "notebooks" / "60_sixth_demo.ipynb", SIXTH_CELL)
+    return pkg
+
+
+def test_a_sixth_paper_from_its_own_folder_runs_through_the_runner_the_scorecard_and_the_book(tmp_path, monkeypatch):
+    pytest.importorskip("papermill")
+    sys.path.insert(0, str(REPO_ROOT / "book"))
+    import prepare
+
+    from nli_lib import outputs, runner, scorecard
+
+    pkg = build_sixth(tmp_path / "papers")
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv(papers.PAPERS_ENV, str(pkg))  # the one step outside the folder
+
+    assert runner.main(["--quick", "--only", "60", "--runs-dir", str(tmp_path / "runs")]) == 0
+    run = tmp_path / "runs" / "offline-quick"
+    side = (run / "outputs" / "tables" / "60_sixth_demo" / "table-1.json").read_text()
+    assert '"ref": "sixth-table-1"' in side and "threshold 0.5" in side  # catalog and profile section, in the kernel
+
+    card = scorecard.build_scorecard(ours=outputs.scorecard_entries(run / "outputs")).query("paper == 'sixth'")
+    assert card.set_index("quantity")["status"].to_dict() == {
+        "agreement": "match", "human agreement": "not computed: needs the paper's annotators"}
+
+    manifest = prepare.stage(run, tmp_path / "book", notebooks_dir=pkg / "notebooks")
+    page = next(p for p in manifest["pages"] if p["page"] == "60_sixth_demo.html")
+    assert page["section"] == "Sixth · a tiny paper" and page["tables"] == 1

@@ -6,9 +6,12 @@ import importlib.util
 
 import pytest
 
+from nli_lib import papers
 from nli_lib import profile as P
 from nli_lib.config import REPO_ROOT
 from nli_lib.profile import ProfileError, load_profile
+
+atoms_paper, phrasis_paper, factnli_paper = (papers.declarations(n) for n in ("atoms", "phrasis", "factnli"))
 
 
 def problems(text: str) -> str:
@@ -23,9 +26,9 @@ def test_shipped_profiles_are_valid():
     assert P.PROFILE_DIR == REPO_ROOT / "nli_lib" / "resources" / "profiles"  # package data
     assert paper.tier == "paper" and paper.llm.concurrency == 8 and paper.llm.timeout_s == 60.0
     phrasis = paper.refs("paper_models.phrasis.models")  # the YAML lists every Table 2 model, each declared
-    assert {r.systems[0]: r.id for r in phrasis} == P.PHRASIS_TABLE2 and all(len(r.systems) == 1 for r in phrasis)
-    assert paper.ref("paper_models.factnli.judge").id == P.FACTNLI_JUDGE
-    assert paper.ref("paper_models.factnli.judge").systems == (P.FACTNLI_JUDGE_SYSTEM,)
+    assert {r.systems[0]: r.id for r in phrasis} == phrasis_paper.TABLE2 and all(len(r.systems) == 1 for r in phrasis)
+    assert paper.ref("paper_models.factnli.judge").id == factnli_paper.JUDGE
+    assert paper.ref("paper_models.factnli.judge").systems == (factnli_paper.JUDGE_SYSTEM,)
     assert offline.paper_systems == {}  # the offline profile declares nothing: its models are stand-ins
 
 
@@ -33,7 +36,7 @@ def test_defaults_of_new_keys():
     p = load_profile(text="tier: offline")
     assert (p.max_failure_rate, p.precision, p.seed, p.baselines) == (0.02, "float32", 0, ["tfidf-logreg"])
     assert {r.id: r.systems for r in p.refs("paper_models.atoms.dnli_encoders")} == \
-        {i: (n,) for i, n in P.ATOMS_DNLI_ENCODERS.items()}
+        {i: (n,) for i, n in atoms_paper.DNLI_ENCODERS.items()}
 
 
 def test_typo_of_a_key_says_did_you_mean():
@@ -254,8 +257,9 @@ def test_runner_stops_before_notebook_00_on_a_bad_profile(tmp_path, capsys):
 
 def test_no_hub_model_id_is_hard_coded_outside_the_profile_schema():
     """Every model the paper tier loads is a profile key (so a local folder can replace it): hub ids of the
-    form org/name appear in code only as the profile's defaults. Docstrings and the label of predictions
-    shipped with TaxiNLI (never loaded) are the exceptions."""
+    form org/name appear in code only as the profile's defaults (profile.py, and the paper sections each paper
+    declares in its paper.py). Docstrings and the label of predictions shipped with TaxiNLI (never loaded) are
+    the exceptions."""
     import ast
     import re
 
@@ -263,10 +267,11 @@ def test_no_hub_model_id_is_hard_coded_outside_the_profile_schema():
                             r"cross-encoder|neo|deberta|roberta|albert|modernbert|flan)[\w.-]*$", re.I)
     allowed = {("nli_lib/data/loaders.py", "aloxatel/bert-base-mnli")}
     labels_only = {"nli_lib/replicas.py"}  # names the hub layout each replica copies; nothing is loaded from them
+    declarations = {str((p.folder / "paper.py").relative_to(REPO_ROOT)) for p in papers.builtin()}
     found = []
     for path in sorted((REPO_ROOT / "nli_lib").rglob("*.py")):
         rel = str(path.relative_to(REPO_ROOT))
-        if rel == "nli_lib/profile.py" or rel in labels_only:
+        if rel == "nli_lib/profile.py" or rel in labels_only or rel in declarations:
             continue
         tree = ast.parse(path.read_text())
         docstrings = {id(n.body[0].value) for n in ast.walk(tree)

@@ -112,11 +112,11 @@ def test_package_init_only_re_exports(package):
 
 def test_each_papers_prompts_live_beside_its_package():
     from nli_lib.llm import PROMPTS
-    from nli_lib.llm.prompts import PROMPT_MODULES
+    from nli_lib.llm.prompts import prompt_modules
 
     for key in PROMPTS:
         paper = key.split(".")[0]
-        module = PROMPT_MODULES[paper]
+        module = prompt_modules()[paper]
         assert (REPO_ROOT / (module.replace(".", "/") + ".py")).is_file(), key
     llm_source = (LIB / "llm" / "prompts.py").read_text(encoding="utf-8")
     assert "You are an expert linguist" not in llm_source  # the papers' wording is not in the LLM layer

@@ -21,6 +21,7 @@ Submodules, in the paper's order:
 (False, 'neutral')
 """
 from ..models.prompted import PromptNLIClassifier  # noqa: F401
+from . import paper  # noqa: F401  (its declarations, read by nli_lib.papers)
 from .consistency import (  # noqa: F401
     atom_judgements,
     consistency_frame,

@@ -5,78 +5,19 @@ A notebook cell then reads like the paper:
     >>> nb.save(table3, "table-3", models=names)          # doctest: +SKIP
 
 and the caption, the paper reference and the record settings come from the notebook's entry here. Each
-paper has one module (`nli_lib/catalog/<paper>.py`; `companion.py` holds notebooks 00, 01, 90 and 91) with a
-mapping `OUTPUTS = {notebook stem: [OutputSpec, ...]}`.
+paper declares its outputs in its package (`OUTPUTS = {notebook stem: [OutputSpec, ...]}` in `<package>/paper.py`,
+found through the registry `nli_lib.papers`); `nli_lib/catalog/companion.py` holds the companion's own notebooks
+(00, 01, 90 and 91).
 
 A caption may hold `{fields}` that `save(..., field=value)` fills (a model name, the label source); in a
-quick run " — QUICK sample" is appended to every caption, so no cell repeats that bookkeeping.
-
->>> spec = OutputSpec("table-3", "taxinli-table-3", "accuracy (%) per category; labels: {source}")
->>> spec.caption_for(quick=True, source="gold")
-'accuracy (%) per category; labels: gold — QUICK sample'
->>> spec.kind
-'table'
+quick run " — QUICK sample" is appended to every caption, so no cell repeats that bookkeeping
+(`nli_lib.catalog.spec`).
 """
 from __future__ import annotations
 
-import importlib
-from dataclasses import dataclass, field
-
-QUICK_NOTE = " — QUICK sample"
-SERIES = {"0": "companion", "1": "atoms", "2": "phrasis", "3": "ftc", "4": "factnli", "5": "taxinli",
-          "9": "companion"}  # first digit of a notebook stem -> catalog module
-
-
-@dataclass(frozen=True)
-class OutputSpec:
-    """One saved output of one notebook."""
-
-    name: str  # file stem under tables/<notebook>/ or figures/<notebook>/ (records: .../records/); may hold {fields}
-    ref: str  # paper key '<paper>-<table|fig>-<number>' (companion-... for the companion's own outputs)
-    caption: str  # what it shows; `{field}`s are filled by `save(..., field=...)`
-    kind: str = "table"  # 'table' | 'figure' | 'records'
-    index: bool = False  # tables: write the DataFrame index as a column
-    filters: tuple[str, ...] = ()  # records: columns a reader filters by; 'prefix*' = every column so named
-    text: tuple[str, ...] = ()  # records: long-text columns shown in the detail view
-    extra: dict = field(default_factory=dict)  # further keyword arguments of the Outputs writer (e.g. dpi)
-
-    def __post_init__(self):
-        if self.kind not in ("table", "figure", "records"):
-            raise ValueError(f"{self.name}: kind must be table, figure or records, not {self.kind!r}")
-
-    def filters_for(self, columns) -> tuple[str, ...]:
-        """The filter columns of a record set with these `columns`: a 'prefix*' entry stands for every column
-        starting with the prefix (columns named per model, e.g. 'correct <system>').
-
-        >>> OutputSpec("r", "taxinli-fig-5", "", kind="records", filters=("label", "correct *")).filters_for(
-        ...     ["label", "correct NB", "correct m", "pred m"])
-        ('label', 'correct NB', 'correct m')
-        """
-        out = []
-        for f in self.filters:
-            out += [c for c in columns if c.startswith(f[:-1])] if f.endswith("*") else [f]
-        return tuple(dict.fromkeys(out))
-
-    def file_name(self, **fields) -> str:
-        """The file stem: `name` with its `{fields}` filled, for outputs saved once per model.
-
-        >>> OutputSpec("fig-7-grid-{model}", "taxinli-fig-7", "t-SNE of {model}", kind="figure").file_name(model="m")
-        'fig-7-grid-m'
-        """
-        try:
-            return self.name.format(**fields) if "{" in self.name else self.name
-        except KeyError as exc:
-            raise KeyError(f"output {self.name!r}: its name needs the field {exc.args[0]!r}: "
-                           f"nb.save(..., {exc.args[0]}=...)") from None
-
-    def caption_for(self, quick: bool = False, **fields) -> str:
-        """The caption with its fields filled and the quick-run note appended when `quick`."""
-        try:
-            text = self.caption.format(**fields) if fields or "{" in self.caption else self.caption
-        except KeyError as exc:
-            raise KeyError(f"output {self.name!r}: its caption needs the field {exc.args[0]!r}: "
-                           f"nb.save(..., {exc.args[0]}=...)") from None
-        return text + (QUICK_NOTE if quick else "")
+from ..config import PACKAGE_DIR
+from ..papers import RESERVED_PREFIXES, declared, paper_of_notebook
+from .spec import QUICK_NOTE, OutputSpec  # noqa: F401  (re-exported: the catalog's entries)
 
 
 def specs(notebook: str) -> list[OutputSpec]:
@@ -85,18 +26,36 @@ def specs(notebook: str) -> list[OutputSpec]:
     >>> specs("99_nothing_declared")
     []
     """
-    module = SERIES.get(notebook[:1])
-    if module is None:
-        return []
-    try:
-        declared = importlib.import_module(f"{__name__}.{module}").OUTPUTS
-    except ModuleNotFoundError:
-        return []
-    found = list(declared.get(notebook, []))
+    found = list(_outputs(notebook).get(notebook, []))
     keys = [(s.kind, s.name) for s in found]
     if len(set(keys)) != len(keys):
-        raise ValueError(f"catalog {module}: notebook {notebook} declares an output twice")
+        raise ValueError(f"{catalog_file(notebook)}: notebook {notebook} declares an output twice")
     return found
+
+
+def _outputs(notebook: str) -> dict:
+    """The OUTPUTS mapping that holds `notebook`'s declarations: its paper's, or the companion's own."""
+    paper = paper_of_notebook(notebook)
+    if paper is not None:
+        return declared(paper, "OUTPUTS", {})
+    if notebook[:1] in RESERVED_PREFIXES:
+        from . import companion
+
+        return companion.OUTPUTS
+    return {}
+
+
+def catalog_file(notebook: str) -> str:
+    """Where `notebook`'s outputs are declared, as a reader finds the file.
+
+    >>> catalog_file("51_taxinli_error_analysis"), catalog_file("90_scorecard")
+    ('nli_lib/taxinli/paper.py', 'nli_lib/catalog/companion.py')
+    """
+    paper = paper_of_notebook(notebook)
+    if paper is None:
+        return "nli_lib/catalog/companion.py" if notebook[:1] in RESERVED_PREFIXES else "(no paper claims it)"
+    path = paper.folder / "paper.py"
+    return path.relative_to(PACKAGE_DIR.parent).as_posix() if path.is_relative_to(PACKAGE_DIR) else str(path)
 
 
 def spec(notebook: str, name: str, kind: str | None = None) -> OutputSpec:
@@ -106,8 +65,7 @@ def spec(notebook: str, name: str, kind: str | None = None) -> OutputSpec:
     if len(found) > 1:  # a table and a figure of one name: a DataFrame is saved as the table
         found = [s for s in found if s.kind != "figure"]
     if not found:
-        module = SERIES.get(notebook[:1], "?")
         raise KeyError(f"notebook {notebook} has no {kind or 'output'} {name!r} declared in "
-                       f"nli_lib/catalog/{module}.py (declared: {sorted(s.name for s in specs(notebook))}); "
+                       f"{catalog_file(notebook)} (declared: {sorted(s.name for s in specs(notebook))}); "
                        f"add an OutputSpec there")
     return found[0]

@@ -1,6 +1,6 @@
 """Outputs of the companion's own notebooks (00 data, 01 models, 90 scorecard, 91 explorer), declared once
 (see nli_lib.catalog)."""
-from . import OutputSpec
+from .spec import OutputSpec
 
 OUTPUTS: dict[str, list[OutputSpec]] = {
     "00_data_and_statistics": [

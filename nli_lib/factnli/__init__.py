@@ -29,6 +29,7 @@ CLI: ``python -m nli_lib.factnli build [--quick] [--n-premises N]`` builds SNLI 
 by default) with progress bars, resuming from the cache; ``NLI_FACTNLI_PREMISES=all`` then makes notebooks 40/41
 use all of it (offline they use a seeded 40-premise sample by default, see `session`).
 """
+from . import paper  # noqa: F401  (its declarations, read by nli_lib.papers)
 from .context import context_report, needed_length, sized_view
 from .evaluation import (
                          FACTNLI_GENERATORS,

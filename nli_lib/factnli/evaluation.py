@@ -19,7 +19,7 @@ import pandas as pd
 
 from ..config import LABELS
 from ..evaluation import confusion, wilson_interval
-from ..profile import FACTNLI_JUDGE_SYSTEM
+from .paper import JUDGE_SYSTEM
 from .context import sized_view
 from .filtering import NLIJudge
 from .fusion import check_fusion
@@ -552,7 +552,7 @@ PAPER_GENERATOR = "GPT-4o"
 #: Appendix F's generator (Tables 8-9): our levels stand beside Table 8 only when declared to be its output.
 QWEN_GENERATOR = "Qwen2.5-14B-Instruct"
 FACTNLI_GENERATORS = (PAPER_GENERATOR, QWEN_GENERATOR)
-PAPER_JUDGE_SYSTEM = FACTNLI_JUDGE_SYSTEM  # our name for the filter's cross-encoder (nli_lib.basis SYSTEMS)
+PAPER_JUDGE_SYSTEM = JUDGE_SYSTEM  # our name for the filter's cross-encoder (one of nli_lib.factnli.paper.SYSTEMS)
 
 
 def levels_stand_for(generator: str, judge: str | None = None, paper_generator: str = PAPER_GENERATOR) -> dict:

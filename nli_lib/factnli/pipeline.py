@@ -31,7 +31,7 @@ from ..cache import CallCache, default_cache
 from ..decomposer import RULES_VERSION as ATOM_RULES_VERSION
 from ..hashing import json_hash
 from ..llm import OfflineLLM, PromptTemplate
-from ..profile import FACTNLI_JUDGE, FACTNLI_WIKIPEDIA_API
+from .paper import JUDGE, WIKIPEDIA_API
 from ..text import normalise, word_count
 from .extraction import Fact, FactExtractor, llm_extractor, rule_extractor
 from .filtering import NLIJudge, filter_facts, graph_pairs, no_filter, truth_seed, truth_set_filter
@@ -40,7 +40,7 @@ from .retrieval import FailedPool, Snippet, SnippetRetriever, WordNetPages
 from .wikipedia import WikipediaPages
 
 NAMESPACE = "factnli_level"
-PAPER_JUDGE = FACTNLI_JUDGE  # the paper's "compact cross-encoder based on DeBERTa-v3-base" (profile default)
+PAPER_JUDGE = JUDGE  # the paper's "compact cross-encoder based on DeBERTa-v3-base" (profile default)
 
 
 @dataclass(frozen=True)
@@ -422,7 +422,7 @@ def offline_augmenter(judge_model, settings: FactNLISettings | None = None, enco
 
 
 def paper_augmenter(llm_client, judge_model, settings: FactNLISettings | None = None, encoder=None,
-                    api_url: str = FACTNLI_WIKIPEDIA_API, cache: CallCache | None = None,
+                    api_url: str = WIKIPEDIA_API, cache: CallCache | None = None,
                     user_agent: str | None = None) -> Augmenter:
     """Paper profile: Wikipedia pages (`api_url`, requests sent with `user_agent`), B.1 and B.2 through the
     LLM endpoint, a cross-encoder judge."""

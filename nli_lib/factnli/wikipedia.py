@@ -36,7 +36,7 @@ from typing import Callable
 
 from .. import calls
 from ..cache import CallCache, ReplayMiss, default_cache
-from ..profile import FACTNLI_WIKIPEDIA_API
+from .paper import WIKIPEDIA_API
 from ..text import WORD, normalise
 from .retrieval import Page, RetrievalError
 from .text import pos_tag, query_nouns, split_sentences
@@ -94,7 +94,7 @@ class WikipediaPages:
     `sleep` is the backoff's wait (tests pass a recorder).
     """
 
-    def __init__(self, api_url: str = FACTNLI_WIKIPEDIA_API, results_per_term: int = 1, max_terms: int = 6,
+    def __init__(self, api_url: str = WIKIPEDIA_API, results_per_term: int = 1, max_terms: int = 6,
                  timeout_s: float = 20.0, cache: CallCache | None = None, wordnet=None, replay_only: bool = False,
                  user_agent: str | None = None, terms: Callable[[str], list[str]] | None = None,
                  search_depth: int = 5, max_retries: int = 5, retry_base_s: float = 1.0,

@@ -30,6 +30,7 @@ outside the evaluated sample; offline, the FSP steps are rule-based stand-ins, n
 paper row; `rewriters`).
 """
 from ..evaluation import wilcoxon_rho  # noqa: F401  (§3.3's ρ)
+from . import paper  # noqa: F401  (its declarations, read by nli_lib.papers)
 from .analysis import (
                        PAPER_REWRITES,
                        annotate_box_counts,

@@ -28,7 +28,7 @@ from typing import Mapping
 
 import pandas as pd
 
-from ..profile import FTC_REWRITERS
+from .paper import REWRITERS
 from .fewshot import PAPER_SHOTS, FewShotRewriter, shot_sets
 
 TABLE4_REWRITER = "GPT-Neo2.7B"  # the rewriter of Tables 4, 5, 6 and 12 ("the largest and best performing model")
@@ -49,14 +49,14 @@ def make_rewriter(params: Mapping, dev: pd.DataFrame | None = None, *, seed: int
     client = make_llm(params, section="rewriter", cache=cache)
     if client is not None:
         declared = client.paper_system
-        if declared is not None and declared not in FTC_REWRITERS:
-            raise ValueError(f"rewriter declared as {declared!r}: FTC's rewriters are {FTC_REWRITERS}")
+        if declared is not None and declared not in REWRITERS:
+            raise ValueError(f"rewriter declared as {declared!r}: FTC's rewriters are {REWRITERS}")
     else:  # the llm section's `as:` names what it is for atoms/FactNLI: for FTC it is a stand-in unless it
         client = make_llm(params, cache=cache)  # names one of FTC's rewriters
         if client is None:
             return FewShotRewriter.offline(cache=cache)
         names = (client.paper_system,) if isinstance(client.paper_system, str) else client.paper_system or ()
-        declared = next((n for n in names if n in FTC_REWRITERS), None)
+        declared = next((n for n in names if n in REWRITERS), None)
     pool = None if dev is None else counterfactual_rows(balanced_sample(dev, pool_per_label, seed=seed), "regex",
                                                         "regex")
     rewriter = FewShotRewriter.from_llm(client, shots=shot_sets(pool, n=PAPER_SHOTS, seed=seed))
@@ -65,7 +65,7 @@ def make_rewriter(params: Mapping, dev: pd.DataFrame | None = None, *, seed: int
 
 def paper_rewriter(rewriter: FewShotRewriter) -> str | None:
     """The paper's rewriter `rewriter` is declared to be (GPT-Neo2.7B, GPT-Neo1.3B, GPT2-xl), or None."""
-    return rewriter.paper_system if rewriter.paper_system in FTC_REWRITERS else None
+    return rewriter.paper_system if rewriter.paper_system in REWRITERS else None
 
 
 def is_table4_rewriter(rewriter: FewShotRewriter) -> bool:

@@ -62,6 +62,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
+from ..papers import declared, registry
+
 # ---------------------------------------------------------------------------------------------------
 # Template and parse result
 # ---------------------------------------------------------------------------------------------------
@@ -488,19 +490,29 @@ def parse_phrase_relation(text: str) -> str:
 # The registry
 # ---------------------------------------------------------------------------------------------------
 
-#: Paper -> the module that registers its templates (keys start with the paper's name).
-PROMPT_MODULES = {"atoms": "nli_lib.atoms.prompts", "factnli": "nli_lib.factnli.prompts",
-                  "ftc": "nli_lib.ftc.prompts", "phrasis": "nli_lib.phrasis.prompts"}
+def prompt_modules() -> dict[str, str]:
+    """Paper -> the module that registers its templates (keys start with the paper's name): each registered
+    paper's `PROMPTS` declaration (`nli_lib.papers`), for the papers that have prompts.
+
+    >>> prompt_modules()["ftc"]
+    'nli_lib.ftc.prompts'
+    """
+    return {p.name: module for p in registry() if (module := declared(p, "PROMPTS"))}
 
 
 class PromptRegistry(Mapping):
     """Templates by key; a paper's module is imported on the first lookup of one of its keys (all of them
-    when the registry is listed), so importing the LLM layer never imports the paper packages."""
+    when the registry is listed), so importing the LLM layer never imports the paper packages. `modules`
+    (paper -> module) defaults to the papers' declarations, read when first needed."""
 
-    def __init__(self, modules: Mapping[str, str]):
-        self._modules = dict(modules)
+    def __init__(self, modules: Mapping[str, str] | None = None):
+        self._given = None if modules is None else dict(modules)
         self._templates: dict[str, PromptTemplate] = {}
         self._loaded: set[str] = set()
+
+    @property
+    def _modules(self) -> dict[str, str]:
+        return prompt_modules() if self._given is None else self._given
 
     def register(self, *templates: PromptTemplate) -> None:
         for t in templates:
@@ -532,5 +544,5 @@ class PromptRegistry(Mapping):
         return sum(1 for _ in self)
 
 
-PROMPTS = PromptRegistry(PROMPT_MODULES)
+PROMPTS = PromptRegistry()
 register = PROMPTS.register

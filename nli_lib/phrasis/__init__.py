@@ -11,6 +11,7 @@ rows), `analysis` (error analysis, the paper's printed tables and example pairs)
     >>> phr.reverse_label("FORW"), phr.soft_coh(["FORW", "EQUI"], ["BACK", "SIMI"])
     ('BACK', 0.5)
 """
+from . import paper  # noqa: F401  (its declarations, read by nli_lib.papers)
 from .analysis import (  # noqa: F401
                        NOT_RANKED,
                        PAPER_EXAMPLES,

@@ -13,7 +13,7 @@ coherence code scores any of them the same way:
   directions; (entailment, neutral) -> FORW and so on. Coherent by construction: reversing a pair swaps the
   two calls, so SoftCoh = 1 and HardCoh is its accuracy on both directions at once.
 * `PAPER_MODELS` - the 18 models of the paper's Table 2 (hub ids: the profile key
-  `paper_models.phrasis.models` and its defaults, `nli_lib.profile.PHRASIS_TABLE2`), fine-tuned through
+  `paper_models.phrasis.models` and its defaults, `nli_lib.phrasis.paper.TABLE2`), fine-tuned through
   `AutoModelForSequenceClassification` (decoder-only models pad through `nli_lib.models.hf.set_padding`);
   `paper_search` runs the paper's Optuna space (`PAPER_SEARCH_SPACE`; head dropout via `with_head_dropout`).
 
@@ -44,7 +44,7 @@ from ..filecache import cached_dir
 from ..hashing import stable_json, text_hash
 from ..models.base import Classifier
 from ..models.baselines import SklearnPairClassifier, split_spaces
-from ..profile import PHRASIS_TABLE2
+from .paper import TABLE2
 from .features import (
     DENSE_NAMES,
     FEATURE_VERSION,
@@ -367,8 +367,8 @@ class PaperModel:
     params: str  # size as printed in Table 2
 
 
-PAPER_MODELS: tuple[PaperModel, ...] = tuple(  # hub ids: the profile's defaults (nli_lib.profile.PHRASIS_TABLE2)
-    PaperModel(name, PHRASIS_TABLE2[name], family, size) for name, family, size in (
+PAPER_MODELS: tuple[PaperModel, ...] = tuple(  # hub ids: the profile's defaults (nli_lib.phrasis.paper.TABLE2)
+    PaperModel(name, TABLE2[name], family, size) for name, family, size in (
         ("ModernBERT B", "encoder", "149M"),
         ("ModernBERT L", "encoder", "395M"),
         ("ALBERT v2 B", "encoder", "11.8M"),

@@ -12,7 +12,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from ..catalog.phrasis import COHERENCE_TABLES  # the paper's table number -> (split, metric)
+from .paper import COHERENCE_TABLES  # the paper's table number -> (split, metric)
 from ..paper_values import paper_value
 from .analysis import PHENOMENA, find_examples, phenomenon_examples, phenomenon_table
 from .coherence import reversed_pairs, score_pairs

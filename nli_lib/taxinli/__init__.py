@@ -16,7 +16,7 @@ factor analysis, Bayesian estimates and layer-wise representations. Notebooks 50
 Every analysis works on a per-example frame (`dataset.example_rows`, `systems.system_rows`) and returns a
 DataFrame, so the examples behind any number are one filter away.
 """
-from . import mnli, representations, standin  # noqa: F401
+from . import mnli, paper, representations, standin  # noqa: F401
 from .bayes import (  # noqa: F401
     BN_COLUMNS,
     CONDITIONAL_COLUMNS,

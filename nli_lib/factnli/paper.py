@@ -1,5 +1,27 @@
-"""Outputs of the factnli notebooks: name, paper reference and caption, declared once (see nli_lib.catalog)."""
-from . import OutputSpec
+"""What the shared layers know about FactNLI (notebooks 40-41): its systems, prompt module, profile section and
+outputs catalog (the declarations `nli_lib.papers` loads without this package's code, so this module imports only
+the light core).
+
+OUTPUTS: name, paper reference and caption of every output, declared once (see nli_lib.catalog).
+"""
+from ..catalog.spec import OutputSpec
+from ..papers import Section, Setting, entry
+
+JUDGE = "cross-encoder/nli-deberta-v3-base"  # the filter's "compact cross-encoder based on DeBERTa-v3-base"
+JUDGE_SYSTEM = "DeBERTa-v3-base cross-encoder"  # our name for it (the paper prints none)
+WIKIPEDIA_API = "https://en.wikipedia.org/w/api.php"  # the retrieval source (MediaWiki API)
+# the systems the paper prints numbers for, as printed (what a profile's `as:` may name)
+SYSTEMS = ("GPT-4o", "Llama-3-8B-Instruct", "Qwen2.5-14B-Instruct", "DeepSeek-V3", "DeepSeek-R1", "RoBERTa-large",
+           "DeBERTa-v3-large", JUDGE_SYSTEM)
+PROMPTS = "nli_lib.factnli.prompts"  # registers the factnli.* prompt templates
+PROFILE_SECTION = Section("Judge model and retrieval source of FactNLI (notebooks 40-41) in the paper tier.", {
+    "judge": Setting("the filter's NLI judge M (cross-encoder)", entry(JUDGE, JUDGE_SYSTEM), models="one"),
+    "wikipedia_api": Setting("MediaWiki API the retriever queries", WIKIPEDIA_API, str),
+    "user_agent": Setting(
+        "User-Agent of the retriever's requests, with your contact (a URL or e-mail address), as Wikimedia's "
+        "policy asks, e.g. 'nli-companion/0.1 (https://example.org/you)'; needed for any non-local API", None,
+        str | None),
+})
 
 _PROXY = ("automatic proxies (NLI judge), not human judgements: shown beside the paper's human audit, never "
           "scored against it")

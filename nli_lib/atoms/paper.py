@@ -1,10 +1,29 @@
-"""Outputs of the atoms notebooks (10-13): name, paper reference and caption, declared once (see nli_lib.catalog).
+"""What the shared layers know about the atoms paper (Srikanth & Rudinger, notebooks 10-13): its systems, prompt
+module, profile section and outputs catalog (the declarations `nli_lib.papers` loads without this package's code,
+so this module imports only the light core).
+
+OUTPUTS: name, paper reference and caption of every output, declared once (see nli_lib.catalog).
 
 Caption fields the notebooks fill: `demo` (the method-demonstration warning of notebook 12, '' when the atom
 labels pass the checks), `source` (the atom label source), `generator` (the atom generator), `train` (what the
 δ-NLI encoders were fine-tuned on), `checks` (the silver-label pass marks), `examples` (how many examples).
 """
-from . import OutputSpec
+from ..catalog.spec import OutputSpec
+from ..papers import Section, Setting, entry
+
+# The systems the paper prints numbers for, spelt as printed (resources/paper_values/atoms.csv): what a profile's
+# `as:` may name. It prints one system two ways (gpt-4o-2024-08-06 in Table 2, gpt-4o-08-06 in Tables 3-6);
+# declare every spelling your model is.
+SYSTEMS = ("gpt-4o-mini-2024-07-18", "gpt-4o-2024-08-06", "gpt-4o-08-06", "gpt-35-turbo-0125", "gpt-3.5-turbo",
+           "llama-3-70b-it", "llama-3-8b-it", "llama-3-8b-instruct", "gemma-2-9b-it", "roberta-large",
+           "deberta-v3-large")
+PROMPTS = "nli_lib.atoms.prompts"  # registers the atoms.* prompt templates
+DNLI_ENCODERS = {"roberta-large": "roberta-large",  # Table 3 (hub id -> row), fine-tuned on δ-SNLI
+                 "microsoft/deberta-v3-large": "deberta-v3-large"}
+PROFILE_SECTION = Section("Models of the atoms paper (notebooks 10-13) in the paper tier.", {
+    "dnli_encoders": Setting("encoders fine-tuned on δ-SNLI train for Table 3 (2 epochs, lr 2e-5, batch 32)",
+                             [entry(i, n) for i, n in DNLI_ENCODERS.items()], models="list"),
+})
 
 _R = "records"
 

@@ -1,5 +1,27 @@
-"""Outputs of the taxinli notebooks: name, paper reference and caption, declared once (see nli_lib.catalog)."""
-from . import OutputSpec
+"""What the shared layers know about TaxiNLI (Joshi et al., notebooks 50-54): its systems, profile section and
+outputs catalog (the declarations `nli_lib.papers` loads without this package's code, so this module imports only
+the light core). TaxiNLI has no prompts.
+
+OUTPUTS: name, paper reference and caption of every output, declared once (see nli_lib.catalog).
+"""
+from typing import Literal
+
+from ..catalog.spec import OutputSpec
+from ..papers import Section, Setting
+
+SYSTEMS = ("NB", "ESIM", "BERT", "RoBERTa")  # the systems the paper prints numbers for (what `as:` may name)
+PROMPTS = None
+PROFILE_SECTION = Section(
+    "Models of TaxiNLI (notebooks 51-54) in the paper tier, beyond the hub models in extra_models.", {
+        "mnli_finetune": Setting(
+            "encoders to fine-tune on MNLI train as the paper did (§4.1): paper system (BERT, RoBERTa) -> hub id or "
+            "folder, e.g. {BERT: google-bert/bert-base-uncased, RoBERTa: FacebookAI/roberta-large}; each is set "
+            "beside that system as 'same architecture' (our fine-tune, not the paper's model: never graded); needs "
+            "the online-only MultiNLI archive; {}: none", {}, dict[Literal["BERT", "RoBERTa"], str], models="map"),
+        "mnli_epochs": Setting("MNLI fine-tuning epochs (Devlin et al.'s GLUE setting)", 3, int, bounds={"ge": 1}),
+        "mnli_lr": Setting("MNLI fine-tuning peak learning rate (AdamW)", 2e-5, float, bounds={"gt": 0}),
+        "mnli_batch_size": Setting("MNLI fine-tuning pairs per step", 32, int, bounds={"ge": 1}),
+    })
 
 _T = "taxinli-"
 

@@ -1,5 +1,46 @@
-"""Outputs of the phrasis notebooks: name, paper reference and caption, declared once (see nli_lib.catalog)."""
-from . import OutputSpec
+"""What the shared layers know about PhrasIS (Apaolaza et al., notebooks 20-22): its systems, prompt module, profile
+section and outputs catalog (the declarations `nli_lib.papers` loads without this package's code, so this module
+imports only the light core).
+
+OUTPUTS: name, paper reference and caption of every output, declared once (see nli_lib.catalog).
+"""
+from typing import Mapping
+
+from ..catalog.spec import OutputSpec
+from ..papers import Section, Setting, entry
+
+TABLE2 = {  # Table 2: printed name -> hub id (fine-tuned on PhrasIS in the paper tier)
+    "ModernBERT B": "answerdotai/ModernBERT-base", "ModernBERT L": "answerdotai/ModernBERT-large",
+    "ALBERT v2 B": "albert/albert-base-v2", "ALBERT v2 L": "albert/albert-large-v2",
+    "RoBERTa B": "FacebookAI/roberta-base", "RoBERTa L": "FacebookAI/roberta-large",
+    "DeBERTa v3 B": "microsoft/deberta-v3-base", "DeBERTa v3 L": "microsoft/deberta-v3-large",
+    "OPT 125": "facebook/opt-125m", "OPT 350": "facebook/opt-350m",
+    "Pythia 160": "EleutherAI/pythia-160m", "Pythia 410": "EleutherAI/pythia-410m",
+    "GPT-2 S": "openai-community/gpt2", "GPT-2 M": "openai-community/gpt2-medium",
+    "BART B": "facebook/bart-base", "BART L": "facebook/bart-large",
+    "Flan-T5 S": "google/flan-t5-small", "Flan-T5 B": "google/flan-t5-base",
+}
+SYSTEMS = tuple(TABLE2)  # the systems the paper prints numbers for, as printed (what a profile's `as:` may name)
+PROMPTS = "nli_lib.phrasis.prompts"  # registers the phrasis.* prompt templates
+
+
+def _old_layout(section: Mapping, prefix: str) -> list[str]:
+    """The section's models written as a mapping (the layout before `as:`): say how to write them now."""
+    if isinstance(section.get("models"), Mapping):
+        return [f"{prefix}models: a list of models now, each declaring its Table 2 row with `as:`. Fix: write e.g. "
+                f"models: [{{id: microsoft/deberta-v3-base, as: DeBERTa v3 B}}]"]
+    return []
+
+
+PROFILE_SECTION = Section("Models and search budget of the PhrasIS paper (notebooks 20-22) in the paper tier.", {
+    "models": Setting("models to fine-tune; `as:` a Table 2 name makes it that row (default: all 18, each declared)",
+                      [entry(i, n) for n, i in TABLE2.items()], models="list",
+                      shown=f"all {len(TABLE2)} of Table 2, each declared (nli_lib/resources/profiles/paper.yaml "
+                            f"lists them)"),
+    "search_trials": Setting("Optuna trials per model and training unit (the paper: up to 150)", 0, int,
+                             bounds={"ge": 0}),
+    "epochs": Setting("fine-tuning epochs of each model when no search runs", 3, int, bounds={"ge": 1}),
+}, check=_old_layout)
 
 # the paper's coherence tables: number -> (split, metric); nli_lib.phrasis.report re-exports it
 COHERENCE_TABLES = {4: ("seen", "SoftCoh"), 5: ("seen", "HardCoh"), 6: ("unseen", "SoftCoh"), 7: ("unseen", "HardCoh")}

@@ -1,11 +1,19 @@
-"""Outputs of the ftc notebooks: name, paper reference and caption, declared once (see nli_lib.catalog).
+"""What the shared layers know about FTC (Sia et al., notebooks 30-32): its systems, prompt module and outputs
+catalog (the declarations `nli_lib.papers` loads without this package's code, so this module imports only the light
+core). FTC has no `paper_models` section: its rewriter is the profile's `rewriter:` section.
+
+OUTPUTS: name, paper reference and caption of every output, declared once (see nli_lib.catalog).
 
 Captions hold `{fields}` that `nb.save(..., field=value)` fills: `n_pairs` (pairs in the sample), `shots`
 (`rewriters.shots_note`: priming examples per FSP prompt), `fsp` (the FSP steps' name), `model` (the task
 model), `tier`, `alpha`, `noise` (LRA noise scale), `wordnet` (METEOR's WordNet), `declared` (the paper
 rewriter the profile declares), `label` (an NLI label).
 """
-from . import OutputSpec
+from ..catalog.spec import OutputSpec
+
+REWRITERS = ("GPT-Neo2.7B", "GPT-Neo1.3B", "GPT2-xl")  # the few-shot rewriters (Table 4: Neo2.7B; Table 11)
+SYSTEMS = REWRITERS  # the systems the paper prints numbers for, as printed (what a profile's `as:` may name)
+PROMPTS = "nli_lib.ftc.prompts"  # registers the ftc.* prompt templates
 
 _CF_TEXT = ("premise", "hypothesis", "explanation", "x_cf")
 _METEOR = ("METEOR of counterfactuals {what}; e-SNLI test, {n_pairs} pairs; FSP = {fsp}; {shots}; WordNet: {wordnet}")
