@@ -171,7 +171,8 @@ def stage_docs(dest: Path, pages: list[tuple[str, Path]]) -> list[dict]:
     for name, source in pages:
         text = source.read_text()
         (dest / "docs" / f"{name}.md").write_text(doc_links(text, source.resolve(), staged))
-        title = next((line[2:].strip() for line in text.splitlines() if line.startswith("# ")), name)
+        heading = next((line[2:].strip() for line in text.splitlines() if line.startswith("# ")), name)
+        title = re.sub(r"`([^`]*)`|\[([^\]]*)\]\([^)]*\)", lambda m: m.group(1) or m.group(2) or "", heading)
         entries.append({"page": f"docs/{name}.html", "title": title, "section": DOCS_SECTION, "images": 0,
                         "figures": 0, "tables": 0, "warnings": []})
     return entries

@@ -214,6 +214,7 @@ def test_the_docs_pages_are_in_the_book_with_working_links(tmp_path):
     docs = [p for p in manifest["pages"] if p["section"] == "Documentation"]
     assert {p["page"] for p in docs} == {f"docs/{name}.html" for name in wanted}
     assert next(p for p in docs if p["page"] == "docs/profiles.html")["title"].startswith("Profiles")
+    assert not any("`" in p["title"] or "](" in p["title"] for p in docs)  # titles as the page shows them
     index = (tmp_path / "src" / "index.md").read_text()
     assert index.index(":caption: Documentation") < index.index("docs/installing") < index.index(":caption: About")
     assert index.index("docs/installing") < index.index("docs/profiles") < index.index("docs/reproduction")
@@ -362,6 +363,11 @@ Promise.all(images.map(img => img.complete ? null : new Promise(r => { img.onloa
 """
 
 
+def _straight(text: str) -> str:
+    """Text with Sphinx's smart quotes made straight again (a title's "papers'" is shown as "papers’")."""
+    return text.translate(str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'}))
+
+
 def check_site(html: Path, manifest: dict) -> list[str]:
     """Every problem a reader would see: a page that does not render, an image that does not load, an error
     output, fewer images than the run's notebook shows, navigation out of order, console errors."""
@@ -389,7 +395,8 @@ def check_site(html: Path, manifest: dict) -> list[str]:
                 problems.append(f"{page}: {seen['images']} images shown, the run's notebook has {want}")
             if page == "index.html" and seen["captions"] != manifest["sections"]:
                 problems.append(f"index.html: navigation {seen['captions']} != {manifest['sections']}")
-            if page in expected and expected[page]["title"] and expected[page]["title"] not in seen["heading"]:
+            if page in expected and expected[page]["title"] and \
+                    _straight(expected[page]["title"]) not in _straight(seen["heading"]):
                 problems.append(f"{page}: heading {seen['heading']!r} is not the notebook's title")
             for entry in driver.get_log("browser"):
                 if entry.get("level") == "SEVERE" and "favicon" not in entry.get("message", ""):
