@@ -1,6 +1,7 @@
 """What library code a notebook depends on, and hashes of it that ignore docstrings, comments and blank lines.
 
-A notebook's results depend on the `nli_lib` modules it can execute, not on every byte of the package. So the
+A notebook's results depend on the library modules it can execute (`nli_lib`'s, and those of a paper package
+registered from outside it: `papers.registry`), not on every byte of the library. So the
 runner's up-to-date check (`runner.code_inputs`), the sidecars (`outputs.Outputs`) and `nli_lib.stale` all key a
 notebook on `notebook_lib_hash`: the modules of its *import closure*, each reduced to `code_text` (its source with
 docstrings, comments and blank lines removed). Derived file caches key on `library_hash`, the same reduction over
@@ -38,7 +39,7 @@ from .hashing import digest
 
 PACKAGE = PACKAGE_DIR.name  # 'nli_lib'
 FORMAT = "code-text-1"  # bump when `code_text` changes what it keeps (every recorded hash changes with it)
-_MODULE_NAME = re.compile(rf"{PACKAGE}(\.[A-Za-z_]\w*)+")
+_MODULE_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")  # a dotted name, possibly a module's
 
 
 def _docstrings(tree: ast.AST) -> list[ast.Expr]:
@@ -91,10 +92,11 @@ def _parents(name: str) -> list[str]:
     return [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
 
 
-def summarise(name: str, source: str, is_package: bool, package: str = PACKAGE) -> dict:
-    """What `Graph` needs of one source file: the sha256 of its `code_text`, the names it imports (candidates:
-    `from a import b` gives 'a' and 'a.b'), the module names it holds as strings, and whether it imports a
-    computed name with `importlib.import_module` (then every module of its own package counts)."""
+def summarise(name: str, source: str, is_package: bool) -> dict:
+    """What `Graph` needs of one source file: the sha256 of its `code_text`, the modules it imports (candidates:
+    `from a import b` gives 'a' and 'a.b'; relative imports resolved), the dotted names it holds as strings, and
+    whether it imports a computed name with `importlib.import_module` (then every module of its own package
+    counts). `Graph` keeps the names that are modules of its packages."""
     tree = ast.parse(source)
     own = name.split(".") if is_package else name.split(".")[:-1]
     imports: set[str] = set()
@@ -108,14 +110,12 @@ def summarise(name: str, source: str, is_package: bool, package: str = PACKAGE) 
                     isinstance(first.value.value, str):
                 docstrings.append(first)
         if isinstance(node, ast.Import):
-            imports |= {a.name for a in node.names if a.name.split(".")[0] == package}
+            imports |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom):
             target = ".".join(own[:len(own) - node.level + 1] + ([node.module] if node.module else [])) \
                 if node.level else (node.module or "")
-            if target.split(".")[0] == package:
-                imports |= {target, *(f"{target}.{a.name}" for a in node.names)}
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _MODULE_NAME.fullmatch(node.value) \
-                and node.value.split(".")[0] == package:
+            imports |= {target, *(f"{target}.{a.name}" for a in node.names)}
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _MODULE_NAME.fullmatch(node.value):
             named.add(node.value)
         elif isinstance(node, ast.Call) and _is_import_module(node.func) and node.args and \
                 not isinstance(node.args[0], ast.Constant):
@@ -124,7 +124,7 @@ def summarise(name: str, source: str, is_package: bool, package: str = PACKAGE) 
             "dynamic": dynamic, "own": ".".join(own)}
 
 
-def _summary(name: str, path: Path, package: str) -> dict:
+def _summary(name: str, path: Path) -> dict:
     """`summarise` of a file, kept in the cache under the file's bytes and this module's source (a summary is
     data: nothing in it runs)."""
     from .atomic import write_json
@@ -137,7 +137,7 @@ def _summary(name: str, path: Path, package: str) -> dict:
         return json.loads(stored.read_text())
     except (OSError, ValueError):
         pass
-    summary = summarise(name, raw.decode("utf-8"), path.name == "__init__.py", package)
+    summary = summarise(name, raw.decode("utf-8"), path.name == "__init__.py")
     try:
         write_json(stored, summary)
     except OSError:  # a read-only or full cache: the summary is recomputed next time
@@ -149,16 +149,19 @@ _SUMMARISER = Path(__file__).read_bytes()  # this module's source: a summary mad
 
 
 class Graph:
-    """The package's modules, the hashes of their code texts and what each references (see the module docstring)."""
+    """The modules of some packages (nli_lib, and any paper package registered from outside it), the hashes of
+    their code texts and what each references (see the module docstring)."""
 
-    def __init__(self, root: Path = PACKAGE_DIR):
-        self.root = root
-        self.paths = {module_name(p, root): p for p in sorted(root.rglob("*.py")) if "__pycache__" not in p.parts}
+    def __init__(self, roots: tuple[Path, ...] = (PACKAGE_DIR,)):
+        self.roots = roots
+        self.packages = frozenset(root.name for root in roots)
+        self.paths = {module_name(p, root): p for root in roots for p in sorted(root.rglob("*.py"))
+                      if "__pycache__" not in p.parts}
         self.text: dict[str, str] = {}  # module -> sha256 of its code text
         self.imports: dict[str, set[str]] = {}  # static imports (module level and inside functions)
         self.lazy: dict[str, set[str]] = {}  # modules named in strings, or a package's own modules (import_module)
         for name, path in self.paths.items():
-            summary = _summary(name, path, root.name)
+            summary = _summary(name, path)
             self.text[name] = summary["text"]
             self.imports[name] = {k for m in summary["imports"] for k in self._known(m)} - {name}
             lazy = {k for m in summary["named"] for k in self._known(m)}
@@ -198,35 +201,41 @@ def _is_import_module(func: ast.AST) -> bool:
         (isinstance(func, ast.Name) and func.id == "import_module")
 
 
-def _files_state(root: Path) -> str:
+def _files_state(roots: tuple[Path, ...]) -> str:
     """A digest of every source file's name and bytes: the graph is built again exactly when one changed."""
-    return digest(*(x for p in sorted(root.rglob("*.py")) if "__pycache__" not in p.parts
+    return digest(*(x for root in roots for p in sorted(root.rglob("*.py")) if "__pycache__" not in p.parts
                     for x in (str(p), "\x1f", p.read_bytes())))
 
 
 @functools.lru_cache(maxsize=4)
-def _graph(root: Path, state: str) -> Graph:  # noqa: ARG001  (state: the cache key)
-    return Graph(root)
+def _graph(roots: tuple[Path, ...], state: str) -> Graph:  # noqa: ARG001  (state: the cache key)
+    return Graph(roots)
 
 
-def graph(root: Path = PACKAGE_DIR) -> Graph:
-    """The package's `Graph`, built again only when a source file changed."""
-    return _graph(root, _files_state(root))
+def package_roots() -> tuple[Path, ...]:
+    """nli_lib's folder and those of the paper packages registered from outside it (`papers.registry`)."""
+    from .papers import registry
+
+    return (PACKAGE_DIR, *(p.folder for p in registry() if not p.folder.is_relative_to(PACKAGE_DIR)))
 
 
-def library_hash(root: Path = PACKAGE_DIR) -> str:
-    """`Graph.hash` of every module of the package: what a derived cache may have run."""
-    g = graph(root)
+def graph(roots: Path | tuple[Path, ...] | None = None) -> Graph:
+    """The `Graph` of `roots` (default `package_roots()`), built again only when a source file changed."""
+    roots = package_roots() if roots is None else (roots,) if isinstance(roots, Path) else tuple(roots)
+    return _graph(roots, _files_state(roots))
+
+
+def library_hash(roots: Path | tuple[Path, ...] | None = None) -> str:
+    """`Graph.hash` of every module: what a derived cache may have run."""
+    g = graph(roots)
     return g.hash(sorted(g.paths))
 
 
 def papers() -> frozenset[str]:
-    """Names of the papers whose packages live under nli_lib (lazy references between them are not followed)."""
-    try:
-        from .papers import PAPERS
-    except ImportError:  # before the registry: the outputs' paper names
-        from .outputs import PAPERS
-    return frozenset(getattr(p, "name", p) for p in PAPERS) - {"companion"}
+    """Names of the registered papers (a lazy reference into another paper's modules is not followed)."""
+    from .papers import registry
+
+    return frozenset(p.name for p in registry())
 
 
 def notebook_paper(stem: str, names: frozenset[str] | None = None) -> str | None:
@@ -237,9 +246,9 @@ def notebook_paper(stem: str, names: frozenset[str] | None = None) -> str | None
     return parts[1] if len(parts) > 1 and parts[1] in names else None
 
 
-def notebook_imports(text: str, package: str = PACKAGE) -> set[str]:
-    """The `package` modules a notebook's code cells import (`text`: the .ipynb JSON). Lines starting with IPython
-    syntax (`%`, `!`) are skipped; a cell that does not parse is scanned line by line."""
+def notebook_imports(text: str, packages: frozenset[str] = frozenset({PACKAGE})) -> set[str]:
+    """The modules of `packages` a notebook's code cells import (`text`: the .ipynb JSON). Lines starting with
+    IPython syntax (`%`, `!`) are skipped; a cell that does not parse is scanned line by line."""
     found: set[str] = set()
     for cell in json.loads(text).get("cells", []):
         if cell.get("cell_type") != "code":
@@ -258,27 +267,27 @@ def notebook_imports(text: str, package: str = PACKAGE) -> set[str]:
         for tree in trees:
             for node in ast.walk(tree):
                 if isinstance(node, ast.Import):
-                    found |= {a.name for a in node.names if a.name.split(".")[0] == package}
+                    found |= {a.name for a in node.names if a.name.split(".")[0] in packages}
                 elif isinstance(node, ast.ImportFrom) and not node.level and node.module and \
-                        node.module.split(".")[0] == package:
+                        node.module.split(".")[0] in packages:
                     found.add(node.module)
                     found |= {f"{node.module}.{a.name}" for a in node.names}
     return found
 
 
-def notebook_modules(path: str | os.PathLike, root: Path = PACKAGE_DIR, g: Graph | None = None) -> list[str]:
+def notebook_modules(path: str | os.PathLike, roots: Path | tuple[Path, ...] | None = None,
+                     g: Graph | None = None) -> list[str]:
     """The modules of a notebook's import closure (`Graph.closure` from `notebook_imports`)."""
     path = Path(path)
-    g = graph(root) if g is None else g
-    start = {m for m in notebook_imports(path.read_text(encoding="utf-8"), root.name) if m in g.paths or
-             any(p in g.paths for p in _parents(m))}
+    g = graph(roots) if g is None else g
+    start = notebook_imports(path.read_text(encoding="utf-8"), g.packages)
     return g.closure(start, notebook_paper(path.stem), papers())
 
 
-def notebook_lib_hash(path: str | os.PathLike | None, root: Path = PACKAGE_DIR) -> str:
+def notebook_lib_hash(path: str | os.PathLike | None, roots: Path | tuple[Path, ...] | None = None) -> str:
     """Hash of the library code a notebook depends on (`notebook_modules`); `library_hash` when there is no
     notebook file (a script or a test using `Outputs` directly)."""
     if path is None or not Path(path).is_file():
-        return library_hash(root)
-    g = graph(root)
-    return g.hash(notebook_modules(path, root, g))
+        return library_hash(roots)
+    g = graph(roots)
+    return g.hash(notebook_modules(path, g=g))
