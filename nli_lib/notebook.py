@@ -41,6 +41,7 @@ from .config import FAST_EXIT_ENV, RunInfo
 from .outputs import Outputs
 from .profile import Profile, load_profile
 from .provenance import SESSION_ENV
+from .runguard import bind_kernel_to_run
 
 SCRATCH = "scratch"  # notebook name when none can be derived (outputs go to tables/scratch/)
 
@@ -207,6 +208,7 @@ def start(namespace: dict, name: str | None = None) -> NotebookSession:
         name = SCRATCH
     if os.environ.get(FAST_EXIT_ENV) == "1":
         exit_without_teardown()
+    bind_kernel_to_run()  # a kernel the runner started ends with the run, even a run killed with kill -9
     random.seed(seed)
     np.random.seed(seed)
     if "torch" in sys.modules:  # not imported just to seed it (~1.5 s): training and noise draws seed their own

@@ -9,12 +9,12 @@ commit, nli_lib hash, the sha256 of the notebook's code cells, data sha256s used
 (`nli_lib.stale` compares them with the sources now). `tables/index.csv` lists every
 output with its paper reference key `<paper>-<table|fig>-<number>` (e.g. `taxinli-fig-5`).
 
-Publishing. While a notebook runs, everything it writes goes to a staging folder,
-$NLI_OUTPUT_DIR/.staging/<notebook>/ (same layout). Only `publish()` — called by `NotebookSession.finish`,
-the last cell of every notebook, once the run's model calls passed their checks — moves the files to their
-places and rebuilds tables/index.csv. A notebook that fails or is interrupted leaves the published tables,
-figures, index and scorecard entries as they were; its staging folder is discarded when the notebook next
-starts.
+Publishing. While a notebook runs, everything it writes goes to a staging folder private to its run,
+$NLI_OUTPUT_DIR/.staging/<run id>/<notebook>/ (same layout; the run id: `nli_lib.runguard`). Only `publish()` —
+called by `NotebookSession.finish`, the last cell of every notebook, once the run's model calls passed their
+checks — moves the files to their places and rebuilds tables/index.csv; it refuses when the runner that started
+the kernel has ended (an orphaned kernel publishes nothing). A notebook that fails or is interrupted leaves the
+published tables, figures, index and scorecard entries as they were; the next run removes its staging folder.
 """
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ from .data.fetch import used_data
 from .papers import COMPANION, names, paper_of_notebook
 from .phases import phase
 from .provenance import fixtures_hash, notebook_code_hash
+from .runguard import RUN_ID_ENV, STAGING, run_alive, run_id
 
 INDEX_COLUMNS = ["ref", "kind", "path", "notebook", "tier", "models", "caption"]
 
@@ -112,8 +113,13 @@ class Outputs:
         """Move every staged file to its place under the output root and rebuild tables/index.csv.
 
         Returns the published paths (and `written` now holds them). Call it once the run has succeeded;
-        `NotebookSession.finish` does.
+        `NotebookSession.finish` does. Raises RuntimeError, publishing nothing, in a kernel whose runner has
+        ended (`runguard.run_alive`): its files must not mix with those of a later run.
         """
+        if not run_alive():
+            raise RuntimeError(f"{self.notebook}: the run that started this kernel (${RUN_ID_ENV}="
+                               f"{os.environ.get(RUN_ID_ENV)}) has ended, so nothing is published from "
+                               f"{self.staging}. Fix: run the notebook again")
         moved = {}
         for src in sorted(p for p in self.staging.rglob("*") if p.is_file()):
             dest = self.root / src.relative_to(self.staging)
@@ -280,12 +286,13 @@ def markdown_table(df: pd.DataFrame, index: bool = False) -> str:
 
 
 RECORD_SUFFIX = ".csv.gz"
-STAGING = ".staging"  # folder under the output root holding the outputs of runs not yet published
 
 
 def staging_dir(notebook: str, root: Path | None = None) -> Path:
-    """Where a running notebook's outputs wait until it succeeds: <output root>/.staging/<notebook>."""
-    return (root or output_dir()) / STAGING / notebook
+    """Where a running notebook's outputs wait until it succeeds: <output root>/.staging/<run id>/<notebook>, the
+    run's own (`runguard.run_id`): another run of the same notebook, even one left behind by a killed runner,
+    never writes, removes or publishes these files."""
+    return (root or output_dir()) / STAGING / run_id() / notebook
 
 
 ENTRY_COLUMNS = ["ref", "quantity", "paper", "ours", "model", "basis", "tier", "notebook", "quick", "note"]

@@ -74,6 +74,7 @@ from .phases import PHASE_FILE_ENV, PHASES, read_phase_file
 from .profile import PROFILE_ENV, ProfileError, load_profile
 from .progress import PROGRESS_ENV, PROGRESS_FILE_ENV, read_status, status_line
 from .provenance import PACKAGES, code_hash, fixtures_hash, package_versions  # noqa: F401  (PACKAGES: runner.PACKAGES)
+from .runguard import EXECUTING, RUN_ID_ENV, RUNNER_PID_ENV, die_with_parent, guard_run, new_run_id
 
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
 SUMMARY_PREFIX = "9"  # notebooks 9x summarise the others' outputs
@@ -337,6 +338,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=None,
                     help=f"paper notebooks run side by side (default ${JOBS_ENV}, else the CPU count, at most "
                          f"{MAX_DEFAULT_JOBS})")
+    ap.add_argument("--wait", action="store_true", help="wait for a run using the same folders to end (default: stop)")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)  # worker mode (Run.pool)
     args = ap.parse_args(argv)
     if args.worker:
@@ -365,9 +367,10 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     jobs = default_jobs() if args.jobs is None else args.jobs
     if jobs < 1:
         raise SystemExit(f"--jobs {jobs}: give at least 1")
+    env[RUN_ID_ENV] = new_run_id()  # the run's id: private staging and executed copies (`nli_lib.runguard`)
     run = Run(out_dir, params, nb_params, env, outputs_root, args.force)
     plan = stages(selected)
-    with Workers() as workers:
+    with guard_run(env[RUN_ID_ENV], out_dir, outputs_root, wait=args.wait), Workers() as workers:
         for n, (side_by_side, paths) in enumerate(plan):
             if side_by_side and jobs > 1:
                 status = run.pool(paths, jobs, workers)
@@ -419,6 +422,7 @@ class Run:
     def __init__(self, out_dir: Path, params: dict, nb_params: dict, env: dict, outputs_root: Path, force):
         self.out_dir, self.params, self.nb_params, self.env = out_dir, params, nb_params, env
         self.outputs_root, self.force = outputs_root, force
+        self.executing = out_dir / EXECUTING / env.get(RUN_ID_ENV, "run")  # executed copies until they end
         self.timings: list[tuple[str, str, float]] = []
         self.phase_totals: dict[str, dict] = {}  # notebook -> its phase file (seconds per phase, peak memory)
 
@@ -447,8 +451,9 @@ class Run:
         """Clear the notebook's old stamp and state files; returns (kernel env, code inputs at its start)."""
         print(f"[run ] {path.stem} ...", flush=True)
         files = self._files(path)
-        for f in files.values():  # a run that fails or is interrupted must never count as done
+        for f in [*files.values(), self.out_dir / path.name]:  # a failed or interrupted run never counts as done
             f.unlink(missing_ok=True)
+        self.executing.mkdir(parents=True, exist_ok=True)
         env = {**self.env, provenance.RECORD_ENV: str(files["record"]), PROGRESS_FILE_ENV: str(files["progress"]),
                "JPY_SESSION_NAME": str(path), PHASE_FILE_ENV: str(files["phases"])}
         if threads:
@@ -457,7 +462,9 @@ class Run:
 
     def _note_times(self, path: Path) -> None:
         """The kernel's phase totals and peak memory (its phase file) and its start-up and shut-down seconds
-        (`kernel_seconds`), for the timing table."""
+        (`kernel_seconds`), for the timing table; first the executed copy moves into place (only this run does)."""
+        if (self.executing / path.name).exists():
+            os.replace(self.executing / path.name, self.out_dir / path.name)
         self.phase_totals[path.stem] = {**read_phase_file(self._files(path)["phases"]),
                                         "kernel": kernel_seconds(self.out_dir / path.name)}
 
@@ -493,7 +500,7 @@ class Run:
                 before_first = None
             env, code = self.prepare(path)
             started = time.time()
-            outcome = run_notebook(path, self.nb_params, self.out_dir, env)
+            outcome = run_notebook(path, self.nb_params, self.executing, env)
             if outcome["status"] != "ran":
                 self.stopped(path, outcome["status"], time.time() - started, outcome.get("where", ""))
                 print_timings(self.timings, self.phase_totals)
@@ -541,7 +548,7 @@ class Run:
                     path = left[i].pop(0)
                     env, code = self.prepare(path, threads)
                     task, result = spool / f"{path.stem}.task.json", spool / f"{path.stem}.result.json"
-                    write_json(task, {"path": str(path), "params": self.nb_params, "out_dir": str(self.out_dir),
+                    write_json(task, {"path": str(path), "params": self.nb_params, "out_dir": str(self.executing),
                                       "env": env, "result": str(result)})
                     proc.stdin.write(f"{task}\n")
                     proc.stdin.flush()
@@ -592,7 +599,8 @@ class Workers:
         self.procs = [p for p in self.procs if p.poll() is None]
         while len(self.procs) < n:
             self.procs.append(subprocess.Popen([sys.executable, "-m", "nli_lib.runner", "--worker"], cwd=REPO_ROOT,
-                                               stdin=subprocess.PIPE, text=True))
+                                               stdin=subprocess.PIPE, text=True,
+                                               env={**os.environ, RUNNER_PID_ENV: str(os.getpid())}))
         return self.procs[:n]
 
     def interrupt(self) -> None:
@@ -725,7 +733,9 @@ def _read_result(path: Path, returncode: int | None) -> dict:
 
 def worker() -> int:
     """Worker mode (`--worker`, started by `Run.pool`): for each task file named on stdin, run its notebook
-    and write the outcome to the task's result file (atomically: the runner waits for it)."""
+    and write the outcome to the task's result file (atomically: the runner waits for it). It ends with the
+    runner, however that ends (`runguard.die_with_parent`)."""
+    die_with_parent(int(os.environ.get(RUNNER_PID_ENV) or os.getppid()))
     try:
         return _work(sys.stdin)
     except KeyboardInterrupt:  # Ctrl-C while waiting for the next task

@@ -261,10 +261,11 @@ def test_ctrl_c_reaches_the_interrupt_branch_and_the_next_run_resumes(notebook_d
     # CI runs started that way (the runner never saw the signal), and passed whenever it was run in a terminal
     proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=_default_sigint)
-    executed = tmp_path / "runs/offline-quick/02_slow.ipynb"
+    runs = tmp_path / "runs/offline-quick"
     deadline = time.time() + 240
     while time.time() < deadline and proc.poll() is None:
-        if executed.is_file() and "started" in executed.read_text():  # the slow cell is executing now
+        executing = list(runs.glob(".executing/*/02_slow.ipynb"))  # the run's own copy until the notebook ends
+        if executing and "started" in executing[0].read_text():  # the slow cell is executing now
             break
         time.sleep(0.2)
     time.sleep(1.0)
