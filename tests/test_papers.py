@@ -164,3 +164,23 @@ def test_a_sixth_paper_from_its_own_folder_runs_through_the_runner_the_scorecard
     manifest = prepare.stage(run, tmp_path / "book", notebooks_dir=pkg / "notebooks")
     page = next(p for p in manifest["pages"] if p["page"] == "60_sixth_demo.html")
     assert page["section"] == "Sixth · a tiny paper" and page["tables"] == 1
+
+
+def test_declarations_import_only_the_light_core():
+    """A paper's paper.py is read without its package's code (`papers.declarations`): it may import the registry,
+    the catalog's OutputSpec and the standard library, never its own package's modules or the heavy core."""
+    import ast
+
+    allowed = {"nli_lib.papers", "nli_lib.catalog.spec", "typing", "__future__"}
+    for p in papers.builtin():
+        tree = ast.parse((p.folder / "paper.py").read_text(encoding="utf-8"))
+        imported = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                base = ("nli_lib." * (node.level > 1) + (node.module or "")) if node.level else node.module
+                imported.add(f"{p.package}.{node.module}" if node.level == 1 else base)
+            elif isinstance(node, ast.Import):
+                imported |= {a.name for a in node.names}
+        assert imported <= allowed, (p.name, imported - allowed)
+        module = papers.declarations(p)
+        assert {"OUTPUTS", "SYSTEMS", "PROMPTS", "PROFILE_SECTION"} <= set(vars(module)), p.name

@@ -14,6 +14,7 @@ from ..catalog.spec import OutputSpec
 REWRITERS = ("GPT-Neo2.7B", "GPT-Neo1.3B", "GPT2-xl")  # the few-shot rewriters (Table 4: Neo2.7B; Table 11)
 SYSTEMS = REWRITERS  # the systems the paper prints numbers for, as printed (what a profile's `as:` may name)
 PROMPTS = "nli_lib.ftc.prompts"  # registers the ftc.* prompt templates
+PROFILE_SECTION = None  # its rewriter is the profile's `rewriter:` section
 
 _CF_TEXT = ("premise", "hypothesis", "explanation", "x_cf")
 _METEOR = ("METEOR of counterfactuals {what}; e-SNLI test, {n_pairs} pairs; FSP = {fsp}; {shots}; WordNet: {wordnet}")
