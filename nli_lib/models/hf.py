@@ -228,7 +228,8 @@ def pad_batch(tokenizer, enc, rows) -> dict:
     """Rows `rows` of the unpadded tokenizer output `enc`, padded to their longest as int64 tensors: what
     `tokenizer.pad(..., return_tensors="pt")` returns (input ids with the pad id, attention mask with 0, token
     types with the tokenizer's pad type id, on the tokenizer's padding side), built with numpy in one pass per
-    key: the tokenizer's own pad loops over rows in Python, a large share of the scoring time on a GPU. Keys beyond those three go to `tokenizer.pad`.
+    key: the tokenizer's own pad loops over rows in Python, a large share of the scoring time on a GPU. Keys
+    beyond those three go to `tokenizer.pad`.
 
     >>> class Tok: pad_token_id, pad_token_type_id, padding_side = 0, 0, "right"
     >>> out = pad_batch(Tok(), {"input_ids": [[5, 6, 7], [8]], "attention_mask": [[1, 1, 1], [1]]}, [1, 0])
@@ -278,8 +279,8 @@ def map_label_order(id2label: dict, labels: Sequence[str], label_order: Sequence
 def warn_if_bf16_emulated(device: str) -> bool:
     """Warn (RuntimeWarning) that bfloat16 inference on `device` is emulated where it has no bf16 units
     (`native_bf16`: an x86 CPU without AVX-512 BF16 or AMX, a GPU older than Ampere): there it is the
-    slow path, not a fast one (several times slower than float32 on an AVX2-only CPU). Devices we cannot judge (ARM CPUs, MPS)
-    are not warned about. Returns whether it warned."""
+    slow path, not a fast one (several times slower than float32 on an AVX2-only CPU). Devices we cannot judge
+    (ARM CPUs, MPS) are not warned about. Returns whether it warned."""
     if native_bf16(device) is not False:
         return False
     import warnings

@@ -30,9 +30,9 @@ unsure of again, in bfloat16 or float32 (`hf.INT8_RECHECK_MARGIN`), for ~5 % of 
 
 Why fixed ranges rather than torch's dynamic quantisation: dynamic quantisation takes each layer's input scale
 from the whole batch, so a pair's probabilities depend on the pairs it happens to be batched with (scored again
-in other batches, labels change), and a cache keyed by the pair could not hold them. Fixed ranges, per-channel factors and per-token
-float32 channels make a pair's result its own, up to float32 rounding, which can cross a rounding step. Clipping
-the ranges at a percentile instead of min-max loses many labels.
+in other batches, labels change), and a cache keyed by the pair could not hold them. Fixed ranges, per-channel
+factors and per-token float32 channels make a pair's result its own, up to float32 rounding, which can cross a
+rounding step. Clipping the ranges at a percentile instead of min-max loses many labels.
 
 Speed: the smoothing multiplications and the float32 channels cost some speed against one range a layer; the
 fusions below win speed back and leave the numbers as they were:
