@@ -6,12 +6,13 @@
     >>> round(float((y == 0).float().mean()), 2), round(float(y.max()), 4)   # a tenth zeroed, the rest / 0.9
     (0.1, 1.1111)
 
-Why: torch draws a CPU dropout mask with `bernoulli_`, about three times slower an element than numpy's PCG64
-draws float32 uniforms, and a BERT-style encoder draws one for every block output, every attention map and the
-embeddings (19 masks a step for MiniLM-L6), so a training step is several per cent shorter. The masks are what
-torch would compute from its own draws: keep each element with probability 1 - p (a float32 uniform >= p), scale the kept ones by 1 / (1 - p) in the
-input's dtype (`torch.nn.functional.dropout`'s `input * bernoulli(1 - p) / (1 - p)`). Other draws give other
-masks, so a model trained with them is another model: `dropout_rng` is a TrainSpec field (in the cache key).
+Why: torch draws a CPU dropout mask with `bernoulli_`, about three times slower an element than numpy's PCG64 draws
+float32 uniforms, and a BERT-style encoder draws one for every block output, every attention map and the embeddings
+(19 masks a step for MiniLM-L6), so a training step is several per cent shorter. The masks are what torch would
+compute from its own draws: keep each element with probability 1 - p (a float32 uniform >= p), scale the kept ones
+by 1 / (1 - p) in the input's dtype (`torch.nn.functional.dropout`'s `input * bernoulli(1 - p) / (1 - p)`). Other
+draws give other masks, so a model trained with them is another model: `dropout_rng` is a TrainSpec field (in the
+cache key).
 
 Where the masks are used (`numpy_dropout`, for the duration of a `with`):
   - every `torch.nn.Dropout` module of the model is replaced by a `NumpyDropout`;

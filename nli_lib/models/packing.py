@@ -1,11 +1,11 @@
 """Faster CPU inference: a model's linear layers through oneDNN with weights packed once (int8: `int8.py`).
 
-On x86 CPUs PyTorch runs a float32 `nn.Linear` through MKL. On AMD CPUs MKL takes its AVX2 code path, while
-oneDNN's AVX-512 kernels, given weights packed once in their blocked layout, run at about twice its rate
-(benchmarks/nli_throughput.py measures both and takes the faster as the roofline). A linear layer is ~90 % of
-a MiniLM forward pass, so this is most of the speed of our float32 path. On an AVX2 CPU the gain is smaller (~5 % in the model, with scoring streams: `can_pack`). The
-arithmetic stays float32 (only the summation order differs: logits within ~1e-5), and bfloat16 weights go
-through the same kernels (AVX-512 BF16; AVX2 packs float32 only).
+On x86 CPUs PyTorch runs a float32 `nn.Linear` through MKL. On AMD CPUs MKL takes its AVX2 code path, while oneDNN's
+AVX-512 kernels, given weights packed once in their blocked layout, run at about twice its rate
+(benchmarks/nli_throughput.py measures both and takes the faster as the roofline). A linear layer is ~90 % of a
+MiniLM forward pass, so this is most of the speed of our float32 path. On an AVX2 CPU the gain is smaller (~5 % in
+the model, with scoring streams: `can_pack`). The arithmetic stays float32 (only the summation order differs: logits
+within ~1e-5), and bfloat16 weights go through the same kernels (AVX-512 BF16; AVX2 packs float32 only).
 
 `pack_linear_layers(model)` swaps every `nn.Linear` for a `PackedLinear` holding the packed weight, and fuses
 the exact (erf) GELU of BERT-style intermediate layers into their linear layer. `packed_copy(model, probe)`
