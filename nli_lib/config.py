@@ -121,8 +121,32 @@ def mirror_dir() -> Path | None:
 
 
 def output_dir() -> Path:
-    """Root under which tables/ and figures/ are written: $NLI_OUTPUT_DIR, the checkout, else `user_dir()`."""
+    """Root of the published tables/ and figures/ (what readers, `stale` and the runner use): $NLI_OUTPUT_DIR, the
+    checkout, else `user_dir()`."""
     return env_path("NLI_OUTPUT_DIR") or CHECKOUT or user_dir()
+
+
+RUNNER_KERNEL_ENV = "NLI_RUN_ID"  # set by the runner in the environment of every kernel it starts
+INTERACTIVE_OUTPUTS = ("runs", "interactive")  # under the checkout: where other kernels and scripts publish
+
+
+def write_dir() -> Path:
+    """Root under which this process publishes tables/ and figures/: $NLI_OUTPUT_DIR when set; the checkout in a
+    kernel the runner started (a full run: a quick run's kernels get $NLI_OUTPUT_DIR); anywhere else (a JupyterLab
+    kernel, a script, a test) runs/interactive/ of the checkout, so only a full run by the runner ever writes the
+    committed tables/ and figures/. Outside a checkout: `user_dir()`.
+
+    >>> import os
+    >>> os.environ.get("NLI_OUTPUT_DIR") or os.environ.get(RUNNER_KERNEL_ENV) or \
+    ...     CHECKOUT is None or write_dir() == CHECKOUT.joinpath(*INTERACTIVE_OUTPUTS)
+    True
+    """
+    explicit = env_path("NLI_OUTPUT_DIR")
+    if explicit is not None:
+        return explicit
+    if CHECKOUT is None:
+        return user_dir()
+    return CHECKOUT if os.environ.get(RUNNER_KERNEL_ENV) else CHECKOUT.joinpath(*INTERACTIVE_OUTPUTS)
 
 
 _SECRET_WORDS = {"key", "apikey", "secret", "password", "passwd", "pwd", "passphrase", "token", "credential",

@@ -90,8 +90,12 @@ def browse(df: pd.DataFrame, filters=(), text=(), page_size: int = 10, title: st
         widget.observe(refresh, names="value")
     pick.observe(show, names="value")
     refresh()
-    return w.VBox([w.HBox(list(drops.values())[:4]), w.HBox(list(drops.values())[4:] + [search, page]), status,
-                   table, pick, detail])
+    # the controls wrap onto as many rows as the page needs, and a wide table scrolls inside its own box: the page
+    # never gets a horizontal scrollbar that hides the filters
+    controls = w.Box([*drops.values(), search, page], layout=w.Layout(display="flex", flex_flow="row wrap",
+                                                                       width="100%"))
+    scroll = w.Box([table], layout=w.Layout(overflow="auto", width="100%"))
+    return w.VBox([controls, status, scroll, pick, detail], layout=w.Layout(width="100%"))
 
 
 def explore(paper: str | None = None, root=None):
@@ -102,13 +106,17 @@ def explore(paper: str | None = None, root=None):
     if paper:
         sets = sets[sets.paper == paper]
     if sets.empty:
+        from .outputs import record_roots
+
+        looked = ", ".join(str(folder) for _, folder in ([("", root)] if root is not None else record_roots()))
         return w.HTML(
-            f"<i>no per-example records saved yet{' for ' + paper if paper else ''}: run the paper's notebooks</i>"
+            f"<i>no per-example records saved yet{' for ' + paper if paper else ''} (looked in {looked}): run the "
+            f"paper's notebooks (./run_all.sh, or ./run_all.sh --quick)</i>"
         )
     children, titles = [], []
     for s in sets.itertuples(index=False):
-        df = load_records(s.notebook, s.name, root)
-        children.append(browse(df, s.filters, s.text, title=f"{s.ref} · {s.caption}"))
+        df = pd.read_csv(s.path)
+        children.append(browse(df, s.filters, s.text, title=f"{s.ref} · {s.caption} · from the {s.run}"))
         titles.append(f"{s.notebook[:2]} {s.name}")
     tabs = w.Tab(children=children)
     for i, t in enumerate(titles):
@@ -121,4 +129,4 @@ def record_summary(paper: str | None = None, root=None) -> pd.DataFrame:
     sets = list_records(root)
     if paper:
         sets = sets[sets.paper == paper]
-    return sets[["paper", "notebook", "name", "ref", "n_rows", "filters", "caption"]].reset_index(drop=True)
+    return sets[["paper", "notebook", "name", "ref", "n_rows", "filters", "caption", "run"]].reset_index(drop=True)

@@ -32,7 +32,7 @@ import pandas as pd
 
 from . import atomic
 from .basis import BASES, check_basis, entry_tier, model_basis
-from .config import REPO_ROOT, output_dir, scrub_secrets
+from .config import REPO_ROOT, output_dir, scrub_secrets, write_dir
 from .data.fetch import used_data
 from .papers import COMPANION, names, paper_of_notebook
 from .phases import phase
@@ -60,18 +60,81 @@ def notebook_lib_hash(notebook: str) -> str:
     return closure_hash(notebook_file(notebook))
 
 
+# What a run writes into the checkout: its own outputs never make the code that ran look modified ('-dirty')
+GENERATED_PATHS = ("tables", "figures", "README.md", "REPRODUCTION.md")
+
+
 @functools.lru_cache(maxsize=1)
 def git_commit() -> str:
-    """HEAD commit of the repository, suffixed '-dirty' when tracked files differ from it (once per process)."""
+    """HEAD commit of the repository, suffixed '-dirty' when a tracked file other than the run's own outputs
+    (`GENERATED_PATHS`) differs from it: the commit of the code that ran (once per process)."""
     try:
         def run(*args: str) -> str:
             return subprocess.run(["git", "-C", str(REPO_ROOT), *args], capture_output=True, text=True,
                                   timeout=10).stdout.strip()
 
         commit = run("rev-parse", "HEAD") or "uncommitted"
-        return commit + ("-dirty" if run("status", "--porcelain", "--untracked-files=no") else "")
+        changed = run("status", "--porcelain", "--untracked-files=no", "--", ".",
+                      *(f":(exclude){p}" for p in GENERATED_PATHS))
+        return commit + ("-dirty" if changed else "")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
+
+
+VOLATILE_FIELDS = ("created", "git_commit")  # sidecar fields that differ between two runs of the same result
+
+
+def _same_sidecar(new: Path, old: Path) -> bool:
+    try:
+        a, b = json.loads(new.read_text()), json.loads(old.read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(a, dict) and isinstance(b, dict) and \
+        {k: v for k, v in a.items() if k not in VOLATILE_FIELDS} == \
+        {k: v for k, v in b.items() if k not in VOLATILE_FIELDS}
+
+
+def unchanged_results(staged: list[Path], staging: Path, root: Path) -> set[Path]:
+    """The staged files whose published copy already holds the same result, so publishing keeps that copy (a
+    run changes a committed file only when a result changed). A sidecar is the same when it differs only in
+    `VOLATILE_FIELDS`; an output with a sidecar (a table's CSV and Markdown, a figure's PNG and PDF) is the same
+    when its sidecar is and its CSV or PNG has the same bytes (a PDF embeds a creation date and font-subset
+    names, so its bytes are never compared); any other file when its bytes are the same.
+
+    >>> import tempfile
+    >>> tmp = Path(tempfile.mkdtemp()); (tmp / "s").mkdir(); (tmp / "r").mkdir()
+    >>> for folder, created in (("s", "today"), ("r", "yesterday")):
+    ...     _ = (tmp / folder / "f.png").write_bytes(b"png")
+    ...     _ = (tmp / folder / "f.pdf").write_bytes(created.encode())
+    ...     _ = (tmp / folder / "f.json").write_text(json.dumps({"created": created, "tier": "offline"}))
+    >>> sorted(p.name for p in unchanged_results(sorted((tmp / "s").iterdir()), tmp / "s", tmp / "r"))
+    ['f.json', 'f.pdf', 'f.png']
+    >>> _ = (tmp / "s" / "f.png").write_bytes(b"another png")
+    >>> unchanged_results(sorted((tmp / "s").iterdir()), tmp / "s", tmp / "r")
+    set()
+    """
+    def published(path: Path) -> Path:
+        return root / path.relative_to(staging)
+
+    def same_bytes(path: Path) -> bool:
+        old = published(path)
+        return old.is_file() and path.read_bytes() == old.read_bytes()
+
+    same: set[Path] = set()
+    by_stem: dict[Path, list[Path]] = {}
+    for path in staged:
+        by_stem.setdefault(path.with_suffix(""), []).append(path)
+    for stem, paths in by_stem.items():
+        sidecar = stem.with_suffix(".json")
+        content = [p for p in paths if p.suffix in (".csv", ".png")]
+        if sidecar in paths and content:
+            compared = [p for p in paths if p.suffix not in (".json", ".md", ".pdf")]  # .md, .pdf: made from these
+            if _same_sidecar(sidecar, published(sidecar)) and all(same_bytes(p) for p in compared) and \
+                    all(published(p).is_file() for p in paths):
+                same.update(paths)
+        else:
+            same.update(p for p in paths if same_bytes(p))
+    return same
 
 
 def _check_ref(ref: str) -> None:
@@ -97,7 +160,7 @@ class Outputs:
 
     def __post_init__(self):
         self.params = scrub_secrets(self.params)  # sidecars never carry a key
-        self.root = output_dir()  # where outputs are published
+        self.root = write_dir()  # where outputs are published: the committed ones only in a full run
         self.staging = staging_dir(self.notebook, self.root)
         if self.staging.exists():  # left by an earlier run of this notebook that failed or was interrupted
             shutil.rmtree(self.staging)
@@ -110,7 +173,8 @@ class Outputs:
         return folder
 
     def publish(self) -> list[Path]:
-        """Move every staged file to its place under the output root and rebuild tables/index.csv.
+        """Move every staged file to its place under the output root (keeping a published copy that holds the same
+        result: `unchanged_results`) and rebuild tables/index.csv.
 
         Returns the published paths (and `written` now holds them). Call it once the run has succeeded;
         `NotebookSession.finish` does. Raises RuntimeError, publishing nothing, in a kernel whose runner has
@@ -121,10 +185,13 @@ class Outputs:
                                f"{os.environ.get(RUN_ID_ENV)}) has ended, so nothing is published from "
                                f"{self.staging}. Fix: run the notebook again")
         moved = {}
-        for src in sorted(p for p in self.staging.rglob("*") if p.is_file()):
+        staged = sorted(p for p in self.staging.rglob("*") if p.is_file())
+        kept = unchanged_results(staged, self.staging, self.root)
+        for src in staged:
             dest = self.root / src.relative_to(self.staging)
             dest.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(src, dest)
+            if src not in kept:
+                os.replace(src, dest)
             moved[src] = dest
         shutil.rmtree(self.staging, ignore_errors=True)
         self.written = [moved.get(Path(p), Path(p)) for p in self.written]
@@ -326,14 +393,45 @@ def paper_of(ref: str, notebook: str) -> str:
     return paper if owner is None else owner.name
 
 
-def list_records(root: Path | None = None) -> pd.DataFrame:
-    """One row per saved per-example record set: notebook, name, paper, filters, caption, n_rows, path."""
-    root = root or output_dir()
-    rows = []
-    for side in sorted((root / "tables").glob("*/records/*.json")):
-        meta = json.loads(side.read_text())
-        rows.append(
-            {
+RECORD_COLUMNS = ["notebook", "name", "paper", "ref", "filters", "text", "caption", "n_rows", "tier", "run", "path"]
+
+
+def record_roots(checkout: Path | None = None) -> list[tuple[str, Path]]:
+    """Where per-example records may lie, each with the run that writes there: $NLI_OUTPUT_DIR or the checkout (a
+    full run), every quick run's outputs (runs/<profile>-quick/outputs) and runs/interactive (JupyterLab kernels
+    and scripts). Records are never committed, so after `./run_all.sh --quick` only the quick run's folder has them.
+    A process that publishes into the output root (a runner's kernel, or $NLI_OUTPUT_DIR set) reads only there: a
+    run's outputs never list another run's records. `checkout`: the checkout (default `config.CHECKOUT`)."""
+    from .config import CHECKOUT, INTERACTIVE_OUTPUTS
+
+    checkout = CHECKOUT if checkout is None else checkout
+    roots = [("full run" if output_dir() == checkout else f"outputs in {output_dir()}", output_dir())]
+    if checkout is not None and write_dir() != output_dir():
+        runs = checkout / "runs"
+        roots += [(f"quick run ({p.parent.name})", p) for p in sorted(runs.glob("*-quick/outputs"))]
+        roots.append(("interactive kernels (runs/interactive)", checkout.joinpath(*INTERACTIVE_OUTPUTS)))
+    seen, unique = set(), []
+    for label, root in roots:
+        if root.resolve() not in seen:
+            seen.add(root.resolve())
+            unique.append((label, root))
+    return unique
+
+
+def list_records(root: Path | None = None, roots: list[tuple[str, Path]] | None = None) -> pd.DataFrame:
+    """One row per saved per-example record set: notebook, name, paper, filters, caption, n_rows, the run that
+    wrote it and its path. With `root`, the sets under it; without, the newest copy of each set across
+    `roots` (default `record_roots()`: a quick run's when it is newer than the last full run's), `run` saying
+    which."""
+    rows = {}
+    for label, folder in ([("given", root)] if root is not None else roots or record_roots()):
+        for side in sorted((folder / "tables").glob("*/records/*.json")):
+            meta = json.loads(side.read_text())
+            key = (meta["notebook"], meta["name"])
+            mtime = side.stat().st_mtime
+            if key in rows and rows[key][0] >= mtime:
+                continue
+            rows[key] = (mtime, {
                 "notebook": meta["notebook"],
                 "name": meta["name"],
                 "paper": paper_of(meta["ref"], meta["notebook"]),
@@ -343,19 +441,26 @@ def list_records(root: Path | None = None) -> pd.DataFrame:
                 "caption": meta.get("caption", ""),
                 "n_rows": meta.get("n_rows"),
                 "tier": meta["tier"],
+                "run": label,
                 "path": str(side.parent / (side.stem + RECORD_SUFFIX)),
-            }
-        )
-    return pd.DataFrame(rows, columns=["notebook", "name", "paper", "ref", "filters", "text", "caption", "n_rows",
-                                       "tier", "path"])
+            })
+    found = [row for _, row in sorted(rows.values(), key=lambda r: (r[1]["notebook"], r[1]["name"]))]
+    return pd.DataFrame(found, columns=RECORD_COLUMNS)
 
 
 def load_records(notebook: str, name: str, root: Path | None = None) -> pd.DataFrame:
-    """Read back a record set written by `Outputs.records`."""
-    path = (root or output_dir()) / "tables" / notebook / "records" / f"{name}{RECORD_SUFFIX}"
+    """Read back a record set written by `Outputs.records` (without `root`: its newest copy, `list_records`)."""
+    if root is not None:
+        path = root / "tables" / notebook / "records" / f"{name}{RECORD_SUFFIX}"
+    else:
+        sets = list_records()
+        match = sets[(sets.notebook == notebook) & (sets.name == name)]
+        path = Path(match.path.iloc[0]) if len(match) else \
+            output_dir() / "tables" / notebook / "records" / f"{name}{RECORD_SUFFIX}"
     if not path.exists():
         raise FileNotFoundError(
-            f"{path} does not exist: run notebook {notebook} first (./run_all.sh --only {notebook[:2]})"
+            f"{path} does not exist: run notebook {notebook} first (./run_all.sh --only {notebook[:2]}, or "
+            f"./run_all.sh --quick)"
         )
     return pd.read_csv(path)
 
