@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ...ruletable import RuleTable
 from .lexicon import (
     ADJ_NOUN_IDIOMS,
     ASPECT_ADVERBS,
@@ -113,6 +114,12 @@ class VP:
     def group(self) -> str:
         words = [*self.aux, self.verb] + ([self.particle] if self.particle else [])
         return " ".join(w for w in words if w)
+
+
+# How a predicate's complements are read, token by token (`Chunker._complements`): the first rule that takes the
+# token answers the index after what it consumed, or `_STOP`.
+COMPLEMENTS = RuleTable("complement")
+_STOP = object()
 
 
 class Chunker:
@@ -385,164 +392,249 @@ class Chunker:
         return vp, j
 
     def _complements(self, toks, j, vp: VP, participle: bool) -> int:
-        n = len(toks)
+        """Complements of `vp` from token `j`; the index where they end. Each token goes to the first rule of
+        `COMPLEMENTS` that takes it (an `_STOP` answer ends the complements there):
+
+        >>> print(COMPLEMENTS.table())
+        participle_end        a finite verb ends a participle phrase ("A woman wearing a hat | walks her dog")
+        punctuation           , ; : skipped (in a participle phrase they end it unless an -ing verb follows)
+        predicate_adjectives  a copula's adjective phrase ("is completely nude", "is tall and thin")
+        age                   a copula's number + noun + adjective ("is 100 years old")
+        bare_relative         a subject pronoun after a complement: a relative clause without "that", skipped
+        noun_phrase           an object or a copula's predicate noun (an adjective before no noun: an adverb)
+        purpose               to + verb: a purpose (an object's action, "get her dog to go", left out)
+        preposition           a preposition: by/for + -ing, a prepositional phrase, "at least", or skipped
+        spatial_particle      down/up/... + a noun phrase after a complement: a prepositional phrase
+        time_phrase           before/after/since/until/during + a noun phrase, no verb after it
+        that_clause           "that" + a clause with its own subject ("mad that it is", "knows that the dog")
+        nonfactive            if/unless/...: a clause that is not entailed, skipped to the next comma
+        subordinate           a subordinator or wh-adverb: an -ing phrase sharing the subject, or a clause
+        coordination          and/or/but/then: a clause with its own subject, a coordinated verb, or skipped
+        object_participle     a past participle right after an object modifies it ("a ball thrown by a boy")
+        participle_phrase     an -ing phrase (a past participle outside participle phrases) sharing the subject
+        adverb                an adverb, particle or adjective: an adverbial word (a negation negates the verb)
+        stray                 anything else is skipped
+        """
         saved = self.subject_region
         self.subject_region = False
         try:
-            while j < n:
-                t = toks[j]
-                if participle and t.tag in {"VBZ", "VBP", "MD"}:
-                    break  # "A woman wearing a hat | walks her dog": the main verb ends the participle phrase
-                if t.word in {",", ";", ":"}:
-                    if participle and not (j + 1 < n and toks[j + 1].tag in {"VBG"}):
-                        break
-                    j += 1
-                    continue
-                degree = t.tag == "RB" and j + 1 < n and toks[j + 1].tag in {"JJ", "JJR", "JJS"}  # "completely nude"
-                if vp.copula and not vp.pred_nps and not vp.adjs and (t.tag in {"JJ", "JJR", "JJS", "VBN"} or degree) \
-                        and not (j + 1 + degree < n and toks[j + 1 + degree].tag.startswith("NN")):
-                    k = j
-                    phrase = []
-                    while k < n and (toks[k].tag in {"JJ", "JJR", "JJS", "VBN", "RB"} or (
-                            toks[k].low in {"and", ","} and k + 1 < n and toks[k + 1].tag in {"JJ", "VBN"})):
-                        phrase.append(toks[k])
-                        k += 1
-                    vp.adjs += [p.word for p in phrase if p.tag != "RB" and p.low not in {"and", ","}]
-                    j = k
-                    continue
-                if vp.copula and t.tag == "CD" and j + 2 < n and toks[j + 2].tag == "JJ":  # "100 years old"
-                    vp.adjs.append(" ".join(x.word for x in toks[j : j + 3]))
-                    j += 3
-                    continue
-                if t.tag == "PRP" and t.low in SUBJECT_PRONOUNS and (vp.objects or vp.pps or vp.pred_nps):
-                    while j < n and toks[j].word not in {",", ";"}:  # a relative clause without "that": skip it
-                        j += 1
-                    continue
-                if t.tag in {"DT", "PRP$", "CD", "JJ", "NN", "NNS", "NNP", "NNPS", "PRP"} or t.low in {
-                        "someone", "something"} or (t.tag == "VBG" and j + 1 < n and toks[j + 1].tag in {"NN", "NNS"}
-                                                    and not (vp.objects or vp.pps or vp.copula)
-                                                    and self.morph.verb(vp.verb) in LIGHT_VERBS):
-                    if t.tag == "JJ" and not vp.copula:
-                        k = j
-                        while k < n and toks[k].tag in {"JJ", "RB"}:
-                            k += 1
-                        if not (k < n and toks[k].tag.startswith("NN")):
-                            vp.advs.append(t.word)
-                            j += 1
-                            continue
-                    np_, k = self._np_coord(toks, j, allow_mods=False)
-                    if np_ is None:
-                        j += 1
-                        continue
-                    k = self._obj_mods(toks, k, np_)
-                    (vp.pred_nps if vp.copula else vp.objects).append(np_)
-                    vp.last_np, vp.last_np_end = np_, k
-                    j = k
-                    continue
-                if t.tag == "TO" and j + 1 < n and toks[j + 1].tag == "VB":
-                    sub, k = self._vp(toks, j + 1, participle=True)
-                    if sub is not None:
-                        controlled = (vp.objects and self.morph.verb(vp.verb) in OBJECT_CONTROL) or (
-                            vp.pps and vp.pps[-1][0] == "for" and vp.last_np_end == j)
-                        if not controlled:  # the object's action ("get her dog to go") is left out, not misread
-                            vp.purposes.append(sub)
-                        j = k
-                        continue
-                if t.tag in {"IN", "TO"} and t.low not in SUBORDINATORS | RELATIVES and j + 1 < n:
-                    if toks[j + 1].tag in {"VBG"}:  # "by running", "for cleaning"
-                        sub, k = self._vp(toks, j + 1, participle=True)
-                        if sub is not None:
-                            vp.pps.append((t.low, sub))
-                            j = k
-                            continue
-                    k = self._attach_pp(vp, toks, j, t.low)
-                    if k is not None:
-                        j = k
-                        continue
-                    if toks[j + 1].tag in {"RB", "JJ"}:
-                        vp.advs.append(f"{t.low} {toks[j + 1].word}")
-                        j += 2
-                        continue
-                    j += 1
-                    continue
-                if t.tag in {"RP", "RB"} and t.low in SPATIAL_PARTICLES and (vp.objects or vp.pps) and j + 1 < n and (
-                        toks[j + 1].tag in {"DT", "PRP$", "CD"}):
-                    k = self._attach_pp(vp, toks, j, t.low)
-                    if k is not None:
-                        j = k
-                        continue
-                if t.low in {"before", "after", "since", "until", "during"} and not any(
-                        x.tag.startswith("VB") or x.tag == "MD" for x in toks[j + 1:]):
-                    np_, k = self._np_coord(toks, j + 1, allow_mods=False)
-                    if np_ is not None:
-                        vp.pps.append((t.low, np_))
-                        j = k
-                        continue
-                if t.low == "that" and j > 0 and not toks[j - 1].tag.startswith("NN") and \
-                        (end := self._clause_end(toks, j + 1)) is not None:  # "mad that it is", "knows that the dog"
-                    vp.clauses.append(toks[j + 1 : end])
-                    j = end
-                    continue
-                if t.low in NONFACTIVE and j > 0:
-                    while j < n and toks[j].word not in {",", ";"}:
-                        j += 1  # "if this man fails to catch the ball": not entailed; skipped
-                    continue
-                if t.low in SUBORDINATORS or t.tag == "WRB":
-                    k = j + 1
-                    end = k
-                    while end < n and toks[end].low not in {",", ";"}:
-                        end += 1
-                    if k < n and toks[k].tag == "VBG":
-                        sub, k2 = self._vp(toks, k, participle=True)
-                        if sub is not None:
-                            vp.extra.append(sub)
-                            j = k2
-                            continue
-                    vp.clauses.append(toks[k:end])
-                    j = end
-                    continue
-                if t.low in {"and", "or", "but", "then"} and j + 1 < n:
-                    k = j + 1
-                    end = self._clause_end(toks, k)
-                    if end is not None:  # "... and one is jumping over a hurdle": a clause with its own subject
-                        vp.clauses.append(toks[k:end])
-                        j = end
-                        continue
-                    if toks[k].tag.startswith("VB") or toks[k].tag == "MD" or toks[k].low in BE | HAVE | DO:
-                        sub, k2 = self._vp(toks, k, participle=toks[k].tag in {"VBG", "VBN"} and participle)
-                        if sub is not None:
-                            if not sub.aux and sub.verb_tag in {"VBG", "VBN"} and vp.aux:
-                                sub.aux = [a for a in vp.aux if a in BE | HAVE | {"not"}]
-                                sub.negated = vp.negated
-                            vp.extra.append(sub)
-                            j = k2
-                            continue
-                    j += 1
-                    continue
-                if (t.tag == "VBN" or t.low == "being" and j + 1 < n and toks[j + 1].tag in {"VBN", "VBD"}) and \
-                        vp.last_np is not None and j == vp.last_np_end:
-                    sub, k = self._vp(toks, j, participle=True)
-                    if sub is not None:
-                        owner = vp.last_np.conj[-1] if vp.last_np.conj else vp.last_np
-                        owner.mods.append(("vp", sub))
-                        j = k
-                        continue
-                if t.tag == "VBG" or (t.tag == "VBN" and not participle):
-                    sub, k = self._vp(toks, j, participle=True)
-                    if sub is not None:
-                        vp.extra.append(sub)
-                        j = k
-                        continue
-                if t.tag in {"RB", "RP", "JJ", "JJR", "RBR"}:
-                    if t.low in NEG:
-                        vp.negated = True
-                    vp.advs.append(t.word)
-                    j += 1
-                    continue
-                j += 1  # anything else (stray tokens) is skipped
+            while j < len(toks):
+                k = COMPLEMENTS.first(self, toks, j, vp, participle)
+                if k is _STOP:
+                    break
+                j = k
         finally:
             self.subject_region = saved
         return j
+
+    @COMPLEMENTS.rule("participle_end",
+                      'a finite verb ends a participle phrase ("A woman wearing a hat | walks her dog")')
+    def _finite_after_participle(self, toks, j, vp: VP, participle: bool):
+        return _STOP if participle and toks[j].tag in {"VBZ", "VBP", "MD"} else None
+
+    @COMPLEMENTS.rule("punctuation", ", ; : skipped (in a participle phrase they end it unless an -ing verb follows)")
+    def _punctuation(self, toks, j, vp: VP, participle: bool):
+        if toks[j].word not in {",", ";", ":"}:
+            return None
+        if participle and not (j + 1 < len(toks) and toks[j + 1].tag in {"VBG"}):
+            return _STOP
+        return j + 1
+
+    @COMPLEMENTS.rule("predicate_adjectives", 'a copula\'s adjective phrase ("is completely nude", "is tall and thin")')
+    def _predicate_adjectives(self, toks, j, vp: VP, participle: bool):
+        n, t = len(toks), toks[j]
+        degree = t.tag == "RB" and j + 1 < n and toks[j + 1].tag in {"JJ", "JJR", "JJS"}  # "completely nude"
+        if not (vp.copula and not vp.pred_nps and not vp.adjs and (t.tag in {"JJ", "JJR", "JJS", "VBN"} or degree)
+                and not (j + 1 + degree < n and toks[j + 1 + degree].tag.startswith("NN"))):
+            return None
+        k = j
+        phrase = []
+        while k < n and (toks[k].tag in {"JJ", "JJR", "JJS", "VBN", "RB"} or (
+                toks[k].low in {"and", ","} and k + 1 < n and toks[k + 1].tag in {"JJ", "VBN"})):
+            phrase.append(toks[k])
+            k += 1
+        vp.adjs += [p.word for p in phrase if p.tag != "RB" and p.low not in {"and", ","}]
+        return k
+
+    @COMPLEMENTS.rule("age", 'a copula\'s number + noun + adjective ("is 100 years old")')
+    def _age(self, toks, j, vp: VP, participle: bool):
+        if vp.copula and toks[j].tag == "CD" and j + 2 < len(toks) and toks[j + 2].tag == "JJ":  # "100 years old"
+            vp.adjs.append(" ".join(x.word for x in toks[j : j + 3]))
+            return j + 3
+        return None
+
+    @COMPLEMENTS.rule("bare_relative",
+                      'a subject pronoun after a complement: a relative clause without "that", skipped')
+    def _bare_relative(self, toks, j, vp: VP, participle: bool):
+        t = toks[j]
+        if not (t.tag == "PRP" and t.low in SUBJECT_PRONOUNS and (vp.objects or vp.pps or vp.pred_nps)):
+            return None
+        while j < len(toks) and toks[j].word not in {",", ";"}:  # a relative clause without "that": skip it
+            j += 1
+        return j
+
+    @COMPLEMENTS.rule("noun_phrase", "an object or a copula's predicate noun (an adjective before no noun: an adverb)")
+    def _noun_phrase(self, toks, j, vp: VP, participle: bool):
+        n, t = len(toks), toks[j]
+        if not (t.tag in {"DT", "PRP$", "CD", "JJ", "NN", "NNS", "NNP", "NNPS", "PRP"} or t.low in {
+                "someone", "something"} or (t.tag == "VBG" and j + 1 < n and toks[j + 1].tag in {"NN", "NNS"}
+                                            and not (vp.objects or vp.pps or vp.copula)
+                                            and self.morph.verb(vp.verb) in LIGHT_VERBS)):
+            return None
+        if t.tag == "JJ" and not vp.copula:
+            k = j
+            while k < n and toks[k].tag in {"JJ", "RB"}:
+                k += 1
+            if not (k < n and toks[k].tag.startswith("NN")):
+                vp.advs.append(t.word)
+                return j + 1
+        np_, k = self._np_coord(toks, j, allow_mods=False)
+        if np_ is None:
+            return j + 1
+        k = self._obj_mods(toks, k, np_)
+        (vp.pred_nps if vp.copula else vp.objects).append(np_)
+        vp.last_np, vp.last_np_end = np_, k
+        return k
+
+    @COMPLEMENTS.rule("purpose", 'to + verb: a purpose (an object\'s action, "get her dog to go", left out)')
+    def _purpose(self, toks, j, vp: VP, participle: bool):
+        if not (toks[j].tag == "TO" and j + 1 < len(toks) and toks[j + 1].tag == "VB"):
+            return None
+        sub, k = self._vp(toks, j + 1, participle=True)
+        if sub is None:
+            return None
+        controlled = (vp.objects and self.morph.verb(vp.verb) in OBJECT_CONTROL) or (
+            vp.pps and vp.pps[-1][0] == "for" and vp.last_np_end == j)
+        if not controlled:  # the object's action ("get her dog to go") is left out, not misread
+            vp.purposes.append(sub)
+        return k
+
+    @COMPLEMENTS.rule("preposition", 'a preposition: by/for + -ing, a prepositional phrase, "at least", or skipped')
+    def _preposition(self, toks, j, vp: VP, participle: bool):
+        t = toks[j]
+        if not (t.tag in {"IN", "TO"} and t.low not in SUBORDINATORS | RELATIVES and j + 1 < len(toks)):
+            return None
+        if toks[j + 1].tag in {"VBG"}:  # "by running", "for cleaning"
+            sub, k = self._vp(toks, j + 1, participle=True)
+            if sub is not None:
+                vp.pps.append((t.low, sub))
+                return k
+        k = self._attach_pp(vp, toks, j, t.low)
+        if k is not None:
+            return k
+        if toks[j + 1].tag in {"RB", "JJ"}:
+            vp.advs.append(f"{t.low} {toks[j + 1].word}")
+            return j + 2
+        return j + 1
+
+    @COMPLEMENTS.rule("spatial_particle", "down/up/... + a noun phrase after a complement: a prepositional phrase")
+    def _spatial_particle(self, toks, j, vp: VP, participle: bool):
+        t = toks[j]
+        if t.tag in {"RP", "RB"} and t.low in SPATIAL_PARTICLES and (vp.objects or vp.pps) and j + 1 < len(toks) and (
+                toks[j + 1].tag in {"DT", "PRP$", "CD"}):
+            return self._attach_pp(vp, toks, j, t.low)
+        return None
+
+    @COMPLEMENTS.rule("time_phrase", "before/after/since/until/during + a noun phrase, no verb after it")
+    def _time_phrase(self, toks, j, vp: VP, participle: bool):
+        t = toks[j]
+        if t.low in {"before", "after", "since", "until", "during"} and not any(
+                x.tag.startswith("VB") or x.tag == "MD" for x in toks[j + 1:]):
+            np_, k = self._np_coord(toks, j + 1, allow_mods=False)
+            if np_ is not None:
+                vp.pps.append((t.low, np_))
+                return k
+        return None
+
+    @COMPLEMENTS.rule("that_clause", '"that" + a clause with its own subject ("mad that it is", "knows that the dog")')
+    def _that_clause(self, toks, j, vp: VP, participle: bool):
+        if toks[j].low == "that" and j > 0 and not toks[j - 1].tag.startswith("NN") and \
+                (end := self._clause_end(toks, j + 1)) is not None:  # "mad that it is", "knows that the dog"
+            vp.clauses.append(toks[j + 1 : end])
+            return end
+        return None
+
+    @COMPLEMENTS.rule("nonfactive", "if/unless/...: a clause that is not entailed, skipped to the next comma")
+    def _nonfactive(self, toks, j, vp: VP, participle: bool):
+        if not (toks[j].low in NONFACTIVE and j > 0):
+            return None
+        while j < len(toks) and toks[j].word not in {",", ";"}:
+            j += 1  # "if this man fails to catch the ball": not entailed; skipped
+        return j
+
+    @COMPLEMENTS.rule("subordinate", "a subordinator or wh-adverb: an -ing phrase sharing the subject, or a clause")
+    def _subordinate(self, toks, j, vp: VP, participle: bool):
+        n, t = len(toks), toks[j]
+        if not (t.low in SUBORDINATORS or t.tag == "WRB"):
+            return None
+        k = j + 1
+        end = k
+        while end < n and toks[end].low not in {",", ";"}:
+            end += 1
+        if k < n and toks[k].tag == "VBG":
+            sub, k2 = self._vp(toks, k, participle=True)
+            if sub is not None:
+                vp.extra.append(sub)
+                return k2
+        vp.clauses.append(toks[k:end])
+        return end
+
+    @COMPLEMENTS.rule("coordination", "and/or/but/then: a clause with its own subject, a coordinated verb, or skipped")
+    def _coordination(self, toks, j, vp: VP, participle: bool):
+        if not (toks[j].low in {"and", "or", "but", "then"} and j + 1 < len(toks)):
+            return None
+        k = j + 1
+        end = self._clause_end(toks, k)
+        if end is not None:  # "... and one is jumping over a hurdle": a clause with its own subject
+            vp.clauses.append(toks[k:end])
+            return end
+        if toks[k].tag.startswith("VB") or toks[k].tag == "MD" or toks[k].low in BE | HAVE | DO:
+            sub, k2 = self._vp(toks, k, participle=toks[k].tag in {"VBG", "VBN"} and participle)
+            if sub is not None:
+                if not sub.aux and sub.verb_tag in {"VBG", "VBN"} and vp.aux:
+                    sub.aux = [a for a in vp.aux if a in BE | HAVE | {"not"}]
+                    sub.negated = vp.negated
+                vp.extra.append(sub)
+                return k2
+        return j + 1
+
+    @COMPLEMENTS.rule("object_participle",
+                      'a past participle right after an object modifies it ("a ball thrown by a boy")')
+    def _object_participle(self, toks, j, vp: VP, participle: bool):
+        t = toks[j]
+        if (t.tag == "VBN" or t.low == "being" and j + 1 < len(toks) and toks[j + 1].tag in {"VBN", "VBD"}) and \
+                vp.last_np is not None and j == vp.last_np_end:
+            sub, k = self._vp(toks, j, participle=True)
+            if sub is not None:
+                owner = vp.last_np.conj[-1] if vp.last_np.conj else vp.last_np
+                owner.mods.append(("vp", sub))
+                return k
+        return None
+
+    @COMPLEMENTS.rule("participle_phrase",
+                      "an -ing phrase (a past participle outside participle phrases) sharing the subject")
+    def _participle_phrase(self, toks, j, vp: VP, participle: bool):
+        t = toks[j]
+        if t.tag == "VBG" or (t.tag == "VBN" and not participle):
+            sub, k = self._vp(toks, j, participle=True)
+            if sub is not None:
+                vp.extra.append(sub)
+                return k
+        return None
+
+    @COMPLEMENTS.rule("adverb", "an adverb, particle or adjective: an adverbial word (a negation negates the verb)")
+    def _adverb(self, toks, j, vp: VP, participle: bool):
+        t = toks[j]
+        if t.tag not in {"RB", "RP", "JJ", "JJR", "RBR"}:
+            return None
+        if t.low in NEG:
+            vp.negated = True
+        vp.advs.append(t.word)
+        return j + 1
+
+    @COMPLEMENTS.rule("stray", "anything else is skipped")
+    def _stray(self, toks, j, vp: VP, participle: bool):
+        return j + 1
 
     def _clause_end(self, toks, k: int) -> int | None:
         """End index of a clause with its own subject starting at k ('a woman reads'), else None."""
