@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ...ruletable import RuleTable
 from . import RULES_VERSION
 from .chunking import NP, VP
 from .lexicon import (
@@ -110,6 +111,10 @@ def _add_be(vp: VP, be: str, participles: bool = False) -> None:
 
 def _number_word(k: int) -> str:
     return NUMBER_WORDS.get(k, str(k))
+
+
+# How a predicate becomes atoms (`Realiser._predicate`): the first form that fits the verb phrase writes them.
+PREDICATES = RuleTable("predicate form")
 
 
 class Realiser:
@@ -347,8 +352,27 @@ class Realiser:
 
     # predicate atoms --------------------------------------------------------------------------------------
     def _predicate(self, subj: NP, vp: VP, ctx, out) -> None:
+        """Atoms of `vp` said of `subj`: its auxiliaries and verb agree with the subject's referring expression,
+        the first form of `PREDICATES` that fits writes the atoms, then come each coordinated verb phrase and
+        subordinate clause:
+
+        >>> print(PREDICATES.table())
+        negated  a negated predicate is one atom (its parts are not entailed on their own)
+        copula   is + predicate nouns (type), adjectives, prepositional phrases (clothing: wearing), adverbs
+        verbal   the action, its objects, arguments that carry the object, adverbs and purposes
+        """
         ref = subj.ref or self._ref(subj, ctx)
         plural = self._plural_ref(ref, subj)
+        self._agree(vp, ref, plural)
+        PREDICATES.first(self, vp, ref, plural, ctx, out)
+        for extra in vp.extra:
+            _add_be(extra, "are" if plural else "is")
+            self._predicate(subj, extra, ctx, out)
+        for toks in vp.clauses:
+            self._subclause(toks, ctx, out)
+
+    def _agree(self, vp: VP, ref: str, plural: bool) -> None:
+        """The auxiliaries and the verb of `vp` take the number of `ref` (in place)."""
         vp_aux = [("are" if plural else "is") if (a in {"is", "are"})
                   else ("were" if plural else "was") if a in {"was", "were"}
                   else ("have" if plural else "has") if a in {"has", "have"} and vp.aux and a == vp.aux[0] else a
@@ -365,82 +389,95 @@ class Realiser:
                 vp.verb, vp.verb_tag = lemma, "VBP"
             elif not plural and vp.verb_tag == "VBP" and self.lex.is_pos(lemma, "v"):
                 vp.verb, vp.verb_tag = third_person(lemma), "VBZ"
+
+    @PREDICATES.rule("negated", "a negated predicate is one atom (its parts are not entailed on their own)")
+    def _negated_predicate(self, vp: VP, ref: str, plural: bool, ctx, out):
+        if not vp.negated:
+            return None
+        words = []
+        for t in vp.raw:
+            if t.low in SUBORDINATORS or t.tag == "WRB" or t.word in {",", ";"} or (t.low == "and" and words):
+                break
+            words.append(self._resolve_word(t, ctx))
+        out.add(f"{_cap(ref)} {' '.join(words)}.", "action")
+        return True
+
+    @PREDICATES.rule("copula",
+                     "is + predicate nouns (type), adjectives, prepositional phrases (clothing: wearing), adverbs")
+    def _copula_predicate(self, vp: VP, ref: str, plural: bool, ctx, out):
+        if not vp.copula:
+            return None
+        group, S = vp.group(), _cap(ref)
+        for np_ in vp.pred_nps:
+            for m in np_.conj or [np_]:
+                out.add(f"{S} {group} {self._np_text(m, indefinite=True)}.", "type")
+                for adj in m.adjs:
+                    out.add(f"{S} {group} {adj}.", "attribute")
+                self._np_modifiers(m, ref, ctx, out)
+        for adj in vp.adjs:
+            out.add(f"{S} {group} {adj}.", "attribute")
+        carrier = f"{group} {vp.adjs[-1]}" if vp.adjs and not vp.pred_nps else group  # "is open at night"
+        for prep, np_ in vp.pps:
+            if isinstance(np_, VP):
+                continue
+            if prep == "in" and self.category(np_.head_text) == "clothing":
+                self._object_atoms(ref, f"{group} wearing", np_, ctx, out, kind="attribute")
+            else:
+                self._object_atoms(ref, f"{carrier} {prep}", np_, ctx, out, kind="argument", plain=True)
+        for adv in vp.advs:
+            out.add(f"{S} {group} {adv}.", "argument")
+        return True
+
+    @PREDICATES.rule("verbal", "the action, its objects, arguments that carry the object, adverbs and purposes")
+    def _verbal_predicate(self, vp: VP, ref: str, plural: bool, ctx, out):
         group = vp.group()
+        objects = self._action_and_objects(vp, ref, group, ctx, out)
+        # arguments carry the object: "kisses his girlfriend on the beach", not "kisses on the beach"
+        self._arguments(vp, ref, f"{group} {objects}" if vp.objects else group, ctx, out)
+        for purpose in vp.purposes:
+            self._purpose(ref, plural, vp, purpose, ctx, out)
+        return True
+
+    def _action_and_objects(self, vp: VP, ref: str, group: str, ctx, out) -> str:
+        """The action atom and the object atoms of a verbal predicate; the objects' text."""
         S = _cap(ref)
-        if vp.negated:  # a negated predicate is one atom (its parts are not entailed on their own)
-            words = []
-            for t in vp.raw:
-                if t.low in SUBORDINATORS or t.tag == "WRB" or t.word in {",", ";"} or (t.low == "and" and words):
-                    break
-                words.append(self._resolve_word(t, ctx))
-            out.add(f"{S} {' '.join(words)}.", "action")
-            for extra in vp.extra:
-                _add_be(extra, "are" if plural else "is")
-                self._predicate(subj, extra, ctx, out)
-            for toks in vp.clauses:
-                self._subclause(toks, ctx, out)
-            return
-        if vp.copula:
-            for np_ in vp.pred_nps:
-                for m in np_.conj or [np_]:
-                    out.add(f"{S} {group} {self._np_text(m, indefinite=True)}.", "type")
-                    for adj in m.adjs:
-                        out.add(f"{S} {group} {adj}.", "attribute")
-                    self._np_modifiers(m, ref, ctx, out)
-            for adj in vp.adjs:
-                out.add(f"{S} {group} {adj}.", "attribute")
-            carrier = f"{group} {vp.adjs[-1]}" if vp.adjs and not vp.pred_nps else group  # "is open at night"
-            for prep, np_ in vp.pps:
-                if isinstance(np_, VP):
-                    continue
-                if prep == "in" and self.category(np_.head_text) == "clothing":
-                    self._object_atoms(ref, f"{group} wearing", np_, ctx, out, kind="attribute")
-                else:
-                    self._object_atoms(ref, f"{carrier} {prep}", np_, ctx, out, kind="argument", plain=True)
-            for adv in vp.advs:
-                out.add(f"{S} {group} {adv}.", "argument")
-        else:
-            lemma = self.morph.verb(vp.verb)
-            light = lemma in LIGHT_VERBS and vp.objects
-            if light:
-                if self.style == "cleft" or len(vp.objects) > 0:
-                    out.add(f"{S} {group} something.", "action")
-            elif not (lemma == "be" and (vp.objects or vp.adjs or vp.pps)):  # "wants to be a player": no bare "be"
-                out.add(f"{S} {group}.", "action")
-            objects = " ".join(self._np_text(o) for o in vp.objects)
-            way = len(vp.objects) == 1 and vp.objects[0].head and vp.objects[0].head[-1].lower() == "way" and \
-                vp.objects[0].det.startswith("poss:")  # "work his way through": an idiom, no "works" / "way" atoms
-            if way:
-                if not (vp.pps or vp.advs):
-                    out.add(f"{S} {group} {objects}.", "argument")
-                out.atoms = [a for a in out.atoms if a.text not in {f"{S} {group}.", f"{S} {group} something."}]
-                out._seen -= {f"{S} {group}.".lower(), f"{S} {group} something.".lower()}
-            elif len(vp.objects) > 1:  # "is giving his brother a ride": both objects in one atom
+        lemma = self.morph.verb(vp.verb)
+        light = lemma in LIGHT_VERBS and vp.objects
+        if light:
+            if self.style == "cleft" or len(vp.objects) > 0:
+                out.add(f"{S} {group} something.", "action")
+        elif not (lemma == "be" and (vp.objects or vp.adjs or vp.pps)):  # "wants to be a player": no bare "be"
+            out.add(f"{S} {group}.", "action")
+        objects = " ".join(self._np_text(o) for o in vp.objects)
+        way = len(vp.objects) == 1 and vp.objects[0].head and vp.objects[0].head[-1].lower() == "way" and \
+            vp.objects[0].det.startswith("poss:")  # "work his way through": an idiom, no "works" / "way" atoms
+        if way:
+            if not (vp.pps or vp.advs):
                 out.add(f"{S} {group} {objects}.", "argument")
-            for obj in [] if way else vp.objects[-1:] if len(vp.objects) > 1 else vp.objects:
-                self._object_atoms(ref, group, obj, ctx, out)
-            # arguments carry the object: "kisses his girlfriend on the beach", not "kisses on the beach"
-            carrier = f"{group} {objects}" if vp.objects else group
-            for prep, np_ in vp.pps:
-                if isinstance(np_, VP):  # "by running"
-                    out.add(f"{S} {carrier} {prep} {self._vp_text(np_, ctx)}.", "argument")
-                    continue
-                if np_.head and np_.head[-1].lower() in TIME_WORDS:
-                    out.add(f"{S} {carrier} {prep} {self._np_text(np_)}.", "argument")
-                    continue
-                if self.style == "cleft":
-                    self._object_atoms(ref, f"{carrier} {prep}", np_, ctx, out)
-                else:
-                    self._object_atoms(ref, f"{carrier} {prep}", np_, ctx, out, plain=True)
-            for adv in vp.advs:
-                out.add(f"{S} {carrier} {adv}.", "argument")
-            for purpose in vp.purposes:
-                self._purpose(ref, plural, vp, purpose, ctx, out)
-        for extra in vp.extra:
-            _add_be(extra, "are" if plural else "is")
-            self._predicate(subj, extra, ctx, out)
-        for toks in vp.clauses:
-            self._subclause(toks, ctx, out)
+            out.atoms = [a for a in out.atoms if a.text not in {f"{S} {group}.", f"{S} {group} something."}]
+            out._seen -= {f"{S} {group}.".lower(), f"{S} {group} something.".lower()}
+        elif len(vp.objects) > 1:  # "is giving his brother a ride": both objects in one atom
+            out.add(f"{S} {group} {objects}.", "argument")
+        for obj in [] if way else vp.objects[-1:] if len(vp.objects) > 1 else vp.objects:
+            self._object_atoms(ref, group, obj, ctx, out)
+        return objects
+
+    def _arguments(self, vp: VP, ref: str, carrier: str, ctx, out) -> None:
+        """The atoms of a verbal predicate's prepositional phrases and adverbs, each said with `carrier`."""
+        S = _cap(ref)
+        for prep, np_ in vp.pps:
+            if isinstance(np_, VP):  # "by running"
+                out.add(f"{S} {carrier} {prep} {self._vp_text(np_, ctx)}.", "argument")
+                continue
+            if np_.head and np_.head[-1].lower() in TIME_WORDS:
+                out.add(f"{S} {carrier} {prep} {self._np_text(np_)}.", "argument")
+                continue
+            if self.style == "cleft":
+                self._object_atoms(ref, f"{carrier} {prep}", np_, ctx, out)
+            else:
+                self._object_atoms(ref, f"{carrier} {prep}", np_, ctx, out, plain=True)
+        for adv in vp.advs:
+            out.add(f"{S} {carrier} {adv}.", "argument")
 
     def _purpose(self, ref, plural, vp: VP, purpose: VP, ctx, out) -> None:
         """The paper's purpose pattern (Table 1 row 3)."""
