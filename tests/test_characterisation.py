@@ -149,3 +149,27 @@ def test_realiser_characterised(rule_decomposers, style):
     outputs = characterise(f"atoms_{style}", ((k, [s]) for k, s in atoms_sentences()),
                            lambda s: [[a.text, a.kind] for a in dec.decompose_records(s)])
     assert sum(len(v) > 2 for v in outputs.values()) > 500
+
+
+def qud_atoms(rule_decomposers, n: int = 250) -> Iterable[tuple[str, list]]:
+    """(key, [atom]): the paper's printed atoms, and the atoms the rule decomposer (both styles) makes of the first
+    `n` e-SNLI test rows' sentences, each once (keyed by its digest)."""
+    from nli_lib.atoms.prompts import QUD_EXAMPLES
+
+    atoms = [r["atom"] for r in QUD_EXAMPLES]
+    for _, sentence in atoms_sentences(n):
+        for dec in rule_decomposers.values():
+            atoms += [a.text for a in dec.decompose_records(sentence)]
+    for atom in dict.fromkeys(atoms):
+        yield f"atom/{digest(atom)}", [atom]
+
+
+@pytest.mark.mirror
+def test_qud_question_characterised(rule_decomposers):
+    """`RuleQUDGenerator.question`: the QUD and the pattern of each atom."""
+    from nli_lib.atoms.quds import RuleQUDGenerator
+
+    rules = RuleQUDGenerator(rule_decomposers["incremental"].category)
+    outputs = characterise("qud_question", qud_atoms(rule_decomposers), lambda a: list(rules.question(a)))
+    patterns = {pattern for _, pattern in outputs.values()}
+    assert {"existence", "cleft", "purpose", "identity", "location", "activity", "unmatched"} <= patterns
