@@ -367,6 +367,22 @@ def test_offline_stand_ins_answer_the_ftc_prompts_and_are_cached():
     assert n[0].value["A"] == "The skateboarders are looking at a competition ."
 
 
+def test_pipelines_stack_without_a_pandas_dtype_warning():
+    """Rows of regex and FSP pipelines stack with one dtype per column: the shot counts are nullable integers
+    in every pipeline, so pandas' all-NA concat FutureWarning never reaches an FTC page."""
+    import warnings
+
+    from nli_lib.ftc.pipeline import all_pipelines
+
+    df = pd.DataFrame({"pair_id": ["p1"], "premise": ["u"], "hypothesis": ["There is a cat running ."],
+                       "label": ["contradiction"], "explanation_1": ["a dog is not a cat ."]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        rows = all_pipelines(df, FewShotRewriter.offline(cache=CallCache(":memory:")))
+    assert str(rows["extract_shots"].dtype) == str(rows["transform_shots"].dtype) == "Int64"
+    assert rows.loc[rows["pipeline"] == "regex-regex", "extract_shots"].isna().all()
+
+
 def test_rule_extract_and_align_transform():
     assert rule_extract("just because he has a mop, does not mean he has a broom", "neutral") == ("he has a mop",
                                                                                                    "he has a broom")

@@ -192,6 +192,9 @@ def counterfactual_rows(df: pd.DataFrame, extract: str = "regex", transform: str
         row.update(ok=verdict.ok, status=verdict.status,
                    reason=note if verdict.ok else f"malformed: {verdict.reason}" + (f" [{note}]" if note else ""))
     out = pd.DataFrame(rows, columns=ROW_COLUMNS)
+    # shot counts as nullable integers in every pipeline (None where a step ran no prompt): stacking pipelines then
+    # keeps one dtype instead of mixing all-None object columns with numbers (pandas' FutureWarning on concat)
+    out[["extract_shots", "transform_shots"]] = out[["extract_shots", "transform_shots"]].astype("Int64")
     if verify:
         _abstain_on_low_scores(out)
     out.attrs["fsp_model"] = rewriter.name if rewriter is not None and "fsp" in (extract, transform) else None
