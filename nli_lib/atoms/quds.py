@@ -35,11 +35,13 @@ An atom no pattern matches gets no QUD (pattern 'unmatched'), and is counted as 
 from __future__ import annotations
 
 import re
+from functools import cached_property
 from typing import Callable, Sequence
 
 import pandas as pd
 
 from ..llm import PROMPTS, OfflineLLM, make_llm
+from ..ruletable import RuleTable
 from .prompts import QUD_EXAMPLES
 
 QUD_RULES_VERSION = "qud-rules-v4"  # v4: no rule -> a declared non-answer (None), not a text
@@ -73,6 +75,65 @@ CATENATIVE = {
     "starting",
 }
 NUMBERS = {"two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "several", "many"}
+
+
+# The QUD rules of `RuleQUDGenerator.question`, in the order they are tried: the first that answers gives the QUD.
+QUD_RULES = RuleTable("QUD rule")
+
+
+class _ParsedAtom:
+    """An atom as the QUD rules read it: its text, and (when a rule asks) its subject and predicate words, the
+    subject's generic ('the person', plural?) and, after is/are/was/were, the complement's words (`comp`)."""
+
+    def __init__(self, rules: "RuleQUDGenerator", atom: str):
+        self.rules = rules
+        self.text = re.sub(r"\s+", " ", str(atom)).strip().rstrip(".!").strip()
+        self.low = self.text.lower()
+
+    @cached_property
+    def _split(self) -> tuple[list[str], list[str]]:
+        return self.rules._split(self.text)
+
+    @property
+    def subj(self) -> list[str]:
+        return self._split[0]
+
+    @property
+    def pred(self) -> list[str]:
+        return self._split[1]
+
+    @cached_property
+    def _generic(self) -> tuple[str, bool]:
+        return self.rules._generic(self.subj)
+
+    @property
+    def gen(self) -> str:
+        return self._generic[0]
+
+    @property
+    def plural(self) -> bool:
+        return self._generic[1]
+
+    @property
+    def be_word(self) -> str:
+        return "are" if self.plural else "is"
+
+    @cached_property
+    def plower(self) -> list[str]:
+        return [w.lower() for w in self.pred]
+
+    @property
+    def be(self) -> bool:
+        return self.plower[0] in {"is", "are", "was", "were"}
+
+    @property
+    def comp(self) -> list[str] | None:
+        """The words after is/are/was/were (None when the predicate is no copula with a complement)."""
+        return self.plower[1:] if self.be and len(self.plower) >= 2 else None
+
+    @cached_property
+    def people(self) -> bool:
+        return self.rules.category(self.subj[-1].lower()) in {"person", "group"}
 
 
 class RuleQUDGenerator:
@@ -136,88 +197,179 @@ class RuleQUDGenerator:
         return "the " + " ".join(words[1:] if words and words[0] in {"the", "a", "an"} else words)
 
     def question(self, atom: str) -> tuple[str | None, str]:
-        """(QUD, pattern) for one atom; (None, 'unmatched') when no rule applies."""
-        text = re.sub(r"\s+", " ", str(atom)).strip().rstrip(".!").strip()
-        low = text.lower()
-        m = re.match(r"^there (is|are) (.+)$", low)
-        if m and not low.startswith("there is a purpose"):
-            rest = m.group(2).split()
-            if rest and (rest[0] in NUMBERS or rest[0].isdigit()):
-                noun = rest[-1]
-                what = "people" if self.category(noun) in {"person", "group"} else noun
-                return f"How many {what} are there?", "existence"
-            return (
-                "Who is there?" if self.category(rest[-1]) in {"person", "group"} else "What is there?"
-            ), "existence"
-        m = re.match(r"^the (thing|things|place|one) (?:that )?(.+) (is|are) (.+)$", low)
-        if m:
-            subj, rest = self._split(m.group(2))
-            gen, plural = self._generic(subj)
-            if not rest:
-                return None, "unmatched"
-            if rest[0] in AUX:
-                vp = " ".join(rest[1:])
-                wh = "Where" if m.group(1) == "place" else "What"
-                return f"{wh} {rest[0]} {gen} {vp}?", "cleft"
-            do, tail = "do" if plural else "does", " " + " ".join(rest[1:]) if rest[1:] else ""
-            return f"What {do} {gen} {_base(rest[0])}{tail}?", "cleft"
-        m = re.match(r"^the purpose (?:of|for) (.+?) is to (.+)$", low)
-        if m or low.startswith("there is a purpose"):
-            target = m.group(1) if m else re.sub(r"^there is a purpose for ", "", low)
-            subj, rest = self._split(target)
-            gen, plural = self._generic(subj)
-            verb = " ".join(rest) if rest else "doing this"
-            return f"Why {'are' if plural else 'is'} {gen} {verb}?", "purpose"
-        subj, pred = self._split(text)
-        if not subj or not pred:
-            return None, "unmatched"
+        """(QUD, pattern) for one atom: the answer of the first rule of `QUD_RULES` that takes it ((None,
+        'unmatched') when only a rule without a question does):
+
+        >>> print(QUD_RULES.table())
+        existence     There is/are ...: how many (a number), else who or what is there
+        cleft         The thing/place/one (that) X is/are Y: what (where) X is/does
+        purpose       The purpose of/for X is to ..., There is a purpose for X: why X is doing it
+        no_predicate  no subject or no predicate: unmatched
+        negated       is/are not ...: unmatched
+        about_to      is about/trying/going/... to <verb>: what X is about to do
+        relationship  is/are + a relationship word (sisters, a couple, ...): the relationship between them
+        identity      is/are a/an ..., a person is/are people words: who (people) or what X is
+        wearing       is/are wearing/dressed ...: what X is wearing
+        color         is/are + one colour word: what colour X is
+        feeling       is/are (+ one word) + a feeling: how X feels
+        age           is/are + an age word or 'years', in up to three words: how old X is
+        size          is/are (+ one word) + a size: how tall/big/... X is
+        location      is/are + a place word: where X is
+        used_for      is/are for ...: what X is for
+        condition     is/are + up to three words, no -ing: what X is like (people), X's condition
+        progressive   is/are + an -ing verb: the activity rules (`_activity`) on the verb's complement
+        event         has/have been ..., has/have + a participle: what happened to X
+        possession    has/have ...: what X has
+        activity      the activity rules (`_activity`): when, where, how, with whom, what X does
+        """
+        return QUD_RULES.first(self, _ParsedAtom(self, atom))
+
+    @QUD_RULES.rule("existence", "There is/are ...: how many (a number), else who or what is there")
+    def _existence(self, a: _ParsedAtom):
+        m = re.match(r"^there (is|are) (.+)$", a.low)
+        if not m or a.low.startswith("there is a purpose"):
+            return None
+        rest = m.group(2).split()
+        if rest and (rest[0] in NUMBERS or rest[0].isdigit()):
+            noun = rest[-1]
+            what = "people" if self.category(noun) in {"person", "group"} else noun
+            return f"How many {what} are there?", "existence"
+        return ("Who is there?" if self.category(rest[-1]) in {"person", "group"} else "What is there?"), "existence"
+
+    @QUD_RULES.rule("cleft", "The thing/place/one (that) X is/are Y: what (where) X is/does")
+    def _cleft(self, a: _ParsedAtom):
+        m = re.match(r"^the (thing|things|place|one) (?:that )?(.+) (is|are) (.+)$", a.low)
+        if not m:
+            return None
+        subj, rest = self._split(m.group(2))
         gen, plural = self._generic(subj)
-        plower = [w.lower() for w in pred]
-        be = plower[0] in {"is", "are", "was", "were"}
-        if be and len(plower) >= 2:
-            comp = plower[1:]
-            if comp[0] == "not":
-                return None, "unmatched"
-            if (
-                len(comp) >= 3 and comp[0] in CATENATIVE and comp[1] == "to" and comp[2] not in DETERMINERS
-            ):  # "about to take"
-                return f"What {'are' if plural else 'is'} {gen} {comp[0]} to do?", "activity"
-            head = comp[-1]
-            people = self.category(subj[-1].lower()) in {"person", "group"}
-            if comp[0] in RELATIONSHIPS or (people and head in RELATIONSHIPS):
-                return f"What is the relationship between {gen if plural else 'the people'}?", "relationship"
-            if comp[0] in {"a", "an"} or (people and comp[-1] not in COLORS | FEELINGS | AGES | SIZES and
-                                           not comp[0].endswith("ing") and comp[0] not in LOCATIVE and
-                                           self.category(head) in {"person", "group"}):
-                return (f"Who {'are' if plural else 'is'} {gen}?" if people else
-                        f"What {'are' if plural else 'is'} {self._noun_phrase(subj)}?"), "identity"
-            if comp[0] == "wearing" or (comp[0] == "dressed"):
-                return f"What {'are' if plural else 'is'} {gen} wearing?", "wearing"
-            if len(comp) == 1 and head in COLORS:
-                return f"What color {'are' if plural else 'is'} {self._noun_phrase(subj)}?", "color"
-            if len(comp) <= 2 and head in FEELINGS:
-                return f"How {'do' if plural else 'does'} {gen} feel?", "feeling"
-            if len(comp) <= 3 and (head in AGES or "years" in comp):
-                return f"How old {'are' if plural else 'is'} {gen}?", "age"
-            if len(comp) <= 2 and head in SIZES:
-                size = head if head in {"tall", "big", "large", "long", "heavy"} else "big"
-                return f"How {size} {'are' if plural else 'is'} {gen}?", "size"
-            if comp[0] in LOCATIVE and not comp[0].endswith("ing"):
-                return f"Where {'are' if plural else 'is'} {gen}?", "location"
-            if comp[0] == "for":
-                return f"What {'are' if plural else 'is'} {self._noun_phrase(subj)} for?", "purpose"
-            if not comp[0].endswith("ing") and len(comp) <= 3:
-                if people:
-                    return f"What {'are' if plural else 'is'} {gen} like?", "condition"
-                return f"What is the condition of {gen}?", "condition"
-            if comp[0].endswith("ing"):
-                return self._activity(gen, plural, ["is" if not plural else "are"] + comp, progressive=True)
-        if plower[0] in {"has", "have"} and len(plower) >= 2 and (plower[1] == "been" or (
-                len(plower) == 2 and re.search(r"(ed|en)$", plower[1]))):  # "has spilled", "has been vandalised"
-            return f"What happened to {gen}?", "event"
-        if plower[0] in {"has", "have"} and len(plower) >= 2:
-            return f"What {'do' if plural else 'does'} {gen} have?", "object"
-        return self._activity(gen, plural, plower, progressive=be)
+        if not rest:
+            return None, "unmatched"
+        if rest[0] in AUX:
+            vp = " ".join(rest[1:])
+            wh = "Where" if m.group(1) == "place" else "What"
+            return f"{wh} {rest[0]} {gen} {vp}?", "cleft"
+        do, tail = "do" if plural else "does", " " + " ".join(rest[1:]) if rest[1:] else ""
+        return f"What {do} {gen} {_base(rest[0])}{tail}?", "cleft"
+
+    @QUD_RULES.rule("purpose", "The purpose of/for X is to ..., There is a purpose for X: why X is doing it")
+    def _purpose(self, a: _ParsedAtom):
+        m = re.match(r"^the purpose (?:of|for) (.+?) is to (.+)$", a.low)
+        if not (m or a.low.startswith("there is a purpose")):
+            return None
+        target = m.group(1) if m else re.sub(r"^there is a purpose for ", "", a.low)
+        subj, rest = self._split(target)
+        gen, plural = self._generic(subj)
+        verb = " ".join(rest) if rest else "doing this"
+        return f"Why {'are' if plural else 'is'} {gen} {verb}?", "purpose"
+
+    @QUD_RULES.rule("no_predicate", "no subject or no predicate: unmatched")
+    def _no_predicate(self, a: _ParsedAtom):
+        return (None, "unmatched") if not a.subj or not a.pred else None
+
+    @QUD_RULES.rule("negated", "is/are not ...: unmatched")
+    def _negated(self, a: _ParsedAtom):
+        return (None, "unmatched") if a.comp and a.comp[0] == "not" else None
+
+    @QUD_RULES.rule("about_to", "is about/trying/going/... to <verb>: what X is about to do")
+    def _about_to(self, a: _ParsedAtom):
+        comp = a.comp
+        if comp and len(comp) >= 3 and comp[0] in CATENATIVE and comp[1] == "to" and comp[2] not in DETERMINERS:
+            return f"What {a.be_word} {a.gen} {comp[0]} to do?", "activity"
+        return None
+
+    @QUD_RULES.rule("relationship",
+                    "is/are + a relationship word (sisters, a couple, ...): the relationship between them")
+    def _relationship(self, a: _ParsedAtom):
+        if a.comp and (a.comp[0] in RELATIONSHIPS or (a.people and a.comp[-1] in RELATIONSHIPS)):
+            return f"What is the relationship between {a.gen if a.plural else 'the people'}?", "relationship"
+        return None
+
+    @QUD_RULES.rule("identity", "is/are a/an ..., a person is/are people words: who (people) or what X is")
+    def _identity(self, a: _ParsedAtom):
+        comp = a.comp
+        if not comp:
+            return None
+        if comp[0] in {"a", "an"} or (a.people and comp[-1] not in COLORS | FEELINGS | AGES | SIZES and
+                                       not comp[0].endswith("ing") and comp[0] not in LOCATIVE and
+                                       self.category(comp[-1]) in {"person", "group"}):
+            return (f"Who {a.be_word} {a.gen}?" if a.people else
+                    f"What {a.be_word} {self._noun_phrase(a.subj)}?"), "identity"
+        return None
+
+    @QUD_RULES.rule("wearing", "is/are wearing/dressed ...: what X is wearing")
+    def _wearing(self, a: _ParsedAtom):
+        return (f"What {a.be_word} {a.gen} wearing?", "wearing") if a.comp and a.comp[0] in ("wearing", "dressed") \
+            else None
+
+    @QUD_RULES.rule("color", "is/are + one colour word: what colour X is")
+    def _color(self, a: _ParsedAtom):
+        if a.comp and len(a.comp) == 1 and a.comp[-1] in COLORS:
+            return f"What color {a.be_word} {self._noun_phrase(a.subj)}?", "color"
+        return None
+
+    @QUD_RULES.rule("feeling", "is/are (+ one word) + a feeling: how X feels")
+    def _feeling(self, a: _ParsedAtom):
+        if a.comp and len(a.comp) <= 2 and a.comp[-1] in FEELINGS:
+            return f"How {'do' if a.plural else 'does'} {a.gen} feel?", "feeling"
+        return None
+
+    @QUD_RULES.rule("age", "is/are + an age word or 'years', in up to three words: how old X is")
+    def _age(self, a: _ParsedAtom):
+        if a.comp and len(a.comp) <= 3 and (a.comp[-1] in AGES or "years" in a.comp):
+            return f"How old {a.be_word} {a.gen}?", "age"
+        return None
+
+    @QUD_RULES.rule("size", "is/are (+ one word) + a size: how tall/big/... X is")
+    def _size(self, a: _ParsedAtom):
+        if not (a.comp and len(a.comp) <= 2 and a.comp[-1] in SIZES):
+            return None
+        head = a.comp[-1]
+        size = head if head in {"tall", "big", "large", "long", "heavy"} else "big"
+        return f"How {size} {a.be_word} {a.gen}?", "size"
+
+    @QUD_RULES.rule("location", "is/are + a place word: where X is")
+    def _location(self, a: _ParsedAtom):
+        if a.comp and a.comp[0] in LOCATIVE and not a.comp[0].endswith("ing"):
+            return f"Where {a.be_word} {a.gen}?", "location"
+        return None
+
+    @QUD_RULES.rule("used_for", "is/are for ...: what X is for")
+    def _used_for(self, a: _ParsedAtom):
+        return (f"What {a.be_word} {self._noun_phrase(a.subj)} for?", "purpose") if a.comp and a.comp[0] == "for" \
+            else None
+
+    @QUD_RULES.rule("condition", "is/are + up to three words, no -ing: what X is like (people), X's condition")
+    def _condition(self, a: _ParsedAtom):
+        if not (a.comp and not a.comp[0].endswith("ing") and len(a.comp) <= 3):
+            return None
+        if a.people:
+            return f"What {a.be_word} {a.gen} like?", "condition"
+        return f"What is the condition of {a.gen}?", "condition"
+
+    @QUD_RULES.rule("progressive", "is/are + an -ing verb: the activity rules (`_activity`) on the verb's complement")
+    def _progressive(self, a: _ParsedAtom):
+        if a.comp and a.comp[0].endswith("ing"):
+            return self._activity(a.gen, a.plural, ["is" if not a.plural else "are"] + a.comp, progressive=True)
+        return None
+
+    @QUD_RULES.rule("event", "has/have been ..., has/have + a participle: what happened to X")
+    def _event(self, a: _ParsedAtom):
+        p = a.plower
+        if p[0] in {"has", "have"} and len(p) >= 2 and (p[1] == "been" or (
+                len(p) == 2 and re.search(r"(ed|en)$", p[1]))):  # "has spilled", "has been vandalised"
+            return f"What happened to {a.gen}?", "event"
+        return None
+
+    @QUD_RULES.rule("possession", "has/have ...: what X has")
+    def _possession(self, a: _ParsedAtom):
+        if a.plower[0] in {"has", "have"} and len(a.plower) >= 2:
+            return f"What {'do' if a.plural else 'does'} {a.gen} have?", "object"
+        return None
+
+    @QUD_RULES.rule("activity", "the activity rules (`_activity`): when, where, how, with whom, what X does")
+    def _any_activity(self, a: _ParsedAtom):
+        return self._activity(a.gen, a.plural, a.plower, progressive=a.be)
 
     def _activity(self, gen: str, plural: bool, pred: list[str], progressive: bool) -> tuple[str | None, str]:
         aux = "are" if plural else "is"
