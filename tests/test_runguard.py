@@ -50,6 +50,29 @@ def _kill_all(procs: list[psutil.Process]) -> None:
             pass
 
 
+def _started_here(tmp_path: Path) -> list[psutil.Process]:
+    """Every process a test's runner started (workers, kernels; they carry its $NLI_MARKS), even those a killed
+    runner left behind, which are no longer its children."""
+    found = []
+    for proc in psutil.process_iter():
+        try:
+            if proc.environ().get("NLI_MARKS") == str(tmp_path / "marks"):
+                found.append(proc)
+        except psutil.Error:
+            pass
+    return found
+
+
+def _end(procs: list[subprocess.Popen], tmp_path: Path) -> None:
+    """Kill the runners a test started and everything they started (before reading their pipes, which the
+    processes they started hold open), then collect them."""
+    for proc in procs:
+        proc.kill()
+    _kill_all(_started_here(tmp_path))
+    for proc in procs:
+        proc.communicate(timeout=30)
+
+
 def _wait_for(paths: list[Path], proc: subprocess.Popen, seconds: float) -> None:
     deadline = time.monotonic() + seconds
     while not all(p.exists() for p in paths):
@@ -83,7 +106,6 @@ def test_kill_9_of_the_runner_ends_its_workers_and_their_kernels(tmp_path):
     for name in ("10_a", "20_b"):
         write_notebook(folder / f"{name}.ipynb", SLEEPER.format(name=name, seconds=300))
     proc = _runner(folder, tmp_path, "--jobs", "2")
-    family: list[psutil.Process] = []
     try:
         _wait_for([tmp_path / "marks/10_a", tmp_path / "marks/20_b"], proc, 240)
         family = psutil.Process(proc.pid).children(recursive=True)
@@ -94,9 +116,7 @@ def test_kill_9_of_the_runner_ends_its_workers_and_their_kernels(tmp_path):
         left = _wait_gone(family, 20)
         assert not left, f"still running 20 s after kill -9 of the runner: {[p.cmdline() for p in left]}"
     finally:
-        proc.kill()
-        proc.communicate(timeout=30)
-        _kill_all(family)
+        _end([proc], tmp_path)
 
 
 def test_a_kernel_bound_to_its_run_ends_when_its_parent_is_killed(tmp_path):
@@ -150,9 +170,7 @@ def test_a_second_run_on_the_same_folders_refuses_naming_the_first_or_waits_for_
         assert waiter.returncode == 0 and "waiting for the run using the runs folder" in err, (out, err)
         assert "[skip] 10_a" in out  # it started after the first had finished (and stamped) the notebook
     finally:
-        for proc in (first, *others):
-            proc.kill()
-            proc.communicate(timeout=30)
+        _end([first, *others], tmp_path)
 
 
 def _dead_run_id() -> str:
@@ -189,7 +207,8 @@ def test_staging_is_private_to_a_run_and_an_ended_run_publishes_nothing(tmp_path
     assert not (tmp_path / "tables/98_orphan").exists()
 
 
-def test_executed_copies_are_the_runs_own_until_it_moves_them_into_place(tmp_path, run_notebooks, notebook_dir):
+@pytest.mark.parametrize("jobs", ["1", "2"])  # in the runner's process, and in a worker's
+def test_executed_copies_are_the_runs_own_until_it_moves_them_into_place(tmp_path, run_notebooks, notebook_dir, jobs):
     """While a notebook runs, papermill writes its executed copy under runs/<profile>/.executing/<run id>/; the
     runner that owns the id moves it into place when the notebook ends. A killed run's leftovers (an executed
     copy, staged outputs) are removed by the next run and never take the place of its own."""
@@ -207,7 +226,7 @@ def test_executed_copies_are_the_runs_own_until_it_moves_them_into_place(tmp_pat
     staged.parent.mkdir(parents=True)
     staged.write_text("a,b\n")
 
-    assert run_notebooks(notebook_dir, "--only", "02", "--jobs", "1") == 0
+    assert run_notebooks(notebook_dir, "--only", "02", "--jobs", jobs) == 0
     seen = json.loads((runs / "seen.json").read_text())
     assert not seen["public"] and seen["private"] == [f".executing/{seen['run']}/02_where.ipynb"], seen
     assert "an orphan" not in (runs / "02_where.ipynb").read_text() and "seen.json" in (runs / "02_where.ipynb"
