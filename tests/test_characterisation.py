@@ -173,3 +173,62 @@ def test_qud_question_characterised(rule_decomposers):
     outputs = characterise("qud_question", qud_atoms(rule_decomposers), lambda a: list(rules.question(a)))
     patterns = {pattern for _, pattern in outputs.values()}
     assert {"existence", "cleft", "purpose", "identity", "location", "activity", "unmatched"} <= patterns
+
+
+
+# Glosses the docstring and tests of `definition_sentences` show (quantified parts, plural titles, verb phrases)
+DEFINITION_EXAMPLES = [
+    ("herb", "a plant lacking a permanent woody stem; many are flowering garden plants; some having medicinal "
+             "properties; some are pests", False),
+    ("herb", "a plant lacking a woody stem; others are garden plants", False),
+    ("pants", "(usually in the plural) a garment extending from the waist to the ankle; occurs in many cuts", False),
+    ("people", "(plural) any group of human beings; this group has shaped history; lives in cities", False),
+    ("bird", "warm-blooded egg-laying vertebrates characterized by feathers; flies south in winter", False),
+    ("dog", "a member of the genus Canis; occurs in many breeds; has shaped crown", False),
+    ("water", "binary compound that occurs at room temperature as a clear liquid", False),
+    ("air", "a mixture of gases required for breathing", True),
+    ("bat", "(baseball) a turn trying to get a hit", False),
+    ("violin", "bowed stringed instrument; this instrument has four strings", False),
+]
+
+
+def definition_cases(wn, countable, n: int = 200) -> Iterable[tuple[str, list]]:
+    """(key, [title, gloss, with countability?, body_part, mass]) for every noun sense of the query nouns of the
+    first `n` e-SNLI test premises and for each sense's direct hypernyms (titled by their first lemma), as
+    `WordNetPages.page` would ask `definition_sentences`: once with WordNet's countability and the sense's own
+    body-part and mass evidence, once with neither."""
+    from types import SimpleNamespace
+
+    from nli_lib.factnli.retrieval import WordNetPages
+    from nli_lib.factnli.text import query_nouns
+
+    for k, (title, gloss, mass) in enumerate(DEFINITION_EXAMPLES):
+        yield f"example/{k}/wordnet", [title, gloss, True, False, mass]
+        yield f"example/{k}/plain", [title, gloss, False, False, mass]
+    pages, seen = SimpleNamespace(wn=wn, _countable=countable), set()  # what is_body_part/is_mass read
+    for r in _esnli("test", n).itertuples():
+        for term in dict.fromkeys(query_nouns(r.premise, wn) + query_nouns(r.hypothesis, wn)):
+            for sid in wn.synsets(term, "n"):
+                for s, title in [(sid, term), *((h, wn.lemmas(h)[0]) for h in wn.hypernyms(sid))]:
+                    if (s, title) in seen:
+                        continue
+                    seen.add((s, title))
+                    gloss = wn.definition(s)
+                    body, mass = WordNetPages.is_body_part(pages, s), WordNetPages.is_mass(pages, s, title)
+                    yield f"{s}/{digest(title)}/wordnet", [title, gloss, True, body, mass]
+                    yield f"{s}/{digest(title)}/plain", [title, gloss, False, False, False]
+
+
+@pytest.mark.mirror
+@pytest.mark.slow  # parses the real Open English WordNet on a cold cache
+def test_definition_sentences_characterised():
+    """`definition_sentences` on the glosses `WordNetPages` would turn into pages for e-SNLI premises."""
+    from nli_lib.data.wordnet import load_wordnet
+    from nli_lib.factnli.retrieval import Countability, definition_sentences
+
+    wn = load_wordnet()
+    countable = Countability(wn)
+    outputs = characterise("definition_sentences", definition_cases(wn, countable),
+                           lambda title, gloss, counted, body, mass:
+                           definition_sentences(title, gloss, countable if counted else None, body, mass))
+    assert sum(bool(v) for v in outputs.values()) > 0.5 * len(outputs)
