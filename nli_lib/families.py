@@ -34,10 +34,10 @@ class Family:
     entry: bool = True  # whether a profile model entry may be of this kind (else it comes from another section)
 
 
-def _offline(ref, *, quick=False, seed=0, precision="float32", epochs=2, progress=None, train_rows=None, **_):
+def _offline(ref, *, quick=False, seed=0, settings=None, epochs=2, progress=None, train_rows=None, **_):
     from .models.named import QUICK_TRAIN_ROWS, offline_nli_model
 
-    return offline_nli_model(quick=quick, seed=seed, epochs=epochs, precision=precision, progress=progress,
+    return offline_nli_model(quick=quick, seed=seed, epochs=epochs, settings=settings, progress=progress,
                              train_rows=train_rows or QUICK_TRAIN_ROWS)
 
 
@@ -47,11 +47,11 @@ def _baseline(ref, *, quick=False, seed=0, **_):
     return fit_baseline(ref.id, quick, seed)
 
 
-def _hf(ref, *, precision="float32", progress=None, **_):
+def _hf(ref, *, settings=None, progress=None, **_):
     from .models.hf import HFClassifier
 
     return HFClassifier(ref.id, name=ref.name, label_order=ref.label_order, revision=ref.revision, tier="paper",
-                        precision=precision, progress=progress)
+                        settings=settings, progress=progress)
 
 
 def _prompted(ref, *, llm=None, shots=(), **_):

@@ -24,6 +24,7 @@ from typing import Iterable
 
 from .basis import system_names
 from .families import BASELINES, COMPANION_MODELS, FAMILIES, OFFLINE_MODELS  # noqa: F401  (OFFLINE_MODELS: re-exported)
+from .inference import InferenceSettings
 from .profile import ModelRef, Profile, default_name, resolve_model_ref
 
 
@@ -81,12 +82,14 @@ def as_ref(model: str | ModelRef, profile: Profile | None = None) -> ModelRef:
     return ModelRef(key="", id=resolved, name=default_name(resolved), given=model)
 
 
-def load_classifier(model: str | ModelRef, *, quick: bool = False, seed: int = 0, precision: str = "float32",
-                    epochs: int = 2, progress: bool | None = None, train_rows: int | None = None, **family_options):
+def load_classifier(model: str | ModelRef, *, quick: bool = False, seed: int = 0,
+                    settings: InferenceSettings | None = None, epochs: int = 2, progress: bool | None = None,
+                    train_rows: int | None = None, **family_options):
     """The classifier of a line-up member, loaded by its family (`nli_lib.families.FAMILIES[ref.kind]`): the
     offline MiniLM (fine-tuned here, `epochs`; quick runs on `train_rows`), a baseline (`fit_baseline`), a
     Hugging Face model named `ref.name` (its head read through `label_order` when given, pinned to `revision`),
-    or the `llm:` section's model behind Prompt B.1 (`family_options`: llm=<client>, shots=[...])."""
+    or the `llm:` section's model behind Prompt B.1 (`family_options`: llm=<client>, shots=[...]). Neural models
+    score with `settings` (`Profile.inference`; None: the defaults, float32)."""
     ref = as_ref(model)
-    return FAMILIES[ref.kind].load(ref, quick=quick, seed=seed, precision=precision, epochs=epochs,
+    return FAMILIES[ref.kind].load(ref, quick=quick, seed=seed, settings=settings, epochs=epochs,
                                    progress=progress, train_rows=train_rows, **family_options)

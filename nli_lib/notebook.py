@@ -76,13 +76,14 @@ class NotebookSession:
         """The profile's NLI model, or `spec`: a line-up member (`nli_lib.lineup.ModelRef`), a profile model's
         id or name, a baseline name, a hub id or folder; loaded once per run (`lineup.load_classifier`).
 
-        Neural models run at the profile's `precision`; the offline model trains for `nli_epochs`."""
+        Neural models score with the profile's inference settings (`Profile.inference`: its `precision`); the
+        offline model trains for `nli_epochs`."""
         from .lineup import as_ref, load_classifier
 
         ref = self.profile.ref("nli_model") if spec is None else as_ref(spec, self.profile)
-        key = (ref.id, ref.name, ref.label_order, ref.revision)
+        key = (ref.kind, ref.id, ref.name, ref.label_order, ref.revision)
         if key not in self.models:
-            self.models[key] = load_classifier(ref, quick=self.quick, seed=self.seed, precision=self.profile.precision,
+            self.models[key] = load_classifier(ref, quick=self.quick, seed=self.seed, settings=self.profile.inference,
                                                epochs=self.profile.nli_epochs, train_rows=self.profile.quick_train_rows)
         return self.models[key]
 

@@ -35,7 +35,6 @@ The one table of every key (type, default, meaning) is `key_table()`, printed in
 """
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import os
 import re
@@ -51,6 +50,7 @@ from .basis import known_systems, system_names
 from .basis import systems as paper_systems
 from .config import is_secret_name, secret_in_value, user_dir
 from .families import BASELINES, COMPANION_MODELS, ENTRY_KINDS, FAMILIES, infer_kind, kind_problem
+from .inference import PRECISIONS, InferenceSettings
 from .llm.factory import PROVIDERS, LLMSection
 from .papers import Section, declared, registry
 from .resources import PROFILES, resource_path
@@ -174,7 +174,7 @@ class Profile(BaseModel):
     nli_epochs: int = Field(2, ge=1, description="fine-tuning epochs of the offline NLI model (quick runs use 1)")
     quick_train_rows: int = Field(1000, ge=16, description=(
         "--quick: rows the offline MiniLM models fine-tune on (e-SNLI dev, δ-SNLI train; seeded sample)"))
-    precision: Literal["float32", "bfloat16", "int8"] = Field("float32", description=(
+    precision: Literal[PRECISIONS] = Field("float32", description=(  # type: ignore[valid-type]
         "NLI inference precision of Hugging Face models; part of the cache key. bfloat16 and int8 (per-channel "
         "weights, input ranges calibrated on e-SNLI dev pairs, smoothed, x86 CPUs only; pairs it is unsure of are "
         "scored again in bfloat16, or float32 without bf16 units) are opt-in fast paths that change some labels "
@@ -212,6 +212,16 @@ class Profile(BaseModel):
         """Plain values (JSON types) of every key as written (model ids unresolved), as notebooks and sidecars
         record them, plus `paper_systems`: the declarations of every `as:` (`Profile.paper_systems`)."""
         return {**self.model_dump(mode="json", by_alias=True), "paper_systems": self.paper_systems}
+
+    @property
+    def inference(self) -> InferenceSettings:
+        """How this run's neural classifiers score (`nli_lib.inference`): the profile's `precision`, every other
+        setting at its default. Passed as one argument from the notebook session to the classifiers.
+
+        >>> load_profile(text="precision: int8").inference.margin
+        0.05
+        """
+        return InferenceSettings(precision=self.precision)
 
     def refs(self, key: str) -> list[ModelRef]:
         """The resolved models of one profile key (one of MODEL_KEYS; [] for an empty or null key).

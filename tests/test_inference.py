@@ -6,6 +6,8 @@ filled before it still hit after it (the weights' identity and the int8 calibrat
 here, so the values do not depend on this machine or the data mirror)."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -67,3 +69,64 @@ def test_hidden_state_cache_keys_are_those_caches_were_filled_with(tmp_path, fix
     for settings in HIDDEN_KEYS:
         _classifier(path, settings, fixed_identity).hidden_states(["A man sleeps."], ["A person sleeps."])
     assert dict(zip(HIDDEN_KEYS, files)) == HIDDEN_KEYS
+
+
+def test_settings_passed_as_one_object_give_the_keys_of_the_same_settings_passed_one_by_one(tmp_path, fixed_identity):
+    from nli_lib.inference import InferenceSettings
+    from nli_lib.models.hf import HFClassifier
+
+    path = tiny_bert(tmp_path / "m")
+    for settings, key in PINNED.items():
+        options = dict(settings)
+        if options.pop("native", False) or "label_order" in options:
+            continue
+        clf = HFClassifier(path, progress=False, settings=InferenceSettings(**options))
+        assert (clf.settings, clf.fingerprint) == (InferenceSettings(**options), key)
+
+
+def test_the_allowed_precisions_are_defined_once():
+    import typing
+
+    from nli_lib import inference
+    from nli_lib.models import hf
+    from nli_lib.profile import Profile, ProfileError, load_profile
+
+    assert typing.get_args(Profile.model_fields["precision"].annotation) == inference.PRECISIONS
+    assert hf.PRECISIONS is inference.PRECISIONS
+    with pytest.raises(ProfileError, match="precision: Input should be 'float32', 'bfloat16' or 'int8'"):
+        load_profile(text="precision: float16")
+    for bad, message in (({"precision": "float16"}, "precision must be one of"),
+                         ({"recheck_margin": 0.1}, "applies to precision int8"),
+                         ({"precision": "int8", "recheck_margin": 2.0}, "within 0..1"),
+                         ({"batch_size": 0}, "must be positive")):
+        with pytest.raises(ValueError, match=message):
+            inference.InferenceSettings(**bad)
+
+
+def test_the_profile_builds_the_settings_and_the_session_passes_them_to_every_family(monkeypatch):
+    from nli_lib import families
+    from nli_lib.inference import InferenceSettings
+    from nli_lib.notebook import NotebookSession
+    from nli_lib.profile import load_profile
+
+    profile = load_profile(text="tier: paper\nprecision: bfloat16\nnli_model: org/m\nextra_models: [tfidf-svm]")
+    assert profile.inference == InferenceSettings(precision="bfloat16")
+    seen = {}
+    for kind in ("hf", "baseline"):
+        family = dataclasses.replace(families.FAMILIES[kind],
+                                     load=lambda ref, **options: seen.setdefault(ref.id, options["settings"]))
+        monkeypatch.setitem(families.FAMILIES, kind, family)
+    nb = NotebookSession.__new__(NotebookSession)
+    nb.profile, nb.params, nb.models = profile, {"seed": 0}, {}
+    nb.nli_model(), nb.nli_model("tfidf-svm")
+    assert seen == {"org/m": InferenceSettings(precision="bfloat16"), "tfidf-svm": InferenceSettings("bfloat16")}
+
+
+def test_a_classifier_says_what_it_ran_with(tmp_path, fixed_identity):
+    from nli_lib.models.hf import HFClassifier
+
+    path = tiny_bert(tmp_path / "m")
+    ran = HFClassifier(path, progress=False, precision="int8", device="cpu", streams=2).ran
+    assert ran == {"precision": "int8", "max_length": 128, "batch_size": 64, "recheck_margin": 0.05, "device": "cpu",
+                   "streams": 2, "recheck_precision": "float32"}
+    assert HFClassifier(path, progress=False, device="cpu", streams=1).ran["recheck_margin"] == 0.0

@@ -770,7 +770,7 @@ def test_standin_is_the_offline_model_fine_tuned_further_on_the_mnli_rows(monkey
         seen["stage1"] = kw
         return Base()
 
-    def fake_finetune(spec, train, held_out, name, progress=None, precision="float32"):
+    def fake_finetune(spec, train, held_out, name, progress=None, settings=None):
         seen["spec"], seen["train"], seen["name"] = spec, train, name
         return types.SimpleNamespace(name=name)
 

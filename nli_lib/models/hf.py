@@ -59,6 +59,7 @@ import numpy as np
 
 from .. import filecache, provenance
 from ..config import LABELS, cache_dir
+from ..inference import INT8_RECHECK_MARGIN, PRECISIONS, InferenceSettings  # noqa: F401  (re-exported)
 from ..phases import phase
 from ..progress import progress, show_progress  # noqa: F401  (show_progress: re-exported for the model layer)
 from .base import Classifier, text_hash
@@ -80,13 +81,11 @@ _ALIASES = {
 }
 
 
-PRECISIONS = ("float32", "bfloat16", "int8")  # inference precision of HFClassifier (module docstring)
 INT8_SCHEME = "calibrated-minmax-smooth0.7-fp32outliers16-clipped-residualadd-onednn"  # what precision "int8"
 # computes (int8.quantize_int8: SmoothQuant alpha int8.SMOOTHING_ALPHA, int8.OUTLIER_CHANNELS float32 channels, input
 # codes clipped at the levels' top, skip connections added inside the matmul), in the cache key with the calibration
 # pairs' hash and the input levels: a new scheme gets a new name, so it never reuses another's probabilities
 INT8_CALIBRATION_PAIRS = 512  # e-SNLI dev pairs (seeded sample) whose float32 activations set the int8 input ranges
-INT8_RECHECK_MARGIN = 0.05  # int8 pairs whose top-two probabilities are closer are scored again (module docstring)
 INT8_RECHECK_BATCH = 8  # pairs a batch in that second pass: its pairs spread over every length, so a larger batch
 # pads more (8 was the fastest of 4-24 for the benchmark's unsure pairs)
 INT8_CALIBRATION_BATCH = 64  # fixed batch size of the calibration passes (padding counts, so it fixes the ranges)
@@ -306,16 +305,19 @@ class HFClassifier(Classifier):
         label_order: Sequence[str] | None = None,
         name: str | None = None,
         tier: str | None = None,
-        max_length: int = 128,
-        batch_size: int = 64,
+        max_length: int | None = None,
+        batch_size: int | None = None,
         device: str | None = None,
-        precision: str = "float32",
+        precision: str | None = None,
         progress: bool | None = None,
         cache=None,
         revision: str | None = None,
         streams: int | None = None,
         recheck_margin: float | None = None,
+        settings: InferenceSettings | None = None,
     ):
+        """`settings`: how it scores (`nli_lib.inference.InferenceSettings`; default: its defaults); each of
+        max_length, batch_size, device, precision, streams and recheck_margin, when given, replaces that setting."""
         super().__init__(cache)
         self.model_path = str(model)
         self.labels = tuple(labels)
@@ -325,22 +327,13 @@ class HFClassifier(Classifier):
         self.tier = tier or ("offline" if self.source.local_dir is not None else "paper")
         # outputs never name a model by a local path: a folder is named by its own name (a hub id by itself)
         self.name = name or (self.source.local_dir.name if self.source.local_dir is not None else self.model_path)
-        self.max_length, self.batch_size = max_length, batch_size
-        if precision not in PRECISIONS:
-            raise ValueError(f"precision must be one of {PRECISIONS}, not {precision!r}")
-        self.precision = precision
-        if recheck_margin is not None and precision != "int8":
-            raise ValueError(f"recheck_margin applies to precision int8, not {precision}")
-        # int8 pairs whose two most probable labels are closer than this are scored again (module docstring)
-        self.recheck_margin = float(INT8_RECHECK_MARGIN if recheck_margin is None else recheck_margin) \
-            if precision == "int8" else 0.0
-        if not 0.0 <= self.recheck_margin <= 1.0:
-            raise ValueError(f"recheck_margin must be within 0..1, not {recheck_margin!r}")
+        self.settings = (settings or InferenceSettings()).given(
+            max_length=max_length, batch_size=batch_size, device=device, precision=precision, streams=streams,
+            recheck_margin=recheck_margin)
         self.rechecked = 0  # pairs scored twice so far (int8 margin under recheck_margin)
         self._rechecker: HFClassifier | None = None
-        self.streams = streams  # CPU scoring streams (models.streams); None: auto_streams (2 on a 2-core CPU)
         self.progress = show_progress() if progress is None else progress
-        self._device = device
+        self._device = self.settings.device
         # Only the config is read here; tokenizer and weights load on first use (`model`, `tokenizer`), so a
         # warm run whose predictions are all cached never loads a model (nor, for a local directory, imports
         # torch/transformers: about 2 s per notebook).
@@ -353,6 +346,42 @@ class HFClassifier(Classifier):
         if self._device is None:
             self._device = pick_device()
         return self._device
+
+    @property
+    def precision(self) -> str:
+        return self.settings.precision
+
+    @property
+    def recheck_margin(self) -> float:
+        """int8 pairs whose two most probable labels are closer than this are scored again (0: none; module
+        docstring)."""
+        return self.settings.margin
+
+    @property
+    def streams(self) -> int | None:
+        return self.settings.streams
+
+    @property
+    def max_length(self) -> int:
+        return self.settings.max_length
+
+    @max_length.setter
+    def max_length(self, value: int) -> None:  # a view at another window (factnli.context.with_length)
+        self.settings = self.settings.replace(max_length=int(value))
+
+    @property
+    def batch_size(self) -> int:
+        return self.settings.batch_size
+
+    @batch_size.setter
+    def batch_size(self, value: int) -> None:
+        self.settings = self.settings.replace(batch_size=int(value))
+
+    @property
+    def ran(self) -> dict:
+        """The settings this classifier runs with, defaults filled in (device, margin, second-pass precision,
+        streams): what a record of its numbers should say."""
+        return {**self.settings.as_run(self.device, self.recheck_precision), "streams": self.scoring_streams}
 
     @property
     def model(self):
@@ -486,8 +515,8 @@ class HFClassifier(Classifier):
         if len(unsure):
             if self._rechecker is None:  # the same model, tokenizer and settings, loaded at the other precision
                 self._rechecker = copy.copy(self)
-                self._rechecker.__dict__.update(precision=self.recheck_precision, recheck_margin=0.0, _model=None,
-                                                _rechecker=None, progress=False)
+                self._rechecker.__dict__.update(settings=self.settings.replace(precision=self.recheck_precision),
+                                                _model=None, _rechecker=None, progress=False)
             checker = self._rechecker
             probs[unsure] = checker._predict_proba_uncached(
                 [premises[i] for i in unsure], [hypotheses[i] for i in unsure] if hypotheses else None,

@@ -14,6 +14,7 @@ import dataclasses
 import pandas as pd
 
 from ..config import LABELS
+from ..inference import InferenceSettings
 from .hf import HFClassifier
 from .training import TrainSpec, auto_dropout_rng, auto_train_precision, finetune, minilm_path
 
@@ -49,17 +50,17 @@ def _sample(df: pd.DataFrame, quick: bool, seed: int, rows: int = QUICK_TRAIN_RO
 
 
 def offline_nli_model(quick: bool = False, epochs: int = 2, seed: int = 0, progress: bool | None = None,
-                      precision: str = "float32", train_rows: int = QUICK_TRAIN_ROWS) -> HFClassifier:
+                      settings: InferenceSettings | None = None, train_rows: int = QUICK_TRAIN_ROWS) -> HFClassifier:
     """all-MiniLM-L6-v2 fine-tuned on e-SNLI dev (3-way); evaluation each epoch on 1,000 SNLI-test pairs.
-    `precision`: inference precision of the returned classifier (float32, bfloat16 or int8); `train_rows`: the
-    seeded training sample of quick runs (the profile's `quick_train_rows`)."""
+    `settings`: how the returned classifier scores (its precision; the token limit is the training's);
+    `train_rows`: the seeded training sample of quick runs (the profile's `quick_train_rows`)."""
     from ..data.loaders import load_esnli
 
     train = _sample(load_esnli("dev"), quick, seed, train_rows)
     held_out = load_esnli("test").sample(n=200 if quick else 1000, random_state=seed)
     spec = offline_spec(quick, epochs=epochs, seed=seed)
     return finetune(spec, train, held_out, name="minilm-esnli" + ("-quick" if quick else ""), progress=progress,
-                    precision=precision)
+                    settings=settings)
 
 
 def dnli_frame(df: pd.DataFrame) -> pd.DataFrame:

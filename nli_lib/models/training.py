@@ -43,6 +43,7 @@ from .. import provenance
 from ..atomic import commit, exclusive, partial_dir
 from ..config import LABELS, cache_dir
 from ..hashing import stable_json, text_hash
+from ..inference import InferenceSettings
 from ..phases import phase
 from ..progress import progress as progress_bar
 from .heap import large_blocks_on_heap
@@ -257,16 +258,17 @@ def evaluate(clf: HFClassifier, df: pd.DataFrame, text_cols=("premise", "hypothe
 
 def finetune(spec: TrainSpec, train_df: pd.DataFrame, eval_df: pd.DataFrame | None = None, name: str = "model",
              tier: str | None = None, progress: bool | None = None, device: str | None = None,
-             precision: str = "float32") -> HFClassifier:
+             settings: InferenceSettings | None = None) -> HFClassifier:
     """Train (or load the cached) classifier; returns it with `.train_log` and `.model_dir` set.
 
-    `precision` is the returned classifier's inference precision (training always runs in float32)."""
+    `settings` say how the returned classifier scores (`nli_lib.inference`; its precision: training always runs
+    in float32), at the spec's token limit and on `device` when given."""
     out_dir = model_dir(spec, train_df, name, eval_df)
     provenance.note_model(spec.base, "hf")  # the base's weights shape the result: the runner re-checks them
     progress = show_progress() if progress is None else progress
     if (out_dir / "train_log.json").is_file():
         clf = HFClassifier(out_dir, labels=spec.labels, name=name, tier=tier or "offline", max_length=spec.max_length,
-                           device=device, progress=progress, precision=precision)
+                           device=device, progress=progress, settings=settings)
         clf.train_log = json.loads((out_dir / "train_log.json").read_text())["epochs"]
         clf.model_dir = out_dir
         return clf
@@ -274,7 +276,7 @@ def finetune(spec: TrainSpec, train_df: pd.DataFrame, eval_df: pd.DataFrame | No
         if not (out_dir / "train_log.json").is_file():
             with large_blocks_on_heap():  # the embeddings' gradient, freed every step, is not mapped anew (heap.py)
                 _train(spec, train_df, eval_df, out_dir, progress, device)
-    return finetune(spec, train_df, eval_df, name, tier, progress, device, precision)
+    return finetune(spec, train_df, eval_df, name, tier, progress, device, settings)
 
 
 @phase("training")

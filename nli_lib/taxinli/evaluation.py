@@ -47,7 +47,7 @@ def mnli_domain_stand_in(nb):
     """The MNLI-domain stand-in of this run (trained or loaded once per session, kept in nb.models)."""
     if STANDIN_KEY not in nb.models:
         nb.models[STANDIN_KEY] = standin.mnli_domain_model(
-            quick=nb.quick, epochs=nb.profile.nli_epochs, seed=nb.seed, precision=nb.profile.precision,
+            quick=nb.quick, epochs=nb.profile.nli_epochs, seed=nb.seed, settings=nb.profile.inference,
             train_rows=nb.profile.quick_train_rows)
     return nb.models[STANDIN_KEY]
 
@@ -70,7 +70,7 @@ def mnli_finetunes(nb, path=None) -> tuple[dict, dict, tuple]:
         if key not in nb.models:
             nb.models[key] = mnli.mnli_finetuned(
                 base.id, quick=nb.quick, seed=nb.seed, epochs=settings.mnli_epochs, lr=settings.mnli_lr,
-                batch_size=settings.mnli_batch_size, path=path, precision=nb.profile.precision)
+                batch_size=settings.mnli_batch_size, path=path, settings=nb.profile.inference)
         clf = nb.models[key]
         classifiers[clf.name] = clf
         counterparts[clf.name] = (paper_sys, RELATIONS[3])

@@ -98,13 +98,14 @@ def model_stem(base: str) -> str:
 
 def mnli_finetuned(base: str, quick: bool = False, seed: int = 0, epochs: int = 3, lr: float = 2e-5,
                    batch_size: int = 32, max_length: int = 128, path: str | Path | None = None,
-                   progress: bool | None = None, precision: str = "float32"):
+                   progress: bool | None = None, settings=None):
     """`base` (hub id or folder) fine-tuned on MNLI train, as the paper's BERT / RoBERTa were (§4.1: "the
     procedures followed in Devlin et al. (2019); Liu et al. (2019b)": the defaults are BERT's GLUE settings,
     3 epochs, lr 2e-5, batch 32, 128 tokens). The model is named '<stem>-mnli-ft' ('-quick' in quick runs:
     1 epoch over QUICK_TRAIN_ROWS seeded rows, 64 tokens) and cached like every fine-tuned model. Training
     accuracy is logged on 1,000 dev-matched pairs (200 quick), never used to choose anything. `path`: a
-    multinli_1.0.zip-like archive (tests); otherwise the manifest file (check `available()` first)."""
+    multinli_1.0.zip-like archive (tests); otherwise the manifest file (check `available()` first). `settings`:
+    how the result scores (`nli_lib.inference.InferenceSettings`; None: the defaults)."""
     from ..data.loaders import load_mnli
     from ..models import QUICK_TRAIN_ROWS
     from ..models.training import TrainSpec, finetune
@@ -117,7 +118,7 @@ def mnli_finetuned(base: str, quick: bool = False, seed: int = 0, epochs: int = 
     spec = TrainSpec(base=base, labels=LABELS, epochs=1 if quick else epochs, lr=lr, batch_size=batch_size,
                      max_length=64 if quick else max_length, seed=seed)
     name = f"{model_stem(base)}-mnli-ft" + ("-quick" if quick else "")
-    return finetune(spec, train, held, name=name, tier="paper", progress=progress, precision=precision)
+    return finetune(spec, train, held, name=name, tier="paper", progress=progress, settings=settings)
 
 
 def full_dev_table3(classifiers: Mapping[str, object], stand_ins: Mapping | None = None, quick: bool = False,

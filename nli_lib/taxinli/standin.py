@@ -94,7 +94,7 @@ def training_data(quick: bool = False, seed: int = 0, mnli_rows: pd.DataFrame | 
 
 
 def mnli_domain_model(quick: bool = False, epochs: int = 2, seed: int = 0, progress: bool | None = None,
-                      precision: str = "float32", train: pd.DataFrame | None = None,
+                      settings=None, train: pd.DataFrame | None = None,
                       train_rows: int | None = None):
     """The offline NLI model (`offline_nli_model(quick, epochs, seed, train_rows)`: the first stage, e-SNLI dev)
     fine-tuned further on `training_data` with its settings (`offline_spec`: 2 epochs, lr 4e-5, batch 32,
@@ -111,7 +111,7 @@ def mnli_domain_model(quick: bool = False, epochs: int = 2, seed: int = 0, progr
     held_out = load_esnli("test").sample(n=200 if quick else 1000, random_state=seed)
     spec = offline_spec(quick, epochs=epochs, seed=seed, base=str(base.model_dir))
     clf = finetune(spec, train, held_out, name=NAME + ("-quick" if quick else ""), progress=progress,
-                   precision=precision)
+                   settings=settings)
     clf.training_rows = {f"e-snli-dev (first stage, {base.name})": trained_rows(base),
                          **train["source"].value_counts().to_dict()}
     return clf
