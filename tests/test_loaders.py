@@ -27,13 +27,17 @@ from nli_lib import provenance
 from nli_lib.config import LABELS, REPO_ROOT
 from nli_lib.data import loaders as L
 from nli_lib.data import nltk_data as N
+from nli_lib.data import rows as R
 from nli_lib.data import wordnet as W
 from nli_lib.data.fetch import DataError
 from nli_lib.data.loaders import MalformedDataError, MalformedRowWarning
+from nli_lib.ftc import loaders as FL
+from nli_lib.phrasis import loaders as PL
+from nli_lib.taxinli import loaders as TL
 
 fetch_mod = importlib.import_module("nli_lib.data.fetch")  # the package re-exports fetch() under the module's name
 
-TAXINLI_Q2 = L.TAXINLI_NEUTRAL_FEATURES
+TAXINLI_Q2 = TL.NEUTRAL_FEATURES
 FIX = REPO_ROOT / "data" / "fixtures"
 
 ESNLI_PATHS = {name: FIX / "esnli" / f"{name}.dev" for name in L.ESNLI_FILES}
@@ -103,16 +107,16 @@ def test_parsed_frames_are_kept_across_processes_in_the_file_cache(tmp_path, mon
     for name, text in zip(L.ESNLI_FILES, ("A dog runs.", "An animal moves.", "entailment", "e1", "e2", "e3")):
         clean[name].write_text(text + "\n")
     first = L.load_esnli("dev", paths=clean)
-    monkeypatch.setattr(L, "_FRAMES", {})  # a new process
+    monkeypatch.setattr(R, "_FRAMES", {})  # a new process
     again = L.load_esnli("dev", paths=clean)
     assert len(parsed) == 1 and list((tmp_path / "cache" / "parsed_data").glob("*.frames.json"))
     pd.testing.assert_frame_equal(again, first, check_exact=True)
     assert again.attrs == first.attrs and again.attrs["source"] == [str(clean[n]) for n in L.ESNLI_FILES]
     clean["s1"].write_text("A cat runs.\n")
-    monkeypatch.setattr(L, "_FRAMES", {})
+    monkeypatch.setattr(R, "_FRAMES", {})
     assert L.load_esnli("dev", paths=clean).loc[0, "premise"] == "A cat runs." and len(parsed) == 2
     for _ in range(2):  # malformed rows: parsed and warned about every time
-        monkeypatch.setattr(L, "_FRAMES", {})
+        monkeypatch.setattr(R, "_FRAMES", {})
         load_dropping(L.load_esnli, "dev", paths=ESNLI_PATHS)
     assert len(parsed) == 4
 
@@ -165,13 +169,13 @@ def test_chaosnli_fixture():
 
 def test_taxinli_fixture():
     path = FIX / "taxinli" / "taxinli10k.tsv"
-    df, message = load_dropping(L.load_taxinli, "taxinli10k", path=path)
+    df, message = load_dropping(TL.load_taxinli, "taxinli10k", path=path)
     assert_schema(df)
     assert len(df) == 6 and df.attrs["dropped"] == 2
     assert f"{path}:6 (wrong column count" in message and f"{path}:7 (unknown label" in message
-    assert list(df.columns) == [*L._TAXINLI_BASE, "annotated_label", *L.TAXINLI_CATEGORIES, *L.TAXINLI_NEUTRAL_FEATURES]
-    assert all(df[c].dtype == "int64" for c in L.TAXINLI_CATEGORIES)
-    assert all(df[c].dtype == "Int64" for c in L.TAXINLI_NEUTRAL_FEATURES)
+    assert list(df.columns) == [*TL.BASE_COLUMNS, "annotated_label", *TL.CATEGORIES, *TL.NEUTRAL_FEATURES]
+    assert all(df[c].dtype == "int64" for c in TL.CATEGORIES)
+    assert all(df[c].dtype == "Int64" for c in TL.NEUTRAL_FEATURES)
     neutral = df[df["pair_id"] == "1003n"].iloc[0]
     assert (neutral["general_q2"], neutral["subject_q2"], neutral["object_q2"]) == (1, 0, 1)
     assert df["general_q2"].isna().sum() == 5
@@ -179,12 +183,12 @@ def test_taxinli_fixture():
     assert df.loc[1, "temporal_reasoning"] == 1 and df.loc[1, "world_knowledge"] == 1
     assert df.loc[1, "premise"] == "The dax café opens at nine and closes at five."
     with pytest.raises(MalformedDataError, match="taxinli10k.tsv:6"):
-        L.load_taxinli("taxinli10k", path=path, strict=True)
+        TL.load_taxinli("taxinli10k", path=path, strict=True)
 
 
 def test_taxinli_mnli_dev_fixture():
     path = FIX / "taxinli" / "taxinli10k_MNLIDev.tsv"
-    df, message = load_dropping(L.load_taxinli, "mnli_dev", path=path)
+    df, message = load_dropping(TL.load_taxinli, "mnli_dev", path=path)
     assert_schema(df)
     assert df["taxinli_row"].tolist() == [1, 2]
     assert df[["pred_nb", "pred_bert", "pred_esim"]].values.tolist() == [
@@ -194,16 +198,21 @@ def test_taxinli_mnli_dev_fixture():
 
 
 def test_taxinli_constants():
-    assert len(L.TAXINLI_CATEGORIES) == 15 and len(L.TAXINLI_NEUTRAL_FEATURES) == 3
-    assert Counter(L.TAXINLI_HIGH_LEVEL.values()) == {"linguistic": 3, "logic": 5, "deductions": 5, "knowledge": 2}
-    group_of_suffix = {"linguistic": "linguistic", "logic": "logic", "reasoning": "deductions", "knowledge": "knowledge"}
-    for category, group in L.TAXINLI_HIGH_LEVEL.items():
-        assert group_of_suffix[category.rsplit("_", 1)[1]] == group
+    """The loader reads the taxonomy's category columns (one definition: nli_lib.taxinli.taxonomy)."""
+    from nli_lib.taxinli import taxonomy
+
+    assert TL.CATEGORIES == list(taxonomy.COLUMNS) and len(TL.CATEGORIES) == 15 and len(TL.NEUTRAL_FEATURES) == 3
+    assert Counter(c.group for c in taxonomy.CATEGORIES) == {"linguistic": 3, "connectives": 5, "deductions": 5,
+                                                             "knowledge": 2}
+    group_of_suffix = {"linguistic": "linguistic", "logic": "connectives", "reasoning": "deductions",
+                       "knowledge": "knowledge"}
+    for c in taxonomy.CATEGORIES:
+        assert group_of_suffix[c.column.rsplit("_", 1)[1]] == c.group
 
 
 def test_mnli_from_taxinli_fixture():
     paths = {"taxinli10k": FIX / "taxinli" / "taxinli10k.tsv", "mnli_dev": FIX / "taxinli" / "taxinli10k_MNLIDev.tsv"}
-    df, message = load_dropping(L.load_mnli_from_taxinli, paths=paths)
+    df, message = load_dropping(TL.load_mnli_from_taxinli, paths=paths)
     assert_schema(df)
     assert list(df.columns) == ["premise", "hypothesis", "label", "pair_id", "genre", "in_mnli_dev"]
     # dev rows 1 and 2 once; row 6 (mojibake copy of row 1) dropped; row 7 shares row 0's pairID but is another pair
@@ -259,8 +268,8 @@ PHRASIS_PATHS = {"train.images.positives": FIX / "phrasis" / "PhrasIS.train.imag
 
 
 def test_phrasis_fixture():
-    df, message = load_dropping(L.load_phrasis, paths=PHRASIS_PATHS)
-    assert_schema(df, labels=L.PHRASIS_LABELS)
+    df, message = load_dropping(PL.load_phrasis, paths=PHRASIS_PATHS)
+    assert_schema(df, labels=PL.PHRASIS_LABELS)
     assert (df["premise"] == df["phrase1"]).all() and (df["hypothesis"] == df["phrase2"]).all()
     assert df["label"].tolist() == ["BACK", "EQUI", "FORW", "SIMI", "UNR", "UNR"]  # 'FORW   ' stripped
     assert df.loc[0, "phrase2"] == "A small blue wug"
@@ -278,18 +287,18 @@ def test_phrasis_fixture():
 
 
 def test_phrasis_filters_and_strict():
-    test_only, _ = load_dropping(L.load_phrasis, split="test", paths=PHRASIS_PATHS)
+    test_only, _ = load_dropping(PL.load_phrasis, split="test", paths=PHRASIS_PATHS)
     assert set(test_only["split"]) == {"test"} and len(test_only) == 2
     assert test_only.attrs["source"] == [str(PHRASIS_PATHS["test.headlines.negatives"])]
     with pytest.raises(MalformedDataError):
-        L.load_phrasis(polarity="positives", paths=PHRASIS_PATHS, strict=True)
+        PL.load_phrasis(polarity="positives", paths=PHRASIS_PATHS, strict=True)
     with pytest.raises(ValueError, match="source must be one of"):
-        L.load_phrasis(source="news")
+        PL.load_phrasis(source="news")
 
 
 def test_cad_fixture():
     path = FIX / "cad" / "original_dev.tsv"
-    df, message = load_dropping(L.load_cad, "original", "dev", path=path)
+    df, message = load_dropping(FL.load_cad, "original", "dev", path=path)
     assert_schema(df)
     assert df.loc[1, "hypothesis"] == 'The daxes play a game called "blicket".'  # CSV quoting undone
     assert df["orig_index"].tolist() == [0, 1, 2] and set(df["kind"]) == {"original"}
@@ -299,11 +308,11 @@ def test_cad_fixture():
 
 def test_cad_revised_keeps_alignment_after_drops():
     path = FIX / "cad" / "revised_hypothesis_dev.tsv"
-    df, message = load_dropping(L.load_cad, "revised_hypothesis", "dev", path=path)
+    df, message = load_dropping(FL.load_cad, "revised_hypothesis", "dev", path=path)
     assert df["orig_index"].tolist() == [0, 0, 1, 2, 2]  # the malformed 4th row still counts as a revision of pair 1
     assert f"{path}:5 (wrong column count" in message
     with pytest.raises(MalformedDataError):
-        L.load_cad("revised_hypothesis", "dev", path=path, strict=True)
+        FL.load_cad("revised_hypothesis", "dev", path=path, strict=True)
 
 
 def _first_line(path) -> dict:
@@ -351,7 +360,7 @@ def test_chaosnli_bad_fields_are_malformed_rows(tmp_path):
 def test_invalid_utf8_in_tsv_line_files_and_json_arrays(tmp_path):
     cad = tmp_path / "cad.tsv"
     cad.write_bytes((FIX / "cad" / "original_dev.tsv").read_bytes().replace(b"daxes", b"d\xe4xes", 1))
-    df, message = load_dropping(L.load_cad, "original", "dev", path=cad)
+    df, message = load_dropping(FL.load_cad, "original", "dev", path=cad)
     line = next(i for i, raw in enumerate(cad.read_bytes().split(b"\n"), 1) if b"\xe4" in raw)
     assert f"{cad}:{line} (invalid UTF-8: byte 0xe4" in message and "d\udce4xes" not in "".join(df["hypothesis"])
     s1 = tmp_path / "s1.dev"
@@ -366,12 +375,12 @@ def test_invalid_utf8_in_tsv_line_files_and_json_arrays(tmp_path):
 
 
 def test_numeric_labels_only_where_documented():
-    assert L._nli_label("E") == "entailment" and L._nli_label(" contradiction ") == "contradiction"
-    assert L._nli_label(2, numeric=LABELS) == "contradiction"
-    with pytest.raises(L._BadRow):
-        L._nli_label(2)
-    with pytest.raises(L._BadRow):
-        L._nli_label("-")
+    assert R.nli_label("E") == "entailment" and R.nli_label(" contradiction ") == "contradiction"
+    assert R.nli_label(2, numeric=LABELS) == "contradiction"
+    with pytest.raises(R.BadRow):
+        R.nli_label(2)
+    with pytest.raises(R.BadRow):
+        R.nli_label("-")
 
 
 def test_stopwords_from_zip(tmp_path):
@@ -652,36 +661,36 @@ def test_real_chaosnli(subset, rows):
 
 @pytest.mark.mirror
 def test_real_taxinli():
-    full = load_clean(L.load_taxinli, "taxinli10k")
+    full = load_clean(TL.load_taxinli, "taxinli10k")
     assert len(full) == 10071 and Counter(full["label"]) == {"entailment": 3495, "contradiction": 3375, "neutral": 3201}
     assert_schema(full)
-    assert full[L.TAXINLI_CATEGORIES].isin([0, 1, 2]).all().all()
+    assert full[TL.CATEGORIES].isin([0, 1, 2]).all().all()
     assert full.loc[full["label"] == "neutral", TAXINLI_Q2].notna().all().all()  # asked for every gold neutral
     assert full["general_q2"].notna().sum() == 5601 and full["annotated_label"].isna().sum() == 39
-    dev = load_clean(L.load_taxinli, "mnli_dev")
+    dev = load_clean(TL.load_taxinli, "mnli_dev")
     assert len(dev) == 7727
     assert_schema(dev)
     for col in ("pred_nb", "pred_bert", "pred_esim"):
         assert set(dev[col]) == set(LABELS)
-    linked = full.loc[dev["taxinli_row"], ["pair_id", "premise", "label", *L.TAXINLI_CATEGORIES]].reset_index(drop=True)
-    assert linked.equals(dev[["pair_id", "premise", "label", *L.TAXINLI_CATEGORIES]])
+    linked = full.loc[dev["taxinli_row"], ["pair_id", "premise", "label", *TL.CATEGORIES]].reset_index(drop=True)
+    assert linked.equals(dev[["pair_id", "premise", "label", *TL.CATEGORIES]])
 
 
 @pytest.mark.mirror
 @pytest.mark.parametrize("loader, args", [
-    (L.load_taxinli, ("taxinli10k",)), (L.load_taxinli, ("mnli_dev",)), (L.load_mnli_from_taxinli, ()),
-    (L.load_esnli, ("test",)), (L.load_phrasis, ()), (L.load_dnli, ("snli", "test")),
+    (TL.load_taxinli, ("taxinli10k",)), (TL.load_taxinli, ("mnli_dev",)), (TL.load_mnli_from_taxinli, ()),
+    (L.load_esnli, ("test",)), (PL.load_phrasis, ()), (L.load_dnli, ("snli", "test")),
     (L.load_chaosnli, ("mnli_m",)), (L.load_dsnli_train_subset, ())])
 def test_real_frames_read_back_exactly_from_the_file_cache(loader, args, tmp_path, monkeypatch):
     """The mirror's frames (nullable Int64 features, lists in cells, attrs) are stored (no 'does not read back'
     warning) and a new process reads them back without parsing, equal in values, dtypes and attrs."""
     monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(L, "_FRAMES", {})
+    monkeypatch.setattr(R, "_FRAMES", {})
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         first = loader(*args)
-    monkeypatch.setattr(L, "_FRAMES", {})
-    monkeypatch.setattr(L, "_collect", lambda *a: pytest.fail("parsed again"))
+    monkeypatch.setattr(R, "_FRAMES", {})
+    monkeypatch.setattr(importlib.import_module(loader.__module__), "collect", lambda *a: pytest.fail("parsed again"))
     again = loader(*args)
     pd.testing.assert_frame_equal(again, first, check_exact=True)
     assert again.attrs == first.attrs
@@ -689,7 +698,7 @@ def test_real_frames_read_back_exactly_from_the_file_cache(loader, args, tmp_pat
 
 @pytest.mark.mirror
 def test_real_mnli_from_taxinli():
-    df = load_clean(L.load_mnli_from_taxinli)
+    df = load_clean(TL.load_mnli_from_taxinli)
     assert len(df) == 10070 and df["in_mnli_dev"].sum() == 7727
     assert (~df["in_mnli_dev"]).sum() == 2343  # the README's MNLI-train overlap
     assert not df.duplicated(["pair_id", "premise", "hypothesis"]).any()
@@ -723,7 +732,7 @@ def test_real_dsnli_train_subset():
 
 @pytest.mark.mirror
 def test_real_phrasis():
-    df = load_clean(L.load_phrasis)
+    df = load_clean(PL.load_phrasis)
     sizes = df.groupby(["split", "source", "polarity"]).size().to_dict()
     assert sizes == {
         ("test", "headlines", "negatives"): 1186, ("test", "headlines", "positives"): 519,
@@ -736,21 +745,21 @@ def test_real_phrasis():
     assert df.groupby(["split", "polarity"]).size().to_dict() == {
         ("test", "negatives"): 2533, ("test", "positives"): 1190,
         ("train", "negatives"): 4360, ("train", "positives"): 2131}
-    assert_schema(df, labels=L.PHRASIS_LABELS)
-    assert df["pair_id"].is_unique and set(df["label"]) == set(L.PHRASIS_LABELS)
+    assert_schema(df, labels=PL.PHRASIS_LABELS)
+    assert df["pair_id"].is_unique and set(df["label"]) == set(PL.PHRASIS_LABELS)
     negatives = df[df["polarity"] == "negatives"]
     assert (negatives["label"] == "UNR").all() and (negatives["score"] == 0).all()
     assert df["score"].between(0, 5).all()
-    assert len(load_clean(L.load_phrasis, split="test", source="images", polarity="positives")) == 671
+    assert len(load_clean(PL.load_phrasis, split="test", source="images", polarity="positives")) == 671
 
 
 @pytest.mark.mirror
 @pytest.mark.parametrize("split, originals", [("train", 1666), ("dev", 200), ("test", 400)])
 def test_real_cad(split, originals):
-    original = load_clean(L.load_cad, "original", split)
+    original = load_clean(FL.load_cad, "original", split)
     assert len(original) == originals
     for kind, fixed in (("revised_hypothesis", "premise"), ("revised_premise", "hypothesis")):
-        revised = load_clean(L.load_cad, kind, split)
+        revised = load_clean(FL.load_cad, kind, split)
         assert len(revised) == 2 * originals
         assert_schema(revised)
         source = original.loc[revised["orig_index"], fixed].str.split().str.join(" ").reset_index(drop=True)
@@ -846,7 +855,7 @@ def test_esnli_train_csvs(tmp_path):
 
 def test_dnli_train_uses_the_online_only_key(tmp_path, monkeypatch):
     keys = []
-    monkeypatch.setattr(L, "fetch", lambda key: keys.append(key) or FIX / "dnli" / "snli_test.jsonl")
+    monkeypatch.setattr(R, "fetch", lambda key: keys.append(key) or FIX / "dnli" / "snli_test.jsonl")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MalformedRowWarning)  # the fixture holds malformed rows on purpose
         df = L.load_dnli("snli", "train")
@@ -878,7 +887,7 @@ def test_factnli_sizes_use_mnli_when_at_hand(tmp_path, monkeypatch):
     missing = stats.factnli_sizes().set_index("quantity")
     assert missing["ours"].isna().sum() == 2 and "download=True" in missing.loc["MNLI validation_matched size", "model"]
     monkeypatch.setattr(stats, "available", lambda key: True)
-    monkeypatch.setattr(L, "fetch", lambda key: archive if key == "mnli_full/multinli_1.0.zip" else pytest.fail(key))
+    monkeypatch.setattr(R, "fetch", lambda key: archive if key == "mnli_full/multinli_1.0.zip" else pytest.fail(key))
     sizes = stats.factnli_sizes().set_index("quantity")
     assert sizes["ours"].tolist() == [7, 4, 1] and sizes.loc["MNLI validation_matched size", "paper"] == 9815
 

@@ -7,9 +7,9 @@ import pytest
 
 from nli_lib import phrasis as phr
 from nli_lib.cache import CallCache
-from nli_lib.data.loaders import PHRASIS_LABELS
 from nli_lib.evaluation import weighted_f1
 from nli_lib.phrasis.features import toy_wordnet
+from nli_lib.phrasis.loaders import PHRASIS_LABELS
 
 from kit import RuleClassifier, TableClassifier, tiny_bert
 from stand_ins import chat_completion, local_server, no_proxy
@@ -227,7 +227,7 @@ def test_dense_features_are_mirrored_under_reversal():
 @pytest.mark.mirror
 @pytest.mark.slow  # parses the real Open English WordNet on a cold cache
 def test_rules_are_coherent_on_real_phrasis_pairs():
-    from nli_lib.data.loaders import load_phrasis
+    from nli_lib.phrasis.loaders import load_phrasis
 
     test = load_phrasis("test", polarity="positives").sample(n=150, random_state=0)
     fwd = [phr.rule_relation(phr.analyze(a, b)) for a, b in zip(test["phrase1"], test["phrase2"])]
@@ -645,7 +645,7 @@ def test_find_examples_finds_pairs_written_as_prose_after_normalising():
 
 @pytest.mark.mirror
 def test_every_table_1_pair_is_in_the_release():
-    from nli_lib.data.loaders import load_phrasis
+    from nli_lib.phrasis.loaders import load_phrasis
 
     found = phr.find_examples(load_phrasis()).set_index("phrase1")
     table1 = found[found["where in the paper"] == "Table 1"]

@@ -59,7 +59,12 @@ def check_verified(files: pd.DataFrame) -> None:
 
 
 def dataset_sizes() -> pd.DataFrame:
-    """Rows, label distribution and dropped-row counts of every NLI-style dataset the companion loads."""
+    """Rows, label distribution and dropped-row counts of every NLI-style dataset the companion loads (the
+    papers' own data through their packages' loaders)."""
+    from ..ftc.loaders import load_cad
+    from ..phrasis.loaders import load_phrasis
+    from ..taxinli.loaders import load_taxinli
+
     specs = [
         ("e-SNLI", "dev", lambda: loaders.load_esnli("dev")),
         ("e-SNLI", "test", lambda: loaders.load_esnli("test")),
@@ -67,18 +72,18 @@ def dataset_sizes() -> pd.DataFrame:
         ("SNLI jsonl subset", "test", lambda: loaders.load_snli_jsonl("test")),
         ("ChaosNLI", "snli", lambda: loaders.load_chaosnli("snli")),
         ("ChaosNLI", "mnli_m", lambda: loaders.load_chaosnli("mnli_m")),
-        ("TaxiNLI", "taxinli10k", lambda: loaders.load_taxinli("taxinli10k")),
-        ("TaxiNLI", "mnli_dev", lambda: loaders.load_taxinli("mnli_dev")),
+        ("TaxiNLI", "taxinli10k", lambda: load_taxinli("taxinli10k")),
+        ("TaxiNLI", "mnli_dev", lambda: load_taxinli("mnli_dev")),
         ("δ-NLI snli", "dev", lambda: loaders.load_dnli("snli", "dev")),
         ("δ-NLI snli", "test", lambda: loaders.load_dnli("snli", "test")),
         ("δ-NLI atomic", "dev", lambda: loaders.load_dnli("atomic", "dev")),
         ("δ-NLI atomic", "test", lambda: loaders.load_dnli("atomic", "test")),
         ("δ-SNLI train subset", "train", loaders.load_dsnli_train_subset),
-        ("PhrasIS", "train", lambda: loaders.load_phrasis("train")),
-        ("PhrasIS", "test", lambda: loaders.load_phrasis("test")),
-        ("CAD original", "test", lambda: loaders.load_cad("original", "test")),
-        ("CAD revised_hypothesis", "test", lambda: loaders.load_cad("revised_hypothesis", "test")),
-        ("CAD revised_premise", "test", lambda: loaders.load_cad("revised_premise", "test")),
+        ("PhrasIS", "train", lambda: load_phrasis("train")),
+        ("PhrasIS", "test", lambda: load_phrasis("test")),
+        ("CAD original", "test", lambda: load_cad("original", "test")),
+        ("CAD revised_hypothesis", "test", lambda: load_cad("revised_hypothesis", "test")),
+        ("CAD revised_premise", "test", lambda: load_cad("revised_premise", "test")),
     ]
     rows = []
     for dataset, split, load in specs:
@@ -137,7 +142,9 @@ def esnli_sizes(tier: str = "data") -> pd.DataFrame:
 
 def phrasis_total(tier: str = "data") -> pd.DataFrame:
     """PhrasIS pairs in all eight files beside the paper's 'over 10K' (a lower bound: ours should exceed it)."""
-    total = len(loaders.load_phrasis())
+    from ..phrasis.loaders import load_phrasis
+
+    total = len(load_phrasis())
     out = beside_paper({"PhrasIS phrase pairs (train + test)": total}, "phrasis-table-1", tier=tier,
                        model="none (data)")
     return out.assign(meets_lower_bound=out["ours"] >= out["paper"])
@@ -145,7 +152,9 @@ def phrasis_total(tier: str = "data") -> pd.DataFrame:
 
 def phrasis_counts() -> pd.DataFrame:
     """PhrasIS pairs per split × source × polarity, with the label distribution."""
-    df = loaders.load_phrasis()
+    from ..phrasis.loaders import load_phrasis
+
+    df = load_phrasis()
     counts = df.groupby(["split", "source", "polarity"]).size().rename("pairs").reset_index()
     labels = pd.crosstab([df["split"], df["source"], df["polarity"]], df["label"]).reset_index()
     return counts.merge(labels, on=["split", "source", "polarity"])

@@ -19,10 +19,10 @@ import pandas as pd
 
 from ..config import LABELS
 from ..evaluation import confusion, wilson_interval
-from .paper import JUDGE_SYSTEM
 from .context import sized_view
 from .filtering import NLIJudge
 from .fusion import check_fusion
+from .paper import JUDGE_SYSTEM
 from .pipeline import MNLI_POOLED, MNLI_SPLITS, SNLI_TEST
 
 # --------------------------------------------------------------------------------------------------------------

@@ -31,11 +31,11 @@ from ..cache import CallCache, default_cache
 from ..decomposer import RULES_VERSION as ATOM_RULES_VERSION
 from ..hashing import json_hash
 from ..llm import OfflineLLM, PromptTemplate
-from .paper import JUDGE, WIKIPEDIA_API
 from ..text import normalise, word_count
 from .extraction import Fact, FactExtractor, llm_extractor, rule_extractor
 from .filtering import NLIJudge, filter_facts, graph_pairs, no_filter, truth_seed, truth_set_filter
 from .fusion import Fuser, hypothesis_subsets, llm_fuser, template_fuser
+from .paper import JUDGE, WIKIPEDIA_API
 from .retrieval import FailedPool, Snippet, SnippetRetriever, WordNetPages
 from .wikipedia import WikipediaPages
 
@@ -482,7 +482,7 @@ def mnli_validation(split: str, path=None) -> pd.DataFrame:
 
 def mnli_sample(n_premises: int | None = None, seed: int = 0) -> pd.DataFrame:
     """MNLI dev pairs available offline (TaxiNLI's MNLI-dev rows; the full validation sets are online-only)."""
-    from ..data.loaders import load_mnli_from_taxinli
+    from ..taxinli.loaders import load_mnli_from_taxinli
 
     df = load_mnli_from_taxinli()
     return premise_sample(df[df["in_mnli_dev"]][["premise", "hypothesis", "label", "pair_id"]], n_premises, seed)

@@ -36,8 +36,8 @@ from typing import Callable
 
 from .. import calls
 from ..cache import CallCache, ReplayMiss, default_cache
-from .paper import WIKIPEDIA_API
 from ..text import WORD, normalise
+from .paper import WIKIPEDIA_API
 from .retrieval import Page, RetrievalError
 from .text import pos_tag, query_nouns, split_sentences
 

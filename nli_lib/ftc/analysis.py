@@ -300,7 +300,7 @@ def quality_table(
 
 def cad_pairs(esnli: pd.DataFrame, split: str = "test") -> pd.DataFrame:
     """The e-SNLI pairs that CAD (Kaushik et al. 2020) revised in `split` (matched on premise and hypothesis)."""
-    from ..data.loaders import load_cad
+    from .loaders import load_cad
 
     orig = load_cad("original", split)
     keys = set(zip(orig["premise"].map(spaceless_key), orig["hypothesis"].map(spaceless_key)))
@@ -317,7 +317,7 @@ def cad_reference(pairs: pd.DataFrame, model, split: str = "test") -> pd.DataFra
     paper's were written from it), so this is a looser reference. Pairs are matched on premise and
     hypothesis text. Returns pair_id, slot, ref_hypothesis, ref_label, ref_pred, p_ref_<label>.
     """
-    from ..data.loaders import load_cad
+    from .loaders import load_cad
 
     orig = load_cad("original", split)
     rev = load_cad("revised_hypothesis", split)

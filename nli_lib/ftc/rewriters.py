@@ -28,8 +28,8 @@ from typing import Mapping
 
 import pandas as pd
 
-from .paper import REWRITERS
 from .fewshot import PAPER_SHOTS, FewShotRewriter, shot_sets
+from .paper import REWRITERS
 
 TABLE4_REWRITER = "GPT-Neo2.7B"  # the rewriter of Tables 4, 5, 6 and 12 ("the largest and best performing model")
 

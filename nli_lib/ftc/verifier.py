@@ -138,7 +138,8 @@ class NgramCorpus:
 
 
 def _corpus_sentences() -> list[str]:
-    from ..data.loaders import load_cad, load_dsnli_train_subset, load_esnli
+    from ..data.loaders import load_dsnli_train_subset, load_esnli
+    from .loaders import load_cad
 
     out: list[str] = []
     for split in ("dev", "test"):

@@ -23,7 +23,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..data.loaders import PHRASIS_LABELS
+from .loaders import PHRASIS_LABELS
 
 REVERSAL = {"FORW": "BACK", "BACK": "FORW"}
 REVERSED_LABELS = ("EQUI", "FORW", "BACK")  # §5: the relations sampled and duplicated in reversed order

@@ -20,7 +20,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..data.loaders import PHRASIS_LABELS
+from .loaders import PHRASIS_LABELS
 
 POSITIVE_LABELS = tuple(label for label in PHRASIS_LABELS if label != "UNR")
 TRACKS = ("positives", "all")
@@ -159,7 +159,7 @@ class PhrasisSplits:
 def load_splits(quick: bool = False, seed: int = 0, frac: float = 0.2, train: pd.DataFrame | None = None,
                 test: pd.DataFrame | None = None) -> PhrasisSplits:
     """PhrasIS train/test through the loader; quick mode takes seeded stratified samples (QUICK_SIZES)."""
-    from ..data.loaders import load_phrasis
+    from .loaders import load_phrasis
 
     train = load_phrasis("train") if train is None else train
     test = load_phrasis("test") if test is None else test

@@ -22,12 +22,12 @@ from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from ..data.loaders import PHRASIS_LABELS
 from ..evaluation import weighted_f1
 from ..models.base import Classifier
 from ..text import slug
 from .coherence import reversed_pairs, score_pairs, summarize
 from .data import SCENARIOS, PhrasisSplits, Scenario
+from .loaders import PHRASIS_LABELS
 from .models import PAPER_ADAM_EPS, PAPER_MODELS, FeatureSVMClassifier
 
 SVM_GRID = (0.03, 0.1, 0.3, 1.0)  # C values tried on validation (full mode)

@@ -39,12 +39,10 @@ import numpy as np
 import pandas as pd
 
 from ..config import cache_dir
-from ..data.loaders import PHRASIS_LABELS
 from ..filecache import cached_dir
 from ..hashing import stable_json, text_hash
 from ..models.base import Classifier
 from ..models.baselines import SklearnPairClassifier, split_spaces
-from .paper import TABLE2
 from .features import (
     DENSE_NAMES,
     FEATURE_VERSION,
@@ -54,6 +52,8 @@ from .features import (
     dense_features,
     rule_relation,
 )
+from .loaders import PHRASIS_LABELS
+from .paper import TABLE2
 
 # --------------------------------------------------------------------------------------------------------------
 # Feature-based SVM

@@ -12,11 +12,11 @@ from typing import Sequence
 
 import pandas as pd
 
-from .paper import COHERENCE_TABLES  # the paper's table number -> (split, metric)
 from ..paper_values import paper_value
 from .analysis import PHENOMENA, find_examples, phenomenon_examples, phenomenon_table
 from .coherence import reversed_pairs, score_pairs
 from .data import PhrasisSplits, scenario
+from .paper import COHERENCE_TABLES  # the paper's table number -> (split, metric)
 
 PRIOR_SVM = (("Positives", "Positives-A"), ("All", "All-A"))  # §4 cites one accuracy per track: A scenarios
 

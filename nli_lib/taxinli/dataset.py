@@ -1,6 +1,6 @@
 """TaxiNLI dataset statistics (§3.2): Table 2, Figures 3 and 4, annotator agreement with the gold label.
 
-    >>> from nli_lib.data.loaders import load_taxinli       # doctest: +SKIP
+    >>> from nli_lib.taxinli.loaders import load_taxinli       # doctest: +SKIP
     >>> taxi, dev = load_taxinli("taxinli10k"), load_taxinli("mnli_dev")   # doctest: +SKIP
     >>> table2(taxi, dev)[["quantity", "paper", "ours"]]    # doctest: +SKIP
 

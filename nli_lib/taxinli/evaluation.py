@@ -115,7 +115,7 @@ class Evaluation:
 def evaluate(nb) -> Evaluation:
     """Load the MNLI-dev rows, build the line-up and score it (predictions cached per pair, so notebooks
     52-53 reuse notebook 51's)."""
-    from ..data.loaders import load_taxinli
+    from .loaders import load_taxinli
     from .systems import evaluation_sample, score_models, system_rows
 
     dev = load_taxinli("mnli_dev")

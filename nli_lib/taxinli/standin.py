@@ -69,7 +69,7 @@ def taxinli_train_rows(mnli_pairs: pd.DataFrame | None = None, evaluated: pd.Dat
 
     Columns premise, hypothesis, label, pair_id, genre, source ('taxinli-mnli-train').
     """
-    from ..data.loaders import load_mnli_from_taxinli, load_taxinli
+    from .loaders import load_mnli_from_taxinli, load_taxinli
 
     mnli_pairs = load_mnli_from_taxinli() if mnli_pairs is None else mnli_pairs
     evaluated = load_taxinli("mnli_dev") if evaluated is None else evaluated
@@ -83,7 +83,7 @@ def training_data(quick: bool = False, seed: int = 0, mnli_rows: pd.DataFrame | 
     """The second stage's training rows: the TaxiNLI MNLI-train pairs (`taxinli_train_rows`) with a `source`
     column; quick runs take QUICK_ROWS seeded rows. Checked once more against the evaluated rows
     (`disjoint_from`) after sampling."""
-    from ..data.loaders import load_taxinli
+    from .loaders import load_taxinli
 
     evaluated = load_taxinli("mnli_dev") if evaluated is None else evaluated
     rows = taxinli_train_rows(evaluated=evaluated) if mnli_rows is None else mnli_rows

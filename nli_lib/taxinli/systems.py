@@ -4,7 +4,7 @@ The MNLI-dev overlap file ships the paper's own predictions of three systems (na
 ESIM, BERT-base = `aloxatel/bert-base-mnli`); any `Classifier` of ours is scored on the same rows. Every
 analysis in this package starts from the long per-example frame of `system_rows`:
 
-    >>> from nli_lib.data.loaders import load_taxinli                 # doctest: +SKIP
+    >>> from nli_lib.taxinli.loaders import load_taxinli                 # doctest: +SKIP
     >>> dev = load_taxinli("mnli_dev")                                # doctest: +SKIP
     >>> rows = system_rows(dev, {"MiniLM": model.predict_frame(dev)})  # doctest: +SKIP
     >>> accuracy_by_category(rows).head()                             # doctest: +SKIP

@@ -61,7 +61,7 @@ CATEGORIES: tuple[Category, ...] = (
     Category("taxonomic_knowledge", "taxonomic", "knowledge", "knowledge",
              "taxonomies and hierarchies: IsA, hasA, hasProperty relations"),
 )
-COLUMNS: tuple[str, ...] = tuple(c.column for c in CATEGORIES)  # file order, same as loaders.TAXINLI_CATEGORIES
+COLUMNS: tuple[str, ...] = tuple(c.column for c in CATEGORIES)  # the files' category columns, in file order
 NAMES: tuple[str, ...] = tuple(c.name for c in CATEGORIES)
 GROUPS: tuple[str, ...] = ("linguistic", "connectives", "deductions", "knowledge")
 # Figure 1 also lists a Mathematical group that the authors removed after their pilot study (too few examples).
