@@ -582,7 +582,8 @@ class CachedChat:
                     raise
                 finally:  # drop queued items; wait for running ones (all of them unless stopped)
                     pool.shutdown(wait=False, cancel_futures=True)
-                    wait_for(list(futures), timeout=INTERRUPT_GRACE_S if stop.is_set() else None)
+                    running = [f for f in futures if not f.cancelled()]
+                    wait_for(running, timeout=INTERRUPT_GRACE_S if stop.is_set() else None)
                     writer.close()  # every answer received so far is stored before chat_many returns or raises
             for j in dupes:
                 results[j] = results[first_of[key_hash(keys[j])]]

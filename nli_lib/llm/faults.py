@@ -9,7 +9,8 @@ ok              a normal answer: the last user message (or the prompt) echoed, `
 500             HTTP 500 with an OpenAI error body
 hang            accepts the request and answers nothing until `hang_s` passes or the endpoint stops
 bad_json        HTTP 200 whose body is not JSON
-huge            HTTP 200 whose answer is `huge_bytes` long (5 MB by default), whatever max_tokens says
+huge            HTTP 200 whose answer is `huge_bytes` long (5 MB by default), whatever max_tokens says; sent
+                with its Content-Length, or in chunks without one (``chunked=True``)
 empty_choices   HTTP 200 with ``"choices": []``
 echo_headers    HTTP 200 whose answer is every request header, Authorization included
 ==============  ====================================================================================
@@ -57,14 +58,14 @@ class FaultyEndpoint:
 
     def __init__(self, mode: str = "ok", *, mix: Mapping[str, float] | None = None, seed: int = 0,
                  host: str = "127.0.0.1", port: int = 0, hang_s: float = 30.0, huge_bytes: int = 5_000_000,
-                 lifetime_s: float = 300.0, max_requests: int = 10_000):
+                 lifetime_s: float = 300.0, max_requests: int = 10_000, chunked: bool = False):
         for name in ([mode] if mix is None else list(mix)):
             if name not in MODES:
                 raise ValueError(f"FaultyEndpoint: unknown mode {name!r}; modes: {', '.join(MODES)}")
         if not _is_loopback(host):
             raise ValueError(f"FaultyEndpoint serves the loopback interface only, not {host!r}")
         self.mode, self.mix, self.hang_s, self.huge_bytes = mode, dict(mix) if mix else None, hang_s, huge_bytes
-        self.lifetime_s, self.max_requests = lifetime_s, max_requests
+        self.lifetime_s, self.max_requests, self.chunked = lifetime_s, max_requests, chunked
         self.requests: list[dict] = []  # {"t": monotonic time, "path", "mode", "headers"}
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
@@ -187,16 +188,23 @@ def _handler(endpoint: FaultyEndpoint):
                     body = {}
                 status, extra, data = endpoint.answer(mode, self.path, body if isinstance(body, dict) else {},
                                                       headers)
+            chunked = endpoint.chunked and mode == "huge"
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
+                self.send_header(*(("Transfer-Encoding", "chunked") if chunked else ("Content-Length", str(len(data)))))
                 for k, v in extra.items():
                     self.send_header(k, v)
                 self.end_headers()
-                self.wfile.write(data)
-            except OSError:  # the client gave up (timeout, interrupt)
-                pass
+                if not chunked:
+                    self.wfile.write(data)
+                    return
+                for i in range(0, len(data), 65536):
+                    part = data[i:i + 65536]
+                    self.wfile.write(f"{len(part):x}\r\n".encode() + part + b"\r\n")
+                self.wfile.write(b"0\r\n\r\n")
+            except OSError:  # the client gave up (timeout, interrupt, an answer too long)
+                self.close_connection = True
 
         def log_message(self, *args):
             pass
