@@ -1,19 +1,20 @@
-"""Stage one executed run as the book's Sphinx source: one page per notebook, provenance under each saved output.
+"""Stage the book's Sphinx source: one page per notebook, each saved figure and table below the cell that saved it.
 
     python book/prepare.py --run runs/offline-quick --dest book/_build/src
+    python book/prepare.py --committed --dest book/_build/src
 
-Reads the executed notebooks of one run (`runs/<profile>[-quick]/`, written by run_all.sh) and the tables and
-figures that run saved (`<run>/outputs/` for a quick run, `$NLI_OUTPUT_DIR` or the repository root for a full
-one). Nothing is executed: outputs are copied as they are. Every code cell that saved a figure or table through
-`nb.out.figure(...)` / `nb.out.table(...)` is followed by a provenance block read from the output's JSON sidecar
-(paper reference, caption, tier, models, git commit, nli_lib hash, data files, seed) with links to the PNG/PDF/CSV.
-A run with a missing, failed or erroring notebook stops the build with a message naming it (failures are loud).
+From an executed run (`runs/<profile>[-quick]/`, written by run_all.sh): the executed notebooks with their outputs
+and the tables and figures that run saved (`<run>/outputs/` for a quick run, `$NLI_OUTPUT_DIR` or the repository
+root for a full one). From the committed results (`--committed`, what a fresh clone can build in a minute): the
+notebooks' code and prose with the committed `tables/` and `figures/`. Nothing is executed either way. Every code
+cell that saved a figure or table (`nb.save(...)`, `nb.out.figure/table(...)`: book/savecalls.py) is followed by
+its provenance read from the output's JSON sidecar (paper reference, caption, tier, models, git commit, nli_lib
+hash, data files, seed) with links to the PNG/PDF/CSV. A run with a missing, failed or erroring notebook stops the
+build with a message naming it (failures are loud).
 """
 from __future__ import annotations
 
 import argparse
-import ast
-import copy
 import datetime as dt
 import html
 import json
@@ -28,6 +29,19 @@ import nbformat
 
 BOOK_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BOOK_DIR.parent
+if str(BOOK_DIR) not in sys.path:  # its sibling modules, also when loaded by path (tests) rather than run
+    sys.path.insert(0, str(BOOK_DIR))
+from pagecells import (  # noqa: E402
+    anchor,
+    clean_outputs,
+    committed_state,
+    is_bookkeeping,
+    parameters_source,
+    section_above,
+    table_html,
+)
+from savecalls import SavedCall, _when, assign, saved_calls, within  # noqa: E402,F401  (SavedCall: re-exported)
+
 MANIFEST_NAME = "_book_manifest.json"  # written beside the staged pages; the browser test reads it
 
 OTHER_SECTION = "More notebooks"  # a notebook no section claims is still shown, never dropped
@@ -68,20 +82,6 @@ class BookError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class SavedCall:
-    """One `out.figure(...)` / `out.table(...)` call found in a cell's source."""
-
-    kind: str  # 'figure' or 'table'
-    name: str  # regular expression the saved output's name must match in full
-    ref: str  # regular expression the paper reference must match in full ('.+' when not a literal)
-
-    def matches(self, sidecar: dict) -> bool:
-        """Whether a sidecar (its kind, name and ref) was written by a call like this one."""
-        return (sidecar.get("kind") == self.kind and re.fullmatch(self.name, sidecar.get("name", "")) is not None
-                and re.fullmatch(self.ref, sidecar.get("ref", "")) is not None)
-
-
-@dataclass(frozen=True)
 class Saved:
     """One output saved by a notebook: its sidecar and where its files were staged."""
 
@@ -101,6 +101,8 @@ class Page:
     figures: int = 0  # figure sidecars whose provenance is shown
     tables: int = 0  # table sidecars whose provenance is shown
     warnings: list = field(default_factory=list)  # what the reader is warned about on the page
+    placed: list = field(default_factory=list)  # each saved output shown: kind, name, ref, section, id, image
+    unmatched: list = field(default_factory=list)  # names of saved outputs no cell's save call matched
 
 
 def section_of(stem: str) -> str:
@@ -178,102 +180,6 @@ def stage_docs(dest: Path, pages: list[tuple[str, Path]]) -> list[dict]:
     return entries
 
 
-def _pattern(node: ast.AST | None) -> str:
-    """Regex for a call argument: a literal exactly, an f-string with its holes as wildcards, anything else '.+'."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return re.escape(node.value)
-    if isinstance(node, ast.JoinedStr):
-        return "".join(re.escape(part.value) if isinstance(part, ast.Constant) else ".+?" for part in node.values)
-    return ".+"
-
-
-def _python_only(source: str) -> str:
-    """Cell source with IPython magics and shell escapes blanked (so `ast` can parse it)."""
-    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
-
-
-def saved_calls(source: str) -> list[SavedCall]:
-    """The `out.figure` / `out.table` calls of a code cell, in source order.
-
-    >>> [(c.kind, c.name, c.ref) for c in saved_calls('nb.out.figure(fig, "fig-5", ref="taxinli-fig-5")')]
-    [('figure', 'fig\\\\-5', 'taxinli\\\\-fig\\\\-5')]
-    >>> saved_calls('for m in ms:\\n    out.table(df, f"acc-{m}", ref=REF)')[0].name
-    'acc\\\\-.+?'
-    >>> saved_calls('plt.figure(figsize=(3, 2))')   # not an Outputs call
-    []
-    """
-    try:
-        tree = ast.parse(_python_only(source))
-    except SyntaxError:
-        return []
-    calls = []
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr in ("figure", "table")):
-            continue
-        owner = node.func.value
-        if not ((isinstance(owner, ast.Name) and owner.id == "out")
-                or (isinstance(owner, ast.Attribute) and owner.attr == "out")):
-            continue
-        keywords = {k.arg: k.value for k in node.keywords}
-        name = node.args[1] if len(node.args) > 1 else keywords.get("name")
-        ref = node.args[2] if len(node.args) > 2 else keywords.get("ref")
-        calls.append((node.lineno, node.col_offset, SavedCall(node.func.attr, _pattern(name), _pattern(ref))))
-    return [call for _, _, call in sorted(calls, key=lambda c: (c[0], c[1]))]
-
-
-def _when(text: str | None) -> dt.datetime | None:
-    """A papermill / sidecar timestamp as an aware datetime (None when absent or unreadable)."""
-    if not text:
-        return None
-    try:
-        when = dt.datetime.fromisoformat(str(text).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)
-
-
-def within(created: str | None, start: str | None, end: str | None, slack_s: float = 1.0) -> bool | None:
-    """Whether a sidecar's `created` (whole seconds) falls inside [start, end]; None when a time is missing.
-
-    >>> within("2026-11-23T19:57:01+00:00", "2026-11-23T19:57:00.5+00:00", "2026-11-23T19:57:01.2+00:00")
-    True
-    >>> within("2026-11-23T06:32:47+00:00", "2026-11-23T19:57:00+00:00", "2026-11-23T19:58:00+00:00")
-    False
-    """
-    when, lo, hi = _when(created), _when(start), _when(end)
-    if when is None or lo is None or hi is None:
-        return None
-    slack = dt.timedelta(seconds=slack_s)
-    return lo - slack <= when <= hi + slack
-
-
-def assign(cells: list[tuple[int, list[SavedCall], tuple]], sidecars: list[dict]) -> tuple[dict, list]:
-    """Give each sidecar to the cell that wrote it: the only cell whose calls match it, else the matching cell
-    whose papermill time window holds its `created` time, else the first matching cell. Returns
-    ({cell index: [sidecars]}, [sidecars no cell matched]).
-
-    >>> fig = SavedCall("figure", "f\\\\-.+?", ".+")
-    >>> cells = [(3, [fig], ("2026-01-01T00:00:00", "2026-01-01T00:00:09")),
-    ...          (7, [fig], ("2026-01-01T00:00:10", "2026-01-01T00:00:20"))]
-    >>> sides = [{"kind": "figure", "name": "f-a", "ref": "x", "created": "2026-01-01T00:00:15"},
-    ...          {"kind": "figure", "name": "g", "ref": "x"}]
-    >>> by_cell, unmatched = assign(cells, sides)
-    >>> sorted(by_cell), [s["name"] for s in unmatched]
-    ([7], ['g'])
-    """
-    by_cell: dict[int, list[dict]] = {}
-    unmatched = []
-    for side in sidecars:
-        candidates = [(index, window) for index, calls, window in cells if any(c.matches(side) for c in calls)]
-        if not candidates:
-            unmatched.append(side)
-            continue
-        timed = [index for index, window in candidates if within(side.get("created"), *window)]
-        by_cell.setdefault((timed or [candidates[0][0]])[0], []).append(side)
-    return by_cell, unmatched
-
-
 def short_commit(commit: str) -> str:
     """First 12 hex digits of a commit, keeping a '-dirty' mark.
 
@@ -299,22 +205,23 @@ def data_summary(data: dict) -> str:
     return ", ".join(parts) or "none recorded"
 
 
-def provenance_markdown(items: list[Saved], heading: str = "Saved by this cell") -> str:
-    """A MyST block listing each saved output with its provenance (read from its sidecar).
+def provenance_markdown(items: list[Saved], heading: str = "Saved by this cell", name: str | None = None) -> str:
+    """A MyST block listing each saved output with its provenance (read from its sidecar); `name`: its HTML id.
 
     >>> side = {"kind": "figure", "name": "f", "ref": "taxinli-fig-5", "caption": "accuracy_by *category*",
     ...         "tier": "offline", "models": ["minilm-esnli"], "git_commit": "0" * 40, "nli_lib_hash": "abc",
     ...         "seed": 0, "params": {"quick": True}, "data_sha256": {"taxinli/mnli_dev": "x"}}
     >>> print(provenance_markdown([Saved(side, (("PDF", "outputs/figures/51/f.pdf"),))]))
     ```{container} provenance
-    **Saved by this cell** (from each output's JSON sidecar)
+    **Saved by this cell** (from its output's JSON sidecar)
     <BLANKLINE>
     - figure **taxinli-fig-5**: accuracy\\_by \\*category\\* · {download}`PDF <outputs/figures/51/f.pdf>`
       <br>tier **offline** · models: minilm-esnli · quick run
       <br>commit `000000000000` · nli_lib `abc` · seed 0 · data: taxinli/mnli\\_dev
     ```
     """
-    lines = ["```{container} provenance", f"**{heading}** (from each output's JSON sidecar)", ""]
+    lines = ["```{container} provenance", *([f":name: {name}"] if name else []),
+             f"**{heading}** (from {'its' if len(items) == 1 else 'each'} output's JSON sidecar)", ""]
     for item in items:
         side = item.sidecar
         links = "".join(f" · {{download}}`{label} <{path}>`" for label, path in item.files)
@@ -448,40 +355,78 @@ def _markdown(text: str, tags=()):
     return cell
 
 
-def stage_notebook(executed: Path, source: Path, outputs_root: Path, dest: Path, run_label: str) -> Page:
-    """Write the page of one executed notebook into dest/<stem>.ipynb (outputs untouched, provenance added)."""
-    nb = nbformat.read(executed, as_version=4)
-    stem = executed.stem
-    meta = nb.metadata.get("papermill", {})
+def declared_kinds(stem: str) -> dict[str, set]:
+    """The outputs catalog of a notebook as {declared name: kinds declared under it} ({} when none: a notebook
+    outside the catalog, e.g. a test's)."""
+    _importable()
+    from nli_lib.catalog import specs
+
+    try:
+        found = specs(stem)
+    except (ImportError, ValueError):
+        return {}
+    kinds: dict[str, set] = {}
+    for spec in found:
+        kinds.setdefault(spec.name, set()).add(spec.kind)
+    return kinds
+
+
+def stage_notebook(executed: Path | None, source: Path, outputs_root: Path, dest: Path, origin: dict) -> Page:
+    """Write the page of one notebook into dest/<stem>.ipynb. With `executed` (a run's executed copy) the cells
+    keep their outputs, cleaned of the builder's paths and bookkeeping, with each saved output's provenance below
+    the cell that wrote it. With `executed` None the page is the source notebook's code and prose with the
+    committed tables and figures (`outputs_root`: the checkout) placed below the cells that saved them.
+    `origin` says where the page comes from ('mode', 'label' and, for committed results, 'commit', 'date',
+    'changed')."""
+    committed = executed is None
+    nb = nbformat.read(source if committed else executed, as_version=4)
+    stem = source.stem
+    meta = {} if committed else nb.metadata.get("papermill", {})
     start, end = meta.get("start_time"), meta.get("end_time")
     title_cell = nb.cells[0] if nb.cells and nb.cells[0].cell_type == "markdown" else None
     first_line = title_cell.source.strip().splitlines()[0] if title_cell and title_cell.source.strip() else ""
     heading = re.match(r"#\s+(.+)", first_line)
     page = Page(stem, heading.group(1).strip() if heading else stem, section_of(stem))
+    roots = (outputs_root,) if committed else (outputs_root, executed.parent)
 
     static_widgets(nb, source.name)
+    declared = declared_kinds(stem)
     injected = any("injected-parameters" in c.metadata.get("tags", []) for c in nb.cells)
     cells_calls = []
     for index, cell in enumerate(nb.cells):
         tags = cell.metadata.get("tags", [])
-        if cell.cell_type == "code":
-            if injected and "parameters" in tags:  # defaults papermill replaced; the injected cell shows the run's
-                cell.metadata["tags"] = [*tags, "remove-cell"]
-                continue
-            page.images += image_outputs(cell)
-            pm = cell.metadata.get("papermill", {})
-            cells_calls.append((index, saved_calls(cell.source), (pm.get("start_time"), pm.get("end_time"))))
+        if cell.cell_type != "code":
+            continue
+        if committed:
+            cell.outputs, cell.execution_count = [], None
+        if injected and "parameters" in tags:  # defaults papermill replaced; the injected cell shows the run's
+            cell.metadata["tags"] = [*tags, "remove-cell"]
+            continue
+        if "injected-parameters" in tags:
+            cell.source = parameters_source(cell.source, roots)
+        if is_bookkeeping(cell.source):
+            cell.outputs = []  # the call summary and published paths: the run's log, not the reader's page
+            cell.metadata["tags"] = [*cell.metadata.get("tags", []), "remove-output"]
+        clean_outputs(cell, roots)
+        page.images += image_outputs(cell)
+        pm = cell.metadata.get("papermill", {})
+        cells_calls.append((index, saved_calls(cell.source, declared), (pm.get("start_time"), pm.get("end_time"))))
 
     sidecars = load_sidecars(outputs_root, stem)
     by_cell, unmatched = assign(cells_calls, sidecars)
 
     def saved(side: dict) -> Saved:
-        stale = within(side.get("created"), start, end) is False
+        stale = not committed and within(side.get("created"), start, end) is False
         if stale:
             page.warnings.append(f"{side['kind']} {side['ref']} ({side['name']}) was written outside this run")
         page.figures += side["kind"] == "figure"
         page.tables += side["kind"] == "table"
         return Saved(side, stage_files(side, dest), stale)
+
+    def place(item: Saved, section: str, box: str, shown: bool) -> None:
+        side = item.sidecar
+        page.placed.append({"kind": side["kind"], "name": side["name"], "ref": side.get("ref"), "section": section,
+                            "id": anchor(stem, side["kind"], side["name"]) if shown else box, "image": shown})
 
     def figure_directive(item: Saved) -> str:
         png = dict(item.files).get("PNG")
@@ -490,22 +435,45 @@ def stage_notebook(executed: Path, source: Path, outputs_root: Path, dest: Path,
             return ""
         page.images += 1
         side = item.sidecar
-        return (f"```{{figure}} {png}\n:alt: {side['ref']}: {side['name']}\n\n**{md_escape(side['ref'])}**: "
+        return (f"```{{figure}} {png}\n:alt: {side['ref']}: {side['name']}\n:name: "
+                f"{anchor(stem, side['kind'], side['name'])}\n\n**{md_escape(side['ref'])}**: "
                 f"{md_escape(side.get('caption') or side['name'])}\n```\n\n")
+
+    def table_block(item: Saved) -> str:
+        side, csv = item.sidecar, dict(item.files).get("CSV")
+        label = f"**{md_escape(side['ref'])}**: {md_escape(side.get('caption') or side['name'])}\n\n"
+        return label + (table_html(dest / csv) + "\n\n" if csv else "")
 
     cells = []
     for index, cell in enumerate(nb.cells):
         cells.append(cell)
-        if index in by_cell:
-            items = [saved(s) for s in by_cell[index]]
-            figures = [i for i in items if i.sidecar["kind"] == "figure"]
-            # a figure the cell does not display itself (the kernel ran with a non-inline backend) is shown here
-            shown = "".join(figure_directive(i) for i in figures) if image_outputs(cell) < len(figures) else ""
-            cells.append(_markdown(shown + provenance_markdown(items), tags=["provenance"]))
+        if index not in by_cell:
+            continue
+        section = section_above(nb.cells, index)
+        items = [saved(s) for s in by_cell[index]]
+        if committed:  # nothing displayed: each output shown, its provenance below it
+            for item in items:
+                side = item.sidecar
+                box = anchor(stem, "provenance", side["kind"], side["name"])
+                shown = figure_directive(item) if side["kind"] == "figure" else table_block(item)
+                place(item, section, box, side["kind"] == "figure" and shown != "")
+                cells.append(_markdown(shown + provenance_markdown([item], heading="Provenance", name=box),
+                                       tags=["saved-output"]))
+            continue
+        figures = [i for i in items if i.sidecar["kind"] == "figure"]
+        # a figure the cell does not display itself (the kernel ran with a non-inline backend) is shown here
+        inline = image_outputs(cell) >= len(figures)
+        shown = "" if inline else "".join(figure_directive(i) for i in figures)
+        box = anchor(stem, "provenance", str(index))
+        for item in items:
+            place(item, section, box, item.sidecar["kind"] == "figure" and not inline
+                  and dict(item.files).get("PNG") is not None)
+        cells.append(_markdown(shown + provenance_markdown(items, name=box), tags=["provenance"]))
     if unmatched:
         extra = []
         for side in unmatched:
             item = saved(side)
+            page.unmatched.append(side["name"])
             shown = figure_directive(item) if side["kind"] == "figure" else ""
             extra.append(shown + provenance_markdown([item], heading=f"Saved by this notebook ({side['kind']} "
                                                                       f"{md_escape(side['ref'])})"))
@@ -513,16 +481,28 @@ def stage_notebook(executed: Path, source: Path, outputs_root: Path, dest: Path,
                                "Written by library code the notebook called; their files and provenance:\n\n"
                                + "\n\n".join(extra), tags=["provenance"]))
 
-    executed_code = [c.source for c in nb.cells if c.cell_type == "code"
-                     and "injected-parameters" not in c.metadata.get("tags", [])]
-    source_code = [c.source for c in nbformat.read(source, as_version=4).cells if c.cell_type == "code"]
-    if executed_code != source_code:
-        page.warnings.append(f"notebooks/{source.name} changed since this run: re-run it to update this page")
+    if not committed:
+        executed_code = [c.source for c in nb.cells if c.cell_type == "code"
+                         and "injected-parameters" not in c.metadata.get("tags", [])]
+        source_code = [c.source for c in nbformat.read(source, as_version=4).cells if c.cell_type == "code"]
+        if executed_code != source_code:
+            page.warnings.append(f"notebooks/{source.name} changed since this run: re-run it to update this page")
 
-    note = (f"Executed copy of `notebooks/{source.name}` from `{run_label}`"
-            f"{' · executed ' + _span(start, end) if start else ''} · {page.figures} figures and {page.tables} "
-            f"tables saved, each with its provenance below the cell that wrote it. Outputs are shown as executed: "
-            f"building the book runs no code.")
+    counts = f"{page.figures} figures and {page.tables} tables"
+    if committed:
+        commit = f"commit `{origin['commit']}` ({origin['date']})" if origin.get("commit") else "this checkout"
+        note = (f"Committed results of {commit}: the code and prose of `notebooks/{source.name}` with the {counts} "
+                f"committed under `tables/{stem}/` and `figures/{stem}/`, each below the cell that saved it, with "
+                f"its provenance. Nothing ran to build this page: run the notebook (or `./run_all.sh`, then "
+                f"`bash scripts/book.sh`) to see every cell's output.")
+        for folder in origin.get("changed", []):
+            if folder.endswith(f"/{stem}"):
+                page.warnings.append(f"{folder}/ has uncommitted changes: this page shows the files as they are "
+                                     f"in this checkout")
+    else:
+        note = (f"Executed run of {_span(start, end) if start else 'an unknown date'} (`{origin['label']}`) · "
+                f"{counts} saved, each with its provenance below the cell that wrote it. Outputs are shown as "
+                f"executed: building the book runs no code.")
     banner = [_markdown(f"```{{container}} run-note\n{note}\n```", tags=["run-note"])]
     if meta.get("parameters", {}).get("quick"):
         banner.append(_markdown("```{warning}\nQuick run (`./run_all.sh --quick`): small samples everywhere. These "
@@ -574,10 +554,21 @@ def index_markdown(pages: list[Page], run_label: str, summary: str, docs: tuple 
     return "\n".join(parts)
 
 
-def stage(run_dir: Path, dest: Path, outputs_root: Path | None = None, notebooks_dir: Path | None = None,
+def _profiles(pages: list[Page], outputs_root: Path, params: dict) -> str:
+    """The profile(s) the shown outputs were computed with: from their sidecars, else the run's parameter."""
+    recorded = [(side.get("params") or {}).get("profile_name") for page in pages
+                for side in load_sidecars(outputs_root, page.stem)]
+    names = sorted({str(name) for name in recorded if name})
+    if not names and params.get("profile"):
+        names = [Path(str(params["profile"])).stem]
+    return ", ".join(f"**{md_escape(n)}**" for n in names) or "not recorded"
+
+
+def stage(run_dir: Path | None, dest: Path, outputs_root: Path | None = None, notebooks_dir: Path | None = None,
           allow_errors: bool = False) -> dict:
-    """Stage the whole book source from one run; returns (and writes) the manifest the browser test checks."""
-    run_dir = run_dir.resolve()
+    """Stage the whole book source from one executed run, or (`run_dir` None) from the committed results: the
+    notebooks' code and prose with the committed tables and figures. Returns (and writes) the manifest the
+    browser test checks."""
     sources = sorted((notebooks_dir or REPO_ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     if notebooks_dir is None:  # the repository's notebooks, and those of the papers on $NLI_PAPERS
         _importable()
@@ -587,46 +578,67 @@ def stage(run_dir: Path, dest: Path, outputs_root: Path | None = None, notebooks
     notebooks_dir = notebooks_dir or REPO_ROOT / "notebooks"
     if not sources:
         raise BookError(f"no notebooks under {notebooks_dir}")
-    problems = check_run(run_dir, sources, allow_errors)
-    if problems:
-        quick = " --quick" if run_dir.name.endswith("-quick") else ""
-        raise BookError(f"run {run_dir} cannot be published:\n  " + "\n  ".join(problems)
-                        + f"\nRun ./run_all.sh{quick} (it re-runs only what failed or changed), then build again.")
-    if outputs_root is None:
-        outputs_root = run_dir / "outputs" if (run_dir / "outputs").is_dir() else _default_outputs()
+    if run_dir is not None:
+        run_dir = run_dir.resolve()
+        problems = check_run(run_dir, sources, allow_errors)
+        if problems:
+            quick = " --quick" if run_dir.name.endswith("-quick") else ""
+            raise BookError(f"run {run_dir} cannot be published:\n  " + "\n  ".join(problems)
+                            + f"\nRun ./run_all.sh{quick} (it re-runs only what failed or changed), then build again; "
+                              f"or build the book of the committed results: bash scripts/book.sh --committed")
+        if outputs_root is None:
+            outputs_root = run_dir / "outputs" if (run_dir / "outputs").is_dir() else _default_outputs()
+        origin = {"mode": "executed", "label": _label(run_dir)}
+    else:
+        outputs_root = outputs_root or REPO_ROOT
+        origin = {"mode": "committed", **committed_state()}
+        origin["label"] = f"committed results of commit {origin['commit']}" if origin["commit"] else \
+            "committed results"
+    outputs_root = outputs_root.resolve()
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
-    label = _label(run_dir)
-    pages = [stage_notebook(run_dir / s.name, s, outputs_root, dest, label) for s in sources]
+    pages = [stage_notebook(None if run_dir is None else run_dir / s.name, s, outputs_root, dest, origin)
+             for s in sources]
 
-    times = [nbformat.read(run_dir / s.name, as_version=4).metadata.get("papermill", {}) for s in sources]
+    times = [] if run_dir is None else [nbformat.read(run_dir / s.name, as_version=4).metadata.get("papermill", {})
+                                        for s in sources]
     starts = sorted(t["start_time"] for t in times if t.get("start_time"))
     ends = sorted(t["end_time"] for t in times if t.get("end_time"))
     params = times[0].get("parameters", {}) if times else {}
-    commits = sorted({short_commit(str(side.get("git_commit"))) for page in pages
-                      for side in load_sidecars(outputs_root, page.stem)})
-    summary = (f"Run `{label}` · profile **{md_escape(params.get('profile_name', '?'))}** "
-               f"({'quick run: small samples' if params.get('quick') else 'full run'}) · notebooks executed "
-               f"{_span(starts[0] if starts else None, ends[-1] if ends else None)} · outputs written at commit(s) "
-               f"{', '.join(f'`{c}`' for c in commits) or 'none'} · {len(pages)} notebooks, "
-               f"{sum(p.figures for p in pages)} figures, {sum(p.tables for p in pages)} tables.")
+    sides = [side for page in pages for side in load_sidecars(outputs_root, page.stem)]
+    quick = bool(params.get("quick")) if run_dir is not None else any((s.get("params") or {}).get("quick")
+                                                                        for s in sides)
+    commits = sorted({short_commit(str(side.get("git_commit"))) for side in sides})
+    counts = (f"{len(pages)} notebooks, {sum(p.figures for p in pages)} figures, "
+              f"{sum(p.tables for p in pages)} tables")
+    written = f"outputs written at commit(s) {', '.join(f'`{c}`' for c in commits) or 'none'}"
+    profile = (f"profile {_profiles(pages, outputs_root, params)} "
+               f"({'quick run: small samples' if quick else 'full run'})")
+    if run_dir is None:
+        summary = (f"The {md_escape(origin['label'])}{' (' + origin['date'] + ')' if origin.get('date') else ''}: "
+                   f"the notebooks' code and prose with the tables and figures committed under `tables/` and "
+                   f"`figures/` · {profile} · {written} · {counts}. Nothing ran to build it; to see every cell's "
+                   f"output, run `./run_all.sh` and build again.")
+    else:
+        summary = (f"Executed run `{origin['label']}` · {profile} · notebooks executed "
+                   f"{_span(starts[0] if starts else None, ends[-1] if ends else None)} · {written} · {counts}.")
     docs = doc_pages()
-    (dest / "index.md").write_text(index_markdown(pages, label, summary, tuple(name for name, _ in docs)))
+    (dest / "index.md").write_text(index_markdown(pages, origin["label"], summary, tuple(name for name, _ in docs)))
     doc_entries = stage_docs(dest, docs)
     shutil.copy2(BOOK_DIR / "about.md", dest / "about.md")
     (dest / "data-licenses.md").write_text((REPO_ROOT / "DATA_LICENSES.md").read_text())
-    manifest = {"run": label, "quick": bool(params.get("quick")), "outputs": str(outputs_root),
+    empty = {"images": 0, "figures": 0, "tables": 0, "warnings": [], "placed": [], "unmatched": []}
+    manifest = {"run": origin["label"], "mode": origin["mode"], "quick": quick, "outputs": str(outputs_root),
                 "sections": [c for c in dict.fromkeys([c for _, c in sections()] + [OTHER_SECTION])
                              if any(p.section == c for p in pages)] + [DOCS_SECTION] * bool(docs) + ["About"],
                 "pages": [{"page": f"{p.stem}.html", "title": p.title, "section": p.section, "images": p.images,
-                           "figures": p.figures, "tables": p.tables, "warnings": p.warnings} for p in pages]
-                + doc_entries
-                + [{"page": name, "title": title, "section": "About", "images": 0, "figures": 0, "tables": 0,
-                    "warnings": []} for name, title in (("about.html", "About this book"),
-                                                        ("data-licenses.html", "Data licences"))]
-                + [{"page": "index.html", "title": "", "section": "", "images": 0, "figures": 0, "tables": 0,
-                    "warnings": []}]}
+                           "figures": p.figures, "tables": p.tables, "warnings": p.warnings, "placed": p.placed,
+                           "unmatched": p.unmatched} for p in pages]
+                + [{**empty, **entry} for entry in doc_entries]
+                + [{**empty, "page": name, "title": title, "section": "About"}
+                   for name, title in (("about.html", "About this book"), ("data-licenses.html", "Data licences"))]
+                + [{**empty, "page": "index.html", "title": "", "section": ""}]}
     (dest / MANIFEST_NAME).write_text(json.dumps(manifest, indent=1))
     return manifest
 
@@ -647,13 +659,16 @@ def _default_outputs() -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--run", type=Path, required=True, help="executed run folder, e.g. runs/offline")
+    source = ap.add_mutually_exclusive_group(required=True)
+    source.add_argument("--run", type=Path, help="executed run folder, e.g. runs/offline")
+    source.add_argument("--committed", action="store_true",
+                        help="the committed results: notebooks' code and prose with tables/ and figures/")
     ap.add_argument("--dest", type=Path, required=True, help="where the Sphinx source is written (replaced)")
     ap.add_argument("--outputs", type=Path, help="root of that run's tables/ and figures/ (default: see above)")
     ap.add_argument("--notebooks", type=Path, help=argparse.SUPPRESS)  # source notebooks folder, for tests
     args = ap.parse_args(argv)
     try:
-        manifest = stage(args.run, args.dest, args.outputs, args.notebooks)
+        manifest = stage(None if args.committed else args.run, args.dest, args.outputs, args.notebooks)
     except BookError as exc:
         print(f"book: {exc}", file=sys.stderr)
         return 1
@@ -661,6 +676,10 @@ def main(argv: list[str] | None = None) -> int:
     warned = [p for p in pages if p["warnings"]]
     print(f"book: staged {len(pages)} pages from {manifest['run']} ({sum(p['figures'] for p in pages)} figures, "
           f"{sum(p['tables'] for p in pages)} tables with provenance)")
+    for page in pages:
+        if page["unmatched"]:
+            print(f"book: warning: {page['page']}: no save call of the notebook matches {page['unmatched']}: they "
+                  f"are listed at the page's end", file=sys.stderr)
     for page in warned:
         for warning in page["warnings"]:
             print(f"book: warning: {page['page']}: {warning}", file=sys.stderr)
