@@ -33,7 +33,7 @@ from ..config import REPO_ROOT
 from ..evaluation import wilson_interval
 from ..hashing import digest
 from .extraction import EXTRACT_RULES_VERSION
-from .retrieval import GLOSS_RULES_VERSION
+from .glosses import GLOSS_RULES_VERSION
 from .senses import SENSE_RULE_VERSION
 
 GOLD_PATH = REPO_ROOT / "data" / "fixtures" / "factnli" / "gold_facts.csv"
