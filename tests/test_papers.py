@@ -1,6 +1,7 @@
 """The registry of papers (`nli_lib.papers`): static facts, lazy declarations, papers of your own on $NLI_PAPERS."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -184,3 +185,30 @@ def test_declarations_import_only_the_light_core():
         assert imported <= allowed, (p.name, imported - allowed)
         module = papers.declarations(p)
         assert {"OUTPUTS", "SYSTEMS", "PROMPTS", "PROFILE_SECTION"} <= set(vars(module)), p.name
+
+
+def test_a_registered_papers_profile_section_is_checked_declared_and_listed(tmp_path):
+    """The sixth paper's `paper_models.sixth` section joins the profile schema: defaults, checks, a model that
+    declares the paper's system, and its rows in the key table (in a new process: the schema is built when
+    nli_lib.profile is first imported)."""
+    pkg = build_sixth(tmp_path)
+    (pkg / "paper.py").write_text(SIXTH_PAPER.replace('"threshold": Setting(', '''"encoder": Setting("the encoder",
+        {"id": "FacebookAI/roberta-large", "as": "Sixth-Net"}, models="one"),
+    "threshold": Setting('''))
+    code = textwrap.dedent('''
+        from nli_lib.profile import ProfileError, key_table, load_profile
+        p = load_profile(text="tier: paper\\npaper_models: {sixth: {threshold: 0.7}}")
+        print(p.paper_models.sixth.threshold, p.ref("paper_models.sixth.encoder").systems,
+              p.paper_systems["FacebookAI/roberta-large"])
+        print("paper_models.sixth.threshold" in key_table())
+        try:
+            load_profile(text="paper_models: {sixth: {threshold: -1}}")
+        except ProfileError as exc:
+            print(str(exc).splitlines()[1])
+    ''')
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                         env={**os.environ, papers.PAPERS_ENV: str(pkg)})
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "0.7 ('Sixth-Net',) ['RoBERTa L', 'Sixth-Net']" and lines[1] == "True"  # PhrasIS's too
+    assert lines[2].startswith("  - paper_models.sixth.threshold: Input should be greater than or equal to 0")
