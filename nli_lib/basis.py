@@ -4,10 +4,20 @@
     released     computed from the paper's released predictions or outputs
     paper-model  computed with the model the paper used (paper profile; the profile declares it, see below)
     stand-in     anything else: another model, a rule-based generator, a proxy for a human judgement
+    sample       a number of our own sample or a parameter we chose (the size, label shares or hypotheses of
+                 a sample we drew because the paper's is unreleased): it says what we ran on, not what the
+                 paper found
+    subset       computed from the paper's data, predictions or model, but on another population than the
+                 paper's (e.g. the rows where two releases overlap); the note gives its n
+    unstated     computed under a setting the paper does not state (e.g. the unit lengths are measured in),
+                 shown under each reading; the note says which
 
 Only the first three are like-for-like and get an agreement status (match / close / differs) in the
-scorecard; a stand-in's number is shown beside the paper's with its difference and status `stand-in`.
-Entries on a model-free basis (data, released) are the same under every profile: their tier is "data".
+scorecard; a stand-in's number is shown beside the paper's with its difference and status `stand-in`, and a
+number on a NOT_GRADED basis with status `not graded`: neither is ever a match, whatever the gap.
+Entries on a model-free basis (data, released, sample) are the same under every profile: their tier is
+"data"; a subset or unstated entry takes the tier of the output it is recorded in (notebook tier "data", or
+`Outputs.data_only`, for a model-free source).
 
 A model counts as the paper's only where the profile says so: the `as:` of a model entry (or of the `llm:`
 section) names the paper system(s) it is, and `Profile.paper_systems` gathers these declarations into one
@@ -46,9 +56,10 @@ def systems() -> dict[str, tuple[str, ...]]:
     return {name: names for name, names in found.items() if names}
 
 
-BASES = ("data", "released", "paper-model", "stand-in")
+BASES = ("data", "released", "paper-model", "stand-in", "sample", "subset", "unstated")
 LIKE_FOR_LIKE = ("data", "released", "paper-model")  # the bases that get an agreement status
-MODEL_FREE = ("data", "released")  # the same under every profile: tier "data"
+NOT_GRADED = ("sample", "subset", "unstated")  # shown beside the paper's value, never graded (status 'not graded')
+MODEL_FREE = ("data", "released", "sample")  # the same under every profile: tier "data"
 
 
 def known_systems() -> set[str]:
@@ -74,7 +85,7 @@ def check_basis(basis: str, tier: str) -> str:
         raise ValueError(f"basis {basis!r} is not one of {BASES}")
     if basis == "paper-model" and tier != "paper":
         raise ValueError(f"basis 'paper-model' needs the paper profile (tier 'paper'), not tier {tier!r}")
-    if tier == "data" and basis not in MODEL_FREE:
+    if tier == "data" and basis not in MODEL_FREE + NOT_GRADED:
         raise ValueError(f"a tier 'data' output holds no model's number: basis {basis!r} is not model-free")
     return basis
 
@@ -82,8 +93,10 @@ def check_basis(basis: str, tier: str) -> str:
 def entry_tier(basis: str, tier: str) -> str:
     """The tier a scorecard entry is labelled with: "data" for a model-free basis, else the run's tier.
 
-    >>> entry_tier("released", "offline"), entry_tier("stand-in", "offline")
-    ('data', 'offline')
+    >>> entry_tier("released", "offline"), entry_tier("sample", "offline"), entry_tier("stand-in", "offline")
+    ('data', 'data', 'offline')
+    >>> entry_tier("subset", "offline"), entry_tier("subset", "data")
+    ('offline', 'data')
     """
     return "data" if basis in MODEL_FREE else tier
 

@@ -19,7 +19,10 @@ Status depends on the entry's basis (`nli_lib.basis`). Like for like (data, rele
 paper's own model): `match` when ours equals the paper's value to within 1 % (relative) or 0.005
 (absolute, for values printed as fractions); `close` within 10 % relative; `differs` otherwise. Any
 other model or generator: `stand-in`, whatever the gap (the difference columns still show it): a
-stand-in landing near the paper's number is a coincidence, not a reproduction.
+stand-in landing near the paper's number is a coincidence, not a reproduction. Our own sample or parameter,
+another population than the paper's, or a setting the paper does not state (`basis.NOT_GRADED`): `not
+graded`, however near. An entry recorded without a number (`ours` NaN: a stand-in whose numbers are
+withheld, e.g. one that failed its sanity gate) reads `not computed: <its note>`.
 """
 from __future__ import annotations
 
@@ -29,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .basis import BASES, LIKE_FOR_LIKE
+from .basis import BASES, LIKE_FOR_LIKE, NOT_GRADED
 from .config import REPO_ROOT
 from .outputs import scorecard_entries
 from .paper_values import paper_values_frame
@@ -37,17 +40,21 @@ from .paper_values import paper_values_frame
 COLUMNS = ["paper", "ref", "quantity", "setting", "paper_value", "ours", "difference", "rel_difference", "status",
            "basis", "model", "tier", "notebook", "quick", "note"]
 AGREEMENT = ("match", "close", "differs")  # statuses of like-for-like entries, best first
-SUMMARY_COLUMNS = ["paper", "paper_values", "like_for_like", "match", "close", "differs", "stand_in",
-                   "not_computed"]
+NOT_GRADED_STATUS = "not graded"  # status of an entry on a NOT_GRADED basis (our sample, a subset, ...)
+SUMMARY_COLUMNS = ["paper", "paper_values", "like_for_like", "match", "close", "differs", "not_graded",
+                   "stand_in", "not_computed"]
 
 
 def classify(paper: float, ours: float, basis: str) -> str:
-    """'match' | 'close' | 'differs' for a like-for-like basis, 'stand-in' otherwise (see module docstring).
+    """'match' | 'close' | 'differs' for a like-for-like basis, 'not graded' for our sample, another
+    population or an unstated setting (`basis.NOT_GRADED`), 'stand-in' otherwise (see module docstring).
 
     >>> classify(76.0, 76.4, "data"), classify(0.52, 0.524, "released"), classify(76.0, 72.0, "data")
     ('match', 'match', 'close')
     >>> classify(76.0, 50.0, "paper-model"), classify(76.0, 76.4, "stand-in")
     ('differs', 'stand-in')
+    >>> classify(1000.0, 1000.0, "sample"), classify(84.7, 84.7, "subset"), classify(2.0, 2.0, "unstated")
+    ('not graded', 'not graded', 'not graded')
     >>> classify(76.0, float("nan"), "data")
     'not computed: the recorded value is not a number'
     """
@@ -55,6 +62,8 @@ def classify(paper: float, ours: float, basis: str) -> str:
         raise ValueError(f"basis {basis!r} is not one of {BASES}")
     if not (np.isfinite(ours) and np.isfinite(paper)):  # e.g. a metric undefined on a tiny quick sample
         return "not computed: the recorded value is not a number"
+    if basis in NOT_GRADED:
+        return NOT_GRADED_STATUS
     if basis not in LIKE_FOR_LIKE:
         return "stand-in"
     gap = abs(ours - paper)
@@ -82,25 +91,32 @@ def build_scorecard(paper: pd.DataFrame | None = None, ours: pd.DataFrame | None
             continue
         for e in entries.itertuples(index=False):
             diff = e.ours - v.value
+            status = classify(v.value, e.ours, e.basis)
+            if not np.isfinite(e.ours) and isinstance(e.note, str) and e.note:  # withheld: the note says why
+                status = f"not computed: {e.note}"
             rows.append({**base, "ours": e.ours, "difference": diff,
                          "rel_difference": diff / abs(v.value) if v.value else np.nan,
-                         "status": classify(v.value, e.ours, e.basis), "basis": e.basis, "model": e.model,
+                         "status": status, "basis": e.basis, "model": e.model,
                          "tier": e.tier, "notebook": e.notebook, "quick": e.quick, "note": e.note})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
 def summary(card: pd.DataFrame) -> pd.DataFrame:
     """Per paper, each printed value counted once: like-for-like (by its best agreement: match / close /
-    differs), stand-in only, or not computed.
+    differs), else not graded (our sample, another population, an unstated setting), else stand-in only,
+    else not computed.
 
-    >>> card = pd.DataFrame({"paper": ["p"] * 4, "ref": ["r"] * 4, "quantity": ["a", "a", "b", "c"],
-    ...                      "status": ["stand-in", "close", "stand-in", "not computed: needs X"]})
-    >>> summary(card).set_index("paper").loc["p", ["like_for_like", "close", "stand_in", "not_computed"]].tolist()
-    [1, 1, 1, 1]
+    >>> card = pd.DataFrame({"paper": ["p"] * 6, "ref": ["r"] * 6, "quantity": ["a", "a", "b", "c", "d", "d"],
+    ...                      "status": ["stand-in", "close", "stand-in", "not computed: needs X", "stand-in",
+    ...                                 "not graded"]})
+    >>> summary(card).set_index("paper").loc["p", ["like_for_like", "close", "not_graded", "stand_in",
+    ...                                            "not_computed"]].tolist()
+    [1, 1, 1, 1, 1]
     """
     per_value = card.groupby(["paper", "ref", "quantity"], sort=False).agg(best=("status", _best))
     out = per_value.groupby("paper").agg(
         paper_values=("best", "size"), **{s: ("best", lambda b, s=s: int((b == s).sum())) for s in AGREEMENT},
+        not_graded=("best", lambda b: int((b == NOT_GRADED_STATUS).sum())),
         stand_in=("best", lambda b: int((b == "stand-in").sum())),
         not_computed=("best", lambda b: int((b == "not computed").sum())))
     out["like_for_like"] = out[list(AGREEMENT)].sum(axis=1)
@@ -109,7 +125,7 @@ def summary(card: pd.DataFrame) -> pd.DataFrame:
 
 
 def _best(statuses: pd.Series) -> str:
-    for status in (*AGREEMENT, "stand-in"):
+    for status in (*AGREEMENT, NOT_GRADED_STATUS, "stand-in"):
         if (statuses == status).any():
             return status
     return "not computed"
@@ -125,13 +141,14 @@ def reasons(card: pd.DataFrame) -> pd.DataFrame:
             .reset_index().sort_values(["paper", "values"], ascending=[True, False]))
 
 
-STATUS_COLOURS = {"match": "#2a9d8f", "close": "#e9c46a", "differs": "#e76f51", "stand_in": "#8d99ae",
-                  "not_computed": "#dddddd"}
+STATUS_COLOURS = {"match": "#2a9d8f", "close": "#e9c46a", "differs": "#e76f51", "not_graded": "#b5a3c9",
+                  "stand_in": "#8d99ae", "not_computed": "#dddddd"}
 
 
 def figure(card: pd.DataFrame):
-    """Left: each paper value once, by status (like-for-like agreement, stand-in, not computed). Middle and
-    right: ours vs the paper's value (log-log), like-for-like entries and stand-ins in separate panels."""
+    """Left: each paper value once, by status (like-for-like agreement, not graded, stand-in, not computed).
+    Middle and right: ours vs the paper's value (log-log), like-for-like entries and the ungraded rest (stand-ins,
+    our samples, other populations) in separate panels."""
     import matplotlib.pyplot as plt
 
     summ = summary(card).set_index("paper").drop(index="all")
@@ -159,7 +176,8 @@ def figure(card: pd.DataFrame):
     papers = sorted(card.paper.dropna().unique())
     colours = dict(zip(papers, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
     panels = ((ax2, recorded.status.isin(AGREEMENT), "like for like (data, released, paper's model)", "o"),
-              (ax3, recorded.status == "stand-in", "stand-ins (other models): a reference, not a target", "x"))
+              (ax3, recorded.status.isin(["stand-in", NOT_GRADED_STATUS]),
+               "not graded (stand-ins, our samples, other populations)", "x"))
     for ax, which, title, marker in panels:
         part = done[which.loc[done.index]]
         for paper, grp in part.groupby("paper"):
@@ -187,8 +205,8 @@ README = "README.md"  # the front page: the counts and the gallery
 
 
 def _counts_table(card: pd.DataFrame) -> str:
-    names = {"paper_values": "paper values", "like_for_like": "like for like", "stand_in": "stand-in",
-             "not_computed": "not computed"}
+    names = {"paper_values": "paper values", "like_for_like": "like for like", "not_graded": "not graded",
+             "stand_in": "stand-in", "not_computed": "not computed"}
     return summary(card).rename(columns=names).to_markdown(index=False)
 
 
@@ -198,9 +216,11 @@ def reproduction_section(card: pd.DataFrame, source: str = "tables/scorecard.csv
     lines = [START, "", f"_Generated by notebook 90 from `{source}`; do not edit by hand._", "",
              "Each value the paper prints is counted once. **Like for like**: ours comes from the paper's data, "
              "its released predictions or (paper profile) its own model, and is graded match (≤ 1 %), close "
-             "(≤ 10 %) or differs. **Stand-in**: ours comes from another model or generator (offline MiniLM, "
-             "scikit-learn baselines, rule-based stand-ins for the LLM steps); it is shown beside the paper's "
-             "value with its difference and never graded.", "", _counts_table(card), ""]
+             "(≤ 10 %) or differs. **Not graded**: ours is a number of our own sample or a parameter we chose, "
+             "comes from another population than the paper's (n in the note), or rests on a setting the paper "
+             "does not state (shown under each reading). **Stand-in**: ours comes from another model or "
+             "generator (offline MiniLM, scikit-learn baselines, rule-based stand-ins for the LLM steps); it is "
+             "shown beside the paper's value with its difference and never graded.", "", _counts_table(card), ""]
     done = card[~card.status.str.startswith("not computed")]
     per_basis = done.groupby("basis").size().reindex(list(BASES), fill_value=0)
     models = sorted(set(done.model.dropna()))
@@ -245,9 +265,10 @@ def summary_section(card: pd.DataFrame, source: str = "tables/scorecard.csv") ->
     lines = [SUMMARY_START, "", f"_Generated by notebook 90 from `{source}`; do not edit by hand._", "",
              _counts_table(card), *_quick_warning(card), "",
              f"Of the {summ.paper_values} values the papers print, {summ.like_for_like} are computed like for like "
-             f"({summ.match} match, {summ.close} close, {summ.differs} differ) and {summ.stand_in} more are set "
-             f"beside a stand-in; [{REPRODUCTION}]({REPRODUCTION}) lists the matches and why each other value is "
-             f"not reproduced.", SUMMARY_END]
+             f"({summ.match} match, {summ.close} close, {summ.differs} differ), {summ.not_graded} more are shown "
+             f"but not graded (our own sample, another population, an unstated setting) and {summ.stand_in} "
+             f"more are set beside a stand-in; [{REPRODUCTION}]({REPRODUCTION}) lists the matches and why each "
+             f"other value is not reproduced.", SUMMARY_END]
     return "\n".join(lines)
 
 

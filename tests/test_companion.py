@@ -152,7 +152,7 @@ def test_scorecard_statuses_follow_the_basis():
 def test_summary_counts_each_value_once_by_like_for_like_then_stand_in():
     summ = scorecard.summary(scorecard.build_scorecard(PAPER, OURS)).set_index("paper")
     cols = ["paper_values", "like_for_like", "match", "close", "differs", "stand_in", "not_computed"]
-    assert list(summ.columns) == cols
+    assert [c for c in summ.columns if c != "not_graded"] == cols and summ["not_graded"].eq(0).all()
     # p: a match, b close (its differs entry does not count again), e stand-in only, c not computed
     assert summ.loc["p", cols].tolist() == [4, 2, 1, 1, 0, 1, 1]
     # q: f has a stand-in within 1 % and a like-for-like entry 50 % off: like for like wins, it differs
@@ -164,11 +164,40 @@ def test_reproduction_block_counts_by_status_and_lists_only_like_for_like_matche
     section = scorecard.reproduction_section(scorecard.build_scorecard(PAPER, OURS))
     table = [line for line in section.splitlines() if line.startswith("| p ") or line.startswith("| all ")]
     assert [[c.strip() for c in row.strip("|").split("|")] for row in table] == [
-        ["p", "4", "2", "1", "1", "0", "1", "1"], ["all", "6", "3", "1", "1", "1", "1", "2"]]
+        ["p", "4", "2", "1", "1", "0", "0", "1", "1"], ["all", "6", "3", "1", "1", "1", "0", "1", "2"]]
     assert "| paper   |   paper values |   like for like |" in section and "stand-in" in section
     within = section.split("Within 1 %")[1].split("Not reproduced")[0]
     assert "a = 100.9" in within and "e = 50.2" not in within and "f = 20.1" not in within
     assert "data 2, released 1, paper-model 1, stand-in 2" in section
+
+
+UNGRADED_PAPER = pd.DataFrame([
+    {"paper": "p", "ref": "p-table-1", "quantity": q, "value": v, "setting": "", "reason": ""}
+    for q, v in (("sample size", 1000.0), ("share", 36.0), ("overlap acc", 84.7), ("stars", 2.0), ("wF", 0.66))])
+UNGRADED_OURS = pd.DataFrame([
+    _entry("sample size", 1000.0, "sample", "none (data)"),   # our own parameter: equal, still not a match
+    _entry("share", 35.8, "sample", "none (data)"),           # our sample's share
+    _entry("overlap acc", 84.7, "subset", "BERT release"),    # the paper's predictions on other rows
+    _entry("overlap acc", 70.0, "stand-in", "minilm"),
+    _entry("stars", 2.0, "unstated", "BERT release, lengths in characters"),
+    _entry("stars", 1.0, "unstated", "BERT release, lengths in words"),
+    {**_entry("wF", float("nan"), "stand-in", "minilm"), "note": "withheld: minilm failed its sanity gate"},
+])
+
+
+def test_our_samples_subsets_and_unstated_settings_are_shown_but_never_graded():
+    card = scorecard.build_scorecard(UNGRADED_PAPER, UNGRADED_OURS)
+    assert card.status.tolist() == ["not graded", "not graded", "not graded", "stand-in", "not graded",
+                                    "not graded", "not computed: withheld: minilm failed its sanity gate"]
+    assert card.ours.tolist()[:3] == [1000.0, 35.8, 84.7]  # shown beside the paper's value
+    summ = scorecard.summary(card).set_index("paper")
+    assert summ.loc["p", ["paper_values", "like_for_like", "match", "not_graded", "stand_in",
+                          "not_computed"]].tolist() == [5, 0, 0, 4, 0, 1]
+    assert scorecard.reasons(card).reason.tolist() == ["withheld: minilm failed its sanity gate"]
+    section = scorecard.reproduction_section(card)
+    assert "- none" in section.split("Within 1 %")[1].split("Not reproduced")[0]
+    assert "sample 2, subset 1, unstated 2" in section
+    assert "4 more are shown but not graded" in scorecard.summary_section(card)
 
 
 def test_block_replaces_only_between_markers(tmp_path):

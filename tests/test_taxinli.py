@@ -171,7 +171,9 @@ def test_table3_splits_matched_and_puts_paper_values_beside():
     assert (t3.loc[("NB", "matched"), "relation"]) == "paper's predictions"
     scores = tx.table3_scores(tx.table3(make_rows()), declared={}).set_index(["quantity", "model"])
     assert len(scores) == 6 and "overlap" not in " ".join(scores.index.get_level_values(0))
-    assert set(scores["basis"]) == {"released"}  # the shipped predictions
+    # the shipped predictions, but on the overlap rows, not the paper's full dev sets: shown, never graded
+    assert set(scores["basis"]) == {"subset"} and set(scores["source"]) == {"released"}
+    assert scores["note"].str.contains("TaxiNLI ∩ MNLI-dev").all()
     assert scores.loc[("NB mismatched", "bag-of-words naive Bayes (TaxiNLI release) predictions"), "ours"] == \
         pytest.approx(100 / 3)
 
@@ -206,7 +208,8 @@ def test_stand_ins_are_labelled_as_such():
     assert t3.loc[("roberta-large-mnli", "matched"), ["paper_system", "relation", "paper"]].tolist() == \
         ["RoBERTa", "declared", 92.3]
     scores = tx.table3_scores(t3.reset_index(), declared=declared).set_index("model")
-    assert set(scores.loc["roberta-large-mnli", "basis"]) == {"paper-model"}
+    assert set(scores.loc["roberta-large-mnli", "basis"]) == {"subset"}  # the paper's model on other rows
+    assert set(scores.loc["roberta-large-mnli", "source"]) == {"paper-model"}
 
 
 def test_the_line_up_fits_its_baselines_before_it_waits_for_the_nli_model():
@@ -330,7 +333,13 @@ def test_stars_and_comparison_with_the_papers_list():
     assert "paper" in texts and "ours" in texts
     scores = tx.significance_scores(cmp.reset_index(), declared={}).set_index("quantity")
     assert len(scores) == 17 and set(scores["ref"]) == {"taxinli-fig-6"}
-    assert set(scores["basis"]) == {"released"}
+    # the paper states no length unit: the shipped predictions' stars are shown per unit, never graded
+    assert set(scores["basis"]) == {"unstated"} and set(scores["source"]) == {"released"}
+    assert scores["model"].str.endswith("lengths in characters").all()
+    assert scores["note"].str.contains("does not state its length unit").all()
+    words = tx.compare_with_paper(tx.factor_analysis(rows.assign(system="BERT"), lengths="words"))
+    both = tx.significance_scores(pd.concat([cmp.reset_index(), words]), declared={})
+    assert len(both) == 34 and both.groupby("quantity")["model"].nunique().eq(2).all()  # one entry per unit
     assert set(tx.significance_scores(stand, declared={})["basis"]) == {"stand-in"}
     assert scores.at["LR stars negation", "ours"] == len(cmp.at["negation", "our_stars"])
     from nli_lib.paper_values import paper_value

@@ -7,10 +7,10 @@ confounds, the premise and hypothesis lengths (the paper's Length1, Length2), wi
 * logistic regression (statsmodels `Logit`, maximum likelihood) with Wald p-values and the paper's stars
   (* p < 0.05, ** p < 0.01, *** p < 0.001).
 
-The paper does not say how it measured length. Lengths are in characters by default: with them the fit on
-the shipped BERT predictions reproduces Figure 6's caption term for term and star for star, while
-whitespace word counts add a spurious coreference* and give Length2 one star fewer
-(`length_unit_comparison`); `lengths="words"` switches. Lengths are z-scored by default so their
+The paper does not say how it measured length ("lengths of P, H"). The figures use characters
+(`lengths="words"` switches); the scorecard gets both units, and neither is graded (basis 'unstated',
+`significance_scores`): a unit picked because its stars agree with the caption would be a choice, not a
+reproduction. `length_unit_comparison` shows how the verdicts differ by unit. Lengths are z-scored by default so their
 coefficients are per standard deviation (scale does not change p-values); `standardize_lengths=False`
 gives per-character (per-word) coefficients. `with_label=True` adds gold-label dummies, a check the paper
 suggests (categories dominated by one label are predicted better).
@@ -202,7 +202,7 @@ def length_unit_comparison(rows: pd.DataFrame, stand_ins: dict[str, str] | None 
     One row per (system with a paper counterpart, unit): terms, agree (same significant / not significant
     verdict), same_stars (identical star count), and the terms only we (`only_ours`) or only the paper
     (`only_paper`) mark significant. The paper does not say how it measured length; on the shipped BERT
-    predictions characters reproduce its Figure 6 list exactly.
+    predictions the two units give different verdicts on borderline terms.
     """
     out = []
     for unit in units:
@@ -226,20 +226,29 @@ def length_unit_comparison(rows: pd.DataFrame, stand_ins: dict[str, str] | None 
     return pd.DataFrame(out)
 
 
+UNIT_NAMES = {"chars": "characters", "words": "words"}
+
+
 def significance_scores(cmp: pd.DataFrame, declared: Mapping) -> pd.DataFrame:
-    """Scorecard rows (ref, quantity 'LR stars <term>', ours = number of stars, model, basis, note) from
-    `compare_with_paper`; terms we could not fit (NaN p-value) are left out. Basis as `relation_basis`
-    (`declared`: the profile's `paper_systems`)."""
+    """Scorecard rows (ref, quantity 'LR stars <term>', ours = number of stars, model, basis, source, note) from
+    `compare_with_paper` (one frame per length unit, concatenated); terms we could not fit (NaN p-value) are
+    left out. `source` as `relation_basis` (`declared`: the profile's `paper_systems`). The paper does not
+    state its length unit, so each unit's stars are one entry (the unit in the model name) and a number of
+    the paper's predictions or model gets basis 'unstated': shown, never graded (`nli_lib.basis`)."""
+    from ..basis import LIKE_FOR_LIKE
     from .systems import relation_basis
 
     rows = []
     for r in cmp.dropna(subset=["our_p"]).itertuples(index=False):
+        source = relation_basis(r.relation, r.model, r.paper_system, declared)
+        unit = UNIT_NAMES.get(r.length_unit, r.length_unit)
         rows.append({"ref": r.paper_figure, "quantity": f"LR stars {r.term}", "ours": len(r.our_stars),
-                     "model": model_label(r.model, r.relation, r.paper_system),
-                     "basis": relation_basis(r.relation, r.model, r.paper_system, declared),
-                     "note": f"p = {r.our_p:.3g}, coefficient {r.our_lr_coef:+.2f}; lengths in {r.length_unit}; "
+                     "model": f"{model_label(r.model, r.relation, r.paper_system)}, lengths in {unit}",
+                     "basis": "unstated" if source in LIKE_FOR_LIKE else source, "source": source,
+                     "note": f"p = {r.our_p:.3g}, coefficient {r.our_lr_coef:+.2f}; lengths in {unit}: the paper "
+                             f"does not state its length unit, so both units are shown and neither is graded; "
                              f"{r.relation}"})
-    return pd.DataFrame(rows, columns=["ref", "quantity", "ours", "model", "basis", "note"])
+    return pd.DataFrame(rows, columns=["ref", "quantity", "ours", "model", "basis", "source", "note"])
 
 
 def correctness_records(dev: pd.DataFrame, fitted: pd.DataFrame, systems: Sequence[str] | None = None) -> pd.DataFrame:
