@@ -18,10 +18,13 @@ instead of piling up; the finished folder then replaces the old one (folders can
 the old one is removed first, so a reader sees the old folder, no folder, or the new one, never a mix).
 Processes that build the same folder (notebooks run side by side, `run_all.sh --jobs`) take turns through
 `exclusive(dest)`: the second waits, then finds the folder built and uses it.
+A full disk or a folder that cannot be written raises `config.WriteError` naming the file and the fix (which
+variable moves the folder), never a bare `[Errno 28]` without a path.
 """
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
@@ -29,6 +32,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
+from .config import NO_SPACE, writing
 from .phases import phase
 
 
@@ -36,8 +40,9 @@ def temp_beside(dest: str | os.PathLike, suffix: str = "") -> Path:
     """A new empty hidden temporary file in `dest`'s folder (created with it); `suffix` ends its name
     (np.save and np.savez add '.npy'/'.npz' to a name without it)."""
     dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".partial" + suffix)
+    with writing(dest):
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".partial" + suffix)
     os.close(fd)
     return Path(tmp)
 
@@ -46,7 +51,8 @@ def partial_dir(dest: str | os.PathLike) -> Path:
     """`<dest>.partial`, emptied: where a folder is built before `commit` gives it its final name."""
     tmp = Path(dest).with_name(Path(dest).name + ".partial")
     shutil.rmtree(tmp, ignore_errors=True)
-    tmp.parent.mkdir(parents=True, exist_ok=True)
+    with writing(dest):
+        tmp.parent.mkdir(parents=True, exist_ok=True)
     return tmp
 
 
@@ -72,11 +78,13 @@ def discard(tmp: str | os.PathLike) -> None:
 @contextlib.contextmanager
 def atomic_path(dest: str | os.PathLike, suffix: str = "", folder: bool = False) -> Iterator[Path]:
     """A temporary path to write `dest` to (a file, or a folder with `folder=True`): committed to `dest` when
-    the block ends normally, discarded when it raises (including KeyboardInterrupt)."""
+    the block ends normally, discarded when it raises (including KeyboardInterrupt). The disk filling up while
+    the block writes raises `config.WriteError` naming `dest`."""
     tmp = partial_dir(dest) if folder else temp_beside(dest, suffix)
     try:
-        yield tmp
-        commit(tmp, dest)
+        with writing(dest, errnos=NO_SPACE | {errno.EROFS}):  # errors only writing raises (not EACCES)
+            yield tmp
+            commit(tmp, dest)
     finally:
         if tmp.exists():
             discard(tmp)

@@ -39,6 +39,8 @@ which notebook happens to run the code. Absolute paths and `~` are used as given
 """
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import re
 from dataclasses import dataclass
@@ -107,12 +109,68 @@ def env_path(name: str) -> Path | None:
     return user_path(value) if value else None
 
 
+def cache_root() -> Path:
+    """$NLI_CACHE_DIR, else the checkout's .cache/, else ~/.cache/nli-companion."""
+    return env_path("NLI_CACHE_DIR") or (CHECKOUT / ".cache" if CHECKOUT else Path.home() / ".cache" / "nli-companion")
+
+
 def cache_dir(*parts: str) -> Path:
-    """Directory under the cache root (created on demand)."""
-    root = env_path("NLI_CACHE_DIR") or (CHECKOUT / ".cache" if CHECKOUT else Path.home() / ".cache" / "nli-companion")
-    path = root.joinpath(*parts)
-    path.mkdir(parents=True, exist_ok=True)
+    """Directory under the cache root (created on demand; a folder that cannot be made raises `WriteError`)."""
+    path = cache_root().joinpath(*parts)
+    with writing(path):
+        path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+class WriteError(OSError):
+    """A file or folder that cannot be written (read-only, no permission, disk full), naming it and the fix."""
+
+
+NO_SPACE = {errno.ENOSPC, errno.EDQUOT}  # the disk, or the user's quota, is full
+NOT_WRITABLE = {errno.EROFS, errno.EACCES, errno.EPERM}
+
+
+def write_error(exc: OSError, path: str | os.PathLike) -> OSError:
+    """`exc` (raised writing `path`) as a `WriteError` that says which file, why, and the fix, for a full disk or a
+    folder that cannot be written; any other error as it is. The fix names the variable that moves the folder:
+    NLI_CACHE_DIR under the cache root, NLI_OUTPUT_DIR under the output root.
+
+    >>> print(write_error(OSError(errno.EROFS, "Read-only file system"), cache_root() / "parsed_data"))
+    ... # doctest: +ELLIPSIS
+    [Errno 30] cannot write .../parsed_data (Read-only file system), in the cache folder .... Fix: make it \
+writable, or point NLI_CACHE_DIR at a folder you can write to
+    >>> print(write_error(OSError(errno.ENOSPC, "No space left on device"), "/data/x.csv"))
+    [Errno 28] no space left to write /data/x.csv (No space left on device). Fix: free space on that disk, or \
+write to another folder
+    """
+    if not isinstance(exc, OSError) or exc.errno not in NO_SPACE | NOT_WRITABLE or isinstance(exc, WriteError):
+        return exc
+    path = Path(path)
+    within, var = "", ""
+    for root, name, what in ((cache_root(), "NLI_CACHE_DIR", "the cache folder"),
+                             (env_path("NLI_OUTPUT_DIR") or CHECKOUT, "NLI_OUTPUT_DIR", "the output folder")):
+        if root is not None and (path == root or root in path.parents):
+            within, var = f", in {what} {root}", name
+            break
+    if exc.errno in NO_SPACE:
+        fix = "free space on that disk, or " + (f"point {var} at a folder on another disk" if var else
+                                                 "write to another folder")
+        return WriteError(exc.errno, f"no space left to write {path} ({exc.strerror}){within}. Fix: {fix}")
+    fix = "make it writable, or " + (f"point {var} at a folder you can write to" if var else "write elsewhere")
+    return WriteError(exc.errno, f"cannot write {path} ({exc.strerror}){within}. Fix: {fix}")
+
+
+@contextlib.contextmanager
+def writing(path: str | os.PathLike, errnos: set[int] | None = None):
+    """Raise a full disk or an unwritable folder met in the block as `write_error` for `path` (only the errors
+    numbered in `errnos`, when given: a block that also reads may meet EACCES on another file)."""
+    try:
+        yield
+    except OSError as exc:
+        explained = write_error(exc, path) if errnos is None or exc.errno in errnos else exc
+        if explained is exc:
+            raise
+        raise explained from exc
 
 
 def mirror_dir() -> Path | None:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from .. import provenance
 from ..atomic import commit, discard, temp_beside, write_text
-from ..config import cache_dir, mirror_dir
+from ..config import NO_SPACE, cache_dir, mirror_dir, write_error
 from ..filehash import sha256_file  # noqa: F401  (memoised per file state; re-exported for loaders and stats)
 from ..phases import phase
 from ..resources import MANIFEST, resource_path
@@ -90,6 +90,14 @@ def _how_to_get(entry: ManifestEntry) -> str:
 
 def _verify(entry: ManifestEntry, path: Path, origin: str) -> str:
     digest = sha256_file(path)
+    if entry.sha256 and digest != entry.sha256 and origin == "mirror":  # shared: not the user's to delete
+        raise DataError(
+            f"checksum mismatch for {entry.key} in the shared data mirror (NLI_DATA_MIRROR={mirror_dir()}): {path} "
+            f"has sha256 {digest}, the manifest expects {entry.sha256}. The mirror's copy is corrupt or a different "
+            f"version; leave it (others read it too). Fix: tell whoever maintains that mirror (this message names "
+            f"the file and both checksums), and meanwhile point NLI_DATA_MIRROR at another mirror, or unset it to "
+            f"download {entry.url} into your own cache (needs network)."
+        )
     if entry.sha256 and digest != entry.sha256:
         raise DataError(
             f"checksum mismatch for {entry.key} ({origin} file {path}): expected sha256 {entry.sha256}, got {digest}. "
@@ -129,6 +137,8 @@ def _download(entry: ManifestEntry, dest: Path) -> str:
                         size += len(block)
                         bar.update(len(block))
         except (urllib.error.URLError, OSError, TimeoutError, http.client.HTTPException, ValueError) as exc:
+            if isinstance(exc, OSError) and exc.errno in NO_SPACE:  # the disk, not the network
+                raise write_error(exc, dest) from exc
             raise DataError(
                 f"could not download {entry.key} from {entry.url}: {type(exc).__name__}: {exc} (after {size} bytes; "
                 f"nothing was kept). No network? Set NLI_DATA_MIRROR to an offline mirror (e.g. ../shared/data) "
