@@ -46,6 +46,9 @@ The worker processes start while 00 runs and serve both side-by-side stages (`Wo
 skip a slow import no notebook needs (`skip_unused_slow_modules`).
 A notebook's stamp holds the inputs as they were when it started (an edit of nli_lib during a run makes it
 run again next time).
+One run at a time per runs folder and output root: another stops, naming this one, or waits with --wait. Workers
+and kernels end with the runner, even one killed with kill -9; a notebook's executed copy stays under
+runs/<profile>/.executing/<run id>/ until it ends, and only its own run moves it into place (`nli_lib.runguard`).
 """
 from __future__ import annotations
 
