@@ -158,8 +158,8 @@ def _cell_text(value) -> str:
 
 
 def table_html(csv: Path, max_rows: int = 20) -> str:
-    """A committed CSV table as an HTML block for a Markdown cell: its first `max_rows` rows, numbers rounded,
-    and a line saying how many rows the CSV holds when it holds more.
+    """A committed CSV table as an HTML block for a Markdown cell, numbers rounded; a table longer than
+    `max_rows` is folded, opening to its first `max_rows` rows.
 
     >>> import tempfile
     >>> path = Path(tempfile.mkdtemp()) / "t.csv"
@@ -167,17 +167,30 @@ def table_html(csv: Path, max_rows: int = 20) -> str:
     >>> block = table_html(path, max_rows=1)
     >>> block[block.index("<tbody>"):block.index("</tbody>")]
     '<tbody><tr><td>A &lt;b&gt;</td><td>0.912</td></tr>'
-    >>> block[block.index("<p"):]
-    '<p class="saved-table-rows">First 1 of 2 rows: the CSV below holds them all.</p></div>'
+    >>> block[block.index("<summary"):block.index("</summary>")]
+    '<summary class="saved-table-rows">2 rows: show the first 1 (the CSV below holds them all)'
+    >>> "<details>" in table_html(path)
+    False
     """
     df = pd.read_csv(csv, keep_default_na=False, na_values=[""], low_memory=False)
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
     rows = "".join("<tr>" + "".join(f"<td>{html.escape(_cell_text(v))}</td>" for v in row) + "</tr>"
                    for row in df.head(max_rows).itertuples(index=False))
-    more = (f'<p class="saved-table-rows">First {max_rows} of {len(df):,} rows: the CSV below holds them all.</p>'
-            if len(df) > max_rows else "")
-    return (f'<div class="saved-table"><table class="dataframe"><thead><tr>{head}</tr></thead>'
-            f"<tbody>{rows}</tbody></table>{more}</div>")
+    table = f'<table class="dataframe"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
+    if len(df) > max_rows:  # a long listing stays folded: the page reads on to its summary
+        table = (f'<details><summary class="saved-table-rows">{len(df):,} rows: show the first {max_rows} (the '
+                 f"CSV below holds them all)</summary>{table}</details>")
+    return f'<div class="saved-table">{table}</div>'
+
+
+
+def plural(n: int, word: str) -> str:
+    """'1 figure', '2 tables'.
+
+    >>> plural(1, "figure"), plural(0, "table")
+    ('1 figure', '0 tables')
+    """
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def anchor(*parts: str) -> str:

@@ -37,6 +37,7 @@ from pagecells import (  # noqa: E402
     committed_state,
     is_bookkeeping,
     parameters_source,
+    plural,
     section_above,
     table_html,
 )
@@ -488,7 +489,7 @@ def stage_notebook(executed: Path | None, source: Path, outputs_root: Path, dest
         if executed_code != source_code:
             page.warnings.append(f"notebooks/{source.name} changed since this run: re-run it to update this page")
 
-    counts = f"{page.figures} figures and {page.tables} tables"
+    counts = f"{plural(page.figures, 'figure')} and {plural(page.tables, 'table')}"
     if committed:
         commit = f"commit `{origin['commit']}` ({origin['date']})" if origin.get("commit") else "this checkout"
         note = (f"Committed results of {commit}: the code and prose of `notebooks/{source.name}` with the {counts} "
