@@ -3,7 +3,7 @@
     nli-companion run [--quick] [--only NN …] [--profile NAME|PATH]   run the notebooks (= ./run_all.sh)
     nli-companion test [PYTEST ARGS]                                  the tests of the checkout (pytest)
     nli-companion fetch [KEY|DATASET …] [--online]                    download or verify data files
-    nli-companion book [--quick] [--run DIR] [--out DIR]              build the book (= scripts/book.sh)
+    nli-companion book [--committed|--quick|--run DIR] [--out DIR]    build the book (= scripts/book.sh)
     nli-companion stale [--check]                                     committed outputs whose inputs changed
 
 `fetch` and `stale` need only the package (its data ship inside it). `run`, `test` and `book` need a clone of
@@ -123,7 +123,7 @@ def cmd_fetch(args: list[str]) -> int:
 
 
 def cmd_book(args: list[str]) -> int:
-    """Build the book from an executed run (scripts/book.sh, with this Python)."""
+    """Build the book from an executed run or the committed results (scripts/book.sh, with this Python)."""
     root = _checkout("book")
     env = {**os.environ, "PYTHON": sys.executable}
     return subprocess.run(["bash", str(root / "scripts" / "book.sh"), *args], env=env).returncode

@@ -7,6 +7,7 @@
 #   bash scripts/book.sh --quick      from runs/offline-quick/ (./run_all.sh --quick; what CI builds)
 #   bash scripts/book.sh --run DIR    from any executed run folder (relative to where you type it)
 #   bash scripts/book.sh --out DIR    build into DIR instead of book/_build (the site goes to DIR/html)
+#   bash scripts/book.sh --runs-dir DIR   where run names are looked up (default runs/, as run_all.sh --runs-dir)
 # NLI_BOOK_RUN=offline-quick (a folder name under runs/, or a path) does the same as --quick / --run.
 # The notebooks are not re-executed: pages show the outputs as run_all.sh left them. Sphinx warnings go to
 # book/_build/sphinx-warnings.log and are counted; a missing, failed or erroring notebook stops the build.
@@ -17,13 +18,15 @@ root=$PWD
 run="${NLI_BOOK_RUN:-}"
 committed=false
 out=book/_build
+runs="$root/runs"
 while [ $# -gt 0 ]; do
   case "$1" in
     --committed) committed=true ;;
     --quick) run=offline-quick ;;
     --run) shift; run="${1:?--run needs a folder}" ;;
     --out) shift; out=$(cd "$here" && realpath -m "${1:?--out needs a folder}") ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    --runs-dir) shift; runs=$(cd "$here" && realpath -m "${1:?--runs-dir needs a folder}") ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "book.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -34,14 +37,14 @@ if [ "$committed" = true ] && [ -n "$run" ]; then
 fi
 if [ "$committed" = false ] && [ -z "$run" ]; then
   run=offline
-  [ -d "$root/runs/offline" ] || committed=true  # no full run here: the book of the committed results
+  [ -d "$runs/offline" ] || committed=true  # no full run here: the book of the committed results
 fi
 if [ "$committed" = true ]; then
   source_args=(--committed)
 else
   case "$run" in
     */*|.*) run_dir=$(cd "$here" && realpath -m "$run") ;;  # a path: resolved where it was typed
-    *) run_dir="$root/runs/$run" ;;                          # a run name: runs/<name>/
+    *) run_dir="$runs/$run" ;;                               # a run name: runs/<name>/
   esac
   if [ ! -d "$run_dir" ]; then
     echo "book.sh: no executed run at $run_dir: run ./run_all.sh$([ "$run" = offline-quick ] && echo ' --quick') first," \
