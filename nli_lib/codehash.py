@@ -132,6 +132,7 @@ def _summary(name: str, path: Path) -> dict:
 
     raw = path.read_bytes()
     key = digest(FORMAT, _SUMMARISER, name, "\x1f", raw, length=32)
+    stored = None
     try:
         stored = cache_dir("codehash") / f"{key}.json"
         return json.loads(stored.read_text())
@@ -139,7 +140,8 @@ def _summary(name: str, path: Path) -> dict:
         pass
     summary = summarise(name, raw.decode("utf-8"), path.name == "__init__.py")
     try:
-        write_json(stored, summary)
+        if stored is not None:  # None: the cache folder cannot be made (read-only)
+            write_json(stored, summary)
     except OSError:  # a read-only or full cache: the summary is recomputed next time
         pass
     return summary

@@ -57,6 +57,21 @@ def test_an_empty_read_only_cache_folder_is_named_with_the_fix(tmp_path, monkeyp
     assert caught.value.errno == errno.EROFS and isinstance(caught.value, OSError)  # `except OSError` still holds
 
 
+@pytest.mark.mirror
+def test_loading_data_into_an_empty_read_only_cache_names_the_folder(tmp_path, monkeypatch):
+    """The user's path: parsing a data file stores the parsed rows in the cache (`parsed_data`). Everything on the
+    way that only caches for speed (the code-hash summaries) goes on without the cache; the store says where."""
+    from nli_lib.data.loaders import load_esnli
+
+    cache = tmp_path / "ro-cache"
+    cache.mkdir()
+    monkeypatch.setenv("NLI_CACHE_DIR", str(cache))
+    _refuse_under(monkeypatch, cache, errno.EROFS)
+    with pytest.raises(WriteError, match=rf"cannot write {cache / 'parsed_data'} \(Read-only file system\), in the "
+                                         rf"cache folder {cache}\. Fix: .*NLI_CACHE_DIR"):
+        load_esnli("dev")
+
+
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root writes into read-only folders")
 def test_a_read_only_cache_folder_for_real(tmp_path, monkeypatch):
     cache = tmp_path / "ro-cache"
