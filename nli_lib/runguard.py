@@ -63,14 +63,16 @@ def new_run_id(pid: int | None = None) -> str:
 
 def owner_alive(run_id: str) -> bool | None:
     """Whether the process that owns `run_id` is still running (the same process: pid and start time); None when
-    `run_id` is not a run id (a folder of the layout before run ids)."""
+    `run_id` is not a run id (a folder of the layout before run ids). A killed process its parent has not
+    reaped yet (a zombie) has ended."""
     try:
         pid, started_ms, _ = run_id.split("-")
         pid, started_ms = int(pid), int(started_ms)
     except ValueError:
         return None
     try:
-        return abs(psutil.Process(pid).create_time() * 1000 - started_ms) < 50
+        proc = psutil.Process(pid)
+        return abs(proc.create_time() * 1000 - started_ms) < 50 and proc.status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
     except psutil.AccessDenied:  # another user's process with this pid: not ours, so ours has ended

@@ -252,3 +252,21 @@ def test_folder_lock_note_names_the_holder_and_is_released_when_the_holder_is_ki
     finally:
         holder.kill()
         holder.wait(timeout=30)
+
+
+def test_owner_alive_tells_a_running_owner_from_an_ended_one_and_a_reused_pid(tmp_path):
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        rid = runguard.new_run_id(proc.pid)
+        pid, started, rest = rid.split("-")
+        assert runguard.owner_alive(rid) is True
+        assert runguard.owner_alive(f"{pid}-{int(started) - 5000}-{rest}") is False  # same pid, another process
+        proc.kill()
+        deadline = time.monotonic() + 10
+        while psutil.Process(proc.pid).status() != psutil.STATUS_ZOMBIE and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert runguard.owner_alive(rid) is False  # killed, not yet reaped by its parent (this test)
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    assert runguard.owner_alive(rid) is False and runguard.owner_alive("50_taxinli_dataset") is None
