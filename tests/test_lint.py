@@ -77,8 +77,9 @@ def test_complexity_check_reports_a_new_complex_function(tmp_path):
 
 
 MAX_MODULE_LINES = 900
-# Modules still over the limit, with their line count today: an entry may only shrink, and goes when its module fits.
-OVERSIZED = {"nli_lib/data/loaders.py": 971}  # being split (the paper registry moves paper-only loaders out)
+# Modules still over the limit, with their line count: an entry may only shrink, and goes when its module fits
+# (none today: data/loaders.py, 971 lines, was split by paper; ftc/validity.py, 1,056, by job).
+OVERSIZED: dict[str, int] = {}
 
 
 def test_no_library_module_is_longer_than_the_limit():
