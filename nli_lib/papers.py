@@ -23,8 +23,8 @@ what the shared layers need to know about it:
 Importing this module imports no paper: the five built-in papers are a static table, and a paper's declarations
 are loaded by module name when a layer first asks for them (`declarations`). They are loaded on their own, without
 the paper package's `__init__` (which imports the paper's whole code): the profile reads every paper's section at
-each notebook start, and importing five papers' code for thirty lines each would cost every kernel a second or
-more. So a declarations module imports only the light core (this module, `nli_lib.catalog.spec`), never its own
+each notebook start, and would otherwise import all five papers' code into every kernel, and make every notebook
+depend on it. So a declarations module imports only the light core (this module, `nli_lib.catalog.spec`), never its own
 package's modules; the package imports its declarations (`from .paper import ...`), not the other way round.
 
 A paper of your own needs no edit of nli_lib: put its package folder (holding `paper.yaml`, `paper.py`,
@@ -38,7 +38,8 @@ folders resolve where you ran the command). `paper.yaml` holds its row of this t
     section: Sixth · what it shows    # the book's navigation caption (default: the label)
 
 The folder's parent goes on `sys.path` when the paper is registered, so its notebooks and the runner import it
-as `sixth`. docs/extending.md walks through adding one.
+as `sixth`. The profile schema takes the papers registered when `nli_lib.profile` is first imported, so set
+`NLI_PAPERS` before starting Python or JupyterLab. docs/extending.md walks through adding one.
 """
 from __future__ import annotations
 
