@@ -14,11 +14,16 @@ calls        requests sent to the model: HTTP requests (retries included), gener
 retries      requests sent again after HTTP 429 / 5xx / a timeout / a dropped connection
 errors       requests that failed for good (their slot holds an `LLMError`)
 unparsable   answers the prompt's parser rejected (refusals, junk, an echo of the prompt, no label word)
+rejected     answers the parser read but a later check rejected (a malformed counterfactual or atom, atoms
+             copied from the prompt's exemplars); counted for LLMs only: a stand-in's rule output is checked
+             and reported in its tables, but is no model's junk
 no_answer    inputs an offline stand-in has no rule for (it says so; counted, not a failure of a model)
 ===========  ==============================================================================================
 
-failure rate = (errors + unparsable) / requests; `check` fails a source whose rate exceeds the profile's
-`max_failure_rate` (default 0.02).
+failure rate = (errors + unparsable + rejected) / requests; `check` fails a source whose rate exceeds the
+profile's `max_failure_rate` (default 0.02). Every unparsable or rejected answer is also kept (`note_answer`:
+the prompt, the raw answer, what the parser or check expected), so a failed check shows a few of them and
+writes all of them to a JSON-lines file it names.
 
 >>> ledger = CallLedger()
 >>> ledger.count("llm", "m @ http://gpu-node-7:8000/v1", requests=80, calls=480, retries=400, errors=80)
@@ -32,12 +37,18 @@ nli_lib.calls.TooManyFailures: llm m @ http://gpu-node-7:8000/v1: 80 of 80 reque
 """
 from __future__ import annotations
 
+import os
 import threading
+from pathlib import Path
 from typing import Mapping
 
 import pandas as pd
 
-COUNTS = ("requests", "cache_hits", "calls", "retries", "errors", "unparsable", "no_answer")
+COUNTS = ("requests", "cache_hits", "calls", "retries", "errors", "unparsable", "rejected", "no_answer")
+MAX_KEPT_ANSWERS = 20_000  # bad answers kept per process (each clipped to RAW_CHARS)
+RAW_CHARS = 2000
+SHOWN_ANSWERS = 3  # bad answers a failed check shows per source
+_MARK = ("_answers", "")  # snapshot entry holding how many bad answers had been kept (not a source)
 DEFAULT_MAX_FAILURE_RATE = 0.02  # profile key max_failure_rate
 
 Snapshot = dict[tuple[str, str], dict[str, int]]
@@ -53,6 +64,8 @@ class CallLedger:
     def __init__(self):
         self._lock = threading.Lock()
         self._counts: Snapshot = {}
+        self._answers: list[dict] = []  # bad answers: kind, source, prompt, raw, why
+        self._n_answers = 0  # bad answers noted so far (also those beyond MAX_KEPT_ANSWERS)
 
     def count(self, kind: str, source: str, **n: int) -> None:
         """Add `n` (names from COUNTS) to the counters of `source`."""
@@ -64,39 +77,103 @@ class CallLedger:
             for name, value in n.items():
                 row[name] += int(value)
 
+    def note_answer(self, kind: str, source: str, prompt: str, raw: str, why: str,
+                    counter: str | None = "unparsable") -> None:
+        """Keep a bad answer (the prompt's name, the raw text, what was expected) and count it in `counter`
+        ('unparsable': the parser rejected it; 'rejected': a later check did; None: kept, not counted)."""
+        if counter is not None:
+            self.count(kind, source, **{counter: 1})
+        with self._lock:
+            self._n_answers += 1
+            if len(self._answers) < MAX_KEPT_ANSWERS:
+                self._answers.append({"n": self._n_answers, "kind": kind, "source": source, "prompt": prompt,
+                                      "counter": counter, "raw": str(raw)[:RAW_CHARS], "why": str(why)})
+
+    def answers(self, since: Snapshot | None = None, source: str | None = None) -> list[dict]:
+        """The bad answers kept since `since` (of `source`)."""
+        start = (since or {}).get(_MARK, {}).get("n", 0)
+        with self._lock:
+            return [a for a in self._answers if a["n"] > start and (source is None or a["source"] == source)]
+
     def snapshot(self) -> Snapshot:
         """A copy of every counter now (pass it to `summary(since=...)` to see what happened after it)."""
         with self._lock:
-            return {k: dict(v) for k, v in self._counts.items()}
+            return {**{k: dict(v) for k, v in self._counts.items()}, _MARK: {"n": self._n_answers}}
 
     def summary(self, since: Snapshot | None = None) -> pd.DataFrame:
         """One row per source (index: source) with kind, COUNTS and failure_rate; counts since `since`."""
         now, before = self.snapshot(), since or {}
         rows = []
         for (kind, source), row in now.items():
+            if (kind, source) == _MARK:
+                continue
             old = before.get((kind, source), {})
             delta = {name: row[name] - old.get(name, 0) for name in COUNTS}
             if any(delta.values()):
-                failed = delta["errors"] + delta["unparsable"]
+                failed = delta["errors"] + delta["unparsable"] + (delta["rejected"] if kind == "llm" else 0)
                 rate = failed / delta["requests"] if delta["requests"] else (1.0 if failed else 0.0)
                 rows.append({"source": source, "kind": kind, **delta, "failure_rate": round(rate, 4)})
         return pd.DataFrame(rows, columns=["source", "kind", *COUNTS, "failure_rate"]).set_index("source")
 
-    def check(self, max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE, since: Snapshot | None = None) -> pd.DataFrame:
-        """The summary; raises TooManyFailures naming every source whose failure rate exceeds the limit."""
+    def check(self, max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE, since: Snapshot | None = None,
+              answers_dir: str | Path | None = None) -> pd.DataFrame:
+        """The summary; raises TooManyFailures naming every source whose failure rate exceeds the limit, with a
+        few of its bad answers and the file holding all of them (written to `answers_dir`, by default the call
+        cache's folder, `rejected-answers/`)."""
         table = self.summary(since)
         bad = table[table["failure_rate"] > max_failure_rate]
         if len(bad):
-            lines = [f"{r.kind} {source}: {r.errors + r.unparsable} of {r.requests} requests failed ({r.errors} "
-                     f"errors, {r.unparsable} unparsable answers; {r.retries} retries)"
-                     for source, r in bad.iterrows()]
+            lines = []
+            for source, r in bad.iterrows():
+                later = r.rejected if r.kind == "llm" else 0
+                rejected = f", {later} rejected by a later check" if later else ""
+                lines.append(f"{r.kind} {source}: {r.errors + r.unparsable + later} of {r.requests} requests failed "
+                             f"({r.errors} errors, {r.unparsable} unparsable answers{rejected}; {r.retries} retries)"
+                             + _examples(self.answers(since, source)))
+            kept = self.answers(since)
+            where = _write_answers(kept, answers_dir) if kept else None
             raise TooManyFailures(
-                "; ".join(lines) + f", above max_failure_rate {max_failure_rate}. No output of this run was "
+                "; ".join(lines) + f"; above max_failure_rate {max_failure_rate}. No output of this run was "
                 "published. Errors: check that the endpoint is up and reachable (profile llm: base_url, model, the "
-                "API key env var, timeout_s). Unparsable answers: read them in the per-item records (refusals, "
-                "junk); a model that answers in another format needs another prompt or model. To accept this "
-                "many failures, raise max_failure_rate in the profile.")
+                "API key env var, timeout_s). Unparsable or rejected answers: "
+                + (f"all {len(kept)} are in {where} (prompt, raw answer, what was expected)" if where else
+                   "read them in the per-item records")
+                + "; a model that answers in another format needs another prompt or model. To accept this many "
+                "failures, raise max_failure_rate in the profile.")
         return table
+
+
+def _examples(answers: list[dict]) -> str:
+    """A few bad answers as text: prompt, the answer's start, what was expected."""
+    if not answers:
+        return ""
+    shown = []
+    for a in answers[:SHOWN_ANSWERS]:
+        raw = " ".join(a["raw"].split())
+        shown.append(f"{a['prompt']}: {raw[:100] + ('…' if len(raw) > 100 else '')!r} -> {a['why']}")
+    return " [e.g. " + " | ".join(shown) + "]"
+
+
+def _write_answers(answers: list[dict], folder: str | Path | None) -> Path | None:
+    """All bad answers as JSON lines in `folder` (default: beside the call cache); None if it cannot be written."""
+    import json
+    import time
+
+    try:
+        if folder is None:
+            from .cache import default_cache
+
+            folder = Path(default_cache().path).parent / "rejected-answers"
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"answers-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.jsonl"
+        with open(path, "w", encoding="utf-8") as f:
+            for a in answers:
+                f.write(json.dumps({k: a[k] for k in ("kind", "source", "prompt", "counter", "why", "raw")},
+                                   ensure_ascii=False) + "\n")
+        return path.resolve()
+    except OSError:
+        return None
 
 
 LEDGER = CallLedger()  # the process-wide ledger every client and classifier reports to
@@ -115,8 +192,14 @@ def summary(since: Snapshot | None = None) -> pd.DataFrame:
     return LEDGER.summary(since)
 
 
-def check(max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE, since: Snapshot | None = None) -> pd.DataFrame:
-    return LEDGER.check(max_failure_rate, since)
+def check(max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE, since: Snapshot | None = None,
+          answers_dir: str | Path | None = None) -> pd.DataFrame:
+    return LEDGER.check(max_failure_rate, since, answers_dir)
+
+
+def note_answer(kind: str, source: str, prompt: str, raw: str, why: str, counter: str | None = "unparsable") -> None:
+    """Keep (and count) a bad answer in the process-wide ledger (`CallLedger.note_answer`)."""
+    LEDGER.note_answer(kind, source, prompt, raw, why, counter)
 
 
 def max_failure_rate(params: Mapping) -> float:

@@ -25,8 +25,8 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from ..llm import PROMPTS, OfflineLLM, make_llm
-from ..text import normalise
+from ..llm import PROMPTS, OfflineLLM, Parsed, make_llm
+from ..text import normalise, words
 from .prompts import ATOM_DECOMPOSITIONS
 
 #: The paper's printed decompositions (the A.1 exemplars and the coverage evaluation items). Figure 3's
@@ -110,32 +110,77 @@ def atom_generator(llm=None, style: str = "incremental") -> AtomGenerator:
     return rule_generator(style) if llm is None else llm_generator(llm)
 
 
+# words an atom may use whatever the sentence says (hypernyms and the frame of "There is a ...")
+_GENERIC = frozenset("a an the there is are was were be been being it its this that these those of in on at to for "
+                     "with by from and or not no some one two person people thing things someone something somebody "
+                     "has have had do does did".split())
+
+
+def _content(text: str) -> set[str]:
+    return {w.lower().rstrip("s") for w in words(text)} - {g.rstrip("s") for g in _GENERIC}
+
+
+def copied_exemplar_atoms(atoms: Sequence[str], sentence: str, shots: Sequence[dict]) -> list[str]:
+    """Atoms that repeat, word for word, an atom of an exemplar of another sentence and name something
+    `sentence` does not: the model copied the prompt's exemplar instead of decomposing the sentence.
+
+    >>> shots = [{"sentence": "Two brothers climb a tree.", "atoms": ["There are two brothers.", "There is a person.",
+    ...                                                               "The brothers climb a tree."]}]
+    >>> copied_exemplar_atoms(["There is a person.", "The brothers climb a tree.", "The man climbs a mountain."],
+    ...                       "A man climbs a mountain.", shots)
+    ['The brothers climb a tree.']
+    """
+    own = _content(sentence)
+    exemplar = {normalise(a) for s in shots if normalise(s["sentence"]) != normalise(sentence) for a in s["atoms"]}
+    return [a for a in atoms if normalise(a) in exemplar and not _content(a) <= own]
+
+
+def _bad_answers(out: pd.DataFrame) -> dict[str, str]:
+    """sentence -> why, for answers with an atom a later check found malformed or unparsed (first reason)."""
+    found: dict[str, str] = {}
+    bad = out[out["status"].isin(("malformed", "unparsed"))]
+    for sentence, status, reason in zip(bad["sentence"], bad["status"], bad["reason"]):
+        found.setdefault(sentence, f"{status}: {reason}")
+    return found
+
+
 def generate_atoms(sentences: Sequence[str], generator: AtomGenerator, leave_one_out: bool = False,
                    progress: bool = False, checker="default") -> pd.DataFrame:
     """One row per (sentence, atom): sentence, atom_index, atom, generator, tier, parse_ok, error, status, reason,
     checker.
 
     Duplicate sentences are generated once. `leave_one_out` drops a sentence's own exemplar from its prompt
-    (use it when scoring on the exemplars themselves). A failed call or an unparsable answer (a refusal, junk)
-    gives a row with atom NaN, parse_ok False, status 'failed' and the cause in `error` (kept so failures are
-    visible; the client counts them in the call ledger). Every atom is checked for well-formedness
-    (`check_atoms`; `checker=None` only where no data mirror is available: status 'unchecked').
+    (use it when scoring on the exemplars themselves). A failed call or an unparsable answer (a refusal, junk,
+    atoms copied from the prompt's exemplars: `copied_exemplar_atoms`) gives a row with atom NaN, parse_ok False,
+    status 'failed' and the cause in `error` (kept so failures are visible; the client counts them in the call
+    ledger). Every atom is checked for well-formedness (`check_atoms`; `checker=None` only where no data mirror is
+    available: status 'unchecked'); an answer with a malformed or unparsed atom counts toward the notebook's
+    failure gate (`CachedChat.reject`).
     """
     unique = list(dict.fromkeys(str(s) for s in sentences))
     prompts = [generator.messages(s, exclude=s if leave_one_out else None) for s in unique]
     results = generator.client.chat_many(prompts, progress=progress)
-    rows = []
-    for sentence, parsed in zip(unique, generator.client.parse_many(PROMPTS["atoms.A1"], results)):
+    rows, raw = [], {}
+    template, client = PROMPTS["atoms.A1"], generator.client
+    for sentence, parsed in zip(unique, client.parse_many(template, results)):
+        copied = copied_exemplar_atoms(parsed.value, sentence, generator.shots) if parsed.ok else []
+        if copied:
+            parsed = Parsed(False, None, parsed.raw, f"atoms copied from the prompt's exemplars: {copied[0]!r}")
+            client.reject(template, parsed.raw, parsed.error)
         if not parsed.ok:
             rows.append({"sentence": sentence, "atom_index": -1, "atom": np.nan, "parse_ok": False,
                          "error": parsed.error})
             continue
+        raw[sentence] = parsed.raw
         atoms = list(dict.fromkeys(a.strip() for a in parsed.value if a.strip()))
         rows += [{"sentence": sentence, "atom_index": i, "atom": a, "parse_ok": True, "error": None}
                  for i, a in enumerate(atoms)]
     out = pd.DataFrame(rows, columns=["sentence", "atom_index", "atom", "parse_ok", "error"])
     out["generator"], out["tier"] = generator.name, generator.tier
-    return check_atoms(out, checker)
+    out = check_atoms(out, checker)
+    for sentence, why in _bad_answers(out).items():  # junk a later check caught counts like unparsable answers
+        client.reject(template, raw[sentence], why)
+    return out
 
 
 USABLE = ("ok", "unchecked")  # statuses an analysis may use; malformed / unparsed / failed atoms never are

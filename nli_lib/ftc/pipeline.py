@@ -35,7 +35,7 @@ import pandas as pd
 
 from ..text import untokenize_ptb
 from .fewshot import FewShotRewriter
-from .logic import as_label, counterfactual_targets
+from .logic import SHORT, as_label, counterfactual_targets
 from .templates import extract_regex
 from .text import find_span, replace_at
 from .validity import check_cached
@@ -134,7 +134,8 @@ def counterfactual_rows(df: pd.DataFrame, extract: str = "regex", transform: str
     `df` needs premise, hypothesis, pair_id, `label_col` (the label the explanation explains) and
     `explanation_col`. FSP steps need `rewriter` (`FewShotRewriter.offline()` or `.from_llm(client)`).
     `verify`: rule-passing rows also go through the learned verifier (`verifier.low_scores`); False: rules only
-    (what the verifier itself is fit on).
+    (what the verifier itself is fit on). An FSP transformation answer whose counterfactual a rule check finds
+    malformed counts toward the notebook's failure gate (`CachedChat.reject` of the transform's client).
     """
     if extract not in METHODS or transform not in METHODS:
         raise ValueError(f"extract/transform must be one of {METHODS}")
@@ -158,6 +159,7 @@ def counterfactual_rows(df: pd.DataFrame, extract: str = "regex", transform: str
     ok_idx = [i for i, s in enumerate(spans) if s[0] and s[1]]
     rewrites: dict[int, list[Rewrite]] = {}
     transform_shots: dict[int, tuple[int | None, int]] = {}
+    transform_raw: dict[int, str] = {}  # pair -> the FSP transformation answer its counterfactuals come from
     if transform == "regex":
         for i in ok_idx:
             rewrites[i] = regex_transform(df.at[i, "hypothesis"], spans[i][0], spans[i][1], labels[i])
@@ -166,6 +168,8 @@ def counterfactual_rows(df: pd.DataFrame, extract: str = "regex", transform: str
                                     [spans[i][1] for i in ok_idx], [labels[i] for i in ok_idx], progress=progress)
         for i, p in zip(ok_idx, parsed):
             rewrites[i] = _fsp_rewrites(p, labels[i])
+            if p.ok:
+                transform_raw[i] = p.raw
             transform_shots[i] = (getattr(p, "shots", None), getattr(p, "dropped", 0))
     rows, produced_rows = [], []  # every row; (row, the transform's note) of each counterfactual to be checked
     for i in range(len(df)):
@@ -185,12 +189,17 @@ def counterfactual_rows(df: pd.DataFrame, extract: str = "regex", transform: str
                    "ok": False, "status": "failed", "reason": r.reason}
             rows.append(row)
             if produced:
-                produced_rows.append((row, r.reason))
+                produced_rows.append((row, r.reason, i))
     verdicts = check_cached([(row["hypothesis"], row["x_cf"], row["slot"], row["explanation"], row["premise"])
-                             for row, _ in produced_rows])
-    for (row, note), verdict in zip(produced_rows, verdicts):
+                             for row, _, _ in produced_rows])
+    rejected: dict[int, str] = {}  # pair -> why its FSP answer is junk (first malformed counterfactual)
+    for (row, note, i), verdict in zip(produced_rows, verdicts):
         row.update(ok=verdict.ok, status=verdict.status,
                    reason=note if verdict.ok else f"malformed: {verdict.reason}" + (f" [{note}]" if note else ""))
+        if not verdict.ok and i in transform_raw:
+            rejected.setdefault(i, row["reason"])
+    for i, why in rejected.items():  # one answer per pair, counted once however many of its slots are malformed
+        rewriter.transform_clients[labels[i]].reject(f"ftc.transform.{SHORT[labels[i]]}", transform_raw[i], why)
     out = pd.DataFrame(rows, columns=ROW_COLUMNS)
     # shot counts as nullable integers in every pipeline (None where a step ran no prompt): stacking pipelines then
     # keeps one dtype instead of mixing all-None object columns with numbers (pandas' FutureWarning on concat)

@@ -597,9 +597,10 @@ class CachedChat:
 
         A failed call gives ``Parsed(ok=False, error="call failed: ...")`` (already counted as an error); a
         stand-in's declared non-answer ``Parsed(ok=False, error="no answer: ...")`` (counted as no_answer); an
-        answer the parser rejects, or whose value is not in `allowed`, ``Parsed(ok=False)`` counted as unparsable.
+        answer the parser rejects, or whose value is not in `allowed`, ``Parsed(ok=False)`` counted as unparsable
+        and kept in the ledger with what the parser expected (a failed notebook shows a few of them).
         """
-        out, unparsable, no_answer = [], 0, 0
+        out, no_answer = [], 0
         for r in results:
             if not getattr(r, "ok", False):
                 reason = f"call failed: {getattr(r, 'kind', 'error')}: {getattr(r, 'error', r)}"
@@ -611,11 +612,19 @@ class CachedChat:
                 parsed = template.parse(r.text)
                 if parsed.ok and allowed is not None and parsed.value not in allowed:
                     parsed = Parsed(False, parsed.value, parsed.raw, f"{parsed.value!r} is not one of {list(allowed)}")
-                unparsable += not parsed.ok
+                if not parsed.ok:
+                    call_ledger.note_answer(self.ledger_kind, self.label, template.name, parsed.raw, parsed.error)
                 out.append(parsed)
-        if unparsable or no_answer:
-            call_ledger.count(self.ledger_kind, self.label, unparsable=unparsable, no_answer=no_answer)
+        if no_answer:
+            call_ledger.count(self.ledger_kind, self.label, no_answer=no_answer)
         return out
+
+    def reject(self, template: PromptTemplate | str, raw: str, why: str) -> None:
+        """Count an answer the parser read but a later check rejected (a malformed counterfactual, atoms copied
+        from the exemplars): it counts toward the notebook's failure gate like an unparsable answer (for an
+        LLM; a stand-in's are only kept), and is kept with `why` for the failure message."""
+        call_ledger.note_answer(self.ledger_kind, self.label, getattr(template, "name", str(template)), raw, why,
+                                counter="rejected")
 
     def stats(self) -> dict[str, int]:
         """Counters since construction: hits, misses, calls, retries, errors, prompt/completion tokens."""

@@ -170,7 +170,17 @@ _REFUSAL = re.compile(
     r"|do(?: not|n['’]t)\s+feel comfortable)"
     r"\s+(?:help|assist|provide|comply|answer|complete|do (?:that|this)|generate|determine|fulfil+|respond|continue"
     r"|create|produce|decompose|label|classify|extract|write|engage)"
-    r"|unfortunately,?\s+(?:i|we)\b)",
+    r"|(?:i|we)\s+(?:can(?:not|['’]t|\s+not)|could(?:n['’]t|\s+not))\s+(?:really\s+)?(?:say|tell|decide|know|judge"
+    r"|be\s+(?:sure|certain))\s+(?:whether|if|which|for\s+(?:sure|certain))"
+    r"|(?:i['’]?m|i am|we['’]?re|we are)\s+afraid\b(?!\s+of\b)"  # "I'm afraid I can't ...", not "I'm afraid of dogs"
+    r"|(?:no[.!,]?\s+)?(?:i|we)\s+(?:refuse|decline)\b"
+    r"|unfortunately,?\s+(?:i|we)\b"
+    # the same in the languages a model falls back to most (Spanish, French, German, Italian, Portuguese)
+    r"|lo\s+(?:siento|lamento)|(?:me\s+temo\s+que\s+)?no\s+puedo|disc[uú]lp[ae]|lamentablemente"
+    r"|como\s+(?:un\s+)?(?:modelo\s+de\s+lenguaje|asistente|ia)\b"
+    r"|(?:je\s+suis\s+)?d[ée]sol[ée]e?|je\s+ne\s+(?:peux|suis\s+pas)|es\s+tut\s+mir\s+leid|leider\b"
+    r"|ich\s+kann\s+(?:das\s+|dies\s+|ihnen\s+)?(?:nicht|keine)|mi\s+dispiace|non\s+posso|sinto\s+muito"
+    r"|n[ãa]o\s+posso)",
     re.I)
 
 
@@ -180,6 +190,9 @@ def is_refusal(text: str) -> bool:
     >>> [is_refusal(t) for t in ["Sorry, I can't help with that.", "I'm sorry, but I cannot", "As an AI model, e",
     ...  "I cannot assist with this request.", "1. The man is sorry.", "I cannot swim.", "n"]]
     [True, True, True, True, False, False, False]
+    >>> [is_refusal(t) for t in ["No. I refuse.", "Lo siento, no puedo ayudar con eso.", "I'm afraid I can't.",
+    ...  "I can't say whether it is e or c.", "I'm afraid of dogs.", "The man refuses."]]
+    [True, True, True, True, False, False]
     """
     return bool(_REFUSAL.match(text.strip()))
 
@@ -230,6 +243,7 @@ def _reject_refusal(item: str) -> str:
 # ---------------------------------------------------------------------------------------------------
 
 _BULLET = re.compile(r"^\s*(?:[-*•·–]+|\(?\d+[.):]|\(?[a-z][.)]|\$?a_?\{?\d+\}?\$?\s*:|fact\s*\d*\s*:)\s*", re.I)
+_ITEM_PREFIX = re.compile(r"^(?:sentence|(?:atomic\s+)?fact|atom)\s*\d*\s*:\s*", re.I)  # "SENTENCE: ..." inside an item
 _HEADER = re.compile(r"^\s*(facts|atomic facts|atoms|here (are|is)\b.*|sure\b.*)\s*:?\s*$", re.I)
 
 
@@ -242,7 +256,12 @@ def _strip_fences(text: str) -> str:
 
 
 def parse_atoms(text: str) -> list[str]:
-    """One atom per line, numbered or bulleted, up to [END] (a JSON list of strings also works)."""
+    """One atom per line, numbered or bulleted, up to [END] (a JSON list of strings also works); a "SENTENCE:" or
+    "FACT 2:" label before an atom is dropped.
+
+    >>> parse_atoms("1. SENTENCE: The juggler performs.\\n2. The performance is at a party.\\n[END]")
+    ['The juggler performs.', 'The performance is at a party.']
+    """
     body = _strip_fences(_before_end(text)).strip()
     if body.startswith("["):
         try:
@@ -255,7 +274,7 @@ def parse_atoms(text: str) -> list[str]:
     for line in body.splitlines():
         if _HEADER.match(line):
             continue
-        atom = _BULLET.sub("", line, count=1).strip().strip('"').strip()
+        atom = _ITEM_PREFIX.sub("", _BULLET.sub("", line, count=1).strip()).strip().strip('"').strip()
         if atom:
             atoms.append(_reject_refusal(atom))
     if not atoms:
@@ -274,12 +293,41 @@ def _first_line(text: str) -> str:
     return ""
 
 
+_OWN_PAIR = re.compile(r"^[\s*#>_\d.)-]*(?:premise|hypothesis)\s*\d*\s*[:*]", re.I)
+_NLI_WORD = r"(?:entail\w*|contradict\w*|neutral)"
+_NLI_LIST_AFTER = re.compile(  # "entailment, neutral or contradiction": what follows a label word in a list
+    rf"^\w*[\s'\"’”)*]*(?:,|/|\bor\b|\bnor\b|\band\b)\s*(?:an?\s+)?['\"‘“(*]*{_NLI_WORD}", re.I)
+_LETTER_LIST = re.compile(r"^[)\]'\"’”*]*\s*(?:,|/|\bor\b)\s*[(\['\"‘“*]*[enc](?![a-z])", re.I)
+
+
 def parse_nli_label(text: str) -> str:
-    """'e'/'n'/'c' (Prompt B.1) or entailment/neutral/contradiction, tolerant of case, quotes, explanations."""
+    """'e'/'n'/'c' (Prompt B.1) or entailment/neutral/contradiction, tolerant of case, quotes, explanations.
+
+    Not an answer: a label word that is negated ("I would not label this as entailment") or one of a list of
+    options ("It might be entailment or contradiction"), and an answer that begins with a premise/hypothesis
+    pair of the model's own (its label answers that pair, not the one asked).
+
+    >>> parse_nli_label("Contradiction: a desert is not a field.")
+    'contradiction'
+    >>> for answer in ["I am not sure. It might be entailment or contradiction.", "e, n or c",
+    ...                "Premise: A woman wears a dress.\\nThe hypothesis follows logically from the premise."]:
+    ...     try:
+    ...         parse_nli_label(answer)
+    ...     except ValueError as exc:
+    ...         print(exc)
+    a list of options, not an answer: "entailment or contradiction."
+    a list of options, not an answer: "e, n or c"
+    the answer begins with a premise/hypothesis pair of its own: "Premise: A woman wears a dress."
+    """
     body = _before_end(text)
-    head = re.sub(r"^(answer|label|prediction|output)\s*(is)?\s*[:\-]?\s*", "", _first_line(body), flags=re.I)
+    first = _first_line(body)
+    if _OWN_PAIR.match(first):
+        raise ValueError(f"the answer begins with a premise/hypothesis pair of its own: {_clip(first)}")
+    head = re.sub(r"^(answer|label|prediction|output)\s*(is)?\s*[:\-]?\s*", "", first, flags=re.I)
     letter = re.match(r"^[\s'\"‘’“(\[*]*([enc])(?![a-z])", head, re.I)
     if letter:
+        if _LETTER_LIST.match(head[letter.end():]):
+            raise ValueError(f"a list of options, not an answer: {_clip(head[:40])}")
         return _NLI_LETTER[letter.group(1).lower()]
     quoted = re.search(r"(?:answer|label)\s*(?:is)?\s*[:\-]?\s*[\s'\"‘’“(\[*]*([enc])(?![a-z])", body, re.I)
     if quoted:
@@ -292,11 +340,14 @@ def parse_nli_label(text: str) -> str:
             start, label = min(hits)
             if _NEGATED.search(source[:start]):  # "is not entailed by": a negated label word names no label
                 raise ValueError(f"negated label word: {_clip(source[max(0, start - 30):start + 20])}")
+            if _NLI_LIST_AFTER.match(source[start:]):  # "entailment or contradiction": options, no choice
+                raise ValueError(f"a list of options, not an answer: {_clip(source[start:start + 60])}")
             return label
     raise ValueError("no NLI label (e/n/c or entailment/neutral/contradiction) found")
 
 
-_NEGATED = re.compile(r"(?:\b(?:not|no|never|neither|nor|cannot)|n['’]t)\s+(?:\w+\s+){0,2}$", re.I)
+# a negation up to three words before a label word: "is not entailed", "would not label this as entailment"
+_NEGATED = re.compile(r"(?:\b(?:not|no|never|neither|nor|cannot)|n['’]t)\s+(?:\w+\s+){0,3}$", re.I)
 
 
 _DEFEASIBLE_WORDS = [
@@ -306,13 +357,23 @@ _DEFEASIBLE_WORDS = [
 ]
 
 
+_MORE_OR_LESS = re.compile(r"^(?:more|less)\s+(?:or|nor)\s+(?:more|less)\b", re.I)
+
+
 def _defeasible(text: str, allowed: tuple[str, ...]) -> str:
+    """The first label word of the first line (else of the answer); a negated one ("does not make the hypothesis
+    more likely", "no more likely than before") or "more or less" is no answer."""
     body = _before_end(text)
     for source in (_first_line(body), body):
         hits = [(m.start(), label) for label, pat in _DEFEASIBLE_WORDS if label in allowed
                 for m in [re.search(rf"(?<![a-z])(?:{pat})(?![a-z])", source, re.I)] if m]
         if hits:
-            return min(hits)[1]
+            start, label = min(hits)
+            if label != "no effect" and _NEGATED.search(source[:start]):
+                raise ValueError(f"negated label word: {_clip(source[max(0, start - 30):start + 20])}")
+            if _MORE_OR_LESS.match(source[start:]):
+                raise ValueError(f"'more or less' names no direction: {_clip(source[max(0, start - 30):start + 30])}")
+            return label
     raise ValueError(f"no defeasible label ({' / '.join(allowed)}) found")
 
 
