@@ -34,3 +34,34 @@ def test_rule_reasons_are_one_line_and_names_known_or_unique():
     with pytest.raises(ValueError, match="registered twice"):
         free.rule("round", "again")
     assert [r.name for r in table] == ["red", "red"] and len(free) == 1
+
+
+def _rule_tables() -> list[tuple[str, str]]:
+    """(module, name) of every module-level `NAME = RuleTable(...)` in nli_lib."""
+    import ast
+
+    from nli_lib.config import REPO_ROOT
+
+    found = []
+    for path in sorted((REPO_ROOT / "nli_lib").rglob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
+                    getattr(node.value.func, "id", None) == "RuleTable":
+                module = ".".join(path.relative_to(REPO_ROOT).with_suffix("").parts)
+                found += [(module, t.id) for t in node.targets if isinstance(t, ast.Name)]
+    return found
+
+
+def test_every_rule_table_is_shown_in_a_docstring_of_its_module():
+    """Each rule table's docstring copy is `print(NAME.table())` as a doctest, so it is the registry's own text."""
+    import importlib
+    import inspect
+
+    tables = _rule_tables()
+    assert {name for _, name in tables} >= {"RULES", "COMPLEMENTS", "PREDICATES", "QUD_RULES", "GLOSS_PARTS",
+                                            "SUBJECT_FORMS"}
+    for module_name, name in tables:
+        module = importlib.import_module(module_name)
+        shown = "\n".join(line.strip() for line in inspect.getsource(module).splitlines())
+        table = "\n".join(line.strip() for line in getattr(module, name).table().splitlines())
+        assert f">>> print({name}.table())\n{table}\n" in shown, f"{module_name}.{name}: its table is not shown"
