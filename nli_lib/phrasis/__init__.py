@@ -68,6 +68,7 @@ from .evaluate import (  # noqa: F401
                        coherence_rows,
                        coherence_summary,
                        f1_summary,
+                       gate_fine_tuned,
                        hub_families,
                        hub_family,  # noqa: F401
                        minilm_spec,
@@ -82,6 +83,7 @@ from .evaluate import (  # noqa: F401
                        train_profile,
                        weighted_f1,
                        wide,
+                       withheld_scores,
                        zero_shot_models,
 )
 from .features import PairAnalysis, analyze, dense_features, phenomena, rule_relation, toy_wordnet  # noqa: F401

@@ -147,6 +147,8 @@ class TrainedModels:
     models: dict = field(default_factory=dict)  # family name -> {scenario key -> Classifier}
     log: list = field(default_factory=list)  # one dict per candidate setting tried on validation
     specs: dict = field(default_factory=dict)  # family name -> FamilySpec (None for zero-shot models)
+    gates: dict = field(default_factory=dict)  # (family, scenario key) -> models.gate.Gate of a fine-tuned model
+    withheld: dict = field(default_factory=dict)  # family name -> {scenario key -> the Gate it failed}
 
     def add_fixed(self, name: str, clf: Classifier, scenarios: Sequence[Scenario] = SCENARIOS) -> None:
         """A model used as is for `scenarios` (prompted LLM, NLI model asked both ways); other scenarios of an
@@ -193,6 +195,49 @@ class TrainedModels:
 
     def selection(self) -> pd.DataFrame:
         return pd.DataFrame(self.log)
+
+    def gate_lines(self) -> list[str]:
+        """One line per gated model and scenario: PASSED, or FAILED with why (its numbers are withheld)."""
+        return [f"{key}: {gate.line()}" for (_, key), gate in self.gates.items()]
+
+
+def gate_fine_tuned(trained: TrainedModels, splits: PhrasisSplits, scenarios: Sequence[Scenario] = SCENARIOS
+                    ) -> TrainedModels:
+    """The sanity gate (`nli_lib.models.gate`) for every fine-tuned family on every scenario, on the scenario's
+    test pairs (held out from training), the baseline answering its training rows' most frequent label. A
+    model that fails leaves `trained.models` for `trained.withheld`, so no table, figure or scorecard entry of
+    notebooks 20-22 shows its numbers (`withheld_scores` records why)."""
+    from ..models.gate import majority_label, sanity_gate
+
+    for family in trained.fine_tuned:
+        for sc in scenarios:
+            clf = trained.models.get(family, {}).get(sc.key)
+            rows = splits.test_rows(sc)
+            if clf is None or not len(rows):
+                continue
+            pred = clf.predict(rows["premise"].tolist(), rows["hypothesis"].tolist())
+            gate = sanity_gate(rows["label"].tolist(), pred, majority=majority_label(splits.fit_rows(sc)["label"]),
+                               model=f"{family} ({sc.key})", where="test pairs (held out)")
+            trained.gates[family, sc.key] = gate
+            if not gate.passed:
+                trained.withheld.setdefault(family, {})[sc.key] = trained.models[family].pop(sc.key)
+        if family in trained.models and not trained.models[family]:
+            del trained.models[family]
+    return trained
+
+
+def withheld_scores(trained: TrainedModels, ref: str) -> pd.DataFrame:
+    """Scorecard rows (ref, quantity, model, basis, note) for the numbers a failed gate withholds: each
+    withheld model and scenario where `analysis.paper_comparisons` would have set it, i.e. beside the paper's
+    best model of the scenario in `ref`; the note is the gate's reason. Record them with `ours` NaN
+    (`Outputs.score`), which the scorecard shows as 'not computed: <reason>'."""
+    from .analysis import paper_best
+
+    best = paper_best(ref).set_index("scenario")
+    rows = [{"ref": ref, "quantity": f"{best.loc[key, 'model']} | {key}", "model": family, "basis": "stand-in",
+             "note": trained.gates[family, key].reason()}
+            for family, by_key in trained.withheld.items() for key in by_key if key in best.index]
+    return pd.DataFrame(rows, columns=["ref", "quantity", "model", "basis", "note"])
 
 
 def train_seconds(clf) -> float | None:
@@ -340,13 +385,13 @@ def train_models(families: Sequence[FamilySpec], splits: PhrasisSplits, **kwargs
 def train_profile(nb, splits: PhrasisSplits, **kwargs) -> TrainedModels:
     """Every family of a notebook's profile (`profile_families`), trained or loaded from the model cache with
     the profile's settings (`paper_models.phrasis`: models, epochs, search trials; the run's quick flag and
-    seed): the one call notebooks 20-22 share, so all three score the same models. `kwargs` go to
-    `train_family` (e.g. `per_scenario=False`)."""
+    seed): the one call notebooks 20-22 share, so all three score the same models, and every fine-tuned one
+    through the sanity gate (`gate_fine_tuned`). `kwargs` go to `train_family` (e.g. `per_scenario=False`)."""
     paper = nb.profile.paper_models.phrasis
     families = profile_families(nb.profile)
     settings = dict(quick=nb.quick, seed=nb.seed, epochs=MINILM_EPOCHS, hub_epochs=paper.epochs,
                     search_trials=paper.search_trials if nb.tier == "paper" else 0)
-    return train_models(families, splits, **{**settings, **kwargs})
+    return gate_fine_tuned(train_models(families, splits, **{**settings, **kwargs}), splits)
 
 
 def _tier(clf: Classifier) -> str:
@@ -464,4 +509,5 @@ def best_model(summary: pd.DataFrame, scenario: str, value: str, exclude: Iterab
 __all__ = ["weighted_f1", "FamilySpec", "profile_families", "hub_family", "train_profile", "zero_shot_models",
            "add_zero_shot", "MINILM", "offline_families", "paper_families", "hub_families", "TrainedModels",
            "train_family", "train_models", "predict_rows", "f1_summary", "wide", "coherence_rows", "coherence_summary",
-           "best_model", "minilm_spec", "hub_spec", "MINILM_EPOCHS", "parameter_millions", "model_sizes"]
+           "best_model", "minilm_spec", "hub_spec", "MINILM_EPOCHS", "parameter_millions", "model_sizes",
+           "gate_fine_tuned", "withheld_scores"]
