@@ -135,6 +135,15 @@ def rule_decomposers():
 
 
 @pytest.mark.mirror
+def test_atoms_tagger_characterised(rule_decomposers):
+    """The atoms tagger (`grammar.tagging.Tagger`: the perceptron's tags and their repairs)."""
+    dec = rule_decomposers["incremental"]
+    outputs = characterise("atoms_tags", ((k, [s]) for k, s in atoms_sentences()),
+                           lambda s: [[t.word, t.tag] for t in dec.tag(s)])
+    assert sum(any(tag == "VBZ" for _, tag in v) for v in outputs.values()) > 500
+
+
+@pytest.mark.mirror
 def test_chunker_characterised(rule_decomposers):
     """`Chunker.clause` (and so `_complements`): the subject, the predicate with its complements, and the kind."""
     import copy
