@@ -12,7 +12,6 @@ from nli_lib import calls
 from nli_lib.atoms.generate import AtomGenerator, copied_exemplar_atoms, generate_atoms
 from nli_lib.cache import CallCache
 from nli_lib.llm import PROMPTS, OfflineLLM
-from nli_lib.llm import prompts as P
 
 
 class ModelLike(OfflineLLM):
