@@ -18,7 +18,7 @@ BOOK_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BOOK_DIR.parent
 TEXT_TYPES = ("text/plain", "text/html", "text/markdown")
 _TEMP = re.compile(r"(?<![\w./-])(?:/private)?/(?:tmp|var/tmp|var/folders)/[^\s'\"<>()\[\],;]*")
-_OUTPUT_DIRS = ("tables", "figures", "runs", "records")
+_OUTPUT_DIRS = ("tables", "figures", "runs")
 _CR = re.compile(r"[^\n]*\r(?=[^\n])")
 _BACKSPACE = re.compile(r"[^\n]\x08")
 
@@ -38,9 +38,10 @@ def scrub_paths(text: str, roots: tuple = ()) -> str:
 
     def temp(match: re.Match) -> str:
         parts = match.group(0).split("/")
-        for i, part in enumerate(parts):
-            if part in _OUTPUT_DIRS and i + 1 < len(parts):
-                return "/".join(parts[i:])
+        for folder in _OUTPUT_DIRS:  # tables/ and figures/ before the run folder that may hold them
+            found = [i for i, part in enumerate(parts[:-1]) if part == folder]
+            if found:
+                return "/".join(parts[found[-1]:])
         return parts[-1] or parts[-2]
 
     text = _TEMP.sub(temp, text)

@@ -645,10 +645,15 @@ def stage(run_dir: Path | None, dest: Path, outputs_root: Path | None = None, no
 
 
 def _label(run_dir: Path) -> str:
+    """The run folder as a reader is shown it: relative to the checkout, else its last two parts (no builder path).
+
+    >>> _label(REPO_ROOT / "runs" / "offline-quick"), _label(Path("/tmp/pytest-7/t0/runs/offline"))
+    ('runs/offline-quick', 'runs/offline')
+    """
     try:
         return run_dir.relative_to(REPO_ROOT).as_posix()
     except ValueError:
-        return str(run_dir)
+        return Path(*run_dir.parts[-2:]).as_posix()
 
 
 def _default_outputs() -> Path:

@@ -473,3 +473,168 @@ def test_quick_book_pages_carry_provenance_and_the_scorecard(quick_book):
         text = page.read_text()
         assert "runs/offline-quick" in text, page.name  # the run note
         assert re.search(r'class="[^"]*provenance', text), page.name  # every notebook saves an output
+
+
+# ---------------------------------------------------------------- nb.save, the committed results, what a reader sees
+
+SAVES = "11_saves"
+SAVES_CELLS = [  # (markdown heading above, code) of the fake notebook; every output is saved through nb.save
+    ("## Tables 4 and 5", 'for number in (4, 5):\n    nb.save(t, f"table-{number}")\n    print(f"Table {number}")\n'
+                          '    display(t)'),
+    ("## The paper's values", 'for number in (4, 5):\n    nb.save(p, f"table-{number}-paper")'),
+    ("## One grid per model", 'for m in models:\n    nb.save(grid(m), "grid-{model}", model=m)'),
+    ("## Named in a variable", 'for name, t in tables.items():\n    nb.save(t, name)'),
+    ("## The card", 'nb.save(card, "card")\ncard'),
+    ("## The card as a figure", 'fig = plot(card)\nnb.save(fig, "card")'),
+]
+SAVED_IN = {  # (kind, name) -> the heading of the cell that saved it
+    ("table", "table-4"): "Tables 4 and 5", ("table", "table-5"): "Tables 4 and 5",
+    ("table", "table-4-paper"): "The paper's values", ("table", "table-5-paper"): "The paper's values",
+    ("figure", "grid-a"): "One grid per model", ("figure", "grid-b"): "One grid per model",
+    ("table", "meteor-x"): "Named in a variable", ("table", "card"): "The card",
+    ("figure", "card"): "The card as a figure",
+}
+
+
+def make_saves(root: Path, committed: bool = False) -> tuple[Path, Path]:
+    """notebooks/11_saves.ipynb (outputs saved with nb.save: f-strings, a {field} name, a loop over names held
+    in a variable, a table and a figure of one name) and either its executed run (runs/offline/, with the noise
+    a real run prints) or, when `committed`, only committed outputs under root/committed/. Returns (notebooks
+    folder, run folder or committed outputs root)."""
+    sources = root / "notebooks"
+    sources.mkdir(parents=True, exist_ok=True)
+    params = nbformat.v4.new_code_cell('profile = "offline"\nquick = False')
+    params.metadata["tags"] = ["parameters"]
+    src = nbformat.v4.new_notebook()
+    src.cells = [nbformat.v4.new_markdown_cell(f"# {SAVES} · saved outputs\n\nWhat this notebook does."), params,
+                 nbformat.v4.new_code_cell("nb = start(globals())")]
+    for heading, code in SAVES_CELLS:
+        src.cells += [nbformat.v4.new_markdown_cell(heading + "\n\nProse about it."), nbformat.v4.new_code_cell(code)]
+    src.cells.append(nbformat.v4.new_code_cell("nb.finish()"))
+    nbformat.write(src, sources / f"{SAVES}.ipynb")
+
+    run = root / "runs" / "offline"
+    out = root / "committed" if committed else run / "outputs"
+    cell_of = {heading[3:]: 5 + 2 * i for i, (heading, _) in enumerate(SAVES_CELLS)}  # after the injected cell
+    for (kind, name), heading in SAVED_IN.items():
+        folder = out / ("figures" if kind == "figure" else "tables") / SAVES
+        body = _png() if kind == "figure" else f"model,score\nm-{name},0.912345\n"
+        _sidecar(folder, kind, name, f"atoms-{kind}-{name}", SAVES, _at(2 * cell_of[heading])[:19] + "+00:00", body)
+        side = folder / f"{name}.json"
+        meta = json.loads(side.read_text())
+        side.write_text(json.dumps({**meta, "params": {"quick": False, "profile_name": "offline"}}))
+    if committed:
+        return sources, out
+
+    executed = copy_nb(src)
+    injected = nbformat.v4.new_code_cell(f'# Parameters\nprofile = "{REPO}/nli_lib/resources/profiles/offline.yaml"\n'
+                                         f'quick = False\n')
+    injected.metadata["tags"] = ["injected-parameters"]
+    executed.cells.insert(2, injected)
+    for i, cell in enumerate(executed.cells):
+        cell.metadata["papermill"] = {"start_time": _at(2 * i), "end_time": _at(2 * i + 1)}
+    table = {"text/html": "<table><tr><td>t</td></tr></table>", "text/plain": "t"}
+    executed.cells[5].outputs = [
+        nbformat.v4.new_output("stream", name="stdout", text="Table 4\n"),
+        nbformat.v4.new_output("display_data", data=table),
+        nbformat.v4.new_output("stream", name="stdout", text="Table 5\n"),
+        nbformat.v4.new_output("display_data", data=table),
+        nbformat.v4.new_output("stream", name="stderr",
+                               text=f"{REPO}/nli_lib/ftc/analysis.py:562: UserWarning: a library warning\n"
+                                    f"  read /tmp/pytest-of-me/t0/runs/offline/outputs/tables/{SAVES}/t.csv\n")]
+    executed.cells[-1].outputs = [nbformat.v4.new_output("stream", name="stdout", text=(
+        "call cache: /tmp/pytest-of-me/cache/calls.sqlite\nmodel calls: none\n2 outputs published:\n"
+        f"   /tmp/outwarm/tables/{SAVES}/card.csv\n   /tmp/outwarm/figures/{SAVES}/card.png\n"))]
+    executed.metadata["papermill"] = {"start_time": T0, "end_time": _at(59),
+                                      "parameters": {"profile": f"{REPO}/nli_lib/resources/profiles/offline.yaml",
+                                                     "quick": False, "seed": 0}}
+    nbformat.write(executed, run / f"{SAVES}.ipynb")
+    (run / f"{SAVES}.stamp.json").write_text(json.dumps({"hash": "h", "data_keys": []}))
+    return sources, run
+
+
+def _blocks_after(cells: list, code: str) -> str:
+    """The sources of the cells the book placed right after the code cell whose source is `code`."""
+    start = next(i for i, c in enumerate(cells) if c.cell_type == "code" and c.source == code)
+    found = []
+    for cell in cells[start + 1:]:
+        if not {"provenance", "saved-output"} & set(cell.metadata.get("tags", [])):
+            break
+        found.append(cell.source)
+    return "\n".join(found)
+
+
+def _stage_saves(tmp_path: Path, committed: bool) -> tuple[dict, list]:
+    sources, where = make_saves(tmp_path, committed=committed)
+    if committed:
+        manifest = prepare.stage(None, tmp_path / "src", outputs_root=where, notebooks_dir=sources)
+    else:
+        manifest = prepare.stage(where, tmp_path / "src", notebooks_dir=sources)
+    return manifest, staged_cells(tmp_path / "src", SAVES)
+
+
+@pytest.mark.parametrize("committed", [False, True], ids=["executed-run", "committed-results"])
+def test_nb_save_outputs_sit_under_the_cells_that_saved_them(tmp_path, committed):
+    """Each output saved through nb.save (f-string names, a catalog name with {fields}, a name held in a loop
+    variable, a table and a figure of one name in two cells) is shown with its provenance right below the cell
+    that saved it, in that cell's section; none is left to the page's end."""
+    manifest, cells = _stage_saves(tmp_path, committed)
+    for heading, code in SAVES_CELLS:
+        block = _blocks_after(cells, code)
+        wanted = {(kind, name) for (kind, name), h in SAVED_IN.items() if h == heading[3:]}
+        for kind, name in SAVED_IN:
+            shown = f"{kind} **atoms-{kind}-{name}**" in block
+            assert shown == ((kind, name) in wanted), f"{kind} {name} {'missing under' if not shown else 'under'} " \
+                                                      f"the cell of {heading!r}"
+    assert not any("Outputs saved outside a matching cell" in c.source for c in cells)
+    page = next(p for p in manifest["pages"] if p["page"] == f"{SAVES}.html")
+    assert page["unmatched"] == []
+    assert {(p["kind"], p["name"]): p["section"] for p in page["placed"]} == SAVED_IN
+    if committed:  # nothing displayed by the cells: every figure is shown, every table rendered, rounded
+        assert all(not c.get("outputs") for c in cells if c.cell_type == "code")
+        grid = _blocks_after(cells, SAVES_CELLS[2][1])
+        assert "```{figure} outputs/figures/11_saves/grid-a.png" in grid and ":name: saved-11-saves-figure-grid-a" in grid
+        assert "<td>m-table-4</td><td>0.912</td>" in _blocks_after(cells, SAVES_CELLS[0][1])
+
+
+def test_committed_results_pages_say_so_and_the_run_pages_say_when(tmp_path):
+    """A page of the committed results names their commit; a page of an executed run names its date; the
+    index of either names the profile (never 'profile ?')."""
+    manifest, cells = _stage_saves(tmp_path / "c", committed=True)
+    note = next(c.source for c in cells if "run-note" in c.metadata.get("tags", []))
+    commit = subprocess.run(["git", "-C", str(REPO), "log", "-1", "--format=%h"], capture_output=True,
+                            text=True).stdout.strip()
+    assert f"Committed results of commit `{commit}`" in note and "Executed" not in note
+    assert manifest["mode"] == "committed" and manifest["run"] == f"committed results of commit {commit}"
+    index = (tmp_path / "c" / "src" / "index.md").read_text()
+    assert "committed results of commit" in index and "profile **offline** (full run)" in index
+    manifest, cells = _stage_saves(tmp_path / "e", committed=False)
+    note = next(c.source for c in cells if "run-note" in c.metadata.get("tags", []))
+    assert note.startswith("```{container} run-note\nExecuted run of 2026-01-01 10:00–10:00 UTC (`")
+    index = (tmp_path / "e" / "src" / "index.md").read_text()
+    assert "profile **offline** (full run)" in index and "profile **?**" not in index
+
+
+def test_run_pages_hide_bookkeeping_and_the_builders_paths(tmp_path):
+    """The executed page shows no nb.finish() printout, no /tmp path, no path of the builder's checkout (in
+    outputs or the injected parameters), and a label printed before each displayed table stays above it."""
+    _, cells = _stage_saves(tmp_path, committed=False)
+    finish = next(c for c in cells if c.cell_type == "code" and c.source == "nb.finish()")
+    assert "remove-output" in finish.metadata["tags"] and finish.outputs == []
+    injected = next(c for c in cells if "injected-parameters" in c.metadata.get("tags", []))
+    assert injected.source == '# Parameters\nprofile = "offline"\nquick = False\n'
+    shown = json.dumps([c.get("outputs", []) for c in cells]) + json.dumps([c.source for c in cells])
+    assert "/tmp/" not in shown and str(REPO) not in shown
+    loop = next(c for c in cells if c.cell_type == "code" and c.source == SAVES_CELLS[0][1])
+    assert [o.get("text") or o["data"]["text/plain"] for o in loop.outputs] == [
+        "Table 4\n", "t", "Table 5\n", "t", "nli_lib/ftc/analysis.py:562: UserWarning: a library warning\n"
+                                          f"  read tables/{SAVES}/t.csv\n"]
+    assert not (REPO / "book" / "conf.py").read_text().count("nb_merge_streams = True")
+
+
+def test_scorecard_page_opens_with_the_summary():
+    """Notebook 90 shows the per-paper summary first, not a slice of the full scorecard."""
+    cells = nbformat.read(REPO / "notebooks" / "90_scorecard.ipynb", as_version=4).cells
+    first = next(c.source for c in cells if c.cell_type == "code" and "nb.save(card" in c.source)
+    assert "summ = scorecard.summary(card)" in first and first.rstrip().splitlines()[-1] == "summ"
+    assert ".head(30)" not in "".join(c.source for c in cells)
