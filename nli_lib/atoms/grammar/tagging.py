@@ -169,26 +169,12 @@ class Tagger:
             return
         while i + 1 < n and toks[i + 1].tag in {"NN", "NNP"} and not toks[i + 1].low.endswith("s"):
             i += 1  # compound subject ("A health worker ...")
-        if i + 2 < n and toks[i + 1].low == "of":  # "A group of climbers celebrates at ..."
-            i += 2
-            while i < n and toks[i].tag in {"DT", "CD", "JJ", "PRP$"}:
-                i += 1
-            while i + 1 < n and toks[i].tag in {"NN", "NNS"} and toks[i + 1].tag in {"NN", "NNS"} and \
-                    not toks[i + 1].low.endswith("s"):
-                i += 1
-            if i >= n or toks[i].tag not in {"NN", "NNS"}:
-                return
+        i = self._past_group_of(toks, i)
+        if i is None:
+            return
         k = i + 1
         if k < n and toks[k].tag in {"VBG", "VBN"}:  # "A woman wearing a hat walks her dog": after the participle
-            for j in range(k + 2, n - 1):
-                t = toks[j]
-                if t.tag in {"NN", "NNS"} and t.low.endswith("s") and (toks[j + 1].tag in {"DT", "PRP$", "RP"} or
-                                                                       toks[j + 1].low in CLOSED_PREPOSITIONS) \
-                        and self.lex.category(t.low) not in {"clothing", "person", "animal"}:
-                    lemma = self.morph.verb(t.low)
-                    if lemma != t.low and self.lex.is_pos(lemma, "v"):
-                        t.tag = "VBZ"
-                    return
+            self._verb_after_participle(toks, k)
             return
         if k >= n or toks[k].tag not in {"NN", "NNS"} or not toks[k].low.endswith("s") or k + 1 < n and \
                 toks[k + 1].tag not in {"IN", "DT", "PRP$", "RB", "RP", "TO", "NN", "NNS", "JJ", "CD"}:
@@ -196,6 +182,36 @@ class Tagger:
         lemma = self.morph.verb(toks[k].low)
         if lemma != toks[k].low and self.lex.is_pos(lemma, "v"):
             toks[k].tag = "VBZ"
+
+    @staticmethod
+    def _past_group_of(toks: list[Tok], i: int) -> int | None:
+        """The head after "<group noun at i> of ..." ("A group of climbers celebrates at ..."), `i` when no "of"
+        follows, None when no noun heads the "of" phrase."""
+        n = len(toks)
+        if i + 2 < n and toks[i + 1].low == "of":
+            i += 2
+            while i < n and toks[i].tag in {"DT", "CD", "JJ", "PRP$"}:
+                i += 1
+            while i + 1 < n and toks[i].tag in {"NN", "NNS"} and toks[i + 1].tag in {"NN", "NNS"} and \
+                    not toks[i + 1].low.endswith("s"):
+                i += 1
+            if i >= n or toks[i].tag not in {"NN", "NNS"}:
+                return None
+        return i
+
+    def _verb_after_participle(self, toks: list[Tok], k: int) -> None:
+        """After a participle phrase from `k`, the first -s noun before a determiner, particle or preposition that is
+        not clothing, a person or an animal is the verb, if WordNet knows its lemma as one ("walks her dog")."""
+        n = len(toks)
+        for j in range(k + 2, n - 1):
+            t = toks[j]
+            if t.tag in {"NN", "NNS"} and t.low.endswith("s") and (toks[j + 1].tag in {"DT", "PRP$", "RP"} or
+                                                                   toks[j + 1].low in CLOSED_PREPOSITIONS) \
+                    and self.lex.category(t.low) not in {"clothing", "person", "animal"}:
+                lemma = self.morph.verb(t.low)
+                if lemma != t.low and self.lex.is_pos(lemma, "v"):
+                    t.tag = "VBZ"
+                return
 
 
 _MULTIWORDS_BY_FIRST: dict[str, list[tuple[str, ...]]] = {}  # first word -> multi-word units, in list order
