@@ -226,7 +226,8 @@ def test_finish_prints_the_call_summary_and_fails_on_a_dead_endpoint(tmp_path, m
     assert not (tmp_path / "tables").exists()  # nothing published
 
     lenient = _session("97_demo", max_failure_rate=0.5)
-    llm.chat_many(["p"] * 1, progress=False)  # 1 of 1 fails: above even 0.5
+    with LLMClient(llm.config, cache=llm.cache) as again:  # a fresh client: the first one stopped calling the
+        again.chat_many(["p"] * 1, progress=False)  # dead endpoint (its circuit breaker); 1 of 1 fails: above 0.5
     with pytest.raises(calls.TooManyFailures):
         lenient.finish()
     flaky = _flaky_stand_in()
