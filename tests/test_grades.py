@@ -21,11 +21,12 @@ def test_a_model_that_learned_passes_the_gate():
     assert gate.line().startswith("sanity gate PASSED · m: accuracy 0.800 vs majority baseline 0.500 (always a)")
 
 
-def test_always_answering_the_majority_label_fails_twice():
+def test_always_answering_the_majority_label_fails_three_ways():
     gate = sanity_gate(GOLD, ["a"] * 20, majority="a", model="m")
-    assert not gate.passed and len(gate.failures) == 2
+    assert not gate.passed and len(gate.failures) == 3
     assert "not above the majority-class baseline 0.500 (always a)" in gate.failures[0]
     assert gate.failures[1] == "collapsed: a is 100% of the predictions (gold: 50%)"
+    assert gate.failures[2] == "ignores b (gold 25%, predicted 0%), c (gold 25%, predicted 0%)"
     assert "FAILED" in gate.line() and gate.line().endswith("its numbers are withheld")
     assert gate.reason().startswith("withheld: m failed its sanity gate on 20 held-out data: accuracy 0.500")
 
@@ -34,16 +35,29 @@ def test_below_or_at_the_baseline_fails_even_with_varied_answers():
     pred = ["b", "c"] * 10  # varied, but never a: right on 3 of the 5 b rows and 3 of the 5 c rows
     gate = sanity_gate(GOLD, pred, majority="a")
     assert gate.accuracy == 0.3 and gate.baseline == 0.5 and gate.top_share == 0.5
-    assert [f.split(" is ")[0] for f in gate.failures] == [f"accuracy {gate.accuracy:.3f}"]
+    assert [f.split(" is ")[0] for f in gate.failures] == ["accuracy 0.300", "ignores a (gold 50%, predicted 0%)"]
     # the baseline answers the training set's majority label, not the held-out one: 'b' gives 0.25
     assert sanity_gate(GOLD, pred, majority="b").baseline == 0.25
 
 
 def test_a_collapse_fails_even_above_the_baseline():
-    pred = ["a"] * 10 + ["b"] + ["a"] * 9  # 11 of 20 right, above 'always b' (0.25), but a is 95 % of answers
-    gate = sanity_gate(GOLD, pred, majority="b")
-    assert gate.accuracy == 0.55 and gate.accuracy > gate.baseline
-    assert gate.failures == ("collapsed: a is 95% of the predictions (gold: 50%)",)
+    gold = ["a"] * 80 + ["b"] * 7 + ["c"] * 7 + ["d"] * 6  # a 80 %: not skewed past 90 %
+    pred = ["a"] * 80 + ["b"] * 5 + ["a"] * 15  # 85 right, above 'always b' (0.07), but a is 95 % of answers
+    gate = sanity_gate(gold, pred, majority="b")
+    assert gate.accuracy == 0.85 and gate.baseline == 0.07
+    assert gate.failures == ("collapsed: a is 95% of the predictions (gold: 80%)",)  # b, c, d: each under 10 %
+
+
+def test_a_model_that_ignores_frequent_labels_fails_above_the_baseline_and_under_90_percent():
+    """The PhrasIS MiniLM's failure: two of six labels answered, the directional ones never."""
+    gold = ["SIMI"] * 26 + ["EQUI"] * 20 + ["BACK"] * 20 + ["FORW"] * 18 + ["REL"] * 15 + ["OPPO"]
+    pred = ["SIMI"] * 26 + ["EQUI"] * 20 + ["SIMI"] * 20 + ["EQUI"] * 18 + ["SIMI"] * 14 + ["REL"] * 2
+    gate = sanity_gate(gold, pred, majority="SIMI")
+    assert gate.accuracy == 0.47 and gate.baseline == 0.26 and gate.top_share == 0.6
+    assert gate.failures == ("ignores BACK (gold 20%, predicted 0%), FORW (gold 18%, predicted 0%), "
+                             "REL (gold 15%, predicted 2%)",)
+    enough = pred[:84] + ["REL"] * 3 + pred[87:]  # REL predicted 5 % (over a fifth of 15 %): not ignored
+    assert [lab for lab, _, _ in sanity_gate(gold, enough, majority="SIMI").ignored_labels] == ["BACK", "FORW"]
 
 
 def test_a_skewed_gold_set_excuses_a_skewed_prediction():
