@@ -118,8 +118,8 @@ class CallLedger:
     def check(self, max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE, since: Snapshot | None = None,
               answers_dir: str | Path | None = None) -> pd.DataFrame:
         """The summary; raises TooManyFailures naming every source whose failure rate exceeds the limit, with a
-        few of its bad answers and the file holding all of them (written to `answers_dir`, by default the call
-        cache's folder, `rejected-answers/`)."""
+        few of its bad answers and the file holding all of them (written to `answers_dir`, by default to
+        `rejected-answers/` in the cache root)."""
         table = self.summary(since)
         bad = table[table["failure_rate"] > max_failure_rate]
         if len(bad):
@@ -155,15 +155,16 @@ def _examples(answers: list[dict]) -> str:
 
 
 def _write_answers(answers: list[dict], folder: str | Path | None) -> Path | None:
-    """All bad answers as JSON lines in `folder` (default: beside the call cache); None if it cannot be written."""
+    """All bad answers as JSON lines in `folder` (default: `rejected-answers/` in the cache root); None if it
+    cannot be written."""
     import json
     import time
 
     try:
         if folder is None:
-            from .cache import default_cache
+            from .config import cache_dir
 
-            folder = Path(default_cache().path).parent / "rejected-answers"
+            folder = cache_dir("rejected-answers")
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"answers-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.jsonl"
@@ -172,7 +173,7 @@ def _write_answers(answers: list[dict], folder: str | Path | None) -> Path | Non
                 f.write(json.dumps({k: a[k] for k in ("kind", "source", "prompt", "counter", "why", "raw")},
                                    ensure_ascii=False) + "\n")
         return path.resolve()
-    except OSError:
+    except Exception:  # noqa: BLE001 - a read-only cache: the message then points at the per-item records
         return None
 
 
