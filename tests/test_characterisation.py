@@ -19,6 +19,7 @@ import random
 from pathlib import Path
 from typing import Callable, Iterable
 
+import pandas as pd
 import pytest
 
 FIXTURES = Path(__file__).parent / "characterisation"
@@ -117,30 +118,44 @@ def test_check_counterfactual_characterised():
     assert sum(status == "ok" for status, _ in outputs.values()) > 100
 
 
-def atoms_sentences(n: int = 750) -> Iterable[tuple[str, str]]:
-    """(key, sentence): the premise, the hypothesis and the first explanation of the first `n` e-SNLI test rows."""
-    for r in _esnli("test", n).itertuples():
+# e-SNLI test rows past the first few hundred with a sentence that takes a rare tagger repair (a caption's verb read
+# as a plural noun after a participle phrase: "A man wearing a hat walks ..."), when WordNet answers
+RARE_REPAIR_ROWS = ("esnli-test-002450", "esnli-test-003008", "esnli-test-004209", "esnli-test-004748",
+                    "esnli-test-006583")
+
+
+def atoms_sentences(n: int = 750, extra: tuple[str, ...] = ()) -> Iterable[tuple[str, str]]:
+    """(key, sentence): the premise, the hypothesis and the first explanation of the first `n` e-SNLI test rows,
+    then of the rows `extra` names."""
+    rows = _esnli("test", 10_000)
+    for r in pd.concat([rows.head(n), rows[rows["pair_id"].isin(extra)]]).itertuples():
         yield f"{r.pair_id}/premise", r.premise
         yield f"{r.pair_id}/hypothesis", r.hypothesis
         yield f"{r.pair_id}/explanation_1", r.explanation_1
 
 
-@pytest.fixture(scope="module")
-def rule_decomposers():
-    """The rule decomposer in both styles, with the mirror's tagger and the closed word lists (no WordNet: its
-    parse takes a minute; the rules under test are the same)."""
+@pytest.fixture(scope="module", params=["closed", pytest.param("wordnet", marks=pytest.mark.slow)])
+def rule_decomposers(request):
+    """The rule decomposer in both styles (`.by_style`) with the mirror's tagger, and which fixtures and how many
+    e-SNLI rows go with it: with the closed word lists only (fast), and with Open English WordNet, whose answers
+    (categories, verb lemmas) decide more of the rules (its parse takes a minute or two on a cold cache)."""
+    from types import SimpleNamespace
+
     from nli_lib.atoms.decompose import RuleDecomposer
 
-    return {style: RuleDecomposer(style, wordnet=None) for style in ("incremental", "cleft")}
+    closed = request.param == "closed"
+    by_style = {style: RuleDecomposer(style, wordnet=None if closed else "load") for style in ("incremental", "cleft")}
+    return SimpleNamespace(by_style=by_style, suffix="" if closed else "_wordnet", rows=750 if closed else 300,
+                           extra=() if closed else RARE_REPAIR_ROWS, qud_rows=250 if closed else 100)
 
 
 @pytest.mark.mirror
 def test_atoms_tagger_characterised(rule_decomposers):
     """The atoms tagger (`grammar.tagging.Tagger`: the perceptron's tags and their repairs)."""
-    dec = rule_decomposers["incremental"]
-    outputs = characterise("atoms_tags", ((k, [s]) for k, s in atoms_sentences()),
+    dec, rd = rule_decomposers.by_style["incremental"], rule_decomposers
+    outputs = characterise(f"atoms_tags{rd.suffix}", ((k, [s]) for k, s in atoms_sentences(rd.rows, rd.extra)),
                            lambda s: [[t.word, t.tag] for t in dec.tag(s)])
-    assert sum(any(tag == "VBZ" for _, tag in v) for v in outputs.values()) > 500
+    assert sum(any(tag == "VBZ" for _, tag in v) for v in outputs.values()) > 0.2 * len(outputs)
 
 
 @pytest.mark.mirror
@@ -148,30 +163,30 @@ def test_chunker_characterised(rule_decomposers):
     """`Chunker.clause` (and so `_complements`): the subject, the predicate with its complements, and the kind."""
     import copy
 
-    dec = rule_decomposers["incremental"]
-    outputs = characterise("chunker_clause", ((k, [s]) for k, s in atoms_sentences()),
+    dec, rd = rule_decomposers.by_style["incremental"], rule_decomposers
+    outputs = characterise(f"chunker_clause{rd.suffix}", ((k, [s]) for k, s in atoms_sentences(rd.rows, rd.extra)),
                            lambda s: repr(dec.chunker.clause(copy.deepcopy(dec.tag(s)))))
-    assert sum("'clause')" in v for v in outputs.values()) > 500
+    assert sum("'clause')" in v for v in outputs.values()) > 0.2 * len(outputs)
 
 
 @pytest.mark.mirror
 @pytest.mark.parametrize("style", ["incremental", "cleft"])
 def test_realiser_characterised(rule_decomposers, style):
     """The atoms of each sentence (`Realiser`, `_predicate` included), with their kinds."""
-    dec = rule_decomposers[style]
-    outputs = characterise(f"atoms_{style}", ((k, [s]) for k, s in atoms_sentences()),
+    dec, rd = rule_decomposers.by_style[style], rule_decomposers
+    outputs = characterise(f"atoms_{style}{rd.suffix}", ((k, [s]) for k, s in atoms_sentences(rd.rows, rd.extra)),
                            lambda s: [[a.text, a.kind] for a in dec.decompose_records(s)])
-    assert sum(len(v) > 2 for v in outputs.values()) > 500
+    assert sum(len(v) > 2 for v in outputs.values()) > 0.2 * len(outputs)
 
 
-def qud_atoms(rule_decomposers, n: int = 250) -> Iterable[tuple[str, list]]:
-    """(key, [atom]): the paper's printed atoms, and the atoms the rule decomposer (both styles) makes of the first
+def qud_atoms(by_style, n: int = 250) -> Iterable[tuple[str, list]]:
+    """(key, [atom]): the paper's printed atoms, and the atoms the rule decomposers (`by_style`) make of the first
     `n` e-SNLI test rows' sentences, each once (keyed by its digest)."""
     from nli_lib.atoms.prompts import QUD_EXAMPLES
 
     atoms = [r["atom"] for r in QUD_EXAMPLES]
     for _, sentence in atoms_sentences(n):
-        for dec in rule_decomposers.values():
+        for dec in by_style.values():
             atoms += [a.text for a in dec.decompose_records(sentence)]
     for atom in dict.fromkeys(atoms):
         yield f"atom/{digest(atom)}", [atom]
@@ -182,8 +197,10 @@ def test_qud_question_characterised(rule_decomposers):
     """`RuleQUDGenerator.question`: the QUD and the pattern of each atom."""
     from nli_lib.atoms.quds import RuleQUDGenerator
 
-    rules = RuleQUDGenerator(rule_decomposers["incremental"].category)
-    outputs = characterise("qud_question", qud_atoms(rule_decomposers), lambda a: list(rules.question(a)))
+    rd = rule_decomposers
+    rules = RuleQUDGenerator(rd.by_style["incremental"].category)
+    outputs = characterise(f"qud_question{rd.suffix}", qud_atoms(rd.by_style, rd.qud_rows),
+                           lambda a: list(rules.question(a)))
     patterns = {pattern for _, pattern in outputs.values()}
     assert {"existence", "cleft", "purpose", "identity", "location", "activity", "unmatched"} <= patterns
 
