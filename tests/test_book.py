@@ -363,14 +363,59 @@ Promise.all(images.map(img => img.complete ? null : new Promise(r => { img.onloa
 """
 
 
+PLACED_PROBE = """
+const placed = arguments[0], done = arguments[arguments.length - 1];
+const images = Array.from(document.images);
+Promise.all(images.map(img => img.complete ? null : new Promise(r => { img.onload = r; img.onerror = r; })))
+  .then(() => {
+    const main = document.querySelector('main') || document.body;
+    done({
+      placed: placed.map(p => {
+        const el = document.getElementById(p.id);
+        if (!el) return {found: false};
+        const img = el.tagName === 'IMG' ? el : el.querySelector('img');
+        const section = el.closest('section');
+        const h = section && section.querySelector(':scope > h1, :scope > h2, :scope > h3, :scope > h4');
+        return {found: true, width: img ? img.naturalWidth : null, heading: h ? h.innerText : ''};
+      }),
+      tmp: (main.innerText.match(/\\/tmp\\/\\S*/) || [null])[0],
+      outside: main.innerText.includes('Outputs saved outside a matching cell'),
+    });
+  });
+"""
+
+
 def _straight(text: str) -> str:
-    """Text with Sphinx's smart quotes made straight again (a title's "papers'" is shown as "papers’")."""
-    return text.translate(str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'}))
+    """Text with Sphinx's smart quotes and dashes made plain again (a title's "papers'" is shown as "papers’")."""
+    text = text.translate(str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'}))
+    return re.sub(r"\s+", " ", text.replace("---", "\u2014").replace("--", "\u2013").replace("...", "\u2026")).strip()
+
+
+def _placement_problems(page: str, seen: dict, placed: list, unmatched: list) -> list[str]:
+    """What a reader would see wrong with a page's saved outputs: a figure that does not render, an output
+    outside the section of the cell that saved it, a /tmp path, declared outputs left to the page's end."""
+    problems = []
+    for want, got in zip(placed, seen["placed"]):
+        what = f"{page}: {want['kind']} {want['name']}"
+        if not got["found"]:
+            problems.append(f"{what}: not on the page (#{want['id']})")
+            continue
+        if want["image"] and not got["width"]:
+            problems.append(f"{what}: the figure does not render (naturalWidth {got['width']})")
+        if _straight(want["section"]) not in _straight(got["heading"]):
+            problems.append(f"{what}: in section {got['heading']!r}, saved under {want['section']!r}")
+    if seen["tmp"] and re.match(r"\d\d_", page):  # a notebook page (the docs may show a path as an example)
+        problems.append(f"{page}: shows a temporary path {seen['tmp']}")
+    if seen["outside"] and not unmatched:
+        problems.append(f"{page}: shows 'Outputs saved outside a matching cell' though every output matched a cell")
+    return problems
 
 
 def check_site(html: Path, manifest: dict) -> list[str]:
     """Every problem a reader would see: a page that does not render, an image that does not load, an error
-    output, fewer images than the run's notebook shows, navigation out of order, console errors."""
+    output, fewer images than the run's notebook shows, navigation out of order, console errors, and per saved
+    output (the manifest's `placed`) a figure that does not render or sits outside the section of the cell that
+    saved it, /tmp paths, declared outputs left at the page's end."""
     problems = []
     pages = sorted({p.name for p in html.glob("*.html")} | {p["page"] for p in manifest["pages"]})
     expected = {p["page"]: p for p in manifest["pages"]}
@@ -398,6 +443,9 @@ def check_site(html: Path, manifest: dict) -> list[str]:
             if page in expected and expected[page]["title"] and \
                     _straight(expected[page]["title"]) not in _straight(seen["heading"]):
                 problems.append(f"{page}: heading {seen['heading']!r} is not the notebook's title")
+            entry = expected.get(page, {})
+            placed = driver.execute_async_script(PLACED_PROBE, entry.get("placed", []))
+            problems += _placement_problems(page, placed, entry.get("placed", []), entry.get("unmatched", []))
             for entry in driver.get_log("browser"):
                 if entry.get("level") == "SEVERE" and "favicon" not in entry.get("message", ""):
                     problems.append(f"{page}: console error: {entry['message'][:200]}")
@@ -533,12 +581,14 @@ def make_saves(root: Path, committed: bool = False) -> tuple[Path, Path]:
     executed.cells.insert(2, injected)
     for i, cell in enumerate(executed.cells):
         cell.metadata["papermill"] = {"start_time": _at(2 * i), "end_time": _at(2 * i + 1)}
-    table = {"text/html": "<table><tr><td>t</td></tr></table>", "text/plain": "t"}
+    def table(n):
+        return {"text/html": f"<table><tr><td>cells of table {n}</td></tr></table>", "text/plain": f"t{n}"}
+
     executed.cells[5].outputs = [
         nbformat.v4.new_output("stream", name="stdout", text="Table 4\n"),
-        nbformat.v4.new_output("display_data", data=table),
+        nbformat.v4.new_output("display_data", data=table(4)),
         nbformat.v4.new_output("stream", name="stdout", text="Table 5\n"),
-        nbformat.v4.new_output("display_data", data=table),
+        nbformat.v4.new_output("display_data", data=table(5)),
         nbformat.v4.new_output("stream", name="stderr",
                                text=f"{REPO}/nli_lib/ftc/analysis.py:562: UserWarning: a library warning\n"
                                     f"  read /tmp/pytest-of-me/t0/runs/offline/outputs/tables/{SAVES}/t.csv\n")]
@@ -627,7 +677,7 @@ def test_run_pages_hide_bookkeeping_and_the_builders_paths(tmp_path):
     assert "/tmp/" not in shown and str(REPO) not in shown
     loop = next(c for c in cells if c.cell_type == "code" and c.source == SAVES_CELLS[0][1])
     assert [o.get("text") or o["data"]["text/plain"] for o in loop.outputs] == [
-        "Table 4\n", "t", "Table 5\n", "t", "nli_lib/ftc/analysis.py:562: UserWarning: a library warning\n"
+        "Table 4\n", "t4", "Table 5\n", "t5", "nli_lib/ftc/analysis.py:562: UserWarning: a library warning\n"
                                           f"  read tables/{SAVES}/t.csv\n"]
     assert not (REPO / "book" / "conf.py").read_text().count("nb_merge_streams = True")
 
@@ -638,3 +688,72 @@ def test_scorecard_page_opens_with_the_summary():
     first = next(c.source for c in cells if c.cell_type == "code" and "nb.save(card" in c.source)
     assert "summ = scorecard.summary(card)" in first and first.rstrip().splitlines()[-1] == "summ"
     assert ".head(30)" not in "".join(c.source for c in cells)
+
+
+def _sphinx(src: Path, html: Path) -> None:
+    build = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-c", str(REPO / "book"),
+                            str(src), str(html)], capture_output=True, text=True, timeout=900)
+    assert build.returncode == 0, build.stderr[-3000:]
+
+
+@pytest.mark.slow
+def test_browser_sees_each_output_in_its_section_and_catches_a_misplaced_one(tmp_path):
+    """In the built pages of an executed run and of the committed results, every saved output sits in the
+    section of the cell that saved it, every figure renders and no /tmp path shows; a label printed before each
+    table stays above it. The check fails for a figure placed in the wrong section, a figure that does not load
+    and a /tmp path on the page."""
+    _sphinx_or_skip()
+    sites = {}
+    for committed in (False, True):
+        manifest, _ = _stage_saves(tmp_path / str(committed), committed)
+        _sphinx(tmp_path / str(committed) / "src", tmp_path / str(committed) / "html")
+        sites[committed] = (tmp_path / str(committed) / "html", manifest)
+        assert check_site(*sites[committed]) == [], committed
+    html, manifest = sites[False]
+    text = re.sub(r"<[^>]+>", " ", (html / f"{SAVES}.html").read_text())
+    order = [text.index(s) for s in ("Table 4", "cells of table 4", "Table 5", "cells of table 5")]
+    assert order == sorted(order), order  # each label above its own table
+
+    html, manifest = sites[True]
+    page = next(p for p in manifest["pages"] if p["page"] == f"{SAVES}.html")
+    grid = next(p for p in page["placed"] if p["name"] == "grid-a")
+    grid["section"] = "The card"  # where it is not
+    next(html.glob("_images/grid-b*.png")).unlink()
+    path = html / f"{SAVES}.html"
+    path.write_text(path.read_text().replace("Prose about it.", "Prose about /tmp/outwarm/x.csv.", 1))
+    problems = check_site(html, manifest)
+    assert any("figure grid-a: in section 'One grid per model" in p for p in problems), problems
+    assert any("figure grid-b: the figure does not render" in p for p in problems), problems
+    assert any("shows a temporary path /tmp/outwarm/x.csv" in p for p in problems), problems
+
+
+@pytest.fixture(scope="module")
+def committed_book(tmp_path_factory):
+    """`bash scripts/book.sh` in a checkout with no run (an empty runs folder): the book of the committed results."""
+    _sphinx_or_skip()
+    out, runs = tmp_path_factory.mktemp("committed-book"), tmp_path_factory.mktemp("no-runs")
+    proc = subprocess.run(["bash", str(REPO / "scripts" / "book.sh"), "--runs-dir", str(runs), "--out", str(out)],
+                          cwd=REPO, capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    sys.stdout.write(proc.stdout[-1000:])
+    return out, proc.stdout
+
+
+@pytest.mark.slow
+def test_committed_book_builds_without_a_run_and_every_output_sits_in_its_section(committed_book):
+    """A clone with no run builds the book of the committed results: every committed figure and table is on
+    the page of its notebook, below the cell that saved it, in that cell's section, every figure renders, and
+    no page shows a /tmp path or leaves a declared output to its end."""
+    out, stdout = committed_book
+    assert "committed results of commit" in stdout
+    manifest = json.loads((out / "src" / prepare.MANIFEST_NAME).read_text())
+    assert manifest["mode"] == "committed"
+    pages = [p for p in manifest["pages"] if re.match(r"\d\d_", p["page"])]
+    committed = {(side.parent.parent.name, side.parent.name, side.stem) for sub in ("tables", "figures")
+                 for side in (REPO / sub).glob("*/*.json")
+                 if json.loads(side.read_text()).get("kind") in ("figure", "table")}
+    placed = {("figures" if x["kind"] == "figure" else "tables", p["page"][:-5], x["name"]) for p in pages
+              for x in p["placed"]}
+    assert placed == committed and [p["unmatched"] for p in pages if p["unmatched"]] == []
+    assert sum(x["image"] for p in pages for x in p["placed"]) == len({c for c in committed if c[0] == "figures"})
+    assert check_site(out / "html", manifest) == []
