@@ -12,8 +12,9 @@ import pytest
 from nli_lib import calls
 from nli_lib.cache import CallCache
 from nli_lib.llm import PROMPTS, EndpointDown, LLMClient, LLMConfig, LLMError, LLMResult
-from nli_lib.llm.client import NAMESPACE, answer_limits
+from nli_lib.llm.client import NAMESPACE
 from nli_lib.llm.faults import FaultyEndpoint
+from nli_lib.llm.transport import answer_limits
 
 from stand_ins import no_proxy
 

@@ -38,7 +38,6 @@ Against an endpoint (vLLM, Ollama, OpenAI, ...)::
 """
 from __future__ import annotations
 
-import functools
 import json
 import os
 import random
@@ -61,6 +60,7 @@ from ..phases import phase
 from ..progress import progress as progress_bar
 from .context import Messages, TokenBudget, as_messages, completion_prompt
 from .prompts import Parsed, PromptTemplate
+from .transport import BATCH, ResponseTooLarge, answer_limits, bounded_transport
 
 NAMESPACE = "llm"
 COUNTERS = ("hits", "misses", "calls", "retries", "errors", "prompt_tokens", "completion_tokens")
@@ -69,23 +69,6 @@ IDENTITY = ("model", "messages", "params", "sample")  # what identifies a chat c
 # a completion call's key holds "prompt" (the text sent, `context.completion_prompt`) in place of "messages"
 APIS = ("chat", "completions")  # chat: /v1/chat/completions or a chat template; completions: a plain text prompt
 INTERRUPT_GRACE_S = 1.0  # after Ctrl-C, how long chat_many waits for requests already in flight (no new ones start)
-_BATCH = threading.local()  # per worker thread: `stop`, the Event an interrupt sets; `max_bytes`, the body bound
-
-
-def answer_limits(max_tokens: int | None) -> tuple[int, int]:
-    """(characters, bytes): the longest answer text accepted for a call with `max_tokens`, and the longest
-    response body read for it. An answer beyond them is a failure (`ResponseTooLarge`), never parsed or stored.
-
-    A token is rarely more than a few characters; 32 per token (plus 1024) is far above any real answer, yet
-    bounds what an endpoint that ignores max_tokens can make us read and store. The body bound allows each
-    character its longest JSON escape (a surrogate pair, 12 bytes) plus 64 KiB for the rest of the response.
-    Without max_tokens, 4096 tokens are assumed.
-
-    >>> answer_limits(512)
-    (17408, 274432)
-    """
-    chars = 32 * int(max_tokens or 4096) + 1024
-    return chars, 12 * chars + 65536
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -179,59 +162,6 @@ class EndpointDown(LLMCallError):
     """The endpoint could not be reached on `LLMClient.BREAKER_FAILURES` attempts in a row (refused, reset,
     timed out) with no answer between them: the client stops calling it, and `chat` / `chat_many` raise this
     at once instead of retrying every remaining item."""
-
-
-class ResponseTooLarge(Exception):
-    """A response body or answer longer than `answer_limits` allows (an endpoint ignoring max_tokens)."""
-
-
-@functools.cache
-def _bounded_stream_class():
-    """An httpx SyncByteStream over another, raising `ResponseTooLarge` once more than `limit` bytes have come
-    (made on first use: httpx is imported only when a request is sent)."""
-    import httpx
-
-    class BoundedStream(httpx.SyncByteStream):
-        def __init__(self, stream, limit: int):
-            self._stream, self._limit = stream, limit
-
-        def __iter__(self):
-            seen = 0
-            for chunk in self._stream:
-                seen += len(chunk)
-                if seen > self._limit:
-                    raise ResponseTooLarge(f"response body over {self._limit} bytes")
-                yield chunk
-
-        def close(self) -> None:
-            self._stream.close()
-
-    return BoundedStream
-
-
-def _bounded_transport(**kwargs):
-    """An httpx transport whose responses are read at most `_BATCH.max_bytes` bytes far (a declared longer
-    Content-Length fails before the body is read). Asks for an uncompressed body, so the bound is the size."""
-    import httpx
-
-    class BoundedTransport(httpx.HTTPTransport):
-        def handle_request(self, request):
-            request.headers["Accept-Encoding"] = "identity"
-            response = super().handle_request(request)
-            limit = getattr(_BATCH, "max_bytes", None)
-            if limit is None:
-                return response
-            try:
-                declared = int(response.headers.get("content-length") or 0)
-            except ValueError:
-                declared = 0
-            if declared > limit:
-                response.close()
-                raise ResponseTooLarge(f"response body of {declared} bytes, over {limit}")
-            response.stream = _bounded_stream_class()(response.stream, limit)
-            return response
-
-    return BoundedTransport(**kwargs)
 
 
 def _prompt_preview(messages: Messages, n: int = 80) -> str:
@@ -552,7 +482,7 @@ class CachedChat:
         stop = threading.Event()  # set on an interrupt or a dead endpoint: no new request, no retry
 
         def work(j: int):
-            _BATCH.stop = stop
+            BATCH.stop = stop
             try:
                 return self._call_and_store(jobs[j][0], keys[j], writer)
             except EndpointDown:
@@ -560,7 +490,7 @@ class CachedChat:
             except Exception as exc:  # noqa: BLE001 - recorded in the item's slot
                 return LLMError(self._scrub(str(exc)), type(exc).__name__, getattr(exc, "attempts", 1))
             finally:
-                _BATCH.stop = None
+                BATCH.stop = None
 
         bar = progress_bar(total=len(jobs), initial=len(jobs) - len(todo) - len(dupes), desc=self.model,
                            unit="llm call", bar=progress)
@@ -728,7 +658,7 @@ class LLMClient(CachedChat):
                     api_key=os.environ.get(self.config.api_key_env) or "not-set",  # local servers need none
                     max_retries=0,  # our retry policy is the one in force
                     timeout=self.config.timeout_s,
-                    http_client=httpx.Client(timeout=self.config.timeout_s, transport=_bounded_transport(
+                    http_client=httpx.Client(timeout=self.config.timeout_s, transport=bounded_transport(
                         limits=limits, socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])),
                 )
             return self._sdk_clients[shard]
@@ -779,8 +709,8 @@ class LLMClient(CachedChat):
         import openai
 
         send = {k: v for k, v in params.items() if v is not None}
-        max_chars, _BATCH.max_bytes = answer_limits(params.get("max_tokens"))
-        stop = getattr(_BATCH, "stop", None)  # set by chat_many on an interrupt
+        max_chars, BATCH.max_bytes = answer_limits(params.get("max_tokens"))
+        stop = getattr(BATCH, "stop", None)  # set by chat_many on an interrupt
         attempt = 0
         while True:
             if self._down is not None:
