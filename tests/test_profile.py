@@ -265,7 +265,7 @@ def test_no_hub_model_id_is_hard_coded_outside_the_profile_schema():
 
     model_like = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]*(bert|gpt|llama|t5|minilm|opt-|pythia|bart|mpnet|qwen|mistral|"
                             r"cross-encoder|neo|deberta|roberta|albert|modernbert|flan)[\w.-]*$", re.I)
-    allowed = {("nli_lib/data/loaders.py", "aloxatel/bert-base-mnli")}
+    allowed = {("nli_lib/taxinli/loaders.py", "aloxatel/bert-base-mnli")}  # the column of the shipped predictions
     labels_only = {"nli_lib/replicas.py"}  # names the hub layout each replica copies; nothing is loaded from them
     declarations = {str((p.folder / "paper.py").relative_to(REPO_ROOT)) for p in papers.builtin()}
     found = []
