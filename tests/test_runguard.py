@@ -4,6 +4,7 @@ and files private to a run (staged outputs, executed copies) that no other run a
 The tests that start runners run them in subprocesses with time limits, and kill whatever they started."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -70,7 +71,8 @@ def _end(procs: list[subprocess.Popen], tmp_path: Path) -> None:
         proc.kill()
     _kill_all(_started_here(tmp_path))
     for proc in procs:
-        proc.communicate(timeout=30)
+        with contextlib.suppress(ValueError, OSError):  # a pipe a test's reader thread has closed
+            proc.communicate(timeout=30)
 
 
 def _wait_for(paths: list[Path], proc: subprocess.Popen, seconds: float) -> None:
@@ -146,10 +148,14 @@ def test_a_kernel_bound_to_its_run_ends_when_its_parent_is_killed(tmp_path):
 
 def test_a_second_run_on_the_same_folders_refuses_naming_the_first_or_waits_for_it(tmp_path):
     """Two runs at once on one runs folder paid every call twice and published a mix: the second refuses at once,
-    naming the first (pid, start time), or with --wait starts once the first has ended."""
+    naming the first (pid, start time), or with --wait starts once the first has ended. The first run's notebook
+    holds until the test releases it."""
+    import threading
+
     folder = tmp_path / "notebooks"
     folder.mkdir()
-    write_notebook(folder / "10_a.ipynb", SLEEPER.format(name="10_a", seconds=25))
+    hold = ("\nwhile not (marks / 'release').exists() and time.time() < end:\n    time.sleep(0.2)")
+    write_notebook(folder / "10_a.ipynb", SLEEPER.format(name="10_a", seconds=0) + "\nend = time.time() + 200" + hold)
     first = _runner(folder, tmp_path, "--jobs", "1")
     others: list[subprocess.Popen] = []
     try:
@@ -165,10 +171,17 @@ def test_a_second_run_on_the_same_folders_refuses_naming_the_first_or_waits_for_
 
         waiter = _runner(folder, tmp_path, "--jobs", "1", "--wait")
         others.append(waiter)
-        out, err = waiter.communicate(timeout=240)
-        assert first.wait(timeout=60) == 0, first.stderr.read()[-2000:]
-        assert waiter.returncode == 0 and "waiting for the run using the runs folder" in err, (out, err)
-        assert "[skip] 10_a" in out  # it started after the first had finished (and stamped) the notebook
+        said: list[str] = []
+        reader = threading.Thread(target=lambda: said.extend(waiter.stderr), daemon=True)
+        reader.start()
+        deadline = time.monotonic() + 120
+        while not any("waiting for the run using the runs folder" in line for line in said):
+            assert waiter.poll() is None and time.monotonic() < deadline, said
+            time.sleep(0.2)
+        (tmp_path / "marks/release").touch()
+        assert first.wait(timeout=120) == 0
+        assert waiter.wait(timeout=240) == 0, said
+        assert "[skip] 10_a" in waiter.stdout.read()  # it started after the first had finished (and stamped) it
     finally:
         _end([first, *others], tmp_path)
 
