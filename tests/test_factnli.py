@@ -1253,7 +1253,7 @@ def mnli_archive(tmp_path, monkeypatch):
     """A MultiNLI-layout zip with 2 + 1 pairs (and one without gold label), served as if fetched."""
     import zipfile
 
-    from nli_lib.data import fetch, loaders
+    from nli_lib.data import fetch, rows
 
     path = tmp_path / "multinli_1.0.zip"
     with zipfile.ZipFile(path, "w") as zf:
@@ -1264,18 +1264,18 @@ def mnli_archive(tmp_path, monkeypatch):
         zf.writestr("multinli_1.0/multinli_1.0_dev_mismatched.jsonl",
                     _mnli_line("A woman walks down the street .", "A woman is outside .", "entailment", "x1e") + "\n")
     monkeypatch.setattr(fetch, "available", lambda key, manifest=None: key == "mnli_full/multinli_1.0.zip")
-    monkeypatch.setattr(loaders, "fetch", lambda key: path if key == "mnli_full/multinli_1.0.zip" else pytest.fail(key))
+    monkeypatch.setattr(rows, "fetch", lambda key: path if key == "mnli_full/multinli_1.0.zip" else pytest.fail(key))
     return path
 
 
 def test_mnli_absent_says_what_is_missing_and_how_to_fetch(monkeypatch, capsys):
     from types import SimpleNamespace
 
-    from nli_lib.data import fetch, loaders
+    from nli_lib.data import fetch, rows
     from nli_lib.factnli import session as S
 
     monkeypatch.setattr(fetch, "available", lambda key, manifest=None: False)
-    monkeypatch.setattr(loaders, "fetch", lambda key: pytest.fail("a notebook must never start a download"))
+    monkeypatch.setattr(rows, "fetch", lambda key: pytest.fail("a notebook must never start a download"))
     assert S.mnli_examples_for(SimpleNamespace(quick=True, tier="offline", seed=0)) == {}
     said = capsys.readouterr().out
     assert "mnli_full/multinli_1.0.zip" in said and "nli-companion fetch" in said
