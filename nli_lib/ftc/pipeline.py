@@ -168,8 +168,7 @@ def counterfactual_rows(df: pd.DataFrame, extract: str = "regex", transform: str
                                     [spans[i][1] for i in ok_idx], [labels[i] for i in ok_idx], progress=progress)
         for i, p in zip(ok_idx, parsed):
             rewrites[i] = _fsp_rewrites(p, labels[i])
-            if p.ok:
-                transform_raw[i] = p.raw
+            transform_raw[i] = p.raw
             transform_shots[i] = (getattr(p, "shots", None), getattr(p, "dropped", 0))
     rows, produced_rows = [], []  # every row; (row, the transform's note) of each counterfactual to be checked
     for i in range(len(df)):
@@ -192,14 +191,11 @@ def counterfactual_rows(df: pd.DataFrame, extract: str = "regex", transform: str
                 produced_rows.append((row, r.reason, i))
     verdicts = check_cached([(row["hypothesis"], row["x_cf"], row["slot"], row["explanation"], row["premise"])
                              for row, _, _ in produced_rows])
-    rejected: dict[int, str] = {}  # pair -> why its FSP answer is junk (first malformed counterfactual)
-    for (row, note, i), verdict in zip(produced_rows, verdicts):
+    for (row, note, _), verdict in zip(produced_rows, verdicts):
         row.update(ok=verdict.ok, status=verdict.status,
                    reason=note if verdict.ok else f"malformed: {verdict.reason}" + (f" [{note}]" if note else ""))
-        if not verdict.ok and i in transform_raw:
-            rejected.setdefault(i, row["reason"])
-    for i, why in rejected.items():  # one answer per pair, counted once however many of its slots are malformed
-        rewriter.transform_clients[labels[i]].reject(f"ftc.transform.{SHORT[labels[i]]}", transform_raw[i], why)
+    if transform_raw:
+        _reject_malformed_answers([(row, i) for row, _, i in produced_rows], transform_raw, rewriter, labels)
     out = pd.DataFrame(rows, columns=ROW_COLUMNS)
     # shot counts as nullable integers in every pipeline (None where a step ran no prompt): stacking pipelines then
     # keeps one dtype instead of mixing all-None object columns with numbers (pandas' FutureWarning on concat)
@@ -208,6 +204,19 @@ def counterfactual_rows(df: pd.DataFrame, extract: str = "regex", transform: str
         _abstain_on_low_scores(out)
     out.attrs["fsp_model"] = rewriter.name if rewriter is not None and "fsp" in (extract, transform) else None
     return out
+
+
+def _reject_malformed_answers(checked: list[tuple[dict, int]], answers: dict[int, str], rewriter: FewShotRewriter,
+                              labels: list[str]) -> None:
+    """Count each FSP transformation answer (`answers`: pair -> raw answer) that produced a counterfactual the
+    rule checks found malformed as rejected by its client (once per pair, with the first reason), so it counts
+    toward the notebook's failure gate like an unparsable answer."""
+    rejected: dict[int, str] = {}
+    for row, i in checked:
+        if row["status"] == "malformed" and i in answers:
+            rejected.setdefault(i, row["reason"])
+    for i, why in rejected.items():
+        rewriter.transform_clients[labels[i]].reject(f"ftc.transform.{SHORT[labels[i]]}", answers[i], why)
 
 
 def _abstain_on_low_scores(out: pd.DataFrame) -> None:
