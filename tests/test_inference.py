@@ -61,11 +61,11 @@ def test_cache_keys_of_identical_settings_are_those_caches_were_filled_with(tmp_
 
 
 def test_hidden_state_cache_keys_are_those_caches_were_filled_with(tmp_path, fixed_identity):
-    from nli_lib.models import hf
+    from nli_lib.models import speed
 
     path = tiny_bert(tmp_path / "m")
     files = []
-    fixed_identity.setattr(hf, "read_layers", lambda file, n: files.append(file.stem) or [np.zeros((n, 4))])
+    fixed_identity.setattr(speed, "read_layers", lambda file, n: files.append(file.stem) or [np.zeros((n, 4))])
     for settings in HIDDEN_KEYS:
         _classifier(path, settings, fixed_identity).hidden_states(["A man sleeps."], ["A person sleeps."])
     assert dict(zip(HIDDEN_KEYS, files)) == HIDDEN_KEYS
@@ -130,3 +130,61 @@ def test_a_classifier_says_what_it_ran_with(tmp_path, fixed_identity):
     assert ran == {"precision": "int8", "max_length": 128, "batch_size": 64, "recheck_margin": 0.05, "device": "cpu",
                    "streams": 2, "recheck_precision": "float32"}
     assert HFClassifier(path, progress=False, device="cpu", streams=1).ran["recheck_margin"] == 0.0
+
+
+# ---- HFClassifier: its speed techniques behind models.speed.SpeedPath; int8's second pass a classifier of its own
+
+def test_every_speed_technique_goes_through_the_speed_path(tmp_path, monkeypatch):
+    """Loading hands the plain model to `SpeedPath.prepare` and scoring hands the batches to `SpeedPath.score`;
+    with both replaced by plain code the probabilities are those of the fast path (float32: within 1e-5)."""
+    from nli_lib.models import speed
+    from nli_lib.models.hf import HFClassifier
+
+    path = tiny_bert(tmp_path / "m")
+    fast = HFClassifier(path, progress=False, device="cpu", batch_size=2)
+    expected = fast._predict_proba_uncached(["a man sleeps", "dogs run", "it rains"], ["a person rests", "cats", "sun"])
+    seen = []
+
+    def plain_score(self, model, batches, probabilities):
+        seen.append(("score", self.precision, len(batches)))
+        return ((idx, probabilities(batch)) for idx, batch in batches)
+
+    monkeypatch.setattr(speed.SpeedPath, "prepare",
+                        lambda self, model, probe, calibration: seen.append(("prepare", self.device)) or model)
+    monkeypatch.setattr(speed.SpeedPath, "score", plain_score)
+    plain = HFClassifier(path, progress=False, device="cpu", batch_size=2)
+    got = plain._predict_proba_uncached(["a man sleeps", "dogs run", "it rains"], ["a person rests", "cats", "sun"])
+    assert seen == [("prepare", "cpu"), ("score", "float32", 2)]
+    np.testing.assert_allclose(got, expected, atol=1e-5)
+
+
+def test_int8s_second_pass_is_a_classifier_of_its_own_that_follows_the_settings(tmp_path, fixed_identity):
+    """The unsure pairs go to `second_pass()`: the same files, name and head order at the recheck precision, with
+    no recheck of its own, built anew (not a copy) and rebuilt when the first's settings change (a view at
+    another token window rechecks at that window)."""
+    import copy
+
+    from nli_lib.inference import InferenceSettings
+    from nli_lib.models import hf
+
+    monkeypatch = fixed_identity
+    monkeypatch.setattr(hf, "native_bf16", lambda device: True)
+    path = tiny_bert(tmp_path / "m")
+    first = hf.HFClassifier(path, progress=False, device="cpu", precision="int8", name="mine",
+                            label_order=("contradiction", "neutral", "entailment"))
+    second = first.second_pass()
+    assert type(second) is hf.HFClassifier and second is not first and second._rechecker is None
+    assert second.settings == InferenceSettings(precision="bfloat16", device="cpu") and second.recheck_margin == 0
+    assert (second.name, second.source, second.unit_for_label, second.label_order) == \
+        (first.name, first.source, first.unit_for_label, first.label_order)
+    assert second.fingerprint == first.fingerprint.split("|int8:")[0] + "|bfloat16"
+
+    scored_at = []
+    monkeypatch.setattr(hf.HFClassifier, "_predict_proba_uncached", lambda self, p, h, batch_size=None: scored_at.append(
+        (self.precision, self.max_length)) or np.tile([0.2, 0.7, 0.1], (len(p), 1)))
+    unsure = np.array([[0.5, 0.49, 0.01], [0.9, 0.05, 0.05]])
+    np.testing.assert_array_equal(first._recheck(unsure.copy(), ["p1", "p2"], ["h1", "h2"])[0], [0.2, 0.7, 0.1])
+    view = copy.copy(first)
+    view.max_length = 64
+    view._recheck(unsure.copy(), ["p1", "p2"], ["h1", "h2"])
+    assert scored_at == [("bfloat16", 128), ("bfloat16", 64)] and first.rechecked == 1

@@ -11,6 +11,8 @@ such as LABEL_0 are refused unless `label_order` says what each head unit means.
 
 Inference tokenizes all pairs in one fast-tokenizer call, sorts them by token count (pairs of similar length
 share a batch, so little padding), pads each batch to its own longest pair, and restores the original order.
+The speed techniques below, and the hidden-state file cache, sit behind one entry point, `models.speed.SpeedPath`;
+the settings they run with are one `nli_lib.inference.InferenceSettings` (`HFClassifier.settings`).
 On an x86 CPU the model's linear layers run on oneDNN with pre-packed weights (`packing`: about 2x MKL's
 float32 speed on AMD CPUs with AVX-512, ~5 % on AVX2; bfloat16 weights are packed on AVX-512 only). Where
 the head reads the last layer's first token alone (BERT, RoBERTa, ELECTRA-style classifiers), scoring runs that
@@ -46,7 +48,6 @@ the pairs scored twice.
 """
 from __future__ import annotations
 
-import copy
 import functools
 import itertools
 import os
@@ -57,8 +58,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .. import filecache, provenance
-from ..config import LABELS, cache_dir
+from .. import provenance
+from ..config import LABELS
 from ..inference import INT8_RECHECK_MARGIN, PRECISIONS, InferenceSettings  # noqa: F401  (re-exported)
 from ..phases import phase
 from ..progress import progress, show_progress  # noqa: F401  (show_progress: re-exported for the model layer)
@@ -72,6 +73,7 @@ from .loading import (  # noqa: F401
     source_fingerprint,
     weights_fingerprint,
 )
+from .speed import SpeedPath, cached_layers, read_layers, write_layers  # noqa: F401  (read/write: re-exported)
 
 _ALIASES = {
     "entailment": "entailment", "entail": "entailment", "entailed": "entailment", "e": "entailment",
@@ -319,10 +321,11 @@ class HFClassifier(Classifier):
         """`settings`: how it scores (`nli_lib.inference.InferenceSettings`; default: its defaults); each of
         max_length, batch_size, device, precision, streams and recheck_margin, when given, replaces that setting."""
         super().__init__(cache)
-        self.model_path = str(model)
+        self.model_path = model.name if isinstance(model, ModelSource) else str(model)
+        self.label_order = tuple(label_order) if label_order else None  # as given (None: the config's names)
         self.labels = tuple(labels)
         # a missing folder, an unknown hub id or an offline hub without a cached copy fails here, by name
-        self.source = resolve_model(model, revision)
+        self.source = model if isinstance(model, ModelSource) else resolve_model(model, revision)
         self.revision = self.source.commit  # the hub commit every file is loaded from (None: a local folder)
         self.tier = tier or ("offline" if self.source.local_dir is not None else "paper")
         # outputs never name a model by a local path: a folder is named by its own name (a hub id by itself)
@@ -403,28 +406,22 @@ class HFClassifier(Classifier):
                 model = model.to(self.device).eval()
                 if self.precision == "bfloat16":
                     model = model.to(torch.bfloat16)
-                if self.precision == "int8":
-                    from .int8 import quantize_int8
-
-                    premises, hypotheses, _ = int8_calibration_pairs()
-                    model = quantize_int8(model, (batch for _, batch in self._batches(
-                        list(premises), list(hypotheses), batch_size=INT8_CALIBRATION_BATCH)))
                 probe = {k: v.to(self.device) for k, v in self.tokenizer(
                     *PROBE_PAIRS, truncation=True, max_length=self.max_length, padding=True,
                     return_tensors="pt").items()}
-                if self.precision != "int8" and self.device == "cpu":  # linear layers on oneDNN, packed weights
-                    from .packing import packed_copy
-
-                    model = packed_copy(model, probe)
-                    if self.precision == "float32":
-                        from .packing import eager_attention_for_short_inputs
-
-                        model = eager_attention_for_short_inputs(model)
-                from .first_token import install_first_token_forward  # the head reads one token of the last layer
-
-                install_first_token_forward(model, probe, precision=self.precision)
-                self._model = model
+                self._model = self.speed.prepare(model, probe, self._calibration_batches)
         return self._model
+
+    @property
+    def speed(self) -> SpeedPath:
+        """The speed techniques of this model at its precision on its device (`models.speed`)."""
+        return SpeedPath(self.precision, self.device, self.scoring_streams)
+
+    def _calibration_batches(self):
+        """The int8 calibration pairs (`int8_calibration_pairs`), tokenised in batches of INT8_CALIBRATION_BATCH."""
+        premises, hypotheses, _ = int8_calibration_pairs()
+        return (batch for _, batch in self._batches(list(premises), list(hypotheses),
+                                                    batch_size=INT8_CALIBRATION_BATCH))
 
     @property
     def tokenizer(self):
@@ -484,10 +481,6 @@ class HFClassifier(Classifier):
                                 batch_size: int | None = None) -> np.ndarray:
         import torch
 
-        from .first_token import first_token_only
-        from .packing import attention_phases, use_attention_for
-        from .streams import score_in_streams
-
         out = np.zeros((len(premises), len(self.labels)))
         model = self.model  # loads (and packs) the weights before the first batch
         batches = list(self._batches(premises, hypotheses, batch_size))
@@ -497,13 +490,11 @@ class HFClassifier(Classifier):
                 logits = model(**enc).logits.float()
                 return torch.softmax(logits, dim=-1).cpu().numpy()
 
-        with first_token_only(model), progress(total=len(batches), desc=self.name, unit="batch",
-                                               bar=self.progress and len(batches) >= 2) as bar:
-            for phase in attention_phases(model, batches):  # one attention implementation while streams run
-                use_attention_for(model, phase[0][1]["input_ids"].shape[1])
-                for idx, probs in score_in_streams(probabilities, phase, self.scoring_streams):
-                    out[idx] = probs[:, self.unit_for_label]
-                    bar.update()
+        with progress(total=len(batches), desc=self.name, unit="batch",
+                      bar=self.progress and len(batches) >= 2) as bar:
+            for idx, probs in self.speed.score(model, batches, probabilities):
+                out[idx] = probs[:, self.unit_for_label]
+                bar.update()
         return self._recheck(out, premises, hypotheses) if self.recheck_margin else out
 
     def _recheck(self, probs: np.ndarray, premises: list[str], hypotheses: list[str] | None) -> np.ndarray:
@@ -513,16 +504,23 @@ class HFClassifier(Classifier):
         top_two = np.sort(probs, axis=1)[:, -2:]
         unsure = np.flatnonzero(top_two[:, -1] - top_two[:, 0] < self.recheck_margin)
         if len(unsure):
-            if self._rechecker is None:  # the same model, tokenizer and settings, loaded at the other precision
-                self._rechecker = copy.copy(self)
-                self._rechecker.__dict__.update(settings=self.settings.replace(precision=self.recheck_precision),
-                                                _model=None, _rechecker=None, progress=False)
-            checker = self._rechecker
-            probs[unsure] = checker._predict_proba_uncached(
+            if self._rechecker is None or self._rechecker.settings != self._second_pass_settings:
+                self._rechecker = self.second_pass()
+            probs[unsure] = self._rechecker._predict_proba_uncached(
                 [premises[i] for i in unsure], [hypotheses[i] for i in unsure] if hypotheses else None,
                 batch_size=min(self.batch_size, INT8_RECHECK_BATCH))
             self.rechecked += len(unsure)
         return probs
+
+    @property
+    def _second_pass_settings(self) -> InferenceSettings:
+        return self.settings.replace(precision=self.recheck_precision)
+
+    def second_pass(self) -> HFClassifier:
+        """The classifier unsure int8 pairs are scored again by: the same files, head order, name and call cache,
+        at `recheck_precision` with no recheck of its own; a classifier of its own (its own loaded model)."""
+        return HFClassifier(self.source, labels=self.labels, label_order=self.label_order, name=self.name,
+                            tier=self.tier, settings=self._second_pass_settings, progress=False, cache=self._cache)
 
     def hidden_states(self, premises: Sequence[str], hypotheses: Sequence[str] | None = None,
                       pooling: str = "cls+max") -> list[np.ndarray]:
@@ -535,38 +533,17 @@ class HFClassifier(Classifier):
             [str(p) for p in premises],
             [str(h) for h in hypotheses] if hypotheses is not None else None,
         )
-        # Arrays are too large for the SQLite call cache: one .npz per call, keyed like a cache entry.
         # keyed by what changes a hidden state: the weights, the token limit and the precision (not the head order)
         key = text_hash(f"{self.weights_id}|max_len={self.max_length}{self._precision_tag}", pooling, *premises, "\x1e",
                         *(hypotheses or []))
-        path = cache_dir("hidden_states") / f"{key}.npz"
-        layers = read_layers(path, len(premises))
-        if layers is None:
+
+        def compute():
             with phase("scoring"):
-                layers = pooled_hidden_states(self.model, self.tokenizer, premises, hypotheses, pooling=pooling,
-                                              max_length=self.max_length, batch_size=self.batch_size,
-                                              device=self.device, batches=self._batches)
-            write_layers(path, layers)
-        return layers
+                return pooled_hidden_states(self.model, self.tokenizer, premises, hypotheses, pooling=pooling,
+                                            max_length=self.max_length, batch_size=self.batch_size,
+                                            device=self.device, batches=self._batches)
 
-
-def read_layers(path: Path, n_rows: int) -> list[np.ndarray] | None:
-    """Per-layer arrays stored by `write_layers`, or None when absent. A damaged file, or one whose arrays are
-    not `n_rows` rows of finite numbers, is removed with a warning naming it (the caller recomputes)."""
-    def check(layers) -> str | None:
-        return ("no layers" if not layers else
-                next((f"layer {i} has shape {a.shape}, expected ({n_rows}, d)" for i, a in enumerate(layers)
-                      if a.ndim != 2 or a.shape[0] != n_rows), None)
-                or next((f"layer {i} holds NaN or infinite values" for i, a in enumerate(layers)
-                         if not np.isfinite(a).all()), None))
-
-    return filecache.read(path, filecache.LAYERS, validate=check, what="cached hidden states",
-                          redo="recomputing them")
-
-
-def write_layers(path: Path, layers: Sequence[np.ndarray]) -> None:
-    """Store per-layer arrays as one .npz, atomically (a partial file never has the final name)."""
-    filecache.write(path, layers, filecache.LAYERS)
+        return cached_layers(key, len(premises), compute)
 
 
 def pool(hidden, mask, pooling: str):
