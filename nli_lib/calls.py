@@ -45,8 +45,8 @@ from typing import Mapping
 import pandas as pd
 
 COUNTS = ("requests", "cache_hits", "calls", "retries", "errors", "unparsable", "rejected", "no_answer")
-MAX_KEPT_ANSWERS = 20_000  # bad answers kept per process (each clipped to RAW_CHARS)
-RAW_CHARS = 2000
+MAX_KEPT_ANSWERS = 5000  # bad answers kept per process (each clipped to RAW_CHARS): at most a few MB
+RAW_CHARS = 1000
 SHOWN_ANSWERS = 3  # bad answers a failed check shows per source
 _MARK = ("_answers", "")  # snapshot entry holding how many bad answers had been kept (not a source)
 DEFAULT_MAX_FAILURE_RATE = 0.02  # profile key max_failure_rate
@@ -132,11 +132,15 @@ class CallLedger:
                              + _examples(self.answers(since, source)))
             kept = self.answers(since)
             where = _write_answers(kept, answers_dir) if kept else None
+            start = (since or {}).get(_MARK, {}).get("n", 0)
+            with self._lock:
+                total = self._n_answers - start
+            which = f"all {len(kept)} are" if len(kept) == total else f"the first {len(kept)} of {total} are"
             raise TooManyFailures(
                 "; ".join(lines) + f"; above max_failure_rate {max_failure_rate}. No output of this run was "
                 "published. Errors: check that the endpoint is up and reachable (profile llm: base_url, model, the "
                 "API key env var, timeout_s). Unparsable or rejected answers: "
-                + (f"all {len(kept)} are in {where} (prompt, raw answer, what was expected)" if where else
+                + (f"{which} in {where} (prompt, raw answer, what was expected)" if where else
                    "read them in the per-item records")
                 + "; a model that answers in another format needs another prompt or model. To accept this many "
                 "failures, raise max_failure_rate in the profile.")

@@ -187,3 +187,12 @@ def test_the_endpoint_serves_loopback_only_and_stops_by_itself():
     time.sleep(0.8)
     with socket.socket() as s:
         assert s.connect_ex(("127.0.0.1", port)) != 0  # nothing listens any more
+
+
+def test_the_key_is_scrubbed_from_completions_answers_too(client, tmp_path):
+    with FaultyEndpoint("echo_headers") as fe:
+        llm = client(fe.url, api="completions")
+        result = llm.chat("Explanation: x\nA:")
+        assert fe.requests[0]["path"].endswith("/v1/completions")
+        assert "bearer ***" in result.text.lower() and SENTINEL not in result.text
+        assert SENTINEL.encode() not in _stored_bytes(llm, tmp_path / "calls.sqlite")

@@ -174,3 +174,16 @@ def test_a_failed_check_shows_raw_answers_and_writes_all_of_them(tmp_path):
     assert len(lines) == 5 and {x["source"] for x in lines} == {llm.label}
     assert lines[0]["raw"].startswith("I am not sure") and "list of options" in lines[0]["why"]
     assert re.search(r"all 5 are in \S+answers-", message)
+
+
+def test_a_failed_check_says_when_it_kept_only_the_first_bad_answers(tmp_path, monkeypatch):
+    monkeypatch.setattr(calls, "MAX_KEPT_ANSWERS", 2)
+    ledger = calls.CallLedger()
+    for i in range(5):
+        ledger.count("llm", "m @ x", requests=1)
+        ledger.note_answer("llm", "m @ x", "atoms.B1", f"junk {i}", "no NLI label")
+    with pytest.raises(calls.TooManyFailures, match=r"the first 2 of 5 are in \S+answers-") as err:
+        ledger.check(0.02, answers_dir=tmp_path)
+    assert "5 of 5 requests failed (0 errors, 5 unparsable answers; 0 retries)" in str(err.value)
+    (written,) = tmp_path.glob("answers-*.jsonl")
+    assert [json.loads(x)["raw"] for x in written.read_text().splitlines()] == ["junk 0", "junk 1"]
