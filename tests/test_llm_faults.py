@@ -196,3 +196,12 @@ def test_the_key_is_scrubbed_from_completions_answers_too(client, tmp_path):
         assert fe.requests[0]["path"].endswith("/v1/completions")
         assert "bearer ***" in result.text.lower() and SENTINEL not in result.text
         assert SENTINEL.encode() not in _stored_bytes(llm, tmp_path / "calls.sqlite")
+
+
+def test_endpoint_down_carries_no_sdk_exception(client):
+    """The SDK's exception holds the request, Authorization header included: EndpointDown must not chain it."""
+    llm = client(f"http://127.0.0.1:{_free_port()}/v1", max_retries=20, concurrency=1)
+    with pytest.raises(EndpointDown) as err:
+        llm.chat("hello")
+    assert err.value.__cause__ is None and err.value.__context__ is None
+    assert SENTINEL not in str(err.value) and err.value.attempts == LLMClient.BREAKER_FAILURES

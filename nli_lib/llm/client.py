@@ -740,13 +740,13 @@ class LLMClient(CachedChat):
                     delay = self._backoff(attempt, exc)
                     stop.wait(delay) if stop is not None else time.sleep(delay)  # an interrupt ends the wait
                     continue
-                if self._down is not None:
-                    raise self._endpoint_down(attempt + 1) from None
                 # Build the error outside this block so it carries no reference to the SDK exception
                 # (whose request object holds the Authorization header).
                 failure = (f"{type(exc).__name__}: {exc}", status, type(exc).__name__)
             else:
                 self._reached()
+            if self._down is not None:
+                raise self._endpoint_down(attempt + 1)
             if failure:
                 msg, status, kind = failure
                 tries = f" after {attempt + 1} attempts" if attempt else ""
