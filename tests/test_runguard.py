@@ -18,7 +18,7 @@ import psutil
 import pytest
 
 from nli_lib import runguard
-from nli_lib.config import REPO_ROOT
+from nli_lib.config import FAST_EXIT_ENV, REPO_ROOT
 from nli_lib.outputs import Outputs
 
 from kit import write_notebook
@@ -283,3 +283,22 @@ def test_owner_alive_tells_a_running_owner_from_an_ended_one_and_a_reused_pid(tm
         proc.kill()
         proc.wait(timeout=30)
     assert runguard.owner_alive(rid) is False and runguard.owner_alive("50_taxinli_dataset") is None
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_notebook_start_binds_a_kernel_the_runner_started_and_only_that(tmp_path):
+    """`nli_lib.notebook.start` (every notebook's first cell) binds the kernel to its run when the runner started it
+    ($NLI_RUN_ID): a parent-death signal and a watchdog thread; in JupyterLab (no $NLI_RUN_ID) it binds nothing."""
+    code = ("import ctypes, threading\nfrom nli_lib.notebook import start\n"
+            "start({'profile': 'offline', 'quick': True}, name='99_bind')\nsig = ctypes.c_int()\n"
+            "ctypes.CDLL(None).prctl(2, ctypes.byref(sig), 0, 0, 0)  # PR_GET_PDEATHSIG\n"
+            "print(sig.value, any(t.name == 'nli-run-watchdog' for t in threading.enumerate()))")
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "NLI_OUTPUT_DIR": str(tmp_path)}
+    env.pop(FAST_EXIT_ENV, None)
+    env.pop(runguard.RUN_ID_ENV, None)
+    for run, expected in ((runguard.new_run_id(), f"{int(signal.SIGKILL)} True"), (None, "0 False")):
+        run_env = env if run is None else {**env, runguard.RUN_ID_ENV: run}
+        done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=run_env, capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert done.stdout.strip().splitlines()[-1] == expected, done.stdout
