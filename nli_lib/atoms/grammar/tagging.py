@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ...ruletable import RuleTable
 from .lexicon import CLOSED_PREPOSITIONS, COLORS, ING_NOUNS, MULTIWORD_ADVERBS, MULTIWORD_PREPS, SUBORDINATORS
 
 
@@ -57,6 +58,17 @@ def tokenize(sentence: str, tagger=None) -> list[Tok]:
     return merge_preps([Tok(w, t) for w, t in tagger.tag(words_of(sentence))])
 
 
+# Repairs of one token's tag (`Tagger._repair`), tried in order: the first that applies settles the token. A rule
+# answers None when it does not apply.
+WORD_REPAIRS = RuleTable("word repair")  # closed word lists
+WORDNET_REPAIRS = RuleTable("WordNet repair")  # word classes checked in WordNet
+
+
+def _retag(t: Tok, tag: str) -> bool:
+    t.tag = tag
+    return True
+
+
 class Tagger:
     """Tokens with repaired perceptron tags; `lexicon` answers the WordNet questions of the repairs."""
 
@@ -80,58 +92,133 @@ class Tagger:
         return toks
 
     def _repair(self, toks: list[Tok]) -> None:
-        """Fix frequent perceptron-tagger errors on SNLI captions, using WordNet to check word classes."""
+        """Fix frequent perceptron-tagger errors on SNLI captions, using WordNet to check word classes: each token
+        gets the first repair of `WORD_REPAIRS` that applies (closed word lists), a sentence-initial "there" is
+        existential, a word after a possessive 's a noun, then (with WordNet) the first of `WORDNET_REPAIRS`;
+        then headline verbs (per clause) and compounds:
+
+        >>> print(WORD_REPAIRS.table())
+        negation            n't -> not (RB)
+        closed_preposition  a closed-class preposition is IN ("running towards its owner", tagged NNS)
+        possessive_her      her before a noun or adjective is PRP$ ("chatting with her friend", tagged PRP)
+        can_noun            can after a determiner, adjective or noun is NN ("a garbage can", tagged MD)
+        plural_people       people, men, women, children are NNS
+        someone             someone, somebody are NN
+        time_adverb         today, tonight, yesterday, tomorrow are RB
+        place_adverb        outside, home, together, ... are RB (not before a noun phrase, not "his home")
+        >>> print(WORDNET_REPAIRS.table())
+        adjective_noun    an adjective WordNet knows only as a noun is one ("musician", "fire" (truck))
+        ly_adverb         an -ly word WordNet knows as an adverb is RB ("briefly")
+        colour_adjective  a colour before a noun is JJ ("an orange vest", "a brown dog")
+        to_infinitive     a verb after "to" is VB ("to sing", "to work")
+        ing_verb          an -ing word WordNet knows as a verb, not after a determiner, is VBG ("a boy swimming")
+        """
         n = len(toks)
         for i, t in enumerate(toks):
             prev = toks[i - 1] if i else None
             nxt = toks[i + 1] if i + 1 < n else None
             low = t.low
-            if low == "n't":
-                t.word, t.tag = "not", "RB"
-            elif low in CLOSED_PREPOSITIONS:
-                t.tag = "IN"  # "running towards its owner" (tagged NNS)
-            elif low == "her" and nxt is not None and (nxt.tag in {"NN", "NNS", "JJ", "JJR", "JJS", "NNP"}):
-                t.tag = "PRP$"  # "chatting with her friend" (tagged PRP)
-            elif low == "can" and prev and (prev.tag in {"DT", "JJ", "PRP$"} or (
-                    prev.tag in {"NN", "NNS"} and not (nxt is not None and nxt.tag in {"VB", "RB"}))):
-                t.tag = "NN"  # "a garbage can" (tagged MD)
-            elif low in {"people", "men", "women", "children"}:
-                t.tag = "NNS"
-            elif low in {"someone", "somebody"}:
-                t.tag = "NN"
-            elif low in {"today", "tonight", "yesterday", "tomorrow"}:
-                t.tag = "RB"
-            elif low in {"outside", "inside", "outdoors", "indoors", "together", "home", "alone", "there", "here",
-                         "upstairs", "downstairs", "nearby", "away"} and t.tag != "EX":
-                if not (low in {"outside", "inside"} and nxt and nxt.tag in {"DT", "PRP$", "CD"}):
-                    if not (low == "home" and prev and prev.tag in {"DT", "PRP$", "JJ"}):
-                        t.tag = "RB"
+            WORD_REPAIRS.first(self, t, low, prev, nxt, i)
             if i == 0 and low == "there":
                 t.tag = "EX"
             if prev is not None and prev.tag == "POS" and t.tag in {"WP", "WDT", "VB", "VBP", "IN", "RB"} and \
                     self.lex.is_pos(self.morph.noun(low), "n"):
                 t.tag = "NNS" if self.morph.noun(low) != low else "NN"  # "the man 's hat" (tagged WP)
-            if self.lex.wn is None:
-                continue
-            if t.tag == "JJ" and low not in COLORS and not self.lex.is_pos(low, "a") and \
-                    self.lex.is_pos(self.morph.noun(low), "n"):
-                t.tag = "NNS" if self.morph.noun(low) != low else "NN"  # "musician", "fire" (truck)
-            elif t.tag in {"NN", "JJ"} and low.endswith("ly") and self.lex.is_pos(low, "r"):
-                t.tag = "RB"  # "briefly"
-            elif t.tag == "NN" and low in COLORS and nxt is not None and nxt.tag.startswith("NN"):
-                t.tag = "JJ"  # "an orange vest", "a brown dog"
-            elif prev is not None and prev.tag == "TO" and t.tag in {"VBG", "VBP", "NN", "VBD", "JJ"} and \
-                    self.lex.is_pos(low, "v") and not (nxt is not None and nxt.tag == "POS"):
-                t.tag = "VB"  # "to sing", "to work"
-            elif t.tag in {"NN", "JJ"} and low.endswith("ing") and len(low) > 5 and (prev is None or prev.tag not in {
-                    "DT", "JJ", "PRP$", "IN", "POS", "CD"}) and self.lex.is_pos(self.morph.verb(low), "v") and i > 0 \
-                    and not (prev.tag in {"NN", "NNS"} and low in ING_NOUNS):
-                t.tag = "VBG"  # "outside reading and singing", "a boy swimming" (not "a work meeting")
+            if self.lex.wn is not None:
+                WORDNET_REPAIRS.first(self, t, low, prev, nxt, i)
         start = 0
         for end in [k for k, t in enumerate(toks) if t.low in SUBORDINATORS or t.word in {",", ";"}] + [n]:
             self._headline_verb(toks[start:end])  # per clause: "... while her child swims"
             start = end + 1
-        # headline verbs tagged as plural nouns: "the man dances", "A youth skateboards by a mural"
+        self._plural_noun_verb(toks)
+        self._compound_verb_tag(toks)
+        return toks
+
+    @WORD_REPAIRS.rule("negation", "n't -> not (RB)")
+    def _negation(self, t: Tok, low: str, prev, nxt, i: int):
+        if low != "n't":
+            return None
+        t.word, t.tag = "not", "RB"
+        return True
+
+    @WORD_REPAIRS.rule("closed_preposition",
+                       'a closed-class preposition is IN ("running towards its owner", tagged NNS)')
+    def _closed_preposition(self, t: Tok, low: str, prev, nxt, i: int):
+        return _retag(t, "IN") if low in CLOSED_PREPOSITIONS else None
+
+    @WORD_REPAIRS.rule("possessive_her",
+                       'her before a noun or adjective is PRP$ ("chatting with her friend", tagged PRP)')
+    def _possessive_her(self, t: Tok, low: str, prev, nxt, i: int):
+        if low == "her" and nxt is not None and (nxt.tag in {"NN", "NNS", "JJ", "JJR", "JJS", "NNP"}):
+            return _retag(t, "PRP$")
+        return None
+
+    @WORD_REPAIRS.rule("can_noun", 'can after a determiner, adjective or noun is NN ("a garbage can", tagged MD)')
+    def _can_noun(self, t: Tok, low: str, prev, nxt, i: int):
+        if low == "can" and prev and (prev.tag in {"DT", "JJ", "PRP$"} or (
+                prev.tag in {"NN", "NNS"} and not (nxt is not None and nxt.tag in {"VB", "RB"}))):
+            return _retag(t, "NN")
+        return None
+
+    @WORD_REPAIRS.rule("plural_people", "people, men, women, children are NNS")
+    def _plural_people(self, t: Tok, low: str, prev, nxt, i: int):
+        return _retag(t, "NNS") if low in {"people", "men", "women", "children"} else None
+
+    @WORD_REPAIRS.rule("someone", "someone, somebody are NN")
+    def _someone(self, t: Tok, low: str, prev, nxt, i: int):
+        return _retag(t, "NN") if low in {"someone", "somebody"} else None
+
+    @WORD_REPAIRS.rule("time_adverb", "today, tonight, yesterday, tomorrow are RB")
+    def _time_adverb(self, t: Tok, low: str, prev, nxt, i: int):
+        return _retag(t, "RB") if low in {"today", "tonight", "yesterday", "tomorrow"} else None
+
+    @WORD_REPAIRS.rule("place_adverb", 'outside, home, together, ... are RB (not before a noun phrase, not "his home")')
+    def _place_adverb(self, t: Tok, low: str, prev, nxt, i: int):
+        if not (low in {"outside", "inside", "outdoors", "indoors", "together", "home", "alone", "there", "here",
+                        "upstairs", "downstairs", "nearby", "away"} and t.tag != "EX"):
+            return None
+        if not (low in {"outside", "inside"} and nxt and nxt.tag in {"DT", "PRP$", "CD"}):
+            if not (low == "home" and prev and prev.tag in {"DT", "PRP$", "JJ"}):
+                t.tag = "RB"
+        return True  # the word is settled, changed or not
+
+    @WORDNET_REPAIRS.rule("adjective_noun",
+                          'an adjective WordNet knows only as a noun is one ("musician", "fire" (truck))')
+    def _adjective_noun(self, t: Tok, low: str, prev, nxt, i: int):
+        if t.tag == "JJ" and low not in COLORS and not self.lex.is_pos(low, "a") and \
+                self.lex.is_pos(self.morph.noun(low), "n"):
+            return _retag(t, "NNS" if self.morph.noun(low) != low else "NN")
+        return None
+
+    @WORDNET_REPAIRS.rule("ly_adverb", 'an -ly word WordNet knows as an adverb is RB ("briefly")')
+    def _ly_adverb(self, t: Tok, low: str, prev, nxt, i: int):
+        return _retag(t, "RB") if t.tag in {"NN", "JJ"} and low.endswith("ly") and self.lex.is_pos(low, "r") else None
+
+    @WORDNET_REPAIRS.rule("colour_adjective", 'a colour before a noun is JJ ("an orange vest", "a brown dog")')
+    def _colour_adjective(self, t: Tok, low: str, prev, nxt, i: int):
+        return _retag(t, "JJ") if t.tag == "NN" and low in COLORS and nxt is not None and nxt.tag.startswith("NN") \
+            else None
+
+    @WORDNET_REPAIRS.rule("to_infinitive", 'a verb after "to" is VB ("to sing", "to work")')
+    def _to_infinitive(self, t: Tok, low: str, prev, nxt, i: int):
+        if prev is not None and prev.tag == "TO" and t.tag in {"VBG", "VBP", "NN", "VBD", "JJ"} and \
+                self.lex.is_pos(low, "v") and not (nxt is not None and nxt.tag == "POS"):
+            return _retag(t, "VB")
+        return None
+
+    @WORDNET_REPAIRS.rule("ing_verb",
+                          'an -ing word WordNet knows as a verb, not after a determiner, is VBG ("a boy swimming")')
+    def _ing_verb(self, t: Tok, low: str, prev, nxt, i: int):
+        if t.tag in {"NN", "JJ"} and low.endswith("ing") and len(low) > 5 and (prev is None or prev.tag not in {
+                "DT", "JJ", "PRP$", "IN", "POS", "CD"}) and self.lex.is_pos(self.morph.verb(low), "v") and i > 0 \
+                and not (prev.tag in {"NN", "NNS"} and low in ING_NOUNS):
+            return _retag(t, "VBG")  # "outside reading and singing", "a boy swimming" (not "a work meeting")
+        return None
+
+    def _plural_noun_verb(self, toks: list[Tok]) -> None:
+        """Headline verbs tagged as plural nouns, before any verb: "the man dances", "A youth skateboards by a
+        mural" (not "... of")."""
+        n = len(toks)
         for i in range(1, n):
             if any(t.tag.startswith("VB") or t.tag == "MD" for t in toks[:i]):
                 break
@@ -143,13 +230,15 @@ class Tagger:
                     continue
                 t.tag = "VBZ"
                 break
-        # a verb tag between two nouns after the main verb: a compound ("onto his friends sand castle")
+
+    def _compound_verb_tag(self, toks: list[Tok]) -> None:
+        """A verb tag between two nouns after the main verb: a compound ("onto his friends sand castle")."""
+        n = len(toks)
         for i in range(1, n - 1):
             t = toks[i]
             if t.tag in {"VB", "VBP"} and toks[i - 1].tag in {"NN", "NNS"} and toks[i + 1].tag in {"NN", "NNS"} and \
                     any(x.tag in {"VBZ", "VBP", "VBD", "MD"} for x in toks[: i - 1]) and self.lex.is_pos(t.low, "n"):
                 t.tag = "NN"
-        return toks
 
     def _headline_verb(self, toks: list[Tok]) -> None:
         """A sentence without a finite verb whose subject head is followed by an '-s' word that WordNet knows as
