@@ -194,6 +194,8 @@ class Outputs:
                 os.replace(src, dest)
             moved[src] = dest
         shutil.rmtree(self.staging, ignore_errors=True)
+        with contextlib.suppress(OSError):  # the run's own folder once empty (another notebook may still stage)
+            self.staging.parent.rmdir()
         self.written = [moved.get(Path(p), Path(p)) for p in self.written]
         self.published = True
         rebuild_index(self.root)

@@ -211,6 +211,7 @@ def test_staging_is_private_to_a_run_and_an_ended_run_publishes_nothing(tmp_path
     assert sorted(p.name for p in (tmp_path / "tables/99_demo").iterdir()) == ["second.csv", "second.json",
                                                                                "second.md"]
     assert (first.staging / "tables/99_demo/first.csv").is_file()  # still the first run's, to publish or drop
+    assert not second.staging.parent.exists()  # the second run's folder: gone once it holds nothing
 
     monkeypatch.setenv(runguard.RUN_ID_ENV, _dead_run_id())
     orphan = Outputs("98_orphan")
