@@ -13,6 +13,14 @@ from nli_lib import papers
 from nli_lib.config import REPO_ROOT
 
 
+@pytest.fixture(autouse=True)
+def forget_test_papers():
+    """The papers a test registers leave nothing behind: their modules go from sys.modules afterwards."""
+    yield
+    for name in [m for m in sys.modules if m.split(".")[0] in ("sixth", "other")]:
+        del sys.modules[name]
+
+
 def test_every_paper_notebook_belongs_to_the_paper_its_name_says():
     stems = sorted(p.stem for p in (REPO_ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     assert stems
@@ -90,7 +98,6 @@ def test_declarations_load_without_the_papers_code(tmp_path, monkeypatch):
         PROMPTS = None
     """))
     monkeypatch.setattr(sys, "path", list(sys.path))
-    monkeypatch.setattr(sys, "modules", dict(sys.modules))
     monkeypatch.setenv(papers.PAPERS_ENV, str(pkg))
     assert papers.declared("sixth", "SYSTEMS") == ("Sixth-Net",)
     assert papers.declared("sixth", "OUTPUTS", {}) == {} and "sixth" not in sys.modules
@@ -212,3 +219,24 @@ def test_a_registered_papers_profile_section_is_checked_declared_and_listed(tmp_
     lines = out.stdout.splitlines()
     assert lines[0] == "0.7 ('Sixth-Net',) ['RoBERTa L', 'Sixth-Net']" and lines[1] == "True"  # PhrasIS's too
     assert lines[2].startswith("  - paper_models.sixth.threshold: Input should be greater than or equal to 0")
+
+
+def test_a_registered_papers_prompts_are_found_by_key(tmp_path, monkeypatch):
+    """`PROMPTS["sixth.judge"]` imports the module the sixth paper declares (`PROMPTS`), which registers it."""
+    from nli_lib.llm import PROMPTS
+
+    pkg = build_sixth(tmp_path)
+    (pkg / "paper.py").write_text(SIXTH_PAPER.replace("PROMPTS = None", 'PROMPTS = "sixth.prompts"'))
+    (pkg / "prompts.py").write_text(textwrap.dedent('''
+        from nli_lib.llm.prompts import PromptTemplate, parse_nli_label, register
+
+        register(PromptTemplate(name="sixth.judge", paper="sixth", section="Appendix A", system=None,
+                                template="Premise: {premise}\\nHypothesis: {hypothesis}\\nLabel:", parser=parse_nli_label))
+    '''))
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setattr(PROMPTS, "_templates", dict(PROMPTS._templates))  # the registry as it was, afterwards
+    monkeypatch.setattr(PROMPTS, "_loaded", set(PROMPTS._loaded))
+    monkeypatch.setenv(papers.PAPERS_ENV, str(pkg))
+    template = PROMPTS["sixth.judge"]
+    assert template.paper == "sixth" and template.fields == ("premise", "hypothesis")
+    assert "sixth.judge" in set(PROMPTS)
