@@ -29,7 +29,7 @@ class SavedCall:
         """How much the call says about what it saves: a name before none, more literal characters before fewer,
         a known kind before either.
 
-        >>> SavedCall(None, "table\\-.+?\\-paper").specificity() > SavedCall("table", "table\\-.+?").specificity()
+        >>> SavedCall(None, r"table\\-.+?\\-paper").specificity() > SavedCall("table", r"table\\-.+?").specificity()
         True
         """
         literal = len(re.sub(r"\.\+\?|\\", "", self.name)) if self.name is not None else -1

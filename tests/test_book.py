@@ -53,6 +53,9 @@ def missing(reason: str):
 def test_prepare_doctests():
     result = doctest.testmod(prepare, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 8 and result.failed == 0
+    for name in ("savecalls", "pagecells"):  # the modules prepare.py reads cells and save calls with
+        result = doctest.testmod(sys.modules[name], optionflags=doctest.ELLIPSIS)
+        assert result.attempted >= 8 and result.failed == 0, name
 
 
 # ---------------------------------------------------------------- a synthetic run, written as run_all.sh would
