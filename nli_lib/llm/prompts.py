@@ -86,7 +86,7 @@ class PromptTemplate:
     """A paper's prompt: ``render(**fields)`` -> chat messages, ``parse(text)`` -> `Parsed`."""
 
     name: str  # registry key, e.g. "atoms.A1"
-    paper: str  # "atoms" | "factnli" | "ftc" | "phrasis"
+    paper: str  # the registered paper it belongs to (nli_lib.papers): "atoms", "factnli", "ftc", "phrasis", ...
     section: str  # where the paper prints it, e.g. "Appendix A, Prompt A.1"
     system: str | None  # system message, or None (the prompt is one user message)
     template: str  # user message with {field} placeholders; {shots} marks where exemplars go
