@@ -53,7 +53,8 @@ def catalog_file(notebook: str) -> str:
     """
     paper = paper_of_notebook(notebook)
     if paper is None:
-        return "nli_lib/catalog/companion.py" if notebook[:1] in RESERVED_PREFIXES else "(no paper claims it)"
+        return ("nli_lib/catalog/companion.py" if notebook[:1] in RESERVED_PREFIXES else
+                f"no file: no registered paper has the prefix {notebook[:1]!r} (nli_lib/papers.py, $NLI_PAPERS)")
     path = paper.folder / "paper.py"
     return path.relative_to(PACKAGE_DIR.parent).as_posix() if path.is_relative_to(PACKAGE_DIR) else str(path)
 
