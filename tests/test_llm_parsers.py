@@ -187,3 +187,9 @@ def test_a_failed_check_says_when_it_kept_only_the_first_bad_answers(tmp_path, m
     assert "5 of 5 requests failed (0 errors, 5 unparsable answers; 0 retries)" in str(err.value)
     (written,) = tmp_path.glob("answers-*.jsonl")
     assert [json.loads(x)["raw"] for x in written.read_text().splitlines()] == ["junk 0", "junk 1"]
+
+
+def test_a_neutral_explanation_in_the_first_person_plural_is_no_refusal():
+    """e-SNLI writes neutral explanations as "we can not tell if ...": a reason for n, not a refusal to answer."""
+    parsed = PROMPTS["atoms.B1"].parse("We can not tell if the woman is relaxed, so the answer is neutral.")
+    assert parsed.ok and parsed.value == "neutral"

@@ -170,7 +170,8 @@ _REFUSAL = re.compile(
     r"|do(?: not|n['’]t)\s+feel comfortable)"
     r"\s+(?:help|assist|provide|comply|answer|complete|do (?:that|this)|generate|determine|fulfil+|respond|continue"
     r"|create|produce|decompose|label|classify|extract|write|engage)"
-    r"|(?:i|we)\s+(?:can(?:not|['’]t|\s+not)|could(?:n['’]t|\s+not))\s+(?:really\s+)?(?:say|tell|decide|know|judge"
+    # "I can't say whether ...": the speaker declines to choose ("we cannot tell if ..." explains a neutral label)
+    r"|i\s+(?:can(?:not|['’]t|\s+not)|could(?:n['’]t|\s+not))\s+(?:really\s+)?(?:say|tell|decide|know|judge"
     r"|be\s+(?:sure|certain))\s+(?:whether|if|which|for\s+(?:sure|certain))"
     r"|(?:i['’]?m|i am|we['’]?re|we are)\s+afraid\b(?!\s+of\b)"  # "I'm afraid I can't ...", not "I'm afraid of dogs"
     r"|(?:no[.!,]?\s+)?(?:i|we)\s+(?:refuse|decline)\b"
