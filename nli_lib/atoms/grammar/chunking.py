@@ -303,8 +303,25 @@ class Chunker:
     # -- verb phrases ---------------------------------------------------------------------------------------
     def _vp(self, toks, i, participle: bool = False):
         """Verb group at i and its complements. `participle`: a VBG/VBN modifier without auxiliaries."""
-        n, vp, j = len(toks), VP(), i
+        vp = VP()
         start = i
+        j = self._verb_group(toks, i, vp, participle)
+        if not vp.verb:
+            if vp.aux and vp.aux[-1] in BE:  # "is" followed by a non-verbal complement
+                vp.verb, vp.copula = vp.aux.pop(), True
+            elif vp.aux and vp.aux[-1] in HAVE:
+                vp.verb = vp.aux.pop()
+            else:
+                return None, i
+        j = self._catenatives(toks, j, vp)
+        j = self._verb_extras(toks, j, vp)
+        j = self._complements(toks, j, vp, participle)
+        vp.raw = toks[start:j]
+        return vp, j
+
+    def _verb_group(self, toks, j: int, vp: VP, participle: bool) -> int:
+        """Auxiliaries, negation, aspect adverbs and the main verb from `j` into `vp`; the index after them."""
+        n = len(toks)
         while j < n:
             t = toks[j]
             if t.tag == "MD" or t.low in DO and j + 1 < n and (toks[j + 1].low in NEG or toks[j + 1].tag == "VB"):
@@ -332,13 +349,12 @@ class Chunker:
             else:
                 break
             j += 1
-        if not vp.verb:
-            if vp.aux and vp.aux[-1] in BE:  # "is" followed by a non-verbal complement
-                vp.verb, vp.copula = vp.aux.pop(), True
-            elif vp.aux and vp.aux[-1] in HAVE:
-                vp.verb = vp.aux.pop()
-            else:
-                return None, i
+        return j
+
+    def _catenatives(self, toks, j: int, vp: VP) -> int:
+        """A copula without a participle after it; catenatives ("is trying to finish", "are getting ready to run",
+        "is about to take"): the last verb is the main verb, the rest auxiliaries. The index after them."""
+        n = len(toks)
         lemma = self.morph.verb(vp.verb)
         if lemma == "be" and not (j < n and toks[j].tag in {"VBG", "VBN"}):
             vp.copula = True
@@ -363,6 +379,11 @@ class Chunker:
             vp.aux += [vp.verb, toks[j].low, "to"]
             vp.verb, vp.verb_tag, vp.copula = toks[j + 2].word, "VB", False
             j += 3
+        return j
+
+    def _verb_extras(self, toks, j: int, vp: VP) -> int:
+        """A particle, a linking verb's adjective, a get-passive, a gerund complement; the index after them."""
+        n = len(toks)
         if j < n and toks[j].tag == "RP":
             vp.particle = toks[j].low
             j += 1
@@ -387,9 +408,7 @@ class Chunker:
             if j < n and toks[j].tag == "RP":
                 vp.particle = toks[j].low
                 j += 1
-        j = self._complements(toks, j, vp, participle)
-        vp.raw = toks[start:j]
-        return vp, j
+        return j
 
     def _complements(self, toks, j, vp: VP, participle: bool) -> int:
         """Complements of `vp` from token `j`; the index where they end. Each token goes to the first rule of
