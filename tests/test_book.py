@@ -760,3 +760,18 @@ def test_committed_book_builds_without_a_run_and_every_output_sits_in_its_sectio
     assert placed == committed and [p["unmatched"] for p in pages if p["unmatched"]] == []
     assert sum(x["image"] for p in pages for x in p["placed"]) == len({c for c in committed if c[0] == "figures"})
     assert check_site(out / "html", manifest) == []
+
+
+def test_no_run_named_says_how_to_build_the_committed_results(tmp_path):
+    """Asking for a run that is not there fails and names both fixes: run it, or build the committed results;
+    --committed with a run is refused."""
+    proc = subprocess.run(["bash", str(REPO / "scripts" / "book.sh"), "--runs-dir", str(tmp_path), "--quick",
+                           "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and "./run_all.sh --quick" in proc.stderr and "book.sh --committed" in proc.stderr
+    proc = subprocess.run(["bash", str(REPO / "scripts" / "book.sh"), "--committed", "--quick"], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 2 and "choose one" in proc.stderr
+    sources, run = make_run(tmp_path / "r")
+    (run / "20_other.stamp.json").unlink()
+    with pytest.raises(prepare.BookError, match="bash scripts/book.sh --committed"):
+        prepare.stage(run, tmp_path / "src", notebooks_dir=sources)
