@@ -512,6 +512,7 @@ def test_quick_book_every_page_renders_with_its_figures_and_no_error(quick_book)
     assert sum(p["figures"] for p in manifest["pages"]) > 0 and sum(p["images"] for p in manifest["pages"]) > 0
     # a fresh run warns about nothing: no figure without its PNG, no file from another run, no changed notebook
     assert [f"{p['page']}: {w}" for p in manifest["pages"] for w in p["warnings"]] == []
+    assert [f"{p['page']}: {p['unmatched']}" for p in manifest["pages"] if p["unmatched"]] == []  # all under a cell
     assert check_site(quick_book / "html", manifest) == []
 
 
