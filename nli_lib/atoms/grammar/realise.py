@@ -192,31 +192,7 @@ class Realiser:
         ref = self._ref(np_, ctx)
         be = "are" if self._plural_ref(ref, np_) else "is"
         if np_.conj:
-            if ref == "the people":
-                singles = all(not c.plural for c in np_.conj)  # "a man and a woman" -> two; "four men and a boy" -> ?
-                out.add(f"There are {_number_word(len(np_.conj)) + ' ' if singles else ''}people.", "entity")
-                members = [self._np_text(c, indefinite=True) for c in np_.conj]
-                if any(c.head_text.lower() not in GENERIC_PERSON for c in np_.conj):
-                    out.add(f"The people are {_join(members)}.", "type")
-                for c in np_.conj:
-                    for adj in c.adjs:
-                        out.add(f"The {c.head_text} is {adj}.", "attribute")
-            elif len({self.morph.noun(c.head[-1]) if c.head else "" for c in np_.conj}) == 1 and all(
-                    c.head and not c.plural and not c.proper for c in np_.conj):
-                # "a big brown dog and a tiny black dog": two dogs, each with its own attributes
-                noun = self.morph.noun(np_.conj[0].head[-1])
-                out.add(f"There are {_number_word(len(np_.conj))} {pluralize(noun)}.", "entity")
-                for k, c in enumerate(np_.conj):
-                    for adj in c.adjs:
-                        out.add(f"{'One' if k == 0 else 'Another'} {noun} is {adj}.", "attribute")
-            else:
-                for c in np_.conj:
-                    if not c.proper:
-                        out.add(f"There {'are' if c.plural else 'is'} {self._np_text(c, indefinite=True)}.", "entity")
-                    for adj in c.adjs:
-                        out.add(f"The {c.head_text} {'are' if c.plural else 'is'} {adj}.", "attribute")
-            for c in np_.conj:
-                self._np_modifiers(c, ref if len(np_.conj) == 1 else "the " + c.head_text, ctx, out)
+            self._coordinated_entity(np_, ref, ctx, out)
             return
         if np_.possessor is not None:  # "the men 's bikes": the owner's atoms, then "The people have bikes."
             owner = np_.possessor
@@ -227,39 +203,81 @@ class Realiser:
         cat = self.category(target.head_text)
         group_of = np_.of_np is not None and self.category(np_.head_text) == "group" and cat == "person"
         if ref in {"the person", "the people"} or group_of:
-            if group_of:
-                out.add(f"There is {article(np_.head_text)} {np_.head_text} of people.", "entity")
-            elif ref == "the people":
-                num = target.num or (np_.num if np_.num else "")
-                out.add(f"There are {num + ' ' if num else ''}people.", "entity")
-            else:
-                out.add("There is a person.", "entity")
-            head = target.head_text
-            if head.lower() not in GENERIC_PERSON and cat == "person":
-                noun = head if (ref == "the person" or target.plural) else pluralize(head)
-                noun += _of_text(self, target)  # "The people are members of the band."
-                out.add(f"The {'people are' if ref == 'the people' else 'person is'} "
-                        f"{(article(noun) + ' ') if ref == 'the person' else ''}{noun}.", "type")
-            for adj in target.adjs + (np_.adjs if np_.of_np is not None else []):
-                out.add(f"{_cap(ref)} {be} {adj}.", "attribute")
+            self._people_entity(np_, target, ref, be, cat, group_of, out)
         elif ref == "the group":
-            out.add("There is a group of people.", "entity")
-            if np_.head_text.lower() != "group":
-                out.add(f"The group is {article(np_.head_text)} {np_.head_text}.", "type")
-            for adj in np_.adjs:
-                out.add(f"The group is {adj}.", "attribute")
+            self._group_entity(np_, out)
         else:
-            if not target.proper:
-                out.add(f"There {'are' if target.plural else 'is'} {self._np_text(target, indefinite=True)}.", "entity")
-            if cat == "animal" and self.morph.noun(target.head[-1]) != "animal":
-                out.add(f"There {'are animals' if target.plural else 'is an animal'}.", "type")
-            for adj in target.adjs:
-                out.add(f"{_cap(ref)} {be} {adj}.", "attribute")
+            self._thing_entity(target, ref, be, cat, out)
         self._np_modifiers(np_, ref, ctx, out)
         if np_.of_np is not None and np_.of_np is not target:
             self._np_modifiers(np_.of_np, ref, ctx, out)
         elif np_.of_np is not None:
             self._np_modifiers(np_.of_np, ref, ctx, out)
+
+    def _coordinated_entity(self, np_: NP, ref: str, ctx: Ctx, out: AtomList) -> None:
+        """Coordinated noun phrases: people ("a man and a woman"), two of one kind each with its attributes ("a big
+        brown dog and a tiny black dog"), or each conjunct on its own; then each one's post-modifiers."""
+        if ref == "the people":
+            singles = all(not c.plural for c in np_.conj)  # "a man and a woman" -> two; "four men and a boy" -> ?
+            out.add(f"There are {_number_word(len(np_.conj)) + ' ' if singles else ''}people.", "entity")
+            members = [self._np_text(c, indefinite=True) for c in np_.conj]
+            if any(c.head_text.lower() not in GENERIC_PERSON for c in np_.conj):
+                out.add(f"The people are {_join(members)}.", "type")
+            for c in np_.conj:
+                for adj in c.adjs:
+                    out.add(f"The {c.head_text} is {adj}.", "attribute")
+        elif len({self.morph.noun(c.head[-1]) if c.head else "" for c in np_.conj}) == 1 and all(
+                c.head and not c.plural and not c.proper for c in np_.conj):
+            # "a big brown dog and a tiny black dog": two dogs, each with its own attributes
+            noun = self.morph.noun(np_.conj[0].head[-1])
+            out.add(f"There are {_number_word(len(np_.conj))} {pluralize(noun)}.", "entity")
+            for k, c in enumerate(np_.conj):
+                for adj in c.adjs:
+                    out.add(f"{'One' if k == 0 else 'Another'} {noun} is {adj}.", "attribute")
+        else:
+            for c in np_.conj:
+                if not c.proper:
+                    out.add(f"There {'are' if c.plural else 'is'} {self._np_text(c, indefinite=True)}.", "entity")
+                for adj in c.adjs:
+                    out.add(f"The {c.head_text} {'are' if c.plural else 'is'} {adj}.", "attribute")
+        for c in np_.conj:
+            self._np_modifiers(c, ref if len(np_.conj) == 1 else "the " + c.head_text, ctx, out)
+
+    def _people_entity(self, np_: NP, target: NP, ref: str, be: str, cat: str, group_of: bool,
+                       out: AtomList) -> None:
+        """A person, people or a group of people: existence, type (unless generic) and attribute atoms."""
+        if group_of:
+            out.add(f"There is {article(np_.head_text)} {np_.head_text} of people.", "entity")
+        elif ref == "the people":
+            num = target.num or (np_.num if np_.num else "")
+            out.add(f"There are {num + ' ' if num else ''}people.", "entity")
+        else:
+            out.add("There is a person.", "entity")
+        head = target.head_text
+        if head.lower() not in GENERIC_PERSON and cat == "person":
+            noun = head if (ref == "the person" or target.plural) else pluralize(head)
+            noun += _of_text(self, target)  # "The people are members of the band."
+            out.add(f"The {'people are' if ref == 'the people' else 'person is'} "
+                    f"{(article(noun) + ' ') if ref == 'the person' else ''}{noun}.", "type")
+        for adj in target.adjs + (np_.adjs if np_.of_np is not None else []):
+            out.add(f"{_cap(ref)} {be} {adj}.", "attribute")
+
+    def _group_entity(self, np_: NP, out: AtomList) -> None:
+        """A group noun standing for people ("a crowd"): a group of people, its type and attributes."""
+        out.add("There is a group of people.", "entity")
+        if np_.head_text.lower() != "group":
+            out.add(f"The group is {article(np_.head_text)} {np_.head_text}.", "type")
+        for adj in np_.adjs:
+            out.add(f"The group is {adj}.", "attribute")
+
+    def _thing_entity(self, target: NP, ref: str, be: str, cat: str, out: AtomList) -> None:
+        """Any other entity: existence (not for a name), "an animal" for an animal, and attribute atoms."""
+        if not target.proper:
+            out.add(f"There {'are' if target.plural else 'is'} {self._np_text(target, indefinite=True)}.", "entity")
+        if cat == "animal" and self.morph.noun(target.head[-1]) != "animal":
+            out.add(f"There {'are animals' if target.plural else 'is an animal'}.", "type")
+        for adj in target.adjs:
+            out.add(f"{_cap(ref)} {be} {adj}.", "attribute")
 
     def _np_modifiers(self, np_: NP, ref: str, ctx, out) -> None:
         be = "are" if self._plural_ref(ref, np_) else "is"
