@@ -141,19 +141,38 @@ class Chunker:
     # -- noun phrases ---------------------------------------------------------------------------------------
     def _np(self, toks: list[Tok], i: int) -> tuple[NP | None, int]:
         """One base NP starting at i (no coordination, no post-modifiers)."""
-        n, np_ = len(toks), NP()
+        short = self._np_shortcut(toks, i)
+        if short is not None:
+            return short
+        np_ = NP()
+        j = self._np_determiner(toks, i, np_)
+        pre, j = self._np_premodifiers(toks, j)
+        # the head is the trailing run of nouns; anything before it is an adjective/modifier
+        k = len(pre)
+        while k > 0 and pre[k - 1].tag.startswith("NN"):
+            k -= 1
+        if k == len(pre):  # no noun: not an NP (bare adjectives)
+            return self._headless_np(np_, pre, i, j)
+        self._np_head(np_, pre, k)
+        return self._possessed(toks, j, np_)
+
+    def _np_shortcut(self, toks: list[Tok], i: int) -> tuple[NP, int] | None:
+        """"some of the people" (the inner NP), a pronoun, an indefinite pronoun: (NP, the index after it)."""
+        n = len(toks)
         if i + 2 < n and toks[i].low in PARTITIVES and toks[i + 1].low == "of":  # "some of the people"
             inner, k = self._np(toks, i + 2)
             if inner is not None:
                 inner.plural_tag = inner.plural_tag or bool(inner.head) and inner.head[-1].lower() in IRREGULAR_NOUNS
                 return inner, k
         if i < n and toks[i].tag in {"PRP", "EX"} and toks[i].low != "there":
-            np_.pron = toks[i].word
-            return np_, i + 1
+            return NP(pron=toks[i].word), i + 1
         if i < n and toks[i].low in {"someone", "somebody", "everyone", "everybody", "something", "anyone", "nobody"}:
-            np_.head = [toks[i].low]
-            return np_, i + 1
-        j = i
+            return NP(head=[toks[i].low]), i + 1
+        return None
+
+    def _np_determiner(self, toks: list[Tok], j: int, np_: NP) -> int:
+        """A determiner (or possessive) and a number at `j` into `np_`; the index after them."""
+        n = len(toks)
         if j < n and (toks[j].tag in {"DT", "PRP$", "WP$"} or toks[j].low in {"some", "several", "many", "few"}):
             np_.det = toks[j].low if toks[j].tag != "PRP$" else "poss:" + toks[j].low
             j += 1
@@ -163,6 +182,11 @@ class Chunker:
         if j < n and toks[j].tag == "CD":
             np_.num = toks[j].word.lower()
             j += 1
+        return j
+
+    def _np_premodifiers(self, toks: list[Tok], j: int) -> tuple[list[Tok], int]:
+        """The adjectives, participles and nouns of a noun phrase from `j`, and the index after them."""
+        n = len(toks)
         pre: list[Tok] = []
         while j < n:
             t = toks[j]
@@ -186,29 +210,33 @@ class Chunker:
                 j += 1
                 continue
             break
-        # the head is the trailing run of nouns; anything before it is an adjective/modifier
-        k = len(pre)
-        while k > 0 and pre[k - 1].tag.startswith("NN"):
-            k -= 1
-        if k == len(pre):  # no noun: not an NP (bare adjectives)
-            if np_.det or np_.num:
-                if pre:  # "the red", "two young" - take the last word as the head
-                    np_.adjs = [t.word for t in pre[:-1]
-                                if t.tag not in {",", "CC"} and t.low != "and" and t.word != ","]
-                    np_.head = [pre[-1].word]
-                    return np_, j
-                if np_.num:  # "one is jumping": a bare number is a pronoun-like subject
-                    if np_.det:
-                        np_.head = [np_.num]
-                    else:
-                        np_.pron = np_.num
-                    np_.num = ""
-                    return np_, j
-                if np_.det in {"this", "that", "these", "those", "some", "all", "both", "each", "another"}:
-                    np_.pron = np_.det
-                    np_.det = ""
-                    return np_, j
-            return None, i
+        return pre, j
+
+    @staticmethod
+    def _headless_np(np_: NP, pre: list[Tok], i: int, j: int) -> tuple[NP | None, int]:
+        """A noun phrase without a noun: "the red", "two young" (the last word heads it), "one" or "this" (a
+        pronoun); anything else is no noun phrase (None, i)."""
+        if np_.det or np_.num:
+            if pre:  # "the red", "two young" - take the last word as the head
+                np_.adjs = [t.word for t in pre[:-1]
+                            if t.tag not in {",", "CC"} and t.low != "and" and t.word != ","]
+                np_.head = [pre[-1].word]
+                return np_, j
+            if np_.num:  # "one is jumping": a bare number is a pronoun-like subject
+                if np_.det:
+                    np_.head = [np_.num]
+                else:
+                    np_.pron = np_.num
+                np_.num = ""
+                return np_, j
+            if np_.det in {"this", "that", "these", "those", "some", "all", "both", "each", "another"}:
+                np_.pron = np_.det
+                np_.det = ""
+                return np_, j
+        return None, i
+
+    def _np_head(self, np_: NP, pre: list[Tok], k: int) -> None:
+        """Head (the nouns from `k`, or an idiom's or compound's word before them) and adjectives of `np_`."""
         while 0 < k < len(pre) and (pre[k - 1].low, pre[k].low) in ADJ_NOUN_IDIOMS:
             k -= 1  # "old friends", "tight quarters": the adjective belongs to the noun
         if 0 < k < len(pre) and pre[k - 1].tag == "VBG" and self.lex.category(
@@ -219,6 +247,10 @@ class Chunker:
         np_.head = [t.word for t in pre[k:]]
         np_.plural_tag = pre[-1].tag in {"NNS", "NNPS"}
         np_.proper = not np_.det and not np_.num and all(t.tag in {"NNP", "NNPS"} for t in pre[k:])
+
+    def _possessed(self, toks: list[Tok], j: int, np_: NP) -> tuple[NP, int]:
+        """`np_` and the index after it, or, before a possessive 's, the NP it owns ("the men 's bikes")."""
+        n = len(toks)
         if j + 1 < n and toks[j].tag == "POS":  # "the men 's bikes": the possessed NP, owned by np_
             k1 = j + 1
             while k1 < n - 1 and toks[k1].tag == "RB":  # "this person 's only job"
