@@ -262,3 +262,28 @@ def test_definition_sentences_characterised():
                            lambda title, gloss, counted, body, mass:
                            definition_sentences(title, gloss, countable if counted else None, body, mass))
     assert sum(bool(v) for v in outputs.values()) > 0.5 * len(outputs)
+
+
+def checked_atoms(by_style, n: int) -> Iterable[tuple[str, list]]:
+    """(key, [atom, sentence or None]): each atom the rule decomposers (`by_style`) make of the first `n` e-SNLI test
+    rows' sentences, with its sentence, and each sentence alone as an atom (keyed by digest)."""
+    cases = {}
+    for _, sentence in atoms_sentences(n):
+        cases[f"alone/{digest(sentence)}"] = [sentence, None]
+        for dec in by_style.values():
+            for a in dec.decompose_records(sentence):
+                cases[f"atom/{digest([a.text, sentence])}"] = [a.text, sentence]
+    yield from cases.items()
+
+
+@pytest.mark.mirror
+def test_atom_checker_characterised(rule_decomposers):
+    """`AtomChecker.check` (`_grammar` and the source rules): the status and reason of each atom."""
+    from nli_lib.atoms.grammar.wellformed import AtomChecker, default_checker
+
+    rd = rule_decomposers
+    checker = default_checker() if rd.suffix else AtomChecker(rd.by_style["incremental"])
+    outputs = characterise(f"atom_check{rd.suffix}", checked_atoms(rd.by_style, rd.qud_rows),
+                           lambda atom, sentence: list(checker.check(atom, sentence).__dict__.values()))
+    statuses = {status for status, _ in outputs.values()}
+    assert {"ok", "malformed"} <= statuses and sum(s == "malformed" for s, _ in outputs.values()) > 50
