@@ -28,13 +28,14 @@ def scrub_paths(text: str, roots: tuple = ()) -> str:
     a temporary path keeps what follows its tables/, figures/ or runs/ folder (else its last part), and the
     home folder is `~`.
 
-    >>> scrub_paths("/work/x/nli_lib/a.py:3: Warn", roots=(Path("/work/x"),))
-    'nli_lib/a.py:3: Warn'
+    >>> scrub_paths("/work/x/nli_lib/a.py:3: Warn; cd /work/x, not /work/x2", roots=(Path("/work/x"),))
+    'nli_lib/a.py:3: Warn; cd ., not /work/x2'
     >>> scrub_paths("   /tmp/outwarm/tables/00_data/sizes.csv\\nsaved /tmp/pytest-1/t0/scratch.json")
     '   tables/00_data/sizes.csv\\nsaved scratch.json'
     """
     for root in (*roots, REPO_ROOT):
-        text = text.replace(f"{Path(root)}/", "").replace(str(Path(root)), ".")
+        text = text.replace(f"{Path(root)}/", "")
+        text = re.sub(re.escape(str(Path(root))) + r"(?![\w.-])", ".", text)  # the folder itself, not /work/x2
 
     def temp(match: re.Match) -> str:
         parts = match.group(0).split("/")
