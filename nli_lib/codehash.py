@@ -93,13 +93,14 @@ def _parents(name: str) -> list[str]:
 
 
 def summarise(name: str, source: str, is_package: bool) -> dict:
-    """What `Graph` needs of one source file: the sha256 of its `code_text`, the modules it imports (candidates:
-    `from a import b` gives 'a' and 'a.b'; relative imports resolved), the dotted names it holds as strings, and
+    """What `Graph` needs of one source file: the sha256 of its `code_text`, its imports as [module, name] pairs
+    (`import a.b` gives ['a.b', ''], `from a import b` ['a', 'b']; relative imports resolved), the dotted names it
+    holds as strings, and
     whether it imports a computed name with `importlib.import_module` (then every module of its own package
     counts). `Graph` keeps the names that are modules of its packages."""
     tree = ast.parse(source)
     own = name.split(".") if is_package else name.split(".")[:-1]
-    imports: set[str] = set()
+    imports: set[tuple[str, str]] = set()
     named: set[str] = set()
     dynamic = False
     docstrings = []
@@ -110,18 +111,18 @@ def summarise(name: str, source: str, is_package: bool) -> dict:
                     isinstance(first.value.value, str):
                 docstrings.append(first)
         if isinstance(node, ast.Import):
-            imports |= {a.name for a in node.names}
+            imports |= {(a.name, "") for a in node.names}
         elif isinstance(node, ast.ImportFrom):
             target = ".".join(own[:len(own) - node.level + 1] + ([node.module] if node.module else [])) \
                 if node.level else (node.module or "")
-            imports |= {target, *(f"{target}.{a.name}" for a in node.names)}
+            imports |= {(target, a.name) for a in node.names}
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _MODULE_NAME.fullmatch(node.value):
             named.add(node.value)
         elif isinstance(node, ast.Call) and _is_import_module(node.func) and node.args and \
                 not isinstance(node.args[0], ast.Constant):
             dynamic = True
-    return {"text": digest(code_text(source, docstrings)), "imports": sorted(imports), "named": sorted(named),
-            "dynamic": dynamic, "own": ".".join(own)}
+    return {"text": digest(code_text(source, docstrings)), "imports": sorted(map(list, imports)),
+            "named": sorted(named), "dynamic": dynamic, "own": ".".join(own)}
 
 
 def _summary(name: str, path: Path) -> dict:
@@ -147,6 +148,11 @@ def _summary(name: str, path: Path) -> dict:
     return summary
 
 
+# Registries that import a module chosen at run time, and the last part of the names they import that way:
+# the paper registry loads each paper's declarations (`<package>.paper`), the prompt registry each paper's prompt
+# module (`<package>.prompts`). Any other module calling importlib.import_module on a computed name depends on its
+# whole package (tests/test_codehash.py lists those, so a new one is a decision, not an accident).
+DYNAMIC_IMPORTS = {"papers": "paper", "llm.prompts": "prompts"}
 _SUMMARISER = Path(__file__).read_bytes()  # this module's source: a summary made by other code is never reused
 
 
@@ -160,38 +166,67 @@ class Graph:
         self.paths = {module_name(p, root): p for root in roots for p in sorted(root.rglob("*.py"))
                       if "__pycache__" not in p.parts}
         self.text: dict[str, str] = {}  # module -> sha256 of its code text
-        self.imports: dict[str, set[str]] = {}  # static imports (module level and inside functions)
+        self.imports: dict[str, set[str]] = {}  # the modules it imports (module level and inside functions)
+        self.parents: dict[str, set[str]] = {}  # the packages around those, which importing them runs (text only)
         self.lazy: dict[str, set[str]] = {}  # modules named in strings, or a package's own modules (import_module)
         for name, path in self.paths.items():
             summary = _summary(name, path)
             self.text[name] = summary["text"]
-            self.imports[name] = {k for m in summary["imports"] for k in self._known(m)} - {name}
-            lazy = {k for m in summary["named"] for k in self._known(m)}
+            self.imports[name], self.parents[name] = self._resolve(summary["imports"])
+            self.imports[name].discard(name)
+            lazy = {m for m in summary["named"] if m in self.paths}
             if summary["dynamic"]:
-                lazy |= {m for m in self.paths if m.startswith(summary["own"] + ".")}
+                lazy |= self._dynamic(name, summary["own"])
             self.lazy[name] = lazy - {name}
+
+    def _dynamic(self, name: str, own: str) -> set[str]:
+        """What `name` may import through `importlib.import_module` on a computed name: `DYNAMIC_IMPORTS` says it
+        for the library's registries; any other module may import every module of its own package."""
+        suffix = DYNAMIC_IMPORTS.get(name.partition(".")[2])
+        if suffix is not None:
+            return {m for m in self.paths if m.rsplit(".", 1)[-1] == suffix}
+        return {m for m in self.paths if m.startswith(own + ".")}
+
+    def _resolve(self, imports: list) -> tuple[set[str], set[str]]:
+        """(the modules imported, the packages around them) of [module, name] import pairs, among `paths`.
+        `from a.b import c` imports module a.b.c when there is one, else the name c from package a.b (so a.b's own
+        imports count); either way a and a.b run, but only their own code matters to the importer: what a package's
+        __init__ imports besides is not code the importer runs (a sibling of a.b.c is not a dependency of it)."""
+        modules, around = set(), set()
+        for module, name in imports:
+            target = f"{module}.{name}" if name and f"{module}.{name}" in self.paths else module
+            if target in self.paths:
+                modules.add(target)
+            around |= self._known(target) - {target}
+        return modules, around - modules
 
     def _known(self, name: str) -> set[str]:
         return {p for p in _parents(name) if p in self.paths}
 
-    def closure(self, start: set[str], paper: str | None = None, papers: frozenset[str] = frozenset()) -> list[str]:
-        """Sorted modules reachable from `start`. With `paper`, a lazy reference into another of `papers` is not
-        followed (see the module docstring)."""
+    def closure(self, start: set[str], paper: str | None = None, papers: frozenset[str] = frozenset(),
+                around: set[str] = frozenset()) -> list[str]:
+        """Sorted modules reachable from the modules `start` (and the packages `around` them, whose own code
+        counts). With `paper`, a lazy reference into another of `papers` is not followed (module docstring)."""
         others = papers - {paper} if paper else frozenset()
 
         def foreign(module: str) -> bool:
             return bool(others.intersection(module.split(".")[1:]))
 
-        seen: set[str] = set()
-        todo = [m for s in start for m in self._known(s)]
+        seen: set[str] = set()  # modules whose imports were followed; `around`: packages run on the way
+        todo = [m for m in start if m in self.paths]
+        around = set(around) | {p for m in todo for p in self._known(m) - {m}}
         while todo:
             module = todo.pop()
             if module in seen:
                 continue
             seen.add(module)
+            around |= self.parents[module]
             todo.extend(self.imports[module])
-            todo.extend(m for m in self.lazy[module] if not foreign(m))
-        return sorted(seen)
+            for lazy in self.lazy[module]:
+                if not foreign(lazy):
+                    todo.append(lazy)
+                    around |= self._known(lazy) - {lazy}
+        return sorted(seen | around)
 
     def hash(self, modules: list[str]) -> str:
         """12 hex digits over the modules' names and code-text hashes."""
@@ -248,10 +283,11 @@ def notebook_paper(stem: str, names: frozenset[str] | None = None) -> str | None
     return parts[1] if len(parts) > 1 and parts[1] in names else None
 
 
-def notebook_imports(text: str, packages: frozenset[str] = frozenset({PACKAGE})) -> set[str]:
-    """The modules of `packages` a notebook's code cells import (`text`: the .ipynb JSON). Lines starting with
-    IPython syntax (`%`, `!`) are skipped; a cell that does not parse is scanned line by line."""
-    found: set[str] = set()
+def notebook_imports(text: str, packages: frozenset[str] = frozenset({PACKAGE})) -> set[tuple[str, str]]:
+    """The imports of `packages` in a notebook's code cells (`text`: the .ipynb JSON), as (module, name) pairs like
+    `summarise`'s. Lines starting with IPython syntax (`%`, `!`) are skipped; a cell that does not parse is scanned
+    line by line."""
+    found: set[tuple[str, str]] = set()
     for cell in json.loads(text).get("cells", []):
         if cell.get("cell_type") != "code":
             continue
@@ -269,11 +305,10 @@ def notebook_imports(text: str, packages: frozenset[str] = frozenset({PACKAGE}))
         for tree in trees:
             for node in ast.walk(tree):
                 if isinstance(node, ast.Import):
-                    found |= {a.name for a in node.names if a.name.split(".")[0] in packages}
+                    found |= {(a.name, "") for a in node.names if a.name.split(".")[0] in packages}
                 elif isinstance(node, ast.ImportFrom) and not node.level and node.module and \
                         node.module.split(".")[0] in packages:
-                    found.add(node.module)
-                    found |= {f"{node.module}.{a.name}" for a in node.names}
+                    found |= {(node.module, a.name) for a in node.names}
     return found
 
 
@@ -282,8 +317,8 @@ def notebook_modules(path: str | os.PathLike, roots: Path | tuple[Path, ...] | N
     """The modules of a notebook's import closure (`Graph.closure` from `notebook_imports`)."""
     path = Path(path)
     g = graph(roots) if g is None else g
-    start = notebook_imports(path.read_text(encoding="utf-8"), g.packages)
-    return g.closure(start, notebook_paper(path.stem), papers())
+    modules, around = g._resolve(sorted(notebook_imports(path.read_text(encoding="utf-8"), g.packages)))
+    return g.closure(modules, notebook_paper(path.stem), papers(), around)
 
 
 def notebook_lib_hash(path: str | os.PathLike | None, roots: Path | tuple[Path, ...] | None = None) -> str:

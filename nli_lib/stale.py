@@ -77,9 +77,18 @@ class Sources:
         if notebook not in self.libs:
             from .codehash import notebook_lib_hash
 
-            path = self.notebooks / f"{notebook}.ipynb"
-            self.libs[notebook] = notebook_lib_hash(path if path.is_file() else None)
+            self.libs[notebook] = notebook_lib_hash(self.notebook_path(notebook))
         return self.libs[notebook]
+
+    def notebook_path(self, notebook: str) -> Path | None:
+        """The file of the notebook named `notebook`: in `notebooks`, else among the notebooks of the papers
+        registered on $NLI_PAPERS (`papers.paper_notebooks`); None when it is gone."""
+        path = self.notebooks / f"{notebook}.ipynb"
+        if path.is_file():
+            return path
+        from .papers import paper_notebooks
+
+        return next((p for p in paper_notebooks() if p.stem == notebook), None)
 
     def fixtures_hash(self) -> str:
         if self.fixtures is None:
@@ -99,8 +108,8 @@ class Sources:
         if notebook not in self.code:
             from .provenance import code_hash
 
-            path = self.notebooks / f"{notebook}.ipynb"
-            self.code[notebook] = code_hash(path) if path.is_file() else None
+            path = self.notebook_path(notebook)
+            self.code[notebook] = code_hash(path) if path is not None else None
         return self.code[notebook]
 
     def code_then(self, commit: str, notebook: str) -> str | None:

@@ -48,8 +48,11 @@ def toy(tmp_path, monkeypatch):
         "catalog/atoms.py": "OUTPUTS = 1\n",
         "catalog/taxinli.py": "OUTPUTS = 2\n",
         "atoms/__init__.py": "",
-        "atoms/rules.py": "def rule():\n    from ..shared import helper  # inside a function: still a dependency\n    return helper()\n",
-        "taxinli/__init__.py": "",
+        "atoms/rules.py": "from ..taxinli.loaders import load\n\n\ndef rule():\n"
+                          "    from ..shared import helper  # inside a function: still a dependency\n"
+                          "    return helper() + load()\n",
+        "taxinli/__init__.py": "from . import factors, loaders\n",
+        "taxinli/loaders.py": "def load():\n    return 0\n",
         "taxinli/factors.py": "def factor():\n    return 2\n",
     }
     for name, text in files.items():
@@ -70,9 +73,10 @@ def hashes(root, notebooks) -> dict:
 
 def test_the_closure_follows_imports_inside_functions_and_lazy_references_of_its_own_paper(toy):
     root, notebooks = toy
+    # atoms.rules imports taxinli.loaders: the package taxinli runs (its own code counts), its other modules do not
     assert codehash.notebook_modules(notebooks / "10_atoms_a.ipynb", root) == [
         "nli_lib", "nli_lib.atoms", "nli_lib.atoms.rules", "nli_lib.catalog", "nli_lib.catalog.atoms",
-        "nli_lib.registry", "nli_lib.shared"]
+        "nli_lib.registry", "nli_lib.shared", "nli_lib.taxinli", "nli_lib.taxinli.loaders"]
     assert codehash.notebook_modules(notebooks / "50_taxinli_b.ipynb", root) == [
         "nli_lib", "nli_lib.registry", "nli_lib.taxinli", "nli_lib.taxinli.factors"]
     # the companion's notebooks follow every lazy reference
@@ -84,8 +88,8 @@ def test_a_docstring_or_comment_edit_changes_no_hash_and_a_paper_edit_only_its_n
     root, notebooks = toy
     before, library = hashes(root, notebooks), codehash.library_hash(root)
     rules = root / "atoms" / "rules.py"
-    rules.write_text('"""Rules, now documented."""\n' + rules.read_text().replace("return helper()",
-                                                                                   "return helper()  # why"))
+    rules.write_text('"""Rules, now documented."""\n' + rules.read_text().replace("def rule():",
+                                                                                   "def rule():  # why"))
     (root / "shared.py").write_text('def helper():\n    """Says one."""\n\n    return 1\n')
     assert hashes(root, notebooks) == before and codehash.library_hash(root) == library
     (root / "taxinli" / "factors.py").write_text("def factor():\n    return 3\n")
@@ -94,6 +98,10 @@ def test_a_docstring_or_comment_edit_changes_no_hash_and_a_paper_edit_only_its_n
     assert codehash.library_hash(root) != library
     (root / "shared.py").write_text("def helper():\n    return 4\n")  # reached through a function's import
     assert {k for k, v in hashes(root, notebooks).items() if v != after[k]} == {"10_atoms_a", "90_scorecard"}
+    changed = hashes(root, notebooks)
+    (root / "taxinli" / "__init__.py").write_text("from . import factors, loaders\nLOADED = True\n")
+    assert {k for k, v in hashes(root, notebooks).items() if v != changed[k]} == {
+        "10_atoms_a", "50_taxinli_b", "90_scorecard"}  # the package's own code runs for every importer
     (root / "unused.py").write_text("VALUE = 4\n")  # imported by nobody: no notebook changes
     unused = hashes(root, notebooks)
     (root / "catalog" / "taxinli.py").write_text("OUTPUTS = 3\n")  # lazily reached by 90 only
@@ -135,6 +143,37 @@ def test_notebook_imports_reads_every_code_cell():
         nbformat.v4.new_code_cell("!pip list\nimport nli_lib.a.b as ab\nfrom nli_lib.c import d, e"),
         nbformat.v4.new_code_cell("x = (\nfrom nli_lib.f import g\n"),  # does not parse: line by line
     ]))
-    assert codehash.notebook_imports(text) == {"nli_lib.a.b", "nli_lib.c", "nli_lib.c.d", "nli_lib.c.e",
-                                               "nli_lib.f", "nli_lib.f.g"}
+    assert codehash.notebook_imports(text) == {("nli_lib.a.b", ""), ("nli_lib.c", "d"), ("nli_lib.c", "e"),
+                                               ("nli_lib.f", "g")}
     assert json.loads(text)["cells"]
+
+
+def test_only_the_registries_import_modules_chosen_at_run_time():
+    """A module that imports a computed name hides its dependencies from the import graph: the registries say what
+    they load (`codehash.DYNAMIC_IMPORTS`); a new such module must be added there (or accept depending on its
+    whole package) on purpose."""
+    g = codehash.graph()
+    dynamic = {name for name, path in g.paths.items() if codehash._summary(name, path)["dynamic"]}
+    assert dynamic == {f"nli_lib.{m}" for m in codehash.DYNAMIC_IMPORTS}
+    # the paper registry reaches each paper's declarations, not every module of nli_lib
+    lazy = g.lazy["nli_lib.papers"]
+    assert "nli_lib.taxinli.paper" in lazy and "nli_lib.taxinli.factors" not in lazy and "nli_lib.runner" not in lazy
+
+
+def test_a_paper_of_your_own_is_hashed_with_its_package(tmp_path, monkeypatch):
+    """A paper registered on $NLI_PAPERS: its package joins the graph, so a change in its code marks its notebook
+    stale (runner and stale agree) and no built-in paper's notebook."""
+    from nli_lib import papers
+    from test_papers import build_sixth
+
+    pkg = build_sixth(tmp_path / "papers")
+    monkeypatch.setenv(papers.PAPERS_ENV, str(pkg))
+    monkeypatch.setattr("sys.path", list(__import__("sys").path))
+    notebook = pkg / "notebooks" / "60_sixth_demo.ipynb"
+    assert {"sixth", "sixth.analysis", "sixth.paper"} <= set(codehash.notebook_modules(notebook))
+    before = codehash.notebook_lib_hash(notebook)
+    builtin = {p.stem: codehash.notebook_lib_hash(p) for p in NOTEBOOKS if p.stem.split("_")[1] == "atoms"}
+    assert runner.code_inputs(notebook)["lib"] == stale.Sources().lib_hash("60_sixth_demo") == before
+    (pkg / "analysis.py").write_text("def agreement(frame):\n    return 0.0\n")
+    assert codehash.notebook_lib_hash(notebook) != before
+    assert {p.stem: codehash.notebook_lib_hash(p) for p in NOTEBOOKS if p.stem.split("_")[1] == "atoms"} == builtin
