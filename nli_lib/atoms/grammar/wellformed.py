@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ...ruletable import RuleTable
 from .lexicon import BE, COLORS, HAVE, MASS_NOUNS, NON_PREDICATIVE
 
 CHECK_VERSION = "atom-check-v1"  # bump when the rules change (it is part of the generated rows' provenance)
@@ -105,6 +106,13 @@ def _norm(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", " ", str(text).lower()).strip()
 
 
+# The grammar rules of an atom alone (`AtomChecker._grammar`), in order: the first that finds a problem names it. A
+# rule answers None when it finds none.
+GRAMMAR_RULES = RuleTable("atom grammar rule")
+# The rules on each word of an atom (the `words` grammar rule), in order at each word.
+WORD_RULES = RuleTable("atom word rule")
+
+
 class AtomChecker:
     """Well-formedness of atoms (see the module docstring); `tagger` has `.tag(text) -> list[Tok]`."""
 
@@ -154,9 +162,34 @@ class AtomChecker:
         return ""
 
     def _grammar(self, toks) -> str:
+        """The problem the first rule of `GRAMMAR_RULES` finds in the tagged atom ('' when none does):
+
+        >>> print(GRAMMAR_RULES.table())
+        no_finite_verb             no finite verb (nor a mis-tagged one: "The can spilled.")
+        light_verb_object          a verb that needs an object ends the atom ("The person makes.")
+        adjective_after_verb       an adjective after a non-linking verb ends the atom
+        words                      the first problem of `WORD_RULES` at any word, words left to right
+        cleft_pronoun              a pronoun as the answer of a pseudo-cleft ("The thing ... is it.")
+        pronoun_complement         a pronoun as the complement of a noun subject ("The dog is it.")
+        bare_singular_noun         a bare singular count noun after the copula ("The man is doctor.")
+        non_predicative_adjective  a non-predicative adjective after the copula
+        adjective_after_noun       an adjective after a noun at the end ("The man wears hat red.")
+        agreement                  number agreement (`_agreement`)
+        >>> print(WORD_RULES.table())
+        article_plural           a/an before a plural noun (not a compound: "a grounds crew")
+        copula_end               a copula that ends the atom
+        copula_bare_phrase       a copula with a bare of/to phrase ("is of", "is to the")
+        copula_adverb            a copula with an adverb that is no predicate ("is very")
+        copula_verb              a copula followed by a verb
+        preposition_end          a preposition that ends the atom (not a verb's particle)
+        preposition_finite_verb  a preposition followed by a finite verb
+        """
         low = [t.low for t in toks]
         tags = [t.tag for t in toks]
-        n = len(toks)
+        return GRAMMAR_RULES.first(self, toks, low, tags)
+
+    @GRAMMAR_RULES.rule("no_finite_verb", 'no finite verb (nor a mis-tagged one: "The can spilled.")')
+    def _no_finite_verb(self, toks, low, tags):
         finite = [i for i, t in enumerate(toks) if (t.tag in FINITE_TAGS or t.low in (BE | HAVE) - NONFINITE_BE_HAVE)
                   and not (i > 0 and low[i - 1] in NONFINITE_BE_HAVE)]
         if not finite and not any((t.low.endswith("ed") and t.tag in {"VB", "VBN"} or t.tag in NOUN_TAGS | {"JJ"}
@@ -164,54 +197,144 @@ class AtomChecker:
                                    and self.is_verb_form(t.low + "s")) and i > 1 and tags[i - 1] in NOUN_TAGS
                                   for i, t in enumerate(toks)):  # "The can spilled.", "The dog ate." (mis-tagged)
             return "no finite verb"
+        return None
+
+    @GRAMMAR_RULES.rule("light_verb_object", 'a verb that needs an object ends the atom ("The person makes.")')
+    def _light_verb_object(self, toks, low, tags):
         last = toks[-1]
-        if n >= 3 and last.tag in {"VB", "VBP", "VBZ", "VBD", "VBN", "VBG"} and \
+        if len(toks) >= 3 and last.tag in {"VB", "VBP", "VBZ", "VBD", "VBN", "VBG"} and \
                 _lemma(last.low) in LIGHT_VERB_LEMMAS and tags[-2] not in {"RB"} and not (
                     last.tag in {"VBN", "VBD"} and low[-2] in BE | {"get", "gets", "got", "been"}):  # passives
             return f"a verb that needs an object has none: {last.word}"
-        if n >= 3 and last.tag in {"JJ", "JJR", "JJS"} and tags[-2].startswith("VB") and low[-2] not in BE and \
-                _lemma(low[-2]) not in LINKING_LEMMAS and not (_lemma(low[-2]) == "wear" and last.low in COLORS):
+        return None
+
+    @GRAMMAR_RULES.rule("adjective_after_verb", "an adjective after a non-linking verb ends the atom")
+    def _adjective_after_verb(self, toks, low, tags):
+        last = toks[-1]
+        if len(toks) >= 3 and last.tag in {"JJ", "JJR", "JJS"} and tags[-2].startswith("VB") and low[-2] not in BE \
+                and _lemma(low[-2]) not in LINKING_LEMMAS and not (_lemma(low[-2]) == "wear" and last.low in COLORS):
             return f"an adjective after a non-linking verb: {toks[-2].word} {last.word}"
-        for i, t in enumerate(toks):
-            nxt = toks[i + 1] if i + 1 < n else None
-            if t.low in {"a", "an"} and t.tag == "DT" and not (nxt is not None and nxt.low in {"few", "lot", "couple"}):
-                k = i + 1
-                while k < n and toks[k].tag in {"JJ", "JJR", "JJS", "VBN", "VBG", "CD", "RB"}:
-                    k += 1
-                if k < n and toks[k].tag == "NNS" and toks[k].low not in {"pants", "jeans", "shorts", "glasses",
-                                                                            "sunglasses", "series", "news"} and \
-                        not (k + 1 < n and toks[k + 1].tag in {"NN", "NNS"}):  # "a grounds crew": a compound
-                    return f"'{t.low}' before a plural noun: {toks[k].word}"
-            if t.low in BE and (i == 0 or low[i - 1] != "there"):
-                if nxt is None:
-                    return "copula without a complement"
-                if nxt.low == "of" or nxt.low in {"to", "into", "onto", "towards", "toward"} and (
-                        i + 2 >= n or toks[i + 2].tag != "VB"):
-                    return f"copula with a bare '{nxt.low}' phrase: {t.word} {nxt.word}"
-                if nxt.tag == "RB" and nxt.low not in PREDICATIVE_ADVERBS and not self.is_adjective(nxt.low) and not (
-                        i + 2 < n and (toks[i + 2].tag.startswith("VB") or toks[i + 2].tag in
-                                       {"JJ", "DT", "IN", "RB", "CD", "PRP$"} | NOUN_TAGS)):
-                    return f"copula with a non-predicative adverb: {nxt.word}"
-                if nxt.tag in {"VB", "VBP", "VBZ", "MD"} and nxt.low not in BE:
-                    return f"copula followed by a verb: {nxt.word}"
-            if t.tag in {"IN", "TO"} and t.low not in {"that", "because", "while", "as", "if", "whether"}:
-                if nxt is None and not (t.low in PARTICLES and i > 0 and tags[i - 1].startswith("VB")):
-                    return f"preposition without an object: {t.word}"
-                if nxt is not None and nxt.tag in {"VBZ", "VBP", "VBD", "MD"} and t.low != "to":
-                    return f"preposition followed by a finite verb: {t.word} {nxt.word}"
+        return None
+
+    @GRAMMAR_RULES.rule("words", "the first problem of `WORD_RULES` at any word, words left to right")
+    def _words(self, toks, low, tags):
+        for i in range(len(toks)):
+            found = WORD_RULES.first(self, toks, low, tags, i)
+            if found is not None:
+                return found
+        return None
+
+    @WORD_RULES.rule("article_plural", 'a/an before a plural noun (not a compound: "a grounds crew")')
+    def _article_plural(self, toks, low, tags, i):
+        n, t = len(toks), toks[i]
+        nxt = toks[i + 1] if i + 1 < n else None
+        if not (t.low in {"a", "an"} and t.tag == "DT") or (nxt is not None and nxt.low in {"few", "lot", "couple"}):
+            return None
+        k = i + 1
+        while k < n and toks[k].tag in {"JJ", "JJR", "JJS", "VBN", "VBG", "CD", "RB"}:
+            k += 1
+        if k < n and toks[k].tag == "NNS" and toks[k].low not in {"pants", "jeans", "shorts", "glasses",
+                                                                    "sunglasses", "series", "news"} and \
+                not (k + 1 < n and toks[k + 1].tag in {"NN", "NNS"}):  # "a grounds crew": a compound
+            return f"'{t.low}' before a plural noun: {toks[k].word}"
+        return None
+
+    @staticmethod
+    def _copula_at(low, i: int) -> bool:
+        """A copula at `i` (not existential "there is")."""
+        return low[i] in BE and (i == 0 or low[i - 1] != "there")
+
+    @WORD_RULES.rule("copula_end", "a copula that ends the atom")
+    def _copula_end(self, toks, low, tags, i):
+        return "copula without a complement" if self._copula_at(low, i) and i + 1 == len(toks) else None
+
+    @WORD_RULES.rule("copula_bare_phrase", 'a copula with a bare of/to phrase ("is of", "is to the")')
+    def _copula_bare_phrase(self, toks, low, tags, i):
+        n = len(toks)
+        if not (self._copula_at(low, i) and i + 1 < n):
+            return None
+        t, nxt = toks[i], toks[i + 1]
+        if nxt.low == "of" or nxt.low in {"to", "into", "onto", "towards", "toward"} and (
+                i + 2 >= n or toks[i + 2].tag != "VB"):
+            return f"copula with a bare '{nxt.low}' phrase: {t.word} {nxt.word}"
+        return None
+
+    @WORD_RULES.rule("copula_adverb", 'a copula with an adverb that is no predicate ("is very")')
+    def _copula_adverb(self, toks, low, tags, i):
+        n = len(toks)
+        if not (self._copula_at(low, i) and i + 1 < n):
+            return None
+        nxt = toks[i + 1]
+        if nxt.tag == "RB" and nxt.low not in PREDICATIVE_ADVERBS and not self.is_adjective(nxt.low) and not (
+                i + 2 < n and (toks[i + 2].tag.startswith("VB") or toks[i + 2].tag in
+                               {"JJ", "DT", "IN", "RB", "CD", "PRP$"} | NOUN_TAGS)):
+            return f"copula with a non-predicative adverb: {nxt.word}"
+        return None
+
+    @WORD_RULES.rule("copula_verb", "a copula followed by a verb")
+    def _copula_verb(self, toks, low, tags, i):
+        if not (self._copula_at(low, i) and i + 1 < len(toks)):
+            return None
+        nxt = toks[i + 1]
+        return f"copula followed by a verb: {nxt.word}" if nxt.tag in {"VB", "VBP", "VBZ", "MD"} and nxt.low not in BE \
+            else None
+
+    @staticmethod
+    def _preposition_at(toks, i: int) -> bool:
+        t = toks[i]
+        return t.tag in {"IN", "TO"} and t.low not in {"that", "because", "while", "as", "if", "whether"}
+
+    @WORD_RULES.rule("preposition_end", "a preposition that ends the atom (not a verb's particle)")
+    def _preposition_end(self, toks, low, tags, i):
+        t = toks[i]
+        if self._preposition_at(toks, i) and i + 1 == len(toks) and not (
+                t.low in PARTICLES and i > 0 and tags[i - 1].startswith("VB")):
+            return f"preposition without an object: {t.word}"
+        return None
+
+    @WORD_RULES.rule("preposition_finite_verb", "a preposition followed by a finite verb")
+    def _preposition_finite_verb(self, toks, low, tags, i):
+        if self._preposition_at(toks, i) and i + 1 < len(toks):
+            t, nxt = toks[i], toks[i + 1]
+            if nxt.tag in {"VBZ", "VBP", "VBD", "MD"} and t.low != "to":
+                return f"preposition followed by a finite verb: {t.word} {nxt.word}"
+        return None
+
+    @GRAMMAR_RULES.rule("cleft_pronoun", 'a pronoun as the answer of a pseudo-cleft ("The thing ... is it.")')
+    def _cleft_pronoun(self, toks, low, tags):
         if low[0] == "the" and len(low) > 3 and low[-2] == "is" and low[1] == "thing" and low[-1] in OBJECT_PRONOUNS:
             return f"a pronoun as the answer of a pseudo-cleft: {toks[-1].word}"
+        return None
+
+    @GRAMMAR_RULES.rule("pronoun_complement", 'a pronoun as the complement of a noun subject ("The dog is it.")')
+    def _pronoun_complement(self, toks, low, tags):
         if len(low) >= 3 and low[-2] in BE and low[-1] in OBJECT_PRONOUNS and low[0] not in OBJECT_PRONOUNS | {
                 "this", "that"}:
             return f"a pronoun as the complement of a noun subject: {toks[-1].word}"
+        return None
+
+    @GRAMMAR_RULES.rule("bare_singular_noun", 'a bare singular count noun after the copula ("The man is doctor.")')
+    def _bare_singular_noun(self, toks, low, tags):
         if len(low) >= 3 and low[-2] in BE and tags[-1] == "NN" and low[-1] not in MASS_NOUNS | INDEFINITES and \
                 low[0] not in OBJECT_PRONOUNS | {"this", "that", "there"}:
             return f"a bare singular noun after the copula: {toks[-1].word}"
+        return None
+
+    @GRAMMAR_RULES.rule("non_predicative_adjective", "a non-predicative adjective after the copula")
+    def _non_predicative_adjective(self, toks, low, tags):
         if len(low) >= 4 and low[-1] in NON_PREDICATIVE and low[-2] in BE:
             return f"a non-predicative adjective after the copula: {toks[-1].word}"
+        return None
+
+    @GRAMMAR_RULES.rule("adjective_after_noun", 'an adjective after a noun at the end ("The man wears hat red.")')
+    def _adjective_after_noun(self, toks, low, tags):
         if len(low) >= 4 and tags[-1] in {"JJ", "JJR", "JJS"} and tags[-2] in NOUN_TAGS and tags[-3] != "CD" and \
                 low[-2] not in {"years", "feet", "inches", "meters", "months", "weeks", "days"}:
             return f"an adjective after a noun at the end: {toks[-2].word} {toks[-1].word}"
+        return None
+
+    @GRAMMAR_RULES.rule("agreement", "number agreement (`_agreement`)")
+    def _agreement_rule(self, toks, low, tags):
         return self._agreement(toks)
 
     def _agreement(self, toks) -> str:
