@@ -195,8 +195,8 @@ def write_dir() -> Path:
     committed tables/ and figures/. Outside a checkout: `user_dir()`.
 
     >>> import os
-    >>> os.environ.get("NLI_OUTPUT_DIR") or os.environ.get(RUNNER_KERNEL_ENV) or \
-    ...     CHECKOUT is None or write_dir() == CHECKOUT.joinpath(*INTERACTIVE_OUTPUTS)
+    >>> unset = not (os.environ.get("NLI_OUTPUT_DIR") or os.environ.get(RUNNER_KERNEL_ENV) or CHECKOUT is None)
+    >>> not unset or write_dir() == CHECKOUT.joinpath(*INTERACTIVE_OUTPUTS)
     True
     """
     explicit = env_path("NLI_OUTPUT_DIR")

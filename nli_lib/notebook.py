@@ -37,55 +37,23 @@ import pandas as pd
 
 from . import calls, phases
 from .cache import default_cache
-from .config import FAST_EXIT_ENV, RunInfo
+from .config import FAST_EXIT_ENV
+from .context import RunContext
 from .outputs import Outputs
-from .profile import Profile, load_profile
+from .profile import load_profile
 from .provenance import SESSION_ENV
 from .runguard import bind_kernel_to_run
 
 SCRATCH = "scratch"  # notebook name when none can be derived (outputs go to tables/scratch/)
 
 
-@dataclass
-class NotebookSession:
-    """Settings and writers of one notebook run."""
+@dataclass(kw_only=True)
+class NotebookSession(RunContext):
+    """Settings and writers of one notebook run: a `RunContext` (what paper functions take) with its outputs."""
 
     name: str  # notebook stem
-    profile: Profile  # the validated profile (model references resolved)
-    params: dict  # the profile's values plus quick, seed, profile_name: what sidecars record
     out: Outputs  # table/figure writer with provenance sidecars
-    models: dict = field(default_factory=dict)  # models loaded by this run, by spec
     calls_before: dict = field(default_factory=calls.snapshot)  # call ledger when the session began
-
-    @property
-    def quick(self) -> bool:
-        return bool(self.params.get("quick"))
-
-    @property
-    def seed(self) -> int:
-        return int(self.params.get("seed", 0))
-
-    @property
-    def tier(self) -> str:
-        return self.profile.tier
-
-    def run_info(self, model: str) -> RunInfo:
-        return RunInfo(tier=self.tier, model=model, seed=self.seed)
-
-    def nli_model(self, spec=None):
-        """The profile's NLI model, or `spec`: a line-up member (`nli_lib.lineup.ModelRef`), a profile model's
-        id or name, a baseline name, a hub id or folder; loaded once per run (`lineup.load_classifier`).
-
-        Neural models score with the profile's inference settings (`Profile.inference`: its `precision`); the
-        offline model trains for `nli_epochs`."""
-        from .lineup import as_ref, load_classifier
-
-        ref = self.profile.ref("nli_model") if spec is None else as_ref(spec, self.profile)
-        key = (ref.kind, ref.id, ref.name, ref.label_order, ref.revision)
-        if key not in self.models:
-            self.models[key] = load_classifier(ref, quick=self.quick, seed=self.seed, settings=self.profile.inference,
-                                               epochs=self.profile.nli_epochs, train_rows=self.profile.quick_train_rows)
-        return self.models[key]
 
     def save(self, obj, name: str, models=(), kind: str | None = None, **fields) -> None:
         """Save a table (DataFrame), figure (matplotlib) or record set declared in the outputs catalog
@@ -130,6 +98,11 @@ class NotebookSession:
         phases.write_phase_file()  # the kernel's final phase totals and peak memory, for the runner's table
         calls.check(calls.max_failure_rate(self.params), since=self.calls_before)
         self.out.publish()
+        from .config import CHECKOUT
+
+        if CHECKOUT is not None and self.out.root != CHECKOUT:
+            print(f"published under {self.out.root}, not the committed tables/ and figures/ (only a full run by "
+                  f"./run_all.sh writes those)")
         print(f"{len(self.out.written)} outputs published:")
         for path in self.out.written:
             print("  ", path)

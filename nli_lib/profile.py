@@ -306,7 +306,7 @@ def load_profile(name_or_path: str | os.PathLike | None = None, *, text: str | N
     if not isinstance(raw, dict):
         held = type(raw).__name__ if raw is not None else "nothing"
         raise ProfileError(f"profile {where}: the file holds {held}, not a mapping. Fix: write one 'key: value' "
-                           f"per line (see the profile key table in README.md)")
+                           f"per line (see the profile key table in docs/profiles.md)")
     problems = _secret_problems(raw) + _unknown_key_problems(raw, Profile)
     if not problems:
         try:
@@ -471,8 +471,8 @@ def _describe(error: dict) -> str:
     if len(shown) > 60:
         shown = shown[:57] + "..."
     if error["type"] == "missing":
-        return f"{key}: required key missing. Fix: add it (see the profile key table in README.md)"
-    return f"{key}: {error['msg']} (got {shown}). Fix: see the profile key table in README.md"
+        return f"{key}: required key missing. Fix: add it (see the profile key table in docs/profiles.md)"
+    return f"{key}: {error['msg']} (got {shown}). Fix: see the profile key table in docs/profiles.md"
 
 
 _PATH_LIKE = re.compile(r"^(?:/|\./|\.\./|~|[A-Za-z]:[\\/])")

@@ -39,7 +39,9 @@ from pathlib import Path
 
 import psutil
 
-RUN_ID_ENV = "NLI_RUN_ID"  # the run a kernel belongs to (set by the runner in every kernel's environment)
+from .config import RUNNER_KERNEL_ENV
+
+RUN_ID_ENV = RUNNER_KERNEL_ENV  # the run a kernel belongs to (set by the runner in every kernel's environment)
 RUNNER_PID_ENV = "NLI_RUNNER_PID"  # a worker's parent: the runner that started it (`die_with_parent`)
 LOCK_FILE = ".nli-run.lock"  # in each folder a run writes (`FolderLock`): holds the holder's pid, start, command
 EXECUTING = ".executing"  # <runs folder>/.executing/<run id>/: executed copies while their notebooks run

@@ -90,8 +90,9 @@ def test_baselines_fit_and_predict_on_one_thread_whatever_the_machine(monkeypatc
     BLAS and OpenMP pool at one thread, and the setting is in the model's key."""
     from threadpoolctl import threadpool_info, threadpool_limits
 
-    from kit import tiny_train_frame
     from nli_lib.models.baselines import TfidfPairClassifier
+
+    from kit import tiny_train_frame
 
     seen = []
     real_fit, real_predict = TfidfPairClassifier._fit, TfidfPairClassifier._predict

@@ -23,6 +23,7 @@ from typing import Mapping
 import pandas as pd
 
 from ..config import user_path
+from ..context import RunContext
 from ..llm import make_llm
 from ..models.baselines import QUICK_BASELINE_ROWS
 from .consistency import run_consistency, snli_shots, snli_test_sample
@@ -44,17 +45,17 @@ QUICK_GROUPS = 16  # δ-SNLI P-H pairs (with all their updates) in quick runs (f
 GOLD_ENV = "NLI_ATOMS_GOLD"  # path of a gold atom-label CSV (read_gold_labels format) to use instead of silver
 
 
-def snli_models(nb) -> list:
+def snli_models(ctx: RunContext) -> list:
     """The profile's NLI models for §4 (`nli_lib.lineup`: main model, baselines, extra models), and the LLM
     with Prompt B.1 (12 balanced e-SNLI-dev shots)."""
     from ..lineup import lineup, load_classifier
 
     models = []
-    for ref in lineup(nb.profile, llm=True):
+    for ref in lineup(ctx.profile, llm=True):
         if ref.kind == "prompted":
-            models.append(load_classifier(ref, llm=make_llm(nb.params), shots=snli_shots(12, nb.seed)))
+            models.append(load_classifier(ref, llm=make_llm(ctx.params), shots=snli_shots(12, ctx.seed)))
         else:
-            models.append(nb.nli_model(ref))
+            models.append(ctx.nli_model(ref))
     return models
 
 
@@ -72,14 +73,14 @@ class SNLIRun:
     models: list = field(default_factory=list)  # the classifiers themselves
 
 
-def snli_consistency(nb, n: int = 1000, models=None) -> SNLIRun:
+def snli_consistency(ctx: RunContext, n: int = 1000, models=None) -> SNLIRun:
     """Generate atoms for SNLI-TEST-SAMPLE and run every model through the §4.1 checks."""
-    examples = snli_test_sample(QUICK_SNLI if nb.quick else n, nb.seed)
-    gen = atom_generator(make_llm(nb.params))
+    examples = snli_test_sample(QUICK_SNLI if ctx.quick else n, ctx.seed)
+    gen = atom_generator(make_llm(ctx.params))
     atoms = generate_atoms(examples["hypothesis"].tolist(), gen)
     rows = attach_atoms(examples[["pair_id", "premise", "hypothesis", "label"]], atoms)
     run = SNLIRun(examples, atoms, rows, gen.name)
-    run.models = list(models or snli_models(nb))
+    run.models = list(models or snli_models(ctx))
     for model in run.models:
         per, judged = run_consistency(model, examples, rows)
         run.per_example[model.name], run.per_atom[model.name], run.tiers[model.name] = per, judged, model.tier
@@ -121,7 +122,7 @@ def dsnli_train() -> DeltaTrain:
                             f"fetched: nli-companion fetch {FULL_TRAIN_KEY})", False)
 
 
-def dnli_predictors(nb, train: DeltaTrain | None = None) -> dict:
+def dnli_predictors(ctx: RunContext, train: DeltaTrain | None = None) -> dict:
     """Table 3 models: the offline δ-NLI MiniLM, a TF-IDF δ-NLI baseline; paper: fine-tuned encoders + LLM.
 
     Every encoder is fine-tuned on `train` (default `dsnli_train()`: the full δ-SNLI train set when fetched,
@@ -131,30 +132,30 @@ def dnli_predictors(nb, train: DeltaTrain | None = None) -> dict:
 
     train = train or dsnli_train()
     rows = dnli_frame(train.rows)
-    quick_rows = rows.sample(n=min(QUICK_BASELINE_ROWS, len(rows)), random_state=nb.seed)
+    quick_rows = rows.sample(n=min(QUICK_BASELINE_ROWS, len(rows)), random_state=ctx.seed)
     preds = {}
-    quick_train = nb.profile.quick_train_rows
-    main = offline_dnli_model(quick=nb.quick, seed=nb.seed, progress=False, train_rows=quick_train,
+    quick_train = ctx.profile.quick_train_rows
+    main = offline_dnli_model(quick=ctx.quick, seed=ctx.seed, progress=False, train_rows=quick_train,
                               train=train.rows)
-    preds[main.name] = encoder_predictor(main, train.sample_name(quick_train if nb.quick else None))
-    if nb.profile.baselines:
-        sub = quick_rows if nb.quick else rows
-        tf = fit_baseline("tfidf-logreg", False, nb.seed, labels=DNLI_LABELS, train=sub)
-        tf.name = "tfidf-logreg-dsnli" + (f" (quick: {len(sub)} rows)" if nb.quick else "")
+    preds[main.name] = encoder_predictor(main, train.sample_name(quick_train if ctx.quick else None))
+    if ctx.profile.baselines:
+        sub = quick_rows if ctx.quick else rows
+        tf = fit_baseline("tfidf-logreg", False, ctx.seed, labels=DNLI_LABELS, train=sub)
+        tf.name = "tfidf-logreg-dsnli" + (f" (quick: {len(sub)} rows)" if ctx.quick else "")
         preds[tf.name] = encoder_predictor(tf, train.sample_name(len(sub)))
-    if nb.tier == "paper":
+    if ctx.tier == "paper":
         dev = dnli_frame(load_dnli("snli", "dev", drop_impossible=True))
-        for ref in nb.profile.refs("paper_models.atoms.dnli_encoders"):
-            spec = TrainSpec(base=ref.id, base_revision=ref.revision, labels=DNLI_LABELS, epochs=1 if nb.quick else 2,
-                             lr=2e-5, batch_size=32, max_length=128, seed=nb.seed)
-            clf = finetune(spec, quick_rows if nb.quick else rows,
-                           dev.sample(n=min(1000, len(dev)), random_state=nb.seed),
+        for ref in ctx.profile.refs("paper_models.atoms.dnli_encoders"):
+            spec = TrainSpec(base=ref.id, base_revision=ref.revision, labels=DNLI_LABELS, epochs=1 if ctx.quick else 2,
+                             lr=2e-5, batch_size=32, max_length=128, seed=ctx.seed)
+            clf = finetune(spec, quick_rows if ctx.quick else rows,
+                           dev.sample(n=min(1000, len(dev)), random_state=ctx.seed),
                            name=re.sub(r"[^A-Za-z0-9._-]+", "_", ref.name) + "-dsnli", tier="paper", progress=False)
             clf.name = f"{ref.name} (δ-SNLI fine-tuned)"  # the entry's name: its `as:` may declare it a paper row
-            preds[clf.name] = encoder_predictor(clf, train.sample_name(len(quick_rows) if nb.quick else None))
-    llm = make_llm(nb.params)
+            preds[clf.name] = encoder_predictor(clf, train.sample_name(len(quick_rows) if ctx.quick else None))
+    llm = make_llm(ctx.params)
     if llm is not None:
-        p = llm_predictor(llm, seed=nb.seed)
+        p = llm_predictor(llm, seed=ctx.seed)
         preds[p.name] = p
     return preds
 
@@ -228,23 +229,23 @@ def gold_labels(path: str | None = None):
     return read_gold_labels(user_path(path), dnli=load_dnli("snli", "test", drop_impossible=True))
 
 
-def defeasible_run(nb, gold_path: str | None = None, predictors: dict | None = None,
+def defeasible_run(ctx: RunContext, gold_path: str | None = None, predictors: dict | None = None,
                    examples: pd.DataFrame | None = None) -> DefeasibleRun:
     """δ-SNLI-TEST atoms (generated, validated, labelled, critical) and every Table 3 model's predictions.
 
     `examples` overrides the δ-SNLI rows (default: all 1,837; quick: all updates of QUICK_GROUPS P-H pairs).
     """
     if examples is None:
-        examples = dsnli_test(quick=nb.quick, seed=nb.seed, groups=QUICK_GROUPS)
-    llm = make_llm(nb.params)
+        examples = dsnli_test(quick=ctx.quick, seed=ctx.seed, groups=QUICK_GROUPS)
+    llm = make_llm(ctx.params)
     gen = atom_generator(llm)
-    data = prepare_dsnli(gen, nb.nli_model(), examples, gold=gold_labels(gold_path), silver_llm=llm)
-    predictors = predictors if predictors is not None else dnli_predictors(nb)
+    data = prepare_dsnli(gen, ctx.nli_model(), examples, gold=gold_labels(gold_path), silver_llm=llm)
+    predictors = predictors if predictors is not None else dnli_predictors(ctx)
     results = {name: predict(p, examples, data.labeled) for name, p in predictors.items()}
     gold_used = data.label_source.startswith("gold")
     same = tuple(n for n, p in predictors.items() if not gold_used and llm is not None and p.kind == "llm"
                  and getattr(p.model, "model", None) == llm.model)
-    nli = nb.nli_model()
+    nli = ctx.nli_model()
     network = tuple(n for n, p in predictors.items() if not gold_used and llm is None and p.kind == "encoder"
                     and derived_from(p.model, nli))
     labeller = None if gold_used else (lambda sub: silver_labels_llm(sub, llm)) if llm is not None else (

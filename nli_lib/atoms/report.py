@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..context import RunContext
 from ..paper_values import beside_paper
 from .pipeline import paper_reference
 
@@ -337,7 +338,7 @@ def label_score_rows(t5: pd.DataFrame):
     return t5[t5["quantity"].isin(LABEL_SCORE_ROWS)].groupby("ref")
 
 
-def gold_file_run(nb, run, gold_path, gold: pd.DataFrame):
+def gold_file_run(ctx: RunContext, run, gold_path, gold: pd.DataFrame):
     """`run`'s models again, on the δ-SNLI-TEST examples that the gold file `gold_path` labels (`gold` is its
     `read_gold_labels` frame), with those labels: the gold path end to end."""
     from ..data.loaders import load_dnli
@@ -345,7 +346,7 @@ def gold_file_run(nb, run, gold_path, gold: pd.DataFrame):
 
     dnli = load_dnli("snli", "test", drop_impossible=True)
     examples = dnli[dnli["pair_id"].isin(set(gold["pair_id"]))]
-    return defeasible_run(nb, gold_path=str(gold_path), predictors=run.predictors, examples=examples)
+    return defeasible_run(ctx, gold_path=str(gold_path), predictors=run.predictors, examples=examples)
 
 
 def full_vs_critical(run, model: str | None = None) -> pd.DataFrame:

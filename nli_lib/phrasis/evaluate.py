@@ -22,6 +22,7 @@ from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 
+from ..context import RunContext
 from ..evaluation import weighted_f1
 from ..models.base import Classifier
 from ..text import slug
@@ -382,15 +383,15 @@ def train_models(families: Sequence[FamilySpec], splits: PhrasisSplits, **kwargs
     return out
 
 
-def train_profile(nb, splits: PhrasisSplits, **kwargs) -> TrainedModels:
+def train_profile(ctx: RunContext, splits: PhrasisSplits, **kwargs) -> TrainedModels:
     """Every family of a notebook's profile (`profile_families`), trained or loaded from the model cache with
     the profile's settings (`paper_models.phrasis`: models, epochs, search trials; the run's quick flag and
     seed): the one call notebooks 20-22 share, so all three score the same models, and every fine-tuned one
     through the sanity gate (`gate_fine_tuned`). `kwargs` go to `train_family` (e.g. `per_scenario=False`)."""
-    paper = nb.profile.paper_models.phrasis
-    families = profile_families(nb.profile)
-    settings = dict(quick=nb.quick, seed=nb.seed, epochs=MINILM_EPOCHS, hub_epochs=paper.epochs,
-                    search_trials=paper.search_trials if nb.tier == "paper" else 0)
+    paper = ctx.profile.paper_models.phrasis
+    families = profile_families(ctx.profile)
+    settings = dict(quick=ctx.quick, seed=ctx.seed, epochs=MINILM_EPOCHS, hub_epochs=paper.epochs,
+                    search_trials=paper.search_trials if ctx.tier == "paper" else 0)
     return gate_fine_tuned(train_models(families, splits, **{**settings, **kwargs}), splits)
 
 

