@@ -766,10 +766,12 @@ def test_train_profile_trains_the_profiles_families_per_scenario(monkeypatch):
     import nli_lib.models.training as training
 
     seen = []
+    splits = phr.load_splits(train=synthetic_phrasis(5), test=synthetic_phrasis(2, seed=3), seed=0)
+    answers = dict(zip(zip(splits.test["premise"], splits.test["hypothesis"]), splits.test["label"]))
 
     def fake_finetune(spec, train_df, eval_df=None, name="m", tier=None, progress=None):
         seen.append(name)
-        return Lookup({}, labels=spec.labels)
+        return Lookup(answers, labels=spec.labels)  # right on every test pair: passes the sanity gate
 
     monkeypatch.setattr(training, "finetune", fake_finetune)
     monkeypatch.setattr(phr.features, "_DEFAULTS", {"wordnet": toy_wordnet(), "stopwords": frozenset(STOP)})
@@ -777,11 +779,11 @@ def test_train_profile_trains_the_profiles_families_per_scenario(monkeypatch):
 
     nb = types.SimpleNamespace(tier="offline", quick=True, seed=0,
                                profile=load_profile(text="tier: offline\nbaselines: [tfidf-logreg]\n"))
-    splits = phr.load_splits(train=synthetic_phrasis(5), test=synthetic_phrasis(2, seed=3), seed=0)
     trained = phr.train_profile(nb, splits)
     assert trained.families == ["feature-svm", "tfidf-logreg", phr.MINILM.name]
     assert seen == [f"phrasis-minilm-{key}-quick" for key in phr.SCENARIO_KEYS]  # six MiniLM models
     assert trained.fine_tuned == [phr.MINILM.name] and trained.trained_here == trained.families
+    assert len(trained.gates) == 6 and all(g.passed for g in trained.gates.values())  # every one gated
     seen.clear()
     phr.train_profile(nb, splits, per_scenario=False)
     assert seen == ["phrasis-minilm-Positives-A-quick", "phrasis-minilm-All-A-quick"]
