@@ -46,6 +46,10 @@ NOT_ANSWERS = [  # (prompt, answer, what the error says)
     ("atoms.C2", "The evidence does not make the hypothesis more or less likely to be true", "negated"),
     ("atoms.C2", "It is no more likely than before.", "negated"),
     ("atoms.C1", "More or less the same as before.", "more or less"),
+    ("phrasis.relation", "It is not EQUI.", "negated"),
+    ("phrasis.relation", "I would not call this EQUIVALENT.", "negated"),
+    ("phrasis.relation", "EQUI or SIMI", "list of options"),
+    ("phrasis.relation", "FORW/BACK", "list of options"),
 ]
 
 
@@ -69,6 +73,9 @@ GOOD = [  # answers that were and stay accepted
     ("atoms.C1", "The hypothesis is less likely.", "weakener"),
     ("atoms.C2", "none\nNo more and no less likely. [END]", "no effect"),
     ("atoms.C2", "The likelihood is unchanged; it is no more likely.", "no effect"),
+    ("phrasis.relation", "The phrases are not related.", "UNR"),
+    ("phrasis.relation", "REL, because both are animals", "REL"),
+    ("phrasis.relation", "backward entailment", "BACK"),
     ("atoms.A1", "1. I'm afraid of dogs.\n2. The speaker is afraid.\n[END]", ["I'm afraid of dogs.",
                                                                             "The speaker is afraid."]),
     ("atoms.A1", "SENTENCE: The juggler performs.\nThe performance is at a party.\n[END]",

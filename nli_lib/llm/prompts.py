@@ -538,13 +538,29 @@ _PHRASE_PATTERNS = [  # (label, regex) matched as whole words: codes or the pape
 ]
 
 
+_PHRASE_ANY = "|".join(pat for _, pat in _PHRASE_PATTERNS)
+_PHRASE_LIST_AFTER = re.compile(  # "EQUI or SIMI", "FORW/BACK": what follows a label in a list of options
+    rf"^[A-Za-z]*[\s'\"’”)*]*(?:,|/|\bor\b|\bnor\b)\s*['\"‘“(*]*(?:{_PHRASE_ANY})(?![A-Za-z])", re.I)
+
+
 def parse_phrase_relation(text: str) -> str:
-    """PhrasIS relation: one of EQUI, FORW, BACK, SIMI, REL, OPPO, UNR (codes or full words, any case)."""
+    """PhrasIS relation: one of EQUI, FORW, BACK, SIMI, REL, OPPO, UNR (codes or full words, any case).
+
+    A negated label ("not EQUI") or one of a list of options ("EQUI or SIMI") is no answer.
+
+    >>> parse_phrase_relation("FORW: the first phrase is more specific.")
+    'FORW'
+    """
     for source in (_first_line(text), text):
         hits = [(m.start(), label) for label, pat in _PHRASE_PATTERNS
                 for m in [re.search(rf"(?<![A-Za-z])(?:{pat})(?![A-Za-z])", source, re.I)] if m]
         if hits:
-            return min(hits)[1]
+            start, label = min(hits)
+            if _NEGATED.search(source[:start]):
+                raise ValueError(f"negated label word: {_clip(source[max(0, start - 30):start + 20])}")
+            if _PHRASE_LIST_AFTER.match(source[start:]):
+                raise ValueError(f"a list of options, not an answer: {_clip(source[start:start + 40])}")
+            return label
     raise ValueError(f"no phrase relation label ({', '.join(PHRASE_LABELS)}) found")
 
 
