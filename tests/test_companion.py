@@ -280,8 +280,11 @@ def test_browse_widget_filters_and_shows_a_record():
     pytest.importorskip("ipywidgets")
     df = pd.DataFrame({"label": ["e", "n", "c"] * 4, "facts": ['["f1", "f2"]'] * 12, "premise": [f"p{i}" for i in range(12)]})
     box = explorer.browse(df, filters=["label"], text=["premise"], page_size=5, title="demo")
-    dropdown = box.children[0].children[0]
-    status, pick, detail = box.children[2], box.children[4], box.children[5]
+    controls = box.children[0]
+    dropdown = controls.children[0]
+    # the filters wrap onto more rows instead of widening the page (a horizontal scrollbar hid them)
+    assert controls.layout.flex_flow == "row wrap" and box.children[2].layout.overflow == "auto"
+    status, pick, detail = box.children[1], box.children[3], box.children[4]
     assert "12 of 12" in status.value and "page 1/3" in status.value
     dropdown.value = "n"
     assert "4 of 12" in status.value and list(pick.options) == ["1", "4", "7", "10"]
