@@ -55,6 +55,13 @@ class NotebookSession(RunContext):
     out: Outputs  # table/figure writer with provenance sidecars
     calls_before: dict = field(default_factory=calls.snapshot)  # call ledger when the session began
 
+    def inference_ran(self) -> dict:
+        """Model name -> the inference settings each loaded Hugging Face model ran with (`HFClassifier.ran`),
+        for the sidecars of the outputs that name it; the CPU's scoring streams are left out (they change the
+        speed, not a number, and differ between machines)."""
+        return {m.name: {k: v for k, v in m.ran.items() if k != "streams"}
+                for m in self.models.values() if isinstance(getattr(type(m), "ran", None), property)}
+
     def save(self, obj, name: str, models=(), kind: str | None = None, **fields) -> None:
         """Save a table (DataFrame), figure (matplotlib) or record set declared in the outputs catalog
         (`nli_lib.catalog`): its reference and caption come from the declaration, `fields` fill the caption's
@@ -66,6 +73,7 @@ class NotebookSession(RunContext):
         """
         from .catalog import spec as declared
 
+        self.out.inference.update(self.inference_ran())
         out_spec = declared(self.name, name, kind=kind or ("figure" if hasattr(obj, "savefig") else None))
         caption, file_name = out_spec.caption_for(self.quick, **fields), out_spec.file_name(**fields)
         if out_spec.kind == "figure":

@@ -157,6 +157,7 @@ class Outputs:
     written: list = field(default_factory=list)  # paths written so far (their published places once published)
     scored: list = field(default_factory=list)  # scorecard entries recorded by this run (see `score`)
     published: bool = False  # whether `publish()` has moved this run's files to their places
+    inference: dict = field(default_factory=dict)  # model name -> the inference settings it ran with (sidecars)
 
     def __post_init__(self):
         self.params = scrub_secrets(self.params)  # sidecars never carry a key
@@ -216,6 +217,7 @@ class Outputs:
             "fixtures_sha256": fixtures_hash(), "code_sha256": self.code_sha256,
             "data_sha256": used_data(), "models": list(models), "seed": self.seed, "tier": self.tier,
             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            **({"inference": ran} if (ran := {m: self.inference[m] for m in models if m in self.inference}) else {}),
         }
 
     def table(self, df: pd.DataFrame, name: str, ref: str, models=(), caption: str = "", index: bool = False) -> Path:

@@ -166,3 +166,30 @@ def test_the_explorer_finds_the_newest_records_and_says_which_run_wrote_them(tmp
     # a process publishing into the output root (a runner's kernel) reads only there
     monkeypatch.setattr("nli_lib.outputs.write_dir", lambda: checkout)
     assert list_records(roots=record_roots(checkout))[["n_rows", "run"]].values.tolist() == [[3, "full run"]]
+
+
+def test_sidecars_record_the_inference_settings_a_named_model_ran_with(tmp_path, monkeypatch):
+    from nli_lib.notebook import NotebookSession
+    from nli_lib.profile import load_profile
+
+    monkeypatch.setenv("NLI_OUTPUT_DIR", str(tmp_path))
+
+    class Scored:  # what HFClassifier shows of itself
+        name = "minilm-esnli"
+
+        @property
+        def ran(self):
+            return {"precision": "bfloat16", "max_length": 128, "device": "cpu", "streams": 2}
+
+    params = {"quick": True, "seed": 0, "profile_name": "offline"}
+    nb = NotebookSession(name="01_models", profile=load_profile("offline"), params=params,
+                         out=Outputs("01_models", params=params))
+    nb.models[("hf", "x")] = Scored()
+    nb.save(pd.DataFrame({"a": [1]}), "nli-train-log", models=["minilm-esnli"])
+    nb.save(pd.DataFrame({"a": [1]}), "snli-test-accuracy", models=["tfidf-logreg"])
+    staged = nb.out.staging / "tables" / "01_models"
+    import json
+
+    with_model = json.loads((staged / "nli-train-log.json").read_text())
+    assert with_model["inference"] == {"minilm-esnli": {"precision": "bfloat16", "max_length": 128, "device": "cpu"}}
+    assert "inference" not in json.loads((staged / "snli-test-accuracy.json").read_text())
