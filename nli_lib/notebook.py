@@ -95,8 +95,8 @@ class NotebookSession(RunContext):
         summary = calls.summary(since=self.calls_before)
         print("call cache:", default_cache().path)
         if len(summary):
-            print("model calls (requests, cache hits, calls sent, retries, errors, unparsable answers, stand-in "
-                  "non-answers):")
+            print("model calls (requests, cache hits, calls sent, retries, errors, unparsable answers, answers "
+                  "rejected by a later check, stand-in non-answers):")
             print(summary.to_string())
         else:
             print("model calls: none")
