@@ -274,18 +274,19 @@ def _fit_classical(spec: FamilySpec, rows: pd.DataFrame, labels, seed: int, C: f
     return fit_cached(make, rows, name=f"phrasis-{spec.kind}", version=f"features-v{FEATURE_VERSION}")
 
 
-MINILM_EPOCHS = {"positives": 2, "all": 1}  # full runs: ~270 / ~400 optimisation steps at batch 16
+MINILM_EPOCHS = {"positives": 8, "all": 1}  # full runs: ~540-1,070 / ~200-400 optimisation steps at batch 16
 
 
 def minilm_spec(labels, quick: bool, epochs: int, seed: int):
     """Fixed hyper-parameters of the offline MiniLM (phrases are short: 48 tokens cover any pair).
 
-    Full runs: learning rate 1e-4 and batch 16, because a 6-way head on 2,131 pairs learns little in the
-    ~130 steps that the e-SNLI model's settings (4e-5, batch 32, 2 epochs) would give. Measured on the quick
-    Positives sample (402 pairs, 5 epochs): 4e-5 at batch 32 still predicts SIMI for every pair, 4e-5 at
-    batch 16 reaches weighted F 0.23, 1e-4 at batch 16 0.31. Batch 16 costs ~30% more time per pair than 32
-    on CPU (~80 vs ~110 pairs/s). Quick runs keep the spine's quick settings (1 epoch, 2e-4, batch 32): they
-    only show that the pipeline runs.
+    Full runs: learning rate 1e-4 and batch 16, for `MINILM_EPOCHS` epochs. A 6-way head on the ~1,000-2,000
+    pairs of a Positives scenario needs several hundred steps: with 2 epochs (~110 steps on Positives-I) the
+    loss stays near its start and the model answers SIMI and EQUI only, never the directional FORW / BACK, and
+    fails its sanity gate (`nli_lib.models.gate`); 8 epochs let it learn every label. The All track keeps one
+    epoch (its scenarios are three times larger: ~200-400 steps); the gate withholds any model that did not
+    learn. Quick runs keep the spine's quick settings (1 epoch, 2e-4, batch 32): they only show that the
+    pipeline runs.
     """
     from ..models import offline_spec
 
