@@ -81,7 +81,8 @@ class Gate:
                  f"n = {self.n} {self.where}")
         if self.passed:
             return f"sanity gate PASSED · {self.model}: {facts}"
-        return f"sanity gate FAILED · {self.model}: {'; '.join(self.failures)} ({facts}): its numbers are withheld"
+        return (f"sanity gate FAILED · {self.model}: {'; '.join(self.failures)}; n = {self.n} {self.where}: its "
+                f"numbers are withheld")
 
     def reason(self) -> str:
         """The scorecard's reason for a withheld number."""
