@@ -147,3 +147,34 @@ def test_values_printed_only_in_the_text_are_filed_under_their_section(ref, quan
     assert paper_value(ref, quantity) == value
     with pytest.raises(KeyError):
         paper_value(old_ref, quantity)
+
+
+def test_taxinli_fine_tuned_systems_that_fail_the_gate_leave_the_line_up():
+    """A collapsed TaxiNLI stand-in is dropped from notebooks 51-54's line-up; its Table 3 entries say why."""
+    import pandas as pd
+
+    from nli_lib.taxinli.evaluation import Evaluation, Systems, gate_systems, withheld_scores
+
+    sample = pd.DataFrame({"label": ["entailment", "neutral", "contradiction"] * 4}, index=range(10, 22))
+
+    class Tuned:  # a fine-tuned system: it has a training log
+        train_log = [{"epoch": 1}]
+
+    def frame(pred):
+        return pd.DataFrame({"pred": pred}, index=sample.index)
+
+    systems = Systems(classifiers={"good": Tuned(), "flat": Tuned(), "nb": object()},
+                      counterparts={"flat": "BERT", "nb": "NB"}, main="flat")
+    scored = {"good": frame(sample["label"].tolist()), "flat": frame(["entailment"] * 12),
+              "nb": frame(["neutral"] * 12)}  # the naive Bayes has no training log: never gated
+    gates, kept, withheld = gate_systems(systems, scored, sample)
+    assert [(g.model, g.passed) for g in gates] == [("good", True), ("flat", False)]
+    assert list(kept.classifiers) == ["good", "nb"] and "flat" not in kept.counterparts
+    assert kept.main == "good"  # the failed main stand-in hands its role to the first system left
+    assert withheld == {"flat": ("BERT", "stand-in")}
+    ev = Evaluation(dev=None, sample=sample, systems=kept, rows=None, gates=gates, withheld=withheld)
+    scores = withheld_scores(ev)
+    assert scores[["quantity", "model", "basis"]].values.tolist() == [
+        ["BERT matched", "flat (stand-in for BERT)", "stand-in"], ["BERT mismatched", "flat (stand-in for BERT)",
+                                                                  "stand-in"]]
+    assert scores["note"].str.startswith("withheld: flat failed its sanity gate on 12 TaxiNLI").all()

@@ -18,7 +18,7 @@ bag-of-words naive Bayes, extra models), plus
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from ..context import RunContext
 from . import mnli, standin
@@ -106,6 +106,8 @@ class Evaluation:
     sample: object  # the rows our systems are scored on: all of them in full runs, a stratified sample in quick
     systems: Systems  # our systems and what each stands for
     rows: object  # systems.system_rows: one row per (system, example)
+    gates: tuple = ()  # models.gate.Gate of every fine-tuned system, on the rows it was scored on
+    withheld: dict = field(default_factory=dict)  # system -> (paper system, relation), when it failed its gate
 
     @property
     def models(self) -> list[str]:
@@ -122,8 +124,38 @@ def evaluate(ctx: RunContext) -> Evaluation:
     dev = load_taxinli("mnli_dev")
     sample = evaluation_sample(dev, quick=ctx.quick, seed=ctx.seed)
     systems = our_systems(ctx)
-    rows = system_rows(dev, score_models(sample, systems.classifiers))
-    return Evaluation(dev=dev, sample=sample, systems=systems, rows=rows)
+    scored = score_models(sample, systems.classifiers)
+    gates, systems, withheld = gate_systems(systems, scored, sample)
+    rows = system_rows(dev, {name: frame for name, frame in scored.items() if name in systems.classifiers})
+    return Evaluation(dev=dev, sample=sample, systems=systems, rows=rows, gates=gates, withheld=withheld)
+
+
+def gate_systems(systems: Systems, scored: dict, sample) -> tuple[tuple, Systems, dict]:
+    """The sanity gate (`nli_lib.models.gate`) for every fine-tuned system (one with a training log) on the
+    MNLI-dev rows it was scored on, which no stand-in trains on (`standin.training_data`). A system that fails
+    leaves the line-up, so notebooks 51-54 show none of its numbers (a failed main stand-in hands that role,
+    examples and probes, to the first system left, without its paper counterpart). Returns (gates, the systems
+    without the
+    failed ones, failed system -> (the paper system it stood for, relation): `systems.counterpart`)."""
+    from ..models.gate import sanity_gate
+    from .systems import counterpart
+
+    gates, withheld = [], {}
+    for name, clf in systems.classifiers.items():
+        if not getattr(clf, "train_log", None) or name not in scored:
+            continue
+        frame = scored[name]
+        gate = sanity_gate(sample.loc[frame.index, "label"].tolist(), frame["pred"].tolist(), model=name,
+                           where="TaxiNLI ∩ MNLI-dev pairs (never trained on)")
+        gates.append(gate)
+        if not gate.passed:
+            withheld[name] = counterpart(name, name, systems.counterparts)
+    if withheld:
+        kept = {k: v for k, v in systems.classifiers.items() if k not in withheld}
+        main = systems.main if systems.main in kept else next((k for k in kept if k in scored), "")
+        systems = replace(systems, classifiers=kept, main=main,
+                          counterparts={k: v for k, v in systems.counterparts.items() if k not in withheld})
+    return tuple(gates), systems, withheld
 
 
 def stand_in_table(systems: Systems):
@@ -146,3 +178,20 @@ def stand_in_table(systems: Systems):
                     "epochs": len(log), "held_out_accuracy": log[-1].get("eval_accuracy"),
                     "held_out_n": log[-1].get("eval_n")})
     return pd.DataFrame(out)
+
+
+def withheld_scores(ev: Evaluation):
+    """Table 3 scorecard rows (ref, quantity, model, basis, note) for the systems whose numbers a failed gate
+    withholds: where `systems.table3_scores` would have set them (beside their paper system, per split), the
+    note being the gate's reason. Record them with `ours` NaN (`Outputs.score`): the scorecard shows
+    'not computed: <reason>'."""
+    import pandas as pd
+
+    from .systems import model_label
+
+    reasons = {g.model: g.reason() for g in ev.gates}
+    rows = [{"ref": "taxinli-table-3", "quantity": f"{paper_sys} {split}",
+             "model": model_label(name, relation, paper_sys), "basis": "stand-in", "note": reasons[name]}
+            for name, (paper_sys, relation) in ev.withheld.items() if paper_sys
+            for split in ("matched", "mismatched")]
+    return pd.DataFrame(rows, columns=["ref", "quantity", "model", "basis", "note"])
