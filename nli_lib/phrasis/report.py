@@ -128,12 +128,13 @@ def phenomenon_example_table(rows: pd.DataFrame, n: int = 4, seed: int = 0) -> p
 
 def paper_example_predictions(trained, test: pd.DataFrame, key: str, where: str = "§5.2") -> pd.DataFrame:
     """Every model's predictions, both directions, on the paper's example pairs (those whose place starts
-    with `where`) that are in `test` (looked up with `find_examples`), for scenario `key`."""
+    with `where`) that are in `test` (looked up with `find_examples`), for scenario `key`; a model withheld for
+    that scenario (it failed the sanity gate: `TrainedModels.withheld`) has no rows."""
     found = find_examples(test)
     found = found[found["found"] & found["where in the paper"].str.startswith(where)]
     pairs = reversed_pairs(test[test["pair_id"].isin(found["pair_id"])])
-    rows = pd.concat([score_pairs(trained.get(m, key), pairs).assign(model=m) for m in trained.families],
-                     ignore_index=True)
+    rows = pd.concat([score_pairs(trained.get(m, key), pairs).assign(model=m) for m in trained.families
+                      if key in trained.models[m]], ignore_index=True)
     return rows[["model", "phrase1", "phrase2", "label", "pred", "label_rev", "pred_rev", "soft", "hard", "tier"]]
 
 
