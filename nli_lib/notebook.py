@@ -114,7 +114,21 @@ class NotebookSession(RunContext):
         print(f"{len(self.out.written)} outputs published:")
         for path in self.out.written:
             print("  ", path)
+        ignore_shutdown_interrupt()
         return summary
+
+
+def ignore_shutdown_interrupt() -> None:
+    """In a kernel the runner started, ignore SIGINT once the notebook has finished: jupyter_client interrupts a
+    kernel before it asks it to shut down, and an interrupt landing in a message handler made ipykernel print
+    "ERROR | KeyboardInterrupt caught in kernel." into a green run's terminal. A JupyterLab kernel keeps its
+    interrupt button."""
+    import signal
+
+    from .config import RUNNER_KERNEL_ENV
+
+    if os.environ.get(RUNNER_KERNEL_ENV):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def exit_without_teardown() -> None:

@@ -193,3 +193,19 @@ def test_sidecars_record_the_inference_settings_a_named_model_ran_with(tmp_path,
     with_model = json.loads((staged / "nli-train-log.json").read_text())
     assert with_model["inference"] == {"minilm-esnli": {"precision": "bfloat16", "max_length": 128, "device": "cpu"}}
     assert "inference" not in json.loads((staged / "snli-test-accuracy.json").read_text())
+
+
+@pytest.mark.parametrize("runner_kernel", [True, False])
+def test_a_finished_runner_kernel_ignores_the_interrupt_before_shutdown(runner_kernel):
+    """jupyter_client sends SIGINT before a shutdown request; a runner's kernel that has finished ignores it (no
+    'KeyboardInterrupt caught in kernel' in a green run), a JupyterLab kernel keeps Ctrl-C / interrupt."""
+    import os
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "NLI_RUN_ID"}
+    if runner_kernel:
+        env["NLI_RUN_ID"] = "1-2-3"
+    code = ("import signal; from nli_lib.notebook import ignore_shutdown_interrupt; ignore_shutdown_interrupt(); "
+            "print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == str(runner_kernel), out.stderr
