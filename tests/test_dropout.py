@@ -255,3 +255,18 @@ def test_first_token_training_keeps_the_gradients_of_the_other_first_token_heads
     enc = {"input_ids": torch.tensor([[0, 5, 7, 9, 2, 2, 11, 2], [0, 8, 6, 2, 2, 12, 2, 1]]),
            "attention_mask": torch.tensor([[1] * 8, [1] * 7 + [0]])}
     _same_step_both_ways(model, enc, torch.tensor([0, 2]), seed=1)
+
+
+def test_finetune_says_it_is_about_to_train_and_is_silent_when_the_model_is_cached(tmp_path, monkeypatch, capsys):
+    """A notebook that is about to train for minutes says so first (steps and where the model will be kept); a
+    cached model loads without that line."""
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    base = tiny_bert(tmp_path / "base", {0: "LABEL_0", 1: "LABEL_1"})
+    df = tiny_train_frame(16)
+    spec = ft.TrainSpec(base=str(base), epochs=2, batch_size=4, max_length=32, lr=1e-3)
+    clf = ft.finetune(spec, df, eval_df=df, name="announced", progress=False)
+    out = capsys.readouterr().out
+    assert "training announced: not in the model cache" in out and "2 epoch(s), 8 steps" in out
+    assert str(clf.model_dir) in out
+    ft.finetune(spec, df, eval_df=df, name="announced", progress=False)
+    assert "training announced" not in capsys.readouterr().out

@@ -274,6 +274,10 @@ def finetune(spec: TrainSpec, train_df: pd.DataFrame, eval_df: pd.DataFrame | No
         return clf
     with exclusive(out_dir):  # a notebook running beside this one may be training the same model
         if not (out_dir / "train_log.json").is_file():
+            steps = math.ceil(len(train_df) / spec.batch_size) * spec.epochs
+            print(f"training {name}: not in the model cache, so {spec.base} is fine-tuned on {len(train_df):,} rows "
+                  f"for {spec.epochs} epoch(s), {steps:,} steps (minutes on a CPU; the progress bar shows the time "
+                  f"left). Next time it loads from {out_dir}.", flush=True)
             with large_blocks_on_heap():  # the embeddings' gradient, freed every step, is not mapped anew (heap.py)
                 _train(spec, train_df, eval_df, out_dir, progress, device)
     return finetune(spec, train_df, eval_df, name, tier, progress, device, settings)
