@@ -529,7 +529,8 @@ def test_fetch_checksum_mismatch_names_file_url_and_fix(sandbox):
         fetch_mod.fetch("toy/dev", manifest)
     message = str(err.value)
     assert "checksum mismatch for toy/dev" in message and str(target.resolve()) in message
-    assert manifest["toy/dev"].url in message and "Delete it and fetch again" in message
+    assert manifest["toy/dev"].url in message and "shared data mirror" in message  # not the user's to delete
+    assert "Delete it and fetch again" not in message
 
 
 def test_fetch_missing_mirror_file(sandbox):

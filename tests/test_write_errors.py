@@ -61,11 +61,13 @@ def test_an_empty_read_only_cache_folder_is_named_with_the_fix(tmp_path, monkeyp
 def test_loading_data_into_an_empty_read_only_cache_names_the_folder(tmp_path, monkeypatch):
     """The user's path: parsing a data file stores the parsed rows in the cache (`parsed_data`). Everything on the
     way that only caches for speed (the code-hash summaries) goes on without the cache; the store says where."""
+    from nli_lib.data import rows
     from nli_lib.data.loaders import load_esnli
 
     cache = tmp_path / "ro-cache"
     cache.mkdir()
     monkeypatch.setenv("NLI_CACHE_DIR", str(cache))
+    monkeypatch.setattr(rows, "_FRAMES", {})  # parsed afresh even when another test of this process loaded it
     _refuse_under(monkeypatch, cache, errno.EROFS)
     with pytest.raises(WriteError, match=rf"cannot write {cache / 'parsed_data'} \(Read-only file system\), in the "
                                          rf"cache folder {cache}\. Fix: .*NLI_CACHE_DIR"):
