@@ -121,14 +121,28 @@ class NotebookSession(RunContext):
 def ignore_shutdown_interrupt() -> None:
     """In a kernel the runner started, ignore SIGINT once the notebook has finished: jupyter_client interrupts a
     kernel before it asks it to shut down, and an interrupt landing in a message handler made ipykernel print
-    "ERROR | KeyboardInterrupt caught in kernel." into a green run's terminal. A JupyterLab kernel keeps its
-    interrupt button."""
+    "ERROR | KeyboardInterrupt caught in kernel." into a green run's terminal. ipykernel installs Python's
+    KeyboardInterrupt handler around every message it handles (`pre_handler_hook`) and restores the one it found
+    after it (`post_handler_hook`), so both hooks stop touching SIGINT and the signal stays ignored. A JupyterLab
+    kernel keeps its interrupt button."""
     import signal
 
     from .config import RUNNER_KERNEL_ENV
 
-    if os.environ.get(RUNNER_KERNEL_ENV):
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if not os.environ.get(RUNNER_KERNEL_ENV):
+        return
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    kernel = getattr(sys.modules.get("IPython") and _ipython(), "kernel", None)
+    if kernel is not None:
+        kernel.saved_sigint_handler = signal.SIG_IGN  # what post_handler_hook restores after this cell
+        kernel.pre_handler_hook = lambda: None
+        kernel.post_handler_hook = lambda: None
+
+
+def _ipython():
+    from IPython import get_ipython
+
+    return get_ipython()
 
 
 def exit_without_teardown() -> None:

@@ -209,3 +209,21 @@ def test_a_finished_runner_kernel_ignores_the_interrupt_before_shutdown(runner_k
             "print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == str(runner_kernel), out.stderr
+
+
+def test_in_a_runner_kernel_sigint_stays_ignored_in_the_cells_after_finish(tmp_path, monkeypatch, run_notebooks):
+    """ipykernel puts Python's KeyboardInterrupt handler back around every message it handles: after
+    `ignore_shutdown_interrupt` no later message (the next cell here; the shutdown request in a run) gets it."""
+    from kit import write_notebook
+
+    pytest.importorskip("papermill")
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    write_notebook(folder / "00_zero.ipynb", "from nli_lib.notebook import ignore_shutdown_interrupt\n"
+                   "ignore_shutdown_interrupt()")
+    nb = __import__("nbformat").read(folder / "00_zero.ipynb", 4)
+    nb.cells.append(__import__("nbformat").v4.new_code_cell(
+        "import signal\nassert signal.getsignal(signal.SIGINT) is signal.SIG_IGN, signal.getsignal(signal.SIGINT)"))
+    __import__("nbformat").write(nb, folder / "00_zero.ipynb")
+    assert run_notebooks(folder) == 0
