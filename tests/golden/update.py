@@ -4,18 +4,17 @@ numbers).
     .venv/bin/python tests/golden/update.py [runs/offline-quick/outputs/tables/scorecard.csv]
 
 Run it after a change that is meant to move a number (say which and why in the commit), never to make the
-golden test pass blindly. Only computed entries are kept (basis data, released, paper-model or stand-in).
+golden test pass blindly. Only computed entries are kept (every basis: data, released, sample, subset, unstated,
+paper-model, stand-in).
 
 One file per training precision: the offline models train under bf16 autocast where the CPU has bf16 units and in
 float32 elsewhere (`models.training.auto_train_precision`), so their stand-in numbers on the quick run's tiny
-samples differ by machine (35 of them by more than the tolerance, on 2026-11-28) while data and released numbers do
-not. The file written, and the one `tests/test_notebooks.py` compares with, is this machine's. Both were last made
-on an AMD Zen 4 CPU (AVX-512 BF16; 2026-11-30, the models drawing their dropout masks with numpy and training
-their last layer for the first token alone): the bfloat16 one as is, the float32 one with the CPU's bf16 units
-hidden from `models.hf.native_bf16` in a scratch clone (the float32 one had been made on an AMD Zen 3 CPU, AVX2
-only). A scratch clone must run with `PYTHONPATH=$PWD`, or the environment's editable install imports the main
-checkout's `nli_lib`. Another CPU with the same training precision but other matmul kernels may still move a
-stand-in number past the tolerance.
+samples differ by machine while data and released numbers do not. The file written, and the one
+`tests/test_notebooks.py` compares with, is this machine's. Make the bfloat16 file on a CPU with bf16 units and the
+float32 one in a scratch clone whose `models.hf.cpu_has_bf16` returns False. A scratch clone must run with
+`PYTHONPATH=$PWD`, or the environment's editable install imports the main checkout's `nli_lib`. Another CPU with
+the same training precision but other matmul kernels may still move a stand-in number past the tolerance: then
+regenerate on the machine CI runs on, and say so in the commit.
 """
 from __future__ import annotations
 
