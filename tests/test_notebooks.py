@@ -62,9 +62,13 @@ def test_records_and_scorecard_cover_every_paper(quick_run):
     computed = card[~card["status"].str.startswith("not computed")]
     assert set(computed["paper"]) == {"atoms", "phrasis", "ftc", "factnli", "taxinli"}
     assert computed["quick"].astype(bool).all() and computed["model"].notna().all()
-    # offline: no model is the paper's; only model-free entries are graded, everything else is a stand-in
-    assert set(computed["basis"]) == {"data", "released", "stand-in"}
+    # offline: no model is the paper's; only model-free entries on the paper's population are graded, our own
+    # samples, other populations and unstated settings are shown ungraded, everything else is a stand-in
+    bases = set(computed["basis"])
+    assert {"data", "stand-in"} <= bases <= {"data", "released", "sample", "subset", "unstated", "stand-in"}
     assert (computed["status"] == "stand-in").eq(computed["basis"] == "stand-in").all()
+    ungraded = computed["basis"].isin(["sample", "subset", "unstated"])
+    assert ungraded.any() and (computed.loc[ungraded, "status"] == "not graded").all()
     assert (computed.loc[computed["basis"] != "stand-in", "tier"] == "data").all()
 
 

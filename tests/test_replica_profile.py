@@ -159,19 +159,40 @@ def test_every_notebook_passes_under_the_replica_profile(replica_run):
 
 
 def _calls_sent(executed: Path) -> dict[str, int]:
-    """model -> calls sent, from the call summary the last cell (nb.finish()) prints."""
+    """model -> calls sent, from the call summary the last cell (nb.finish()) prints: columns found by the names
+    in its header (kind, requests, cache_hits, calls, ...), counted from the row's end (a source may hold spaces)."""
     text = "".join(o.get("text", "") for o in nbformat.read(executed, as_version=4).cells[-1].get("outputs", []))
-    sent, in_table = {}, False
+    sent, header = {}, None
     for line in text.splitlines():
         if line.startswith("model calls ("):
-            in_table = True
-        elif in_table and ("outputs published" in line or not line.strip()):
+            header = []
+        elif header is not None and ("outputs published" in line or "published under" in line or not line.strip()):
             break
-        elif in_table:
+        elif header == [] and "calls" in line.split():
+            header = line.split()
+        elif header:
             tokens = line.split()
-            if len(tokens) > 8 and tokens[-8].isdigit():  # ... requests cache_hits calls retries errors ...
-                sent[" ".join(tokens[:-9])] = int(tokens[-6])
+            if len(tokens) > len(header) and tokens[-(len(header) - header.index("calls"))].isdigit():
+                sent[" ".join(tokens[:-len(header)])] = int(tokens[-(len(header) - header.index("calls"))])
     return sent
+
+
+def test_the_call_summary_parser_reads_the_calls_column():
+    """`_calls_sent` reads the column named calls whatever columns the summary gains."""
+    import pandas as pd
+
+    from nli_lib import calls
+
+    frame = pd.DataFrame([{"kind": "llm", **{c: i for i, c in enumerate(calls.COUNTS)}, "failure_rate": 0.0}],
+                         index=pd.Index(["soak @ http://x/v1"], name="source"))
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("nb.finish()", outputs=[
+        nbformat.v4.new_output("stream", name="stdout", text="model calls (...):\n" + frame.to_string() + "\n")])])
+    path = Path(__file__).parent / "_calls_sent_probe.ipynb"
+    try:
+        nbformat.write(nb, path)
+        assert _calls_sent(path) == {"soak @ http://x/v1": calls.COUNTS.index("calls")}
+    finally:
+        path.unlink(missing_ok=True)
 
 
 def test_a_warm_rerun_makes_no_model_call(replica_run):
