@@ -56,11 +56,24 @@ class RunLocked(SystemExit):
 
 # ------------------------------------------------------------------------------------------------ run ids
 
+def start_stamp(proc: psutil.Process) -> int:
+    """When a process started, as a number that never changes while it runs: on Linux its start in clock ticks
+    since boot (/proc/<pid>/stat), elsewhere psutil's create_time in ms. psutil's create_time adds the boot time
+    read from the wall clock, which moves when the clock is adjusted or a virtual machine resumes: a run's kernels
+    then took their running runner for a dead one and ended mid-notebook."""
+    if sys.platform.startswith("linux"):
+        try:
+            return int(Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+        except (OSError, ValueError, IndexError):
+            pass
+    return round(proc.create_time() * 1000)
+
+
 def new_run_id(pid: int | None = None) -> str:
-    """'<pid>-<start time in ms>-<6 hex>' of a process (this one by default): the pid and start time name the
-    process that owns the run (a pid alone is reused), the random part tells two runs of one process apart."""
+    """'<pid>-<start stamp>-<6 hex>' of a process (this one by default): the pid and start (`start_stamp`) name
+    the process that owns the run (a pid alone is reused), the random part tells two runs of one process apart."""
     proc = psutil.Process(pid or os.getpid())
-    return f"{proc.pid}-{round(proc.create_time() * 1000)}-{secrets.token_hex(3)}"
+    return f"{proc.pid}-{start_stamp(proc)}-{secrets.token_hex(3)}"
 
 
 def owner_alive(run_id: str) -> bool | None:
@@ -74,7 +87,9 @@ def owner_alive(run_id: str) -> bool | None:
         return None
     try:
         proc = psutil.Process(pid)
-        return abs(proc.create_time() * 1000 - started_ms) < 50 and proc.status() != psutil.STATUS_ZOMBIE
+        same = start_stamp(proc) == started_ms if sys.platform.startswith("linux") else \
+            abs(start_stamp(proc) - started_ms) < 1000
+        return same and proc.status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
     except psutil.AccessDenied:  # another user's process with this pid: not ours, so ours has ended

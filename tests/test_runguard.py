@@ -303,3 +303,17 @@ def test_notebook_start_binds_a_kernel_the_runner_started_and_only_that(tmp_path
                               text=True, timeout=120)
         assert done.returncode == 0, done.stderr[-2000:]
         assert done.stdout.strip().splitlines()[-1] == expected, done.stdout
+
+
+def test_a_run_stays_alive_when_the_wall_clock_moves(monkeypatch):
+    """psutil's create_time adds the boot time read from the wall clock, which moves when the clock is adjusted or a
+    virtual machine resumes; the run id names its owner by a start stamp that does not (on Linux: clock ticks since
+    boot), so a running runner is never taken for a dead one (its kernels ended mid-notebook)."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the start stamp in clock ticks is Linux's")
+    run = runguard.new_run_id()
+    real = psutil.Process.create_time
+    monkeypatch.setattr(psutil.Process, "create_time", lambda self: real(self) + 5.0)  # the clock moved 5 s
+    assert runguard.owner_alive(run) is True
+    pid, stamp, tag = run.split("-")
+    assert runguard.owner_alive(f"{pid}-{int(stamp) + 1}-{tag}") is False  # another process with this pid
