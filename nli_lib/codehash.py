@@ -42,16 +42,18 @@ FORMAT = "code-text-1"  # bump when `code_text` changes what it keeps (every rec
 _MODULE_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")  # a dotted name, possibly a module's
 
 
+def _docstring(node: ast.AST) -> ast.Expr | None:
+    """The docstring statement of a module, class or function node (None for other nodes, or none written)."""
+    if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+        first = node.body[0]
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+            return first
+    return None
+
+
 def _docstrings(tree: ast.AST) -> list[ast.Expr]:
     """The docstring statements of a module and of every class and function in it."""
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and \
-                    isinstance(first.value.value, str):
-                found.append(first)
-    return found
+    return [doc for node in ast.walk(tree) if (doc := _docstring(node)) is not None]
 
 
 def code_text(source: str, docstrings: list[ast.Expr] | None = None) -> str:
@@ -105,11 +107,8 @@ def summarise(name: str, source: str, is_package: bool) -> dict:
     dynamic = False
     docstrings = []
     for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and \
-                    isinstance(first.value.value, str):
-                docstrings.append(first)
+        if (doc := _docstring(node)) is not None:
+            docstrings.append(doc)
         if isinstance(node, ast.Import):
             imports |= {(a.name, "") for a in node.names}
         elif isinstance(node, ast.ImportFrom):
