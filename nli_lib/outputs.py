@@ -409,7 +409,14 @@ def record_roots(checkout: Path | None = None) -> list[tuple[str, Path]]:
     from .config import CHECKOUT, INTERACTIVE_OUTPUTS
 
     checkout = CHECKOUT if checkout is None else checkout
-    roots = [("full run" if output_dir() == checkout else f"outputs in {output_dir()}", output_dir())]
+    root = output_dir()
+    if root == checkout:
+        label = "full run"
+    elif checkout is not None and root.name == "outputs" and root.parent.parent == checkout / "runs":
+        label = f"quick run ({root.parent.name})"
+    else:  # a label, never a path: the record list is an output, and outputs name no local folder
+        label = "this run's outputs ($NLI_OUTPUT_DIR)"
+    roots = [(label, root)]
     if checkout is not None and write_dir() != output_dir():
         runs = checkout / "runs"
         roots += [(f"quick run ({p.parent.name})", p) for p in sorted(runs.glob("*-quick/outputs"))]

@@ -227,3 +227,16 @@ def test_in_a_runner_kernel_sigint_stays_ignored_in_the_cells_after_finish(tmp_p
         "import signal\nassert signal.getsignal(signal.SIGINT) is signal.SIG_IGN, signal.getsignal(signal.SIGINT)"))
     __import__("nbformat").write(nb, folder / "00_zero.ipynb")
     assert run_notebooks(folder) == 0
+
+
+def test_the_record_list_names_runs_never_folders(tmp_path, monkeypatch):
+    """The explorer's record list is an output (notebook 91 saves it): its `run` column says which run wrote a set,
+    never the local folder it lies in."""
+    from nli_lib.outputs import record_roots
+
+    checkout = tmp_path / "clone"
+    for given, label in ((checkout, "full run"), (checkout / "runs" / "offline-quick" / "outputs", "quick run "
+                                                  "(offline-quick)"), (tmp_path / "elsewhere", None)):
+        monkeypatch.setenv("NLI_OUTPUT_DIR", str(given))
+        (found, _), *_ = record_roots(checkout)
+        assert str(tmp_path) not in found and (label is None or found == label), found
