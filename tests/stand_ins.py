@@ -92,3 +92,34 @@ def byte_server(respond):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def toy_manifest(folder, url: str, sha256: str, size: int | None, key: str = "toy/data",
+                 offline: str = "no") -> dict:
+    """A one-file data manifest (`folder`/manifest.csv, loaded) whose file `key` lives at `url`."""
+    import csv
+
+    from nli_lib.data.fetch import load_manifest
+
+    path = folder / "manifest.csv"
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=["key", "dataset", "split", "url", "sha256", "bytes", "licence",
+                                                "offline"])
+        writer.writeheader()
+        writer.writerow({"key": key, "dataset": key.split("/")[0], "split": "dev", "url": url, "sha256": sha256,
+                         "bytes": "" if size is None else size, "licence": "test", "offline": offline})
+    return load_manifest(path)
+
+
+def isolated_data_cache(tmp_path, monkeypatch):
+    """A fresh cache in `tmp_path`/cache, no mirror, no run record, no progress bars, nothing noted yet, no proxy:
+    where a download test fetches. Returns the cache folder."""
+    from nli_lib import provenance
+
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("NLI_DATA_MIRROR", raising=False)
+    monkeypatch.delenv("NLI_RUN_RECORD", raising=False)
+    monkeypatch.setenv("NLI_PROGRESS", "0")
+    monkeypatch.setattr(provenance, "DATA", {})
+    no_proxy(monkeypatch)
+    return tmp_path / "cache"

@@ -6,17 +6,15 @@ online-only file's checksum is pinned only after a complete transfer.
 """
 from __future__ import annotations
 
-import csv
 import hashlib
 import importlib
 from pathlib import Path
 
 import pytest
 
-from nli_lib import provenance
 from nli_lib.data.fetch import DataError
 
-from stand_ins import byte_server, no_proxy
+from stand_ins import byte_server, isolated_data_cache, toy_manifest
 
 fetch_mod = importlib.import_module("nli_lib.data.fetch")
 BODY = b"premise\thypothesis\tlabel\n" + b"A wug sleeps.\tA wug rests.\tentailment\n" * 4000  # ~150 KB
@@ -24,25 +22,12 @@ SHA = hashlib.sha256(BODY).hexdigest()
 
 
 def manifest_for(tmp_path: Path, url: str, sha256: str = "", size: int | None = None) -> dict:
-    path = tmp_path / "manifest.csv"
-    with open(path, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=["key", "dataset", "split", "url", "sha256", "bytes", "licence",
-                                                "offline"])
-        writer.writeheader()
-        writer.writerow({"key": "toy/data", "dataset": "toy", "split": "dev", "url": url, "sha256": sha256,
-                         "bytes": "" if size is None else size, "licence": "test", "offline": "no"})
-    return fetch_mod.load_manifest(path)
+    return toy_manifest(tmp_path, url, sha256, size)
 
 
 @pytest.fixture()
 def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("NLI_DATA_MIRROR", raising=False)
-    monkeypatch.delenv("NLI_RUN_RECORD", raising=False)
-    monkeypatch.setenv("NLI_PROGRESS", "0")
-    monkeypatch.setattr(provenance, "DATA", {})
-    no_proxy(monkeypatch)
-    return tmp_path / "cache"
+    return isolated_data_cache(tmp_path, monkeypatch)
 
 
 def files_in(folder: Path) -> list[str]:

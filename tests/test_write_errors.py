@@ -2,7 +2,6 @@
 data, and a corrupt file in a shared data mirror (not the user's to delete)."""
 from __future__ import annotations
 
-import csv
 import errno
 import hashlib
 import importlib
@@ -12,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from nli_lib import atomic, filecache, provenance
+from nli_lib import atomic, filecache
 from nli_lib.config import WriteError, cache_dir
 from nli_lib.data.fetch import DataError
 
-from stand_ins import byte_server, no_proxy
+from stand_ins import byte_server, isolated_data_cache, toy_manifest
 
 fetch_mod = importlib.import_module("nli_lib.data.fetch")
 BODY = b"premise\thypothesis\tlabel\n" + b"A wug sleeps.\tA wug rests.\tentailment\n" * 100
@@ -106,24 +105,12 @@ def test_a_full_disk_while_writing_names_the_file_and_leaves_nothing(tmp_path, m
 
 
 def _manifest(tmp_path: Path, url: str, offline: str = "yes") -> dict:
-    path = tmp_path / "manifest.csv"
-    with open(path, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=["key", "dataset", "split", "url", "sha256", "bytes", "licence",
-                                                "offline"])
-        writer.writeheader()
-        writer.writerow({"key": "toy/dev", "dataset": "toy", "split": "dev", "url": url, "sha256": SHA,
-                         "bytes": len(BODY), "licence": "test", "offline": offline})
-    return fetch_mod.load_manifest(path)
+    return toy_manifest(tmp_path, url, SHA, len(BODY), key="toy/dev", offline=offline)
 
 
 @pytest.fixture()
 def data_env(tmp_path, monkeypatch):
-    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("NLI_DATA_MIRROR", raising=False)
-    monkeypatch.delenv("NLI_RUN_RECORD", raising=False)
-    monkeypatch.setenv("NLI_PROGRESS", "0")
-    monkeypatch.setattr(provenance, "DATA", {})
-    no_proxy(monkeypatch)
+    isolated_data_cache(tmp_path, monkeypatch)
 
 
 def test_a_full_disk_during_a_download_names_the_file_not_the_network(tmp_path, monkeypatch, data_env):
