@@ -79,13 +79,25 @@ class _Handler(BaseHTTPRequestHandler):
             fake.requests.append({"path": self.path, "body": body, "auth": auth})
             fake.in_flight += 1
             fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
-        try:
-            self._answer(fake, body, auth)
-        finally:
-            with fake.lock:
-                fake.in_flight -= 1
+        self._answer(fake, body, auth)
 
     def _answer(self, fake, body, auth):
+        try:
+            status, data = self._reply(fake, body, auth)
+        finally:
+            # done before the answer is sent: once the client has it, it may send its next request at once
+            with fake.lock:
+                fake.in_flight -= 1
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except OSError:  # the client gave up (timeout test)
+            pass
+
+    def _reply(self, fake, body, auth):
         action = fake.next_action(body)
         if self.path.rstrip("/") != "/v1/chat/completions":
             action = ("status", 404)
@@ -98,15 +110,7 @@ class _Handler(BaseHTTPRequestHandler):
             payload = {"error": {"message": f"scripted {status}; you sent {auth}", "type": "test", "code": status}}
         else:
             payload = _completion(body["model"], action[1])
-        data = json.dumps(payload).encode()
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-        except OSError:  # the client gave up (timeout test)
-            pass
+        return status, json.dumps(payload).encode()
 
     def log_message(self, *args):
         pass
