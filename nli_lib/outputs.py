@@ -42,6 +42,11 @@ from .runguard import RUN_ID_ENV, STAGING, run_alive, run_id
 INDEX_COLUMNS = ["ref", "kind", "path", "notebook", "tier", "models", "caption"]
 
 
+# No creation date in a saved figure: the same figure saves to the same bytes in every run, so a rerun that changes
+# no result changes no committed PDF (matplotlib otherwise stamps the PDF with the time it was written).
+PDF_METADATA = {"CreationDate": None, "ModDate": None}
+
+
 def nli_lib_hash() -> str:
     """Hash of the whole library's code (`codehash.library_hash`: every module, docstrings and comments left out),
     12 hex digits: the same for a checkout and an installed copy of the same sources. Derived file caches key on it
@@ -239,7 +244,7 @@ class Outputs:
         folder = self._folder("figures", self.notebook)
         png = folder / f"{name}.png"
         fig.savefig(png, dpi=dpi, bbox_inches="tight")
-        fig.savefig(folder / f"{name}.pdf", bbox_inches="tight")
+        fig.savefig(folder / f"{name}.pdf", bbox_inches="tight", metadata=PDF_METADATA)
         (folder / f"{name}.json").write_text(json.dumps(self._sidecar("figure", name, ref, models, caption), indent=1))
         self.written.append(png)
         return png

@@ -1215,23 +1215,40 @@ def test_make_rewriter_takes_ftc_declarations_from_the_rewriter_section_only():
 
 def test_agreement_boxes_are_dodged_and_counted_even_when_one_group_is_empty():
     """A panel where every pair disagrees (a constant task model) still draws each box in its group's half of the
-    slot, carries n per box (n=0 for the empty group) and keeps the legend outside the axes."""
+    slot, carries n under every group ("n = 0" for the empty one) and keeps the legend outside the axes."""
     import matplotlib
 
     matplotlib.use("Agg")
     from nli_lib.ftc import plot_agreement_boxes
 
     merged = pd.DataFrame([{"pipeline": "fsp-fsp", "slot": s, "agree": False, "ftc_k": -7.0007 + 1e-5 * i}
-                           for s in ("C", "N[A]") for i in range(4)])
+                           for s in ("C", "N[A]") for i in range(6)])
     fig = plot_agreement_boxes({"CAD": merged})
     ax = fig.axes[0]
     boxes = [p.get_path().get_extents() for p in ax.patches]
-    boxes = [b for b in boxes if b.y1 < 0]  # the data's boxes (legend handles are unit squares)
     assert len(boxes) == 2 and all(b.x0 >= i - 0.01 for b, i in zip(sorted(boxes, key=lambda b: b.x0), (0, 1)))
-    assert sorted(t.get_text() for t in ax.texts) == ["n=0", "n=0", "n=4", "n=4"]
+    assert sorted(t.get_text() for t in ax.texts) == ["n = 0", "n = 0", "n = 6", "n = 6"]
     assert not ax.yaxis.get_major_formatter().get_useOffset()
     legend = fig.axes[0].get_legend()
     assert legend is not None and legend.get_bbox_to_anchor().x0 >= ax.get_window_extent().x1 - 1
+
+
+def test_ftc_groups_below_the_minimum_n_show_their_points_not_a_box():
+    """n = 1..4 draws no box (a box of one value is a bare line), only the points; n >= MIN_BOX_N draws a box."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from nli_lib.figures import MIN_BOX_N
+    from nli_lib.ftc import plot_ftc_distributions
+
+    rows = [{"ok": True, "slot": "C", "condition": "x,u,y", "ftc_k": 0.1 * i} for i in range(MIN_BOX_N)]
+    rows += [{"ok": True, "slot": "N[A]", "condition": c, "ftc_k": -0.5} for c in ("x,u,y", "y only")]
+    fig = plot_ftc_distributions(pd.DataFrame(rows))
+    ax = fig.axes[0]
+    assert len(ax.patches) == 1  # the one group with MIN_BOX_N values
+    points = sum(len(c.get_offsets()) for c in ax.collections)
+    assert points == MIN_BOX_N + 2  # every value is drawn, boxed or not
+    assert sorted(t.get_text() for t in ax.texts) == sorted(["n = 5", "n = 0", "n = 1", "n = 1"])
 
 
 def test_precision_lines_report_the_held_out_batch_beside_the_overall_precision():

@@ -33,7 +33,6 @@ from ..evaluation import wilcoxon_rho  # noqa: F401  (§3.3's ρ)
 from . import paper  # noqa: F401  (its declarations, read by nli_lib.papers)
 from .analysis import (
                        PAPER_REWRITES,
-                       annotate_box_counts,
                        attach_pair_scores,
                        balanced_sample,
                        cad_pairs,
@@ -124,7 +123,6 @@ __all__ = [
     "CHECKS",
     "GOLD_PATH",
     "Validity",
-    "annotate_box_counts",
     "check_counterfactual",
     "gold_comparison",
     "load_gold",

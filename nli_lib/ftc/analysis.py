@@ -576,99 +576,64 @@ def printed_rewrites(rewriter=None, pipelines: Sequence[tuple[str, str]] = PIPEL
 # Figures
 # ---------------------------------------------------------------------------------------------------
 
-def annotate_box_counts(
-    ax, data: pd.DataFrame, x: str, y: str, hue: str | None, order: Sequence, hue_order: Sequence = ()
-):
-    """Write each box's n (non-missing `y` values) above it, just under the top of the axes.
-
-    Box centres follow seaborn's dodge layout (width 0.8 split evenly across hue levels).
-    """
-    levels = list(hue_order) if hue else [None]
-    width = 0.8 / len(levels)
-    for i, xv in enumerate(order):
-        for j, hv in enumerate(levels):
-            sub = data[(data[x] == xv) & (data[hue] == hv)] if hue else data[data[x] == xv]
-            centre = i if not hue else i - 0.4 + width * (j + 0.5)
-            ax.text(centre, 0.985, f"n={int(sub[y].notna().sum())}", transform=ax.get_xaxis_transform(),
-                    ha="center", va="top", fontsize=7, rotation=90 if len(levels) > 2 else 0, color="0.25")
-
-
-def _points(ax, data: pd.DataFrame, x: str, y: str, hue: str | None, order: Sequence, hue_order):
-    """Every value as a dot over its box (dodged like the boxes), so that a box of one or two values, drawn by
-    seaborn as a bare line, still shows its colour and its points; outliers are these dots too."""
-    import seaborn as sns
-
-    sns.stripplot(data=data, x=x, y=y, hue=hue, order=order, hue_order=hue_order, dodge=hue is not None, ax=ax,
-                  size=3, alpha=0.6, jitter=0.12, linewidth=0.4, edgecolor="0.2", legend=False)
-
-
 def plot_ftc_distributions(scored: pd.DataFrame, metric: str = "ftc_k", hue: str = "condition", title: str = ""):
-    """Box plots of an FTC variant per counterfactual slot (x) and `hue` (e.g. condition or pipeline).
+    """FTC values per counterfactual slot (x) and `hue` (e.g. condition or pipeline): a box where a group holds at
+    least `figures.MIN_BOX_N` values, its points always, and `n = k` under every group (empty groups included).
 
-    Each box carries its n; the legend sits outside the axes (right), so it never covers a box, and the y
-    range leaves headroom for the counts.
+    The legend sits outside the axes (right), so it never covers a group.
     """
     import matplotlib.pyplot as plt
-    import seaborn as sns
+
+    from nli_lib import figures
 
     data = scored[scored["ok"]].copy()
     order = [s for s in SLOTS if s in set(data["slot"])]
     has_hue = hue in data
     hue_order = list(dict.fromkeys(data[hue])) if has_hue else []
+    colors = figures.palette(max(len(hue_order), 1))
     fig, ax = plt.subplots(figsize=(9, 4.2))
-    sns.boxplot(data=data, x="slot", y=metric, hue=hue if has_hue else None, order=order,
-                hue_order=hue_order or None, ax=ax, showfliers=False, dodge=has_hue)
-    ax.ticklabel_format(axis="y", useOffset=False)  # an offset ("−7" above the axis) would sit under the counts
-    _points(ax, data, "slot", metric, hue if has_hue else None, order, hue_order or None)
-    lo, hi = ax.get_ylim()
-    ax.set_yticks([t for t in ax.get_yticks() if lo <= t <= hi])  # no ticks in the headroom above the data
-    ax.set_ylim(lo, hi + 0.22 * (hi - lo))  # headroom for the per-box n
-    annotate_box_counts(ax, data, "slot", metric, hue if has_hue else None, order, hue_order)
+    shown = figures.boxes_or_points(ax, data, "slot", metric, hue if has_hue else None, order, hue_order, colors)
+    ax.ticklabel_format(axis="y", useOffset=False)  # an offset ("−7" above the axis) would sit over the groups
+    figures.label_counts(ax, shown, rotate=len(hue_order) > 2)
     ax.set_xlabel("counterfactual slot (original label → y_cf)")
     ax.set_ylabel(METRIC_NAMES.get(metric, metric))
     ax.set_title(title, fontsize=10)
-    if has_hue:
-        ax.legend(title=hue, fontsize=8, title_fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0),
-                  frameon=False)
+    ax.legend(handles=figures.group_handles(hue_order, colors) if has_hue else figures.group_handles([], []),
+              title=hue if has_hue else None, fontsize=9, title_fontsize=9, loc="upper left",
+              bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.tight_layout()
     return fig
 
 
 def plot_agreement_boxes(references: Mapping[str, pd.DataFrame], pipeline: str = "fsp-fsp", metric: str = "ftc_k",
                          title: str = ""):
-    """One panel per reference (name -> `metric_validation`'s merged rows): box plots of `metric` per slot for the
-    pairs where the model agrees / disagrees with the reference label (the two groups of the rank-sum test).
+    """One panel per reference (name -> `metric_validation`'s merged rows): `metric` per slot for the pairs where
+    the model agrees / disagrees with the reference label (the two groups of the rank-sum test); a box where a
+    group holds at least `figures.MIN_BOX_N` values, its points always, `n = k` under every group.
 
-    Each box carries its n; the legend sits outside the axes (right), and the y range leaves headroom for the
-    counts.
+    The legend sits outside the axes (right).
     """
     import matplotlib.pyplot as plt
-    import seaborn as sns
 
+    from nli_lib import figures
+
+    colors = figures.palette(2)
     fig, axes = plt.subplots(1, len(references), figsize=(11, 4.2), sharey=True, squeeze=False)
     axes = axes[0]
     panels = []
     for ax, (name, merged) in zip(axes, references.items()):
         g = merged[merged["pipeline"] == pipeline]
         slots = [s for s in SLOTS if s in set(g["slot"])]
-        if slots:
-            sns.boxplot(data=g, x="slot", y=metric, hue="agree", order=slots, hue_order=[True, False], ax=ax,
-                        showfliers=False, dodge=True)  # dodged even where one group is empty everywhere
-            ax.ticklabel_format(axis="y", useOffset=False)
-            _points(ax, g, "slot", metric, "agree", slots, [True, False])
-            if ax.get_legend() is not None:
-                ax.get_legend().remove()
+        shown = figures.boxes_or_points(ax, g, "slot", metric, "agree", slots, [True, False], colors)
+        ax.ticklabel_format(axis="y", useOffset=False)
         ax.set_title(f"reference: {name}", fontsize=10)
-        ax.set_ylabel(f"{METRIC_NAMES.get(metric, metric)} ({pipeline} counterfactual)")
-        panels.append((ax, g, slots))
-    lo, hi = axes[0].get_ylim()
-    axes[0].set_ylim(lo, hi + 0.18 * (hi - lo))  # headroom for the per-box n
-    for ax, g, slots in panels:
-        annotate_box_counts(ax, g, "slot", metric, "agree", slots, [True, False])
-    handles = [h for ax in axes for h in ax.get_legend_handles_labels()[0]][:2]
-    if handles:
-        axes[-1].legend(handles, ["agrees", "disagrees"], title="model vs reference label", fontsize=8,
-                        title_fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+        ax.set_xlabel("counterfactual slot")
+        panels.append((ax, shown))
+    axes[0].set_ylabel(f"{METRIC_NAMES.get(metric, metric)} ({pipeline} counterfactual)")
+    for k, (ax, shown) in enumerate(panels):
+        figures.label_counts(ax, shown, grow=k == 0)  # the y axis is shared: grow it once
+    axes[-1].legend(handles=figures.group_handles(["agrees", "disagrees"], colors), title="model vs reference label",
+                    fontsize=9, title_fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     return fig
