@@ -649,6 +649,9 @@ LLM_KEY_DOCS = {  # meaning of each llm: key (types and defaults come from LLMCo
     "context_tokens": "context window few-shot prompts are fitted to (shots dropped until prompt + max_tokens "
                       "fit); null: the model's config (in-process) or the tokenizer's, unchecked when neither",
     "tokenizer": "hub id or folder of the tokenizer that counts prompt tokens for an endpoint; null: `model`",
+    "price_per_1k_prompt_tokens": "price of 1,000 prompt tokens in your currency, for `nli-companion plan`'s cost "
+                                  "estimate (read by nothing else; not part of any cache key); null: no cost shown",
+    "price_per_1k_completion_tokens": "price of 1,000 completion tokens, as price_per_1k_prompt_tokens",
     "provider": "where the model runs (default: openai-compatible with a base_url, else in-process): " + "; ".join(
         f"{name}: {provider.summary}" for name, provider in PROVIDERS.items()),
 }

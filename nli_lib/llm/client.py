@@ -92,6 +92,8 @@ class LLMConfig:
     gguf_file: str | None = None  # in-process: a GGUF file inside the `model` folder (transformers gguf_file=)
     context_tokens: int | None = None  # context window for fitting few-shot prompts; None: the model's own
     tokenizer: str | None = None  # hub id or folder of the tokenizer counting prompt tokens; None: `model`
+    price_per_1k_prompt_tokens: float | None = None  # what 1,000 prompt tokens cost (`nli-companion plan`); no call
+    price_per_1k_completion_tokens: float | None = None  # what 1,000 completion tokens cost; never in a cache key
 
     def __post_init__(self):
         stop = (self.stop,) if isinstance(self.stop, str) else tuple(self.stop or ())
@@ -100,6 +102,9 @@ class LLMConfig:
             object.__setattr__(self, "paper_system", tuple(self.paper_system))
         if self.concurrency < 1 or self.max_retries < 0:
             raise ValueError("LLMConfig: concurrency must be >= 1 and max_retries >= 0")
+        prices = (self.price_per_1k_prompt_tokens, self.price_per_1k_completion_tokens)
+        if any(p is not None and p < 0 for p in prices):
+            raise ValueError("LLMConfig: prices per 1k tokens must be >= 0")
         if self.api not in APIS:
             raise ValueError(f"LLMConfig: api must be one of {APIS}, not {self.api!r}")
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import typing
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Callable, Literal, Mapping
 
@@ -65,6 +66,14 @@ class _SectionChecks(BaseModel):
             fix = "give base_url (the endpoint root)" if provider.endpoint else "remove base_url"
             raise ValueError(f"provider {provider.name} is {provider.summary}. Fix: {fix}, or leave provider out "
                              f"(inferred: {infer_provider({'base_url': getattr(self, 'base_url', None)})})")
+        return self
+
+    @model_validator(mode="after")
+    def prices_not_negative(self):
+        for name in ("price_per_1k_prompt_tokens", "price_per_1k_completion_tokens"):
+            value = getattr(self, name, None)
+            if value is not None and value < 0:
+                raise ValueError(f"{name} is negative. Fix: a price per 1,000 tokens >= 0, or null for no cost")
         return self
 
 
@@ -138,4 +147,11 @@ def make_llm(profile: Mapping | None, *, cache: CallCache | None = None, section
     checked = section_value if isinstance(section_value, LLMSection) else llm_section(section_value, section)
     values = checked.model_dump(by_alias=False, exclude={"provider"})  # paper_system, not its key `as`
     provider = PROVIDERS[checked.provider or infer_provider(values)]
-    return provider.client(LLMConfig(**values), cache=cache)
+    client = provider.client(LLMConfig(**values), cache=cache)
+    wrap = CLIENT_WRAPPER.get()
+    return client if wrap is None else wrap(client, section)
+
+
+# set by `nli_lib.plan` while it plans a run: every client make_llm builds is passed through it (a planning
+# client that reads the call cache and sends nothing); None: clients are returned as built
+CLIENT_WRAPPER: ContextVar[Callable | None] = ContextVar("make_llm_client_wrapper", default=None)
