@@ -37,10 +37,10 @@ import pandas as pd
 
 from . import calls, phases
 from .cache import default_cache
-from .config import FAST_EXIT_ENV
+from .config import FAST_EXIT_ENV, RUNNER_KERNEL_ENV
 from .context import RunContext
 from .outputs import Outputs
-from .profile import load_profile
+from .profile import ProfileError, load_profile
 from .provenance import SESSION_ENV
 from .runguard import bind_kernel_to_run
 
@@ -54,6 +54,7 @@ class NotebookSession(RunContext):
     name: str  # notebook stem
     out: Outputs  # table/figure writer with provenance sidecars
     calls_before: dict = field(default_factory=calls.snapshot)  # call ledger when the session began
+    _used: list = field(default_factory=list, repr=False)  # models handed out by nli_model since the last save
 
     def inference_ran(self) -> dict:
         """Model name -> the inference settings each loaded Hugging Face model ran with (`HFClassifier.ran`),
@@ -62,17 +63,23 @@ class NotebookSession(RunContext):
         return {m.name: {k: v for k, v in m.ran.items() if k != "streams"}
                 for m in self.models.values() if isinstance(getattr(type(m), "ran", None), property)}
 
-    def save(self, obj, name: str, models=(), kind: str | None = None, **fields) -> None:
+    def save(self, obj, name: str, models=None, kind: str | None = None, **fields) -> None:
         """Save a table (DataFrame), figure (matplotlib) or record set declared in the outputs catalog
         (`nli_lib.catalog`): its reference and caption come from the declaration, `fields` fill the caption's
         `{placeholders}` (and those of a declared name, for outputs saved once per model), and quick runs get
         the quick-sample note. `kind="records"` picks the record set where a table and a record set share a
         name. Returns None, so a cell ending in `nb.save(...)` prints nothing.
 
-        >>> nb.save(table3, "table-3", models=names, source="gold")        # doctest: +SKIP
+        `models` (the models the output's numbers come from, listed in its sidecar) is derived when not given:
+        `used_models(obj)`, the table's own `model` column and the models `nli_model` handed out since the
+        last save.
+
+        >>> nb.save(table3, "table-3", source="gold")        # doctest: +SKIP
         """
         from .catalog import spec as declared
 
+        models = self.used_models(obj) if models is None else list(models)
+        self._used.clear()
         self.out.inference.update(self.inference_ran())
         out_spec = declared(self.name, name, kind=kind or ("figure" if hasattr(obj, "savefig") else None))
         caption, file_name = out_spec.caption_for(self.quick, **fields), out_spec.file_name(**fields)
@@ -84,6 +91,48 @@ class NotebookSession(RunContext):
         else:
             self.out.table(obj, file_name, ref=out_spec.ref, models=models, caption=caption,
                            index=out_spec.index, **out_spec.extra)
+
+    def nli_model(self, spec=None):
+        """`RunContext.nli_model`, remembering the model as used by the next output saved (`used_models`)."""
+        model = super().nli_model(spec)
+        if model.name not in self._used:
+            self._used.append(model.name)
+        return model
+
+    def used_models(self, obj=None) -> list[str]:
+        """The models behind an output about to be saved: the distinct values of a table's `model` column (in
+        order of appearance; "data" rows left out), then the models `nli_model` handed out since the last save.
+
+        >>> s = NotebookSession.__new__(NotebookSession); s._used = ["minilm-esnli"]
+        >>> s.out = Outputs.__new__(Outputs); s.out.tier = "offline"
+        >>> s.used_models(pd.DataFrame({"model": ["tfidf-logreg", "data", "tfidf-logreg"]}))
+        ['tfidf-logreg', 'minilm-esnli']
+        """
+        named = []
+        if isinstance(obj, pd.DataFrame) and "model" in obj.columns:
+            named = [str(m) for m in pd.unique(obj["model"].dropna()) if str(m) != "data"]
+        used = self._used if self.out.tier != "data" else []  # a model-free output (`Outputs.data_only`) names none
+        return list(dict.fromkeys([*named, *used]))
+
+    def against_paper(self, ref: str | tuple[str, ...], quantities=None, *, n=None, models=None, limit: int = 4):
+        """What this run found against what the paper found, as Markdown the notebook shows under a table or
+        figure (`nli_lib.findings.against_paper`): the scorecard entries recorded so far under `ref` (one ref
+        or several), optionally only `quantities` / `models`; `n` the examples behind ours (int or {quantity: n}).
+        With no such entry it says what the paper prints there (`findings.nothing_scored`).
+
+        >>> nb.against_paper("taxinli-table-3", n=len(rows))      # doctest: +SKIP
+        """
+        from IPython.display import Markdown
+
+        from .findings import against_paper, nothing_scored
+        from .paper_values import values
+
+        refs = (ref,) if isinstance(ref, str) else tuple(ref)
+        entries = [e for e in self.out.scored if e["ref"] in refs and (models is None or e["model"] in models)
+                   and (quantities is None or e["quantity"] in set(quantities))]
+        if not entries:
+            return Markdown(nothing_scored(refs, sum(v.ref in refs for v in values())))
+        return Markdown(against_paper(entries, quantities, n=n, limit=limit))
 
     def finish(self) -> pd.DataFrame:
         """Print the call summary, fail if a model failed too often, then publish the outputs.
@@ -126,8 +175,6 @@ def ignore_shutdown_interrupt() -> None:
     after it (`post_handler_hook`), so both hooks stop touching SIGINT and the signal stays ignored. A JupyterLab
     kernel keeps its interrupt button."""
     import signal
-
-    from .config import RUNNER_KERNEL_ENV
 
     if not os.environ.get(RUNNER_KERNEL_ENV):
         return
@@ -216,6 +263,12 @@ def start(namespace: dict, name: str | None = None) -> NotebookSession:
         warnings.warn(f"cannot tell which notebook this is (no ${SESSION_ENV}): outputs go to tables/{SCRATCH}/; "
                       f"pass start(globals(), name='NN_name') to choose", stacklevel=2)
         name = SCRATCH
+    if not os.environ.get(RUNNER_KERNEL_ENV):  # the runner checked before starting any notebook
+        from .papers import preflight
+
+        services = preflight(profile, [name])  # e.g. FactNLI's Wikipedia, before this notebook's first step
+        if services:
+            raise ProfileError(f"profile {profile.path or '<text>'}: " + "; ".join(services))
     if os.environ.get(FAST_EXIT_ENV) == "1":
         exit_without_teardown()
     bind_kernel_to_run()  # a kernel the runner started ends with the run, even a run killed with kill -9
