@@ -133,3 +133,32 @@ def sample_for_gold(n_ok: int = 60, n_not_ok: int = 10, seed: int = SAMPLE_SEED,
     kinds = {(s, a.text): a.kind for s in out["sentence"].unique() for a in default_decomposer().decompose_records(s)}
     out["kind"] = [kinds.get((s, a), "") for s, a in zip(out["sentence"], out["atom"])]
     return out[list(GOLD_COLUMNS) + ["sentence"]]
+
+
+def draw_fresh(n: int, seed: int, per_source: int = 300) -> tuple[pd.DataFrame, dict]:
+    """A fresh sample to judge (`judged.draw`): `per_source` hypotheses of δ-SNLI-TEST and of SNLI test that the
+    gold set does not hold (seeded), through the rule generator; n/2 of each source's ok atoms, drawn with
+    `seed`. Coverage: hypotheses with at least one ok atom."""
+    from ..data.loaders import load_dnli, load_esnli
+    from .generate import generate_atoms, rule_generator
+
+    generator = rule_generator()
+    gold_ids = set(pd.read_csv(GOLD_FILE, dtype=str)["pair_id"])
+    frames, cover = [], {}
+    for source, data in (("dsnli", load_dnli("snli", "test", drop_impossible=True)), ("snli", load_esnli("test"))):
+        first = data.drop_duplicates("hypothesis")
+        gold_h = set(first.loc[first["pair_id"].isin(gold_ids), "hypothesis"])
+        pool = first[~first["hypothesis"].isin(gold_h)].sample(frac=1.0, random_state=seed).head(per_source)
+        atoms = generate_atoms(pool["hypothesis"].tolist(), generator).dropna(subset=["atom"])
+        ok = atoms[atoms["status"] == "ok"]
+        cover[source] = {"hypotheses": len(pool), "with_ok_atom": int(ok["sentence"].nunique()), "ok_atoms": len(ok),
+                         "not_ok_atoms": len(atoms) - len(ok)}
+        frames.append(ok.sample(n=min(n // 2, len(ok)), random_state=seed).assign(stratum=source))
+    picked = pd.concat(frames).sort_values(["stratum", "sentence"])
+    items = pd.DataFrame({"item": range(1, len(picked) + 1), "stratum": picked["stratum"].values,
+                          "input": picked["sentence"].values, "output": picked["atom"].values})
+    meta = {"population": f"δ-SNLI-TEST and SNLI test hypotheses, {per_source} each (seed {seed}), generator "
+                          f"{generator.name}", "kept_out": "the gold set's hypotheses (atoms_decomposer_gold.csv)",
+            "coverage": {"unit": "hypotheses with an ok atom", "inputs": sum(c["hypotheses"] for c in cover.values()),
+                         "outputs": sum(c["with_ok_atom"] for c in cover.values()), "per_source": cover}}
+    return items, meta

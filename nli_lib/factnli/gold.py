@@ -166,3 +166,42 @@ def precision_table(matched: pd.DataFrame, generator: str = OFFLINE_GENERATOR) -
                      "gold generator": ", ".join(sorted(set(g.loc[g["current"], "generator"]))),
                      "current generator": generator})
     return pd.DataFrame(rows)
+
+
+def draw_fresh(n: int, seed: int, n_premises: int = 40) -> tuple[pd.DataFrame, dict]:
+    """A fresh sample to judge (`judged.draw`): `n_premises` SNLI-test premises (seeded) that neither the gold set
+    nor the development build (`snli_sample(30, seed=7)`) nor the notebooks' sample (`snli_sample(40)`) holds,
+    through the offline augmenter of the offline profile (full settings); n/3 fused facts per level, drawn with
+    `seed`. Coverage: premise levels with at least one fused fact."""
+    from ..notebook import start
+    from .pipeline import snli_sample
+    from .session import augmenter_for
+
+    nb = start({"profile": "offline", "quick": False, "seed": 0}, name="factnli_judged")
+    test = snli_sample(None)
+    kept_out = set(load_gold(premises=dict(zip(test["pair_id"], test["premise"])))["premise"])
+    kept_out |= set(snli_sample(30, seed=7)["premise"]) | set(snli_sample(40, seed=0)["premise"])
+    pool = test.drop_duplicates("premise")
+    pool = pool[~pool["premise"].isin(kept_out)].sample(n=n_premises, random_state=seed)
+    aug = augmenter_for(nb)
+    chains = aug.build_premises(pool["premise"].tolist(), progress=False)
+    rows, cover = [], {}
+    for premise, chain in chains.items():
+        for level, rec in enumerate(chain["levels"], start=1):
+            cover.setdefault(level, [0, 0])
+            cover[level][0] += 1
+            cover[level][1] += bool(rec.get("facts"))
+            rows += [{"stratum": f"level {level}", "input": premise, "output": f["text"], "query": rec["premise"],
+                      "title": f["title"], "source": f["source"]} for f in rec.get("facts", [])]
+    facts = pd.DataFrame(rows).drop_duplicates(["input", "stratum", "output"])
+    picked = pd.concat([g.sample(n=min(n // 3, len(g)), random_state=seed) for _, g in facts.groupby("stratum")])
+    picked = picked.sort_values(["input", "stratum"]).reset_index(drop=True)
+    picked.insert(0, "item", range(1, len(picked) + 1))
+    meta = {"population": f"{n_premises} SNLI-test premises (seed {seed}), offline augmenter, full settings, "
+                          f"generator {OFFLINE_GENERATOR}",
+            "kept_out": "the gold set's premises, snli_sample(30, seed=7), snli_sample(40, seed=0)",
+            "coverage": {"unit": "premise levels with a fused fact", "inputs": sum(c[0] for c in cover.values()),
+                         "outputs": sum(c[1] for c in cover.values()),
+                         "per_level": {f"level {lv}": {"premises": c[0], "with_facts": c[1]}
+                                       for lv, c in sorted(cover.items())}}}
+    return picked, meta

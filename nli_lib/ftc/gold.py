@@ -164,3 +164,43 @@ def precision_table(compared: pd.DataFrame) -> pd.DataFrame:
         if by in compared:
             rows += [{"by": by, "group": k, **precision_summary(g)} for k, g in compared.groupby(by, sort=True)]
     return pd.DataFrame(rows)
+
+
+def draw_fresh(n: int, seed: int, per_label: int = 300) -> tuple[pd.DataFrame, dict]:
+    """A fresh sample to judge (`judged.draw`): `per_label` e-SNLI test pairs per label that neither the gold set
+    nor the notebooks' sample (100 per label, seed 0) holds, through the four offline pipelines; `n` of the ok
+    counterfactuals that rewrite the hypothesis (distinct pair, slot and text; `pipelines` lists those that wrote
+    it), drawn with `seed`. Unchanged copies of the hypothesis (ok for N[B]) are counted, never sampled."""
+    from ..data.loaders import load_esnli
+    from ..text import untokenize_ptb
+    from .analysis import balanced_sample
+    from .fewshot import FewShotRewriter
+    from .pipeline import all_pipelines
+
+    test = load_esnli("test")
+    kept_out = set(load_gold()["pair_id"]) | set(balanced_sample(test, 100, seed=0)["pair_id"])
+    pairs = balanced_sample(test[~test["pair_id"].isin(kept_out)], per_label, seed=seed)
+    rows = all_pipelines(pairs, FewShotRewriter.offline())
+    ok = rows[rows["ok"]].copy()
+    ok["copy"] = [untokenize_ptb(str(x)).lower() == untokenize_ptb(str(h)).lower()
+                  for x, h in zip(ok["x_cf"], ok["hypothesis"])]
+    rewrites = ok[~ok["copy"]]
+    distinct = (rewrites.groupby(["pair_id", "slot", "x_cf"], sort=True)
+                .agg(pipelines=("pipeline", lambda p: " ".join(sorted(p))), premise=("premise", "first"),
+                     hypothesis=("hypothesis", "first"), label=("label", "first"),
+                     explanation=("explanation", "first"), A=("A", "first"), B=("B", "first"),
+                     y_cf=("y_cf", "first")).reset_index())
+    picked = distinct.sample(n=min(n, len(distinct)), random_state=seed).sort_values(["slot", "pair_id"])
+    items = pd.DataFrame({"item": range(1, len(picked) + 1), "stratum": picked["slot"].values,
+                          "input": picked["hypothesis"].values, "output": picked["x_cf"].values})
+    for c in ("pair_id", "label", "premise", "explanation", "A", "B", "y_cf", "pipelines"):
+        items[c] = picked[c].values
+    per_pipeline = {p: {"slots": len(g), "ok": int(g["ok"].sum()),
+                        "ok_copies": int(ok.loc[ok["pipeline"] == p, "copy"].sum())}
+                    for p, g in rows.groupby("pipeline")}
+    meta = {"population": f"e-SNLI test, {per_label} pairs per label (seed {seed}), explanation_1, four offline "
+                          "pipelines", "kept_out": "gold-set pairs and the notebooks' sample (100 per label, seed 0)",
+            "coverage": {"unit": "slots", "inputs": len(rows), "outputs": len(rewrites),
+                         "ok_copies": int(ok["copy"].sum()), "ok": len(ok), "distinct_rewrites": len(distinct),
+                         "per_pipeline": per_pipeline}}
+    return items, meta
