@@ -5,10 +5,13 @@
     nli-companion fetch [KEY|DATASET …] [--online]                    download or verify data files
     nli-companion book [--committed|--quick|--run DIR] [--out DIR]    build the book (= scripts/book.sh)
     nli-companion stale [--check]                                     committed outputs whose inputs changed
+    nli-companion plan [--profile P] [--only NN …] [--quick]          what a run will call, cost and train
+    nli-companion sweep --storage PATH|URL [--study NAME] [--trials N]  one worker of PhrasIS' shared searches
+    nli-companion diagnose MODEL [MODEL …] [--quick] [--phrasis]      the papers' lenses on your models
 
-`fetch` and `stale` need only the package (its data ship inside it). `run`, `test` and `book` need a clone of
-the repository, which holds the notebooks, tests and book sources: run them inside one (`config.find_checkout`).
-Every command resolves relative paths against the directory it was typed in ($NLI_USER_CWD, see `nli_lib.config`).
+`fetch`, `stale` and `diagnose` need only the package (its data ship inside it). `run`, `test` and `book` need a
+clone of the repository, which holds the notebooks, tests and book sources: run them inside one
+(`config.find_checkout`). Every command resolves relative paths against the directory it was typed in ($NLI_USER_CWD, see `nli_lib.config`).
 
 >>> main(["--help"])  # doctest: +ELLIPSIS
 usage: nli-companion COMMAND [ARGS]
@@ -136,12 +139,27 @@ def cmd_stale(args: list[str]) -> int:
     return stale.main(args)
 
 
-COMMANDS = {"run": cmd_run, "test": cmd_test, "fetch": cmd_fetch, "book": cmd_book, "stale": cmd_stale}
+def cmd_diagnose(args: list[str]) -> int:
+    """Apply the five papers' lenses to 3-way NLI classifiers, side by side (`nli_lib.diagnose.command`)."""
+    from .diagnose import command
+
+    return command.main(args)
+
+
+def cmd_sweep(args: list[str]) -> int:
+    """One worker of PhrasIS Table 2's Optuna searches, shared with the others through one storage."""
+    from .phrasis import sweep
+
+    return sweep.main(args)
+
+
+COMMANDS = {"run": cmd_run, "test": cmd_test, "fetch": cmd_fetch, "book": cmd_book, "stale": cmd_stale,
+            "diagnose": cmd_diagnose, "sweep": cmd_sweep}
 
 
 def usage() -> str:
     lines = ["usage: nli-companion COMMAND [ARGS]", "", "commands (COMMAND --help for its arguments):"]
-    lines += [f"  {name:<6} {func.__doc__.splitlines()[0]}" for name, func in COMMANDS.items()]
+    lines += [f"  {name:<8} {func.__doc__.splitlines()[0]}" for name, func in COMMANDS.items()]
     return "\n".join(lines)
 
 
