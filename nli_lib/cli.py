@@ -11,7 +11,8 @@
 
 `fetch`, `stale` and `diagnose` need only the package (its data ship inside it). `run`, `test` and `book` need a
 clone of the repository, which holds the notebooks, tests and book sources: run them inside one
-(`config.find_checkout`). Every command resolves relative paths against the directory it was typed in ($NLI_USER_CWD, see `nli_lib.config`).
+(`config.find_checkout`). Every command resolves relative paths against the directory it was typed in
+($NLI_USER_CWD, see `nli_lib.config`).
 
 >>> main(["--help"])  # doctest: +ELLIPSIS
 usage: nli-companion COMMAND [ARGS]
@@ -153,8 +154,15 @@ def cmd_sweep(args: list[str]) -> int:
     return sweep.main(args)
 
 
+def cmd_plan(args: list[str]) -> int:
+    """What a run will ask its LLMs (calls, tokens, cost), download and fine-tune, calling nothing (`nli_lib.plan`)."""
+    from .plan.report import main as plan_main
+
+    return plan_main(args)
+
+
 COMMANDS = {"run": cmd_run, "test": cmd_test, "fetch": cmd_fetch, "book": cmd_book, "stale": cmd_stale,
-            "diagnose": cmd_diagnose, "sweep": cmd_sweep}
+            "diagnose": cmd_diagnose, "sweep": cmd_sweep, "plan": cmd_plan}
 
 
 def usage() -> str:
