@@ -1,0 +1,124 @@
+"""Know the cost before you run: what a run will ask its LLMs, download and fine-tune, computed without calling
+any model or endpoint (`nli-companion plan --profile FILE [--only NN ...] [--quick]`).
+
+    >>> result = plan_run("offline", quick=True, only=["10"])     # doctest: +SKIP
+    >>> result.calls          # per notebook and step: distinct calls, cached, new, tokens (see calls.CallPlan)
+    >>> result.training       # per fine-tuning: rows, epochs, steps, tokens, params, FLOPs, GPU-hours
+
+Pieces: `calls` (the planning client: the call cache is read, nothing is sent), `notebooks` (which notebook
+asks what: each LLM step run with the planning client, no NLI model loaded), `compute` (fine-tuning work and
+downloads), `report` (the printed plan and the command).
+
+The offline profile asks no LLM (its LLM steps are rule-based stand-ins) and downloads nothing: its plan is the
+fine-tuning work alone.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from ..context import RunContext
+from .calls import CallPlan
+from .compute import DEFAULT_UTILISATION, DEVICES, downloads, training_jobs, training_table
+from .notebooks import PLANNERS, UNPLANNED
+
+OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}  # the plan never asks the hub
+
+
+@dataclass
+class Plan:
+    """What a run will do (see the module docstring); every frame is empty where there is nothing."""
+
+    profile: str
+    tier: str
+    quick: bool
+    notebooks: list  # the notebook numbers whose LLM calls were planned
+    calls: pd.DataFrame  # CallPlan.table() with cost columns
+    pending: pd.DataFrame  # CallPlan.pending_table()
+    unplanned: dict  # notebook -> why its LLM calls are not enumerated
+    training: pd.DataFrame  # compute.training_table()
+    downloads: pd.DataFrame  # compute.downloads()
+    device: str
+    utilisation: float
+    errors: dict = field(default_factory=dict)  # notebook -> why its planner failed (the plan says so)
+    call_plan: CallPlan | None = None  # the distinct calls themselves (CallPlan.frame())
+    only: bool = False  # True: --only chose the notebooks
+
+
+def add_cost(table: pd.DataFrame, prices: dict) -> pd.DataFrame:
+    """`table` with cost_est and cost_max: new prompt tokens and completion tokens (estimated / at most) at the
+    model's prices per 1,000 tokens; NaN where the profile gives no price.
+
+    >>> t = pd.DataFrame({"model": ["m"], "prompt_tokens": [2000], "completion_tokens_est": [500],
+    ...                   "completion_tokens_max": [1000]})
+    >>> add_cost(t, {"m": (0.5, 2.0)})[["cost_est", "cost_max"]].values.tolist()   # 2×0.5 + 0.5×2, 2×0.5 + 1×2
+    [[2.0, 3.0]]
+    """
+    out = table.copy()
+    est, top = [], []
+    for row in out.itertuples():
+        p, c = prices.get(row.model, (None, None))
+        if p is None or c is None:
+            est.append(float("nan"))
+            top.append(float("nan"))
+            continue
+        prompt = row.prompt_tokens * p / 1000
+        est.append(prompt + _num(row.completion_tokens_est) * c / 1000)
+        top.append(prompt + _num(row.completion_tokens_max) * c / 1000)
+    out["cost_est"], out["cost_max"] = est, top
+    return out
+
+
+def _num(value) -> float:
+    return float("nan") if value is None or pd.isna(value) else float(value)
+
+
+def _selected(only: list[str] | None) -> list[str]:
+    """The notebook numbers to plan: `only` (checked against the checkout's notebooks when there is one), else
+    every notebook with LLM steps."""
+    known = sorted({*PLANNERS, *UNPLANNED})
+    if not only:
+        return known
+    wanted = sorted({o.removesuffix(".ipynb")[:2] for o in only})
+    try:
+        from ..runner import notebooks
+
+        notebooks(wanted)  # SystemExit naming a notebook that does not exist
+    except SystemExit:
+        raise
+    except Exception:  # noqa: BLE001 - outside a checkout: the numbers are taken as given
+        pass
+    return wanted
+
+
+def plan_run(profile=None, *, quick: bool = False, only: list[str] | None = None, device: str = "h100",
+             utilisation: float = DEFAULT_UTILISATION, seed: int | None = None) -> Plan:
+    """The plan of a run of `profile` (a name, a YAML path or a loaded Profile); see the module docstring."""
+    for name, value in OFFLINE_ENV.items():
+        os.environ.setdefault(name, value)
+    if device not in DEVICES:
+        raise ValueError(f"unknown device {device!r}; known: {', '.join(DEVICES)}")
+    ctx = RunContext.from_profile(profile, quick=quick, seed=seed)
+    selected = _selected(only)
+    plan, errors = CallPlan(), {}
+    with plan.active():
+        for number in selected:
+            if number not in PLANNERS:
+                continue
+            with plan.notebook(number):
+                try:
+                    PLANNERS[number](ctx, plan)
+                except Exception as exc:  # noqa: BLE001 - one notebook's planner: the plan says what failed
+                    errors[number] = f"{type(exc).__name__}: {exc}"
+    jobs = [j for j in training_jobs(ctx) if not only or j.notebook in selected]
+    llm = ctx.profile.llm is not None or ctx.profile.rewriter is not None
+    return Plan(profile=ctx.profile.name, tier=ctx.tier, quick=quick, notebooks=selected,
+                calls=add_cost(plan.table(), plan.prices), pending=plan.pending_table(),
+                unplanned={n: why for n, why in UNPLANNED.items() if n in selected and llm},
+                training=training_table(jobs, DEVICES[device], utilisation), downloads=downloads(ctx),
+                device=device, utilisation=utilisation, errors=errors, call_plan=plan, only=bool(only))
+
+
+__all__ = ["Plan", "plan_run", "add_cost", "CallPlan", "DEVICES", "DEFAULT_UTILISATION"]

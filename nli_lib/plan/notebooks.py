@@ -1,0 +1,165 @@
+"""What each notebook asks its LLMs: one planner per notebook whose LLM prompts can be enumerated from data.
+
+A planner runs the notebook's LLM steps (the same paper functions, on the same samples, with the same sizes)
+while a `CallPlan` is active, so every client `make_llm` builds only reads the cache. Only the LLM steps run:
+no NLI model is loaded or trained. A step whose prompts are built from earlier answers (atoms B.1 on generated
+atoms; FTC's transformation of extracted spans) is enumerated exactly where those answers are cached, and
+otherwise noted as pending (`CallPlan.depends`) with a bound.
+
+Notebooks with LLM steps and no planner here (`UNPLANNED`) are listed as such in the plan, with the reason:
+their prompts depend on more than earlier answers (retrieved pages, models' predictions).
+
+The sizes below are the notebooks' own (their first code cells); `tests/test_plan.py` runs notebooks 10-11's
+and 30's steps against an endpoint and checks that the planned calls are the calls made.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from ..context import RunContext
+from .calls import NOT_CACHED, CallPlan
+
+PLANNERS: dict[str, Callable[[RunContext, CallPlan], None]] = {}
+
+UNPLANNED = {  # notebook -> why its LLM calls are not enumerated before a run
+    "12": "atoms C.1/C.2 labels and the LLM's δ-NLI predictions are asked per critical atom, chosen by an NLI model's "
+          "predictions",
+    "13": "QUDs (D.1) are asked for critical atoms chosen by the models' predictions",
+    "21": "the prompted phrase-relation model is asked per scenario split built with the trained models",
+    "22": "as notebook 21 (the unseen split of Positives-A)",
+    "32": "counterfactuals of borrowed (pathological) explanations, built with the task model's scoring",
+    "40": "B.2 fusion prompts hold retrieved pages (WordNet glosses or Wikipedia) chosen by the judge model",
+    "41": "as notebook 40, plus the rewrite-only baseline on its items",
+}
+
+# the notebooks' sample sizes (their first code cells): quick, full
+ATOMS_SNLI = (80, 1000)  # atoms.pipeline QUICK_SNLI; notebooks 10-11
+FTC_30_PER_LABEL = (10, 100)  # notebook 30's N_PER_LABEL
+FTC_31_PER_LABEL = (12, 100)  # notebook 31's N_PER_LABEL
+
+
+def planner(number: str):
+    def register(fn):
+        PLANNERS[number] = fn
+        return fn
+    return register
+
+
+def _size(ctx: RunContext, sizes: tuple[int, int]) -> int:
+    return sizes[0] if ctx.quick else sizes[1]
+
+
+def _not_cached(errors) -> int:
+    """How many of a step's answers are missing because their call is not cached."""
+    return int(sum(1 for e in errors if isinstance(e, str) and NOT_CACHED in e))
+
+
+# -- atoms ----------------------------------------------------------------------------------------------------
+def _atoms_generator(ctx: RunContext):
+    from ..atoms.generate import llm_generator
+    from ..llm import make_llm
+
+    client = make_llm(ctx.params)
+    return None if client is None else llm_generator(client)
+
+
+@planner("10")
+def atoms_decomposition(ctx: RunContext, plan: CallPlan) -> None:
+    """Prompt A.1 on the paper's sentences (leave one out), the SNLI test sample and the δ-SNLI hypotheses."""
+    from ..atoms.consistency import snli_test_sample
+    from ..atoms.defeasible import dsnli_test
+    from ..atoms.generate import PAPER_DECOMPOSITIONS, generate_atoms
+    from ..atoms.pipeline import QUICK_GROUPS
+
+    gen = _atoms_generator(ctx)
+    if gen is None:
+        return
+    with plan.step("paper sentences"):
+        generate_atoms([d["sentence"] for d in PAPER_DECOMPOSITIONS], gen, leave_one_out=True, checker=None)
+    with plan.step("SNLI sample"):
+        generate_atoms(snli_test_sample(_size(ctx, ATOMS_SNLI), ctx.seed)["hypothesis"].tolist(), gen, checker=None)
+    with plan.step("δ-SNLI hypotheses"):
+        dnli = dsnli_test(quick=ctx.quick, seed=ctx.seed, groups=QUICK_GROUPS)
+        generate_atoms(dnli[["premise", "hypothesis"]].drop_duplicates()["hypothesis"].tolist(), gen, checker=None)
+
+
+@planner("11")
+def atoms_snli_consistency(ctx: RunContext, plan: CallPlan) -> None:
+    """A.1 on the SNLI sample (notebook 10's calls), then the LLM as an NLI model (Prompt B.1, 12 shots) on the
+    sample's pairs and on every (premise, usable atom) pair."""
+    from ..atoms.consistency import atom_judgements, snli_shots, snli_test_sample
+    from ..atoms.generate import attach_atoms, generate_atoms, usable
+    from ..lineup import llm_ref, load_classifier
+
+    gen = _atoms_generator(ctx)
+    if gen is None:
+        return
+    examples = snli_test_sample(_size(ctx, ATOMS_SNLI), ctx.seed)
+    with plan.step("SNLI sample"):
+        atoms = generate_atoms(examples["hypothesis"].tolist(), gen)
+    rows = attach_atoms(examples[["pair_id", "premise", "hypothesis", "label"]], atoms)
+    model = load_classifier(llm_ref(ctx.profile), llm=gen.client, shots=snli_shots(12, ctx.seed))
+    with plan.step("B.1 SNLI pairs"):
+        model.predict_frame(examples)
+    with plan.step("B.1 (premise, atom) pairs"):
+        atom_judgements(model, rows)
+    pending = set(atoms.loc[atoms["error"].map(_not_cached).astype(bool), "sentence"])
+    answered = examples["hypothesis"].isin(set(usable(atoms)["sentence"])).sum()
+    per_example = len(rows) / answered if answered else None  # (premise, atom) pairs per answered example
+    plan.depends("B.1 (premise, atom) pairs", "SNLI sample · atoms.A1", int(examples["hypothesis"].isin(pending).sum()),
+                 per_example, exact=False)
+
+
+# -- FTC ------------------------------------------------------------------------------------------------------
+def _rewriter(ctx: RunContext):
+    from ..data.loaders import load_esnli
+    from ..ftc import make_rewriter
+
+    rewriter = make_rewriter(ctx.params, load_esnli("dev"), seed=ctx.seed)
+    return None if rewriter.tier == "offline" else rewriter
+
+
+def _ftc_pipelines(plan: CallPlan, step: str, sample, rewriter, col: str, only_fsp: bool = False) -> None:
+    """Every pipeline (`all_pipelines`), or fsp-fsp alone (`counterfactual_rows`), on `sample`; the fsp-fsp
+    transformations of extractions not in the cache are pending: at most one per extraction."""
+    from ..ftc import all_pipelines, counterfactual_rows
+
+    with plan.step(step):
+        if only_fsp:
+            counterfactual_rows(sample, "fsp", "fsp", rewriter, explanation_col=col)
+        else:
+            all_pipelines(sample, rewriter, explanation_col=col)
+        extractions = plan.uncached(template="ftc.extract")
+    plan.depends(f"{step} · ftc.transform (fsp-fsp)", f"{step} · ftc.extract", extractions, 1.0, exact=True)
+
+
+@planner("30")
+def ftc_counterfactuals(ctx: RunContext, plan: CallPlan) -> None:
+    """The printed examples and rewrites, then every pipeline on the balanced e-SNLI test sample for each of
+    the three explanations."""
+    from ..data.loaders import load_esnli
+    from ..ftc import balanced_sample, printed_examples, printed_rewrites
+
+    rewriter = _rewriter(ctx)
+    if rewriter is None:
+        return
+    with plan.step("printed examples"):
+        printed_examples(rewriter)
+        printed_rewrites(rewriter)
+    sample = balanced_sample(load_esnli("test"), _size(ctx, FTC_30_PER_LABEL), seed=ctx.seed)
+    for col in ("explanation_1", "explanation_2", "explanation_3"):
+        _ftc_pipelines(plan, col, sample, rewriter, col)
+
+
+@planner("31")
+def ftc_metric(ctx: RunContext, plan: CallPlan) -> None:
+    """Every pipeline on the CAD-revised e-SNLI test sample (explanation 1), and fsp-fsp with explanation 2."""
+    from ..data.loaders import load_esnli
+    from ..ftc import balanced_sample, cad_pairs
+
+    rewriter = _rewriter(ctx)
+    if rewriter is None:
+        return
+    sample = balanced_sample(cad_pairs(load_esnli("test"), "test"), _size(ctx, FTC_31_PER_LABEL), seed=ctx.seed)
+    _ftc_pipelines(plan, "CAD sample explanation_1", sample, rewriter, "explanation_1")
+    _ftc_pipelines(plan, "CAD sample explanation_2", sample, rewriter, "explanation_2", only_fsp=True)
