@@ -91,7 +91,10 @@ def finding(entry: Mapping, paper: float | None, setting: str = "") -> str:
     ours = float(entry["ours"])
     n = entry.get("n")
     who = [f"n = {int(n):,}"] if n is not None and not _missing(n) else []
-    who += [str(entry["model"]), "from the data" if entry["tier"] == "data" else f"{entry['tier']} tier"]
+    model = str(entry["model"])
+    data = entry["tier"] == "data"
+    who += [model] if data and model.startswith("data") else \
+        [model, "from the data" if data else f"{entry['tier']} tier"]
     head = f"{entry['quantity']}: ours {ours_text(ours)} ({', '.join(who)}; {basis_text(entry['basis'], paper, ours)})"
     where = ref_label(entry["ref"]) + (f", {setting}" if setting else "")
     tail = f" against the paper's {paper_text(paper)} ({where})." if paper is not None else \
@@ -108,8 +111,8 @@ def tally(entries: list[Mapping], papers: list[float | None]) -> str:
     """One sentence counting entries by how they relate to the paper's values.
 
     >>> print(tally([{"basis": "stand-in", "ours": 1.0}, {"basis": "data", "ours": 2.0},
-    ...              {"basis": "data", "ours": 9.0}], [1.0, 2.0, 2.0]))
-    3 of our numbers stand beside the paper's: 1 match, 1 differs (graded); 1 stand-in (not graded).
+    ...              {"basis": "data", "ours": 9.0}, {"basis": "data", "ours": 9.0}], [1.0, 2.0, 2.0, 2.0]))
+    4 of our numbers stand beside the paper's: 1 match, 2 differ (graded); 1 stand-in (not graded).
     """
     counts: dict[str, int] = {}
     for e, p in zip(entries, papers):
@@ -117,11 +120,14 @@ def tally(entries: list[Mapping], papers: list[float | None]) -> str:
         key = label.removeprefix("graded: ") if label.startswith("graded") else \
             {"stand-in": "stand-in"}.get(e["basis"], e["basis"] if e["basis"] in WHY_NOT_GRADED else "no paper value")
         counts[key] = counts.get(key, 0) + 1
-    graded = [f"{counts[k]} {k}" for k in ("match", "close", "differs") if k in counts]
+    plural = {"match": "match", "close": "close", "differs": "differ"}  # '2 differ', '1 differs'
+    graded = [f"{counts[k]} {k if counts[k] == 1 else plural[k]}" for k in ("match", "close", "differs")
+              if k in counts]
     rest = [f"{v} {k}" for k, v in counts.items() if k not in ("match", "close", "differs")]
     parts = [", ".join(graded) + " (graded)"] if graded else []
     parts += [", ".join(rest) + " (not graded)"] if rest else []
-    return f"{len(entries)} of our numbers stand beside the paper's: {'; '.join(parts)}."
+    verb = "numbers stands" if len(entries) == 1 else "numbers stand"
+    return f"{len(entries)} of our {verb} beside the paper's: {'; '.join(parts)}."
 
 
 def nothing_scored(refs: Iterable[str], printed: int) -> str:

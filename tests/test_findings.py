@@ -27,6 +27,8 @@ def test_a_stand_in_is_never_graded_however_close():
 
 def test_like_for_like_numbers_are_graded_with_their_agreement():
     assert "graded: match (from the paper's data)" in finding(entry(ours=1837.0, basis="data", tier="data"), 1837.0)
+    assert "ours 1,837 (data (release files); graded" in finding(entry(ours=1837.0, basis="data", tier="data",
+                                                                       model="data (release files)"), 1837.0)
     close = finding(entry(ours=48.04, basis="released", tier="data"), 51.46, "NB")
     assert close == ("RoBERTa matched: ours 48.04 (minilm-taxinli, from the data; graded: close (from the paper's "
                      "released predictions)) against the paper's 51.46 (Table 3, NB).")
@@ -44,7 +46,7 @@ def test_a_missing_paper_value_is_said_not_invented():
     text = against_paper([entry(ref="atoms-table-5", quantity="made up", basis="data")],
                          lookup=lambda ref, q: (_ for _ in ()).throw(KeyError(q)))
     assert "the paper prints no value for it in Table 5." in text and "against the paper's" not in text
-    assert "1 no paper value (not graded)" in text
+    assert "1 of our numbers stands beside the paper's: 1 no paper value (not graded)" in text
 
 
 def test_sections_select_quantities_count_all_and_show_a_few():
