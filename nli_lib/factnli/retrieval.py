@@ -33,7 +33,7 @@ import numpy as np
 from ..text import WORD, normalise, word_count
 from .glosses import DETERMINERS, GLOSS_RULES_VERSION, LABEL_TEXT, PRONOMINAL, Countability, definition_sentences
 from .senses import SENSE_THRESHOLDS, SenseChoice, SenseChooser, context_sentence, register_label
-from .text import Snippet, pos_tag, query_nouns, split_sentences, strip_parentheticals
+from .text import Snippet, pos_tag, query_nouns, split_sentences, stopwords, strip_parentheticals
 
 
 @dataclass(frozen=True)
@@ -161,20 +161,21 @@ class WordNetPages:
         'swimmer' as a person who swims) keeps that page's sense (`page_sense`): the fact fixed the sense in
         which the noun entered the scene, and choosing again from that short sentence can drift to another
         sense ("a swimmer is a trained athlete"). Any other noun first met in a fused fact is one the premise
-        is silent about: it takes the sense that is a direct hypernym of a sense chosen in the query ("a hill
-        is a local elevation of the land": elevation as the hill's kind, not the event of raising), else
-        the sense chosen in its fact only when the premise agrees with it and it is the noun's first
-        (most frequent) sense; a rarer sense ("the sun" as its rays) is skipped, with its reason. Every sense,
-        however it was chosen, passes `SenseChooser.vet` (no confident sense: 'sense_uncertain', no page)."""
+        is silent about: it gets a page only when it names the kind of something in the scene, a direct
+        hypernym of a sense chosen in the premise or fixed by a page ("a hill is a local elevation of the
+        land": elevation as the hill's kind, not the event of raising). The other nouns of a definition
+        ("a cowboy hat is worn by ranch hands", "a radiotelephone communicates by radio waves") are not in
+        the scene: following them wrote facts about ranches and wavelengths into a scene with neither, so
+        with `scene_check` they get no page ('not in the scene'). Every sense, however it was chosen, passes
+        `SenseChooser.vet` (no confident sense: 'sense_uncertain', no page)."""
         terms, contexts, first = self._noun_contexts(query)
         choices = self.chooser.choose_many(list(zip(terms, contexts)))
         fixed = {t: self.page_sense(t, c) for t, c in zip(terms, contexts) if c != first}
-        scene = [(t, first) for t, c in zip(terms, contexts) if c != first and fixed[t] is None]
-        in_scene = dict(zip(scene, self.chooser.choose_many(scene, vetted=False))) if self.scene_check else {}
-        chosen = {fixed.get(t) or c.synset for t, c in zip(terms, choices)} - {None}
-        genus = {h for sid in chosen for h in self.wn.hypernyms(sid)}  # "a hill is a ... elevation of the land"
+        scene = {fixed.get(t) if c != first else choice.synset for t, c, choice in zip(terms, contexts, choices)}
+        genus = {h for sid in scene - {None} for h in self.wn.hypernyms(sid)}  # "a hill is a ... elevation"
         out = []
         for term, context, choice in zip(terms, contexts, choices):
+            choice = self.scene_clue(choice) if self.scene_check else choice
             if fixed.get(term) is not None and fixed[term] != choice.synset:
                 choice = self.chooser.vet(SenseChoice(term, context, fixed[term], choice.scores, "sense of its page"))
             if context == first or fixed.get(term) is not None:
@@ -184,15 +185,51 @@ class WordNetPages:
             if len(kinds) == 1:  # the noun names the kind of a thing in the scene: that sense, as WordNet says
                 out.append(self.chooser.vet(SenseChoice(term, context, kinds[0], choice.scores,
                                                         "hypernym of a scene sense")))
-                continue
-            other = in_scene.get((term, first))
-            if other is not None and choice.synset is not None and other.synset != choice.synset:
-                choice = SenseChoice(term, context, None, choice.scores, "premise disagrees")
-            elif self.scene_check and choice.synset is not None and \
-                    choice.synset != next(iter(self.chooser.candidates(term)), None):
-                choice = SenseChoice(term, context, None, choice.scores, "premise silent, not the first sense")
-            out.append(choice)
+            elif self.scene_check and choice.synset is not None:
+                out.append(SenseChoice(term, context, None, choice.scores, "not in the scene"))
+            else:
+                out.append(choice)
         return out
+
+    def scene_clue(self, choice: SenseChoice) -> SenseChoice:
+        """`choice`, unless the words around the noun settle its sense against the embedding's pick:
+
+        * the noun before it names one sense only, in the sense's lemmas or gloss ("a baby stroller": the
+          small vehicle in which a baby is pushed, WordNet's 'baby buggy, ..., stroller', not someone who
+          strolls): that sense ('named by its modifier');
+        * a colour noun worn ("the player in the orange", "a girl wearing pink"): the colour of the clothes,
+          an attribute with no page, whatever else the word means ('a colour worn', no sense).
+
+        >>> pages = WordNetPages.__new__(WordNetPages)
+        >>> pages.wn = type("W", (), {"synsets": lambda self, w, p: {"baby": ["b"]}.get(w, []),
+        ...     "lemmas": lambda self, s: {"w": ["stroller"], "v": ["baby buggy", "stroller"]}[s],
+        ...     "definition": lambda self, s: {"w": "someone who walks", "v": "a small vehicle"}[s],
+        ...     "hypernym_closure": lambda self, s: set()})()
+        >>> pages.chooser = type("C", (), {"candidates": lambda self, t: ["w", "v"]})()
+        >>> c = SenseChoice("stroller", "A baby stroller sits beside her.", "w", (), "best in context")
+        >>> pages.scene_clue(c)[2:]
+        ('v', (), 'named by its modifier')
+        """
+        term, context = choice.term, choice.context
+        candidates = self.chooser.candidates(term)
+        before = re.search(rf"\b(\w+)\s+{re.escape(term)}(?:e?s)?\b", context, flags=re.IGNORECASE)
+        modifier = before.group(1).lower() if before else ""
+        if modifier and modifier not in stopwords() and self.wn.synsets(modifier, "n"):
+            named = [sid for sid in candidates if re.search(
+                rf"\b{re.escape(modifier)}\b", " ".join([*self.wn.lemmas(sid), self.wn.definition(sid)]).lower())]
+            if len(named) == 1:
+                return SenseChoice(term, context, named[0], choice.scores, "named by its modifier")
+        worn = re.search(rf"\b(?:in|wearing|wears|dressed in)\s+(?:the\s+|all\s+)?{re.escape(term)}\b", context,
+                         flags=re.IGNORECASE)
+        if worn and any(self._colours() & self.wn.hypernym_closure(sid) for sid in candidates):
+            return SenseChoice(term, context, None, choice.scores, "a colour worn")
+        return choice
+
+    def _colours(self) -> set[str]:
+        """WordNet's colour senses ('color, colour, coloring'): a noun with one under it can be a colour."""
+        if not hasattr(self, "_colour_ids"):
+            self._colour_ids = set(self.wn.synsets("color", "n")) | set(self.wn.synsets("chromatic color", "n"))
+        return self._colour_ids
 
     def _noun_contexts(self, query: str) -> tuple[list[str], list[str], str]:
         """The query nouns `sense_choices` reads, the sentence each is read in, and the query's first sentence."""
@@ -205,15 +242,11 @@ class WordNetPages:
         `SenseChooser.choose_many` keeps each choice, so the per-query calls that follow encode nothing.
         One call for a whole level instead of one per premise, so the encoder batches texts of similar length
         instead of encoding ~10 texts a call. The choices are those of the per-query calls: a
-        choice depends on its (noun, sentence) only. The scene readings (noun, first sentence) are included for
-        nouns first met in a fused fact; the few whose page fixes their sense (`page_sense`) are chosen without
-        being used."""
+        choice depends on its (noun, sentence) only."""
         items = []
         for query in queries:
-            terms, contexts, first = self._noun_contexts(query)
+            terms, contexts, _ = self._noun_contexts(query)
             items += zip(terms, contexts)
-            if self.scene_check:
-                items += [(t, first) for t, c in zip(terms, contexts) if c != first]
         self.chooser.choose_many(items, vetted=False)
 
     def page_sense(self, term: str, sentence: str) -> str | None:
