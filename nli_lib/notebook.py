@@ -55,6 +55,7 @@ class NotebookSession(RunContext):
     out: Outputs  # table/figure writer with provenance sidecars
     calls_before: dict = field(default_factory=calls.snapshot)  # call ledger when the session began
     _used: list = field(default_factory=list, repr=False)  # models handed out by nli_model since the last save
+    lineup: list = field(default_factory=list)  # the models this notebook's outputs name by default (`uses`)
 
     def inference_ran(self) -> dict:
         """Model name -> the inference settings each loaded Hugging Face model ran with (`HFClassifier.ran`),
@@ -70,15 +71,18 @@ class NotebookSession(RunContext):
         the quick-sample note. `kind="records"` picks the record set where a table and a record set share a
         name. Returns None, so a cell ending in `nb.save(...)` prints nothing.
 
-        `models` (the models the output's numbers come from, listed in its sidecar) is derived when not given:
-        `used_models(obj)`, the table's own `model` column and the models `nli_model` handed out since the
-        last save.
+        `models` (the models the output's numbers come from, listed in its sidecar) need not be given: it is
+        then the line-up the notebook declared once (`uses`), or, with none declared or inside
+        `Outputs.data_only`, `used_models(obj)`: the table's own `model` column and the models `nli_model`
+        handed out since the last save.
 
         >>> nb.save(table3, "table-3", source="gold")        # doctest: +SKIP
         """
         from .catalog import spec as declared
 
-        models = self.used_models(obj) if models is None else list(models)
+        if models is None:
+            models = list(self.lineup) if self.lineup and self.out.tier != "data" else self.used_models(obj)
+        models = [m if isinstance(m, str) else m.name for m in models]
         self._used.clear()
         self.out.inference.update(self.inference_ran())
         out_spec = declared(self.name, name, kind=kind or ("figure" if hasattr(obj, "savefig") else None))
@@ -98,6 +102,14 @@ class NotebookSession(RunContext):
         if model.name not in self._used:
             self._used.append(model.name)
         return model
+
+    def uses(self, models) -> None:
+        """Declare the models (names, or loaded models) this notebook's outputs come from: every output saved
+        afterwards without `models=` names them in its sidecar (outside `Outputs.data_only`).
+
+        >>> nb.uses([model, rewriter])      # then nb.save(table, "table-5") lists both   # doctest: +SKIP
+        """
+        self.lineup = [m if isinstance(m, str) else m.name for m in models]
 
     def used_models(self, obj=None) -> list[str]:
         """The models behind an output about to be saved: the distinct values of a table's `model` column (in

@@ -104,6 +104,21 @@ def test_saved_tables_list_the_models_they_used(session, tmp_path, monkeypatch):
     assert sidecar(tmp_path, "fig-5-accuracy-by-category-common-rows")["models"] == []
 
 
+def test_a_declared_line_up_is_what_saved_outputs_name(session, tmp_path):
+    """`nb.uses` once replaces `models=` on every save; an explicit list still wins; model-free outputs keep
+    deriving theirs."""
+    session.uses(["minilm", type("M", (), {"name": "tfidf-logreg"})()])
+    table = pd.DataFrame({"system": ["a"], "model": ["other"]})
+    session.save(table, "table-3-accuracy")
+    session.save(table, "stand-ins", models=["explicit"], main="a")
+    with session.out.data_only():
+        session.save(table, "fig-5-accuracy-by-category")
+    session.finish()
+    assert sidecar(tmp_path, "table-3-accuracy")["models"] == ["minilm", "tfidf-logreg"]
+    assert sidecar(tmp_path, "stand-ins")["models"] == ["explicit"]
+    assert sidecar(tmp_path, "fig-5-accuracy-by-category")["models"] == ["other"]
+
+
 def test_the_session_writes_its_sentence_from_what_it_scored(session):
     session.out.score("taxinli-table-3", "NB matched", 51.4548, "naive Bayes (release)", basis="subset",
                       note="the 3815 overlap rows")
