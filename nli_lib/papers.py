@@ -19,6 +19,8 @@ what the shared layers need to know about it:
     SYSTEMS          the systems the paper prints numbers for, spelt as printed (what a profile's `as:` may name)
     PROMPTS          the module that registers its LLM prompt templates (keys '<paper>.<name>'), or None
     PROFILE_SECTION  its `paper_models.<paper>` profile section (a `papers.Section`), or None
+    PREFLIGHT        (validated profile) -> [problems]: checks of the services its notebooks reach (a network API),
+                     run before any notebook (`preflight`), or None
 
 Importing this module imports no paper: the five built-in papers are a static table, and a paper's declarations
 are loaded by module name when a layer first asks for them (`declarations`). They are loaded on their own, without
@@ -263,3 +265,19 @@ def declarations(which: Paper | str) -> ModuleType:
 def declared(which: Paper | str, attribute: str, default: Any = None) -> Any:
     """One declaration of a paper (`OUTPUTS`, `SYSTEMS`, `PROMPTS`, `PROFILE_SECTION`), `default` when absent."""
     return getattr(declarations(which), attribute, default)
+
+
+def preflight(profile: Any, stems: Any) -> list[str]:
+    """The problems each paper's `PREFLIGHT` finds with `profile` (a validated `nli_lib.profile.Profile`), for the
+    papers of the notebooks `stems`: what the runner checks before any notebook starts, and a notebook session
+    before its own first cell, so a service a notebook needs fails the run by name instead of mid-notebook.
+
+    >>> preflight(None, ["00_data", "90_scorecard"])
+    []
+    """
+    problems: list[str] = []
+    for p in dict.fromkeys(q for s in stems if (q := paper_of_notebook(str(s))) is not None):
+        check = declared(p, "PREFLIGHT")
+        if check is not None:
+            problems += check(profile)
+    return problems

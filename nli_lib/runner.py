@@ -72,7 +72,7 @@ from .codehash import notebook_lib_hash
 from .config import FAST_EXIT_ENV, PATH_ENV_VARS, REPO_ROOT, USER_CWD_ENV, output_dir, user_dir, user_path
 from .data.fetch import load_manifest
 from .hashing import digest, json_hash
-from .papers import paper_notebooks
+from .papers import paper_notebooks, preflight
 from .phases import PHASE_FILE_ENV, PHASES, read_phase_file
 from .profile import PROFILE_ENV, ProfileError, load_profile
 from .progress import PROGRESS_ENV, PROGRESS_FILE_ENV, read_status, status_line
@@ -363,6 +363,10 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     outputs_root = Path(env["NLI_OUTPUT_DIR"]) if "NLI_OUTPUT_DIR" in env else output_dir()
 
     selected = notebooks(args.only, user_path(args.notebook_dir))
+    services = preflight(profile, [p.stem for p in selected])  # e.g. FactNLI's Wikipedia: before any notebook
+    if services:
+        raise SystemExit(f"profile {profile.path}: {len(services)} problem{'s' * (len(services) > 1)} with what the "
+                         f"notebooks reach\n" + "\n".join(f"  - {x}" for x in services) + "\nNo notebook was run.")
     if args.force not in (None, "__all__"):
         name = args.force.removesuffix(".ipynb")
         if not any(name in (p.stem, p.stem[:2]) for p in selected):

@@ -334,8 +334,10 @@ def test_factnli_judge_and_retrieval_source_come_from_the_profile(tmp_path, monk
     built = {}
     monkeypatch.setattr(session, "llm_client", lambda nb: "an endpoint")
     monkeypatch.setattr(session, "encoder_for", lambda nb: "an encoder")
-    monkeypatch.setattr(session, "paper_augmenter", lambda *a, **kw: built.update(kw) or "augmenter")
-    assert session.augmenter_for(nb) == "augmenter" and built["api_url"] == "http://127.0.0.1:9/w/api.php"
+    monkeypatch.setattr(session, "augmenter", lambda judge, pages, client, *a, **kw: built.update(
+        pages=pages, client=client) or "augmenter")
+    assert session.augmenter_for(nb) == "augmenter" and built["pages"].api_url == "http://127.0.0.1:9/w/api.php"
+    assert built["client"] == "an endpoint"
 
 
 # ------------------------------------------------------------------------------------------------------------

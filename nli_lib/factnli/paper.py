@@ -4,6 +4,8 @@ the light core).
 
 OUTPUTS: name, paper reference and caption of every output, declared once (see nli_lib.catalog).
 """
+from typing import Callable, Literal
+
 from ..catalog.spec import OutputSpec
 from ..papers import Section, Setting, entry
 
@@ -14,14 +16,102 @@ WIKIPEDIA_API = "https://en.wikipedia.org/w/api.php"  # the retrieval source (Me
 SYSTEMS = ("GPT-4o", "Llama-3-8B-Instruct", "Qwen2.5-14B-Instruct", "DeepSeek-V3", "DeepSeek-R1", "RoBERTa-large",
            "DeBERTa-v3-large", JUDGE_SYSTEM)
 PROMPTS = "nli_lib.factnli.prompts"  # registers the factnli.* prompt templates
-PROFILE_SECTION = Section("Judge model and retrieval source of FactNLI (notebooks 40-41) in the paper tier.", {
+RETRIEVAL = ("wordnet", "wikipedia")  # the page sources: Open English WordNet (offline), Wikipedia (the paper's)
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")  # API hosts that need no User-Agent contact (local stand-ins)
+PROBE_TIMEOUT_S = 5.0  # how long the check before a run waits for the MediaWiki API to answer
+PROFILE_SECTION = Section("FactNLI (notebooks 40-41): the filter's judge (paper tier) and the retrieval source "
+                          "(both tiers).", {
     "judge": Setting("the filter's NLI judge M (cross-encoder)", entry(JUDGE, JUDGE_SYSTEM), models="one"),
+    "retrieval": Setting(
+        "where pages come from: wordnet (Open English WordNet glosses, offline) or wikipedia (the paper's source, "
+        "online: wikipedia_api with user_agent); null: wordnet in the offline tier, wikipedia in the paper tier. "
+        "Independent of llm: (WordNet pages with an LLM's B.1 extraction and B.2 fusion work). Wikipedia is checked "
+        "before any notebook runs: a User-Agent with contact, and the API answering", None,
+        Literal[RETRIEVAL] | None),  # type: ignore[valid-type]
     "wikipedia_api": Setting("MediaWiki API the retriever queries", WIKIPEDIA_API, str),
     "user_agent": Setting(
         "User-Agent of the retriever's requests, with your contact (a URL or e-mail address), as Wikimedia's "
         "policy asks, e.g. 'nli-companion/0.1 (https://example.org/you)'; needed for any non-local API", None,
         str | None),
 })
+
+
+
+def retrieval_source(profile) -> str:
+    """The page source of FactNLI's retrieval for a validated profile: `paper_models.factnli.retrieval` when set,
+    else the tier's own (offline: wordnet; paper: wikipedia), whether or not `llm:` is set.
+
+    >>> from nli_lib.profile import load_profile
+    >>> [retrieval_source(load_profile(text=t)) for t in ["tier: offline", "tier: paper",
+    ...  "tier: offline\npaper_models: {factnli: {retrieval: wikipedia}}",
+    ...  "tier: paper\npaper_models: {factnli: {retrieval: wordnet}}"]]
+    ['wordnet', 'wikipedia', 'wikipedia', 'wordnet']
+    """
+    chosen = profile.paper_models.factnli.retrieval
+    return chosen or ("wikipedia" if profile.tier == "paper" else "wordnet")
+
+
+def has_contact(user_agent: str) -> bool:
+    """Whether a User-Agent carries contact information (a URL or an e-mail address), as Wikimedia asks.
+
+    >>> has_contact("nli-companion/0.1 (https://example.org/me)"), has_contact("nli-companion/0.1 (me@x.org)")
+    (True, True)
+    >>> has_contact("nli-companion/0.1"), has_contact("")
+    (False, False)
+    """
+    text = str(user_agent or "")
+    return "://" in text or ("@" in text and "." in text.split("@")[-1])
+
+
+def probe(api_url: str, user_agent: str | None, timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
+    """Why the MediaWiki API at `api_url` cannot be used from here (unreachable, an HTTP error, no API answer), or
+    None when it answers a siteinfo query within `timeout_s`."""
+    import json
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    url = api_url + "?" + urllib.parse.urlencode({"action": "query", "meta": "siteinfo", "format": "json"})
+    req = urllib.request.Request(url, headers={"User-Agent": user_agent or "nli-companion/0.1 (FactNLI check)"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout_s) as resp:  # noqa: S310 - the profile's API URL
+            data = json.loads(resp.read().decode("utf-8"))
+    except urllib.error.HTTPError as exc:
+        return f"HTTP {exc.code}"
+    except (urllib.error.URLError, OSError, TimeoutError) as exc:
+        return f"{type(exc).__name__}: {getattr(exc, 'reason', exc)}"
+    except ValueError as exc:
+        return f"not a MediaWiki API answer ({exc})"
+    return None if isinstance(data, dict) and "query" in data else "not a MediaWiki API answer"
+
+
+def preflight(profile, reach: Callable[[str, str | None], str | None] = probe) -> list[str]:
+    """Problems of FactNLI's online retrieval, found before any notebook runs (`papers.preflight`): with Wikipedia
+    as the page source (`retrieval_source`), a User-Agent with contact for any non-local API, and the API
+    answering within PROBE_TIMEOUT_S (`reach`). [] for WordNet, and for a replay (`llm.replay_only`: pages come
+    from the call cache)."""
+    from urllib.parse import urlparse
+
+    if retrieval_source(profile) != "wikipedia" or (profile.llm is not None and profile.llm.replay_only):
+        return []
+    section, key = profile.paper_models.factnli, "paper_models.factnli"
+    why = f"{key}.retrieval is wikipedia" if section.retrieval else \
+        f"FactNLI retrieves from Wikipedia (the paper tier's default; {key}.retrieval not set)"
+    fix = (f"or set {key}.retrieval: wordnet (offline WordNet pages; an llm: endpoint still extracts and fuses "
+           f"facts), or llm.replay_only: true to answer from the call cache")
+    host = urlparse(section.wikipedia_api).hostname or ""
+    if host not in LOCAL_HOSTS and not has_contact(section.user_agent or ""):
+        return [f"{key}.user_agent: {why}, and Wikimedia's User-Agent policy asks for contact information (a URL or "
+                f"an e-mail address), got {section.user_agent!r}. Fix: set it, e.g. 'nli-companion/0.1 "
+                f"(https://example.org/you; you@example.org)', {fix}"]
+    problem = reach(section.wikipedia_api, section.user_agent)
+    if problem:
+        return [f"{key}.wikipedia_api: {why}, but the MediaWiki API at {section.wikipedia_api} did not answer "
+                f"({problem}). Fix: check the network (or the URL), {fix}"]
+    return []
+
+
+PREFLIGHT = preflight  # what `papers.preflight` runs before notebooks 40-41
 
 _PROXY = ("automatic proxies (NLI judge), not human judgements: shown beside the paper's human audit, never "
           "scored against it")

@@ -403,22 +403,47 @@ def trace_frame(chains: dict) -> pd.DataFrame:
 # Factories
 # --------------------------------------------------------------------------------------------------------------
 
+def augmenter(judge_model, pages, llm_client=None, settings: FactNLISettings | None = None, encoder=None,
+              cache: CallCache | None = None, wordnet=None) -> Augmenter:
+    """The framework from its parts: `pages` (a `WordNetPages` or a `wikipedia.WikipediaPages`) to retrieve from,
+    `judge_model` behind the filter, and B.1 extraction and B.2 fusion through `llm_client` (with B.1 on the
+    premise as T(0)), or the offline rules, template and atoms when it is None. Either page source goes with
+    either: WordNet pages with an LLM is the offline tier with a local endpoint.
+
+    Its `tier` names its generator: 'offline' for WordNet pages with the rules and template (the one the gold set
+    judges), 'paper' for anything else."""
+    from ..models import SentenceEncoder
+
+    settings = settings or FactNLISettings()
+    encoder = encoder or SentenceEncoder(progress=False, cache=cache)
+    retriever = SnippetRetriever(pages, encoder, tau=settings.tau, max_snippets=settings.max_snippets)
+    judge = NLIJudge(judge_model, settings.tau_e, settings.tau_c)
+    if llm_client is None:
+        if wordnet is None:
+            from ..data.wordnet import load_wordnet
+
+            wordnet = load_wordnet()
+        extractor, fuser = rule_extractor(cache=cache), template_fuser(cache=cache, wordnet=wordnet)
+        seeds = atom_premise_facts(cache=cache)
+    else:
+        extractor, fuser = llm_extractor(llm_client), llm_fuser(llm_client)
+        seeds = b1_premise_facts(extractor)
+    offline = llm_client is None and isinstance(pages, WordNetPages)
+    return Augmenter(retriever, extractor, judge, fuser, seeds, settings, cache,
+                     tier="offline" if offline else "paper")
+
+
 def offline_augmenter(judge_model, settings: FactNLISettings | None = None, encoder=None, wordnet=None,
                       cache: CallCache | None = None) -> Augmenter:
     """Offline: WordNet pages, rule-based B.1, the given NLI model as judge, template B.2, atoms as T(0)."""
     from ..models import SentenceEncoder
 
-    settings = settings or FactNLISettings()
     if wordnet is None:
         from ..data.wordnet import load_wordnet
 
         wordnet = load_wordnet()
     encoder = encoder or SentenceEncoder(progress=False, cache=cache)
-    pages = WordNetPages(wordnet, encoder=encoder)
-    retriever = SnippetRetriever(pages, encoder, tau=settings.tau, max_snippets=settings.max_snippets)
-    return Augmenter(retriever, rule_extractor(cache=cache), NLIJudge(judge_model, settings.tau_e, settings.tau_c),
-                     template_fuser(cache=cache, wordnet=wordnet), atom_premise_facts(cache=cache), settings, cache,
-                     tier="offline")
+    return augmenter(judge_model, WordNetPages(wordnet, encoder=encoder), None, settings, encoder, cache, wordnet)
 
 
 def paper_augmenter(llm_client, judge_model, settings: FactNLISettings | None = None, encoder=None,
@@ -426,17 +451,9 @@ def paper_augmenter(llm_client, judge_model, settings: FactNLISettings | None = 
                     user_agent: str | None = None) -> Augmenter:
     """Paper profile: Wikipedia pages (`api_url`, requests sent with `user_agent`), B.1 and B.2 through the
     LLM endpoint, a cross-encoder judge."""
-    from ..models import SentenceEncoder
-
-    settings = settings or FactNLISettings()
-    encoder = encoder or SentenceEncoder(progress=False, cache=cache)
-    extractor = llm_extractor(llm_client)
     pages = WikipediaPages(api_url, cache=cache, replay_only=getattr(llm_client, "replay_only", False),
                            user_agent=user_agent)
-    retriever = SnippetRetriever(pages, encoder, tau=settings.tau, max_snippets=settings.max_snippets)
-    judge = NLIJudge(judge_model, settings.tau_e, settings.tau_c)
-    return Augmenter(retriever, extractor, judge, llm_fuser(llm_client), b1_premise_facts(extractor), settings,
-                     cache, tier="paper")
+    return augmenter(judge_model, pages, llm_client, settings, encoder, cache)
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -18,17 +18,19 @@ import os
 from ..context import RunContext
 from ..llm import make_llm
 from .evaluation import FACTNLI_GENERATORS
+from .paper import retrieval_source
 from .pipeline import (
     MNLI_SPLITS,
     Augmenter,
     FactNLIData,
     FactNLISettings,
+    augmenter,
     mnli_validation,
-    offline_augmenter,
-    paper_augmenter,
     premise_sample,
     snli_sample,
 )
+from .retrieval import RetrievalError, WordNetPages
+from .wikipedia import WikipediaPages
 
 MNLI_KEY = "mnli_full/multinli_1.0.zip"  # the online-only MultiNLI archive (data manifest key)
 MNLI_MISSING = (f"MNLI validation sets: not at hand. They are in the online-only MultiNLI archive ({MNLI_KEY}, "
@@ -83,15 +85,30 @@ def encoder_for(ctx: RunContext):
     return SentenceEncoder.of(ctx.profile.ref("embedder"), progress=False)
 
 
-def augmenter_for(ctx: RunContext, settings: FactNLISettings | None = None) -> Augmenter:
-    """Offline (llm None): WordNet + rules + template fusion; otherwise Wikipedia + the LLM's B.1/B.2."""
-    settings = settings or settings_for(ctx)
-    client = llm_client(ctx)
-    if client is None:
-        return offline_augmenter(judge_model(ctx), settings, encoder=encoder_for(ctx))
+def retrieval_for(ctx: RunContext) -> str:
+    """The run's page source: 'wordnet' or 'wikipedia' (`paper.retrieval_source`: the profile's
+    `paper_models.factnli.retrieval`, else the tier's own), whether or not `llm:` is set."""
+    return retrieval_source(ctx.profile)
+
+
+def pages_for(ctx: RunContext, encoder, client=None):
+    """The page source `retrieval_for` names: WordNet pages (offline), or the profile's MediaWiki API
+    (`paper_models.factnli.wikipedia_api`, `user_agent`; replayed from the call cache when `llm.replay_only`)."""
+    if retrieval_for(ctx) == "wordnet":
+        from ..data.wordnet import load_wordnet
+
+        return WordNetPages(load_wordnet(), encoder=encoder)
     factnli = ctx.profile.paper_models.factnli
-    return paper_augmenter(client, judge_model(ctx), settings, encoder=encoder_for(ctx),
-                           api_url=factnli.wikipedia_api, user_agent=factnli.user_agent)
+    return WikipediaPages(factnli.wikipedia_api, replay_only=getattr(client, "replay_only", False),
+                          user_agent=factnli.user_agent)
+
+
+def augmenter_for(ctx: RunContext, settings: FactNLISettings | None = None) -> Augmenter:
+    """The run's augmenter: pages from `retrieval_for` (WordNet or Wikipedia), B.1/B.2 through the profile's LLM
+    or, without one, the rules and template; the judge of `judge_model`."""
+    settings = settings or settings_for(ctx)
+    client, encoder = llm_client(ctx), encoder_for(ctx)
+    return augmenter(judge_model(ctx), pages_for(ctx, encoder, client), client, settings, encoder=encoder)
 
 
 def generator_system(ctx: RunContext) -> str | None:
@@ -137,8 +154,29 @@ def build_for(ctx: RunContext, progress: bool = True) -> dict[str, FactNLIData]:
     calls)."""
     examples = examples_for(ctx)
     aug = augmenter_for(ctx)
-    return {"full": aug.build(examples, progress=progress),
-            "no-filter": aug.with_settings(use_filter=False).build(examples, progress=progress)}
+    return {"full": retrieved(ctx, aug, aug.build(examples, progress=progress)),
+            "no-filter": retrieved(ctx, aug, aug.with_settings(use_filter=False).build(examples, progress=progress))}
+
+
+def retrieved(ctx: RunContext, aug: Augmenter, data: FactNLIData) -> FactNLIData:
+    """`data`, once its retrieval is known to have worked: a RetrievalError naming the page source, how many
+    premises it failed and the first reason when more of them than the profile's `max_failure_rate` failed (no
+    table of premises that were never built, no error from an empty level further on)."""
+    from .. import calls
+
+    failed = {p: rec["failure"] for p, ch in data.chains.items() for rec in ch["levels"]
+              if str(rec.get("failure") or "").startswith("retrieval failed")}
+    limit = calls.max_failure_rate(getattr(ctx, "params", None) or {})
+    if data.chains and len(failed) / len(data.chains) > limit:
+        pages = aug.retriever.pages
+        source = getattr(pages, "source", pages.name)
+        fix = ("check the network and paper_models.factnli.wikipedia_api, or set paper_models.factnli.retrieval: "
+               "wordnet (offline pages; an llm: endpoint still extracts and fuses facts)"
+               if isinstance(pages, WikipediaPages) else "see the reason above")
+        raise RetrievalError(f"FactNLI retrieval from {source} failed for {len(failed)} of {len(data.chains)} premises "
+                             f"(more than max_failure_rate {limit}); first: {next(iter(failed.values()))}. Nothing "
+                             f"was built from them. Fix: {fix}")
+    return data
 
 
 def build_mnli_for(ctx: RunContext, examples: dict | None = None, progress: bool = True) -> dict[str, FactNLIData]:
@@ -149,7 +187,7 @@ def build_mnli_for(ctx: RunContext, examples: dict | None = None, progress: bool
     if not examples:
         return {}
     aug = augmenter_for(ctx)
-    return {name: aug.build(ex, progress=progress) for name, ex in examples.items()}
+    return {name: retrieved(ctx, aug, aug.build(ex, progress=progress)) for name, ex in examples.items()}
 
 
 def evaluation_models(ctx: RunContext, frames: dict) -> dict:
@@ -216,7 +254,7 @@ def diagnostic_items(ctx: RunContext, data: dict[str, FactNLIData], n: int | Non
 def sample_note(ctx: RunContext, examples) -> str:
     """One line naming the data behind a scored number (tier, sample, generator)."""
     size = f"{len(examples):,} SNLI test pairs ({examples['premise'].nunique():,} premises, seed {ctx.seed})"
-    client = llm_client(ctx)
-    generator = "WordNet + rule B.1 + template B.2" if client is None else \
-        f"Wikipedia + {client.model}" + (f" (declared {generator_system(ctx)})" if generator_system(ctx) else "")
+    client, pages = llm_client(ctx), "WordNet" if retrieval_for(ctx) == "wordnet" else "Wikipedia"
+    generator = f"{pages} + rule B.1 + template B.2" if client is None else \
+        f"{pages} + {client.model}" + (f" (declared {generator_system(ctx)})" if generator_system(ctx) else "")
     return f"{ctx.tier} levels ({generator}) on {size}; paper: GPT-4o generator on all 9,824 pairs"

@@ -37,26 +37,13 @@ from typing import Callable
 from .. import calls
 from ..cache import CallCache, ReplayMiss, default_cache
 from ..text import WORD, normalise
-from .paper import WIKIPEDIA_API
+from .paper import LOCAL_HOSTS, WIKIPEDIA_API, has_contact
 from .retrieval import Page, RetrievalError
 from .text import pos_tag, query_nouns, split_sentences
 
 SEARCH_VERSION = "new-facts-v1"  # what a level searches with (part of `name`, so of every level's cache key)
-LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 RETRYABLE_STATUS = (429, 500, 502, 503, 504)
 _NAME_JOINERS = {"of", "de", "the", "and", "upon", "on"}  # inside a name: "City of Westminster"
-
-
-def has_contact(user_agent: str) -> bool:
-    """Whether a User-Agent carries contact information (a URL or an e-mail address), as Wikimedia asks.
-
-    >>> has_contact("nli-companion/0.1 (https://example.org/me)"), has_contact("nli-companion/0.1 (me@x.org)")
-    (True, True)
-    >>> has_contact("nli-companion/0.1"), has_contact("")
-    (False, False)
-    """
-    text = str(user_agent or "")
-    return "://" in text or ("@" in text and "." in text.split("@")[-1])
 
 
 def proper_names(text: str) -> list[str]:
@@ -104,7 +91,8 @@ class WikipediaPages:
             raise ValueError(
                 f"Wikipedia retrieval from {api_url} needs a User-Agent with contact information (Wikimedia's "
                 f"User-Agent policy), got {user_agent!r}. Fix: set paper_models.factnli.user_agent in the profile, "
-                f"e.g. 'nli-companion/0.1 (https://example.org/you; you@example.org)'")
+                f"e.g. 'nli-companion/0.1 (https://example.org/you; you@example.org)', or set "
+                f"paper_models.factnli.retrieval: wordnet (offline pages)")
         if search_depth < results_per_term:
             raise ValueError("search_depth must be >= results_per_term")
         self.terms_fn = terms
