@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import functools
 from dataclasses import dataclass
+from typing import Mapping
 
 import pandas as pd
 
@@ -77,14 +78,26 @@ def paper_values_frame(paper: str | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def beside_paper(ours: dict[str, float], ref: str, tier: str, model: str = "data") -> pd.DataFrame:
-    """Table of (quantity, paper value, ours, difference, tier, model) for the quantities in `ours`."""
+def beside_paper(ours: dict[str, float], ref: str, tier: str, model: str = "data",
+                 filed: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Table of (quantity, paper value, ours, difference, tier, model) for the quantities in `ours`.
+
+    `filed` names the ref of each quantity the paper prints elsewhere than `ref` (e.g. a count printed in a
+    section's text beside a table's counts); the table then has a `ref` column, which `Outputs.score_frame`
+    scores each row under.
+
+    >>> t = beside_paper({"delta-SNLI test examples": 1837, "delta-SNLI P-H pairs with a valid atom": 193},
+    ...                  "atoms-table-5", "data", filed={"delta-SNLI P-H pairs with a valid atom": "atoms-sec-6"})
+    >>> t[["ref", "paper"]].values.tolist()
+    [['atoms-table-5', 1837.0], ['atoms-sec-6', 193.0]]
+    """
     rows = []
     for quantity, value in ours.items():
+        where = (filed or {}).get(quantity, ref)
         try:
-            paper = paper_value(ref, quantity)
+            paper = paper_value(where, quantity)
         except KeyError:
             paper = float("nan")
         rows.append({"quantity": quantity, "paper": paper, "ours": value, "difference": value - paper,
-                     "tier": tier, "model": model})
+                     "tier": tier, "model": model, **({"ref": where} if filed is not None else {})})
     return pd.DataFrame(rows)

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from nli_lib.cache import CallCache
-from nli_lib.config import LABELS
+from nli_lib.config import LABELS, REPO_ROOT
 from nli_lib.models.base import Classifier
 
 NLI_HEAD = {0: "entailment", 1: "neutral", 2: "contradiction"}  # id2label of a 3-way NLI head
@@ -35,6 +35,22 @@ def skip_or_fail(reason: str) -> None:
     if in_ci():
         pytest.fail(f"{reason} (CI=true: a prerequisite CI must provide is missing)", pytrace=False)
     pytest.skip(reason)
+
+
+# the papers' texts sit in shared/ beside the repository (as the data mirror does); override with NLI_PAPERS_DIR
+PAPERS = Path(os.environ.get("NLI_PAPERS_DIR", REPO_ROOT.parent / "shared" / "papers"))
+PAPER_FILES = {"atoms": "atoms-nli-under-the-microscope.txt", "factnli": "factnli-fact-based-augmentation.txt",
+               "ftc": "ftc-faithfulness-through-counterfactuals.txt", "phrasis": "phrasis-causal-coherence.txt",
+               "taxinli": "taxinli-taxonomy.txt"}
+
+
+def paper_text(name: str) -> str:
+    """The full text of paper `name` (skipped where the papers are absent; a failure under CI=true)."""
+    path = PAPERS / PAPER_FILES[name]
+    if not path.exists():
+        skip_or_fail(f"{path} not available (the papers sit at ../shared/papers beside the repository; "
+                     f"NLI_PAPERS_DIR points elsewhere)")
+    return path.read_text(encoding="utf-8")
 
 
 WHOLE_RUNS = ("test_notebooks.py", "test_replica_profile.py", "test_book.py")  # in the order they must run

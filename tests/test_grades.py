@@ -142,6 +142,18 @@ def test_our_samples_are_model_free_and_subsets_keep_the_outputs_tier():
     ("ftc-sec-3.3", "Fleiss kappa of human labels on x_cf", 0.51, "ftc-table-5"),
     ("taxinli-sec-3.1.1", "average inference accuracy", 86.7, "taxinli-fig-2"),
     ("taxinli-sec-3.2", "boolean-quantifier pairs from telephone genre (%)", 25, "taxinli-fig-4"),
+    ("atoms-sec-5.1", "non-neutral atoms %", 80, "atoms-fig-5"),
+    ("atoms-sec-6", "delta-SNLI examples with a valid atom", 1761, "atoms-table-5"),
+    ("atoms-sec-6", "delta-SNLI P-H pairs with a valid atom", 193, "atoms-table-5"),
+    ("atoms-sec-6", "delta-SNLI unique critical atoms before grouping", 429, "atoms-table-5"),
+    ("atoms-sec-6", "top critical atom 'The person is a man' examples", 20, "atoms-table-4"),
+    ("factnli-sec-4.3", "Premise words L=0 (low end)", 14, "factnli-fig-3"),
+    ("factnli-sec-4.3", "Hypothesis growth L=0 to L=3 (x, high end)", 10, "factnli-fig-3"),
+    ("ftc-sec-3.2", "annotated pairs per label", 100, "ftc-table-4"),
+    ("phrasis-sec-3", "PhrasIS phrase pairs (train + test)", 10000, "phrasis-table-1"),
+    ("phrasis-sec-4", "prior feature-based SVM best accuracy | All", 81, "phrasis-table-3"),
+    ("taxinli-sec-5", "BERT NLI label layer", 6, "taxinli-fig-7"),
+    ("taxinli-sec-5", "RoBERTa syntactic layer", 21, "taxinli-fig-7"),
 ])
 def test_values_printed_only_in_the_text_are_filed_under_their_section(ref, quantity, value, old_ref):
     assert paper_value(ref, quantity) == value

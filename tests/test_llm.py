@@ -8,13 +8,11 @@ answers 400 (echoing the Authorization header, as some real APIs do) to prompts 
 from __future__ import annotations
 
 import json
-import os
 import re
 import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -22,19 +20,16 @@ import pytest
 from nli_lib import calls
 from nli_lib.atoms import prompts as AP
 from nli_lib.cache import CallCache, ReplayMiss
-from nli_lib.config import REPO_ROOT
 from nli_lib.factnli import prompts as FP
 from nli_lib.ftc import prompts as FTC
 from nli_lib.llm import PROMPTS, LLMCallError, LLMClient, LLMConfig, LLMError, LLMResult, OfflineLLM, Parsed, make_llm
 from nli_lib.llm import prompts as P
 from nli_lib.phrasis import prompts as PP
 
-from kit import skip_or_fail
+from kit import paper_text
 
 SENTINEL = "sk-test-SENTINEL-9f8e7d6c5b4a"
 KEY_ENV = "NLI_TEST_LLM_KEY"
-# the papers' texts sit in shared/ beside the repository (as the data mirror does); override with NLI_PAPERS_DIR
-PAPERS = Path(os.environ.get("NLI_PAPERS_DIR", REPO_ROOT.parent / "shared" / "papers"))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -698,18 +693,6 @@ def test_exemplar_rows():
 # Wording checked against the papers' text (skipped where the papers are not present; a failure in CI)
 # ------------------------------------------------------------------------------------------------
 
-PAPER_FILES = {"atoms": "atoms-nli-under-the-microscope.txt", "factnli": "factnli-fact-based-augmentation.txt",
-               "ftc": "ftc-faithfulness-through-counterfactuals.txt", "phrasis": "phrasis-causal-coherence.txt"}
-
-
-def _paper(name: str) -> str:
-    path = PAPERS / PAPER_FILES[name]
-    if not path.exists():
-        skip_or_fail(f"{path} not available (the papers sit at ../shared/papers beside the repository; "
-                     f"NLI_PAPERS_DIR points elsewhere)")
-    return path.read_text(encoding="utf-8")
-
-
 def _norm(text: str) -> str:
     """Drop PDF artefacts: bold markers, margin line numbers, hyphenated line breaks, whitespace."""
     text = text.replace("**", "").replace("<b>", "").replace("</b>", "")
@@ -723,7 +706,7 @@ def _norm(text: str) -> str:
 def test_verbatim_prompts_match_the_papers(key):
     t = PROMPTS[key]
     text = t.template.replace("{shots}", "").replace("{critical_atom}", "critical atom")
-    assert _norm(text) in _norm(_paper(t.paper))
+    assert _norm(text) in _norm(paper_text(t.paper))
 
 
 def test_exemplar_strings_are_in_the_papers():
@@ -743,6 +726,6 @@ def test_exemplar_strings_are_in_the_papers():
     c = FP.FACTNLI_CASE_STUDY
     strings["factnli"] += [c["premise"], c["hypothesis"], *c["L1_facts"], c["L1_premise"], c["L1_hypothesis"]]
     for paper, items in strings.items():
-        text = _norm(_paper(paper))
+        text = _norm(paper_text(paper))
         missing = [s for s in items if s and _norm(s) not in text]
         assert not missing, (paper, missing)

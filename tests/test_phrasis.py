@@ -610,8 +610,8 @@ def test_paper_values_csv_has_a_reason_exactly_where_the_offline_run_scores_noth
     assert len(pv) == 1 + 18 + 2 + 5 * 18 * 6 and pv[["ref", "quantity"]].duplicated().sum() == 0
     scored = {(f"phrasis-table-{n}", f"{r.model} | {r.scenario}") for n in range(3, 8)
               for r in phr.paper_best(f"phrasis-table-{n}").itertuples()}
-    scored |= {("phrasis-table-1", "PhrasIS phrase pairs (train + test)")}
-    scored |= {("phrasis-table-3", f"prior feature-based SVM best accuracy | {t}") for t in ("Positives", "All")}
+    scored |= {("phrasis-sec-3", "PhrasIS phrase pairs (train + test)")}
+    scored |= {("phrasis-sec-4", f"prior feature-based SVM best accuracy | {t}") for t in ("Positives", "All")}
     for r in pv.itertuples():
         assert (r.reason == "") == ((r.ref, r.quantity) in scored), (r.ref, r.quantity, r.reason)
     sizes = pv[pv["ref"] == "phrasis-table-2"].set_index("quantity")["value"]

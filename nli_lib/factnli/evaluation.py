@@ -643,10 +643,11 @@ def table_scores(table: pd.DataFrame, ref: str, declared: Mapping, generator: st
 def growth_scores(growth: pd.DataFrame, snli_test: pd.DataFrame, generator: str, declared: Mapping,
                   note: str = "", judge: str | None = None,
                   mnli_validation: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Scorecard rows for §4.3 / Fig. 3: L=0 lengths of all of SNLI test (basis data) beside the low end of the
-    paper's SNLI/MNLI range, and of all of MNLI validation matched + mismatched (`mnli_validation`, when at
-    hand) beside its high end; L=3 lengths and growth factors of our SNLI levels (`growth`, by `generator`:
-    'paper-model' only where the profile declares it the paper's GPT-4o) beside the low end."""
+    """Scorecard rows for §4.3's text (the lengths behind Fig. 3(a), which prints no number): L=0 lengths of all of
+    SNLI test (basis data) beside the low end of the paper's SNLI/MNLI range, and of all of MNLI validation matched
+    + mismatched (`mnli_validation`, when at hand) beside its high end; L=3 lengths and growth factors of our SNLI
+    levels (`growth`, by `generator`: 'paper-model' only where the profile declares it the paper's GPT-4o) beside
+    the low end."""
     from ..basis import model_basis
     from ..text import word_count
 
@@ -668,7 +669,7 @@ def growth_scores(growth: pd.DataFrame, snli_test: pd.DataFrame, generator: str,
                  ("Hypothesis words L=3 (low end)", g.at[3, "hypothesis_words"], generator, basis, note),
                  ("Premise growth L=0 to L=3 (x, low end)", g.at[3, "premise ×L0"], generator, basis, note),
                  ("Hypothesis growth L=0 to L=3 (x, low end)", g.at[3, "hypothesis ×L0"], generator, basis, note)]
-    return pd.DataFrame([{"ref": "factnli-fig-3", "quantity": q, "ours": float(v), "model": m, "basis": b, "note": n}
+    return pd.DataFrame([{"ref": "factnli-sec-4.3", "quantity": q, "ours": float(v), "model": m, "basis": b, "note": n}
                          for q, v, m, b, n in rows])
 
 

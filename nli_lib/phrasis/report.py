@@ -28,15 +28,15 @@ def top_confusions(frame: pd.DataFrame, n: int = 8) -> pd.Series:
 
 
 def prior_svm_accuracy(summary: pd.DataFrame, model: str = "feature-svm") -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Our feature SVM's test accuracy beside the best accuracy of the earlier SVMs the paper cites (§4:
-    0.52 on Positives, 0.81 on All; no source given, so the A scenarios), and its scorecard rows (stand-in:
-    other features). Returns (table, scores).
+    """Our feature SVM's test accuracy (%) beside the best accuracy of the earlier SVMs the paper cites (§4's
+    text: 52 % on Positives, 81 % on All; no source given, so the A scenarios), and its scorecard rows
+    (stand-in: other features). Returns (table, scores).
 
     >>> summary = pd.DataFrame({"model": ["feature-svm"], "scenario": ["All-A"], "accuracy": [0.8],
     ...                         "tier": ["offline"]})
     >>> table, scores = prior_svm_accuracy(summary)
     >>> [str(v) for v in table.iloc[0, :4]], scores["quantity"].tolist()
-    (['All', 'All-A', '0.8', '0.81'], ['prior feature-based SVM best accuracy | All'])
+    (['All', 'All-A', '80.0', '81.0'], ['prior feature-based SVM best accuracy | All'])
     """
     svm = summary[summary["model"] == model].set_index("scenario")
     rows, scores = [], []
@@ -44,10 +44,11 @@ def prior_svm_accuracy(summary: pd.DataFrame, model: str = "feature-svm") -> tup
         if key not in svm.index:
             continue
         quantity = f"prior feature-based SVM best accuracy | {track}"
-        rows.append({"track": track, "scenario": key, f"ours ({model} accuracy)": svm.loc[key, "accuracy"],
-                     "paper (prior SVM best accuracy)": paper_value("phrasis-table-3", quantity),
+        ours = 100 * svm.loc[key, "accuracy"]
+        rows.append({"track": track, "scenario": key, f"ours ({model} accuracy %)": ours,
+                     "paper (prior SVM best accuracy %)": paper_value("phrasis-sec-4", quantity),
                      "tier": svm.loc[key, "tier"], "model": model})
-        scores.append({"ref": "phrasis-table-3", "quantity": quantity, "ours": svm.loc[key, "accuracy"],
+        scores.append({"ref": "phrasis-sec-4", "quantity": quantity, "ours": ours,
                        "model": model, "note": f"our lexical + WordNet SVM, test accuracy on {key}; "
                                                "the paper's SVMs used other features"})
     return pd.DataFrame(rows), pd.DataFrame(scores, columns=["ref", "quantity", "ours", "model", "note"])

@@ -694,8 +694,9 @@ def tsne_records(maps: Mapping[str, Mapping[int, np.ndarray]], df: pd.DataFrame,
     return out[cols + [c for c in out.columns if c not in cols]]
 
 
-# The layers at which the paper sees each cluster in Figure 7 / §5 (BERT-base: 12 layers, RoBERTa-large: 24;
-# layer 0 = embeddings, as in our `layer` index). Keys: (kind, target) of `separability`.
+# The layers at which the paper sees each cluster in Figure 7's sub-captions or §5's text (BERT-base: 12 layers,
+# RoBERTa-large: 24; layer 0 = embeddings, as in our `layer` index). Keys: (kind, target) of `separability`.
+LAYER_REFS = ("taxinli-fig-7", "taxinli-sec-5")  # Fig. 7 labels 8 of the layers; §5's text names the rest
 PAPER_LAYERS = {("category", "lexical"): "lexical", ("group", "connectives"): "connectives",
                 ("category", "syntactic"): "syntactic", ("group", "deductions"): "deductions",
                 ("group", "knowledge"): "knowledge", ("label", "NLI label"): "NLI label"}
@@ -703,10 +704,11 @@ PAPER_LAYERS = {("category", "lexical"): "lexical", ("group", "connectives"): "c
 
 def paper_layer_scores(sep: pd.DataFrame, systems: Mapping[str, str], declared: Mapping,
                        metric: str = PANEL_METRIC, share: float = 0.95) -> pd.DataFrame:
-    """Scorecard rows for Figure 7's layers: for each model with a paper counterpart (`systems`: model name ->
-    'BERT' | 'RoBERTa') and each cluster the paper names, the earliest layer whose `metric` reaches `share`
-    of its best gain over chance (`best_layers`), as quantity '<system> <target> layer'. Basis 'paper-model'
-    only where the profile declares the model the paper's (`declared`: its `paper_systems`), else 'stand-in'."""
+    """Scorecard rows for the layers of Figure 7 and §5: for each model with a paper counterpart (`systems`: model name
+    -> 'BERT' | 'RoBERTa') and each cluster the paper names, the earliest layer whose `metric` reaches `share` of
+    its best gain over chance (`best_layers`), as quantity '<system> <target> layer' under the ref that prints it
+    (`LAYER_REFS`). Basis 'paper-model' only where the profile declares the model the paper's (`declared`: its
+    `paper_systems`), else 'stand-in'."""
     from ..basis import model_basis
     from ..paper_values import VALUES
 
@@ -718,14 +720,15 @@ def paper_layer_scores(sep: pd.DataFrame, systems: Mapping[str, str], declared: 
         paper_sys = systems.get(r.model, "")
         target = PAPER_LAYERS.get((r.kind, r.target))
         quantity = f"{paper_sys} {target} layer"
-        if not paper_sys or not target or ("taxinli-fig-7", quantity) not in known:
+        ref = next((ref for ref in LAYER_REFS if (ref, quantity) in known), None)
+        if not paper_sys or not target or ref is None:
             continue
-        rows.append({"quantity": quantity, "ours": getattr(r, early), "model": r.model,
+        rows.append({"ref": ref, "quantity": quantity, "ours": getattr(r, early), "model": r.model,
                      "basis": model_basis(declared, {paper_sys: r.model}),
                      "note": f"earliest layer within {share:.0%} of the best {metric} gain; best layer "
                              f"{r.best_layer} ({metric} {getattr(r, f'best_{metric}'):.3f}); the paper reads its "
                              f"layer off the t-SNE plots"})
-    return pd.DataFrame(rows, columns=["quantity", "ours", "model", "basis", "note"])
+    return pd.DataFrame(rows, columns=["ref", "quantity", "ours", "model", "basis", "note"])
 
 
 def cache_files(folder: str = "taxinli_tsne") -> list[Path]:

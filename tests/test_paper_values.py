@@ -1,0 +1,143 @@
+"""Each paper value is filed where the paper prints it: the number (as printed: 1,837 · 0.82 · 7.7k · 14–20)
+occurs in the lines of the table, figure or section its `ref` names (the transcription check).
+
+`SPANS` gives, per ref, the line ranges of the paper's text (../shared/papers/*.txt, 1-based, inclusive) that
+hold it: a table or figure with its caption (its label, e.g. `Table 3:`, must lie in its first or last range),
+a section from its heading to the next, less the tables and figures set in it. A value whose number is not in
+its ref's lines fails, naming the refs whose lines do hold it; a ref without a span fails too, so a value filed
+under a new table or section comes with the lines that hold it. Skipped where the papers are absent (a failure
+under CI=true).
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from nli_lib.paper_values import values
+
+from kit import paper_text
+
+SPANS: dict[str, list[tuple[int, int]]] = {
+    "atoms-table-2": [(120, 131)], "atoms-table-3": [(172, 183)], "atoms-table-4": [(261, 271)],
+    "atoms-table-5": [(362, 374)], "atoms-table-6": [(376, 384)], "atoms-fig-7": [(527, 527)],
+    "atoms-sec-3.2": [(78, 89), (97, 101)], "atoms-sec-5.1": [(158, 171), (184, 190)],
+    "atoms-sec-6": [(215, 219), (221, 260), (272, 282)], "atoms-sec-A.1": [(394, 407), (430, 432)],
+    "atoms-sec-D": [(494, 497), (507, 508), (510, 518)],
+    "factnli-table-1": [(236, 241)], "factnli-table-2": [(316, 327)], "factnli-table-3": [(393, 397)],
+    "factnli-table-4": [(400, 408)], "factnli-table-5": [(418, 422)], "factnli-table-6": [(438, 445)],
+    "factnli-table-7": [(834, 842)], "factnli-table-8": [(907, 913)], "factnli-table-9": [(923, 930)],
+    "factnli-sec-4.3": [(304, 315), (331, 337)],
+    "ftc-table-4": [(606, 621)], "ftc-table-5": [(718, 734)], "ftc-table-6": [(838, 849)],
+    "ftc-table-9": [(1313, 1319)], "ftc-table-10": [(1329, 1340)], "ftc-table-11": [(1383, 1407)],
+    "ftc-table-12": [(1411, 1418)], "ftc-sec-3.2": [(580, 605), (622, 672)],
+    "ftc-sec-3.3": [(673, 715), (735, 799)],
+    "phrasis-table-1": [(53, 63)], "phrasis-table-2": [(103, 117)], "phrasis-table-3": [(155, 179)],
+    "phrasis-table-4": [(197, 221)], "phrasis-table-5": [(233, 257)], "phrasis-table-6": [(265, 289)],
+    "phrasis-table-7": [(299, 323)], "phrasis-sec-3": [(81, 96)], "phrasis-sec-4": [(137, 148)],
+    "taxinli-table-2": [(444, 463)], "taxinli-table-3": [(537, 561)], "taxinli-fig-3": [(479, 481)],
+    "taxinli-fig-6": [(587, 595)], "taxinli-fig-7": [(623, 650)], "taxinli-fig-9": [(833, 838)],
+    "taxinli-sec-3.1.1": [(402, 424), (426, 434)], "taxinli-sec-3.2": [(435, 443), (464, 478), (482, 508)],
+    "taxinli-sec-4.1": [(528, 536), (562, 573)], "taxinli-sec-5": [(609, 618), (651, 702)],
+}
+
+NUMBER = re.compile(r"(?<![\w.])[-−–]?\d[\d,]*(?:\.\d+)?(?:[kK](?![a-zA-Z]))?")
+STARS = re.compile(r"^LR stars (\S+)$")
+
+
+def printed_numbers(text: str) -> set[float]:
+    """Every number printed in `text`, as a value: thousands commas dropped, a 'k' suffix multiplied out, the
+    end of a range ('14–20', '5–8×') read without its dash.
+
+    >>> sorted(printed_numbers("1,837 pairs; 7.7k examples; premises 14–20; κ = 0.82 (−0.2)"))
+    [-0.2, 0.2, 0.82, 14.0, 20.0, 1837.0, 7700.0]
+    """
+    out = set()
+    for m in NUMBER.finditer(text):
+        s = m.group().replace(",", "")
+        scale = 1000.0 if s[-1] in "kK" else 1.0
+        s = s.rstrip("kK")
+        dash = s[0] in "-−–"
+        magnitude = float(s.lstrip("-−–")) * scale
+        out.add(magnitude)
+        if dash and m.group()[0] != "–":
+            out.add(-magnitude)
+    return out
+
+
+def stars(text: str, term: str) -> int:
+    """How many stars follow `term` in a figure's list of significant coefficients (0: not listed).
+
+    >>> stars("Significant LR coefficients: syntactic**, negation***, Length2**; where p", "negation")
+    3
+    >>> stars("Significant LR coefficients: syntactic**, negation***", "lexical")
+    0
+    """
+    listed = text.split("Significant LR coefficients:", 1)[-1].split("where p")[0]
+    found = re.search(rf"(?<![\w-]){re.escape(term)}(\**)", listed)
+    return len(found.group(1)) if found else 0
+
+
+def lines_of(paper: str, ref: str) -> str:
+    lines = paper_text(paper).splitlines()
+    return "\n".join(line for a, b in SPANS[ref] for line in lines[a - 1:b])
+
+
+CELL = re.compile(r"^(?P<row>[^|(]+) \| (?P<column>[\w-]+)$")  # 'DeBERTa v3 B | Positives-I': a table's row and column
+
+
+def holds(paper: str, ref: str, quantity: str, value: float) -> bool:
+    """Whether the lines of `ref` print `value`: for `LR stars <term>`, that many stars after the term; for a
+    table cell `<row> | <column>`, on the line of that row (a quantity naming a row the table lacks fails)."""
+    text = lines_of(paper, ref)
+    star, cell = STARS.match(quantity), CELL.match(quantity)
+    if star:
+        return stars(text, star.group(1)) == value
+    if cell and "-table-" in ref:
+        text = "\n".join(line for line in text.splitlines() if line.startswith(cell.group("row") + "\t"))
+    return any(abs(n - value) <= 1e-9 for n in printed_numbers(text))
+
+
+def _label(ref: str) -> str | None:
+    kind, _, number = ref.split("-", 1)[1].partition("-")
+    return {"table": f"Table {number}:", "fig": f"Figure {number}:"}.get(kind)
+
+
+@pytest.mark.parametrize("ref", sorted(SPANS))
+def test_each_span_holds_its_table_figure_or_section(ref):
+    """A table's or figure's lines hold its label and no other's; a section's first line is its heading."""
+    paper = ref.split("-")[0]
+    text = lines_of(paper, ref)
+    labels = set(re.findall(r"(?:Table|Figure) \d+:", text))
+    if _label(ref) is None:  # a section: its number heads the first range, and no table or figure is in it
+        number = ref.split("-sec-")[1]
+        first = paper_text(paper).splitlines()[SPANS[ref][0][0] - 1:SPANS[ref][0][0] + 2]
+        assert re.search(rf"(^|\s|#){re.escape(number)}\.?(\s|$)", " ".join(first)), f"{ref} starts at {first}"
+        assert not labels, f"{ref}: its lines hold {labels}"
+    else:
+        assert labels == {_label(ref)}, f"{ref}: its lines hold {labels or 'no label'}"
+
+
+def test_every_paper_value_is_printed_where_its_ref_says():
+    wrong, unspanned = [], set()
+    for v in values():
+        if v.ref not in SPANS:
+            unspanned.add(v.ref)
+            continue
+        if not holds(v.paper, v.ref, v.quantity, v.value):
+            elsewhere = [r for r in SPANS if r.startswith(f"{v.paper}-") and holds(v.paper, r, v.quantity, v.value)]
+            wrong.append(f"{v.ref} · {v.quantity} = {v.value:g} (printed under: {elsewhere or 'none'})")
+    assert not (wrong or unspanned), (f"refs without lines in SPANS: {sorted(unspanned)}; {len(wrong)} values not "
+                                      f"printed where their ref says:\n" + "\n".join(wrong))
+
+
+def test_the_check_fails_a_value_filed_under_the_wrong_table():
+    assert holds("atoms", "atoms-sec-3.2", "validity agreement Cohen kappa", 0.82)
+    assert not holds("atoms", "atoms-table-5", "validity agreement Cohen kappa", 0.82)
+    assert holds("taxinli", "taxinli-fig-6", "LR stars negation", 3)
+    assert not holds("taxinli", "taxinli-fig-9", "LR stars syntactic", 2)
+    assert not holds("factnli", "factnli-table-2", "Premise words L=3 (low end)", 101)
+    assert holds("phrasis", "phrasis-sec-4", "prior feature-based SVM best accuracy | Positives", 52)
+    assert not holds("phrasis", "phrasis-table-3", "prior feature-based SVM best accuracy | Positives", 0.52)
+    assert holds("phrasis", "phrasis-table-4", "Pythia 160 | Positives-H", 0.34)
+    assert not holds("phrasis", "phrasis-table-3", "Pythia 160 | Positives-H", 0.34)  # 0.34 is another row's
