@@ -158,6 +158,9 @@ def against_paper(entries: Iterable[Mapping], quantities: Iterable[str] | None =
     if quantities is not None:
         wanted = list(quantities)
         entries = sorted((e for e in entries if e["quantity"] in wanted), key=lambda e: wanted.index(e["quantity"]))
+    else:  # the sentences shown cover every model first (the first entry of each), then the rest in order
+        firsts = list({e["model"]: id(e) for e in reversed(entries)}.values())
+        entries = sorted(entries, key=lambda e: id(e) not in firsts)
     if not entries:
         return "_No number of ours recorded for this against the paper's (nothing scored here in this run)._"
     papers, settings = [], []

@@ -58,6 +58,9 @@ def test_sections_select_quantities_count_all_and_show_a_few():
     picked = against_paper(es, quantities=["q5", "q0"], n=7, lookup=lambda ref, q: (1.0, ""))
     assert picked.index("q5:") < picked.index("q0:") and "n = 7," in picked and "2 of our numbers" in picked
     assert "nothing scored" in against_paper([], lookup=lambda ref, q: (1.0, ""))
+    mixed = [entry(quantity=f"q{i}", model="NB" if i < 3 else "ours", basis="data") for i in range(4)]
+    shown = against_paper(mixed, limit=2, lookup=lambda ref, q: (1.0, ""))
+    assert "q0: ours" in shown and "q3: ours" in shown and "q1:" not in shown  # one line per model first
 
 
 def test_an_entry_note_is_kept_beside_its_sentence():
