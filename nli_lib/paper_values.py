@@ -64,6 +64,22 @@ def values() -> list[PaperValue]:
     return list(_values_of(registry()))
 
 
+def unprinted() -> dict[str, str]:
+    """The figures whose numbers the registered papers do not print, each with a note (ref -> note): what it
+    shows and where its numbers are printed instead, if anywhere (`UNPRINTED` in each paper's paper.py). They
+    have no paper value, or only the few their captions print: nothing is read off a plot.
+
+    >>> unprinted()["atoms-fig-6"].startswith("prints no number")
+    True
+    """
+    from .papers import declared
+
+    notes: dict[str, str] = {}
+    for p in sorted(registry(), key=lambda p: p.name):
+        notes.update(declared(p, "UNPRINTED", {}))
+    return notes
+
+
 def paper_value(ref: str, quantity: str) -> float:
     """The paper's value for (ref, quantity); KeyError names the known quantities."""
     for v in values():

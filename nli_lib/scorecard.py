@@ -34,8 +34,9 @@ import pandas as pd
 
 from .basis import BASES, LIKE_FOR_LIKE, NOT_GRADED
 from .config import REPO_ROOT
+from .findings import ref_label
 from .outputs import scorecard_entries
-from .paper_values import paper_values_frame
+from .paper_values import paper_values_frame, unprinted
 
 COLUMNS = ["paper", "ref", "quantity", "setting", "paper_value", "ours", "difference", "rel_difference", "status",
            "basis", "model", "tier", "notebook", "quick", "note"]
@@ -241,6 +242,9 @@ def reproduction_section(card: pd.DataFrame, source: str = "tables/scorecard.csv
     lines += ["", "Not reproduced, and why:", ""]
     for r in reasons(card).itertuples(index=False):
         lines.append(f"- **{r.paper}** · {r.reason} ({r.values} values, e.g. “{r.example}”)")
+    lines += ["", "Figures whose numbers the paper does not print (nothing is read off a plot, so they have no paper "
+                  "value, or only what their captions print):", ""]
+    lines += [f"- **{ref.split('-')[0]}** · {ref_label(ref)}: {note}" for ref, note in unprinted().items()]
     lines += ["", END]
     return "\n".join(lines)
 

@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from nli_lib.paper_values import values
+from nli_lib.paper_values import unprinted, values
 
 from kit import paper_text
 
@@ -141,3 +141,34 @@ def test_the_check_fails_a_value_filed_under_the_wrong_table():
     assert not holds("phrasis", "phrasis-table-3", "prior feature-based SVM best accuracy | Positives", 0.52)
     assert holds("phrasis", "phrasis-table-4", "Pythia 160 | Positives-H", 0.34)
     assert not holds("phrasis", "phrasis-table-3", "Pythia 160 | Positives-H", 0.34)  # 0.34 is another row's
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Figures whose numbers the papers do not print
+# --------------------------------------------------------------------------------------------------------------
+
+def test_figures_that_print_no_number_have_no_paper_value_and_the_rest_only_their_printed_ones():
+    notes = unprinted()
+    assert {"atoms-fig-6", "factnli-fig-4", "phrasis-fig-2", "phrasis-fig-3", "taxinli-fig-5", "taxinli-fig-8"} <= set(
+        notes)
+    filed = {v.ref for v in values()}
+    for ref, note in notes.items():
+        paper, number = ref.split("-")[0], ref.split("-fig-")[1]
+        assert re.search(rf"Figure {number}:", paper_text(paper)), f"{ref}: no such figure in the paper"
+        if note.startswith("prints no number"):
+            assert ref not in filed, f"{ref} is noted as printing no number but has paper values"
+        else:
+            assert note.startswith("prints only") and ref in filed, ref
+
+
+def test_the_scorecard_lists_the_figures_without_printed_numbers():
+    import pandas as pd
+
+    from nli_lib import scorecard
+
+    card = pd.DataFrame({"paper": ["p"], "ref": ["r"], "quantity": ["a"], "status": ["not computed: x"],
+                         "quick": [False], "basis": [None], "model": [None], "ours": [float("nan")]})
+    section = scorecard.reproduction_section(card)
+    assert "Figures whose numbers the paper does not print" in section
+    assert "- **atoms** · Figure 6: prints no number: histograms of atoms" in section
+    assert "- **taxinli** · Figure 9: prints only the caption's significance stars" in section

@@ -18,6 +18,18 @@ SYSTEMS = ("gpt-4o-mini-2024-07-18", "gpt-4o-2024-08-06", "gpt-4o-08-06", "gpt-3
            "llama-3-70b-it", "llama-3-8b-it", "llama-3-8b-instruct", "gemma-2-9b-it", "roberta-large",
            "deberta-v3-large")
 PROMPTS = "nli_lib.atoms.prompts"  # registers the atoms.* prompt templates
+# Figures whose numbers the paper does not print (in its text, captions or extracted labels): ref -> what the figure
+# shows and where its numbers are printed instead, if anywhere. No paper value can be filed for what is only drawn
+# (never read off a plot); the scorecard lists these (`nli_lib.paper_values.unprinted`). "prints no number": the
+# figure has no paper value; "prints only ...": the values filed under it are those, the rest is only drawn.
+UNPRINTED = {
+    "atoms-fig-2": "prints no number: a rug plot of each example's atom labels (its caption counts the 1,761 "
+                   "examples, filed under §6)",
+    "atoms-fig-5": "prints no number: bars of the fine-grained atom labels; §5.1's text gives the non-neutral share, "
+                   "80 % (atoms-sec-5.1)",
+    "atoms-fig-6": "prints no number: histograms of atoms and of critical atoms per example; §5.2's text says only "
+                   "that the majority of examples have one critical atom",
+}
 DNLI_ENCODERS = {"roberta-large": "roberta-large",  # Table 3 (hub id -> row), fine-tuned on δ-SNLI
                  "microsoft/deberta-v3-large": "deberta-v3-large"}
 PROFILE_SECTION = Section("Models of the atoms paper (notebooks 10-13) in the paper tier.", {

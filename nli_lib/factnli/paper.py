@@ -16,6 +16,16 @@ WIKIPEDIA_API = "https://en.wikipedia.org/w/api.php"  # the retrieval source (Me
 SYSTEMS = ("GPT-4o", "Llama-3-8B-Instruct", "Qwen2.5-14B-Instruct", "DeepSeek-V3", "DeepSeek-R1", "RoBERTa-large",
            "DeBERTa-v3-large", JUDGE_SYSTEM)
 PROMPTS = "nli_lib.factnli.prompts"  # registers the factnli.* prompt templates
+# Figures whose numbers the paper does not print (in its text, captions or extracted labels): ref -> what the figure
+# shows and where its numbers are printed instead, if anywhere. No paper value can be filed for what is only drawn
+# (never read off a plot); the scorecard lists these (`nli_lib.paper_values.unprinted`). "prints no number": the
+# figure has no paper value; "prints only ...": the values filed under it are those, the rest is only drawn.
+UNPRINTED = {
+    "factnli-fig-3": "prints no number: (a) word counts per level as lines, whose ranges §4.3's text gives "
+                     "(factnli-sec-4.3); (b) fused facts per record as bars whose 'numbers above bars' are not in "
+                     "the paper's text",
+    "factnli-fig-4": "prints no number: confusion matrices per model and level (Appendix E)",
+}
 RETRIEVAL = ("wordnet", "wikipedia")  # the page sources: Open English WordNet (offline), Wikipedia (the paper's)
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")  # API hosts that need no User-Agent contact (local stand-ins)
 PROBE_TIMEOUT_S = 5.0  # how long the check before a run waits for the MediaWiki API to answer

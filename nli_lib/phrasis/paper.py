@@ -22,6 +22,15 @@ TABLE2 = {  # Table 2: printed name -> hub id (fine-tuned on PhrasIS in the pape
 }
 SYSTEMS = tuple(TABLE2)  # the systems the paper prints numbers for, as printed (what a profile's `as:` may name)
 PROMPTS = "nli_lib.phrasis.prompts"  # registers the phrasis.* prompt templates
+# Figures whose numbers the paper does not print (in its text, captions or extracted labels): ref -> what the figure
+# shows and where its numbers are printed instead, if anywhere. No paper value can be filed for what is only drawn
+# (never read off a plot); the scorecard lists these (`nli_lib.paper_values.unprinted`). "prints no number": the
+# figure has no paper value; "prints only ...": the values filed under it are those, the rest is only drawn.
+UNPRINTED = {
+    "phrasis-fig-2": "prints no number: raw-count and normalised contingency matrices of DeBERTa v3 base on Test "
+                     "Positives (All)",
+    "phrasis-fig-3": "prints no number: the same matrices for DeBERTa v3 large",
+}
 
 
 def _old_layout(section: Mapping, prefix: str) -> list[str]:

@@ -11,6 +11,24 @@ from ..papers import Section, Setting
 
 SYSTEMS = ("NB", "ESIM", "BERT", "RoBERTa")  # the systems the paper prints numbers for (what `as:` may name)
 PROMPTS = None
+# Figures whose numbers the paper does not print (in its text, captions or extracted labels): ref -> what the figure
+# shows and where its numbers are printed instead, if anywhere. No paper value can be filed for what is only drawn
+# (never read off a plot); the scorecard lists these (`nli_lib.paper_values.unprinted`). "prints no number": the
+# figure has no paper value; "prints only ...": the values filed under it are those, the rest is only drawn.
+UNPRINTED = {
+    "taxinli-fig-2": "prints no number: category-wise Fleiss' κ and IOU bars; §3.1.1's text gives the averages "
+                     "(taxinli-sec-3.1.1)",
+    "taxinli-fig-3": "prints only the caption's gold-label split of taxonomic (9/7/3); the other categories' bars "
+                     "are only drawn",
+    "taxinli-fig-4": "prints no number: the correlation matrix of the categories",
+    "taxinli-fig-5": "prints no number: accuracy given each category per system; §4.1's text gives the examples "
+                     "evaluated, 7.7k (taxinli-sec-4.1)",
+    "taxinli-fig-6": "prints only the caption's significance stars of the LR coefficients (BERT); the LDA and LR "
+                     "coefficients are only drawn",
+    "taxinli-fig-8": "prints no number: the Bayesian estimate of P(correct | category) per system",
+    "taxinli-fig-9": "prints only the caption's significance stars of the LR coefficients (RoBERTa); the LDA and LR "
+                     "coefficients are only drawn",
+}
 PROFILE_SECTION = Section(
     "Models of TaxiNLI (notebooks 51-54) in the paper tier, beyond the hub models in extra_models.", {
         "mnli_finetune": Setting(
