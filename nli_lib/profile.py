@@ -57,6 +57,7 @@ from .resources import PROFILES, resource_path
 
 PROFILE_DIR = resource_path(PROFILES)  # nli_lib/resources/profiles/: the shipped profiles, by name
 PROFILE_ENV = "NLI_PROFILE"  # profile name or path used when none is given
+REPLICAS = "replicas"  # a missing model folder inside a folder of this name is one `python -m nli_lib.replicas` builds
 
 # Each paper's paper-tier models and settings are its section `paper_models.<paper>`, declared in its package
 # (`PROFILE_SECTION` in <package>/paper.py, a `papers.Section`; see nli_lib.papers) and built into the schema below.
@@ -594,6 +595,7 @@ def _resolve_refs(profile: Profile, problems: list[str]) -> tuple[dict[str, list
     paper = profile.tier == "paper"
     refs: dict[str, list[ModelRef]] = {}
     named: dict[str, tuple[str, str]] = {}  # name -> (id, key) of the first model with that name
+    replicas: list[str] = []  # missing folders inside a `replicas` folder (`nli_lib.replicas` builds them)
     for key, values in _entries(profile).items():
         used = paper or not key.startswith("paper_models")  # the offline tier never loads paper_models
         for i, value in enumerate(values):
@@ -603,6 +605,7 @@ def _resolve_refs(profile: Profile, problems: list[str]) -> tuple[dict[str, list
                 resolved = resolve_model_ref(entry.id, base)
             except ValueError as exc:
                 problems.append(f"{where}: {exc}")
+                replicas += [entry.id] if Path(entry.id).parent.name == REPLICAS else []
                 continue
             if used and profile.tier == "offline":
                 problems += _offline_unloadable(where, entry.id, resolved, base)
@@ -619,6 +622,11 @@ def _resolve_refs(profile: Profile, problems: list[str]) -> tuple[dict[str, list
                 key=where, id=resolved, name=name, systems=tuple(systems), revision=entry.revision, given=entry.id,
                 kind=entry.kind or "",
                 label_order=None if entry.label_order is None else tuple(entry.label_order)))
+    if replicas:  # e.g. the shipped replica profile on a fresh clone
+        roots = sorted({str(Path(r).parent) for r in replicas})
+        problems.append(f"{len(replicas)} of the folders above are replicas the companion builds (tiny random-weight "
+                        f"models of each family, seconds, no network). Fix: build them first, from the folder you "
+                        f"run the command in: " + "; ".join(f"python -m nli_lib.replicas {r}" for r in roots))
     return refs, problems
 
 

@@ -53,8 +53,8 @@ def retrieval_source(profile) -> str:
 
     >>> from nli_lib.profile import load_profile
     >>> [retrieval_source(load_profile(text=t)) for t in ["tier: offline", "tier: paper",
-    ...  "tier: offline\npaper_models: {factnli: {retrieval: wikipedia}}",
-    ...  "tier: paper\npaper_models: {factnli: {retrieval: wordnet}}"]]
+    ...  "tier: offline\\npaper_models: {factnli: {retrieval: wikipedia}}",
+    ...  "tier: paper\\npaper_models: {factnli: {retrieval: wordnet}}"]]
     ['wordnet', 'wikipedia', 'wikipedia', 'wordnet']
     """
     chosen = profile.paper_models.factnli.retrieval

@@ -227,6 +227,20 @@ def sampling_params(config: LLMConfig, overrides: dict) -> dict:
     return params
 
 
+def cut_at_stop(text: str, stops, finish: str | None) -> tuple[str, str | None]:
+    """(the text before its first stop sequence, "stop") when an answer still holds one of `stops` (an endpoint
+    that ignores `stop`, or echoes it), else (text, finish) as they came. OpenAI-compatible servers end the text
+    before the stop sequence themselves (vLLM, llama.cpp); this makes every endpoint agree.
+
+    >>> cut_at_stop("1. A man runs.\\n[END]\\nSENTENCE: A dog.", ["[END]"], "length")
+    ('1. A man runs.\\n', 'stop')
+    >>> cut_at_stop("1. A man runs.", ["[END]"], "stop")
+    ('1. A man runs.', 'stop')
+    """
+    cut = min((i for i in (text.find(s) for s in (stops or ()) if s) if i >= 0), default=-1)
+    return (text[:cut], "stop") if cut >= 0 else (text, finish)
+
+
 class _BatchWriter:
     """Stores answers from many worker threads in the call cache, batched: a background thread commits whatever
     has arrived while the previous commit ran (one transaction per batch; each commit waits for a disk sync, so
@@ -767,7 +781,8 @@ class LLMClient(CachedChat):
                 raise LLMCallError(f"{self.label}: ResponseTooLarge: an answer of {len(text)} characters, over "
                                    f"{max_chars} for max_tokens {params.get('max_tokens')}; the endpoint ignores "
                                    "max_tokens", attempts=attempt + 1, kind="ResponseTooLarge")
-            return text or "", usage, choices[0].finish_reason
+            text, finish = cut_at_stop(text or "", params.get("stop"), choices[0].finish_reason)
+            return text, usage, finish
 
     def token_budget(self, max_new_tokens: int | None = None) -> TokenBudget | None:
         """The budget of `context_tokens` counted with `tokenizer` (or the model id) loaded here; None when the
