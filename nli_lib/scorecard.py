@@ -142,59 +142,88 @@ def reasons(card: pd.DataFrame) -> pd.DataFrame:
             .reset_index().sort_values(["paper", "values"], ascending=[True, False]))
 
 
-STATUS_COLOURS = {"match": "#2a9d8f", "close": "#e9c46a", "differs": "#e76f51", "not_graded": "#b5a3c9",
-                  "stand_in": "#8d99ae", "not_computed": "#dddddd"}
+STATUS_COLOURS = {"match": "#009e73", "close": "#e69f00", "differs": "#d55e00", "not_graded": "#cc79a7",
+                  "stand_in": "#56b4e9", "not_computed": "#dddddd"}
+"""One colour per status, the same in every panel (Okabe-Ito, told apart by colour-blind readers); no colour
+means a paper."""
+
+REL_LIMITS = (-300.0, 1000.0)
+"""The relative-difference panels' x range in %: an entry beyond it sits on the edge as a triangle pointing out."""
+
+
+def relative_percent(paper: pd.Series, ours: pd.Series) -> pd.Series:
+    """(ours − paper) / |paper| in %; a printed 0 gives 0 when ours is 0 too, else ±inf (drawn on the edge).
+
+    >>> relative_percent(pd.Series([80.0, -2.0, 0.0, 0.0]), pd.Series([88.0, -1.0, 0.0, 0.3])).tolist()
+    [10.0, 50.0, 0.0, inf]
+    """
+    paper, ours = paper.astype(float), ours.astype(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = 100 * (ours - paper) / paper.abs()
+    return rel.where(paper != 0, np.where(ours == paper, 0.0, np.sign(ours - paper) * np.inf))
+
+
+def _status_key(status: str) -> str:
+    return {"stand-in": "stand_in", NOT_GRADED_STATUS: "not_graded"}.get(status, status)
+
+
+def _relative_panel(ax, part: pd.DataFrame, papers: list[str], title: str) -> None:
+    """One row per paper: each entry's relative difference (symlog %, linear within ±1 %), coloured by status;
+    bands at ±1 % (match) and ±10 % (close)."""
+    lo, hi = REL_LIMITS
+    ax.axvspan(-10, 10, color="0.93", zorder=0)
+    ax.axvspan(-1, 1, color="0.82", zorder=0)
+    ax.axvline(0, color="0.3", lw=0.8, zorder=1)
+    rng = np.random.default_rng(0)
+    rel = relative_percent(part.paper_value, part.ours)
+    for status in [x for x in (*AGREEMENT, NOT_GRADED_STATUS, "stand-in") if x in set(part.status)]:
+        grp = part[part.status == status]
+        r = rel.loc[grp.index].to_numpy()
+        y = np.array([papers.index(p) for p in grp.paper]) + rng.uniform(-0.28, 0.28, len(grp))
+        colour = STATUS_COLOURS[_status_key(status)]
+        inside = (r >= lo) & (r <= hi)
+        ax.scatter(r[inside], y[inside], s=22, color=colour, edgecolors="0.2", linewidths=0.3, alpha=0.85,
+                   zorder=3, label=f"{status} ({len(grp)})")
+        for side, marker in ((r < lo, "<"), (r > hi, ">")):
+            ax.scatter(np.full(side.sum(), lo if marker == "<" else hi), y[side], s=40, marker=marker,
+                       color=colour, edgecolors="0.2", linewidths=0.3, zorder=3, clip_on=False)
+    ax.set_xscale("symlog", linthresh=1, linscale=0.6)
+    ax.set_xlim(lo, hi)
+    ax.set_xticks([-100, -10, -1, 0, 1, 10, 100, 1000], ["−100", "−10", "−1", "0", "1", "10", "100", "1000"])
+    ax.set_yticks(range(len(papers)), papers)
+    ax.set_ylim(len(papers) - 0.5, -0.5)
+    ax.set_xlabel("ours vs the paper: (ours − paper) / |paper|, %  (shaded: ±1 %, ±10 %; ◀ ▶ beyond the axis)")
+    ax.set_title(f"{title}: {len(part)} entries", fontsize=11, loc="left")
+    if len(part):
+        ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False, title="status",
+                  title_fontsize=9)
 
 
 def figure(card: pd.DataFrame):
-    """Left: each paper value once, by status (like-for-like agreement, not graded, stand-in, not computed).
-    Middle and right: ours vs the paper's value (log-log), like-for-like entries and the ungraded rest (stand-ins,
-    our samples, other populations) in separate panels."""
+    """Top: each paper value once, by status (like-for-like agreement, not graded, stand-in, not computed).
+    Below: every recorded entry's relative difference from the paper's value, one row per paper, like-for-like
+    entries and the ungraded rest (stand-ins, our samples, other populations) in separate panels. Zeros stay
+    (ours 0 is −100 %; a printed 0 is 0 % or off the axis); each colour is one status in every panel."""
     import matplotlib.pyplot as plt
 
     summ = summary(card).set_index("paper").drop(index="all")
-    fig, (ax1, ax2, ax3) = plt.subplots(1, 3, figsize=(17, 4.8), gridspec_kw={"width_ratios": [1.1, 1, 1]})
+    fig, (ax1, ax2, ax3) = plt.subplots(3, 1, figsize=(10, 11), gridspec_kw={"height_ratios": [1, 1, 1.3]})
     left = np.zeros(len(summ))
     for col, colour in STATUS_COLOURS.items():
-        ax1.barh(
-            summ.index,
-            summ[col],
-            left=left,
-            color=colour,
-            label={"stand_in": "stand-in"}.get(col, col.replace("_", " ")),
-            hatch="//" if col == "stand_in" else None,
-            edgecolor="white",
-            linewidth=0.5,
-        )
+        ax1.barh(summ.index, summ[col], left=left, color=colour, edgecolor="white", linewidth=0.5,
+                 label={"stand_in": "stand-in"}.get(col, col.replace("_", " ")))
         left += summ[col].to_numpy()
     ax1.set_xlabel("paper values (each counted once)")
-    ax1.set_title("what the companion computes, per paper")
-    ax1.legend(loc="lower right", fontsize=8)
+    ax1.set_title("what the companion computes, per paper", fontsize=11, loc="left")
+    ax1.set_ylim(len(summ) - 0.5, -0.5)
+    ax1.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False, title="status",
+               title_fontsize=9)
     recorded = card[~card.status.str.startswith("not computed")]
-    done = recorded[(recorded.paper_value > 0) & (recorded.ours > 0)]  # what a log-log plot can show
-    if len(done):
-        lo, hi = min(done.paper_value.min(), done.ours.min()), max(done.paper_value.max(), done.ours.max())
-    papers = sorted(card.paper.dropna().unique())
-    colours = dict(zip(papers, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
-    panels = ((ax2, recorded.status.isin(AGREEMENT), "like for like (data, released, paper's model)", "o"),
-              (ax3, recorded.status.isin(["stand-in", NOT_GRADED_STATUS]),
-               "not graded (stand-ins, our samples, other populations)", "x"))
-    for ax, which, title, marker in panels:
-        part = done[which.loc[done.index]]
-        for paper, grp in part.groupby("paper"):
-            ax.scatter(grp.paper_value, grp.ours, s=16, alpha=0.7, marker=marker, color=colours.get(paper),
-                       label=f"{paper} ({len(grp)})")
-        if len(done):
-            ax.plot([lo, hi], [lo, hi], color="grey", lw=0.8, ls="--")
-            ax.set_xlim(lo / 1.5, hi * 1.5)
-            ax.set_ylim(lo / 1.5, hi * 1.5)
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-        if len(part):
-            ax.legend(fontsize=8, loc="upper left")
-        ax.set_xlabel("paper's value")
-        ax.set_ylabel("ours (basis/model in the table)")
-        ax.set_title(f"{title}\n{len(part)} of {int(which.sum())} entries (values > 0; dashed: equal)", fontsize=10)
+    papers = list(summ.index)
+    _relative_panel(ax2, recorded[recorded.status.isin(AGREEMENT)], papers,
+                    "like for like (the paper's data, released predictions or model)")
+    _relative_panel(ax3, recorded[recorded.status.isin(["stand-in", NOT_GRADED_STATUS])], papers,
+                    "not graded (stand-ins, our samples, other populations)")
     fig.tight_layout()
     return fig
 

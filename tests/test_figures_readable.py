@@ -29,3 +29,30 @@ def test_a_saved_figure_s_pdf_has_the_same_bytes_every_time(tmp_path, monkeypatc
     plt.close(fig)
     assert b"CreationDate" not in saved[0]
     assert saved[0] == saved[1]
+
+
+def test_the_scorecard_figure_keeps_zeros_and_gives_each_status_one_colour():
+    """Every recorded entry is drawn (ours = 0 and a printed 0 included, where log axes dropped them), at its
+    relative difference from the paper (a 20 % gap sits at 20, whatever the quantity's scale), in its status's
+    colour, the same colour as in the count bars; not-computed entries are not drawn."""
+    import matplotlib.colors as mcolors
+    import pandas as pd
+
+    from nli_lib import scorecard
+
+    card = pd.DataFrame({
+        "paper": ["a", "a", "b", "b", "b"], "ref": "r", "quantity": ["q1", "q2", "q3", "q4", "q5"],
+        "paper_value": [10.0, 0.0, 1e4, 0.01, 5.0], "ours": [0.0, 0.0, 1.2e4, 0.012, float("nan")],
+        "status": ["differs", "stand-in", "differs", "not graded", "not computed: needs X"]})
+    fig = scorecard.figure(card)
+    bars, like, rest = fig.axes
+    drawn = {ax: [tuple(o) for c in ax.collections for o in c.get_offsets()] for ax in (like, rest)}
+    assert sorted(x for x, _ in drawn[like]) == [-100.0, 20.0]
+    assert sorted(x for x, _ in drawn[rest]) == [0.0, 20.0]
+    colours = {t.get_text().split(" (")[0]: mcolors.to_hex(h.get_facecolor()[0] if hasattr(h, "get_facecolor")
+                                                            else h.get_color())
+               for ax in (like, rest) for h, t in zip(ax.get_legend().legend_handles, ax.get_legend().get_texts())}
+    bar_colours = {t.get_text(): mcolors.to_hex(h.get_facecolor())
+                   for h, t in zip(bars.get_legend().legend_handles, bars.get_legend().get_texts())}
+    assert colours == {s: bar_colours[s] for s in ("differs", "stand-in", "not graded")}
+    assert len(set(bar_colours.values())) == len(bar_colours)  # one colour, one meaning
