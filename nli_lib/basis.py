@@ -101,6 +101,21 @@ def entry_tier(basis: str, tier: str) -> str:
     return "data" if basis in MODEL_FREE else tier
 
 
+def row_tier(label, tier: str):
+    """The tier label a model's row carries in an output of a `tier` run: the one value tables, records, captions
+    and sidecars agree on. In an offline run every row is offline (a component that calls an LLM endpoint or
+    loads a hub model labels itself 'paper', but the run is the offline tier's); in the paper tier a row keeps its
+    model's own label (a stand-in baseline stays 'offline'); labels that name no tier of ours ('data',
+    'paper (printed)', 'paper-release') are kept.
+
+    >>> [row_tier(t, "offline") for t in ["paper", "offline", "data", "paper (printed)"]]
+    ['offline', 'offline', 'data', 'paper (printed)']
+    >>> row_tier("paper", "paper"), row_tier("offline", "paper")
+    ('paper', 'offline')
+    """
+    return "offline" if tier == "offline" and label == "paper" else label
+
+
 def model_id(name: str) -> str:
     """Our model name without a trailing remark in parentheses.
 

@@ -31,7 +31,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import atomic
-from .basis import BASES, check_basis, entry_tier, model_basis
+from .basis import BASES, check_basis, entry_tier, model_basis, row_tier
 from .config import REPO_ROOT, output_dir, scrub_secrets, write_dir
 from .data.fetch import used_data
 from .papers import COMPANION, names, paper_of_notebook
@@ -230,12 +230,22 @@ class Outputs:
         _check_ref(ref)
         folder = self._folder("tables", self.notebook)
         csv_path = folder / f"{name}.csv"
+        df = self._tiered(df)
         df.to_csv(csv_path, index=index)
         header = f"**{ref}** — {caption} _(tier: {self.tier}; models: {', '.join(models) or 'none'})_\n\n"
         (folder / f"{name}.md").write_text(header + markdown_table(df, index=index) + "\n")
         (folder / f"{name}.json").write_text(json.dumps(self._sidecar("table", name, ref, models, caption), indent=1))
         self.written.append(csv_path)
         return csv_path
+
+    def _tiered(self, df: pd.DataFrame) -> pd.DataFrame:
+        """`df` with its 'tier' column (or index level) labelled as this run's outputs are (`basis.row_tier`), so
+        an offline run with an LLM endpoint never writes rows labelled 'paper' under an 'offline' caption."""
+        if "tier" in df.columns:
+            df = df.assign(tier=[row_tier(v, self.tier) for v in df["tier"]])
+        if "tier" in (df.index.names or []):
+            df = df.rename(index=lambda v: row_tier(v, self.tier), level="tier")
+        return df
 
     @phase("plotting")
     def figure(self, fig, name: str, ref: str, models=(), caption: str = "", dpi: int = 120) -> Path:
@@ -262,7 +272,7 @@ class Outputs:
         n_total = len(df)
         if max_rows is not None and n_total > max_rows:
             df = df.sample(max_rows, random_state=self.seed).sort_index()
-        df = df.copy()
+        df = self._tiered(df).copy()
         for col in df.columns:
             if df[col].dtype == object and df[col].map(lambda v: isinstance(v, (list, tuple, dict, set))).any():
                 df[col] = df[col].map(lambda v: json.dumps(sorted(v) if isinstance(v, set) else v, default=str)
