@@ -34,7 +34,6 @@ import pandas as pd
 
 from .basis import BASES, LIKE_FOR_LIKE, NOT_GRADED
 from .config import REPO_ROOT
-from .findings import ref_label
 from .outputs import scorecard_entries
 from .paper_values import paper_values_frame, unprinted
 
@@ -273,7 +272,7 @@ def reproduction_section(card: pd.DataFrame, source: str = "tables/scorecard.csv
         lines.append(f"- **{r.paper}** · {r.reason} ({r.values} values, e.g. “{r.example}”)")
     lines += ["", "Figures whose numbers the paper does not print (nothing is read off a plot, so they have no paper "
                   "value, or only what their captions print):", ""]
-    lines += [f"- **{ref.split('-')[0]}** · {ref_label(ref)}: {note}" for ref, note in unprinted().items()]
+    lines += [f"- **{ref.split('-')[0]}** · {ref}: {note}" for ref, note in unprinted().items()]
     lines += ["", END]
     return "\n".join(lines)
 

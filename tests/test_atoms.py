@@ -1327,11 +1327,11 @@ def test_qud_summary_table_and_label_score_rows():
     assert s["unique QUDs / critical atoms %"] == 50.0 and s["generator"] == "rules"
     check = pd.DataFrame({"atom": ["x"], "paper_qud": ["Who?"]})
     assert report.qud_table(check, quds)["kind"].tolist() == ["paper exemplar"] + ["critical atom"] * 4
-    t5 = pd.DataFrame({"ref": ["atoms-table-5", "atoms-fig-5", "atoms-table-5"],
+    t5 = pd.DataFrame({"ref": ["atoms-table-5", "atoms-sec-5.1", "atoms-table-5"],
                        "quantity": ["delta-SNLI % weakeners (atoms)", "non-neutral atoms %",
                                     "delta-SNLI test examples"]})
     groups = {ref: rows["quantity"].tolist() for ref, rows in report.label_score_rows(t5)}
-    assert groups == {"atoms-fig-5": ["non-neutral atoms %"], "atoms-table-5": ["delta-SNLI % weakeners (atoms)"]}
+    assert groups == {"atoms-sec-5.1": ["non-neutral atoms %"], "atoms-table-5": ["delta-SNLI % weakeners (atoms)"]}
 
 
 def test_ic_interval_figure_only_when_a_bucket_was_scored():

@@ -170,8 +170,8 @@ def test_the_scorecard_lists_the_figures_without_printed_numbers():
                          "quick": [False], "basis": [None], "model": [None], "ours": [float("nan")]})
     section = scorecard.reproduction_section(card)
     assert "Figures whose numbers the paper does not print" in section
-    assert "- **atoms** · Figure 6: prints no number: histograms of atoms" in section
-    assert "- **taxinli** · Figure 9: prints only the caption's significance stars" in section
+    assert "- **atoms** · atoms-fig-6: prints no number: histograms of atoms" in section
+    assert "- **taxinli** · taxinli-fig-9: prints only the caption's significance stars" in section
 
 
 # --------------------------------------------------------------------------------------------------------------
