@@ -116,11 +116,22 @@ def paper_marks(ax, positions: Sequence[float], values: Sequence[float | None], 
     return len(pairs)
 
 
-def demonstration_note(fig, text: str) -> None:
-    """Print a method-demonstration warning inside the image (a boxed line above the axes), so that it travels with
-    the PNG wherever the figure is shown, not only in its sidecar."""
+NOTE_GID = "demonstration-note"  # the gid of a figure's method-demonstration text (`demonstration_note`)
+
+
+def demonstration_note(fig, text: str, fontsize: float = 9) -> bool:
+    """Print a method-demonstration warning inside the image (a boxed note above the axes, wrapped to the figure's
+    width), so that it travels with the PNG wherever the figure is shown, not only in its caption and sidecar.
+    Returns False, drawing nothing, when `text` is empty or the figure already shows such a note (an artist with
+    gid `NOTE_GID`, e.g. a plot that prints the warning in its title)."""
     import textwrap
 
-    fig.text(0.5, 1.0, "\n".join(textwrap.wrap(f"⚠ {text}", 110)), ha="center", va="bottom", fontsize=8.5,
-             color="#7a3b00", bbox={"boxstyle": "round,pad=0.4", "facecolor": "#fff4e0", "edgecolor": "#d08a2e"},
-             gid="demonstration-note")
+    from matplotlib.text import Text
+
+    if not text.strip() or any(t.get_gid() == NOTE_GID for t in fig.findobj(Text)):
+        return False
+    width = max(int(fig.get_figwidth() * 72 / (fontsize * 0.55)), 40)  # characters that fit across the figure
+    fig.text(0.5, 1.0, "\n".join(textwrap.wrap(f"⚠ {text.strip()}", width)), ha="center", va="bottom",
+             fontsize=fontsize, color="#7a3b00", gid=NOTE_GID,
+             bbox={"boxstyle": "round,pad=0.4", "facecolor": "#fff4e0", "edgecolor": "#d08a2e"})
+    return True

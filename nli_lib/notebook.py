@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import calls, phases
+from . import calls, figures, phases
 from .cache import default_cache
 from .config import FAST_EXIT_ENV, RUNNER_KERNEL_ENV
 from .context import RunContext
@@ -72,22 +72,23 @@ class NotebookSession(RunContext):
         name. Returns None, so a cell ending in `nb.save(...)` prints nothing.
 
         `models` (the models the output's numbers come from, listed in its sidecar) need not be given: it is
-        then the line-up the notebook declared once (`uses`), or, with none declared or inside
-        `Outputs.data_only`, `used_models(obj)`: the table's own `model` column and the models `nli_model`
-        handed out since the last save.
+        then the line-up the notebook declared once (`uses`), or, with none declared, `used_models(obj)`: the
+        table's own `model` column and the models `nli_model` handed out since the last save. A model-free
+        output (`Outputs.data_only`, tier "data") names none unless told.
 
         >>> nb.save(table3, "table-3", source="gold")        # doctest: +SKIP
         """
         from .catalog import spec as declared
 
         if models is None:
-            models = list(self.lineup) if self.lineup and self.out.tier != "data" else self.used_models(obj)
+            models = [] if self.out.tier == "data" else list(self.lineup) or self.used_models(obj)
         models = [m if isinstance(m, str) else m.name for m in models]
         self._used.clear()
         self.out.inference.update(self.inference_ran())
         out_spec = declared(self.name, name, kind=kind or ("figure" if hasattr(obj, "savefig") else None))
         caption, file_name = out_spec.caption_for(self.quick, **fields), out_spec.file_name(**fields)
         if out_spec.kind == "figure":
+            figures.demonstration_note(obj, str(fields.get("demo") or ""))  # the caption's warning, in the image
             self.out.figure(obj, file_name, ref=out_spec.ref, models=models, caption=caption, **out_spec.extra)
         elif out_spec.kind == "records":
             self.out.records(obj, file_name, ref=out_spec.ref, filters=out_spec.filters_for(obj.columns),
@@ -116,15 +117,13 @@ class NotebookSession(RunContext):
         order of appearance; "data" rows left out), then the models `nli_model` handed out since the last save.
 
         >>> s = NotebookSession.__new__(NotebookSession); s._used = ["minilm-esnli"]
-        >>> s.out = Outputs.__new__(Outputs); s.out.tier = "offline"
         >>> s.used_models(pd.DataFrame({"model": ["tfidf-logreg", "data", "tfidf-logreg"]}))
         ['tfidf-logreg', 'minilm-esnli']
         """
         named = []
         if isinstance(obj, pd.DataFrame) and "model" in obj.columns:
             named = [str(m) for m in pd.unique(obj["model"].dropna()) if str(m) != "data"]
-        used = self._used if self.out.tier != "data" else []  # a model-free output (`Outputs.data_only`) names none
-        return list(dict.fromkeys([*named, *used]))
+        return list(dict.fromkeys([*named, *self._used]))
 
     def against_paper(self, ref: str | tuple[str, ...], quantities=None, *, n=None, models=None, limit: int = 4):
         """What this run found against what the paper found, as Markdown the notebook shows under a table or

@@ -3,6 +3,7 @@ warnings inside the image, and PDFs whose bytes depend only on the figure."""
 from __future__ import annotations
 
 import matplotlib
+import pandas as pd
 
 matplotlib.use("Agg")
 
@@ -36,7 +37,6 @@ def test_the_scorecard_figure_keeps_zeros_and_gives_each_status_one_colour():
     relative difference from the paper (a 20 % gap sits at 20, whatever the quantity's scale), in its status's
     colour, the same colour as in the count bars; not-computed entries are not drawn."""
     import matplotlib.colors as mcolors
-    import pandas as pd
 
     from nli_lib import scorecard
 
@@ -56,3 +56,36 @@ def test_the_scorecard_figure_keeps_zeros_and_gives_each_status_one_colour():
                    for h, t in zip(bars.get_legend().legend_handles, bars.get_legend().get_texts())}
     assert colours == {s: bar_colours[s] for s in ("differs", "stand-in", "not graded")}
     assert len(set(bar_colours.values())) == len(bar_colours)  # one colour, one meaning
+
+
+def test_a_method_demonstration_warning_is_printed_in_the_figure_not_only_its_sidecar(tmp_path, monkeypatch):
+    """Atoms Figures 5-7 carry the `demo` warning in their captions: saving one puts the warning's text into the
+    figure itself (once, even for a plot that already prints it); no warning, no note."""
+    import matplotlib.pyplot as plt
+    from matplotlib.text import Text
+
+    from nli_lib.atoms import plots
+    from nli_lib.figures import NOTE_GID
+    from nli_lib.notebook import NotebookSession
+    from nli_lib.outputs import Outputs
+    from nli_lib.profile import load_profile
+
+    monkeypatch.setenv("NLI_OUTPUT_DIR", str(tmp_path))
+    stem, params = "12_atoms_defeasible", {"tier": "offline", "seed": 0, "quick": True}
+    nb = NotebookSession(name=stem, profile=load_profile(text="tier: offline\nseed: 0\n"), params=params,
+                         out=Outputs(stem, params=params))
+    demo = "METHOD DEMONSTRATION, not a result: the silver atom labels fail the project's checks (placebo). "
+    labeled = pd.DataFrame({"label": [-2, 0, 1, 2, 2]})
+    summary = pd.DataFrame({"n_valid": [2, 3], "n_critical": [1, 3], "critical_share": [0.5, 1.0],
+                            "labels": [[1, 2], [0, 1, 2]]})
+    figs = {"figure-5-labels": plots.label_distribution(labeled, "silver"),
+            "figure-7-critical-share": plots.critical_share(summary, "silver")}
+    for name, fig in figs.items():
+        nb.save(fig, name, models=["m"], demo=demo, source="silver")
+        notes = [t.get_text() for t in fig.findobj(Text) if t.get_gid() == NOTE_GID]
+        assert len(notes) == 1 and "METHOD DEMONSTRATION" in notes[0] and "placebo" in notes[0].replace("\n", " ")
+    clean = plots.label_distribution(labeled, "gold")
+    nb.save(clean, "figure-5-labels", models=["m"], demo="", source="gold")
+    assert not [t for t in clean.findobj(Text) if t.get_gid() == NOTE_GID]
+    for fig in (*figs.values(), clean):
+        plt.close(fig)

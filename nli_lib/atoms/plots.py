@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.patches import Patch
 
+from ..figures import NOTE_GID
 from .defeasible import SCALE, SCALE_NAMES
 
 HUE = {"strengthener": (0.13, 0.55, 0.13), "weakener": (0.80, 0.15, 0.15)}
@@ -79,7 +80,7 @@ def rug_plot(summary: pd.DataFrame, label_source: str = "", warning: str = ""):
     fig.legend(handles=handles, loc="center right", fontsize=8, frameon=False, title="atom label", title_fontsize=8)
     fig.suptitle(f"Figure 2: atomic sub-problem labels per δ-SNLI example — labels: {label_source}", fontsize=10)
     if warning:
-        fig.text(0.5, 0.925, warning, ha="center", fontsize=9, color=(0.75, 0.0, 0.0))
+        fig.text(0.5, 0.925, warning, ha="center", fontsize=9, color=(0.75, 0.0, 0.0), gid=NOTE_GID)
     fig.tight_layout(rect=(0, 0, 0.84, 0.91 if warning else 0.95))
     return fig
 
@@ -155,6 +156,7 @@ def ic_intervals(t4: pd.DataFrame, tier: str, label_source: str, warning: str = 
     ax.set_xlim(48, 102)
     ax.set_xlabel("inferential consistency (%)")
     title = f"I_C with bootstrap 95% CI — {tier}\nlabels: {label_source}"
-    ax.set_title(f"{warning}\n{title}" if warning else title, fontsize=8, color="darkred" if warning else "black")
+    ax.set_title(f"{warning}\n{title}" if warning else title, fontsize=8, color="darkred" if warning else "black",
+                 gid=NOTE_GID if warning else None)
     fig.tight_layout()
     return fig
