@@ -249,13 +249,33 @@ def unix_socket_kernel_manager() -> type:
         def _ip_default(self) -> str:
             return unix_socket_prefix() if self.transport == "ipc" else super()._ip_default()
 
+        async def shutdown_kernel(self, now: bool = False, restart: bool = False) -> None:
+            """Kill, neither interrupt nor shut down, a kernel still running a cell (Ctrl-C). jupyter_client's
+            shutdown interrupts the kernel and asks it to shut down at once: the kernel closed its sockets while
+            the interrupted cell ended, and its reply failed with a "ZMQError: Socket operation on non-socket"
+            traceback on the user's terminal (or, the interrupt landing between handlers, "KeyboardInterrupt
+            caught in kernel"). An idle kernel (the notebook ran to its end, or a cell failed) still shuts down
+            cleanly, running its atexit handlers (the call cache's flush)."""
+            if not (CELL_RUNNING.is_set() and self.owns_kernel):
+                return await super().shutdown_kernel(now=now, restart=restart)
+            self.shutting_down = True  # what jupyter_client's shutdown does, less the interrupt
+            self.stop_restarter()
+            await self._async_kill_kernel(restart=restart)
+            await self._async_cleanup_resources(restart=restart)
+
     return UnixSocketKernelManager
+
+
+CELL_RUNNING = threading.Event()
+"""Set while this process's kernel runs a cell: from nbclient's `on_cell_execute` hook to `on_cell_executed` (a cell
+that times out or is interrupted never clears it; `execute` clears it before each notebook)."""
+CELL_HOOKS = {"on_cell_execute": lambda **_: CELL_RUNNING.set(), "on_cell_executed": lambda **_: CELL_RUNNING.clear()}
 
 
 def kernel_manager_kwargs() -> dict:
     """{'kernel_manager_class': ...} for papermill where `kernel_manager_class` gives one, else {}."""
     cls = kernel_manager_class()
-    return {} if cls is None else {"kernel_manager_class": cls}
+    return {} if cls is None else {"kernel_manager_class": cls, **CELL_HOOKS}
 
 
 def unix_socket_prefix() -> str:
@@ -271,6 +291,7 @@ def execute(path: Path, params: dict, out_dir: Path, env: dict, tty: bool | None
 
     old = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
+    CELL_RUNNING.clear()
     try:
         with ProgressPrinter(path.stem, Path(env[PROGRESS_FILE_ENV]), tty=tty):
             pm.execute_notebook(str(path), str(out_dir / path.name), parameters=params, cwd=str(path.parent),
