@@ -87,7 +87,7 @@ def sidecar(root: Path, name: str) -> dict:
 
 def test_saved_tables_list_the_models_they_used(session, tmp_path, monkeypatch):
     """Without `models=`, a sidecar lists the table's own model column and the models nli_model handed out since
-    the last save; an explicit list wins; a model-free output names no loaded model."""
+    the last save; an explicit list wins; a model-free output names none (as before: sidecars unchanged)."""
     from nli_lib.context import RunContext
 
     monkeypatch.setattr(RunContext, "nli_model", lambda self, spec=None: type("M", (), {"name": spec or "minilm"}))
@@ -99,7 +99,7 @@ def test_saved_tables_list_the_models_they_used(session, tmp_path, monkeypatch):
     session.save(table, "fig-5-accuracy-by-category", models=["explicit"])
     session.nli_model("roberta")
     with session.out.data_only():
-        session.save(table.drop(columns="model"), "fig-5-accuracy-by-category-common-rows")
+        session.save(table, "fig-5-accuracy-by-category-common-rows")
     session.finish()
     assert sidecar(tmp_path, "table-3-accuracy")["models"] == ["tfidf-logreg", "minilm"]
     assert sidecar(tmp_path, "stand-ins")["models"] == ["tfidf-logreg"]
@@ -108,18 +108,20 @@ def test_saved_tables_list_the_models_they_used(session, tmp_path, monkeypatch):
 
 
 def test_a_declared_line_up_is_what_saved_outputs_name(session, tmp_path):
-    """`nb.uses` once replaces `models=` on every save; an explicit list still wins; model-free outputs keep
-    deriving theirs."""
+    """`nb.uses` once replaces `models=` on every save; an explicit list still wins, also for a model-free
+    output, which otherwise names none."""
     session.uses(["minilm", type("M", (), {"name": "tfidf-logreg"})()])
     table = pd.DataFrame({"system": ["a"], "model": ["other"]})
     session.save(table, "table-3-accuracy")
     session.save(table, "stand-ins", models=["explicit"], main="a")
     with session.out.data_only():
-        session.save(table, "fig-5-accuracy-by-category")
+        session.save(table, "fig-5-accuracy-by-category")  # model-free: its model column names no model
+        session.save(table, "fig-5-accuracy-by-category-common-rows", models=["shipped predictions"])
     session.finish()
     assert sidecar(tmp_path, "table-3-accuracy")["models"] == ["minilm", "tfidf-logreg"]
     assert sidecar(tmp_path, "stand-ins")["models"] == ["explicit"]
-    assert sidecar(tmp_path, "fig-5-accuracy-by-category")["models"] == ["other"]
+    assert sidecar(tmp_path, "fig-5-accuracy-by-category")["models"] == []
+    assert sidecar(tmp_path, "fig-5-accuracy-by-category-common-rows")["models"] == ["shipped predictions"]
 
 
 def test_the_session_writes_its_sentence_from_what_it_scored(session):
