@@ -112,6 +112,17 @@ class NotebookSession(RunContext):
         """
         self.lineup = [m if isinstance(m, str) else m.name for m in models]
 
+    def labelled(self, frame: pd.DataFrame, model=None, **columns) -> pd.DataFrame:
+        """`frame` with `columns`, then its tier (the tier its outputs are saved under) and, given one, the model
+        (a name or a loaded model) as the last columns: what every row of a companion table carries.
+
+        >>> s = NotebookSession.__new__(NotebookSession); s.out = Outputs.__new__(Outputs); s.out.tier = "offline"
+        >>> s.labelled(pd.DataFrame({"ftc": [0.5]}), "minilm-esnli", reference="CAD").columns.tolist()
+        ['ftc', 'reference', 'tier', 'model']
+        """
+        model = {} if model is None else {"model": model if isinstance(model, str) else model.name}
+        return frame.assign(**columns, tier=self.out.tier, **model)
+
     def used_models(self, obj=None) -> list[str]:
         """The models behind an output about to be saved: the distinct values of a table's `model` column (in
         order of appearance; "data" rows left out), then the models `nli_model` handed out since the last save.
