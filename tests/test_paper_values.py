@@ -83,16 +83,22 @@ def lines_of(paper: str, ref: str) -> str:
     return "\n".join(line for a, b in SPANS[ref] for line in lines[a - 1:b])
 
 
+LAYER = re.compile(r"^(?P<system>BERT|RoBERTa) (?P<target>.+) layer$")  # 'BERT syntactic layer': Fig. 7's labels
 CELL = re.compile(r"^(?P<row>[^|(]+) \| (?P<column>[\w-]+)$")  # 'DeBERTa v3 B | Positives-I': a table's row and column
 
 
 def holds(paper: str, ref: str, quantity: str, value: float) -> bool:
     """Whether the lines of `ref` print `value`: for `LR stars <term>`, that many stars after the term; for a
-    table cell `<row> | <column>`, on the line of that row (a quantity naming a row the table lacks fails)."""
+    figure's `<system> <target> layer`, in the sub-caption of that target and system; for a table cell
+    `<row> | <column>`, on the line of that row (a quantity naming a row the table lacks fails)."""
     text = lines_of(paper, ref)
-    star, cell = STARS.match(quantity), CELL.match(quantity)
+    star, cell, layer = STARS.match(quantity), CELL.match(quantity), LAYER.match(quantity)
     if star:
         return stars(text, star.group(1)) == value
+    if layer and "-fig-" in ref:  # a sub-caption: '(c) Syntactic coloured at BERTBASE layer 11'
+        found = re.search(rf"{re.escape(layer.group('target'))} coloured at\s+{layer.group('system')}\w*\s+layer "
+                          rf"{value:g}\b", text, flags=re.I)
+        return found is not None
     if cell and "-table-" in ref:
         text = "\n".join(line for line in text.splitlines() if line.startswith(cell.group("row") + "\t"))
     return any(abs(n - value) <= 1e-9 for n in printed_numbers(text))
@@ -137,6 +143,9 @@ def test_the_check_fails_a_value_filed_under_the_wrong_table():
     assert holds("taxinli", "taxinli-fig-6", "LR stars negation", 3)
     assert not holds("taxinli", "taxinli-fig-9", "LR stars syntactic", 2)
     assert not holds("factnli", "factnli-table-2", "Premise words L=3 (low end)", 101)
+    assert holds("taxinli", "taxinli-fig-7", "RoBERTa knowledge layer", 21)
+    assert not holds("taxinli", "taxinli-fig-7", "RoBERTa syntactic layer", 21)  # §5's text, not a sub-caption
+    assert holds("taxinli", "taxinli-sec-5", "RoBERTa syntactic layer", 21)
     assert holds("phrasis", "phrasis-sec-4", "prior feature-based SVM best accuracy | Positives", 52)
     assert not holds("phrasis", "phrasis-table-3", "prior feature-based SVM best accuracy | Positives", 0.52)
     assert holds("phrasis", "phrasis-table-4", "Pythia 160 | Positives-H", 0.34)
