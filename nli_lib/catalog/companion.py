@@ -10,7 +10,8 @@ OUTPUTS: dict[str, list[OutputSpec]] = {
         OutputSpec("factnli-table-1", "factnli-table-1", "dataset sizes (MNLI needs the online download)"),
         OutputSpec("esnli-sizes", "companion-table-6", "e-SNLI dev/test sizes beside the printed SNLI test size"),
         OutputSpec("phrasis-counts", "companion-table-2", "PhrasIS pairs per split/source/polarity"),
-        OutputSpec("phrasis-total", "phrasis-sec-3", "all PhrasIS pairs beside the paper's 'over 10K'"),
+        OutputSpec("phrasis-total", "phrasis-table-1",  # outputs name a table or figure; the value: phrasis-sec-3
+                   "all PhrasIS pairs beside the paper's 'over 10K' (§3)"),
         OutputSpec("taxinli-table-2", "taxinli-table-2", "TaxiNLI Table 2 from the released files beside the paper"),
     ],
     "01_models": [
