@@ -89,3 +89,32 @@ def test_a_method_demonstration_warning_is_printed_in_the_figure_not_only_its_si
     assert not [t for t in clean.findobj(Text) if t.get_gid() == NOTE_GID]
     for fig in (*figs.values(), clean):
         plt.close(fig)
+
+
+def test_atoms_figures_draw_the_paper_s_printed_values_beside_ours():
+    """Notebook 11's consistency-by-label bars and notebook 13's I_C intervals carry the paper's Table 2 / Table 4
+    values, looked up in the paper values (never typed into the plot), labelled as the paper's."""
+    import matplotlib.pyplot as plt
+
+    from nli_lib.atoms import plots
+    from nli_lib.atoms.report import TABLE2_METRICS, TABLE4_METRICS, paper_reference
+
+    t2 = pd.DataFrame({"model": ["ours"], "consistency_pred_entailment": [11.0], "consistency_pred_neutral": [12.0],
+                       "consistency_pred_contradiction": [13.0]})
+    fig = plots.consistency_by_label(t2, "offline")
+    heights = [round(p.get_height(), 6) for p in fig.axes[0].patches]
+    printed = paper_reference("atoms-table-2", TABLE2_METRICS)
+    cols = list(t2.columns[1:])
+    assert heights == [11.0, 12.0, 13.0, *printed[cols].round(6).to_numpy().ravel().tolist()]
+    labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    assert labels == ["ours", *(f"paper: {m}" for m in printed["model"])]
+
+    t4 = pd.DataFrame({"model": ["ours"], "inferential_consistency": [70.0], "ci_low": [60.0], "ci_high": [80.0],
+                       "buckets": [2]})
+    fig4 = plots.ic_intervals(t4, "offline", "silver")
+    marks = [line for line in fig4.axes[0].get_lines() if line.get_marker() == "D"]
+    assert len(marks) == 1
+    assert list(marks[0].get_xdata()) == paper_reference("atoms-table-4", TABLE4_METRICS)[
+        "inferential_consistency"].tolist()
+    plt.close(fig)
+    plt.close(fig4)

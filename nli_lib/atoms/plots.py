@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.patches import Patch
 
+from .. import figures
 from ..figures import NOTE_GID
 from .defeasible import SCALE, SCALE_NAMES
 
@@ -129,34 +130,63 @@ def critical_share(summary: pd.DataFrame, label_source: str = ""):
     return fig
 
 
-def consistency_by_label(t2: pd.DataFrame, tier: str):
-    """Table 2 columns 5-7 (logical consistency by predicted label) as grouped bars, one group per model."""
-    fig, ax = plt.subplots(figsize=(7, 3.2))
+def consistency_by_label(t2: pd.DataFrame, tier: str, paper: pd.DataFrame | None = None):
+    """Table 2 columns 5-7 (logical consistency by predicted label) as grouped bars, one group per model: ours,
+    then the paper's printed rows (`paper`; default: its Table 2 from the paper values) hatched beside them."""
+    from .report import TABLE2_METRICS, paper_reference
+
     cols = ["consistency_pred_entailment", "consistency_pred_neutral", "consistency_pred_contradiction"]
-    t2.set_index("model")[cols].rename(columns=lambda c: c.split("_")[-1]).plot.bar(ax=ax, rot=0)
+    paper = paper_reference("atoms-table-2", TABLE2_METRICS) if paper is None else paper
+    groups = [(str(m), r, False) for m, r in t2.set_index("model")[cols].iterrows()]
+    groups += [(f"paper: {m}", r, True) for m, r in paper.set_index("model")[cols].iterrows()]
+    colors = figures.palette(3)
+    fig, ax = plt.subplots(figsize=(9, 3.8))
+    width = 0.8 / len(cols)
+    for i, (_, row, printed) in enumerate(groups):
+        for j, col in enumerate(cols):
+            ax.bar(i - 0.4 + width * (j + 0.5), row[col], width, color=colors[j], alpha=0.5 if printed else 1.0,
+                   hatch="///" if printed else None, edgecolor="0.25" if printed else colors[j], linewidth=0.6)
+    ax.axvline(len(t2) - 0.5, color="0.4", lw=0.8, ls=":")
+    ax.set_xticks(range(len(groups)), [g[0] for g in groups], rotation=25, ha="right", fontsize=9)
     ax.set_ylabel("logical consistency (%)")
     ax.set_ylim(0, 100)
-    ax.legend(title="predicted label", loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
-    ax.set_title(f"Consistency by predicted label (no bar: the model never predicted it) — tier {tier}", fontsize=9)
+    handles = [Patch(color=c, label=col.rsplit("_", 1)[-1]) for c, col in zip(colors, cols)]
+    handles.append(Patch(facecolor="white", edgecolor="0.25", hatch="///", label="printed in the paper\n(Table 2)"))
+    ax.legend(handles=handles, title="predicted label", loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=9)
+    ax.set_title(f"Consistency by predicted label, ours (left) and the paper's (hatched) — tier {tier}\n"
+                 "no bar: the model never predicted it", fontsize=10)
     fig.tight_layout()
     return fig
 
 
-def ic_intervals(t4: pd.DataFrame, tier: str, label_source: str, warning: str = ""):
-    """Table 4 as points with their bootstrap 95% intervals, one row per model (None when no bucket was scored);
-    the axis spans I_C's range, 50-100% (θ² + (1 − θ)² ≥ ½); `warning` (e.g. the method-demonstration note) is
-    printed on the figure."""
+def ic_intervals(t4: pd.DataFrame, tier: str, label_source: str, warning: str = "",
+                 paper: pd.DataFrame | None = None):
+    """Table 4 as points with their bootstrap 95% intervals, one row per model (None when no bucket was scored),
+    below them the paper's printed I_C per model (`paper`; default: its Table 4 from the paper values) as open
+    diamonds; the axis spans I_C's range, 50-100% (θ² + (1 − θ)² ≥ ½); `warning` (e.g. the method-demonstration
+    note) is printed on the figure."""
+    from .report import TABLE4_METRICS, paper_reference
+
     if not len(t4) or t4["buckets"].sum() <= 0:
         return None
-    fig, ax = plt.subplots(figsize=(6.5, 1.2 + 0.45 * len(t4)))
-    ic = t4["inferential_consistency"]
-    ax.errorbar(ic, range(len(t4)), xerr=[ic - t4["ci_low"], t4["ci_high"] - ic], fmt="o", capsize=3)
-    ax.set_yticks(range(len(t4)), t4["model"])
-    ax.set_ylim(-0.6, len(t4) - 0.4)
+    paper = paper_reference("atoms-table-4", TABLE4_METRICS) if paper is None else paper
+    rows = len(t4) + len(paper)
+    fig, ax = plt.subplots(figsize=(6.5, 1.4 + 0.32 * rows))
+    ic, low, high = (t4[c].to_numpy(dtype=float) for c in ("inferential_consistency", "ci_low", "ci_high"))
+    ax.errorbar(ic, range(len(t4)), xerr=[ic - low, high - ic], fmt="o", capsize=3,
+                label="ours (bootstrap 95% CI)")
+    at = range(len(t4), rows)
+    figures.paper_marks(ax, at, paper["inferential_consistency"].tolist(), horizontal=True,
+                        label="printed in the paper (Table 4)")
+    if len(paper):
+        ax.axhline(len(t4) - 0.5, color="0.5", lw=0.8, ls=":")
+    ax.set_yticks(range(rows), [*t4["model"], *(f"paper: {m}" for m in paper["model"])], fontsize=9)
+    ax.set_ylim(rows - 0.4, -0.6)
     ax.set_xlim(48, 102)
     ax.set_xlabel("inferential consistency (%)")
+    ax.legend(fontsize=8, loc="lower left")
     title = f"I_C with bootstrap 95% CI — {tier}\nlabels: {label_source}"
-    ax.set_title(f"{warning}\n{title}" if warning else title, fontsize=8, color="darkred" if warning else "black",
+    ax.set_title(f"{warning}\n{title}" if warning else title, fontsize=9, color="darkred" if warning else "black",
                  gid=NOTE_GID if warning else None)
     fig.tight_layout()
     return fig
