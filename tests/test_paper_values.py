@@ -229,3 +229,16 @@ def test_refiled_and_new_values_reach_the_scorecard_under_their_section(tmp_path
     for quantity, (ref, basis, ours, status) in expect.items():
         assert tuple(card.loc[quantity, ["ref", "basis", "ours", "status"]]) == (ref, basis, ours, status), quantity
     assert card.loc[EVALUATED, "paper_value"] == 7700
+
+
+def test_every_declared_output_names_a_table_or_figure_outputs_accept():
+    """Values may be filed under a section; a saved output still names a table or figure (Outputs refuses any other
+    ref when the notebook saves it, so a catalog entry naming a section fails here, before a run)."""
+    from nli_lib import outputs
+    from nli_lib.catalog import companion
+    from nli_lib.papers import declared, registry
+
+    catalogs = [companion.OUTPUTS] + [declared(p, "OUTPUTS", {}) for p in registry()]
+    refs = {s.ref for catalog in catalogs for specs in catalog.values() for s in specs}
+    for ref in sorted(refs):
+        outputs._check_ref(ref)
