@@ -1,5 +1,7 @@
-"""Diagnose: the paired significance tests on hand-computed cases."""
+"""Diagnose: the paired tests on hand-computed cases; the command on two real models, a replica and bad models."""
 from __future__ import annotations
+
+import json
 
 import numpy as np
 import pytest
@@ -43,3 +45,166 @@ def test_paired_tests_refuse_unpaired_or_non_binary_input():
         mcnemar([1, 0], [1, 0, 1])
     with pytest.raises(ValueError, match="0/1"):
         paired_bootstrap([0.5, 1], [1, 0])
+
+
+def test_paired_bootstrap_compares_real_valued_scores_and_mean_interval():
+    from nli_lib.diagnose.paired import mean_interval
+
+    # per-item scores, B always 0.25 below A: the difference is 0.25 in every resample
+    a = [0.5, 0.75, 1.0, 0.25]
+    r = paired_bootstrap(a, [x - 0.25 for x in a], n_boot=500, binary=False)
+    assert (r["difference"], r["ci_low"], r["ci_high"], r["p_value"]) == pytest.approx((0.25, 0.25, 0.25, 0.0))
+    with pytest.raises(ValueError, match="0/1"):
+        paired_bootstrap(a, a)  # real values need binary=False
+    with pytest.raises(ValueError, match="finite"):
+        paired_bootstrap([0.5, float("nan")], [0.5, 0.5], binary=False)
+    m = mean_interval([0.0, 1.0] * 50, n_boot=2000)
+    assert m["n"] == 100 and m["mean"] == 0.5 and 0.38 < m["ci_low"] < 0.5 < m["ci_high"] < 0.62
+    assert mean_interval([float("nan")])["n"] == 0
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The diagnose itself: validation, lenses on real models, the report, the cache
+# ---------------------------------------------------------------------------------------------------------------
+
+# Two real models that fit in seconds (the offline MiniLM would be fine-tuned first in the tests' fresh cache):
+# the profile's line-up is exactly them, so the notebooks' own calls score the same models.
+PROFILE = "tier: offline\nnli_model: tfidf-svm\nbaselines: [naive-bayes]\n"
+MODELS = ["tfidf-svm", "naive-bayes"]
+
+
+@pytest.fixture(scope="module")
+def ctx(tmp_path_factory):
+    from nli_lib.context import RunContext
+
+    path = tmp_path_factory.mktemp("diagnose") / "two-baselines.yaml"
+    path.write_text(PROFILE)
+    return RunContext.from_profile(str(path), quick=True)
+
+
+def _made(summary, name: str) -> int:
+    return int(summary.loc[name, "calls"]) if name in summary.index else 0
+
+
+@pytest.fixture(scope="module")
+def diagnosed(ctx):
+    """The notebooks' own calls first (11: snli_consistency, 51: taxinli.evaluate), then three diagnoses: the
+    models the notebooks scored (atoms, taxinli), the same plus FTC, and that again."""
+    from nli_lib import calls, taxinli
+    from nli_lib.atoms.pipeline import snli_consistency
+    from nli_lib.diagnose.command import diagnose
+
+    snli_consistency(ctx)
+    taxinli.evaluate(ctx)
+    runs = []
+    for lenses in (["atoms", "taxinli"], ["atoms", "taxinli", "ftc"], ["atoms", "taxinli", "ftc"]):
+        before = calls.snapshot()
+        report = diagnose(MODELS, ctx=ctx, lenses=lenses)
+        runs.append((report, calls.summary(since=before)))
+    return runs
+
+
+@pytest.mark.mirror
+def test_diagnosing_what_the_notebooks_scored_asks_no_model_and_a_second_diagnose_asks_none(diagnosed):
+    (after_notebooks, used1), (with_ftc, used2), (again, used3) = diagnosed
+    names = list(after_notebooks.results)
+    assert names == ["tfidf-svm (quick: 2000 rows)", "bow-naive-bayes (quick: 2000 rows)"]
+    # the lenses asked the same pairs the notebooks had asked: every answer came from the call cache
+    assert after_notebooks.run["calls"]["calls"] == 0 and after_notebooks.run["calls"]["cache_hits"] > 1000
+    assert all(_made(used1, n) == 0 for n in names)
+    assert all(_made(used2, n) > 0 for n in names)  # FTC's counterfactuals were new to both models
+    assert again.run["calls"]["calls"] == 0 and all(_made(used3, n) == 0 for n in names)
+    assert again.run["calls"]["requests"] == with_ftc.run["calls"]["requests"] > 0
+    assert again.as_dict() == with_ftc.as_dict() | {"run": again.as_dict()["run"]}  # the same numbers
+
+
+@pytest.mark.mirror
+def test_two_models_side_by_side_with_paired_tests_on_the_same_items(diagnosed, tmp_path):
+    report, _ = diagnosed[1]
+    a, b = report.results
+    table = report.side_by_side
+    assert list(table.columns) == ["lens", "quantity", a, b]
+    assert {"full example accuracy", "overall logical consistency", "accuracy", "FTC-δ", "FTC-K"} <= set(table.quantity)
+    paired = report.paired.set_index(["lens", "quantity"])
+    acc = paired.loc[("atoms", "full example accuracy")]
+    assert acc["n"] == 80 and acc["test"] == "McNemar exact"  # notebook 11's quick SNLI-TEST-SAMPLE
+    # recomputed by hand from the per-item correctness the lens kept: discordant counts and the exact p-value
+    ra, rb = (report.results[m][0].items["full example accuracy"][1] for m in (a, b))
+    assert acc["a_only"] == int(((ra == 1) & (rb == 0)).sum()) and acc["b_only"] == int(((ra == 0) & (rb == 1)).sum())
+    assert acc["p_value"] == pytest.approx(mcnemar(ra.loc[rb.index], rb)["p_value"])
+    assert acc["a"] * 100 == pytest.approx(report.results[a][0].headline("full example accuracy")["value"])
+    assert paired.loc[("ftc", "FTC-K"), "test"] == "paired bootstrap"
+    assert paired.loc[("taxinli", "accuracy"), "n"] == report.results[a][1].headline("accuracy")["n"]
+    # every headline has an interval around it and its n; the papers' systems beside it are never graded
+    for lens in report.results[a]:
+        assert lens.status == "ok", lens.reason
+        for h in lens.headlines:
+            assert h["n"] > 0 and (h["ci_low"] <= h["value"] <= h["ci_high"] or h["value"] != h["value"])
+        assert all(row["graded"] is False and row["basis"] == "stand-in" for row in lens.beside)
+    atoms = report.results[a][0]
+    assert {"gpt-4o-2024-08-06"} <= {row["system"] for row in atoms.beside}
+    assert atoms.weakest and atoms.weakest[0]["examples"] and "atoms" in atoms.weakest[0]["examples"][0]
+    assert atoms.gate.startswith("sanity gate PASSED")
+    paths = report.write(tmp_path / "out")
+    saved = json.loads(paths["json"].read_text())
+    assert [m["name"] for m in saved["models"]] == [a, b] and saved["paired"] and saved["lenses"][a][0]["headlines"]
+    page = paths["markdown"].read_text()
+    assert "## Paired tests on the same items" in page and "McNemar exact" in page and "Weakest categories" in page
+
+
+def test_a_model_that_is_not_a_3_way_nli_classifier_is_refused_before_anything_runs(tmp_path, capsys):
+    pytest.importorskip("transformers")
+    from nli_lib import calls, replicas
+    from nli_lib.context import RunContext
+    from nli_lib.diagnose.candidates import DiagnoseError
+    from nli_lib.diagnose.command import diagnose, main
+
+    base = replicas.build_replica("roberta", tmp_path / "no-head")  # a base model: the default 2-label head
+    ids = replicas.build_replica("label-ids", tmp_path / "label-ids")  # LABEL_0..2: nothing says which is which
+    ctx = RunContext.from_profile("offline", quick=True)
+    before = calls.snapshot()
+    with pytest.raises(DiagnoseError) as err:
+        diagnose([str(base), str(ids), str(tmp_path / "missing"), "tfidf-svm"], ctx=ctx)
+    said = str(err.value)
+    assert "no-head: its head has 2 output units (LABEL_0, LABEL_1); a 3-way NLI classifier has 3" in said
+    assert "label-ids: id2label (LABEL_0, LABEL_1, LABEL_2) cannot be mapped onto" in said and "label_order" in said
+    assert "no local model folder" in said and "missing" in said
+    assert ctx.models == {} and calls.summary(since=before).empty  # nothing was loaded, fitted or asked
+    with pytest.raises(DiagnoseError, match="no lens 'nope'"):
+        diagnose(["tfidf-svm"], ctx=ctx, lenses=["nope"])
+    with pytest.raises(DiagnoseError, match="no MODEL given"):
+        diagnose([], ctx=ctx)
+    with pytest.raises(DiagnoseError, match="has none"):
+        diagnose(["llm"], ctx=ctx)  # the offline profile has no llm: endpoint
+    assert main([str(base), "--out", str(tmp_path / "r")]) == 2
+    assert "its head has 2 output units" in capsys.readouterr().err and not (tmp_path / "r").exists()
+
+
+@pytest.mark.mirror
+def test_a_replica_family_model_is_diagnosed_and_its_collapse_reported_as_failed(ctx, tmp_path):
+    pytest.importorskip("transformers")
+    from nli_lib import replicas
+    from nli_lib.diagnose.command import diagnose
+
+    folder = replicas.build_replica("bert", tmp_path / "bert-replica")  # labels in another order; biased head
+    report = diagnose([str(folder)], ctx=ctx, lenses=["atoms"])
+    (atoms,) = report.results["bert-replica"]
+    # the head always picks unit 0, which id2label calls neutral: the model collapsed onto one label
+    assert atoms.status == "failed" and "collapsed: neutral is 100% of the predictions" in atoms.reason
+    assert atoms.headlines == [] and atoms.items == {}  # numbers withheld
+    assert "**FAILED**" in report.markdown() and "bert-replica (atoms)" in report.markdown()
+
+
+def test_the_command_lists_its_lenses_and_its_help(capsys):
+    from nli_lib.cli import main
+    from nli_lib.diagnose import lenses
+
+    assert main(["diagnose", "--list-lenses"]) == 0
+    out = capsys.readouterr().out
+    assert [line.split()[0] for line in out.splitlines()] == list(lenses.names())
+    assert "[opt-in: --phrasis]" in out.splitlines()[-1]
+    with pytest.raises(SystemExit) as ex:
+        main(["diagnose", "--help"])
+    assert ex.value.code == 0 and "MODEL" in capsys.readouterr().out
+    assert [lens.name for lens in lenses.chosen()] == ["atoms", "ftc", "factnli", "taxinli"]
+    assert [lens.name for lens in lenses.chosen(phrasis=True)][-1] == "phrasis"

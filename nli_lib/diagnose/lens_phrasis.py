@@ -72,7 +72,7 @@ class PhrasISLens:
         plan = estimate(spec, splits, ctx)
         print(f"PhrasIS · {candidate.name}: {plan['what']} of {plan['units']} scenario units on {plan['rows']:,} "
               f"rows, {plan['steps']:,} optimiser steps; {plan['cached']} of {plan['units']} already in the model "
-              f"cache (a CPU does roughly 2-10 steps/s for MiniLM, far fewer for a large encoder)", flush=True)
+              f"cache (a unit that trains shows its progress bar with the time left)", flush=True)
         trained = gate_fine_tuned(train_family(spec, splits, quick=ctx.quick, seed=ctx.seed, epochs=MINILM_EPOCHS,
                                                hub_epochs=ctx.profile.paper_models.phrasis.epochs), splits)
         out = LensResult(lens=self.name, paper=self.paper, model=candidate.name)
