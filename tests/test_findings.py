@@ -63,6 +63,10 @@ def test_sections_select_quantities_count_all_and_show_a_few():
     assert "q0: ours" in shown and "q3: ours" in shown and "q1:" not in shown  # one line per model first
 
 
+def test_a_quick_run_says_so():
+    assert "(minilm-taxinli, offline tier, quick run: a small sample; not graded" in finding(entry(quick=True), 0.84)
+
+
 def test_an_entry_note_is_kept_beside_its_sentence():
     assert finding(entry(note="on the 3815 overlap rows"), 0.84).endswith(" _on the 3815 overlap rows_")
 
