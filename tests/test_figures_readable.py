@@ -118,3 +118,23 @@ def test_atoms_figures_draw_the_paper_s_printed_values_beside_ours():
         "inferential_consistency"].tolist()
     plt.close(fig)
     plt.close(fig4)
+
+
+def test_the_phrasis_coherence_figure_draws_the_paper_s_best_printed_values():
+    """Notebook 21's coherence comparison ends with a hatched row of the paper's best SoftCoh/HardCoh per scenario
+    and split, taken from its Tables 4-7 in the paper values."""
+    import matplotlib.pyplot as plt
+
+    from nli_lib.phrasis.analysis import paper_long
+    from nli_lib.phrasis.figures import PAPER_BEST, plot_coherence
+
+    summary = pd.DataFrame({"model": ["svm"] * 2, "split": ["seen", "unseen"], "scenario": ["All-A"] * 2,
+                            "SoftCoh": [0.5, 0.4], "HardCoh": [0.2, 0.1], "n_pairs": [40, 50], "tier": "offline"})
+    fig = plot_coherence(summary)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["svm", PAPER_BEST]
+    hatched = sorted(round(p.get_width(), 6) for p in ax.patches if p.get_hatch())
+    best = sorted(round(float(paper_long(f"phrasis-table-{n}").query("scenario == 'All-A'")["value"].max()), 6)
+                  for n in (4, 5, 6, 7))
+    assert hatched == best
+    plt.close(fig)

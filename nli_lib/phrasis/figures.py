@@ -9,8 +9,8 @@ so nothing joins them with a line.
 ...                         "SoftCoh": [0.9, 0.8], "HardCoh": [0.6, 0.5], "n_pairs": [40, 50],
 ...                         "tier": ["offline"] * 2})
 >>> fig = plot_coherence(summary)
->>> [ax.get_title() for ax in fig.axes], len(fig.axes[0].patches), len(fig.axes[0].lines)
-(['All-A (40 seen / 50 unseen pairs)'], 4, 0)
+>>> [ax.get_title() for ax in fig.axes], len(fig.axes[0].patches), len(fig.axes[0].lines)  # and the paper's row
+(['All-A (40 seen / 50 unseen pairs)'], 8, 1)
 """
 from __future__ import annotations
 
@@ -64,8 +64,28 @@ def _panel_grid(scenarios: Sequence[str]) -> tuple[int, int]:
     return (len(tracks), len(sources)) if len(tracks) * len(sources) == len(scenarios) else (1, len(scenarios))
 
 
-def plot_coherence(summary: pd.DataFrame, models: Sequence[str] | None = None, by_construction: Sequence[str] = ()):
-    """SoftCoh and HardCoh of every model on seen and unseen pairs (rows of `coherence_summary`).
+PAPER_BEST = "paper's best (Tables 4-7)"  # the row of `paper_best_coherence` in the coherence comparison
+
+
+def paper_best_coherence() -> pd.DataFrame:
+    """The paper's best printed SoftCoh and HardCoh per scenario and split (Tables 4-7, each the highest value of
+    any of its models; HardCoh <= SoftCoh still holds), as `coherence_summary` rows of model `PAPER_BEST`."""
+    from .analysis import paper_long
+    from .paper import COHERENCE_TABLES
+
+    rows: dict = {}
+    for number, (split, metric) in COHERENCE_TABLES.items():
+        best = paper_long(f"phrasis-table-{number}").groupby("scenario")["value"].max()
+        for scenario, value in best.items():
+            rows.setdefault((split, scenario), {"model": PAPER_BEST, "split": split, "scenario": scenario,
+                                                "tier": "paper (printed)"})[metric] = value
+    return pd.DataFrame(list(rows.values()))
+
+
+def plot_coherence(summary: pd.DataFrame, models: Sequence[str] | None = None, by_construction: Sequence[str] = (),
+                   paper: pd.DataFrame | None = None):
+    """SoftCoh and HardCoh of every model on seen and unseen pairs (rows of `coherence_summary`), and in the last
+    row, hatched, the paper's best printed values (`paper`; default `paper_best_coherence()`).
 
     One panel per scenario present (tracks as rows, sources as columns; no empty panel), models on the y
     axis in `models` order (default: as they appear). Per model: a seen and an unseen bar; the whole bar is
@@ -76,7 +96,11 @@ def plot_coherence(summary: pd.DataFrame, models: Sequence[str] | None = None, b
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
 
-    models = list(models or dict.fromkeys(summary["model"]))
+    paper = paper_best_coherence() if paper is None else paper
+    printed = list(dict.fromkeys(paper["model"]))
+    summary = pd.concat([summary, paper[paper["scenario"].isin(set(summary["scenario"]))]], ignore_index=True)
+    models = [*(models or dict.fromkeys(summary["model"][~summary["model"].isin(printed)])), *printed]
+    printed = set(printed)
     scenarios = [k for k in SCENARIO_KEYS if k in set(summary["scenario"])]
     if not models or not scenarios:
         raise ValueError("nothing to plot: the summary has no model or no known scenario")
@@ -95,10 +119,14 @@ def plot_coherence(summary: pd.DataFrame, models: Sequence[str] | None = None, b
                     continue
                 cell = values.loc[(model, split, key)]
                 colour = SPLIT_COLOURS[split]
+                hatch = "///" if model in printed else None
                 ax.barh(y[i] + dy, cell["SoftCoh"], height=0.38, color=colour, alpha=0.3, edgecolor=colour,
-                        linewidth=0.6)
-                ax.barh(y[i] + dy, cell["HardCoh"], height=0.38, color=colour)
-        n = summary[summary["scenario"] == key].groupby("split")["n_pairs"].max()
+                        linewidth=0.6, hatch=hatch)
+                ax.barh(y[i] + dy, cell["HardCoh"], height=0.38, color=colour, hatch=hatch, edgecolor="white",
+                        linewidth=0)
+        if printed:
+            ax.axhline(len(models) - len(printed) - 0.5, color="0.4", lw=0.8, ls=":")
+        n = summary[summary["scenario"] == key].dropna(subset=["n_pairs"]).groupby("split")["n_pairs"].max()
         counts = " / ".join(f"{int(n[s])} {s}" for s in offsets if s in n.index)
         ax.set_title(f"{key} ({counts} pairs)", fontsize=9)
         ax.set_xlim(0, 1.0)
@@ -116,13 +144,16 @@ def plot_coherence(summary: pd.DataFrame, models: Sequence[str] | None = None, b
     shades = (("SoftCoh", 0.3), ("HardCoh", 1.0))
     handles = [Patch(facecolor=SPLIT_COLOURS[s], alpha=alpha, edgecolor=SPLIT_COLOURS[s],
                      label=f"{m}, {SPLIT_NAMES[s]}") for s in offsets for m, alpha in shades]
+    if printed:
+        handles.append(Patch(facecolor="white", edgecolor="0.3", hatch="///", label="printed in the paper"))
     note = ("† coherent by construction: SoftCoh is 1 whatever it predicts (not ranked)"
             if marked & set(models) else "")
     legend_inches = 0.75 if note else 0.6
-    fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=8, frameon=False,
+    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=9, frameon=False,
                title="bar = SoftCoh, dark part = HardCoh" + (f"\n{note}" if note else ""), title_fontsize=8)
     fig.tight_layout(rect=(0, legend_inches / fig.get_figheight(), 1, 1))
     return fig
 
 
-__all__ = ["plot_contingency", "contingency_figure", "plot_coherence", "SPLIT_COLOURS", "BY_CONSTRUCTION_MARK"]
+__all__ = ["plot_contingency", "contingency_figure", "plot_coherence", "paper_best_coherence", "PAPER_BEST",
+           "SPLIT_COLOURS", "BY_CONSTRUCTION_MARK"]
