@@ -63,8 +63,8 @@ class Pending:
     step: str  # the dependent step
     after: str  # the step whose answers it needs
     answers: int  # answers of `after` not in the cache
-    per_answer: float | None  # calls per answer: exact bound (FTC: one transform per extraction) or estimate
-    exact: bool  # True: per_answer is a bound the code guarantees; False: an estimate from cached answers
+    per_answer: float | None  # calls per answer: a bound (FTC: one transform per extraction) or an estimate
+    basis: str  # what per_answer is: 'at most' (the code's bound) or 'estimated from ...' (its source)
 
 
 @dataclass
@@ -78,8 +78,9 @@ class _Counter:
         from ..llm.tokens import TokenCounter
 
         try:
-            return cls(TokenCounter.load(config.tokenizer or config.model, api=config.api,
-                                         gguf_file=config.gguf_file))
+            counter = TokenCounter.load(config.tokenizer or config.model, api=config.api, gguf_file=config.gguf_file)
+            counter.count([{"role": "user", "content": "x"}])  # a tokenizer without a chat template fails here
+            return cls(counter)
         except Exception:  # noqa: BLE001 - a hub id not in the local cache: estimate (said in the table)
             return cls(None)
 
@@ -236,10 +237,11 @@ class CallPlan:
         return sum(1 for h in hashes if not self.records[h].cached
                    and self.records[h].step.rsplit(" · ", 1)[-1].startswith(template))
 
-    def depends(self, step: str, after: str, answers: int, per_answer: float | None, exact: bool) -> None:
-        """Note that `step` will also make calls from `answers` answers of `after` not in the cache."""
+    def depends(self, step: str, after: str, answers: int, per_answer: float | None, basis: str) -> None:
+        """Note that `step` will also make calls from `answers` answers of `after` not in the cache, about
+        `per_answer` each (`basis`: 'at most', or 'estimated from ...')."""
         if answers:
-            self.pending.append(Pending(self._notebook, step, after, int(answers), per_answer, exact))
+            self.pending.append(Pending(self._notebook, step, after, int(answers), per_answer, basis))
 
     # -- results ----------------------------------------------------------------------------------
     def frame(self) -> pd.DataFrame:
@@ -271,7 +273,7 @@ class CallPlan:
         return pd.DataFrame(rows, columns=cols)
 
     def pending_table(self) -> pd.DataFrame:
-        cols = ["notebook", "step", "after", "answers", "per_answer", "exact", "calls_bound"]
+        cols = ["notebook", "step", "after", "answers", "per_answer", "basis", "calls_bound"]
         rows = [{**vars(p), "calls_bound": None if p.per_answer is None else round(p.answers * p.per_answer)}
                 for p in self.pending]
         return pd.DataFrame(rows, columns=cols)

@@ -49,11 +49,6 @@ def _size(ctx: RunContext, sizes: tuple[int, int]) -> int:
     return sizes[0] if ctx.quick else sizes[1]
 
 
-def _not_cached(errors) -> int:
-    """How many of a step's answers are missing because their call is not cached."""
-    return int(sum(1 for e in errors if isinstance(e, str) and NOT_CACHED in e))
-
-
 # -- atoms ----------------------------------------------------------------------------------------------------
 def _atoms_generator(ctx: RunContext):
     from ..atoms.generate import llm_generator
@@ -103,11 +98,15 @@ def atoms_snli_consistency(ctx: RunContext, plan: CallPlan) -> None:
         model.predict_frame(examples)
     with plan.step("B.1 (premise, atom) pairs"):
         atom_judgements(model, rows)
-    pending = set(atoms.loc[atoms["error"].map(_not_cached).astype(bool), "sentence"])
+    pending = set(atoms.loc[atoms["error"].astype(str).str.contains(NOT_CACHED), "sentence"])  # A.1 not cached
     answered = examples["hypothesis"].isin(set(usable(atoms)["sentence"])).sum()
-    per_example = len(rows) / answered if answered else None  # (premise, atom) pairs per answered example
-    plan.depends("B.1 (premise, atom) pairs", "SNLI sample · atoms.A1", int(examples["hypothesis"].isin(pending).sum()),
-                 per_example, exact=False)
+    if answered:  # (premise, atom) pairs per answered example
+        per_example, basis = len(rows) / answered, "estimated from the cached answers"
+    else:  # atoms per sentence of the prompt's own exemplars (the paper's decompositions)
+        per_example = sum(len(s["atoms"]) for s in gen.shots) / max(1, len(gen.shots))
+        basis = "estimated from the prompt's exemplars (atoms per sentence)"
+    waiting = int(examples["hypothesis"].isin(pending).sum())
+    plan.depends("B.1 (premise, atom) pairs", "SNLI sample · atoms.A1", waiting, per_example, basis)
 
 
 # -- FTC ------------------------------------------------------------------------------------------------------
@@ -130,7 +129,7 @@ def _ftc_pipelines(plan: CallPlan, step: str, sample, rewriter, col: str, only_f
         else:
             all_pipelines(sample, rewriter, explanation_col=col)
         extractions = plan.uncached(template="ftc.extract")
-    plan.depends(f"{step} · ftc.transform (fsp-fsp)", f"{step} · ftc.extract", extractions, 1.0, exact=True)
+    plan.depends(f"{step} · ftc.transform (fsp-fsp)", f"{step} · ftc.extract", extractions, 1.0, "at most")
 
 
 @planner("30")

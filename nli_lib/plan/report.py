@@ -55,10 +55,10 @@ def llm_lines(plan: Plan) -> list[str]:
                    f"{_money(calls['cost_max'].sum(min_count=1))}; '-': no price in the profile: llm "
                    "price_per_1k_prompt_tokens / price_per_1k_completion_tokens)")
     for p in plan.pending.itertuples():
-        each = ("?" if p.per_answer is None or pd.isna(p.per_answer) else
-                f"{p.per_answer:.2g} ({'at most' if p.exact else 'estimated from the cached answers'})")
+        exact = p.basis == "at most"
+        each = "?" if p.per_answer is None or pd.isna(p.per_answer) else f"{p.per_answer:.2g} ({p.basis})"
         bound = "" if p.calls_bound is None or pd.isna(p.calls_bound) else \
-            f" → {'at most' if p.exact else 'about'} {_int(p.calls_bound)} more calls"
+            f" → {'at most' if exact else 'about'} {_int(p.calls_bound)} more calls"
         out.append(f"  + {p.notebook} {p.step}: depends on {_int(p.answers)} answers of {p.after} not in the "
                    f"cache; calls per answer {each}{bound}")
     for nb, why in sorted(plan.unplanned.items()):

@@ -1,0 +1,187 @@
+"""`nli-companion plan`: the planned LLM calls are the calls a run makes, planning calls nothing, and the
+FLOPs / GPU-hours / cost arithmetic on hand-computed cases."""
+from __future__ import annotations
+
+import math
+import socket
+
+import pandas as pd
+import pytest
+
+from nli_lib import calls
+from nli_lib.cache import CallCache
+from nli_lib.llm import LLMClient, LLMConfig
+from nli_lib.plan import add_cost, plan_run
+from nli_lib.plan.calls import NOT_CACHED, CallPlan, chars_to_tokens
+from nli_lib.plan.compute import DEVICES, Device, TrainingJob, training_table
+
+from stand_ins import no_proxy
+
+
+# -- arithmetic, by hand ------------------------------------------------------------------------------------------
+def test_training_work_by_hand():
+    # 1,000 rows at batch 32: ceil(31.25) = 32 steps an epoch, 3 epochs = 96 steps; 96 × 32 × 128 = 393,216 tokens
+    job = TrainingJob("20", "m", rows=1000, epochs=3, batch_size=32, max_length=128, params=110_000_000)
+    assert job.steps == 96 and job.tokens == 393_216
+    assert job.flops == 6 * 110_000_000 * 393_216 == 259_522_560_000_000
+    # on a 100 TFLOP/s device at 50 %: 2.5952256e14 / 5e13 = 5.1904512 s = 0.00144179 h
+    dev = Device("test", 100e12, "by hand")
+    assert dev.hours(job.flops, 0.5) == pytest.approx(5.1904512 / 3600)
+    assert TrainingJob("20", "m", 1, 1, 1, 1, params=None).flops is None  # unknown parameters stay unknown
+    with pytest.raises(ValueError):
+        dev.hours(1.0, 0.0)
+    table = training_table([job], DEVICES["a100"], utilisation=0.25)  # 2.5952256e14 / (312e12 × 0.25) / 3600
+    assert table["a100_hours"].iloc[0] == pytest.approx(2.5952256e14 / 78e12 / 3600)
+
+
+def test_cost_by_hand():
+    table = pd.DataFrame({"model": ["a", "b"], "prompt_tokens": [1500, 10], "completion_tokens_est": [300, 1],
+                          "completion_tokens_max": [600, None]})
+    out = add_cost(table, {"a": (0.2, 0.6), "b": (None, None)})
+    assert out["cost_est"].iloc[0] == pytest.approx(1.5 * 0.2 + 0.3 * 0.6)  # 0.48
+    assert out["cost_max"].iloc[0] == pytest.approx(1.5 * 0.2 + 0.6 * 0.6)  # 0.66
+    assert math.isnan(out["cost_est"].iloc[1])  # no price in the profile: no cost, never 0
+    assert chars_to_tokens("x" * 9) == 3
+
+
+def test_planning_client_reads_the_cache_and_counts_repeats_once(tmp_path):
+    cache = CallCache(tmp_path / "calls.sqlite")
+    config = LLMConfig(base_url="http://127.0.0.1:9/v1", model="m", max_tokens=10)
+    real = LLMClient(config, cache=cache)
+    key = real.cache_key([{"role": "user", "content": "cached prompt"}])
+    cache.put("llm", key, {"text": "e", "usage": {"completion_tokens": 3}, "finish_reason": "stop"})
+    plan = CallPlan()
+    llm = plan.wrap(LLMClient(config, cache=cache))
+    with plan.notebook("11"), plan.step("s"):
+        slots = llm.chat_many(["cached prompt", "new prompt", "new prompt"], progress=False)
+    assert [s.ok for s in slots] == [True, False, False] and slots[0].text == "e"
+    assert slots[1].kind == NOT_CACHED
+    row = plan.table().iloc[0]
+    assert (row.calls, row.cached, row.new) == (2, 1, 1)
+    assert row.completion_tokens_est == 3 and row.completion_tokens_max == 10  # the cached answer's 3; cap 10
+
+
+# -- against an endpoint ------------------------------------------------------------------------------------------
+class Scripted:
+    """An endpoint's backend answering Prompt A.1 with the offline rules' atoms, B.1 with 'e', anything else
+    with words no parser reads; counts the requests it serves."""
+
+    def __init__(self):
+        from nli_lib.atoms.decompose import default_decomposer
+
+        self.decompose, self.requests = default_decomposer("incremental").decompose, 0
+
+    def generate(self, prompt, *, api, max_tokens, temperature, stop, seed):
+        self.requests += 1
+        text = str(prompt[-1]["content"]) if api == "chat" else str(prompt)
+        if "Generate a list of atomic facts" in text:
+            sentence = text.rsplit("SENTENCE:", 1)[1].split("\n")[0].strip()
+            answer = "\n".join(f"{i}. {a}" for i, a in enumerate(self.decompose(sentence), 1)) + "\n[END]"
+        elif "Premise:" in text and "Hypothesis:" in text:
+            answer = "e\nThe premise says so.\n[END]"
+        else:
+            answer = "I cannot tell."
+        return answer, {"prompt_tokens": len(text.split()), "completion_tokens": len(answer.split()),
+                        "total_tokens": len(text.split()) + len(answer.split())}, "stop"
+
+
+def _profile(tmp_path, url: str) -> str:
+    path = tmp_path / "plan-profile.yaml"
+    path.write_text(f"tier: paper\nllm:\n  base_url: {url}\n  model: scripted\n  max_tokens: 64\n  max_retries: 0\n"
+                    "  price_per_1k_prompt_tokens: 0.5\n  price_per_1k_completion_tokens: 1.5\n")
+    return str(path)
+
+
+def _run_steps(profile: str) -> None:
+    """What notebooks 10 and 11 ask their LLM in a quick run, through their own functions (no NLI model)."""
+    from nli_lib.atoms.consistency import snli_shots, snli_test_sample
+    from nli_lib.atoms.defeasible import dsnli_test
+    from nli_lib.atoms.generate import PAPER_DECOMPOSITIONS, atom_generator, generate_atoms
+    from nli_lib.atoms.pipeline import QUICK_GROUPS, QUICK_SNLI, snli_consistency
+    from nli_lib.context import RunContext
+    from nli_lib.lineup import llm_ref, load_classifier
+    from nli_lib.llm import make_llm
+
+    ctx = RunContext.from_profile(profile, quick=True)
+    llm = make_llm(ctx.params)
+    gen = atom_generator(llm)  # notebook 10
+    generate_atoms([d["sentence"] for d in PAPER_DECOMPOSITIONS], gen, leave_one_out=True)
+    generate_atoms(snli_test_sample(QUICK_SNLI, ctx.seed)["hypothesis"].tolist(), gen)
+    dnli = dsnli_test(quick=True, seed=ctx.seed, groups=QUICK_GROUPS)
+    generate_atoms(dnli[["premise", "hypothesis"]].drop_duplicates()["hypothesis"].tolist(), gen)
+    prompted = load_classifier(llm_ref(ctx.profile), llm=llm, shots=snli_shots(12, ctx.seed))  # notebook 11
+    snli_consistency(ctx, models=[prompted])
+    llm.close()
+
+
+def test_planned_calls_are_the_calls_the_run_makes(tmp_path, monkeypatch):
+    from nli_lib.llm.server import serve
+
+    no_proxy(monkeypatch)
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    backend = Scripted()
+    with serve(backend, name="scripted") as url:
+        profile = _profile(tmp_path, url)
+        before = plan_run(profile, quick=True, only=["10", "11"])
+        assert backend.requests == 0  # planning sent nothing
+        assert before.calls["cached"].sum() == 0 and (before.calls["cost_est"] > 0).all()
+        # B.1 on (premise, atom) pairs waits for A.1's answers: pending, one per SNLI example
+        pending = before.pending.set_index("step").loc["B.1 (premise, atom) pairs"]
+        assert pending.answers == 80 and pending.basis.startswith("estimated from the prompt's exemplars")
+
+        snap = calls.snapshot()
+        _run_steps(profile)
+        row = calls.summary(since=snap).loc[f"scripted @ {url}"]
+        made = row.requests - row.cache_hits  # distinct calls the run sent (no retries: max_retries 0)
+        assert made == backend.requests and row.errors == 0
+
+        after = plan_run(profile, quick=True, only=["10", "11"])
+        assert backend.requests == made  # planning again sent nothing
+    # every call is now cached, and the plan enumerates the dependent step exactly from the cached atoms
+    assert after.calls["new"].sum() == 0 and after.pending.empty
+    assert after.calls["calls"].sum() == made
+    atom_pairs = after.calls[after.calls["step"].str.startswith("B.1 (premise, atom) pairs")]["calls"].sum()
+    assert atom_pairs > 0
+    assert before.calls["new"].sum() + atom_pairs == made  # planned before the run, plus what was pending
+    assert pending.calls_bound == round(80 * pending.per_answer)  # the estimate: 80 × exemplars' atoms
+
+
+def test_planning_contacts_no_endpoint(tmp_path, monkeypatch):
+    """An endpoint that would accept a connection (a listening socket) is never contacted by a plan."""
+    no_proxy(monkeypatch)
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.settimeout(0.2)
+    try:
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+        result = plan_run(_profile(tmp_path, url), quick=True, only=["10"])
+        assert result.calls["new"].sum() > 0  # it planned calls ...
+        with pytest.raises(socket.timeout):
+            listener.accept()  # ... and no connection ever reached the endpoint
+    finally:
+        listener.close()
+
+
+def test_prompt_tokens_are_counted_with_the_models_tokenizer(tmp_path):
+    """With a tokenizer at hand (llm.tokenizer: a folder), prompt tokens are its count of the rendered chat
+    template; without one, characters / 4, and the table says which."""
+    from transformers import AutoTokenizer
+
+    from nli_lib.models.training import minilm_path
+
+    tok = AutoTokenizer.from_pretrained(minilm_path())
+    tok.chat_template = "{% for m in messages %}<{{ m['role'] }}> {{ m['content'] }}\n{% endfor %}"
+    tok.save_pretrained(tmp_path / "tok")
+    prompt = "Premise: A dog runs on the beach.\nHypothesis: An animal is outside."
+    text = tok.apply_chat_template([{"role": "user", "content": prompt}], add_generation_prompt=True, tokenize=False)
+    expected = len(tok(text, add_special_tokens=False)["input_ids"])
+    cache = CallCache(tmp_path / "calls.sqlite")
+    for tokenizer, count, how in ((str(tmp_path / "tok"), expected, "tokenizer"),
+                                  (None, chars_to_tokens(f"{prompt}"), "chars/4")):
+        plan = CallPlan()
+        config = LLMConfig(base_url="http://127.0.0.1:9/v1", model="not-a-local-model", tokenizer=tokenizer)
+        plan.wrap(LLMClient(config, cache=cache)).chat_many([prompt], progress=False)
+        row = plan.table().iloc[0]
+        assert (row.prompt_tokens, row.counted_by) == (count, how)
