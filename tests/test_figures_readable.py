@@ -138,3 +138,23 @@ def test_the_phrasis_coherence_figure_draws_the_paper_s_best_printed_values():
                   for n in (4, 5, 6, 7))
     assert hatched == best
     plt.close(fig)
+
+
+def test_the_factnli_accuracy_figure_draws_the_paper_s_table_2_beside_ours():
+    """Notebook 41's accuracy-by-level figure carries the paper's Table 2 (SNLI): its models' range per level as a
+    band and their printed average as a line, read from the paper values."""
+    import matplotlib.pyplot as plt
+
+    from nli_lib.factnli.figures import accuracy_figure
+    from nli_lib.paper_values import paper_value
+
+    acc = pd.DataFrame({"model": "m", "tier": "offline", "level": [0, 1, 2, 3], "n": 10, "accuracy": 50.0,
+                        "ci_low": 40.0, "ci_high": 60.0})
+    fig = accuracy_figure(acc)
+    ax = fig.axes[0]
+    average = [line for line in ax.get_lines() if line.get_label() == "paper: average of its models"]
+    assert len(average) == 1
+    assert list(average[0].get_ydata()) == [paper_value("factnli-table-2", f"Average SNLI Acc L={k}") for k in range(4)]
+    band = [c for c in ax.collections if "range" in c.get_label()]
+    assert len(band) == 1 and band[0].get_label().startswith("paper: its ")
+    plt.close(fig)

@@ -128,8 +128,43 @@ def draw_filter(result: FilterResult, truth: Sequence[str], title: str = "", wid
     return fig
 
 
-def accuracy_figure(acc: pd.DataFrame, title: str = "", chance: float = 100 / 3):
-    """Accuracy (%) by level per model with Wilson 95% intervals, models dodged sideways (`accuracy_long` rows).
+PAPER_AVERAGE = "Average"  # the paper's Table 2 row averaging its models
+
+
+def paper_accuracy_by_level(dataset: str = "SNLI") -> pd.DataFrame:
+    """The paper's Table 2 accuracies (%) on `dataset` (SNLI | MNLI) as rows (model, level, accuracy), read from
+    the paper values ('<model> <dataset> Acc L=<level>').
+
+    >>> t = paper_accuracy_by_level(); sorted(set(t["level"])), "RoBERTa-large" in set(t["model"])
+    ([0, 1, 2, 3], True)
+    """
+    from ..paper_values import paper_values_frame
+
+    frame = paper_values_frame("factnli")
+    frame = frame[frame["ref"] == "factnli-table-2"]
+    parts = frame["quantity"].str.extract(rf"^(?P<model>.+) {dataset} Acc L=(?P<level>\d+)$")
+    out = parts.assign(accuracy=frame["value"].to_numpy()).dropna(subset=["model"])
+    return out.astype({"level": int}).reset_index(drop=True)
+
+
+def _paper_curves(ax, paper: pd.DataFrame, dataset: str) -> None:
+    """The paper's models as a grey band (lowest to highest per level) and its average as a dashed line."""
+    models = paper[paper["model"] != PAPER_AVERAGE]
+    if len(models):
+        span = models.groupby("level")["accuracy"].agg(["min", "max"])
+        ax.fill_between(span.index, span["min"], span["max"], color="0.85", zorder=0,
+                        label=f"paper: its {models['model'].nunique()} models' range ({dataset} test)")
+    mean = paper[paper["model"] == PAPER_AVERAGE].sort_values("level")
+    if len(mean):
+        ax.plot(mean["level"], mean["accuracy"], color="0.3", ls="--", lw=1.2, marker="D", markersize=5,
+                markerfacecolor="white", label="paper: average of its models")
+
+
+def accuracy_figure(acc: pd.DataFrame, title: str = "", chance: float = 100 / 3, paper: pd.DataFrame | None = None,
+                    dataset: str = "SNLI"):
+    """Accuracy (%) by level per model with Wilson 95% intervals, models dodged sideways (`accuracy_long` rows),
+    over the paper's Table 2 on `dataset` (`paper`; default `paper_accuracy_by_level(dataset)`): its models' range
+    as a grey band and their average as a dashed line.
 
     >>> acc = pd.DataFrame({"model": ["a", "a", "b", "b"], "tier": "offline", "level": [0, 1, 0, 1], "n": 10,
     ...                     "accuracy": [80, 60, 70, 50], "ci_low": [50, 30, 40, 20], "ci_high": [95, 85, 90, 80]})
@@ -139,7 +174,9 @@ def accuracy_figure(acc: pd.DataFrame, title: str = "", chance: float = 100 / 3)
     import matplotlib.pyplot as plt
 
     models = list(dict.fromkeys(acc["model"]))
-    fig, ax = plt.subplots(figsize=(6.4, 4))
+    fig, ax = plt.subplots(figsize=(6.4, 4.8))
+    paper = paper_accuracy_by_level(dataset) if paper is None else paper
+    _paper_curves(ax, paper[paper["level"].isin(set(acc["level"]))], dataset)
     width = 0.12 if len(models) > 1 else 0.0
     markers = "osD^v<>p"
     for i, model in enumerate(models):
@@ -159,8 +196,11 @@ def accuracy_figure(acc: pd.DataFrame, title: str = "", chance: float = 100 / 3)
     ax.set_ylabel("accuracy (%), Wilson 95% CI")
     ax.set_xlabel("augmentation level")
     ax.grid(axis="y", color="0.92")
-    ax.legend(fontsize=7.5, loc="lower left")
+    handles, labels = ax.get_legend_handles_labels()
+    order = sorted(range(len(labels)), key=lambda i: labels[i].startswith("paper:"))  # ours first, then the paper
+    ax.legend([handles[i] for i in order], [labels[i] for i in order], fontsize=8.5, loc="upper center",
+              bbox_to_anchor=(0.5, -0.16), frameon=False)  # below the axes: never on a point
     if title:
-        ax.set_title(title, fontsize=9)
+        ax.set_title(title, fontsize=10)
     fig.tight_layout()
     return fig
