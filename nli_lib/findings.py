@@ -177,7 +177,7 @@ def against_paper(entries: Iterable[Mapping], quantities: Iterable[str] | None =
              for e, p, s in list(zip(entries, papers, settings))[:limit]]
     more = f"\n- … and {len(entries) - limit} more in the table above and the scorecard (notebook 90)." \
         if len(entries) > limit else ""
-    head = f"**Against the paper** ({', '.join(sorted({ref_label(e['ref']) for e in entries}))}): "
+    head = f"**Against the paper** ({', '.join(dict.fromkeys(ref_label(e['ref']) for e in entries))}): "
     return head + tally(entries, papers) + "\n\n" + "\n".join(lines) + more
 
 
