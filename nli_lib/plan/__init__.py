@@ -1,9 +1,10 @@
 """Know the cost before you run: what a run will ask its LLMs, download and fine-tune, computed without calling
-any model or endpoint (`nli-companion plan --profile FILE [--only NN ...] [--quick]`).
+any model or endpoint (`nli-companion plan --profile FILE [--only NN ...] [--quick]`)::
 
-    >>> result = plan_run("offline", quick=True, only=["10"])     # doctest: +SKIP
-    >>> result.calls          # per notebook and step: distinct calls, cached, new, tokens (see calls.CallPlan)
-    >>> result.training       # per fine-tuning: rows, epochs, steps, tokens, params, FLOPs, GPU-hours
+    result = plan_run("paper", quick=True, only=["10", "11"])
+    result.calls      # per notebook and step: distinct calls, cached, new, tokens, cost (see calls.CallPlan)
+    result.pending    # steps whose prompts wait for answers not in the cache, with a bound or an estimate
+    result.training   # per fine-tuning: rows, epochs, steps, tokens, params, FLOPs, GPU-hours
 
 Pieces: `calls` (the planning client: the call cache is read, nothing is sent), `notebooks` (which notebook
 asks what: each LLM step run with the planning client, no NLI model loaded), `compute` (fine-tuning work and

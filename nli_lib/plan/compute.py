@@ -8,8 +8,8 @@ out. GPU-hours on a device = FLOPs / (its peak dense bf16 throughput × an assum
 >>> job = TrainingJob("11", "m", rows=1000, epochs=2, batch_size=32, max_length=128, params=10_000_000)
 >>> job.steps, job.tokens, job.flops
 (64, 262144, 15728640000000)
->>> round(DEVICES["h100"].hours(job.flops, utilisation=0.5), 6)  # 1.57e13 / (989e12 × 0.5) / 3600
-8.8e-06
+>>> f'{DEVICES["h100"].hours(job.flops, utilisation=0.5):.3e}'  # 1.573e13 / (989e12 × 0.5) / 3600 s
+'8.835e-06'
 """
 from __future__ import annotations
 
@@ -106,9 +106,13 @@ def _offline_models(ctx: RunContext) -> list[TrainingJob]:
     """The offline MiniLM on e-SNLI dev (the profile's NLI model when it is ours) and its δ-SNLI fine-tune
     (notebooks 12-13 train it in both tiers)."""
     from ..data.loaders import load_esnli
-    from ..models.named import DNLI_LABELS, _sample, offline_spec
+    from ..models.named import DNLI_LABELS, offline_spec
 
     jobs, quick, seed, rows = [], ctx.quick, ctx.seed, ctx.profile.quick_train_rows
+
+    def _sample(df, quick: bool, seed: int, n: int):  # models.named's quick-run training sample
+        return df.sample(n=min(n, len(df)), random_state=seed) if quick else df
+
     spec = offline_spec(quick, epochs=ctx.profile.nli_epochs, seed=seed)
     train = _sample(load_esnli("dev"), quick, seed, rows)
     held = load_esnli("test").sample(n=200 if quick else 1000, random_state=seed)
@@ -160,23 +164,24 @@ def _phrasis_models(ctx: RunContext) -> list[TrainingJob]:
     splits = load_splits(quick=ctx.quick, seed=ctx.seed)
     paper = ctx.profile.paper_models.phrasis
     trials = paper.search_trials if ctx.tier == "paper" else 0
+    families = ev.profile_families(ctx.profile)
     jobs = []
-    for family in ev.profile_families(ctx.profile):
-        if family.kind not in ("minilm", "hf"):
-            continue
-        params = _params(family.base, family.systems) if family.kind == "hf" else count_params(_minilm())
-        for unit in dict.fromkeys(ev._units(SCENARIOS, True).values()):
-            if family.kind == "minilm":
-                spec = ev.minilm_spec(unit.labels, ctx.quick, ev.MINILM_EPOCHS[unit.track], ctx.seed)
-            else:
-                spec = ev._hub_unit(family, unit, ctx.quick, paper.epochs, ctx.seed)[0]
-            rows = len(splits.fit_rows(unit))
-            jobs.append(TrainingJob("20", f"{family.name} · {unit.key}", rows, spec.epochs, spec.batch_size,
-                                    spec.max_length, params))
-            if trials and family.kind == "hf":
-                fit80 = len(splits.fit_rows(unit, final=False))
-                jobs.append(TrainingJob("20", f"{family.name} · {unit.key} · search ({trials} trials, bound)",
-                                        fit80 * trials, 3, 16, spec.max_length, params))
+    if any(f.kind == "minilm" for f in families):
+        params = count_params(_minilm())
+        for unit in SCENARIOS:  # one training unit per scenario (train_family's default)
+            spec = ev.minilm_spec(unit.labels, ctx.quick, ev.MINILM_EPOCHS[unit.track], ctx.seed)
+            jobs.append(TrainingJob("20", f"{ev.MINILM.name} · {unit.key}", len(splits.fit_rows(unit)), spec.epochs,
+                                    spec.batch_size, spec.max_length, params))
+    hub = [f for f in families if f.kind == "hf"]
+    params = {f.name: _params(f.base, f.systems) for f in hub}
+    by_key = {sc.key: sc for sc in SCENARIOS}
+    for family, key, fit80, _, spec, _ in ev.hub_search_units(hub, splits, quick=ctx.quick, seed=ctx.seed,
+                                                              hub_epochs=paper.epochs):
+        jobs.append(TrainingJob("20", f"{family} · {key}", len(splits.fit_rows(by_key[key])), spec.epochs,
+                                spec.batch_size, spec.max_length, params[family]))
+        if trials:
+            jobs.append(TrainingJob("20", f"{family} · {key} · search ({trials} trials, bound)", len(fit80) * trials,
+                                    3, 16, spec.max_length, params[family]))
     return jobs
 
 
