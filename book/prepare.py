@@ -49,7 +49,7 @@ OTHER_SECTION = "More notebooks"  # a notebook no section claims is still shown,
 # The documentation pages, staged under docs/ in the book: docs/*.md in this order (any other docs page after them,
 # by name), then the reference documents kept elsewhere in the repository (staged name, source).
 DOCS_SECTION = "Documentation"
-DOCS_ORDER = ("installing", "cli", "profiles", "paper-tier", "data", "caches", "outputs", "extending",
+DOCS_ORDER = ("installing", "cli", "diagnose", "profiles", "paper-tier", "data", "caches", "outputs", "extending",
               "troubleshooting")
 DOCS_EXTRA = (("reproduction", "REPRODUCTION.md"), ("benchmarks", "benchmarks/README.md"))
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/svg+xml", "image/gif")
@@ -66,16 +66,16 @@ def _importable() -> None:
 def sections() -> tuple[tuple[str, str], ...]:
     """Navigation: (stem prefix, caption) in order. Notebooks are grouped by their first digit (9x by their two
     digits): the data and models, one section per registered paper (`nli_lib.papers`: its prefix and caption),
-    the scorecard, the explorer.
+    the scorecard, the diagnosis of your own models, the explorer (a stem takes the first prefix it starts with).
 
-    >>> sections()[1], sections()[-2:]
-    (('1', 'Atoms · NLI under the microscope'), (('90', 'Scorecard'), ('9', 'Explorer')))
+    >>> sections()[1], sections()[-3:]
+    (('1', 'Atoms · NLI under the microscope'), (('90', 'Scorecard'), ('92', 'Diagnose your model'), ('9', 'Explorer')))
     """
     _importable()
     from nli_lib.papers import registry
 
     return (("0", "Start here: data and models"), *((p.prefix, p.section) for p in registry()),
-            ("90", "Scorecard"), ("9", "Explorer"))
+            ("90", "Scorecard"), ("92", "Diagnose your model"), ("9", "Explorer"))
 
 
 class BookError(RuntimeError):
@@ -111,8 +111,8 @@ def section_of(stem: str) -> str:
 
     >>> section_of("51_taxinli_error_analysis"), section_of("90_scorecard"), section_of("91_explorer")
     ('TaxiNLI · a taxonomy of reasoning', 'Scorecard', 'Explorer')
-    >>> section_of("77_new")
-    'More notebooks'
+    >>> section_of("92_diagnose"), section_of("77_new")
+    ('Diagnose your model', 'More notebooks')
     """
     for prefix, caption in sections():
         if stem.startswith(prefix):

@@ -1,5 +1,5 @@
-"""Outputs of the companion's own notebooks (00 data, 01 models, 90 scorecard, 91 explorer), declared once
-(see nli_lib.catalog)."""
+"""Outputs of the companion's own notebooks (00 data, 01 models, 90 scorecard, 91 explorer, 92 diagnose),
+declared once (see nli_lib.catalog)."""
 from .spec import OutputSpec
 
 OUTPUTS: dict[str, list[OutputSpec]] = {
@@ -38,5 +38,12 @@ OUTPUTS: dict[str, list[OutputSpec]] = {
     "91_explorer": [
         OutputSpec("record-sets", "companion-table-93",
                    "per-example record sets saved by the paper notebooks (what the explorer browses)"),
+    ],
+    "92_diagnose": [
+        OutputSpec("diagnose-headlines", "companion-table-94",
+                   "the papers' lenses on the profile's models: each headline with its 95% interval and n, side by "
+                   "side"),
+        OutputSpec("diagnose-paired", "companion-table-95",
+                   "paired tests between the diagnosed models on the same items (McNemar exact, paired bootstrap)"),
     ],
 }

@@ -53,6 +53,14 @@ def diagnose(models: Sequence[str], profile=None, *, quick: bool = False, seed: 
     return Report(run=run, results=results, specs={c.name: c.spec for c in candidates})
 
 
+def lineup_models(ctx) -> list[str]:
+    """The MODELs of the profile's line-up (its NLI model, baselines and extra models), as the profile writes
+    them: what notebook 92 diagnoses when it is given none."""
+    from ..lineup import lineup
+
+    return [ref.given or ref.id for ref in lineup(ctx.profile)]
+
+
 def default_folder(models: Sequence[str], quick: bool) -> Path:
     """runs/diagnose/<models>[-quick]/ in the checkout, else under the folder the command was typed in.
 

@@ -48,8 +48,10 @@ class Report:
                        "side_by_side": self.side_by_side.to_dict("records"),
                        "paired": self.paired.astype(object).to_dict("records")})
 
-    def markdown(self) -> str:
-        return "\n".join(_page(self))
+    def markdown(self, shift: int = 0) -> str:
+        """The page; `shift` pushes every heading down that many levels (a notebook shows it under its own)."""
+        lines = _page(self)
+        return "\n".join("#" * shift + line if line.startswith("#") else line for line in lines)
 
     def write(self, folder: Path) -> dict[str, Path]:
         folder.mkdir(parents=True, exist_ok=True)
