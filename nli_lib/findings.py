@@ -76,6 +76,8 @@ def basis_text(basis: str, paper: float | None, ours: float) -> str:
     >>> basis_text("paper-model", None, 0.5)
     "not graded: the paper prints no value for it (from the paper's model)"
     """
+    if not math.isfinite(ours):
+        return "not computed"
     if basis in NOT_GRADED or basis not in LIKE_FOR_LIKE:
         return f"not graded: {WHY_NOT_GRADED.get(basis, 'a stand-in, not the paper model')}"
     if paper is None:
@@ -118,7 +120,7 @@ def tally(entries: list[Mapping], papers: list[float | None]) -> str:
     counts: dict[str, int] = {}
     for e, p in zip(entries, papers):
         label = basis_text(e["basis"], p, float(e["ours"])).split(" (")[0]
-        key = label.removeprefix("graded: ") if label.startswith("graded") else \
+        key = label if label == "not computed" else label.removeprefix("graded: ") if label.startswith("graded") else \
             {"stand-in": "stand-in"}.get(e["basis"], e["basis"] if e["basis"] in WHY_NOT_GRADED else "no paper value")
         counts[key] = counts.get(key, 0) + 1
     plural = {"match": "match", "close": "close", "differs": "differ"}  # '2 differ', '1 differs'

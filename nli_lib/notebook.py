@@ -56,6 +56,7 @@ class NotebookSession(RunContext):
     calls_before: dict = field(default_factory=calls.snapshot)  # call ledger when the session began
     _used: list = field(default_factory=list, repr=False)  # models handed out by nli_model since the last save
     lineup: list = field(default_factory=list)  # the models this notebook's outputs name by default (`uses`)
+    _told: set = field(default_factory=set, repr=False)  # scorecard entries a sentence has set beside the paper
 
     def inference_ran(self) -> dict:
         """Model name -> the inference settings each loaded Hugging Face model ran with (`HFClassifier.ran`),
@@ -136,24 +137,30 @@ class NotebookSession(RunContext):
             named = [str(m) for m in pd.unique(obj["model"].dropna()) if str(m) != "data"]
         return list(dict.fromkeys([*named, *self._used]))
 
-    def against_paper(self, ref: str | tuple[str, ...], quantities=None, *, n=None, models=None, limit: int = 4):
+    def against_paper(self, ref: str | tuple[str, ...] | None = None, quantities=None, *, n=None, models=None,
+                      limit: int = 4):
         """What this run found against what the paper found, as Markdown the notebook shows under a table or
-        figure (`nli_lib.findings.against_paper`): the scorecard entries recorded so far under `ref` (one ref
-        or several), optionally only `quantities` / `models`; `n` the examples behind ours (int or {quantity: n}).
-        With no such entry it says what the paper prints there (`findings.nothing_scored`).
+        figure (`nli_lib.findings.against_paper`). With no `ref`: the scorecard entries recorded since the
+        previous sentence (the section's own numbers, whatever the refs they are filed under); with `ref` (one
+        or several): every entry recorded so far under it, and, with none, what the paper prints there
+        (`findings.nothing_scored`). Optionally only `quantities` / `models`; `n` the examples behind ours
+        (int or {quantity: n}).
 
-        >>> nb.against_paper("taxinli-table-3", n=len(rows))      # doctest: +SKIP
+        >>> nb.out.score_frame(t3_scores, basis="stand-in"); nb.against_paper()     # doctest: +SKIP
         """
         from IPython.display import Markdown
 
         from .findings import against_paper, nothing_scored
         from .paper_values import values
 
-        refs = (ref,) if isinstance(ref, str) else tuple(ref)
-        entries = [e for e in self.out.scored if e["ref"] in refs and (models is None or e["model"] in models)
+        fresh = [e for e in self.out.scored if id(e) not in self._told] if ref is None else self.out.scored
+        refs = (ref,) if isinstance(ref, str) else tuple(ref or ())
+        entries = [e for e in fresh if (not refs or e["ref"] in refs) and (models is None or e["model"] in models)
                    and (quantities is None or e["quantity"] in set(quantities))]
+        self._told.update(id(e) for e in self.out.scored)
         if not entries:
-            return Markdown(nothing_scored(refs, sum(v.ref in refs for v in values())))
+            return Markdown(nothing_scored(refs, sum(v.ref in refs for v in values())) if refs else
+                            "_No number of ours recorded here to set beside the paper's._")
         return Markdown(against_paper(entries, quantities, n=n, limit=limit))
 
     def finish(self) -> pd.DataFrame:

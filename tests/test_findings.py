@@ -63,6 +63,12 @@ def test_sections_select_quantities_count_all_and_show_a_few():
     assert "q0: ours" in shown and "q3: ours" in shown and "q1:" not in shown  # one line per model first
 
 
+def test_a_withheld_number_is_counted_not_graded():
+    text = against_paper([entry(ours=float("nan"), basis="data", note="failed its sanity gate")],
+                         lookup=lambda ref, q: (0.84, ""))
+    assert "1 not computed (not graded)" in text and "ours no value" in text and "_failed its sanity gate_" in text
+
+
 def test_a_quick_run_says_so():
     assert "(minilm-taxinli, offline tier, quick run: a small sample; not graded" in finding(entry(quick=True), 0.84)
 
@@ -137,6 +143,19 @@ def test_the_session_writes_its_sentence_from_what_it_scored(session):
     assert "the paper prints 8 numbers here; this run set none of ours" in session.against_paper("taxinli-table-3",
                                                                                                   models=["x"]).data
     assert "prints no number here" in session.against_paper("atoms-sec-5.2").data
+
+
+def test_without_a_ref_the_sentence_covers_what_the_section_recorded(session):
+    """No typed ref: the entries scored since the previous sentence, under whatever refs they are filed."""
+    session.out.score("taxinli-table-3", "NB matched", 51.45, "nb", basis="subset")
+    session.out.score("taxinli-table-2", "total datapoints", 10071, "data", basis="data")
+    first = session.against_paper().data
+    assert "(Table 3, Table 2): 2 of our numbers" in first
+    session.out.score("taxinli-table-3", "NB mismatched", 51.7, "nb", basis="subset")
+    second = session.against_paper().data
+    assert "NB mismatched" in second and "NB matched" not in second and "1 of our numbers" in second
+    assert "No number of ours recorded here" in session.against_paper().data
+    assert "NB matched" in session.against_paper("taxinli-table-3").data  # a ref: everything under it
 
 
 # --- no typed results in the paper notebooks' prose -----------------------------------------------------------
