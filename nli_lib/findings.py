@@ -97,7 +97,7 @@ def finding(entry: Mapping, paper: float | None, setting: str = "") -> str:
     data = entry["tier"] == "data"
     who += [model] if data and model.startswith("data") else \
         [model, "from the data" if data else f"{entry['tier']} tier"]
-    who += ["quick run: a small sample"] if entry.get("quick") else []
+    who += ["quick run"] if entry.get("quick") else []  # a quick run may use samples (the caption says which)
     head = f"{entry['quantity']}: ours {ours_text(ours)} ({', '.join(who)}; {basis_text(entry['basis'], paper, ours)})"
     where = ref_label(entry["ref"]) + (f", {setting}" if setting else "")
     tail = f" against the paper's {paper_text(paper)} ({where})." if paper is not None else \

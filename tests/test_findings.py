@@ -70,7 +70,7 @@ def test_a_withheld_number_is_counted_not_graded():
 
 
 def test_a_quick_run_says_so():
-    assert "(minilm-taxinli, offline tier, quick run: a small sample; not graded" in finding(entry(quick=True), 0.84)
+    assert "(minilm-taxinli, offline tier, quick run; not graded" in finding(entry(quick=True), 0.84)
 
 
 def test_an_entry_note_is_kept_beside_its_sentence():
@@ -138,7 +138,7 @@ def test_the_session_writes_its_sentence_from_what_it_scored(session):
     session.out.score("taxinli-table-3", "NB matched", 51.4548, "naive Bayes (release)", basis="subset",
                       note="the 3815 overlap rows")
     md = session.against_paper("taxinli-table-3", n=3815).data
-    assert "NB matched: ours 51.45 (n = 3,815, naive Bayes (release), offline tier, quick run: a small sample; " \
+    assert "NB matched: ours 51.45 (n = 3,815, naive Bayes (release), offline tier, quick run; " \
            "not graded: another population than the paper's) against the paper's 51.46 (Table 3" in md
     assert "the paper prints 8 numbers here; this run set none of ours" in session.against_paper("taxinli-table-3",
                                                                                                   models=["x"]).data
