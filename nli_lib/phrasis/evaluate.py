@@ -308,11 +308,38 @@ def hub_spec(base: str, labels, epochs: int, seed: int, revision: str | None = N
                      adam_eps=PAPER_ADAM_EPS)
 
 
+def _hub_unit(spec: FamilySpec, unit: Scenario, quick: bool, hub_epochs: int | Mapping[str, int], seed: int):
+    """(TrainSpec without a search, training name) of a hub family's training unit."""
+    n_epochs = int(hub_epochs[unit.track] if isinstance(hub_epochs, Mapping) else hub_epochs)
+    tspec = hub_spec(spec.base, unit.labels, n_epochs, seed, spec.revision)
+    return tspec, f"phrasis-{slug(spec.name)}-{unit.key}" + ("-quick" if quick else "")
+
+
+def hub_search_units(families: Sequence[FamilySpec], splits: PhrasisSplits, scenarios: Sequence[Scenario] = SCENARIOS,
+                     per_scenario: bool = True, quick: bool = False, seed: int = 0,
+                     hub_epochs: int | Mapping[str, int] = 3) -> list[tuple]:
+    """The searches `train_family` runs for the hub families: (family, unit key, 80% rows, validation rows,
+    TrainSpec, search name), one per distinct training unit, so `nli-companion sweep` searches exactly those."""
+    units = []
+    for spec in families:
+        if spec.kind != "hf":
+            continue
+        seen = set()
+        for unit in _units(scenarios, per_scenario).values():
+            if unit.key in seen:
+                continue
+            seen.add(unit.key)
+            tspec, name = _hub_unit(spec, unit, quick, hub_epochs, seed)
+            units.append((spec.name, unit.key, splits.fit_rows(unit, final=False), splits.validation_rows(unit),
+                          tspec, name + "-search"))
+    return units
+
+
 def train_family(spec: FamilySpec, splits: PhrasisSplits, scenarios: Sequence[Scenario] = SCENARIOS,
                  per_scenario: bool = True, quick: bool = False, seed: int = 0,
                  epochs: int | Mapping[str, int] = MINILM_EPOCHS, hub_epochs: int | Mapping[str, int] = 3,
                  svm_grid: Sequence[float] | None = None, search_trials: int = 0, progress: bool = False,
-                 out: TrainedModels | None = None) -> TrainedModels:
+                 out: TrainedModels | None = None, sweep: tuple[str, str] | None = None) -> TrainedModels:
     """Train (or load cached) classifiers of one family for `scenarios`; returns/extends a TrainedModels.
 
     Each training unit selects its setting on validation (trained on the 80% part), then re-trains on all
@@ -320,6 +347,8 @@ def train_family(spec: FamilySpec, splits: PhrasisSplits, scenarios: Sequence[Sc
     image pairs only, ...) or, with `per_scenario=False`, tracks (the track's A model, trained on images and
     headlines, serves its I, H and A scenarios). `epochs` (the offline MiniLM)
     and `hub_epochs` (hub models without a search) are one number or one per track, e.g. {"positives": 2, "all": 1}.
+    `sweep` = (storage, study prefix): hub models take the best setting of the finished `nli-companion sweep`
+    study of their unit instead of searching here (`models.search_or_read`).
     """
     from ..models.training import finetune
 
@@ -349,18 +378,17 @@ def train_family(spec: FamilySpec, splits: PhrasisSplits, scenarios: Sequence[Sc
                             "validation_wF1": None, "n_train": len(fit_all), "n_validation": None,
                             "train_seconds": None})
         else:
-            chosen = epochs if spec.kind == "minilm" else hub_epochs
-            n_epochs = int(chosen[unit.track] if isinstance(chosen, Mapping) else chosen)
             if spec.kind == "minilm":
-                tspec, base_name = minilm_spec(labels, quick, n_epochs, seed), "minilm"
+                n_epochs = int(epochs[unit.track] if isinstance(epochs, Mapping) else epochs)
+                tspec, name = minilm_spec(labels, quick, n_epochs, seed), f"phrasis-minilm-{unit.key}" + (
+                    "-quick" if quick else "")
             else:
-                tspec, base_name = hub_spec(spec.base, labels, n_epochs, seed, spec.revision), slug(spec.name)
+                tspec, name = _hub_unit(spec, unit, quick, hub_epochs, seed)
             tier = "offline" if spec.kind == "minilm" else "paper"
-            name = f"phrasis-{base_name}-{unit.key}" + ("-quick" if quick else "")
             if search_trials and spec.kind == "hf":
-                from .models import paper_search
+                from .models import search_or_read
 
-                tspec, trials = paper_search(fit80, val, tspec, n_trials=search_trials, name=name + "-search")
+                tspec, trials = search_or_read(fit80, val, tspec, search_trials, name + "-search", sweep)
                 for _, t in trials.iterrows():
                     params = {k[7:]: t[k] for k in t.index if k.startswith("params_")}
                     out.log.append({"family": spec.name, "unit": unit.key, "setting": str(params),
@@ -392,7 +420,8 @@ def train_profile(ctx: RunContext, splits: PhrasisSplits, **kwargs) -> TrainedMo
     paper = ctx.profile.paper_models.phrasis
     families = profile_families(ctx.profile)
     settings = dict(quick=ctx.quick, seed=ctx.seed, epochs=MINILM_EPOCHS, hub_epochs=paper.epochs,
-                    search_trials=paper.search_trials if ctx.tier == "paper" else 0)
+                    search_trials=paper.search_trials if ctx.tier == "paper" else 0,
+                    sweep=(paper.search_storage, paper.search_study) if paper.search_storage else None)
     return gate_fine_tuned(train_models(families, splits, **{**settings, **kwargs}), splits)
 
 

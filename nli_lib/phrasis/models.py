@@ -445,27 +445,30 @@ def with_head_dropout(model_id: str, p: float) -> str:
     return str(cached_dir(out, build))
 
 
-def paper_search(train_df: pd.DataFrame, val_df: pd.DataFrame, base_spec, n_trials: int = 150, name: str = "search",
-                 space: dict | None = None, keep_trials: bool = False):
-    """Optuna TPE search (the paper's §4 space, `PAPER_SEARCH_SPACE`) maximising weighted F1 on `val_df`.
-
-    Returns (best TrainSpec, DataFrame of trials). Each trial is a `finetune` call; unless `keep_trials`, a
-    trial's model directory is deleted once a better one exists (150 large models would fill a disk). The
-    head dropout of a trial is its base: `with_head_dropout(base_spec.base, p)` (space['head_dropout'] = None
-    leaves the base's own dropout).
-    """
+def optuna_module():
+    """optuna, or ImportError saying how to install it (an optional dependency)."""
     try:
         import optuna
     except ImportError as exc:  # optional dependency
         raise ImportError("the paper's hyper-parameter search needs optuna: pip install optuna") from exc
+    return optuna
+
+
+def _base_for(base_spec, dropout: float | None) -> str:
+    return base_spec.base if dropout is None else with_head_dropout(base_spec.base, dropout)
+
+
+def search_objective(train_df: pd.DataFrame, val_df: pd.DataFrame, base_spec, name: str = "search",
+                     space: dict | None = None, keep_trials: bool = False):
+    """The Optuna objective of the paper's search (`PAPER_SEARCH_SPACE`, updated by `space`): fine-tune a trial's
+    setting on `train_df`, return its weighted F1 on `val_df`. One process's trials keep only its best model
+    directory unless `keep_trials` (the chosen setting is re-trained on all of train afterwards anyway). Used by
+    `paper_search` (one process) and `nli-companion sweep` (workers sharing a storage: `nli_lib.sweep`)."""
     from ..evaluation import weighted_f1
     from ..models.training import finetune
 
     space = {**PAPER_SEARCH_SPACE, **(space or {})}
     best = {"score": -1.0, "dir": None}
-
-    def base_for(dropout: float | None) -> str:
-        return base_spec.base if dropout is None else with_head_dropout(base_spec.base, dropout)
 
     def objective(trial):
         lo, hi, step = space["warmup_ratio"]
@@ -473,7 +476,7 @@ def paper_search(train_df: pd.DataFrame, val_df: pd.DataFrame, base_spec, n_tria
             "head_dropout", space["head_dropout"][0], space["head_dropout"][1], step=space["head_dropout"][2])
         spec = dataclasses.replace(
             base_spec,
-            base=base_for(dropout),
+            base=_base_for(base_spec, dropout),
             adam_eps=PAPER_ADAM_EPS,
             lr=trial.suggest_float("lr", *space["lr"], log=True),
             weight_decay=trial.suggest_float("weight_decay", *space["weight_decay"]),
@@ -492,12 +495,46 @@ def paper_search(train_df: pd.DataFrame, val_df: pd.DataFrame, base_spec, n_tria
             shutil.rmtree(model_dir, ignore_errors=True)
         return score
 
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study = optuna.create_study(direction="maximize", sampler=optuna.samplers.TPESampler(seed=base_spec.seed))
-    study.optimize(objective, n_trials=n_trials)
+    return objective
+
+
+def searched_spec(base_spec, study):
+    """(the TrainSpec of `study`'s best trial, DataFrame of its complete trials: number, value, params_*)."""
+    optuna = optuna_module()
     params = dict(study.best_params)
     params["warmup_ratio"] = round(params["warmup_ratio"], 4)
-    params["base"] = base_for(params.pop("head_dropout", None))
+    params["base"] = _base_for(base_spec, params.pop("head_dropout", None))
     trials = study.trials_dataframe(attrs=("number", "value", "params"))
+    done = {t.number for t in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))}
+    trials = trials[trials["number"].isin(done)].reset_index(drop=True)
     return dataclasses.replace(base_spec, adam_eps=PAPER_ADAM_EPS, **params), trials
+
+
+def search_or_read(fit80: pd.DataFrame, val: pd.DataFrame, tspec, n_trials: int, search: str,
+                   sweep: tuple[str, str] | None):
+    """(best TrainSpec, trials DataFrame) of one training unit's search: run in this process (`paper_search`)
+    without a sweep; with `sweep` = (storage, prefix), read from the finished study that `nli-companion sweep`
+    workers filled (`nli_lib.sweep.load_finished`: RuntimeError naming the command while it is not finished)."""
+    if sweep is None:
+        return paper_search(fit80, val, tspec, n_trials=n_trials, name=search)
+    from ..sweep import load_finished, storage_value
+
+    return searched_spec(tspec, load_finished(storage_value(sweep[0]), sweep[1], search, n_trials))
+
+
+def paper_search(train_df: pd.DataFrame, val_df: pd.DataFrame, base_spec, n_trials: int = 150, name: str = "search",
+                 space: dict | None = None, keep_trials: bool = False):
+    """Optuna TPE search (the paper's §4 space, `PAPER_SEARCH_SPACE`) maximising weighted F1 on `val_df`, in this
+    process (`nli-companion sweep` runs the same search on many machines; `nli_lib.phrasis.sweep`).
+
+    Returns (best TrainSpec, DataFrame of trials). Each trial is a `finetune` call; unless `keep_trials`, a
+    trial's model directory is deleted once a better one exists (150 large models would fill a disk). The
+    head dropout of a trial is its base: `with_head_dropout(base_spec.base, p)` (space['head_dropout'] = None
+    leaves the base's own dropout).
+    """
+    optuna = optuna_module()
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(direction="maximize", sampler=optuna.samplers.TPESampler(seed=base_spec.seed))
+    study.optimize(search_objective(train_df, val_df, base_spec, name, space, keep_trials), n_trials=n_trials)
+    return searched_spec(base_spec, study)
 

@@ -48,6 +48,10 @@ PROFILE_SECTION = Section("Models and search budget of the PhrasIS paper (notebo
                             f"lists them)"),
     "search_trials": Setting("Optuna trials per model and training unit (the paper: up to 150)", 0, int,
                              bounds={"ge": 0}),
+    "search_storage": Setting("Optuna storage (journal file or database URL) of a finished `nli-companion sweep`: "
+                              "notebooks 20-22 read each unit's best setting there instead of searching", None,
+                              str | None),
+    "search_study": Setting("study name prefix of that sweep (`nli-companion sweep --study`)", "phrasis", str),
     "epochs": Setting("fine-tuning epochs of each model when no search runs", 3, int, bounds={"ge": 1}),
 }, check=_old_layout)
 
