@@ -146,7 +146,7 @@ class NotebookSession(RunContext):
         (`findings.nothing_scored`). Optionally only `quantities` / `models`; `n` the examples behind ours
         (int or {quantity: n}).
 
-        >>> nb.out.score_frame(t3_scores, basis="stand-in"); nb.against_paper()     # doctest: +SKIP
+        >>> nb.against_paper()      # under the cell that recorded Table 3's numbers     # doctest: +SKIP
         """
         from IPython.display import Markdown
 
