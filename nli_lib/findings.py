@@ -133,19 +133,27 @@ def tally(entries: list[Mapping], papers: list[float | None]) -> str:
     return f"{len(entries)} of our {verb} beside the paper's: {'; '.join(parts)}."
 
 
-def nothing_scored(refs: Iterable[str], printed: int) -> str:
-    """The sentence of a section with no number of ours beside the paper's: what the paper prints there.
+def nothing_scored(refs: Iterable[str], printed: int, reasons: Iterable[str] = ()) -> str:
+    """The sentence of a section with no number of ours beside the paper's: what the paper prints there, and
+    why the companion does not compute it (the paper values' `reason` column), when it says.
 
     >>> nothing_scored(["atoms-sec-5.2"], 0)
     '**Against the paper** (§5.2): the paper prints no number here, so ours stand alone.'
+    >>> nothing_scored(["ftc-table-9"], 4, ["needs the paper's human labels"]).split(": ", 1)[1]
+    "the paper prints 4 numbers here, none computed by the companion: needs the paper's human labels."
     >>> nothing_scored(["taxinli-fig-7"], 11).split(";")[0]
     '**Against the paper** (Figure 7): the paper prints 11 numbers here'
     """
     where = ", ".join(ref_label(r) for r in refs)
     if not printed:
         return f"**Against the paper** ({where}): the paper prints no number here, so ours stand alone."
-    return (f"**Against the paper** ({where}): the paper prints {printed:,} number{'s' * (printed != 1)} here; "
-            f"this run set none of ours beside them (the scorecard, notebook 90, says why).")
+    numbers = f"{printed:,} number{'s' * (printed != 1)}"
+    why = "; ".join(dict.fromkeys(r for r in reasons if r))
+    if why:
+        return f"**Against the paper** ({where}): the paper prints {numbers} here, none computed by the companion: " \
+            f"{why}."
+    return (f"**Against the paper** ({where}): the paper prints {numbers} here; this run set none of ours beside "
+            f"them (the scorecard, notebook 90, says why).")
 
 
 def against_paper(entries: Iterable[Mapping], quantities: Iterable[str] | None = None, n=None, limit: int = 4,

@@ -159,7 +159,9 @@ class NotebookSession(RunContext):
                    and (quantities is None or e["quantity"] in set(quantities))]
         self._told.update(id(e) for e in self.out.scored)
         if not entries:
-            return Markdown(nothing_scored(refs, sum(v.ref in refs for v in values())) if refs else
+            printed = [v for v in values() if v.ref in refs]
+            reasons = [v.reason for v in printed] if all(v.reason for v in printed) else []
+            return Markdown(nothing_scored(refs, len(printed), reasons) if refs else
                             "_No number of ours recorded here to set beside the paper's._")
         return Markdown(against_paper(entries, quantities, n=n, limit=limit))
 

@@ -143,6 +143,8 @@ def test_the_session_writes_its_sentence_from_what_it_scored(session):
     assert "the paper prints 8 numbers here; this run set none of ours" in session.against_paper("taxinli-table-3",
                                                                                                   models=["x"]).data
     assert "prints no number here" in session.against_paper("atoms-sec-5.2").data
+    assert "the paper prints 4 numbers here, none computed by the companion: needs the paper's human NLI labels" \
+        in session.against_paper("ftc-table-9").data  # every value carries its reason in the paper values
 
 
 def test_without_a_ref_the_sentence_covers_what_the_section_recorded(session):
