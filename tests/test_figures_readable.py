@@ -3,6 +3,7 @@ warnings inside the image, and PDFs whose bytes depend only on the figure."""
 from __future__ import annotations
 
 import matplotlib
+import numpy as np
 import pandas as pd
 
 matplotlib.use("Agg")
@@ -157,4 +158,55 @@ def test_the_factnli_accuracy_figure_draws_the_paper_s_table_2_beside_ours():
     assert list(average[0].get_ydata()) == [paper_value("factnli-table-2", f"Average SNLI Acc L={k}") for k in range(4)]
     band = [c for c in ax.collections if "range" in c.get_label()]
     assert len(band) == 1 and band[0].get_label().startswith("paper: its ")
+    plt.close(fig)
+
+
+def _taxinli_sample(n: int = 90) -> pd.DataFrame:
+    """n TaxiNLI-like rows whose connectives take 12 values (single categories and pairs)."""
+    from nli_lib.taxinli.taxonomy import COLUMNS, short
+
+    combos = [(), ("negation",), ("boolean",), ("quantifier",), ("conditional",), ("comparative",),
+              ("monotonicity",), ("negation", "boolean"), ("boolean", "quantifier"), ("negation", "quantifier"),
+              ("comparative", "boolean"), ("conditional", "negation")]
+    rows = []
+    for i in range(n):
+        cats = combos[i % len(combos)] + (("lexical",) if i % 3 else ("world",))
+        rows.append({"label": ["entailment", "neutral", "contradiction"][i % 3],
+                     **{c: int(short(c) in cats) for c in COLUMNS}})
+    return pd.DataFrame(rows)
+
+
+def test_taxinli_t_sne_figures_are_readable_at_the_book_s_width():
+    """Notebook 54's grid shows three layers (first, middle, last) of seven, no unkeyed inset (the NLI label is a
+    keyed row of its own), at most MAX_COLOURS colour-blind-safe colours plus 'none' and 'other' per panel, and
+    legends of 9 pt; the best-layer figure keys the NLI label beside each group's map."""
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_hex
+
+    from nli_lib.taxinli import representations as rep
+
+    df = _taxinli_sample()
+    rng = np.random.default_rng(0)
+    coords = {k: rng.normal(size=(len(df), 2)) for k in range(7)}
+    fig = rep.plot_tsne_grid(coords, df)
+    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+    assert titles == ["layer 0 (embeddings)", "layer 3", "layer 6"]
+    assert not any(ax.child_axes for ax in fig.axes)  # no inset
+    legends = [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
+    assert len(legends) == len(rep.GRID_ROWS) + 1  # every row keyed, the NLI label included
+    assert min(t.get_fontsize() for lg in legends for t in lg.get_texts()) >= 9
+    allowed = {to_hex(c) for c in (*rep.CB_COLORS, rep.OTHER_COLOR, rep.NONE_COLOR, *rep.NLI_COLORS.values())}
+    for ax in fig.axes:
+        colours = {to_hex(line.get_color()) for line in ax.get_lines()}
+        assert colours <= allowed and len(colours) <= rep.MAX_COLOURS + 2
+    connectives = [t.get_text() for t in legends[3].get_texts()]
+    assert connectives[0].startswith("none") and connectives[-1].startswith("other")
+    plt.close(fig)
+
+    sep = pd.DataFrame([{"kind": "group", "target": g, "layer": k, "probe_auc": 0.5 + 0.01 * k}
+                        for g in rep.GROUPS for k in coords])
+    fig, _ = rep.figure7_panels(coords, sep, df)
+    assert not any(ax.child_axes for ax in fig.axes)
+    nli_keys = [ax.get_legend() for ax in fig.axes if "NLI label" in ax.get_title()]
+    assert len(nli_keys) == len(rep.GROUPS) and all(lg is not None for lg in nli_keys)
     plt.close(fig)

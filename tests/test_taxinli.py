@@ -582,7 +582,7 @@ def test_tsne_is_cached(tmp_path, monkeypatch):
     assert len(fig.axes) >= 4
     fig = rep.plot_tsne_grid({0: a, 3: b}, df)  # default: high-level groups first, then one row per group
     rows = [ax.get_ylabel() for ax in fig.axes if ax.get_ylabel()]
-    assert rows == ["high-level groups", *tx.GROUPS]
+    assert rows == [rep.NLI_ROW, "high-level groups", *tx.GROUPS]
 
 
 def test_encoder_hidden_states_pool_max_and_cls(tmp_path, monkeypatch):

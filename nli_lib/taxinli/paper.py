@@ -167,8 +167,9 @@ OUTPUTS: dict[str, list[OutputSpec]] = {
                    "per model, layer and target: linear-probe ROC AUC (5-fold CV on 64 principal components; 0.5 "
                    "= chance; 95% Hanley-McNeil interval) and silhouette of members vs rest in the t-SNE plane"),
         OutputSpec("fig-7-tsne-grid-{model}", _T + "fig-7",
-                   "layer-wise t-SNE of max-pool+[CLS] states of {source} (layers {first}-{last}), coloured by "
-                   "category group, NLI-label insets", kind="figure"),
+                   "t-SNE of max-pool+[CLS] states of {source} at its first, middle and last layer (of "
+                   "{first}-{last}): a row coloured by the gold NLI label, then one per category colouring (its six "
+                   "most frequent values coloured, the rarer as 'other')", kind="figure"),
         OutputSpec("fig-7-best-layers-{model}", _T + "fig-7",
                    "{source}: each high-level group coloured at the layer where its linear-probe ROC AUC is highest",
                    kind="figure"),

@@ -269,25 +269,54 @@ def palette(group: str | None) -> dict[str, str | tuple]:
     return {"none": NONE_COLOR, **dict(zip(values, DISTINCT_COLORS))}
 
 
+MAX_COLOURS = 6  # values coloured in one panel of the book's figures; the rarer ones are drawn as "other"
+CB_COLORS = ("#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7")  # Okabe-Ito, less yellow/black
+OTHER_COLOR = "#505050"
+
+
+def display_colours(labels: pd.Series, group: str | None, k: int = MAX_COLOURS) -> dict[str, object]:
+    """Colours for a figure a reader sees at the book's width: the `k` most frequent values of a colouring (ties in
+    `colouring_values` order) get the colour-blind-safe `CB_COLORS`, in `colouring_values` order so a value keeps
+    its colour in every panel of one sample; 'none' stays light grey and every rarer value is drawn as one dark
+    grey "other" (11-16 hues, several near-black, could not be told apart at that size).
+
+    >>> labels = pd.Series(["none", "boolean", "boolean", "negation", "quantifier", "negation+boolean"])
+    >>> display_colours(labels, "connectives", k=2)
+    {'none': (0.85, 0.85, 0.85, 1.0), 'negation': '#E69F00', 'boolean': '#56B4E9', 'other': '#505050'}
+    """
+    order = colouring_values(group)
+    counts = labels[labels.notna() & (labels != "none")].value_counts()
+    top = sorted(counts.index, key=lambda v: (-counts[v], order.index(v) if v in order else len(order)))[:k]
+    kept = [v for v in order if v in top]
+    colours = {"none": NONE_COLOR, **dict(zip(kept, CB_COLORS))}
+    return {**colours, "other": OTHER_COLOR} if len(counts) > len(kept) else colours
+
+
 INSET = (0.75, 0.72, 0.25, 0.28)  # NLI-label inset, in axes fractions (x0, y0, width, height): top right
 DATA_SHARE = 0.72  # the points are drawn in the left DATA_SHARE of the panel's width, so the inset covers none
 
 
 def plot_tsne_panel(ax, coords: np.ndarray, df: pd.DataFrame, group: str | None, inset: bool = True,
-                    legend: bool = False, max_combo: int = 2, point_size: float = 6, labels: pd.Series | None = None):
+                    legend: bool = False, max_combo: int = 2, point_size: float = 6, labels: pd.Series | None = None,
+                    max_colours: int | None = None, legend_size: float = 5.5):
     """One Figure 7 panel: points coloured by `group`'s category combinations (colours fixed per value,
     `palette`), and an NLI-label inset in a strip to the right of the points that no point reaches.
     `labels`: `combo_labels(df, group, max_combo)` when the caller already has them (a grid row shares them).
+    `max_colours`: colour only that many values, colour-blind-safe, the rest as "other" (`display_colours`).
 
     The points of each value go in one marker-only line ('none', smaller, then every other value from the most
     to the least frequent: `_scatter_in_order`), which saves as PDF faster than a scatter; with `legend`, each
     line is labelled "value (count)" and the legend shows its marker.
     """
     labels = combo_labels(df, group, max_combo) if labels is None else labels
+    if max_colours is None:
+        colors = palette(group)
+    else:
+        colors = display_colours(labels, group, max_colours)
+        labels = labels.where(labels.isna() | labels.isin(list(colors)), "other")
     keep = labels.notna().to_numpy()
     order = labels[keep].value_counts().index.tolist()
-    colors = palette(group)
-    values = ["none"] + [v for v in order if v != "none"]  # 'none' first, underneath
+    values = ["none"] + [v for v in order if v not in ("none", "other")] + ["other"]  # 'none' first, underneath
     masks = [(v, m) for v in values if (m := (labels == v).to_numpy()).any()]
     sizes = {v: point_size if v != "none" else point_size * 0.6 for v, _ in masks}
     _scatter_in_order(ax, coords, [(m, colors[v], sizes[v]) for v, m in masks],
@@ -307,7 +336,8 @@ def plot_tsne_panel(ax, coords: np.ndarray, df: pd.DataFrame, group: str | None,
         for spine in sub.spines.values():
             spine.set_linewidth(0.4)
     if legend:
-        ax.legend(fontsize=5.5, markerscale=1.5, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+        ax.legend(fontsize=legend_size, markerscale=1.5 if legend_size < 8 else 2.2, loc="upper left",
+                  bbox_to_anchor=(1.0, 1.0), frameon=False, handletextpad=0.2, borderaxespad=0.3)
 
 
 def _scatter_in_order(ax, coords: np.ndarray, layers: Sequence[tuple[np.ndarray, object, float]],
@@ -324,30 +354,54 @@ def _scatter_in_order(ax, coords: np.ndarray, layers: Sequence[tuple[np.ndarray,
 
 
 GRID_ROWS: tuple[str | None, ...] = (None, *GROUPS)  # None: colour by the high-level groups themselves
+GRID_LAYERS = 3  # layers a t-SNE grid shows (first, middle, last): every layer is scored in the separability figure
+BOOK_POINT_SIZE = 12  # points², for panels ~230 px wide in the book
+NLI_ROW = "NLI label"  # the grid's first row: the gold label, in place of an unkeyed inset in every panel
+
+
+def plot_nli_panel(ax, coords: np.ndarray, df: pd.DataFrame, legend: bool = False, point_size: float = 6,
+                   legend_size: float = 9) -> None:
+    """A t-SNE panel coloured by the gold NLI label (`NLI_COLORS`), with its key when `legend`."""
+    gold = df["label"].to_numpy()
+    _scatter_in_order(ax, coords, [(gold == lab, NLI_COLORS[lab], point_size) for lab in LABELS],
+                      labels=[f"{lab} ({int((gold == lab).sum())})" for lab in LABELS])
+    ax.set_xticks([])
+    ax.set_yticks([])
+    if legend:
+        ax.legend(fontsize=legend_size, markerscale=2.2, loc="upper left", bbox_to_anchor=(1.0, 1.0),
+                  frameon=False, handletextpad=0.2, borderaxespad=0.3)
 
 
 def plot_tsne_grid(coords: Mapping[int, np.ndarray], df: pd.DataFrame, groups: Sequence[str | None] = GRID_ROWS,
-                   title: str = ""):
-    """Figure 7 as a grid: columns = layers; rows = colourings. The first row colours each point by its
-    high-level groups (linguistic / connectives / deductions / knowledge, combinations of up to two), the
-    next rows by the categories within one group (the paper's "Lexical coloured", "Connectives coloured",
-    ...). NLI-label insets in every panel."""
+                   title: str = "", n_layers: int = GRID_LAYERS):
+    """Figure 7 as a grid a reader can read at the book's width: columns = `n_layers` representative layers of
+    `coords` (first, middle, last: `pick_layers`); rows = colourings, the gold NLI label first, then the
+    high-level groups (linguistic / connectives / deductions / knowledge, combinations of up to two), then the
+    categories within one group (the paper's "Lexical coloured", "Connectives coloured", ...). Each row colours
+    its `MAX_COLOURS` most frequent values (colour-blind-safe; rarer ones as "other") and keys them at its end."""
     import matplotlib.pyplot as plt
 
-    layers = list(coords)
-    fig, axes = plt.subplots(len(groups), len(layers), figsize=(2.3 * len(layers) + 2.2, 2.3 * len(groups)),
+    every = list(coords)
+    layers = [every[i] for i in pick_layers(len(every), n_layers)]
+    rows = [NLI_ROW, *groups]
+    fig, axes = plt.subplots(len(rows), len(layers), figsize=(2.5 * len(layers) + 3.4, 2.4 * len(rows)),
                              squeeze=False)
-    for i, group in enumerate(groups):
-        labels = combo_labels(df, group)  # the same in every layer
+    for i, group in enumerate(rows):
+        labels = None if group == NLI_ROW else combo_labels(df, group)  # the same in every layer
         for j, layer in enumerate(layers):
-            plot_tsne_panel(axes[i][j], coords[layer], df, group, legend=j == len(layers) - 1, labels=labels)
+            last = j == len(layers) - 1
+            if group == NLI_ROW:
+                plot_nli_panel(axes[i][j], coords[layer], df, legend=last, point_size=BOOK_POINT_SIZE)
+            else:
+                plot_tsne_panel(axes[i][j], coords[layer], df, group, inset=False, legend=last, labels=labels,
+                                max_colours=MAX_COLOURS, legend_size=9, point_size=BOOK_POINT_SIZE)
             if i == 0:
-                axes[i][j].set_title(f"layer {layer}", fontsize=9)
-        axes[i][0].set_ylabel(group or "high-level groups", fontsize=9)
-    handles = [plt.Line2D([], [], marker="o", ls="", color=NLI_COLORS[lab], label=lab) for lab in LABELS]
-    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=8, title="inset: NLI label", title_fontsize=8)
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout(rect=(0, 0.05, 1, 0.97))
+                axes[i][j].set_title(f"layer {layer}" + (" (embeddings)" if layer == 0 else ""), fontsize=11)
+        axes[i][0].set_ylabel(group or "high-level groups", fontsize=11)
+    shown = ", ".join(map(str, layers))
+    fig.suptitle(f"{title}\nlayers {shown} of {every[0]}-{every[-1]}; all layers scored in the separability figure",
+                 fontsize=11)
+    fig.tight_layout()
     return fig
 
 
@@ -538,21 +592,25 @@ def clustering_vs_accuracy(sep: pd.DataFrame, acc: pd.DataFrame, model: str, sys
 
 
 def plot_separability(sep: pd.DataFrame, metric: str = "probe_auc", kinds=("label", "group")):
-    """Separability per layer, one line per target (kinds: label, group, category), one panel per model."""
+    """Separability per layer, one line per target (kinds: label, group, category; colour-blind-safe colours, the
+    NLI label dashed), one panel per model, stacked so each is readable at the book's width."""
     import matplotlib.pyplot as plt
 
     models = list(dict.fromkeys(sep["model"]))
-    fig, axes = plt.subplots(1, len(models), figsize=(4.6 * len(models), 3.4), squeeze=False, sharey=True)
-    for ax, model in zip(axes[0], models):
+    fig, axes = plt.subplots(len(models), 1, figsize=(8, 2.5 * len(models) + 0.4), squeeze=False, sharey=True,
+                             sharex=True)
+    targets = list(dict.fromkeys(sep.loc[sep["kind"].isin(kinds), "target"]))
+    colours = dict(zip(targets, CB_COLORS * (len(targets) // len(CB_COLORS) + 1)))
+    for ax, model in zip(axes[:, 0], models):
         sub = sep[(sep["model"] == model) & sep["kind"].isin(kinds)]
         for target, t in sub.groupby("target", sort=False):
-            ax.plot(t["layer"], t[metric], marker="o", ms=3, lw=1, label=target,
+            ax.plot(t["layer"], t[metric], marker="o", ms=4, lw=1.4, label=target, color=colours[target],
                     ls="--" if t["kind"].iloc[0] == "label" else "-")
         ax.axhline(0.5 if metric == "probe_auc" else 0, color="0.6", lw=0.6)
-        ax.set_title(f"{model} ({sub['tier'].iloc[0] if len(sub) else ''})", fontsize=9)
-        ax.set_xlabel("layer (0 = embeddings)")
-    axes[0][0].set_ylabel(metric)
-    axes[0][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+        ax.set_title(f"{model} ({sub['tier'].iloc[0] if len(sub) else ''})", fontsize=10)
+        ax.set_ylabel(metric.replace("_", " "))
+    axes[-1][0].set_xlabel("layer (0 = embeddings)")
+    axes[0][0].legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     fig.tight_layout()
     return fig
 
@@ -636,14 +694,15 @@ PANEL_METRIC = "probe_auc"  # how Figure 7 (a)-(d) pick a group's layer: the met
 
 def figure7_panels(coords: Mapping[int, np.ndarray], sep: pd.DataFrame, df: pd.DataFrame, title: str = "",
                    metric: str = PANEL_METRIC):
-    """Figure 7 (a)–(d) style: for each high-level group, its map at the layer where the group separates
+    """Figure 7 (a)–(d) style: for each high-level group (one row), its map at the layer where the group separates
     best by `metric` (the linear-probe ROC AUC of `best_layers`, so the panels show the layers the table
-    names; the panel title gives the layer and the AUC); returns the figure and the chosen layers."""
+    names; the panel title gives the layer and the AUC), beside the same map coloured by the gold NLI label, each
+    with its key; returns the figure and the chosen layers."""
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(GROUPS), figsize=(3.6 * len(GROUPS) + 2.4, 3.8), squeeze=False)
+    fig, axes = plt.subplots(len(GROUPS), 2, figsize=(9.5, 3.1 * len(GROUPS)), squeeze=False)
     chosen = {}
-    for ax, group in zip(axes[0], GROUPS):
+    for (ax, nli_ax), group in zip(axes, GROUPS):
         s = sep[(sep["kind"] == "group") & (sep["target"] == group) & sep["layer"].isin(list(coords))]
         s = s.dropna(subset=[metric])
         if len(s):
@@ -652,9 +711,12 @@ def figure7_panels(coords: Mapping[int, np.ndarray], sep: pd.DataFrame, df: pd.D
         else:
             layer, note = max(coords), f"{metric.replace('_', ' ')} not scored: last layer"
         chosen[group] = layer
-        plot_tsne_panel(ax, coords[layer], df, group, legend=True)
-        ax.set_title(f"{group} at layer {layer}\n(best {note})", fontsize=9)
-    fig.suptitle(title, fontsize=10)
+        plot_tsne_panel(ax, coords[layer], df, group, inset=False, legend=True, max_colours=MAX_COLOURS,
+                        legend_size=9, point_size=BOOK_POINT_SIZE)
+        ax.set_title(f"{group} at layer {layer} (best {note})", fontsize=10)
+        plot_nli_panel(nli_ax, coords[layer], df, legend=True, point_size=BOOK_POINT_SIZE)
+        nli_ax.set_title(f"the same map: {NLI_ROW}", fontsize=10)
+    fig.suptitle(title, fontsize=11)
     fig.tight_layout()
     return fig, chosen
 
