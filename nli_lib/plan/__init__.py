@@ -25,6 +25,7 @@ from .calls import CallPlan
 from .compute import DEFAULT_UTILISATION, DEVICES, downloads, training_jobs, training_table
 from .notebooks import PLANNERS, UNPLANNED
 
+SHARED_MODELS = "01"  # the notebook training the models most others load: its fits are planned with any --only
 OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}  # the plan never asks the hub
 
 
@@ -113,7 +114,7 @@ def plan_run(profile=None, *, quick: bool = False, only: list[str] | None = None
                     PLANNERS[number](ctx, plan)
                 except Exception as exc:  # noqa: BLE001 - one notebook's planner: the plan says what failed
                     errors[number] = f"{type(exc).__name__}: {exc}"
-    jobs = [j for j in training_jobs(ctx) if not only or j.notebook in selected]
+    jobs = [j for j in training_jobs(ctx) if not only or j.notebook in selected or j.notebook == SHARED_MODELS]
     llm = ctx.profile.llm is not None or ctx.profile.rewriter is not None
     return Plan(profile=ctx.profile.name, tier=ctx.tier, quick=quick, notebooks=selected,
                 calls=add_cost(plan.table(), plan.prices), pending=plan.pending_table(),

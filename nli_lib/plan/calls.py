@@ -29,6 +29,7 @@ characters / 4 and marked so. Completion tokens: a cached answer's own count; fo
 from __future__ import annotations
 
 import contextlib
+import re
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -108,6 +109,15 @@ def chars_to_tokens(text: str) -> int:
     (0, 1, 2)
     """
     return -(-len(text) // 4)
+
+
+def step_group(step: str) -> str:
+    """A step's row in the plan's table: one template per label of a step (FTC's ftc.extract.C/.E/.N) together.
+
+    >>> step_group("explanation_1 · ftc.extract.C"), step_group("SNLI sample · atoms.A1")
+    ('explanation_1 · ftc.extract', 'SNLI sample · atoms.A1')
+    """
+    return re.sub(r"(\.[a-z]+)\.[A-Z]$", r"\1", step)
 
 
 class PlanningLLM:
@@ -258,6 +268,7 @@ class CallPlan:
         if df.empty:
             return pd.DataFrame(columns=cols)
         rows = []
+        df["step"] = df["step"].map(step_group)
         for (nb, step, model), g in df.groupby(["notebook", "step", "model"], sort=False):
             new = g[~g["cached"]]
             known = g["completion_tokens"].dropna()

@@ -16,7 +16,10 @@ def _int(value) -> str:
 
 
 def _money(value) -> str:
-    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:,.2f}"
+    """A cost: '-' for none, cents above 100, else three significant digits (prices per 1k tokens are small)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return f"{value:,.2f}" if value >= 100 else f"{value:.3g}"
 
 
 def _sci(value) -> str:
@@ -52,8 +55,10 @@ def llm_lines(plan: Plan) -> list[str]:
         out.append(f"  total: {_int(total.calls)} calls, {_int(total.cached)} cached, {_int(total.new)} new · "
                    f"{_int(total.prompt_tokens)} prompt tokens · completion tokens ≈ {_int(est)} (at most "
                    f"{_int(top)}) · cost ≈ {_money(calls['cost_est'].sum(min_count=1))} (at most "
-                   f"{_money(calls['cost_max'].sum(min_count=1))}; '-': no price in the profile: llm "
-                   "price_per_1k_prompt_tokens / price_per_1k_completion_tokens)")
+                   f"{_money(calls['cost_max'].sum(min_count=1))})")
+        if calls["cost_est"].isna().any():
+            out.append("  cost '-': no price in the profile (llm: price_per_1k_prompt_tokens, "
+                       "price_per_1k_completion_tokens)")
     for p in plan.pending.itertuples():
         exact = p.basis == "at most"
         each = "?" if p.per_answer is None or pd.isna(p.per_answer) else f"{p.per_answer:.2g} ({p.basis})"
@@ -82,7 +87,9 @@ def training_lines(plan: Plan) -> list[str]:
                      "?" if g[hours].isna().any() else f"{g[hours].sum():.3g}",
                      "/".join(sorted(set(g["cached"])))])
     out = [f"Fine-tuning on {plan.device} ({device.source}; assumed utilisation {plan.utilisation:.0%}; FLOPs ≈ 6 × "
-           "params × tokens, tokens counted at the token limit: an upper bound):"]
+           "params × tokens, tokens counted at the token limit: an upper bound"
+           + ("; with --only: the chosen notebooks' fits and notebook 01's, whose models the others load" if plan.only
+              else "") + "):"]
     out += ["  " + s for s in _table(rows, ["nb", "model", "fits", "steps", "tokens ≤", "params", "FLOPs",
                                             "GPU-hours", "trained"])]
     known = t[hours].dropna()
