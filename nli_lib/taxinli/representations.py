@@ -721,16 +721,6 @@ def figure7_panels(coords: Mapping[int, np.ndarray], sep: pd.DataFrame, df: pd.D
     return fig, chosen
 
 
-def layer_chunks(layers: Sequence[int], per_figure: int = 7) -> list[list[int]]:
-    """Split layer indices into figure-sized groups (every layer gets a t-SNE panel).
-
-    >>> layer_chunks(range(7)), layer_chunks(range(13), 7)
-    ([[0, 1, 2, 3, 4, 5, 6]], [[0, 1, 2, 3, 4, 5, 6], [7, 8, 9, 10, 11, 12]])
-    """
-    layers = list(layers)
-    return [layers[i:i + per_figure] for i in range(0, len(layers), per_figure)]
-
-
 def tsne_records(maps: Mapping[str, Mapping[int, np.ndarray]], df: pd.DataFrame, layers: Mapping[str, Sequence[int]],
                  extra: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per (model, layer, example): t-SNE x, y, the pair, gold label, categories and group combinations (the
