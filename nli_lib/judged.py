@@ -41,6 +41,9 @@ from .evaluation import wilson_interval
 
 JUDGED_DIR = REPO_ROOT / "data" / "fixtures" / "judged"
 COLUMNS = ("item", "stratum", "input", "output", "ok", "why", "code_hash")
+#: Modules of a paper package that are not its stand-ins' code: the paper's printed values and declarations
+#: (`<paper>.paper`), its prompts for an LLM and the Wikipedia client of the paper tier.
+NOT_STAND_IN = (".paper", ".prompts", ".wikipedia")
 
 
 @dataclass(frozen=True)
@@ -89,7 +92,8 @@ def code_hash(spec: StandIn, graph=None, root: Path = REPO_ROOT) -> str:
     from .hashing import digest
 
     g = codehash.graph() if graph is None else graph
-    modules = [m for m in g.closure(set(spec.modules)) if m in spec.modules or m.startswith(spec.within)]
+    modules = [m for m in g.closure(set(spec.modules))
+               if (m in spec.modules or m.startswith(spec.within)) and not m.endswith(NOT_STAND_IN)]
     return digest(g.hash(modules), *((root / f).read_bytes() for f in spec.fixtures), length=12)
 
 

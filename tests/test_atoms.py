@@ -455,6 +455,20 @@ def test_decomposer_on_paper_examples(sentence, expected):
 
 
 @pytest.mark.mirror
+def test_no_particle_without_its_object_and_no_attribute_of_a_compound():
+    """Issue 51's fresh judged sample: "The tram goes down." (from "goes down the street") and "The metal band is
+    heavy." (from "a heavy metal band", where 'heavy metal' is one WordNet noun) are not entailed."""
+    from nli_lib.atoms.decompose import decompose
+
+    tram = decompose("The tram goes down the street.")
+    assert "The tram goes down the street." in tram and "The tram goes down." not in tram
+    assert "The person sits down." in decompose("A man sits down.")  # a particle with no object stays
+    band = decompose("A heavy metal band plays on stage.")
+    assert "The group is a heavy metal band." in band and "The group is heavy." not in band
+    assert "The person is old." in decompose("An old man walks.")  # a one-noun head keeps its attribute
+
+
+@pytest.mark.mirror
 @pytest.mark.slow  # parses the real Open English WordNet on a cold cache
 def test_decomposer_patterns_and_fallbacks():
     from nli_lib.atoms.decompose import decompose

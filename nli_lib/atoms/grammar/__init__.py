@@ -9,4 +9,4 @@
 """
 from __future__ import annotations
 
-RULES_VERSION = "atoms-rules-v4"  # change when the rules change: it names the OfflineLLM cache namespace
+RULES_VERSION = "atoms-rules-v5"  # change when the rules change: it names the OfflineLLM cache namespace

@@ -239,6 +239,9 @@ class Chunker:
         """Head (the nouns from `k`, or an idiom's or compound's word before them) and adjectives of `np_`."""
         while 0 < k < len(pre) and (pre[k - 1].low, pre[k].low) in ADJ_NOUN_IDIOMS:
             k -= 1  # "old friends", "tight quarters": the adjective belongs to the noun
+        if 0 < k < len(pre) - 1 and pre[k - 1].tag.startswith("JJ") and \
+                self.lex.is_pos(f"{pre[k - 1].low} {pre[k].low}", "n"):
+            k -= 1  # "a heavy metal band", "high school students": the adjective is part of the first noun
         if 0 < k < len(pre) and pre[k - 1].tag == "VBG" and self.lex.category(
                 " ".join(t.word for t in pre[k:])) not in {"person", "animal", "group"}:
             k -= 1  # "riding lessons", "a swimming pool": a compound noun (but "a sleeping baby" is sleeping)

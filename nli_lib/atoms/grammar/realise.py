@@ -464,7 +464,9 @@ class Realiser:
         if light:
             if self.style == "cleft" or len(vp.objects) > 0:
                 out.add(f"{S} {group} something.", "action")
-        elif not (lemma == "be" and (vp.objects or vp.adjs or vp.pps)):  # "wants to be a player": no bare "be"
+        elif not (lemma == "be" and (vp.objects or vp.adjs or vp.pps)) and not (vp.particle and vp.objects):
+            # no bare "be" ("wants to be a player"); no particle without its object: "picks up the ball",
+            # "goes down the street" give no "The person picks up." or "The tram goes down."
             out.add(f"{S} {group}.", "action")
         objects = " ".join(self._np_text(o) for o in vp.objects)
         way = len(vp.objects) == 1 and vp.objects[0].head and vp.objects[0].head[-1].lower() == "way" and \
