@@ -105,6 +105,7 @@ def diagnosed(ctx):
 
 
 @pytest.mark.mirror
+@pytest.mark.slow  # the atoms lens checks its atoms against the real WordNet (parsed once per test session)
 def test_diagnosing_what_the_notebooks_scored_asks_no_model_and_a_second_diagnose_asks_none(diagnosed):
     (after_notebooks, used1), (with_ftc, used2), (again, used3) = diagnosed
     names = list(after_notebooks.results)
@@ -119,6 +120,7 @@ def test_diagnosing_what_the_notebooks_scored_asks_no_model_and_a_second_diagnos
 
 
 @pytest.mark.mirror
+@pytest.mark.slow
 def test_two_models_side_by_side_with_paired_tests_on_the_same_items(diagnosed, tmp_path):
     report, _ = diagnosed[1]
     a, b = report.results
@@ -187,12 +189,12 @@ def test_a_replica_family_model_is_diagnosed_and_its_collapse_reported_as_failed
     from nli_lib.diagnose.command import diagnose
 
     folder = replicas.build_replica("bert", tmp_path / "bert-replica")  # labels in another order; biased head
-    report = diagnose([str(folder)], ctx=ctx, lenses=["atoms"])
-    (atoms,) = report.results["bert-replica"]
+    report = diagnose([str(folder)], ctx=ctx, lenses=["taxinli"])
+    (taxinli,) = report.results["bert-replica"]
     # the head always picks unit 0, which id2label calls neutral: the model collapsed onto one label
-    assert atoms.status == "failed" and "collapsed: neutral is 100% of the predictions" in atoms.reason
-    assert atoms.headlines == [] and atoms.items == {}  # numbers withheld
-    assert "**FAILED**" in report.markdown() and "bert-replica (atoms)" in report.markdown()
+    assert taxinli.status == "failed" and "collapsed: neutral is 100% of the predictions" in taxinli.reason
+    assert taxinli.headlines == [] and taxinli.items == {}  # numbers withheld
+    assert "**FAILED**" in report.markdown() and "bert-replica (taxinli)" in report.markdown()
 
 
 def test_the_command_lists_its_lenses_and_its_help(capsys):
@@ -208,3 +210,35 @@ def test_the_command_lists_its_lenses_and_its_help(capsys):
     assert ex.value.code == 0 and "MODEL" in capsys.readouterr().out
     assert [lens.name for lens in lenses.chosen()] == ["atoms", "ftc", "factnli", "taxinli"]
     assert [lens.name for lens in lenses.chosen(phrasis=True)][-1] == "phrasis"
+
+
+@pytest.mark.mirror
+@pytest.mark.slow  # A.1's atoms are checked against the real WordNet
+def test_an_llm_endpoint_is_diagnosed_as_a_prompted_classifier(tmp_path, monkeypatch):
+    """`llm`: the profile's OpenAI-compatible endpoint answering Prompt B.1 (and A.1 for the atoms), over HTTP."""
+    import re
+
+    from nli_lib.context import RunContext
+    from nli_lib.diagnose.command import diagnose
+
+    from stand_ins import chat_completion, local_server, no_proxy
+
+    def answer(method, path, body):
+        content = body["messages"][-1]["content"]
+        if "SENTENCE:" in content:  # Prompt A.1: the atoms of a hypothesis
+            return 200, chat_completion(body["model"], "1. There is a person.\n2. The person is outside.\n[END]")
+        hypothesis = re.findall(r"Hypothesis: (.*)", content)[-1]  # Prompt B.1: one label
+        return 200, chat_completion(body["model"], ("e" if hypothesis.startswith("There is") else "n")
+                                    + "\nBecause. [END]")
+
+    no_proxy(monkeypatch)
+    with local_server(answer) as url:
+        profile = tmp_path / "endpoint.yaml"
+        profile.write_text(f"tier: paper\nbaselines: []\nllm: {{base_url: '{url}/v1', model: toy-llm}}\n")
+        ctx = RunContext.from_profile(str(profile), quick=True)
+        report = diagnose(["llm"], ctx=ctx, lenses=["atoms"])
+    (name,) = report.results
+    assert name.startswith("toy-llm") and report.run["calls"]["calls"] > 0
+    (atoms,) = report.results[name]
+    # it says neutral for every full pair: a collapse onto one label, reported as failed, never a number
+    assert atoms.status == "failed" and "collapsed: neutral" in atoms.reason
