@@ -34,6 +34,19 @@ def test_training_work_by_hand():
     assert table["a100_hours"].iloc[0] == pytest.approx(2.5952256e14 / 78e12 / 3600)
 
 
+def test_parameters_are_read_from_the_safetensors_header(tmp_path):
+    import json
+    import struct
+
+    from nli_lib.plan.compute import count_params
+
+    header = json.dumps({"__metadata__": {"format": "pt"}, "a": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]},
+                         "b": {"dtype": "F32", "shape": [4], "data_offsets": [24, 40]}}).encode()
+    (tmp_path / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header + bytes(40))
+    assert count_params(str(tmp_path)) == 2 * 3 + 4
+    assert count_params(str(tmp_path / "missing")) is None  # no weights at hand: unknown, never guessed
+
+
 def test_cost_by_hand():
     table = pd.DataFrame({"model": ["a", "b"], "prompt_tokens": [1500, 10], "completion_tokens_est": [300, 1],
                           "completion_tokens_max": [600, None]})

@@ -13,6 +13,8 @@ out. GPU-hours on a device = FLOPs / (its peak dense bf16 throughput × an assum
 """
 from __future__ import annotations
 
+import functools
+import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,7 +59,7 @@ class TrainingJob:
     epochs: int
     batch_size: int
     max_length: int
-    params: int | None  # trainable parameters of the base (None: its config is not available offline)
+    params: int | None  # parameters of the base's weights (None: not available offline)
     cached: bool | None = None  # already trained (its cache folder holds it); None: unknown before its base is
 
     @property
@@ -73,19 +75,37 @@ class TrainingJob:
         return None if self.params is None else 6 * self.params * self.tokens
 
 
+@functools.lru_cache(maxsize=None)
 def count_params(model: str) -> int | None:
-    """Parameters of a model built from its config on the meta device (no weights read); None when the config
-    is neither a local folder's nor in the local Hugging Face cache (the hub is never asked here)."""
-    try:
-        import torch
-        from transformers import AutoConfig, AutoModelForSequenceClassification
-
-        config = AutoConfig.from_pretrained(model, local_files_only=True)
-        with torch.device("meta"):
-            built = AutoModelForSequenceClassification.from_config(config)
-        return int(sum(p.numel() for p in built.parameters()))
-    except Exception:  # noqa: BLE001 - not available offline: the plan says so
+    """Parameters of a model's weights, from the header of its safetensors file(s) (no weights read, nothing
+    imported); None when no safetensors file is in the folder or in the local Hugging Face cache (the hub is
+    never asked here)."""
+    folder = _weights_folder(model)
+    files = sorted(folder.glob("*.safetensors")) if folder is not None else []
+    if not files:
         return None
+    total = 0
+    for path in files:
+        with open(path, "rb") as f:
+            header = json.loads(f.read(int.from_bytes(f.read(8), "little")))
+        total += sum(math.prod(t["shape"]) for name, t in header.items() if name != "__metadata__")
+    return int(total)
+
+
+def _weights_folder(model: str) -> Path | None:
+    """The folder holding a model's files: itself, or its snapshot in the local Hugging Face cache."""
+    if Path(model).is_dir():
+        return Path(model)
+    try:
+        from ..models.loading import cached_commit, hub_cache_dir
+
+        commit = cached_commit(model)
+    except Exception:  # noqa: BLE001 - not a hub id, or an unreadable cache
+        return None
+    if commit is None:
+        return None
+    folder = hub_cache_dir() / ("models--" + model.replace("/", "--")) / "snapshots" / commit
+    return folder if folder.is_dir() else None
 
 
 def _cached(spec, train, name: str, held) -> bool | None:
@@ -192,7 +212,7 @@ def _minilm() -> str:
 
 
 def _params(base: str, systems=()) -> int | None:
-    """Parameters from the base's config, else the size PhrasIS Table 2 prints for the system it is declared
+    """Parameters from the base's weights files, else the size PhrasIS Table 2 prints for the system it is declared
     to be (# P, millions), else None."""
     found = count_params(base)
     if found is not None:

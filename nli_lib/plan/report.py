@@ -95,8 +95,8 @@ def training_lines(plan: Plan) -> list[str]:
     known = t[hours].dropna()
     unknown = int(t[hours].isna().sum())
     out.append(f"  total: {_int(t['steps'].sum())} steps · {known.sum():.3g} GPU-hours for the fits with known "
-               f"parameters" + (f"; {unknown} fits of models whose parameters are unknown offline (their config is "
-                                "not in the local cache)" if unknown else ""))
+               f"parameters" + (f"; {unknown} fits of models whose parameters are unknown offline (their "
+                                "weights are not in the local cache)" if unknown else ""))
     return out
 
 
