@@ -177,20 +177,21 @@ class CallPlan:
 
     # -- context ----------------------------------------------------------------------------------
     @contextlib.contextmanager
-    def notebook(self, number: str):
-        old, self._notebook = self._notebook, number
+    def _while(self, attr: str, value: str):
+        old = getattr(self, attr)
+        setattr(self, attr, value)
         try:
             yield self
         finally:
-            self._notebook = old
+            setattr(self, attr, old)
 
-    @contextlib.contextmanager
+    def notebook(self, number: str):
+        """Calls asked inside the block belong to notebook `number`."""
+        return self._while("_notebook", number)
+
     def step(self, name: str):
-        old, self._step = self._step, name
-        try:
-            yield self
-        finally:
-            self._step = old
+        """Calls asked inside the block belong to step `name` (of the current notebook)."""
+        return self._while("_step", name)
 
     @contextlib.contextmanager
     def active(self):
