@@ -76,6 +76,28 @@ from test_llm_real import (  # noqa: E402,F401
 from test_replica_profile import _rows_written_since  # noqa: E402
 
 
+def test_a_cached_binary_runs_only_while_its_hash_matches(tmp_path, monkeypatch, capsys):
+    import hashlib
+
+    monkeypatch.setenv("NLI_LLAMA_SERVER_CACHE", str(tmp_path))
+    monkeypatch.delenv("NLI_LLAMA_SERVER", raising=False)
+    folder = llamacpp.build_dir()
+    assert folder.parent == tmp_path and folder.name.startswith(f"{llamacpp.VERSION}-{llamacpp.SDIST_SHA256[:12]}-")
+    assert llamacpp.find_binary() is None and llamacpp.main(["path"]) == 1
+    assert llamacpp.BUILD_SCRIPT in capsys.readouterr().err
+    binary = folder / "bin" / "llama-server"
+    binary.parent.mkdir(parents=True)
+    binary.write_bytes(b"built")
+    (folder / "build.json").write_text(json.dumps({"binary_sha256": hashlib.sha256(b"built").hexdigest()}))
+    assert llamacpp.find_binary() == binary
+    assert llamacpp.build() == binary  # built already: no download, no compiler
+    binary.write_bytes(b"altered")
+    assert llamacpp.find_binary() is None  # never run: the next build replaces it
+    monkeypatch.setenv("NLI_LLAMA_SERVER", str(tmp_path / "nowhere"))
+    with pytest.raises(FileNotFoundError, match="NLI_LLAMA_SERVER"):
+        llamacpp.find_binary()
+
+
 @pytest.fixture
 def client(server, tmp_path, monkeypatch):
     no_proxy(monkeypatch)
