@@ -240,7 +240,7 @@ def draw(name: str, n: int, seed: int, folder: Path = JUDGED_DIR) -> tuple[Path,
     return csv, meta_path
 
 
-def main(argv=None) -> int:
+def main(argv=None, folder: Path = JUDGED_DIR) -> int:
     ap = argparse.ArgumentParser(prog="python -m nli_lib.judged", description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("status", help="each stand-in's judged sample against its current code")
@@ -251,12 +251,12 @@ def main(argv=None) -> int:
     d.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     if args.cmd == "draw":
-        for p in draw(args.name, args.n, args.seed):
+        for p in draw(args.name, args.n, args.seed, folder):
             print("wrote", p)
         return 0
     stale = 0
     for name in STAND_INS:
-        table, note = report(name)
+        table, note = report(name, folder)
         for judgement in dict.fromkeys(table["judgement"]):
             print(summary_line(table, judgement))
         print("  ", note or "judged against the current code")
