@@ -92,6 +92,12 @@ class Scripted:
             answer = "\n".join(f"{i}. {a}" for i, a in enumerate(self.decompose(sentence), 1)) + "\n[END]"
         elif "Premise:" in text and "Hypothesis:" in text:
             answer = "e\nThe premise says so.\n[END]"
+        elif text.rstrip().endswith("\nA:"):  # FTC extraction: two spans of the explanation
+            words = text.rsplit("Explanation:", 1)[1].split("\n")[0].split()
+            answer = f" {' '.join(words[:2])}\nB: {' '.join(words[-2:])}"
+        elif text.rstrip().endswith("Counterfactual:"):  # FTC transformation
+            hypothesis = text.rsplit("Hypothesis:", 1)[1].split("\n")[0].strip()
+            answer = f" {hypothesis}"
         else:
             answer = "I cannot tell."
         return answer, {"prompt_tokens": len(text.split()), "completion_tokens": len(answer.split()),
@@ -198,3 +204,41 @@ def test_prompt_tokens_are_counted_with_the_models_tokenizer(tmp_path):
         plan.wrap(LLMClient(config, cache=cache)).chat_many([prompt], progress=False)
         row = plan.table().iloc[0]
         assert (row.prompt_tokens, row.counted_by) == (count, how)
+
+
+def _run_ftc_steps(profile: str) -> None:
+    """What notebook 31 asks its rewriter in a quick run (its cells, without the task model)."""
+    from nli_lib.context import RunContext
+    from nli_lib.data.loaders import load_esnli
+    from nli_lib.ftc import all_pipelines, balanced_sample, cad_pairs, counterfactual_rows, make_rewriter
+
+    ctx = RunContext.from_profile(profile, quick=True)
+    rewriter = make_rewriter(ctx.params, load_esnli("dev"), seed=ctx.seed)
+    sample = balanced_sample(cad_pairs(load_esnli("test"), "test"), 12, seed=ctx.seed)
+    all_pipelines(sample, rewriter, explanation_col="explanation_1")
+    counterfactual_rows(sample, "fsp", "fsp", rewriter, explanation_col="explanation_2")
+
+
+def test_ftc_planned_calls_bound_the_run_and_are_exact_after_it(tmp_path, monkeypatch):
+    """FTC's transformations wait for extractions: before the run the plan bounds them (one per extraction not
+    in the cache); the run makes no more than planned + bound; after it, every call is planned and cached."""
+    from nli_lib.llm.server import serve
+
+    no_proxy(monkeypatch)
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    backend = Scripted()
+    with serve(backend, name="scripted") as url:
+        profile = _profile(tmp_path, url)
+        before = plan_run(profile, quick=True, only=["31"])
+        assert backend.requests == 0
+        snap = calls.snapshot()
+        _run_ftc_steps(profile)
+        row = calls.summary(since=snap).loc[f"scripted @ {url}"]
+        made = row.requests - row.cache_hits
+        after = plan_run(profile, quick=True, only=["31"])
+        assert backend.requests == made
+    planned, bound = before.calls["new"].sum(), before.pending["calls_bound"].sum()
+    assert (before.pending["basis"] == "at most").all() and bound == 2 * 36  # one per extraction, 36 pairs each
+    waited = made - planned  # the fsp-fsp transformations of the new extractions
+    assert 0 < waited <= bound
+    assert after.calls["new"].sum() == 0 and after.pending.empty and after.calls["calls"].sum() == made
