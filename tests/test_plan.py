@@ -242,3 +242,31 @@ def test_ftc_planned_calls_bound_the_run_and_are_exact_after_it(tmp_path, monkey
     waited = made - planned  # the fsp-fsp transformations of the new extractions
     assert 0 < waited <= bound
     assert after.calls["new"].sum() == 0 and after.pending.empty and after.calls["calls"].sum() == made
+
+
+def test_the_command_prints_the_offline_plan(capsys):
+    """The offline profile asks no LLM: its plan is the fine-tuning work (JSON for scripts)."""
+    import json
+
+    from nli_lib.cli import main
+
+    assert main(["plan", "--profile", "offline", "--quick", "--json", "--device", "a100"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["calls"] == [] and out["unplanned"] == {} and out["device"] == "a100"
+    minilm = next(j for j in out["training"] if j["notebook"] == "01")
+    assert minilm["rows"] == 1000 and minilm["epochs"] == 1 and minilm["steps"] == math.ceil(1000 / minilm["batch"])
+    assert main(["plan", "--profile", "offline", "--quick"]) == 0
+    assert "LLM calls: none" in capsys.readouterr().out
+
+
+def test_prices_are_profile_keys_checked_like_the_others(tmp_path):
+    from nli_lib.profile import load_profile
+
+    good = tmp_path / "good.yaml"
+    good.write_text("tier: paper\nllm: {base_url: http://127.0.0.1:9/v1, model: m, price_per_1k_prompt_tokens: 0.5,"
+                    " price_per_1k_completion_tokens: 2}\n")
+    assert load_profile(str(good)).llm.price_per_1k_completion_tokens == 2
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("tier: paper\nllm: {base_url: http://127.0.0.1:9/v1, model: m, price_per_1k_prompt_tokens: -1}\n")
+    with pytest.raises(Exception, match="price_per_1k_prompt_tokens is negative"):
+        load_profile(str(bad))
