@@ -199,7 +199,7 @@ def test_a_replica_family_model_is_diagnosed_and_its_collapse_reported_as_failed
 
 def test_the_command_lists_its_lenses_and_its_help(capsys):
     from nli_lib.cli import main
-    from nli_lib.diagnose import lenses
+    from nli_lib.diagnose import registry as lenses
 
     assert main(["diagnose", "--list-lenses"]) == 0
     out = capsys.readouterr().out

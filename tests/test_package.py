@@ -78,7 +78,8 @@ def test_shipped_data_are_package_resources():
 
 def test_console_script_commands(capsys):
     assert cli.main(["--help"]) == 0
-    assert set(re.findall(r"^  (\w+) ", capsys.readouterr().out, re.M)) == {"run", "test", "fetch", "book", "stale"}
+    listed = set(re.findall(r"^  (\w+) ", capsys.readouterr().out, re.M))
+    assert {"run", "test", "fetch", "book", "stale", "diagnose"} <= listed == set(cli.COMMANDS)
     assert cli.main(["frobnicate"]) == 2
     with pytest.raises(SystemExit) as info:
         cli.main(["fetch", "no-such-dataset"])

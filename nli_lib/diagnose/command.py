@@ -31,7 +31,7 @@ def diagnose(models: Sequence[str], profile=None, *, quick: bool = False, seed: 
     from .. import calls
     from ..context import RunContext
     from ..progress import progress
-    from . import lenses as L
+    from . import registry as L
 
     ctx = ctx or RunContext.from_profile(profile, quick=quick, seed=seed)
     try:
@@ -75,7 +75,7 @@ def default_folder(models: Sequence[str], quick: bool) -> Path:
 
 
 def parser() -> argparse.ArgumentParser:
-    from . import lenses as L
+    from . import registry as L
 
     ap = argparse.ArgumentParser(
         prog="nli-companion diagnose",
@@ -96,7 +96,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(args: list[str] | None = None) -> int:
     from ..config import user_path
-    from . import lenses as L
+    from . import registry as L
 
     opts = parser().parse_args(args)
     if opts.list_lenses:

@@ -18,7 +18,7 @@ import math
 
 import pandas as pd
 
-from .lenses import LensResult, not_applicable, proportion
+from .lenses import LensResult, not_applicable, proportion, weakest_categories
 
 
 def family(candidate):
@@ -99,8 +99,6 @@ class PhrasISLens:
                             "note": "the paper's best model of the scenario; ours pools every scenario"}
                            for r in best.itertuples(index=False)]
         wrong = coh.assign(category=coh["scenario"] + " " + coh["split"] + " gold " + coh["label"].astype(str))
-        from .lenses import weakest_categories
-
         out.weakest = weakest_categories(wrong, "category", "soft", ["phrase1", "phrase2", "label", "pred",
                                                                      "pred_rev"], seed=ctx.seed)
         out.notes = [f"fine-tuned family {spec.name}; " + ("; ".join(failed) if failed else "every fine-tune passed "

@@ -1,33 +1,18 @@
-"""The lenses registry: each paper's diagnostic as a small object found by name, and what a lens returns.
+"""What a lens returns (`LensResult`) and the helpers the lenses share; the lenses themselves are found by name in
+`nli_lib.diagnose.registry`.
 
 A lens applies one paper's method to one 3-way NLI classifier, through the same functions (and so the same
-call cache) as that paper's notebook: a model the run already scored is not asked again.
-
-    >>> names()
-    ('atoms', 'ftc', 'factnli', 'taxinli', 'phrasis')
-    >>> get("taxinli").paper, get("phrasis").opt_in
-    ('taxinli', True)
-
-Every lens has `name`, `paper` (its registry name, `nli_lib.papers`), `summary` (one line), `opt_in` (it trains:
-run only when asked) and `run(ctx, candidate) -> LensResult`. A lens that cannot look at a model says why
-(`LensResult.status` "not applicable" with its `reason`), never a number it did not compute.
-
-Adding a lens is one module with a lens object and one row of `LENSES` (name -> "module:object").
+call cache) as that paper's notebook: a model the run already scored is not asked again. Every lens has `name`,
+`paper` (its registry name, `nli_lib.papers`), `summary` (one line), `opt_in` (it trains: run only when asked)
+and `run(ctx, candidate) -> LensResult`. A lens that cannot look at a model says why (`LensResult.status` "not
+applicable" with its `reason`), never a number it did not compute.
 """
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 
 import pandas as pd
 
-LENSES = {  # name -> "module:object" (imported on first use: a lens imports its paper's code only when asked)
-    "atoms": "nli_lib.diagnose.lens_atoms:LENS",
-    "ftc": "nli_lib.diagnose.lens_ftc:LENS",
-    "factnli": "nli_lib.diagnose.lens_factnli:LENS",
-    "taxinli": "nli_lib.diagnose.lens_taxinli:LENS",
-    "phrasis": "nli_lib.diagnose.lens_phrasis:LENS",
-}
 EXAMPLES = 3  # examples shown per weakest category
 WEAKEST = 3  # weakest categories shown per lens
 
@@ -61,26 +46,6 @@ class LensResult:
 
 def _records(frame: pd.DataFrame) -> list[dict]:
     return frame.astype(object).where(frame.notna(), None).to_dict("records")
-
-
-def names() -> tuple[str, ...]:
-    return tuple(LENSES)
-
-
-def get(name: str):
-    """The lens called `name`; KeyError naming the lenses."""
-    if name not in LENSES:
-        raise KeyError(f"no lens {name!r}; lenses: {', '.join(LENSES)}")
-    module, attr = LENSES[name].split(":")
-    return getattr(importlib.import_module(module), attr)
-
-
-def chosen(only=None, phrasis: bool = False) -> list:
-    """The lenses of one diagnose: `only` (names) or every lens that is not opt-in, plus PhrasIS when asked."""
-    wanted = list(only) if only else [n for n in LENSES if not get(n).opt_in or (n == "phrasis" and phrasis)]
-    if phrasis and "phrasis" not in wanted:
-        wanted.append("phrasis")
-    return [get(n) for n in wanted]
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -132,7 +132,7 @@ def _lens_section(r) -> list[str]:
 
 
 def _page(report: Report) -> list[str]:
-    from . import lenses as L
+    from . import registry as L
 
     run = report.run
     out = [f"# Diagnose: {', '.join(report.results)}", "",
