@@ -105,8 +105,8 @@ def plot_coherence(summary: pd.DataFrame, models: Sequence[str] | None = None, b
     if not models or not scenarios:
         raise ValueError("nothing to plot: the summary has no model or no known scenario")
     nrows, ncols = _panel_grid(scenarios)
-    height = 0.42 * len(models) + 1.1
-    fig, axes = plt.subplots(nrows, ncols, figsize=(3.3 * ncols + 2.6, height * nrows + 0.8), sharex=True,
+    height = 0.45 * len(models) + 1.1
+    fig, axes = plt.subplots(nrows, ncols, figsize=(2.9 * ncols + 2.6, height * nrows + 0.9), sharex=True,
                              sharey=True, squeeze=False)
     y = np.arange(len(models))
     offsets = {"seen": -0.2, "unseen": 0.2}
@@ -115,7 +115,7 @@ def plot_coherence(summary: pd.DataFrame, models: Sequence[str] | None = None, b
         for split, dy in offsets.items():
             for i, model in enumerate(models):
                 if (model, split, key) not in values.index:
-                    ax.text(0.01, y[i] + dy, "n/a", va="center", fontsize=6, color="0.4")
+                    ax.text(0.01, y[i] + dy, "n/a", va="center", fontsize=8, color="0.4")
                     continue
                 cell = values.loc[(model, split, key)]
                 colour = SPLIT_COLOURS[split]
@@ -135,12 +135,12 @@ def plot_coherence(summary: pd.DataFrame, models: Sequence[str] | None = None, b
         ax.set_axisbelow(True)
     marked = set(by_construction)
     axes[0, 0].set_yticks(y)
-    axes[0, 0].set_yticklabels([m + (BY_CONSTRUCTION_MARK if m in marked else "") for m in models], fontsize=8)
+    axes[0, 0].set_yticklabels([m + (BY_CONSTRUCTION_MARK if m in marked else "") for m in models], fontsize=10)
     axes[0, 0].invert_yaxis()
     for row in axes:
-        row[0].tick_params(axis="y", labelsize=8)
+        row[0].tick_params(axis="y", labelsize=10)
     for ax in axes[-1]:
-        ax.set_xlabel("coherence", fontsize=8)
+        ax.set_xlabel("coherence", fontsize=10)
     shades = (("SoftCoh", 0.3), ("HardCoh", 1.0))
     handles = [Patch(facecolor=SPLIT_COLOURS[s], alpha=alpha, edgecolor=SPLIT_COLOURS[s],
                      label=f"{m}, {SPLIT_NAMES[s]}") for s in offsets for m, alpha in shades]
@@ -148,9 +148,9 @@ def plot_coherence(summary: pd.DataFrame, models: Sequence[str] | None = None, b
         handles.append(Patch(facecolor="white", edgecolor="0.3", hatch="///", label="printed in the paper"))
     note = ("† coherent by construction: SoftCoh is 1 whatever it predicts (not ranked)"
             if marked & set(models) else "")
-    legend_inches = 0.75 if note else 0.6
-    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=9, frameon=False,
-               title="bar = SoftCoh, dark part = HardCoh" + (f"\n{note}" if note else ""), title_fontsize=8)
+    legend_inches = 1.05 if note else 0.85  # two rows of 10 pt entries under a 10 pt title
+    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=10, frameon=False,
+               title="bar = SoftCoh, dark part = HardCoh" + (f"\n{note}" if note else ""), title_fontsize=10)
     fig.tight_layout(rect=(0, legend_inches / fig.get_figheight(), 1, 1))
     return fig
 
