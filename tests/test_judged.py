@@ -122,3 +122,25 @@ def test_committed_samples_are_judged_and_current(name):
         import warnings
 
         warnings.warn(note, stacklevel=1)
+
+
+def test_ftc_coverage_counts_copies_apart_from_rewrites():
+    from nli_lib.ftc.report import coverage_line, coverage_table, precision_lines, status_table
+
+    cf = pd.DataFrame({"pipeline": ["a", "a", "a", "b", "b"], "slot": ["E", "N[B]", "C", "N[B]", "C"],
+                       "status": ["ok", "ok", "failed", "ok", "malformed"], "ok": [True, True, False, True, False],
+                       "x_cf": ["A dog runs.", "A cat  sits .", None, "Two men.", "x"],
+                       "hypothesis": ["A cat runs.", "a cat sits.", "h", "Two men talk.", "y"]})
+    table = coverage_table(cf).set_index("pipeline")
+    # a: 3 slots, 2 ok, one of them the hypothesis again (case and spacing aside); b: 2 slots, 1 ok rewrite
+    assert table.loc["a", ["slots", "ok", "ok rewrites", "ok copies"]].tolist() == [3, 2, 1, 1]
+    assert table.loc["all", ["ok rewrites", "ok copies", "coverage", "copies of ok"]].tolist() == [2, 1, 0.4, 0.3333]
+    assert "2 of 5 slots (40.0%)" in coverage_line(cf) and "1 more ok slot copies it" in coverage_line(cf)
+    status = status_table(cf).set_index("pipeline")
+    assert status.loc["a", ["ok", "ok rewrites", "ok copies"]].tolist() == [2, 1, 1]
+    gold = pd.DataFrame([{"by": "all", "group": "all", "n_items": 5, "n_stale": 0, "n_ok": 4, "n_ok_correct": 3,
+                          "precision": 0.75, "precision_lo": 0.3, "precision_hi": 0.95, "recall": 1.0, "n_correct": 3},
+                         {"by": "kind", "group": "copy", "n_ok": 2, "n_ok_correct": 2},
+                         {"by": "kind", "group": "rewrite", "n_ok": 2, "n_ok_correct": 1}])
+    lines = precision_lines(gold)
+    assert "ok rewrites: 1/2 judged correct" in lines and "unchanged copies of the hypothesis" in lines

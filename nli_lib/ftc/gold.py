@@ -160,7 +160,7 @@ def precision_table(compared: pd.DataFrame) -> pd.DataFrame:
 ['batch', 'a', 2, 0.5], ['batch', 'b', 1, 1.0]]
     """
     rows = [{"by": "all", "group": "all", **precision_summary(compared)}]
-    for by in ("pipeline", "batch"):
+    for by in ("kind", "pipeline", "batch"):
         if by in compared:
             rows += [{"by": by, "group": k, **precision_summary(g)} for k, g in compared.groupby(by, sort=True)]
     return pd.DataFrame(rows)

@@ -61,10 +61,61 @@ def rewrite_summary(rewrites: pd.DataFrame) -> pd.DataFrame:
 
 
 def status_table(cf: pd.DataFrame) -> pd.DataFrame:
-    """Counterfactual slots per pipeline (rows) and status (columns: failed / malformed / ok)."""
+    """Counterfactual slots per pipeline (rows) and status (columns: failed / malformed / ok), with the ok slots
+    split into rewrites and unchanged copies of the hypothesis when `cf` has the texts (`coverage_table`)."""
     out = cf.pivot_table(index="pipeline", columns="status", values="slot", aggfunc="size", fill_value=0)
     out.columns.name = None
-    return out.reset_index()
+    out = out.reset_index()
+    if {"x_cf", "hypothesis"} <= set(cf.columns):
+        cov = coverage_table(cf).set_index("pipeline")
+        out = out.assign(**{c: out["pipeline"].map(cov[c]) for c in ("ok rewrites", "ok copies", "coverage")})
+    return out
+
+
+def is_copy(cf: pd.DataFrame) -> pd.Series:
+    """Per row: an ok counterfactual that is the hypothesis unchanged (up to case and tokenisation); N[B] may keep
+    the hypothesis (Proposition 3), so such rows pass the checks without rewriting anything."""
+    from ..text import untokenize_ptb
+
+    same = [untokenize_ptb(str(x)).lower() == untokenize_ptb(str(h)).lower()
+            for x, h in zip(cf["x_cf"], cf["hypothesis"])]
+    return cf["ok"].astype(bool) & pd.Series(same, index=cf.index)
+
+
+def coverage_table(cf: pd.DataFrame) -> pd.DataFrame:
+    """Per pipeline and over all: slots, ok, ok rewrites, ok copies (the hypothesis unchanged), coverage (ok
+    rewrites per slot) and the copies' share of the ok slots.
+
+    >>> cf = pd.DataFrame({"pipeline": ["p"] * 4, "ok": [True, True, False, False],
+    ...                    "x_cf": ["A dog runs .", "A cat sits .", None, "x"],
+    ...                    "hypothesis": ["A cat runs .", "A cat sits .", "A cat .", "y"]})
+    >>> coverage_table(cf).iloc[-1][["slots", "ok rewrites", "ok copies", "coverage"]].astype(float).tolist()
+    [4.0, 1.0, 1.0, 0.25]
+    """
+    rows = cf.assign(copy=is_copy(cf), rewrite=lambda d: d["ok"].astype(bool) & ~d["copy"])
+    parts = [*rows.groupby("pipeline", sort=False), ("all", rows)]
+    return pd.DataFrame([{"pipeline": name, "slots": len(g), "ok": int(g["ok"].sum()),
+                          "ok rewrites": int(g["rewrite"].sum()), "ok copies": int(g["copy"].sum()),
+                          "coverage": round(g["rewrite"].mean(), 4) if len(g) else float("nan"),
+                          "copies of ok": round(g["copy"].sum() / g["ok"].sum(), 4) if g["ok"].sum() else float("nan")}
+                         for name, g in parts])
+
+
+def coverage_line(cf: pd.DataFrame) -> str:
+    """One line printed beside every FTC table: how many slots the table's numbers rest on.
+
+    >>> cf = pd.DataFrame({"pipeline": ["p"] * 4, "ok": [True, True, False, False],
+    ...                    "x_cf": ["A dog runs .", "A cat sits .", None, "x"],
+    ...                    "hypothesis": ["A cat runs .", "A cat sits .", "A cat .", "y"]})
+    >>> print(coverage_line(cf))  # doctest: +NORMALIZE_WHITESPACE
+    coverage: 1 of 4 slots (25.0%) have an ok counterfactual that rewrites the hypothesis;
+    1 more ok slot copies it unchanged (50.0% of ok)
+    """
+    t = coverage_table(cf).iloc[-1]
+    return (f"coverage: {t['ok rewrites']} of {t['slots']} slots ({100 * t['coverage']:.1f}%) have an ok "
+            f"counterfactual that rewrites the hypothesis;\n{t['ok copies']} more ok slot"
+            f"{'' if t['ok copies'] == 1 else 's'} cop{'ies' if t['ok copies'] == 1 else 'y'} it unchanged "
+            f"({100 * t['copies of ok']:.1f}% of ok)")
 
 
 def checks_fired(cf: pd.DataFrame) -> pd.DataFrame:
@@ -92,6 +143,7 @@ def gold_report(rewriter) -> tuple[pd.DataFrame, pd.DataFrame]:
 
     offline = rewriter if getattr(rewriter, "tier", None) == "offline" else FewShotRewriter.offline()
     compared = cached_gold_comparison(load_gold(), offline)
+    compared["kind"] = np.where(is_copy(compared.assign(x_cf=compared["counterfactual"])), "copy", "rewrite")
     table = precision_table(compared)
     table["generator version now"] = pipeline_version()
     table["verifier now"] = fingerprint()  # the learned verifier's fit and corpus (`verifier.fingerprint`)
@@ -130,6 +182,10 @@ def precision_lines(table: pd.DataFrame) -> str:
              f"(95% CI {s.precision_lo:.3f}–{s.precision_hi:.3f}); recall {s.recall:.3f} (n={s.n_correct})"]
     from .gold import HELD_OUT_BATCH
 
+    kinds = table[table["by"] == "kind"] if "by" in table else table.iloc[:0]
+    for k in kinds.itertuples(index=False):
+        kind = "unchanged copies of the hypothesis (nothing rewritten)" if k.group == "copy" else "rewrites"
+        lines.append(f"  ok {kind}: {k.n_ok_correct}/{k.n_ok} judged correct")
     held = table[(table["by"] == "batch") & (table["group"] == HELD_OUT_BATCH)] if "by" in table else table.iloc[:0]
     if len(held):
         h = held.iloc[0]
@@ -145,8 +201,21 @@ def gold_precision_note(rewriter) -> str:
     if getattr(rewriter, "tier", None) != "offline":
         return (f"FSP steps {rewriter.name}: not measured by the gold set (it judges the offline stand-ins); "
                 "the well-formedness checks still apply")
-    return "counterfactuals of the offline pipelines vs the team's gold set (notebook 30):\n" + \
-        precision_lines(gold_report(rewriter)[1])
+    return judged_lines() + "\nthe team's gold set (notebook 30; the checks were tuned on it, so mostly in " \
+        "sample):\n" + precision_lines(gold_report(rewriter)[1])
+
+
+def judged_lines() -> str:
+    """The offline pipelines' precision on their fresh judged sample (`nli_lib.judged`: rewrites only, drawn
+    after the code's last change), its coverage, the unchanged copies apart, and the staleness notice if any."""
+    from .. import judged
+
+    table, note = judged.report("ftc")
+    c = judged.load("ftc").meta["coverage"]
+    lines = [judged.summary_line(table),
+             f"  unchanged copies of the hypothesis marked ok: {c['ok_copies']} of {c['ok']} ok slots (not judged: "
+             "a copy rewrites nothing; counted apart from the rewrites above)"]
+    return "\n".join(lines + ([f"NOTE: {note}"] if note else []))
 
 
 def priming_pool_validity(dev: pd.DataFrame, n_per_label: int, seed: int = 0) -> pd.DataFrame:
