@@ -101,8 +101,9 @@ def coverage_table(cf: pd.DataFrame) -> pd.DataFrame:
                          for name, g in parts])
 
 
-def coverage_line(cf: pd.DataFrame) -> str:
-    """One line printed beside every FTC table: how many slots the table's numbers rest on.
+def coverage_line(cf: pd.DataFrame, by: str | None = None) -> str:
+    """One line printed beside every FTC table: how many slots the table's numbers rest on (with `by`, one line
+    per value of that column, e.g. the sensitivity conditions).
 
     >>> cf = pd.DataFrame({"pipeline": ["p"] * 4, "ok": [True, True, False, False],
     ...                    "x_cf": ["A dog runs .", "A cat sits .", None, "x"],
@@ -111,6 +112,8 @@ def coverage_line(cf: pd.DataFrame) -> str:
     coverage: 1 of 4 slots (25.0%) have an ok counterfactual that rewrites the hypothesis;
     1 more ok slot copies it unchanged (50.0% of ok)
     """
+    if by is not None:
+        return "\n".join(f"{key}: {coverage_line(g)}" for key, g in cf.groupby(by, sort=False))
     t = coverage_table(cf).iloc[-1]
     return (f"coverage: {t['ok rewrites']} of {t['slots']} slots ({100 * t['coverage']:.1f}%) have an ok "
             f"counterfactual that rewrites the hypothesis;\n{t['ok copies']} more ok slot"
