@@ -132,10 +132,14 @@ def gold_check(augmenter) -> GoldCheck | None:
     gold = match_gold(gold, current_facts(augmenter, gold["query"]))
     precision = precision_table(gold)
     top = precision.iloc[0]
-    summary = (f"offline facts: {top['correct']} of {top['n']} current gold facts judged correct = "
-               f"{top['precision (%)']:.1f}% (95% CI {top['ci_low (%)']:.1f}-{top['ci_high (%)']:.1f}); "
-               f"{top['stale gold items']} gold items not scored (judged for an earlier generator, or no longer "
-               f"produced by {OFFLINE_GENERATOR})")
+    if top["n"]:
+        summary = (f"offline facts: {top['correct']} of {top['n']} current gold facts judged correct = "
+                   f"{top['precision (%)']:.1f}% (95% CI {top['ci_low (%)']:.1f}-{top['ci_high (%)']:.1f}); "
+                   f"{top['stale gold items']} gold items not scored (judged for an earlier generator, or no longer "
+                   f"produced by {OFFLINE_GENERATOR})")
+    else:  # the gold set holds earlier generators' samples only: the fresh judged sample measures this one
+        summary = (f"gold set: none of its {top['stale gold items']} items was judged for {OFFLINE_GENERATOR} "
+                   "(they measure earlier generators); this generator's precision is its fresh judged sample's")
     stale = gold.loc[~gold["current"], ["item_id", "level", "fact", "generator"]]
     stale = stale.assign(why=["no longer produced" if g == OFFLINE_GENERATOR else "judged for an earlier generator"
                               for g in stale["generator"]])
