@@ -31,8 +31,8 @@ OUTPUTS: dict[str, list[OutputSpec]] = {
                    "per paper, each printed value once: like for like (match / close / differs), stand-in only, "
                    "not computed"),
         OutputSpec("scorecard", "companion-fig-90",
-                   "values per paper by status; ours vs the paper's, like-for-like and stand-in entries in separate "
-                   "panels", kind="figure"),
+                   "values per paper by status; each entry's relative difference from the paper's value, one row "
+                   "per paper, like-for-like and ungraded entries in separate panels", kind="figure"),
         OutputSpec("not-computed-reasons", "companion-table-92", "paper values not computed, grouped by reason"),
     ],
     "91_explorer": [
