@@ -210,13 +210,30 @@ def summary_line(table: pd.DataFrame, judgement: str = "ok") -> str:
             f"= {r.coverage:.3f}")
 
 
-def show(name: str, folder: Path = JUDGED_DIR) -> pd.DataFrame:
-    """Print the summary and (when the code changed since) the staleness notice; return the table."""
-    table, note = report(name, folder)
+def lines(name: str, folder: Path = JUDGED_DIR, current: str | None = None) -> tuple[str, pd.DataFrame]:
+    """(text, table): per judgement the overall line (`summary_line`) and the strata (source, level, slot), the
+    outputs counted apart (FTC's unchanged copies), and the staleness notice when the code changed since."""
+    table, note = report(name, folder, current)
+    out = []
     for judgement in dict.fromkeys(table["judgement"]):
-        print(summary_line(table, judgement))
+        out.append(summary_line(table, judgement))
+        strata = table[(table["judgement"] == judgement) & (table["stratum"] != "all")]
+        out.append("  by " + ", ".join(f"{r.stratum} {r.k}/{r.n} = {r.precision:.3f} ({r.ci_low:.3f}–{r.ci_high:.3f})"
+                                       for r in strata.itertuples(index=False)))
+    c = load(name, folder).meta["coverage"]
+    if "ok_copies" in c:
+        out.append(f"  unchanged copies of the hypothesis marked ok: {c['ok_copies']} of {c['ok']} ok slots (not "
+                   "judged: a copy rewrites nothing; counted apart from the rewrites above)")
     if note:
-        print("NOTE:", note)
+        out.append(f"NOTE: {note}")
+    return "\n".join(out), table
+
+
+def show(name: str, folder: Path = JUDGED_DIR) -> pd.DataFrame:
+    """Print `lines` (with the staleness notice when the code changed since the sample was judged); return the
+    table."""
+    text, table = lines(name, folder)
+    print(text)
     return table
 
 
@@ -256,11 +273,9 @@ def main(argv=None, folder: Path = JUDGED_DIR) -> int:
         return 0
     stale = 0
     for name in STAND_INS:
-        table, note = report(name, folder)
-        for judgement in dict.fromkeys(table["judgement"]):
-            print(summary_line(table, judgement))
-        print("  ", note or "judged against the current code")
-        stale += bool(note)
+        text, _ = lines(name, folder)
+        print(text if "NOTE:" in text else text + "\n  judged against the current code")
+        stale += "NOTE:" in text
     return 1 if args.check and stale else 0
 
 

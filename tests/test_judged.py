@@ -60,6 +60,7 @@ def test_show_prints_the_notice(tmp_path, capsys, monkeypatch):
     judged.show("atoms", tmp_path)
     out = capsys.readouterr().out
     assert "3/4 judged ok = 0.750" in out and "coverage 4/40 slots" in out and "NOTE: judged against code older" in out
+    assert "by dsnli 2/2 = 1.000" in out and "snli 1/2 = 0.500" in out  # the strata
     monkeypatch.setattr(judged, "code_hash", lambda spec: "aaa")
     judged.show("atoms", tmp_path)
     assert "NOTE" not in capsys.readouterr().out
@@ -75,6 +76,13 @@ def test_status_check_exits_1_when_stale(tmp_path, monkeypatch):
     monkeypatch.setattr(judged, "code_hash", lambda spec: "bbb")
     assert judged.main(["status"], tmp_path) == 0  # a report
     assert judged.main(["status", "--check"], tmp_path) == 1
+
+
+def test_copies_are_reported_apart(tmp_path):
+    write_sample(tmp_path, name="ftc", coverage={"unit": "slots", "inputs": 40, "outputs": 4, "ok": 6,
+                                                 "ok_copies": 2})
+    text, _ = judged.lines("ftc", tmp_path, current="aaa")
+    assert "unchanged copies of the hypothesis marked ok: 2 of 6 ok slots" in text and "NOTE" not in text
 
 
 def test_load_rejects_bad_files(tmp_path):

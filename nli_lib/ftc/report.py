@@ -213,12 +213,7 @@ def judged_lines() -> str:
     after the code's last change), its coverage, the unchanged copies apart, and the staleness notice if any."""
     from .. import judged
 
-    table, note = judged.report("ftc")
-    c = judged.load("ftc").meta["coverage"]
-    lines = [judged.summary_line(table),
-             f"  unchanged copies of the hypothesis marked ok: {c['ok_copies']} of {c['ok']} ok slots (not judged: "
-             "a copy rewrites nothing; counted apart from the rewrites above)"]
-    return "\n".join(lines + ([f"NOTE: {note}"] if note else []))
+    return judged.lines("ftc")[0]
 
 
 def priming_pool_validity(dev: pd.DataFrame, n_per_label: int, seed: int = 0) -> pd.DataFrame:
