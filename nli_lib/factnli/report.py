@@ -131,21 +131,36 @@ def gold_check(augmenter) -> GoldCheck | None:
     gold = load_gold()  # queries rebuilt from the mirror's SNLI test premises
     gold = match_gold(gold, current_facts(augmenter, gold["query"]))
     precision = precision_table(gold)
-    top = precision.iloc[0]
-    if top["n"]:
-        summary = (f"offline facts: {top['correct']} of {top['n']} current gold facts judged correct = "
-                   f"{top['precision (%)']:.1f}% (95% CI {top['ci_low (%)']:.1f}-{top['ci_high (%)']:.1f}); "
-                   f"{top['stale gold items']} gold items not scored (judged for an earlier generator, or no longer "
-                   f"produced by {OFFLINE_GENERATOR})")
-    else:  # the gold set holds earlier generators' samples only: the fresh judged sample measures this one
-        summary = (f"gold set: none of its {top['stale gold items']} items was judged for {OFFLINE_GENERATOR} "
-                   "(they measure earlier generators); this generator's precision is its fresh judged sample's")
+    summary = gold_summary(precision.iloc[0])
     stale = gold.loc[~gold["current"], ["item_id", "level", "fact", "generator"]]
     stale = stale.assign(why=["no longer produced" if g == OFFLINE_GENERATOR else "judged for an earlier generator"
                               for g in stale["generator"]])
     return GoldCheck(precision, stale,
                      gold.loc[gold["current"] & (gold["correct"] == 0), ["item_id", "level", "title", "fact",
                                                                          "reason"]], summary)
+
+
+def gold_summary(top) -> str:
+    """The gold check's line from the overall row of `gold.precision_table`; a gold set with no item judged for
+    the current generator says so (its samples measure earlier generators), never a 'nan%' precision.
+
+    >>> row = {"n": 0, "correct": 0, "precision (%)": float("nan"), "ci_low (%)": float("nan"),
+    ...        "ci_high (%)": float("nan"), "stale gold items": 840}
+    >>> gold_summary(row).startswith("gold set: none of its 840 items was judged for")
+    True
+    >>> gold_summary({**row, "n": 10, "correct": 9, "precision (%)": 90.0, "ci_low (%)": 59.6,
+    ...               "ci_high (%)": 98.2})[:60]
+    'offline facts: 9 of 10 current gold facts judged correct = 9'
+    """
+    from .gold import OFFLINE_GENERATOR
+
+    if top["n"]:
+        return (f"offline facts: {top['correct']} of {top['n']} current gold facts judged correct = "
+                f"{top['precision (%)']:.1f}% (95% CI {top['ci_low (%)']:.1f}-{top['ci_high (%)']:.1f}); "
+                f"{top['stale gold items']} gold items not scored (judged for an earlier generator, or no longer "
+                f"produced by {OFFLINE_GENERATOR})")
+    return (f"gold set: none of its {top['stale gold items']} items was judged for {OFFLINE_GENERATOR} (they "
+            "measure earlier generators); this generator's precision is its fresh judged sample's")
 
 
 def level_coverage(data: FactNLIData) -> pd.DataFrame:
