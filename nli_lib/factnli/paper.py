@@ -173,7 +173,8 @@ OUTPUTS: dict[str, list[OutputSpec]] = {
                    "accuracy (%) at levels L=0..3 on SNLI test (and MNLI validation when fetched); paper rows: "
                    "GPT-4o-generated FactNLI"),
         OutputSpec("table-2-accuracy-by-level", "factnli-table-2",
-                   "accuracy by level with Wilson 95% intervals (models shifted sideways; n pairs per level)",
+                   "accuracy by level with Wilson 95% intervals (models shifted sideways; n pairs per level), over the "
+                   "paper's Table 2 on SNLI test (its models' range and average)",
                    kind="figure"),
         OutputSpec("fig-4", "factnli-fig-4", "confusion matrices per model and level (SNLI test)", kind="figure"),
         OutputSpec("table-3", "factnli-table-3", "accuracy (%) at L=0 and L=1..3, full framework vs. NO-FILTER"),

@@ -117,7 +117,8 @@ OUTPUTS: dict[str, list[OutputSpec]] = {
         *_coherence_tables(),
         OutputSpec("coherence-comparison", "companion-fig-20",
                    "SoftCoh (whole bar) and HardCoh (dark part) on seen (validation) and unseen (test) pairs, per "
-                   "model and scenario; † marks models coherent by construction", kind="figure"),
+                   "model and scenario, the paper's best printed values (Tables 4-7) hatched in the last row; † marks "
+                   "models coherent by construction", kind="figure"),
         OutputSpec("weighted-f1-with-zero-shot", "phrasis-table-3",
                    "weighted F on test: fine-tuned families beside the zero-shot prompted and NLI-both-ways models"),
         OutputSpec("prompted-parse-rate", "companion-table-22",
