@@ -16,6 +16,7 @@ extensions = ["myst_nb"]
 nb_execution_mode = "off"  # outputs as executed by run_all.sh; the book build runs no code
 nb_output_stderr = "show"  # warnings a notebook printed stay visible, as in JupyterLab
 nb_merge_streams = False  # prepare.py joins consecutive prints (merging all would lift labels above every table)
+nb_render_markdown_format = "myst"  # Markdown a cell displays (notebook 92's report) keeps its tables
 myst_enable_extensions = []  # no dollar math: a '$' in the narrative is a dollar sign
 myst_heading_anchors = 3  # GitHub's anchors for headings, so links between the docs/ pages work in the book too
 source_suffix = {".md": "myst-nb", ".ipynb": "myst-nb"}

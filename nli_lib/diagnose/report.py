@@ -75,7 +75,7 @@ def _clean(value):
 
 
 def table(frame: pd.DataFrame) -> str:
-    """A DataFrame as a Markdown table (cells escaped for pipes; floats to 3 places).
+    """A DataFrame as a Markdown table (cells escaped for pipes; floats to 4 significant digits).
 
     >>> print(table(pd.DataFrame({"a": [1.23456], "b": ["x|y"]})))
     | a | b |
@@ -85,7 +85,7 @@ def table(frame: pd.DataFrame) -> str:
     if frame is None or not len(frame):
         return "_(none)_"
     fmt = lambda v: "" if v is None or (isinstance(v, float) and v != v) else (  # noqa: E731
-        f"{v:.3f}" if isinstance(v, float) else str(v))
+        f"{v:.4g}" if isinstance(v, float) else str(v))
     head = "| " + " | ".join(map(str, frame.columns)) + " |"
     rows = ["| " + " | ".join(fmt(v).replace("|", "\\|").replace("\n", " ") for v in r) + " |"
             for r in frame.itertuples(index=False)]
@@ -93,19 +93,22 @@ def table(frame: pd.DataFrame) -> str:
 
 
 def beside_wide(rows: list[dict]) -> pd.DataFrame:
-    """The paper's values beside a lens: one row per printed system (with its basis and table), one column per
-    quantity, in the order the quantities first appear.
+    """The paper's values beside a lens: one row per printed system (with its basis and the tables it comes from),
+    one column per quantity, in the order the quantities first appear.
 
-    >>> rows = [{"system": "S", "quantity": q, "value": v, "basis": "stand-in", "ref": "t-2"} for q, v in
-    ...         (("accuracy", 90.0), ("consistency", 80.0))]
-    >>> beside_wide(rows).columns.tolist(), float(beside_wide(rows).iloc[0]["consistency"])
-    (['system', 'basis', 'ref', 'accuracy', 'consistency'], 80.0)
+    >>> rows = [{"system": "S", "quantity": q, "value": v, "basis": "stand-in", "ref": r} for q, v, r in
+    ...         (("accuracy", 90.0, "t-2"), ("completeness", 30.0, "t-6"))]
+    >>> wide = beside_wide(rows)
+    >>> wide.columns.tolist(), wide.iloc[0]["ref"], float(wide.iloc[0]["completeness"])
+    (['system', 'basis', 'ref', 'accuracy', 'completeness'], 't-2, t-6', 30.0)
     """
     frame = pd.DataFrame(rows)
     order = list(dict.fromkeys(frame["quantity"]))
-    wide = frame.pivot_table(index=["system", "basis", "ref"], columns="quantity", values="value", aggfunc="first",
-                             sort=False)
-    return wide.reindex(columns=order).reset_index().rename_axis(columns=None)
+    wide = frame.pivot_table(index=["system", "basis"], columns="quantity", values="value", aggfunc="first",
+                             sort=False).reindex(columns=order)
+    refs = frame.groupby(["system", "basis"], sort=False)["ref"].agg(lambda r: ", ".join(dict.fromkeys(r)))
+    wide.insert(0, "ref", refs.reindex(wide.index))
+    return wide.reset_index().rename_axis(columns=None)
 
 
 def _lens_section(r) -> list[str]:
