@@ -44,6 +44,9 @@ COLUMNS = ("item", "stratum", "input", "output", "ok", "why", "code_hash")
 #: Modules of a paper package that are not its stand-ins' code: the paper's printed values and declarations
 #: (`<paper>.paper`), its prompts for an LLM and the Wikipedia client of the paper tier.
 NOT_STAND_IN = (".paper", ".prompts", ".wikipedia")
+#: Coverage broken down in a sample's .json: key -> (covered, of) counts of each part.
+PARTS = {"per_level": ("with_facts", "premises"), "per_source": ("with_ok_atom", "hypotheses"),
+         "per_pipeline": ("ok", "slots")}
 
 
 @dataclass(frozen=True)
@@ -221,6 +224,12 @@ def lines(name: str, folder: Path = JUDGED_DIR, current: str | None = None) -> t
         out.append("  by " + ", ".join(f"{r.stratum} {r.k}/{r.n} = {r.precision:.3f} ({r.ci_low:.3f}–{r.ci_high:.3f})"
                                        for r in strata.itertuples(index=False)))
     c = load(name, folder).meta["coverage"]
+    for key, (part, whole) in PARTS.items():
+        if isinstance(c.get(key), dict):
+            out.append("  coverage by " + ", ".join(
+                f"{k} {v[part] - v.get('ok_copies', 0)}/{v[whole]}" + (f" (+{v['ok_copies']} copies)"
+                                                                       if "ok_copies" in v else "")
+                for k, v in c[key].items()))
     if "ok_copies" in c:
         out.append(f"  unchanged copies of the hypothesis marked ok: {c['ok_copies']} of {c['ok']} ok slots (not "
                    "judged: a copy rewrites nothing; counted apart from the rewrites above)")

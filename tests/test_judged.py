@@ -80,8 +80,10 @@ def test_status_check_exits_1_when_stale(tmp_path, monkeypatch):
 
 def test_copies_are_reported_apart(tmp_path):
     write_sample(tmp_path, name="ftc", coverage={"unit": "slots", "inputs": 40, "outputs": 4, "ok": 6,
-                                                 "ok_copies": 2})
+                                                 "ok_copies": 2,
+                                                 "per_pipeline": {"p": {"slots": 40, "ok": 6, "ok_copies": 2}}})
     text, _ = judged.lines("ftc", tmp_path, current="aaa")
+    assert "coverage by p 4/40 (+2 copies)" in text
     assert "unchanged copies of the hypothesis marked ok: 2 of 6 ok slots" in text and "NOTE" not in text
 
 

@@ -117,8 +117,8 @@ def coverage_line(cf: pd.DataFrame, by: str | None = None) -> str:
     t = coverage_table(cf).iloc[-1]
     return (f"coverage: {t['ok rewrites']} of {t['slots']} slots ({100 * t['coverage']:.1f}%) have an ok "
             f"counterfactual that rewrites the hypothesis;\n{t['ok copies']} more ok slot"
-            f"{'' if t['ok copies'] == 1 else 's'} cop{'ies' if t['ok copies'] == 1 else 'y'} it unchanged "
-            f"({100 * t['copies of ok']:.1f}% of ok)")
+            f"{'' if t['ok copies'] == 1 else 's'} cop{'ies' if t['ok copies'] == 1 else 'y'} it unchanged"
+            + (f" ({100 * t['copies of ok']:.1f}% of ok)" if t["ok"] else ""))
 
 
 def checks_fired(cf: pd.DataFrame) -> pd.DataFrame:
