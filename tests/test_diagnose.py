@@ -242,3 +242,32 @@ def test_an_llm_endpoint_is_diagnosed_as_a_prompted_classifier(tmp_path, monkeyp
     (atoms,) = report.results[name]
     # it says neutral for every full pair: a collapse onto one label, reported as failed, never a number
     assert atoms.status == "failed" and "collapsed: neutral" in atoms.reason
+
+
+@pytest.mark.mirror
+def test_the_phrasis_estimate_counts_the_rows_and_steps_the_fine_tunes_take(ctx, monkeypatch, tmp_path):
+    """Before training, the PhrasIS lens says how many optimiser steps it will take: the same units, rows and steps
+    `phrasis.train_family` then trains (the fine-tune itself is replaced by a recorder here)."""
+    import math
+
+    pytest.importorskip("transformers")
+    from nli_lib import replicas
+    from nli_lib.diagnose.candidates import Candidate
+    from nli_lib.diagnose.lens_phrasis import estimate, family
+    from nli_lib.models import training
+    from nli_lib.phrasis import load_splits
+    from nli_lib.phrasis.evaluate import MINILM_EPOCHS, train_family
+    from nli_lib.profile import ModelRef
+
+    trained = []
+    monkeypatch.setattr(training, "finetune", lambda spec, rows, *a, **k: trained.append(
+        math.ceil(len(rows) / spec.batch_size) * spec.epochs) or object())
+    splits = load_splits(quick=True, seed=0)
+    encoder = replicas.build_replica("bert", tmp_path / "my-encoder")
+    for ref in (ModelRef("", str(encoder), "my-encoder", kind="hf"),
+                ModelRef("", "offline:minilm-esnli", "offline:minilm-esnli", kind="offline")):
+        spec, trained[:] = family(Candidate("m", ref)), []
+        plan = estimate(spec, splits, ctx)
+        train_family(spec, splits, quick=True, seed=ctx.seed, epochs=MINILM_EPOCHS,
+                     hub_epochs=ctx.profile.paper_models.phrasis.epochs)
+        assert plan["units"] == len(trained) == 6 and plan["steps"] == sum(trained) > 0 and plan["cached"] == 0
