@@ -467,6 +467,9 @@ class ClueWordNet(TableWordNet):
         "h1": ("a headdress worn by American ranch hands", ["hat"], ["d1"]),
         "d1": ("clothing for the head", ["headdress"]),
         "r1": ("a hired hand on a ranch", ["ranch hand"]),
+        "t1": ("a thoroughfare that is lined with buildings", ["street"]),
+        "t2": ("the streets of a city viewed as a depressed environment", ["street"]),
+        "y1": ("a large and densely populated urban area", ["city"]),
     }
 
 
@@ -480,6 +483,9 @@ def test_a_modifier_that_names_one_sense_chooses_it():
     assert (stroller.synset, stroller.reason) == ("v1", "named by its modifier")
     plain = next(c for c in pages.sense_choices("A stroller walks by.") if c.term == "stroller")
     assert plain.synset == "w1"  # no modifier: the chooser's sense
+    # a modifier named only in a gloss decides nothing: "a city street" is not the street as a depressed environment
+    street = next(c for c in pages.sense_choices("A woman on a city street.") if c.term == "street")
+    assert street.synset == "t1" and street.reason != "named by its modifier"
     off = WordNetPages(ClueWordNet(), encoder=BagOfWords(), prior=1.0, margin=0.0, rare_margin=None,
                        scene_check=False)
     assert next(c for c in off.sense_choices("A baby stroller sits beside her.") if c.term == "stroller").synset == "w1"
@@ -505,3 +511,12 @@ def test_a_definitions_other_nouns_are_not_followed_but_its_kind_is():
     chosen = {c.term: (c.synset, c.reason) for c in pages.sense_choices(query)}
     assert chosen["headdress"] == ("d1", "hypernym of a scene sense")
     assert chosen["ranch hand"] == (None, "not in the scene")
+
+
+def test_examples_after_eg_are_dropped_not_cut_at_their_full_stops():
+    from nli_lib.factnli.extraction import atomize
+
+    facts = atomize("A plantigrade mammal is an animal that walks with the entire sole of the foot touching the "
+                    "ground as e.g. bears and human beings.")
+    assert "A plantigrade mammal walks with the entire sole of the foot touching the ground." in facts
+    assert not any(" e g " in f or "bears" in f for f in facts)

@@ -36,7 +36,7 @@ from ..llm import PROMPTS, OfflineLLM
 from ..text import WORD, normalise, punct_tokens
 from .text import Snippet, finish, has_deictic_pronoun, pos_tag, strip_parentheticals
 
-EXTRACT_RULES_VERSION = "factnli-extract-rules-v7"  # names the OfflineLLM cache namespace: bump when rules change
+EXTRACT_RULES_VERSION = "factnli-extract-rules-v8"  # names the OfflineLLM cache namespace: bump when rules change
 
 _RELATIVE = {"that", "which", "who"}
 _BE = {"is", "are", "was", "were"}
@@ -145,6 +145,10 @@ def _plural_subject(subject: str) -> bool:
 def atomize(sentence: str) -> list[str]:
     """Atomic, self-contained facts of one snippet sentence (see the module docstring); [] when none."""
     text = strip_parentheticals(str(sentence)).strip()
+    # examples after "e.g." are no part of the definition, and tokens would cut the abbreviation at its full
+    # stops ("... touching the ground as e g bears and human beings."): the examples go; "i.e." is "that is"
+    text = re.sub(r",?\s*\b(?:as\s+|such\s+as\s+)?e\.\s?g\.,?\s[^;,.)]*", "", text)
+    text = re.sub(r"\bi\.\s?e\.,?", "that is", text)
     facts: list[str] = []
     first_subject: tuple[str, bool] | None = None  # (subject text, plural?)
     for clause in _clauses(text):

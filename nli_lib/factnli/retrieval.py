@@ -194,16 +194,16 @@ class WordNetPages:
     def scene_clue(self, choice: SenseChoice) -> SenseChoice:
         """`choice`, unless the words around the noun settle its sense against the embedding's pick:
 
-        * the noun before it names one sense only, in the sense's lemmas or gloss ("a baby stroller": the
-          small vehicle in which a baby is pushed, WordNet's 'baby buggy, ..., stroller', not someone who
-          strolls): that sense ('named by its modifier');
+        * the noun before it names one sense only, in that sense's lemmas ("a baby stroller": WordNet's
+          'baby buggy, baby carriage, ..., stroller', not someone who strolls): that sense ('named by its
+          modifier'). Lemmas, not glosses: "a city street" is not the street "of a city viewed as a depressed
+          environment";
         * a colour noun worn ("the player in the orange", "a girl wearing pink"): the colour of the clothes,
           an attribute with no page, whatever else the word means ('a colour worn', no sense).
 
         >>> pages = WordNetPages.__new__(WordNetPages)
         >>> pages.wn = type("W", (), {"synsets": lambda self, w, p: {"baby": ["b"]}.get(w, []),
         ...     "lemmas": lambda self, s: {"w": ["stroller"], "v": ["baby buggy", "stroller"]}[s],
-        ...     "definition": lambda self, s: {"w": "someone who walks", "v": "a small vehicle"}[s],
         ...     "hypernym_closure": lambda self, s: set()})()
         >>> pages.chooser = type("C", (), {"candidates": lambda self, t: ["w", "v"]})()
         >>> c = SenseChoice("stroller", "A baby stroller sits beside her.", "w", (), "best in context")
@@ -215,8 +215,8 @@ class WordNetPages:
         before = re.search(rf"\b(\w+)\s+{re.escape(term)}(?:e?s)?\b", context, flags=re.IGNORECASE)
         modifier = before.group(1).lower() if before else ""
         if modifier and modifier not in stopwords() and self.wn.synsets(modifier, "n"):
-            named = [sid for sid in candidates if re.search(
-                rf"\b{re.escape(modifier)}\b", " ".join([*self.wn.lemmas(sid), self.wn.definition(sid)]).lower())]
+            named = [sid for sid in candidates
+                     if re.search(rf"\b{re.escape(modifier)}\b", " ".join(self.wn.lemmas(sid)).lower())]
             if len(named) == 1:
                 return SenseChoice(term, context, named[0], choice.scores, "named by its modifier")
         worn = re.search(rf"\b(?:in|wearing|wears|dressed in)\s+(?:the\s+|all\s+)?{re.escape(term)}\b", context,

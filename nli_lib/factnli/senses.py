@@ -50,7 +50,7 @@ import numpy as np
 from ..text import normalise
 from .text import split_sentences
 
-SENSE_RULE_VERSION = "sense-context-v3"  # part of WordNetPages.name (so of every cache key): bump when the rule changes
+SENSE_RULE_VERSION = "sense-context-v4"  # part of WordNetPages.name (so of every cache key): bump when the rule changes
 #: The confidence thresholds of the offline pages (`WordNetPages`), calibrated on the judged gold facts.
 SENSE_THRESHOLDS = {"prior": 0.1, "margin": 0.04, "rare_margin": 0.15, "abstract_margin": 0.3}
 
