@@ -271,3 +271,21 @@ def test_the_phrasis_estimate_counts_the_rows_and_steps_the_fine_tunes_take(ctx,
         train_family(spec, splits, quick=True, seed=ctx.seed, epochs=MINILM_EPOCHS,
                      hub_epochs=ctx.profile.paper_models.phrasis.epochs)
         assert plan["units"] == len(trained) == 6 and plan["steps"] == sum(trained) > 0 and plan["cached"] == 0
+
+
+@pytest.mark.mirror
+def test_the_phrasis_lens_refits_a_baseline_on_phrasis_and_reports_its_coherence(ctx):
+    from nli_lib.diagnose.command import diagnose
+
+    report = diagnose(["naive-bayes"], ctx=ctx, lenses=["phrasis"])
+    (phrasis,) = next(iter(report.results.values()))
+    assert phrasis.status == "ok" and [h["quantity"] for h in phrasis.headlines] == [
+        "SoftCoh unseen", "HardCoh unseen", "SoftCoh seen", "HardCoh seen"]
+    soft = phrasis.items["SoftCoh (all scenarios)"][1]
+    unseen = soft[soft.index.str.contains("|unseen|", regex=False)]
+    assert phrasis.headline("SoftCoh unseen")["n"] == len(unseen) and \
+        phrasis.headline("SoftCoh unseen")["value"] == pytest.approx(100 * unseen.mean())
+    # HardCoh also needs both directions right: never above SoftCoh
+    assert phrasis.headline("HardCoh unseen")["value"] <= phrasis.headline("SoftCoh unseen")["value"]
+    assert {row["ref"] for row in phrasis.beside} == {f"phrasis-table-{n}" for n in (4, 5, 6, 7)}
+    assert "re-fitted on PhrasIS" in phrasis.notes[0]

@@ -70,9 +70,12 @@ class PhrasISLens:
         splits = phr.load_splits(quick=ctx.quick, seed=ctx.seed)
         spec = family(candidate)
         plan = estimate(spec, splits, ctx)
-        print(f"PhrasIS · {candidate.name}: {plan['what']} of {plan['units']} scenario units on {plan['rows']:,} "
-              f"rows, {plan['steps']:,} optimiser steps; {plan['cached']} of {plan['units']} already in the model "
-              f"cache (a unit that trains shows its progress bar with the time left)", flush=True)
+        if plan["steps"]:
+            print(f"PhrasIS · {candidate.name}: {plan['what']} of {plan['units']} scenario units on {plan['rows']:,} "
+                  f"rows, {plan['steps']:,} optimiser steps; {plan['cached']} of {plan['units']} already in the "
+                  f"model cache (a unit that trains shows its progress bar with the time left)", flush=True)
+        else:
+            print(f"PhrasIS · {candidate.name}: {plan['what']} per scenario, no fine-tuning", flush=True)
         trained = gate_fine_tuned(train_family(spec, splits, quick=ctx.quick, seed=ctx.seed, epochs=MINILM_EPOCHS,
                                                hub_epochs=ctx.profile.paper_models.phrasis.epochs), splits)
         out = LensResult(lens=self.name, paper=self.paper, model=candidate.name)
@@ -98,11 +101,12 @@ class PhrasISLens:
                             "basis": "stand-in", "graded": False,
                             "note": "the paper's best model of the scenario; ours pools every scenario"}
                            for r in best.itertuples(index=False)]
-        wrong = coh.assign(category=coh["scenario"] + " " + coh["split"] + " gold " + coh["label"].astype(str))
+        wrong = coh.assign(category=coh["scenario"] + " " + coh["split"])
         out.weakest = weakest_categories(wrong, "category", "soft", ["phrase1", "phrase2", "label", "pred",
                                                                      "pred_rev"], seed=ctx.seed)
-        out.notes = [f"fine-tuned family {spec.name}; " + ("; ".join(failed) if failed else "every fine-tune passed "
-                     "its sanity gate"), "weakest categories: SoftCoh per scenario, split and gold label"]
+        gated = ("; ".join(failed) if failed else "every fine-tune passed its sanity gate") if trained.gates else \
+            "a classical baseline re-fitted on PhrasIS (no fine-tune to gate)"
+        out.notes = [f"family {spec.name}: {gated}", "weakest categories: SoftCoh per scenario and split"]
         return out
 
 
