@@ -13,7 +13,7 @@ weakener); a 3-way classifier answers no update, so it is named as not run (note
 """
 from __future__ import annotations
 
-from .lenses import LensResult, apply_gate, paper_beside, proportion, weakest_categories
+from .lenses import Lens, LensResult, apply_gate, paper_beside, proportion, weakest_categories
 
 HEADLINES = {  # Table 2 / 6 column -> the paper's quantity suffix (and our headline's name)
     "correct": "full example accuracy", "consistent": "overall logical consistency",
@@ -23,7 +23,7 @@ INFERENTIAL = ("inferential consistency (§6) not run: it scores δ-NLI models (
                "updates, which a 3-way classifier does not answer (notebook 13 scores the companion's δ-NLI models)")
 
 
-class AtomsLens:
+class AtomsLens(Lens):
     name, paper, opt_in = "atoms", "atoms", False
     summary = "logical consistency of full-hypothesis and atom predictions (SNLI-TEST-SAMPLE, Tables 2 and 6)"
 
@@ -34,7 +34,7 @@ class AtomsLens:
         run = snli_consistency(ctx, models=[candidate.classifier])
         per = run.per_example[candidate.name]
         judged = per[~per["unanswered"].astype(bool)]
-        out = LensResult(lens=self.name, paper=self.paper, model=candidate.name)
+        out = self.result(candidate)
         note = f"{len(run.examples)} SNLI test pairs, atoms by {run.generator}"
         out.headlines = [proportion(q, judged[col], note) for col, q in HEADLINES.items()]
         out.headlines.insert(2, proportion("consistency on correct", judged.loc[judged["correct"], "consistent"]))

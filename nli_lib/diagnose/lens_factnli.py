@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .lenses import LensResult, mean_of, paper_beside, proportion, weakest_categories
+from .lenses import Lens, LensResult, mean_of, paper_beside, proportion, weakest_categories
 
 
 def scoring_frames(ctx, data: dict, aug) -> dict:
@@ -42,13 +42,13 @@ def level_predictions(ctx, classifier) -> tuple[pd.DataFrame, str]:
     return preds, S.sample_note(ctx, data["full"].level(0))
 
 
-class FactNLILens:
+class FactNLILens(Lens):
     name, paper, opt_in = "factnli", "factnli", False
     summary = "accuracy by augmentation level and the drop from L=0 (SNLI test, the run's levels)"
 
     def run(self, ctx, candidate) -> LensResult:
         preds, note = level_predictions(ctx, candidate.classifier)
-        out = LensResult(lens=self.name, paper=self.paper, model=candidate.name)
+        out = self.result(candidate)
         levels = sorted(int(x) for x in preds["level"].unique())
         deepest = levels[-1]
         out.headlines = [proportion(f"Acc L={k}", preds.loc[preds["level"] == k, "correct"], note) for k in levels]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .lenses import LensResult, mean_of, proportion, weakest_categories
+from .lenses import Lens, LensResult, mean_of, proportion, weakest_categories
 
 N_PER_LABEL = {True: 12, False: 100}  # quick -> CAD pairs per label, as notebook 31 (paper: 100)
 MAIN = "fsp-fsp"
@@ -38,7 +38,7 @@ def item_ids(scored: pd.DataFrame) -> pd.Index:
                     + "|" + scored["x_cf"].fillna("").astype(str), name="item")
 
 
-class FTCLens:
+class FTCLens(Lens):
     name, paper, opt_in = "ftc", "ftc", False
     summary = "faithfulness to counterfactuals derived from e-SNLI explanations (FTC-δ/K/W with coverage)"
 
@@ -47,7 +47,7 @@ class FTCLens:
         from ..paper_values import paper_value
 
         scored, rewriter = scored_counterfactuals(ctx, candidate.classifier)
-        out = LensResult(lens=self.name, paper=self.paper, model=candidate.name)
+        out = self.result(candidate)
         main = scored[scored["pipeline"] == MAIN]
         ok = main[main["ok"]]
         note = f"{main['pair_id'].nunique()} CAD e-SNLI test pairs, pipeline {MAIN}, rewriter {rewriter.name}"

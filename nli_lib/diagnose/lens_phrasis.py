@@ -18,7 +18,7 @@ import math
 
 import pandas as pd
 
-from .lenses import LensResult, not_applicable, proportion, weakest_categories
+from .lenses import Lens, LensResult, not_applicable, proportion, weakest_categories
 
 
 def family(candidate):
@@ -57,7 +57,7 @@ def estimate(spec, splits, ctx) -> dict:
     return {"units": units, "steps": steps, "cached": cached, "rows": rows, "what": "fine-tuning"}
 
 
-class PhrasISLens:
+class PhrasISLens(Lens):
     name, paper, opt_in = "phrasis", "phrasis", True
     summary = "fine-tuned on PhrasIS as the paper does: SoftCoh / HardCoh under reversal (opt-in: it trains)"
 
@@ -78,7 +78,7 @@ class PhrasISLens:
             print(f"PhrasIS · {candidate.name}: {plan['what']} per scenario, no fine-tuning", flush=True)
         trained = gate_fine_tuned(train_family(spec, splits, quick=ctx.quick, seed=ctx.seed, epochs=MINILM_EPOCHS,
                                                hub_epochs=ctx.profile.paper_models.phrasis.epochs), splits)
-        out = LensResult(lens=self.name, paper=self.paper, model=candidate.name)
+        out = self.result(candidate)
         failed = [g.line() for g in trained.gates.values() if not g.passed]
         if spec.name not in trained.models:
             out.status, out.reason = "failed", "every fine-tune failed its sanity gate: " + "; ".join(failed)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .lenses import LensResult, apply_gate, paper_beside, proportion
+from .lenses import Lens, LensResult, apply_gate, paper_beside, proportion
 
 SHOWN_TERMS = 8  # factor-analysis terms shown (the most significant first)
 
@@ -27,7 +27,7 @@ def scored_rows(ctx, classifier) -> tuple[pd.DataFrame, pd.DataFrame]:
     return dev, system_rows(dev, score_models(sample, {classifier.name: classifier}))
 
 
-class TaxiNLILens:
+class TaxiNLILens(Lens):
     name, paper, opt_in = "taxinli", "taxinli", False
     summary = "accuracy per taxonomy category (Wilson intervals) and the factor analysis of errors (MNLI dev)"
 
@@ -40,7 +40,7 @@ class TaxiNLILens:
         common = tx.common_rows(rows)
         ours = common[common["system"] == candidate.name]
         note = f"{len(ours)} TaxiNLI ∩ MNLI-dev pairs" + (" (notebook 51's quick sample)" if ctx.quick else "")
-        out = LensResult(lens=self.name, paper=self.paper, model=candidate.name)
+        out = self.result(candidate)
         out.headlines = [proportion("accuracy", ours["correct"], note),
                          proportion("accuracy matched", ours.loc[ours["matched"], "correct"], note),
                          proportion("accuracy mismatched", ours.loc[~ours["matched"], "correct"], note)]

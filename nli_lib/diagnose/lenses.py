@@ -44,6 +44,16 @@ class LensResult:
                 "paired_quantities": {k: kind for k, (kind, _) in self.items.items()}}
 
 
+class Lens:
+    """The base of the lens objects: what the registry and the report read, and a fresh result for one model."""
+
+    name = paper = summary = ""
+    opt_in = False  # True: it trains, so it runs only when asked (--phrasis)
+
+    def result(self, candidate) -> LensResult:
+        return LensResult(lens=self.name, paper=self.paper, model=candidate.name)
+
+
 def _records(frame: pd.DataFrame) -> list[dict]:
     return frame.astype(object).where(frame.notna(), None).to_dict("records")
 
@@ -139,5 +149,7 @@ def apply_gate(out: LensResult, gold, pred, where: str) -> LensResult:
     return out
 
 
-def not_applicable(lens, candidate, reason: str) -> LensResult:
-    return LensResult(lens=lens.name, paper=lens.paper, model=candidate.name, status="not applicable", reason=reason)
+def not_applicable(lens: Lens, candidate, reason: str) -> LensResult:
+    out = lens.result(candidate)
+    out.status, out.reason = "not applicable", reason
+    return out
