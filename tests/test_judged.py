@@ -71,11 +71,13 @@ def test_status_check_exits_1_when_stale(tmp_path, monkeypatch):
         write_sample(tmp_path, name=name, hash_="aaa")
         if "scene" in spec.judgements:
             pd.read_csv(tmp_path / f"{name}.csv").assign(scene=1).to_csv(tmp_path / f"{name}.csv", index=False)
+    from nli_lib.judged.__main__ import main
+
     monkeypatch.setattr(judged, "code_hash", lambda spec: "aaa")
-    assert judged.main(["status", "--check"], tmp_path) == 0
+    assert main(["status", "--check"], tmp_path) == 0
     monkeypatch.setattr(judged, "code_hash", lambda spec: "bbb")
-    assert judged.main(["status"], tmp_path) == 0  # a report
-    assert judged.main(["status", "--check"], tmp_path) == 1
+    assert main(["status"], tmp_path) == 0  # a report
+    assert main(["status", "--check"], tmp_path) == 1
 
 
 def test_copies_are_reported_apart(tmp_path):
@@ -154,3 +156,16 @@ def test_ftc_coverage_counts_copies_apart_from_rewrites():
                          {"by": "kind", "group": "rewrite", "n_ok": 2, "n_ok_correct": 1}])
     lines = precision_lines(gold)
     assert "ok rewrites: 1/2 judged correct" in lines and "unchanged copies of the hypothesis" in lines
+
+
+def test_draw_writes_blank_judgements_and_the_code_hash(tmp_path, monkeypatch):
+    monkeypatch.setattr(judged, "code_hash", lambda spec: "abc")
+
+    def make(n, seed):
+        return pd.DataFrame({"item": [1, 2], "stratum": "s", "input": "h", "output": ["a", "b"]}), \
+            {"coverage": {"inputs": 4, "outputs": 2}}
+
+    judged.draw("atoms", 2, 5, make, tmp_path)
+    sample = judged.load("atoms", tmp_path)
+    assert sample.unjudged() == 2 and set(sample.items["code_hash"]) == {"abc"}
+    assert (sample.meta["code_hash"], sample.meta["seed"], sample.meta["n"]) == ("abc", 5, 2)

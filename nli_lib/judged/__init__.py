@@ -27,17 +27,14 @@ Precision is k of n judged items with a Wilson 95 % interval, overall and per st
 """
 from __future__ import annotations
 
-import argparse
-import importlib
 import json
-import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from .config import REPO_ROOT
-from .evaluation import wilson_interval
+from ..config import REPO_ROOT
+from ..evaluation import wilson_interval
 
 JUDGED_DIR = REPO_ROOT / "data" / "fixtures" / "judged"
 COLUMNS = ("item", "stratum", "input", "output", "ok", "why", "code_hash")
@@ -57,10 +54,8 @@ class StandIn:
     title: str  # what it makes, for a reader
     modules: tuple[str, ...]  # the modules that make the output (their import closure is followed)
     within: tuple[str, ...]  # the module prefixes of that closure that are the stand-in (not the library around it)
-    draw: str  # 'module:function' drawing a fresh sample: f(n, seed) -> (items frame, meta dict)
     judgements: tuple[str, ...] = ("ok",)  # judgement columns (1/0)
     fixtures: tuple[str, ...] = ()  # data files (repo-relative) it reads: a refit verifier is a change too
-    defaults: dict = field(default_factory=dict)  # n, seed of the shipped sample
 
     def command(self) -> str:
         """The command that draws a fresh sample to judge."""
@@ -69,15 +64,15 @@ class StandIn:
 
 STAND_INS = {s.name: s for s in (
     StandIn("ftc", "FTC counterfactuals of the four offline pipelines (rewrites; unchanged copies counted apart)",
-            ("nli_lib.ftc.pipeline",), ("nli_lib.ftc.", "nli_lib.text"), "nli_lib.ftc.gold:draw_fresh",
+            ("nli_lib.ftc.pipeline",), ("nli_lib.ftc.", "nli_lib.text"),
             fixtures=("data/fixtures/ftc/verifier.json",)),
     StandIn("atoms", "atoms of the offline rule decomposer (δ-SNLI-TEST and SNLI test hypotheses)",
             ("nli_lib.atoms.generate",), ("nli_lib.atoms.decompose", "nli_lib.atoms.generate",
-                                          "nli_lib.atoms.grammar", "nli_lib.text"), "nli_lib.atoms.gold:draw_fresh"),
+                                          "nli_lib.atoms.grammar", "nli_lib.text")),
     StandIn("factnli", "FactNLI facts fused by the offline generator (WordNet senses, gloss rules, rule B.1)",
             ("nli_lib.factnli.pipeline",), ("nli_lib.factnli.", "nli_lib.atoms.decompose", "nli_lib.atoms.grammar",
                                             "nli_lib.data.wordnet", "nli_lib.text"),
-            "nli_lib.factnli.gold:draw_fresh", judgements=("ok", "scene")),
+            judgements=("ok", "scene")),
 )}
 
 
@@ -91,8 +86,8 @@ def code_hash(spec: StandIn, graph=None, root: Path = REPO_ROOT) -> str:
     """12 hex digits over the code texts of the stand-in's modules (`codehash`: docstrings, comments and blank
     lines do not count) and the bytes of its fixtures. The modules are the import closure of `spec.modules`
     restricted to `spec.within`: a change in the runner or the cache is not a change in how atoms are written."""
-    from . import codehash
-    from .hashing import digest
+    from .. import codehash
+    from ..hashing import digest
 
     g = codehash.graph() if graph is None else graph
     modules = [m for m in g.closure(set(spec.modules))
@@ -246,11 +241,11 @@ def show(name: str, folder: Path = JUDGED_DIR) -> pd.DataFrame:
     return table
 
 
-def draw(name: str, n: int, seed: int, folder: Path = JUDGED_DIR) -> tuple[Path, Path]:
-    """Draw a fresh sample with the stand-in's draw function and write it to be judged (blank judgements)."""
+def draw(name: str, n: int, seed: int, make, folder: Path = JUDGED_DIR) -> tuple[Path, Path]:
+    """Draw a fresh sample with `make(n, seed) -> (items, meta)` (the stand-in's draw function, `__main__`) and
+    write it to be judged: blank judgements, the stand-in's current code hash on every item and in the meta."""
     spec = stand_in(name)
-    module, func = spec.draw.split(":")
-    items, meta = getattr(importlib.import_module(module), func)(n, seed)
+    items, meta = make(n, seed)
     h = code_hash(spec)
     items = items.assign(code_hash=h)
     for j in spec.judgements:
@@ -266,27 +261,11 @@ def draw(name: str, n: int, seed: int, folder: Path = JUDGED_DIR) -> tuple[Path,
     return csv, meta_path
 
 
-def main(argv=None, folder: Path = JUDGED_DIR) -> int:
-    ap = argparse.ArgumentParser(prog="python -m nli_lib.judged", description=__doc__.split("\n")[0])
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    s = sub.add_parser("status", help="each stand-in's judged sample against its current code")
-    s.add_argument("--check", action="store_true", help="exit 1 when a judgement is older than its code")
-    d = sub.add_parser("draw", help="draw a fresh sample to judge (overwrites the stand-in's file)")
-    d.add_argument("name", choices=sorted(STAND_INS))
-    d.add_argument("--n", type=int, default=80)
-    d.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args(argv)
-    if args.cmd == "draw":
-        for p in draw(args.name, args.n, args.seed, folder):
-            print("wrote", p)
-        return 0
-    stale = 0
+def status(folder: Path = JUDGED_DIR) -> tuple[str, int]:
+    """(text, stale): every stand-in's `lines`, and how many were judged against older code."""
+    texts, stale = [], 0
     for name in STAND_INS:
         text, _ = lines(name, folder)
-        print(text if "NOTE:" in text else text + "\n  judged against the current code")
+        texts.append(text if "NOTE:" in text else text + "\n  judged against the current code")
         stale += "NOTE:" in text
-    return 1 if args.check and stale else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return "\n".join(texts), stale
