@@ -148,7 +148,7 @@ def test_two_models_side_by_side_with_paired_tests_on_the_same_items(diagnosed, 
     assert atoms.weakest and atoms.weakest[0]["examples"] and "atoms" in atoms.weakest[0]["examples"][0]
     assert atoms.gate.startswith("sanity gate PASSED")
     paths = report.write(tmp_path / "out")
-    saved = json.loads(paths["json"].read_text())
+    saved = json.loads(paths["json"].read_text(), parse_constant=pytest.fail)  # strict JSON: no NaN, no Infinity
     assert [m["name"] for m in saved["models"]] == [a, b] and saved["paired"] and saved["lenses"][a][0]["headlines"]
     page = paths["markdown"].read_text()
     assert "## Paired tests on the same items" in page and "McNemar exact" in page and "Weakest categories" in page
