@@ -9,11 +9,12 @@ only registry reachable here, so the sources come from the ``llama-cpp-python`` 
     cmake -S vendor/llama.cpp -B build -DCMAKE_BUILD_TYPE=Release -DLLAMA_OPENSSL=OFF ...   # CPU only, no HTTPS
     cmake --build build --target llama-server -j2                         # ~11 CPU-minutes on two cores
 
-`build()` does exactly that into a machine-wide cache folder keyed by the sdist's version and sha256
-(``~/.cache/nli-companion/llama-server/0.3.36-832db0699007/bin/llama-server``; ``NLI_LLAMA_SERVER_CACHE`` moves
-the root), under a file lock so two processes never build at once, and writes ``build.json`` beside the binary
-with the binary's own sha256: `find_binary()` returns a cached binary only when that hash still matches (a
-half-copied or altered file is rebuilt, never run). ``NLI_LLAMA_SERVER`` names a binary you built yourself.
+`build()` does exactly that into a machine-wide cache folder keyed by the sdist's version and sha256, the CPU
+architecture and the CMake flags (``~/.cache/nli-companion/llama-server/0.3.36-832db0699007-x86_64-<flags8>/``
+``bin/llama-server``; ``NLI_LLAMA_SERVER_CACHE`` moves the root), under a file lock so two processes never build
+at once, and writes ``build.json`` beside the binary with the binary's own sha256: `find_binary()` returns a
+cached binary only when that hash still matches (a half-copied or altered file is rebuilt, never run).
+``NLI_LLAMA_SERVER`` names a binary you built yourself.
 
 Command line (``scripts/build-llama-server.sh`` runs the first)::
 
@@ -58,8 +59,10 @@ def cache_root() -> Path:
 
 
 def build_dir(root: Path | None = None) -> Path:
-    """``<root>/<version>-<sha12>-<arch>``: a new sdist, hash or CPU architecture is a new build."""
-    return (root or cache_root()) / f"{VERSION}-{SDIST_SHA256[:12]}-{platform.machine()}"
+    """``<root>/<version>-<sha12>-<arch>-<flags8>``: a new sdist, hash, CPU architecture or CMake flag set is a
+    new build."""
+    flags = hashlib.sha256(" ".join(CMAKE_FLAGS).encode()).hexdigest()[:8]
+    return (root or cache_root()) / f"{VERSION}-{SDIST_SHA256[:12]}-{platform.machine()}-{flags}"
 
 
 def _sha256(path: Path) -> str:
@@ -165,14 +168,18 @@ def _healthy(url: str) -> bool:
 
 @contextlib.contextmanager
 def serve(binary: Path, gguf: Path, *, parallel: int = 4, ctx_size: int = 8192, alias: str | None = None,
-          threads: int = 2, timeout_s: float = 120.0, log_path: Path | None = None):
+          threads: int = 2, repack: bool = False, timeout_s: float = 120.0, log_path: Path | None = None):
     """Run ``llama-server -m GGUF -np PARALLEL`` on a free local port and yield its ``/v1`` base URL.
 
     ``ctx_size`` is shared by the slots (each gets ctx_size / parallel tokens); ``alias`` is the model name the
-    server answers to (without it, llama-server names the model by its file path). Stops the server on exit."""
+    server answers to (without it, llama-server names the model by its file path). ``repack=False`` passes
+    ``--no-repack``: on a CPU with AMX, a native build puts the weights in ggml's AMX buffers, and where the
+    kernel or container does not grant AMX tile state the server dies with SIGSEGV in
+    ``ggml_backend_amx_mul_mat`` while warming up (seen on this project's build machines); plain CPU buffers
+    work everywhere. Stops the server on exit."""
     port = free_port()
     cmd = [str(binary), "-m", str(gguf), "--host", "127.0.0.1", "--port", str(port), "-np", str(parallel),
-           "-c", str(ctx_size), "-t", str(threads), "--no-webui"]
+           "-c", str(ctx_size), "-t", str(threads), "--no-webui", *([] if repack else ["--no-repack"])]
     if alias:
         cmd += ["--alias", alias]
     log = open(log_path, "w") if log_path else subprocess.DEVNULL
