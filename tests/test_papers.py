@@ -178,7 +178,6 @@ def test_declarations_import_only_the_light_core():
     """A paper's paper.py is read without its package's code (`papers.declarations`): it may import the registry,
     the catalog's OutputSpec and the standard library, never its own package's modules or the heavy core."""
     import ast
-
     import sys
 
     allowed = {"nli_lib.papers", "nli_lib.catalog.spec", "typing", "__future__"}
