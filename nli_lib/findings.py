@@ -68,7 +68,7 @@ def paper_text(value: float) -> str:
     return f"{int(value):,}" if float(value).is_integer() else f"{value:,.10g}"
 
 
-def basis_text(basis: str, paper: float | None, ours: float) -> str:
+def basis_text(basis: str, paper: float | None, ours: float, bound: str = "") -> str:
     """'graded: <agreement> (<what ours is computed from>)' or 'not graded: <why>'.
 
     >>> basis_text("data", 1837.0, 1837.0), basis_text("subset", 51.46, 51.45)
@@ -84,7 +84,7 @@ def basis_text(basis: str, paper: float | None, ours: float) -> str:
         return f"not graded: the paper prints no value for it (from {GRADED_AS[basis]})"
     from .scorecard import classify
 
-    return f"graded: {classify(paper, ours, basis)} (from {GRADED_AS[basis]})"
+    return f"graded: {classify(paper, ours, basis, bound)} (from {GRADED_AS[basis]})"
 
 
 def finding(entry: Mapping, paper: float | None, setting: str = "") -> str:
@@ -98,12 +98,20 @@ def finding(entry: Mapping, paper: float | None, setting: str = "") -> str:
     who += [model] if data and model.startswith("data") else \
         [model, "from the data" if data else f"{entry['tier']} tier"]
     who += ["quick run"] if entry.get("quick") else []  # a quick run may use samples (the caption says which)
-    head = f"{entry['quantity']}: ours {ours_text(ours)} ({', '.join(who)}; {basis_text(entry['basis'], paper, ours)})"
+    grade = basis_text(entry["basis"], paper, ours, _bound(entry))
+    head = f"{entry['quantity']}: ours {ours_text(ours)} ({', '.join(who)}; {grade})"
     where = ref_label(entry["ref"]) + (f", {setting}" if setting else "")
     tail = f" against the paper's {paper_text(paper)} ({where})." if paper is not None else \
         f"; the paper prints no value for it in {where}."
     note = entry.get("note")
     return head + tail + (f" _{note}_" if isinstance(note, str) and note else "")
+
+
+def _bound(entry: Mapping) -> str:
+    """How the paper prints the value of `entry` ('' exactly, 'lower' for "over X"; `paper_values.bound_of`)."""
+    from .paper_values import bound_of
+
+    return bound_of(entry.get("ref", ""), entry.get("quantity", ""))
 
 
 def _missing(x) -> bool:
@@ -119,7 +127,7 @@ def tally(entries: list[Mapping], papers: list[float | None]) -> str:
     """
     counts: dict[str, int] = {}
     for e, p in zip(entries, papers):
-        label = basis_text(e["basis"], p, float(e["ours"])).split(" (")[0]
+        label = basis_text(e["basis"], p, float(e["ours"]), _bound(e)).split(" (")[0]
         key = label if label == "not computed" else label.removeprefix("graded: ") if label.startswith("graded") else \
             {"stand-in": "stand-in"}.get(e["basis"], e["basis"] if e["basis"] in WHY_NOT_GRADED else "no paper value")
         counts[key] = counts.get(key, 0) + 1

@@ -30,6 +30,7 @@ class PaperValue:
     value: float  # as printed in the paper (percentages as printed, e.g. 36.0 for 36%)
     setting: str = ""  # model / split / condition the value belongs to
     reason: str = ""  # why the companion cannot compute it (empty when it can)
+    bound: str = ""  # '' (printed exactly) | 'lower' (the paper says "over X") | 'upper' (the paper says "under X")
 
 
 PAPER_VALUES_DIR = resource_path(PAPER_VALUES)  # nli_lib/resources/paper_values/
@@ -37,7 +38,8 @@ PAPER_VALUES_DIR = resource_path(PAPER_VALUES)  # nli_lib/resources/paper_values
 
 def load_values(papers: tuple[Paper, ...] | None = None) -> list[PaperValue]:
     """Every reference value of every registered paper (or of `papers`), read from its paper-values CSV (columns
-    ref, quantity, value, setting[, reason]), papers in name order. A paper without the file is an error naming it."""
+    ref, quantity, value, setting[, reason][, bound]), papers in name order. A paper without the file is an error
+    naming it."""
     values = []
     for p in sorted(registry() if papers is None else papers, key=lambda p: p.name):
         if not p.values.is_file():
@@ -47,8 +49,27 @@ def load_values(papers: tuple[Paper, ...] | None = None) -> list[PaperValue]:
             for row in csv.DictReader(fh):
                 values.append(PaperValue(paper=p.name, ref=row["ref"], quantity=row["quantity"],
                                          value=float(row["value"]), setting=row.get("setting") or "",
-                                         reason=row.get("reason") or ""))
+                                         reason=row.get("reason") or "", bound=_bound(row)))
     return values
+
+
+def _bound(row: Mapping[str, str]) -> str:
+    bound = (row.get("bound") or "").strip()
+    if bound not in BOUNDS:
+        raise ValueError(f"paper value {row['ref']} / {row['quantity']}: bound {bound!r} is not one of {BOUNDS}")
+    return bound
+
+
+BOUNDS = ("", "lower", "upper")  # how a paper value is printed: exactly, 'over X', 'under X'
+
+
+def bound_of(ref: str, quantity: str) -> str:
+    """'lower' when the paper prints "over X" for (ref, quantity), 'upper' for "under X", '' otherwise.
+
+    >>> bound_of("phrasis-sec-3", "PhrasIS phrase pairs (train + test)"), bound_of("atoms-table-5", "x")
+    ('lower', '')
+    """
+    return next((v.bound for v in values() if v.ref == ref and v.quantity == quantity), "")
 
 
 VALUES: list[PaperValue] = load_values()  # as registered when first imported; `values()` follows $NLI_PAPERS

@@ -74,7 +74,7 @@ class Paper:
     section: str  # the book's navigation caption of its notebooks
     package: str  # the importable package holding its code, e.g. 'nli_lib.taxinli'
     folder: Path  # that package's folder
-    values: Path  # the CSV of the numbers the paper prints (columns ref, quantity, value, setting[, reason])
+    values: Path  # the CSV of the numbers the paper prints (columns ref, quantity, value, setting[, reason][, bound])
     notebooks: Path | None = None  # folder of its notebooks; None: the repository's notebooks/ (built-in papers)
     extra: dict = field(default_factory=dict, compare=False)  # further keys of an external paper's paper.yaml
 

@@ -45,7 +45,7 @@ SUMMARY_COLUMNS = ["paper", "paper_values", "like_for_like", "match", "close", "
                    "stand_in", "not_computed"]
 
 
-def classify(paper: float, ours: float, basis: str) -> str:
+def classify(paper: float, ours: float, basis: str, bound: str = "") -> str:
     """'match' | 'close' | 'differs' for a like-for-like basis, 'not graded' for our sample, another
     population or an unstated setting (`basis.NOT_GRADED`), 'stand-in' otherwise (see module docstring).
 
@@ -57,6 +57,10 @@ def classify(paper: float, ours: float, basis: str) -> str:
     ('not graded', 'not graded', 'not graded')
     >>> classify(76.0, float("nan"), "data")
     'not computed: the recorded value is not a number'
+
+    A value the paper prints as a bound ("over 10K": `bound="lower"`) is met by any number past it:
+    >>> classify(10000.0, 10214.0, "data", bound="lower"), classify(10000.0, 9500.0, "data", bound="lower")
+    ('match', 'close')
     """
     if basis not in BASES:
         raise ValueError(f"basis {basis!r} is not one of {BASES}")
@@ -67,6 +71,8 @@ def classify(paper: float, ours: float, basis: str) -> str:
     if basis not in LIKE_FOR_LIKE:
         return "stand-in"
     gap = abs(ours - paper)
+    if (bound == "lower" and ours > paper) or (bound == "upper" and ours < paper):
+        return "match"
     if gap <= 0.005 or gap <= 0.01 * abs(paper):
         return "match"
     return "close" if gap <= 0.10 * abs(paper) else "differs"
@@ -91,7 +97,7 @@ def build_scorecard(paper: pd.DataFrame | None = None, ours: pd.DataFrame | None
             continue
         for e in entries.itertuples(index=False):
             diff = e.ours - v.value
-            status = classify(v.value, e.ours, e.basis)
+            status = classify(v.value, e.ours, e.basis, getattr(v, "bound", "") or "")
             if not np.isfinite(e.ours) and isinstance(e.note, str) and e.note:  # withheld: the note says why
                 status = f"not computed: {e.note}"
             rows.append({**base, "ours": e.ours, "difference": diff,

@@ -190,3 +190,36 @@ def test_taxinli_fine_tuned_systems_that_fail_the_gate_leave_the_line_up():
         ["BERT matched", "flat (stand-in for BERT)", "stand-in"], ["BERT mismatched", "flat (stand-in for BERT)",
                                                                   "stand-in"]]
     assert scores["note"].str.startswith("withheld: flat failed its sanity gate on 12 TaxiNLI").all()
+
+
+# --------------------------------------------------------------------------------------------------- bounds
+
+def test_a_value_the_paper_prints_as_a_bound_is_met_by_any_number_past_it():
+    """PhrasIS §3 says 'over 10K' phrase pairs: our count 10,214 from the released data meets it (match), in the
+    scorecard and in the notebook's generated sentence alike; a count under it is graded by its gap."""
+    import pandas as pd
+
+    from nli_lib.findings import finding
+    from nli_lib.paper_values import bound_of
+    from nli_lib.scorecard import build_scorecard
+
+    ref, quantity = "phrasis-sec-3", "PhrasIS phrase pairs (train + test)"
+    assert bound_of(ref, quantity) == "lower"
+    paper = pd.DataFrame([{"paper": "phrasis", "ref": ref, "quantity": quantity, "value": 10000.0,
+                           "setting": "", "reason": "", "bound": "lower"}])
+    entry = {"ref": ref, "quantity": quantity, "paper": 10000.0, "model": "data", "basis": "data", "tier": "data",
+             "notebook": "00_x", "quick": False, "note": ""}
+    ours = pd.DataFrame([{**entry, "ours": 10214.0}, {**entry, "ours": 9600.0, "model": "data (other count)"}])
+    assert build_scorecard(paper, ours)["status"].tolist() == ["match", "close"]
+    assert "graded: match" in finding({**entry, "ours": 10214.0}, paper=10000.0)
+
+
+def test_a_paper_values_file_with_an_unknown_bound_is_refused(tmp_path):
+    from nli_lib.paper_values import load_values
+    from nli_lib.papers import Paper
+
+    csv = tmp_path / "paper_values.csv"
+    csv.write_text("ref,quantity,value,setting,reason,bound\nx-table-1,q,1,,,about\n")
+    paper = Paper(name="x", label="X", title="X", prefix="7", section="X", package="x", folder=tmp_path, values=csv)
+    with pytest.raises(ValueError, match="bound 'about' is not one of"):
+        load_values((paper,))
