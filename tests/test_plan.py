@@ -76,8 +76,9 @@ def test_planning_client_reads_the_cache_and_counts_repeats_once(tmp_path):
 
 # -- against an endpoint ------------------------------------------------------------------------------------------
 class Scripted:
-    """An endpoint's backend answering Prompt A.1 with the offline rules' atoms, B.1 with 'e', anything else
-    with words no parser reads; counts the requests it serves."""
+    """An endpoint's backend answering Prompt A.1 with the offline rules' atoms, B.1 with 'e', C.1 / C.2 with
+    more / less / none, D.1 with a question, FTC's extraction and transformation, anything else with words no
+    parser reads; counts the requests it serves."""
 
     def __init__(self):
         from nli_lib.atoms.decompose import default_decomposer
@@ -90,6 +91,10 @@ class Scripted:
         if "Generate a list of atomic facts" in text:
             sentence = text.rsplit("SENTENCE:", 1)[1].split("\n")[0].strip()
             answer = "\n".join(f"{i}. {a}" for i, a in enumerate(self.decompose(sentence), 1)) + "\n[END]"
+        elif "Evidence:" in text:  # atoms C.1 / C.2: more, less or none, by the prompt's length
+            answer = ("more", "less", "none")[len(text) % 3] + "\nBecause.\n[END]"
+        elif text.rstrip().endswith("Question:"):  # atoms D.1
+            answer = " What is there?\n"
         elif "Premise:" in text and "Hypothesis:" in text:
             answer = "e\nThe premise says so.\n[END]"
         elif text.rstrip().endswith("\nA:"):  # FTC extraction: two spans of the explanation
@@ -270,3 +275,83 @@ def test_prices_are_profile_keys_checked_like_the_others(tmp_path):
     bad.write_text("tier: paper\nllm: {base_url: http://127.0.0.1:9/v1, model: m, price_per_1k_prompt_tokens: -1}\n")
     with pytest.raises(Exception, match="price_per_1k_prompt_tokens is negative"):
         load_profile(str(bad))
+
+
+class _Validator:
+    """The NLI validator's stand-in of the atoms test: H entails an atom of even length, P entails none (so the
+    run's pruning keeps about half of the candidates the plan bounds)."""
+
+    name, labels = "even-length atoms", ("entailment", "neutral", "contradiction")
+
+    def predict_proba(self, first, atoms):
+        import numpy as np
+
+        self.calls = getattr(self, "calls", 0) + 1
+        keep = [self.calls % 2 == 1 and len(a) % 2 == 0 for a in atoms]  # (H, a) first, then (P, a)
+        return np.array([[1.0, 0.0, 0.0] if k else [0.0, 1.0, 0.0] for k in keep]).reshape(-1, 3)
+
+
+def _run_atoms_steps(profile: str):
+    """What notebooks 12 and 13 ask their LLM in a quick run, through their own functions (the LLM the only
+    δ-NLI model; `_Validator` the NLI model)."""
+    from nli_lib.atoms.defeasible import llm_predictor
+    from nli_lib.atoms.pipeline import defeasible_run
+    from nli_lib.atoms.quds import generate_quds
+    from nli_lib.atoms.report import critical_atoms, gold_file_run, silver_vs_paper_labels
+    from nli_lib.config import REPO_ROOT
+    from nli_lib.context import RunContext
+    from nli_lib.llm import make_llm
+
+    ctx = RunContext.from_profile(profile, quick=True)
+    ctx.nli_model = lambda spec=None: _Validator()
+    llm = make_llm(ctx.params)
+    predictor = llm_predictor(llm, seed=ctx.seed)
+    dr = defeasible_run(ctx, predictors={predictor.name: predictor})  # notebook 12 (and 13)
+    dr.label_check(n_placebo=100, seed=ctx.seed)
+    fixture = REPO_ROOT / "data" / "fixtures" / "atoms_gold_labels_example.csv"
+    paper_gold, _, _ = silver_vs_paper_labels(fixture, None, llm, ctx.tier)
+    gold_file_run(ctx, dr, fixture, paper_gold)
+    generate_quds(critical_atoms(dr.data)["atom"].unique(), llm=llm)  # notebook 13
+    llm.close()
+    return dr
+
+
+def test_atoms_planned_calls_bound_the_run_and_are_exact_after_it(tmp_path, monkeypatch):
+    """Notebooks 12-13: before the run, A.1 and C.1 are planned and the C.2 labels, predictions, placebo
+    labels and QUDs that wait for answers (or for the NLI validator, which the plan does not run) are bounded;
+    after it, the planned calls are the calls made, and what stays pending is the candidates the validator
+    pruned (C.2 sub-problems the run never asked)."""
+    from nli_lib.llm.server import serve
+
+    no_proxy(monkeypatch)
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    backend = Scripted()
+    with serve(backend, name="scripted") as url:
+        profile = _profile(tmp_path, url)
+        before = plan_run(profile, quick=True, only=["12", "13"])
+        assert backend.requests == 0 and not before.errors
+        snap = calls.snapshot()
+        dr = _run_atoms_steps(profile)
+        row = calls.summary(since=snap).loc[f"scripted @ {url}"]
+        made = row.requests - row.cache_hits
+        assert made == backend.requests and row.errors == 0
+        after = plan_run(profile, quick=True, only=["12", "13"])
+        assert backend.requests == made and not after.errors
+    steps = set(before.pending["step"])
+    assert {"C.2 silver labels", "placebo updates", "D.1 QUDs"} <= steps  # they wait for A.1's answers
+    assert before.calls["new"].sum() < made <= before.calls["new"].sum() + before.pending["calls_bound"].sum()
+    assert after.calls["new"].sum() == 0 and after.calls["calls"].sum() == made
+    templates = set(after.calls["step"].str.rsplit(" · ", n=1).str[-1])
+    assert {"atoms.A1", "atoms.C1", "atoms.C2", "atoms.D1"} <= templates
+    # what stays pending is the validator's pruning alone: the C.2 sub-problems it dropped (never asked), and
+    # at most one call each for what their labels could have led to
+    from nli_lib.atoms.defeasible import subproblems
+
+    assert (after.pending["basis"] == "at most").all()
+    assert set(after.pending["after"]) == {"NLI validation of the atoms (not run by the plan)", "C.2 silver labels"}
+    examples, validated = dr.data.examples, dr.data.validated
+    triples = [set(subproblems(examples, v)[["premise", "update", "atom"]].itertuples(index=False, name=None))
+               for v in (validated.assign(valid=True), validated)]
+    dropped = len(triples[0] - triples[1])  # distinct C.2 prompts of the sub-problems it dropped
+    c2 = after.pending.set_index("step").loc["C.2 silver labels"]
+    assert dropped > 0 and c2.calls_bound == dropped

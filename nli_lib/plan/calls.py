@@ -174,6 +174,9 @@ class CallPlan:
     _notebook: str = ""
     _step: str = ""
     _counters: dict = field(default_factory=dict)
+    _bounding: str | None = None  # inside `bounded`: the step whose outcome decides which calls are made
+    _bounded: set = field(default_factory=set)  # key hashes of the candidates not in the cache (`bounded`)
+    _bounded_all: set = field(default_factory=set)  # every candidate already bounded (counted once)
 
     # -- context ----------------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -204,6 +207,20 @@ class CallPlan:
         finally:
             CLIENT_WRAPPER.reset(token)
 
+    @contextlib.contextmanager
+    def bounded(self, after: str):
+        """Calls asked inside the block are candidates: the run makes only those that `after` (a step the plan
+        cannot run, e.g. an NLI model's pruning) keeps. A cached candidate was made (a run kept it) and is
+        planned; the others are noted as pending, at most one call each."""
+        old, self._bounding, self._bounded = (self._bounding, self._bounded), after, set()
+        try:
+            yield self
+            waiting = {h for h in self._bounded if h not in self.records and h not in self._bounded_all}
+            self._bounded_all |= waiting
+            self.depends(self._step, after, len(waiting), 1.0, "at most")
+        finally:
+            self._bounding, self._bounded = old
+
     def wrap(self, client, section: str = "llm") -> PlanningLLM:
         return client if isinstance(client, PlanningLLM) else PlanningLLM(client, self, section)
 
@@ -217,6 +234,9 @@ class CallPlan:
 
     def record(self, client: PlanningLLM, key: dict, value: dict | None) -> None:
         h = key_hash(key)
+        if value is None and self._bounding is not None and h not in self.records:
+            self._bounded.add(h)  # a candidate the run may not make: bounded, not planned
+            return
         self.asked.append((self._notebook, self._step, h))
         if h in self.records:
             return
@@ -237,8 +257,8 @@ class CallPlan:
         if self.last_batch is None or self.last_batch[0] != id(results):
             return
         for key in self.last_batch[1]:
-            rec = self.records[key_hash(key)]
-            if rec.notebook == self._notebook and rec.step == self._step:
+            rec = self.records.get(key_hash(key))  # None: a candidate bounded, not planned (`bounded`)
+            if rec is not None and rec.notebook == self._notebook and rec.step == self._step:
                 rec.step = f"{self._step} · {template}" if self._step else template
 
     def uncached(self, template: str = "") -> int:

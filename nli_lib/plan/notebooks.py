@@ -16,15 +16,13 @@ from __future__ import annotations
 
 from typing import Callable
 
+from ..atoms.pipeline import QUICK_SNLI
 from ..context import RunContext
 from .calls import NOT_CACHED, CallPlan
 
 PLANNERS: dict[str, Callable[[RunContext, CallPlan], None]] = {}
 
 UNPLANNED = {  # notebook -> why its LLM calls are not enumerated before a run
-    "12": "atoms C.1/C.2 labels and the LLM's δ-NLI predictions are asked per critical atom, chosen by an NLI model's "
-          "predictions",
-    "13": "QUDs (D.1) are asked for critical atoms chosen by the models' predictions",
     "21": "the prompted phrase-relation model is asked per scenario split built with the trained models",
     "22": "as notebook 21 (the unseen split of Positives-A)",
     "32": "counterfactuals of borrowed (pathological) explanations, built with the task model's scoring",
@@ -33,7 +31,9 @@ UNPLANNED = {  # notebook -> why its LLM calls are not enumerated before a run
 }
 
 # the notebooks' sample sizes (their first code cells): quick, full
-ATOMS_SNLI = (80, 1000)  # atoms.pipeline QUICK_SNLI; notebooks 10-11
+ATOMS_SNLI = (QUICK_SNLI, 1000)  # notebooks 10-11: atoms.pipeline's quick size; snli_consistency's n
+ATOMS_PLACEBO = (100, 400)  # notebooks 12-13's dr.label_check(n_placebo=100 if nb.quick else 400)
+ATOMS_GOLD_FIXTURE = ("data", "fixtures", "atoms_gold_labels_example.csv")  # notebook 12's FIXTURE (REPO_ROOT/...)
 FTC_30_PER_LABEL = (10, 100)  # notebook 30's N_PER_LABEL
 FTC_31_PER_LABEL = (12, 100)  # notebook 31's N_PER_LABEL
 
@@ -83,7 +83,7 @@ def atoms_snli_consistency(ctx: RunContext, plan: CallPlan) -> None:
     """A.1 on the SNLI sample (notebook 10's calls), then the LLM as an NLI model (Prompt B.1, 12 shots) on the
     sample's pairs and on every (premise, usable atom) pair."""
     from ..atoms.consistency import atom_judgements, snli_shots, snli_test_sample
-    from ..atoms.generate import attach_atoms, generate_atoms, usable
+    from ..atoms.generate import attach_atoms, generate_atoms
     from ..lineup import llm_ref, load_classifier
 
     gen = _atoms_generator(ctx)
@@ -98,15 +98,124 @@ def atoms_snli_consistency(ctx: RunContext, plan: CallPlan) -> None:
         model.predict_frame(examples)
     with plan.step("B.1 (premise, atom) pairs"):
         atom_judgements(model, rows)
+    waiting, per_example, basis = _atoms_pending(gen, atoms, examples, len(rows))
+    plan.depends("B.1 (premise, atom) pairs", "SNLI sample · atoms.A1", waiting, per_example, basis)
+
+
+def _atoms_pending(gen, atoms, examples, pairs: int) -> tuple[int, float, str]:
+    """(examples whose hypothesis's A.1 answer is not cached, (example, atom) pairs per example, what the
+    estimate rests on): `pairs` (example, usable atom) pairs over the answered examples, else the atoms per
+    sentence of the prompt's own exemplars (the paper's decompositions)."""
+    from ..atoms.generate import usable
+
     pending = set(atoms.loc[atoms["error"].astype(str).str.contains(NOT_CACHED), "sentence"])  # A.1 not cached
     answered = examples["hypothesis"].isin(set(usable(atoms)["sentence"])).sum()
-    if answered:  # (premise, atom) pairs per answered example
-        per_example, basis = len(rows) / answered, "estimated from the cached answers"
-    else:  # atoms per sentence of the prompt's own exemplars (the paper's decompositions)
+    if answered:
+        per_example, basis = pairs / answered, "estimated from the cached answers"
+    else:
         per_example = sum(len(s["atoms"]) for s in gen.shots) / max(1, len(gen.shots))
         basis = "estimated from the prompt's exemplars (atoms per sentence)"
-    waiting = int(examples["hypothesis"].isin(pending).sum())
-    plan.depends("B.1 (premise, atom) pairs", "SNLI sample · atoms.A1", waiting, per_example, basis)
+    return int(examples["hypothesis"].isin(pending).sum()), per_example, basis
+
+
+class _KeepEveryAtom:
+    """The NLI validator's stand-in of a plan: every generated atom is entailed by its hypothesis and not by the
+    premise, so the plan sees every candidate sub-problem (the run's validator keeps a subset: `CallPlan.bounded`)."""
+
+    name, labels = "every atom kept (planning)", ("entailment", "neutral", "contradiction")
+
+    def __init__(self, hypotheses):
+        self.hypotheses = set(hypotheses)
+
+    def predict_proba(self, first, second):
+        import numpy as np
+
+        return np.array([[1.0, 0.0, 0.0] if f in self.hypotheses else [0.0, 1.0, 0.0] for f in first]).reshape(-1, 3)
+
+
+def _defeasible(ctx: RunContext, plan: CallPlan, gen):
+    """What `atoms.pipeline.defeasible_run` asks the LLM (notebooks 12-13): A.1 on the δ-SNLI hypotheses, C.2
+    silver labels of every (example, atom) sub-problem the NLI validator keeps (bounded: the plan runs no NLI
+    model), the LLM's C.1 / C.2 predictions and the placebo updates' C.2 labels (`label_check`).
+
+    Returns (the labelled atoms as far as the cache knows them, the unique atoms whose labels are pending,
+    the (examples waiting for A.1, sub-problems per example, basis) estimate)."""
+    from ..atoms.defeasible import (
+        dsnli_test,
+        llm_predictor,
+        placebo_subproblems,
+        predict,
+        prepare_dsnli,
+        silver_labels_llm,
+    )
+    from ..atoms.generate import generate_atoms
+    from ..atoms.pipeline import QUICK_GROUPS
+
+    examples = dsnli_test(quick=ctx.quick, seed=ctx.seed, groups=QUICK_GROUPS)
+    hypotheses = examples["hypothesis"].drop_duplicates().tolist()
+    with plan.step("δ-SNLI hypotheses"):
+        atoms = generate_atoms(hypotheses, gen)
+    with plan.step("C.2 silver labels"), plan.bounded("NLI validation of the atoms (not run by the plan)"):
+        data = prepare_dsnli(gen, _KeepEveryAtom(hypotheses), examples, silver_llm=gen.client)
+    after_a1 = _atoms_pending(gen, atoms, examples, len(data.labeled) + len(data.unlabeled))
+    plan.depends("C.2 silver labels", "δ-SNLI hypotheses · atoms.A1", *after_a1)
+    unlabeled = data.unlabeled
+    waiting = unlabeled[unlabeled["label_error"].astype(str).str.contains(NOT_CACHED)] if len(unlabeled) else unlabeled
+    predictor = llm_predictor(gen.client, seed=ctx.seed)
+    with plan.step("δ-NLI predictions"):
+        predict(predictor, examples, data.labeled)
+    with plan.step("δ-NLI predictions"), plan.bounded("C.2 silver labels"):
+        if len(waiting):
+            predictor.predict_atoms(waiting)
+    n = _size(ctx, ATOMS_PLACEBO)
+    with plan.step("placebo updates"):
+        silver_labels_llm(placebo_subproblems(data.labeled, n=n, seed=ctx.seed), gen.client)
+    if len(waiting) or after_a1[0]:  # the sample is drawn from labels not all known yet
+        plan.depends("placebo updates", "C.2 silver labels", n, 1.0, "at most")
+    pending_atoms = set(waiting["atom"]) if len(waiting) else set()
+    return data, pending_atoms, after_a1
+
+
+@planner("12")
+def atoms_defeasible(ctx: RunContext, plan: CallPlan) -> None:
+    """`_defeasible`, then C.2 on the paper's printed atom labels and the gold-file run (A.1 on its hypotheses,
+    the LLM's C.1 / C.2 predictions on its examples and atoms)."""
+    from ..atoms.defeasible import llm_predictor, predict, prepare_dsnli
+    from ..atoms.pipeline import gold_labels
+    from ..atoms.report import silver_vs_paper_labels
+    from ..config import REPO_ROOT
+    from ..data.loaders import load_dnli
+
+    gen = _atoms_generator(ctx)
+    if gen is None:
+        return
+    _defeasible(ctx, plan, gen)
+    fixture = REPO_ROOT.joinpath(*ATOMS_GOLD_FIXTURE)
+    with plan.step("paper's labelled atoms"):
+        paper_gold, _, _ = silver_vs_paper_labels(fixture, None, gen.client, ctx.tier)
+    with plan.step("gold-file run"):  # report.gold_file_run, with the validator's stand-in (gold labels kept)
+        dnli = load_dnli("snli", "test", drop_impossible=True)
+        examples = dnli[dnli["pair_id"].isin(set(paper_gold["pair_id"]))]
+        data = prepare_dsnli(gen, _KeepEveryAtom(examples["hypothesis"]), examples, gold=gold_labels(str(fixture)))
+        predict(llm_predictor(gen.client, seed=ctx.seed), examples, data.labeled)
+
+
+@planner("13")
+def atoms_inferential(ctx: RunContext, plan: CallPlan) -> None:
+    """`_defeasible` (notebook 12's calls), then Prompt D.1 on every unique critical atom; while labels are
+    pending, at most one more per unique atom they may make critical."""
+    from ..atoms.quds import generate_quds
+    from ..atoms.report import critical_atoms
+
+    gen = _atoms_generator(ctx)
+    if gen is None:
+        return
+    data, pending_atoms, (waiting, per_example, basis) = _defeasible(ctx, plan, gen)
+    critical = set(critical_atoms(data)["atom"])
+    with plan.step("D.1 QUDs"):
+        generate_quds(critical_atoms(data)["atom"].unique(), llm=gen.client)
+    plan.depends("D.1 QUDs", "C.2 silver labels", len(pending_atoms - critical), 1.0, "at most")
+    plan.depends("D.1 QUDs", "δ-SNLI hypotheses · atoms.A1", waiting, per_example, basis)
 
 
 # -- FTC ------------------------------------------------------------------------------------------------------
