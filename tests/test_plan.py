@@ -355,3 +355,51 @@ def test_atoms_planned_calls_bound_the_run_and_are_exact_after_it(tmp_path, monk
     dropped = len(triples[0] - triples[1])  # distinct C.2 prompts of the sub-problems it dropped
     c2 = after.pending.set_index("step").loc["C.2 silver labels"]
     assert dropped > 0 and c2.calls_bound == dropped
+
+
+def test_diagnose_planned_calls_bound_the_run_and_are_exact_after_it(tmp_path, monkeypatch, capsys):
+    """`plan --diagnose llm`: the prompted LLM's B.1 calls on every lens's items and the lenses' shared LLM steps
+    (A.1, the FTC rewriter); before the diagnose the plan and its bounds cover what it makes, after it the
+    planned calls are the calls made. Another MODEL scores locally: the plan says so and plans only the shared
+    steps."""
+    from nli_lib.cli import main
+    from nli_lib.diagnose.command import diagnose
+    from nli_lib.llm.server import serve
+    from nli_lib.plan import plan_diagnose
+    from nli_lib.plan.diagnose import LOCAL
+
+    no_proxy(monkeypatch)
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    lenses = ["atoms", "ftc", "taxinli"]
+    backend = Scripted()
+    with serve(backend, name="scripted") as url:
+        profile = _profile(tmp_path, url)
+        before = plan_diagnose(["llm"], profile, quick=True, lenses=lenses)
+        other = plan_diagnose(["tfidf-logreg"], profile, quick=True, lenses=lenses)
+        assert backend.requests == 0
+        snap = calls.snapshot()
+        diagnose(["llm"], profile, quick=True, lenses=lenses)
+        row = calls.summary(since=snap).loc[f"scripted @ {url}"]
+        made = row.requests - row.cache_hits
+        assert made == backend.requests
+        after = plan_diagnose(["llm"], profile, quick=True, lenses=lenses)
+        assert main(["plan", "--profile", profile, "--quick", "--diagnose", "llm", "--lens", "taxinli"]) == 0
+        assert backend.requests == made
+    assert "diagnose taxinli" in capsys.readouterr().out
+    taxi = before.calls[before.calls["notebook"] == "diagnose taxinli"]
+    from nli_lib.taxinli.loaders import load_taxinli
+    from nli_lib.taxinli.systems import evaluation_sample
+
+    sample = evaluation_sample(load_taxinli("mnli_dev"), quick=True, seed=0)  # notebook 51's quick sample
+    assert taxi["new"].sum() == len(sample[["premise", "hypothesis"]].drop_duplicates()) > 300  # one B.1 per pair
+    # what waited for answers: bounded (FTC: at most one transformation per extraction, one B.1 per row), or
+    # estimated (atoms: B.1 on (premise, atom) pairs, checked against a run by the notebook 10-11 test)
+    bounded = before.pending[before.pending["basis"] == "at most"]["calls_bound"].sum()
+    atom_pairs = after.calls[after.calls["step"].str.startswith("B.1 (premise, atom) pairs")]["calls"].sum()
+    assert before.calls["new"].sum() < made <= before.calls["new"].sum() + bounded + atom_pairs
+    assert after.calls["new"].sum() == 0 and after.pending.empty and after.calls["calls"].sum() == made
+    assert other.unplanned == {"diagnose MODEL tfidf-logreg": LOCAL}
+    shared = other.calls["step"].str.rsplit(" · ", n=1).str[-1].str.split(".").str[:2].str.join(".")
+    assert set(shared) == {"atoms.A1", "ftc.extract", "ftc.transform"} or set(shared) <= {
+        "atoms.A1", "ftc.extract", "ftc.transform", "ftc.rewrite"}
+    assert not (other.calls["notebook"] == "diagnose taxinli").any()  # the local model's scoring: no LLM call

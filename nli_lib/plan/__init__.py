@@ -123,4 +123,25 @@ def plan_run(profile=None, *, quick: bool = False, only: list[str] | None = None
                 device=device, utilisation=utilisation, errors=errors, call_plan=plan, only=bool(only))
 
 
-__all__ = ["Plan", "plan_run", "add_cost", "CallPlan", "DEVICES", "DEFAULT_UTILISATION"]
+def plan_diagnose(models: list[str], profile=None, *, quick: bool = False, lenses: list[str] | None = None,
+                  phrasis: bool = False, seed: int | None = None, device: str = "h100",
+                  utilisation: float = DEFAULT_UTILISATION) -> Plan:
+    """The plan of `nli-companion diagnose MODEL ...` under `profile` (`diagnose.plan_lenses`): its LLM calls
+    per lens; the MODELs scored locally are listed in `unplanned` with why (no LLM call)."""
+    from .diagnose import plan_lenses
+
+    for name, value in OFFLINE_ENV.items():
+        os.environ.setdefault(name, value)
+    ctx = RunContext.from_profile(profile, quick=quick, seed=seed)
+    plan = CallPlan()
+    with plan.active():
+        labels, unplanned, local = plan_lenses(ctx, plan, models, lenses, phrasis)
+    return Plan(profile=ctx.profile.name, tier=ctx.tier, quick=quick, notebooks=labels,
+                calls=add_cost(plan.table(), plan.prices), pending=plan.pending_table(),
+                unplanned={**unplanned, **{f"diagnose MODEL {m}": why for m, why in local.items()}},
+                training=training_table([], DEVICES[device], utilisation), downloads=pd.DataFrame(
+                    columns=["key", "model", "status", "size"]), device=device, utilisation=utilisation, call_plan=plan,
+                only=True)
+
+
+__all__ = ["Plan", "plan_run", "plan_diagnose", "add_cost", "CallPlan", "DEVICES", "DEFAULT_UTILISATION"]

@@ -50,7 +50,7 @@ def _size(ctx: RunContext, sizes: tuple[int, int]) -> int:
 
 
 # -- atoms ----------------------------------------------------------------------------------------------------
-def _atoms_generator(ctx: RunContext):
+def atoms_generator(ctx: RunContext):
     from ..atoms.generate import llm_generator
     from ..llm import make_llm
 
@@ -66,7 +66,7 @@ def atoms_decomposition(ctx: RunContext, plan: CallPlan) -> None:
     from ..atoms.generate import PAPER_DECOMPOSITIONS, generate_atoms
     from ..atoms.pipeline import QUICK_GROUPS
 
-    gen = _atoms_generator(ctx)
+    gen = atoms_generator(ctx)
     if gen is None:
         return
     with plan.step("paper sentences"):
@@ -78,20 +78,29 @@ def atoms_decomposition(ctx: RunContext, plan: CallPlan) -> None:
         generate_atoms(dnli[["premise", "hypothesis"]].drop_duplicates()["hypothesis"].tolist(), gen, checker=None)
 
 
+def snli_sample_atoms(ctx: RunContext, plan: CallPlan, gen):
+    """(SNLI-TEST-SAMPLE, its A.1 atoms as far as the cache knows them): `atoms.pipeline.snli_consistency`'s
+    first step (notebook 11, the diagnose's atoms lens)."""
+    from ..atoms.consistency import snli_test_sample
+    from ..atoms.generate import generate_atoms
+
+    examples = snli_test_sample(_size(ctx, ATOMS_SNLI), ctx.seed)
+    with plan.step("SNLI sample"):
+        return examples, generate_atoms(examples["hypothesis"].tolist(), gen)
+
+
 @planner("11")
 def atoms_snli_consistency(ctx: RunContext, plan: CallPlan) -> None:
     """A.1 on the SNLI sample (notebook 10's calls), then the LLM as an NLI model (Prompt B.1, 12 shots) on the
     sample's pairs and on every (premise, usable atom) pair."""
-    from ..atoms.consistency import atom_judgements, snli_shots, snli_test_sample
-    from ..atoms.generate import attach_atoms, generate_atoms
+    from ..atoms.consistency import atom_judgements, snli_shots
+    from ..atoms.generate import attach_atoms
     from ..lineup import llm_ref, load_classifier
 
-    gen = _atoms_generator(ctx)
+    gen = atoms_generator(ctx)
     if gen is None:
         return
-    examples = snli_test_sample(_size(ctx, ATOMS_SNLI), ctx.seed)
-    with plan.step("SNLI sample"):
-        atoms = generate_atoms(examples["hypothesis"].tolist(), gen)
+    examples, atoms = snli_sample_atoms(ctx, plan, gen)
     rows = attach_atoms(examples[["pair_id", "premise", "hypothesis", "label"]], atoms)
     model = load_classifier(llm_ref(ctx.profile), llm=gen.client, shots=snli_shots(12, ctx.seed))
     with plan.step("B.1 SNLI pairs"):
@@ -186,7 +195,7 @@ def atoms_defeasible(ctx: RunContext, plan: CallPlan) -> None:
     from ..config import REPO_ROOT
     from ..data.loaders import load_dnli
 
-    gen = _atoms_generator(ctx)
+    gen = atoms_generator(ctx)
     if gen is None:
         return
     _defeasible(ctx, plan, gen)
@@ -207,7 +216,7 @@ def atoms_inferential(ctx: RunContext, plan: CallPlan) -> None:
     from ..atoms.quds import generate_quds
     from ..atoms.report import critical_atoms
 
-    gen = _atoms_generator(ctx)
+    gen = atoms_generator(ctx)
     if gen is None:
         return
     data, pending_atoms, (waiting, per_example, basis) = _defeasible(ctx, plan, gen)
@@ -219,7 +228,7 @@ def atoms_inferential(ctx: RunContext, plan: CallPlan) -> None:
 
 
 # -- FTC ------------------------------------------------------------------------------------------------------
-def _rewriter(ctx: RunContext):
+def profile_rewriter(ctx: RunContext):
     from ..data.loaders import load_esnli
     from ..ftc import make_rewriter
 
@@ -227,18 +236,20 @@ def _rewriter(ctx: RunContext):
     return None if rewriter.tier == "offline" else rewriter
 
 
-def _ftc_pipelines(plan: CallPlan, step: str, sample, rewriter, col: str, only_fsp: bool = False) -> None:
+def ftc_pipelines(plan: CallPlan, step: str, sample, rewriter, col: str, only_fsp: bool = False):
     """Every pipeline (`all_pipelines`), or fsp-fsp alone (`counterfactual_rows`), on `sample`; the fsp-fsp
-    transformations of extractions not in the cache are pending: at most one per extraction."""
+    transformations of extractions not in the cache are pending: at most one per extraction. Returns the rows
+    (counterfactuals as far as the cache knows them)."""
     from ..ftc import all_pipelines, counterfactual_rows
 
     with plan.step(step):
         if only_fsp:
-            counterfactual_rows(sample, "fsp", "fsp", rewriter, explanation_col=col)
+            rows = counterfactual_rows(sample, "fsp", "fsp", rewriter, explanation_col=col)
         else:
-            all_pipelines(sample, rewriter, explanation_col=col)
+            rows = all_pipelines(sample, rewriter, explanation_col=col)
         extractions = plan.uncached(template="ftc.extract")
     plan.depends(f"{step} · ftc.transform (fsp-fsp)", f"{step} · ftc.extract", extractions, 1.0, "at most")
+    return rows
 
 
 @planner("30")
@@ -248,7 +259,7 @@ def ftc_counterfactuals(ctx: RunContext, plan: CallPlan) -> None:
     from ..data.loaders import load_esnli
     from ..ftc import balanced_sample, printed_examples, printed_rewrites
 
-    rewriter = _rewriter(ctx)
+    rewriter = profile_rewriter(ctx)
     if rewriter is None:
         return
     with plan.step("printed examples"):
@@ -256,7 +267,7 @@ def ftc_counterfactuals(ctx: RunContext, plan: CallPlan) -> None:
         printed_rewrites(rewriter)
     sample = balanced_sample(load_esnli("test"), _size(ctx, FTC_30_PER_LABEL), seed=ctx.seed)
     for col in ("explanation_1", "explanation_2", "explanation_3"):
-        _ftc_pipelines(plan, col, sample, rewriter, col)
+        ftc_pipelines(plan, col, sample, rewriter, col)
 
 
 @planner("31")
@@ -265,9 +276,9 @@ def ftc_metric(ctx: RunContext, plan: CallPlan) -> None:
     from ..data.loaders import load_esnli
     from ..ftc import balanced_sample, cad_pairs
 
-    rewriter = _rewriter(ctx)
+    rewriter = profile_rewriter(ctx)
     if rewriter is None:
         return
     sample = balanced_sample(cad_pairs(load_esnli("test"), "test"), _size(ctx, FTC_31_PER_LABEL), seed=ctx.seed)
-    _ftc_pipelines(plan, "CAD sample explanation_1", sample, rewriter, "explanation_1")
-    _ftc_pipelines(plan, "CAD sample explanation_2", sample, rewriter, "explanation_2", only_fsp=True)
+    ftc_pipelines(plan, "CAD sample explanation_1", sample, rewriter, "explanation_1")
+    ftc_pipelines(plan, "CAD sample explanation_2", sample, rewriter, "explanation_2", only_fsp=True)

@@ -8,7 +8,7 @@ import sys
 
 import pandas as pd
 
-from . import DEFAULT_UTILISATION, DEVICES, Plan, plan_run
+from . import DEFAULT_UTILISATION, DEVICES, Plan, plan_diagnose, plan_run
 
 
 def _int(value) -> str:
@@ -112,6 +112,12 @@ def download_lines(plan: Plan) -> list[str]:
 
 
 def render(plan: Plan) -> str:
+    if plan.notebooks and all(n.startswith("diagnose ") for n in plan.notebooks):
+        head = (f"Plan of a {'quick ' if plan.quick else ''}diagnose under profile {plan.profile} (tier {plan.tier}), "
+                f"lenses {', '.join(n.removeprefix('diagnose ') for n in plan.notebooks)}: nothing was called; the "
+                "call cache was read. Its LLM calls only (loading the MODELs and the PhrasIS lens's fine-tuning "
+                "are not planned here).")
+        return "\n\n".join(["\n".join(x) for x in ([head], llm_lines(plan))])
     head = (f"Plan of a {'quick ' if plan.quick else ''}run of profile {plan.profile} (tier {plan.tier}), "
             f"notebooks {', '.join(plan.notebooks) if plan.only else 'all'}: nothing was called; the call cache "
             "was read.")
@@ -139,13 +145,24 @@ def main(args: list[str] | None = None) -> int:
     ap.add_argument("--utilisation", type=float, default=DEFAULT_UTILISATION,
                     help=f"assumed fraction of the device's peak (default {DEFAULT_UTILISATION})")
     ap.add_argument("--json", action="store_true", help="print the plan as JSON")
+    ap.add_argument("--diagnose", nargs="+", metavar="MODEL", help="plan `nli-companion diagnose MODEL ...` "
+                    "instead of a run: its LLM calls per lens (MODEL 'llm': the profile's endpoint)")
+    ap.add_argument("--lens", action="append", help="with --diagnose: only this lens (repeatable)")
+    ap.add_argument("--phrasis", action="store_true", help="with --diagnose: also the PhrasIS lens")
     opts = ap.parse_args(args)
     if not 0 < opts.utilisation <= 1:
         ap.error("--utilisation must be in (0, 1]")
+    from ..diagnose.candidates import DiagnoseError
+
     try:
-        plan = plan_run(opts.profile, quick=opts.quick, only=opts.only, device=opts.device,
-                        utilisation=opts.utilisation, seed=opts.seed)
-    except (ValueError, FileNotFoundError) as exc:
+        if opts.diagnose:
+            plan = plan_diagnose(opts.diagnose, opts.profile, quick=opts.quick, lenses=opts.lens,
+                                 phrasis=opts.phrasis, seed=opts.seed, device=opts.device,
+                                 utilisation=opts.utilisation)
+        else:
+            plan = plan_run(opts.profile, quick=opts.quick, only=opts.only, device=opts.device,
+                            utilisation=opts.utilisation, seed=opts.seed)
+    except (ValueError, FileNotFoundError, DiagnoseError) as exc:
         raise SystemExit(f"nli-companion plan: {exc}") from None
     print(json.dumps(as_json(plan), indent=1) if opts.json else render(plan))
     return 1 if plan.errors else 0
