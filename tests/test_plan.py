@@ -403,3 +403,42 @@ def test_diagnose_planned_calls_bound_the_run_and_are_exact_after_it(tmp_path, m
     assert set(shared) == {"atoms.A1", "ftc.extract", "ftc.transform"} or set(shared) <= {
         "atoms.A1", "ftc.extract", "ftc.transform", "ftc.rewrite"}
     assert not (other.calls["notebook"] == "diagnose taxinli").any()  # the local model's scoring: no LLM call
+
+
+def test_ftc_sensitivity_plan_bounds_the_rewriters_calls_and_is_exact_after_them(tmp_path, monkeypatch):
+    """Notebook 32: the rewriter on every condition's borrowed explanations (its quick sample and pipelines,
+    through `sensitivity_rows`' own calls); before: planned + at most one transformation per extraction covers
+    the calls made; after: the plan lists exactly those, all cached."""
+    from nli_lib.context import RunContext
+    from nli_lib.data.loaders import load_esnli
+    from nli_lib.ftc import balanced_sample, make_rewriter, pathological_explanations, sensitivity_rows
+    from nli_lib.llm.server import serve
+
+    class Constant:  # the task model: scoring only (it decides no rewriter call)
+        name, labels = "constant", ("entailment", "neutral", "contradiction")
+
+        def predict_proba(self, premises, hypotheses):
+            import numpy as np
+
+            return np.tile([0.6, 0.3, 0.1], (len(premises), 1))
+
+    no_proxy(monkeypatch)
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    backend = Scripted()
+    with serve(backend, name="scripted") as url:
+        profile = _profile(tmp_path, url)
+        before = plan_run(profile, quick=True, only=["32"])
+        assert backend.requests == 0 and not before.errors and "32" not in before.unplanned
+        ctx = RunContext.from_profile(profile, quick=True)
+        test = load_esnli("test")  # notebook 32's cells 3-5, quick
+        conditions = pathological_explanations(balanced_sample(test, 6, seed=ctx.seed), test, seed=ctx.seed)
+        rewriter = make_rewriter(ctx.params, load_esnli("dev"), seed=ctx.seed)
+        snap = calls.snapshot()
+        sensitivity_rows(conditions, Constant(), rewriter, [("regex", "regex"), ("fsp", "fsp")])
+        row = calls.summary(since=snap).loc[f"scripted @ {url}"]
+        made = row.requests - row.cache_hits
+        after = plan_run(profile, quick=True, only=["32"])
+        assert backend.requests == made
+    planned, bound = before.calls["new"].sum(), before.pending["calls_bound"].sum()
+    assert (before.pending["basis"] == "at most").all() and planned < made <= planned + bound
+    assert after.calls["new"].sum() == 0 and after.pending.empty and after.calls["calls"].sum() == made

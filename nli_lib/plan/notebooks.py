@@ -25,9 +25,9 @@ PLANNERS: dict[str, Callable[[RunContext, CallPlan], None]] = {}
 UNPLANNED = {  # notebook -> why its LLM calls are not enumerated before a run
     "21": "the prompted phrase-relation model is asked per scenario split built with the trained models",
     "22": "as notebook 21 (the unseen split of Positives-A)",
-    "32": "counterfactuals of borrowed (pathological) explanations, built with the task model's scoring",
-    "40": "B.2 fusion prompts hold retrieved pages (WordNet glosses or Wikipedia) chosen by the judge model",
-    "41": "as notebook 40, plus the rewrite-only baseline on its items",
+    "40": "B.1 extraction and B.2 fusion prompts hold retrieved pages (WordNet glosses, or Wikipedia: the count "
+          "depends on live retrieval) and the facts the judge model's filter keeps, level after level",
+    "41": "as notebook 40 (the same levels, from the cache after 40), plus the rewrite-only baseline on its items",
 }
 
 # the notebooks' sample sizes (their first code cells): quick, full
@@ -36,6 +36,8 @@ ATOMS_PLACEBO = (100, 400)  # notebooks 12-13's dr.label_check(n_placebo=100 if 
 ATOMS_GOLD_FIXTURE = ("data", "fixtures", "atoms_gold_labels_example.csv")  # notebook 12's FIXTURE (REPO_ROOT/...)
 FTC_30_PER_LABEL = (10, 100)  # notebook 30's N_PER_LABEL
 FTC_31_PER_LABEL = (12, 100)  # notebook 31's N_PER_LABEL
+FTC_32_PER_LABEL = (6, 100)  # notebook 32's N_PER_LABEL
+FTC_32_QUICK_PIPES = (("regex", "regex"), ("fsp", "fsp"))  # notebook 32's quick PIPES (full: ftc.PIPELINES)
 
 
 def planner(number: str):
@@ -236,17 +238,18 @@ def profile_rewriter(ctx: RunContext):
     return None if rewriter.tier == "offline" else rewriter
 
 
-def ftc_pipelines(plan: CallPlan, step: str, sample, rewriter, col: str, only_fsp: bool = False):
+def ftc_pipelines(plan: CallPlan, step: str, sample, rewriter, col: str, only_fsp: bool = False,
+                  pipelines=None):
     """Every pipeline (`all_pipelines`), or fsp-fsp alone (`counterfactual_rows`), on `sample`; the fsp-fsp
     transformations of extractions not in the cache are pending: at most one per extraction. Returns the rows
     (counterfactuals as far as the cache knows them)."""
-    from ..ftc import all_pipelines, counterfactual_rows
+    from ..ftc import PIPELINES, all_pipelines, counterfactual_rows
 
     with plan.step(step):
         if only_fsp:
             rows = counterfactual_rows(sample, "fsp", "fsp", rewriter, explanation_col=col)
         else:
-            rows = all_pipelines(sample, rewriter, explanation_col=col)
+            rows = all_pipelines(sample, rewriter, pipelines or PIPELINES, explanation_col=col)
         extractions = plan.uncached(template="ftc.extract")
     plan.depends(f"{step} · ftc.transform (fsp-fsp)", f"{step} · ftc.extract", extractions, 1.0, "at most")
     return rows
@@ -282,3 +285,23 @@ def ftc_metric(ctx: RunContext, plan: CallPlan) -> None:
     sample = balanced_sample(cad_pairs(load_esnli("test"), "test"), _size(ctx, FTC_31_PER_LABEL), seed=ctx.seed)
     ftc_pipelines(plan, "CAD sample explanation_1", sample, rewriter, "explanation_1")
     ftc_pipelines(plan, "CAD sample explanation_2", sample, rewriter, "explanation_2", only_fsp=True)
+
+
+@planner("32")
+def ftc_sensitivity(ctx: RunContext, plan: CallPlan) -> None:
+    """The rewriter on the balanced e-SNLI test sample's pathological explanations (`sensitivity_rows`: every
+    condition × pipeline); the task model only scores the counterfactuals, so it decides no call."""
+    from ..data.loaders import load_esnli
+    from ..ftc import CONDITIONS, PIPELINES, balanced_sample, pathological_explanations
+
+    rewriter = profile_rewriter(ctx)
+    if rewriter is None:
+        return
+    test = load_esnli("test")
+    sample = balanced_sample(test, _size(ctx, FTC_32_PER_LABEL), seed=ctx.seed)
+    conditions = pathological_explanations(sample, test, seed=ctx.seed)
+    pipes = list(FTC_32_QUICK_PIPES if ctx.quick else PIPELINES)
+    for cond in CONDITIONS:
+        sub = conditions[conditions["condition"] == cond]
+        if len(sub):
+            ftc_pipelines(plan, f"condition {cond}", sub, rewriter, "explanation", pipelines=pipes)
