@@ -88,7 +88,15 @@ class Scripted:
     def generate(self, prompt, *, api, max_tokens, temperature, stop, seed):
         self.requests += 1
         text = str(prompt[-1]["content"]) if api == "chat" else str(prompt)
-        if "Generate a list of atomic facts" in text:
+        if "You are a precise composer" in text:  # FactNLI B.2: the template fuser's answer
+            from nli_lib.factnli.fusion import template_answer
+
+            answer = template_answer()(prompt)
+        elif "No cross extraction" in text:  # FactNLI B.1: the rule extractor's answer
+            from nli_lib.factnli.extraction import rule_answer
+
+            answer = rule_answer(prompt)
+        elif "Generate a list of atomic facts" in text:
             sentence = text.rsplit("SENTENCE:", 1)[1].split("\n")[0].strip()
             answer = "\n".join(f"{i}. {a}" for i, a in enumerate(self.decompose(sentence), 1)) + "\n[END]"
         elif "Evidence:" in text:  # atoms C.1 / C.2: more, less or none, by the prompt's length
@@ -442,3 +450,42 @@ def test_ftc_sensitivity_plan_bounds_the_rewriters_calls_and_is_exact_after_them
     planned, bound = before.calls["new"].sum(), before.pending["calls_bound"].sum()
     assert (before.pending["basis"] == "at most").all() and planned < made <= planned + bound
     assert after.calls["new"].sum() == 0 and after.pending.empty and after.calls["calls"].sum() == made
+
+
+def test_factnli_bound_covers_the_levels_a_run_builds(tmp_path, monkeypatch):
+    """Notebook 40 (WordNet pages, an LLM for B.1 / B.2): its calls are bounded, not enumerated (the pages and
+    the judge's filter decide the prompts); the bound covers what notebook 40's build and case study make."""
+    import numpy as np
+
+    from nli_lib.context import RunContext
+    from nli_lib.factnli import session as S
+    from nli_lib.factnli.prompts import FACTNLI_CASE_STUDY
+    from nli_lib.factnli.report import case_study
+    from nli_lib.llm.server import serve
+    from nli_lib.models.base import Classifier
+
+    class Judge(Classifier):  # the judge's stand-in: entailment for a fact's own words, else neutral
+        labels, name, tier = ("entailment", "neutral", "contradiction"), "judge-stand-in", "offline"
+
+        def _predict_proba_uncached(self, p, h):
+            return np.array([[0.9, 0.05, 0.05] if set(b.lower().split()) <= set(a.lower().split()) else
+                             [0.1, 0.8, 0.1] for a, b in zip(p, h)]).reshape(-1, 3)
+
+    no_proxy(monkeypatch)
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(S, "judge_model", lambda ctx: Judge())
+    backend = Scripted()
+    with serve(backend, name="scripted") as url:
+        profile = tmp_path / "factnli.yaml"
+        profile.write_text(open(_profile(tmp_path, url)).read() + "paper_models:\n  factnli: {retrieval: wordnet}\n")
+        before = plan_run(str(profile), quick=True, only=["40"])
+        assert backend.requests == 0 and not before.errors and "40" not in before.unplanned
+        ctx = RunContext.from_profile(str(profile), quick=True)
+        snap = calls.snapshot()
+        S.build_for(ctx, progress=False)  # notebook 40's levels, full and NO-FILTER, and its case study
+        case_study(S.augmenter_for(ctx), FACTNLI_CASE_STUDY)
+        row = calls.summary(since=snap).loc[f"scripted @ {url}"]
+        made = row.requests - row.cache_hits
+    assert before.calls.empty and (before.pending["basis"] == "at most").all()
+    assert before.pending["after"].str.contains("wordnet pages").all()
+    assert 0 < made <= before.pending["calls_bound"].sum()

@@ -3,14 +3,18 @@
 A planner runs the notebook's LLM steps (the same paper functions, on the same samples, with the same sizes)
 while a `CallPlan` is active, so every client `make_llm` builds only reads the cache. Only the LLM steps run:
 no NLI model is loaded or trained. A step whose prompts are built from earlier answers (atoms B.1 on generated
-atoms; FTC's transformation of extracted spans) is enumerated exactly where those answers are cached, and
-otherwise noted as pending (`CallPlan.depends`) with a bound.
+atoms, C.2 on their sub-problems, D.1 on the critical ones; FTC's transformation of extracted spans) is
+enumerated exactly where those answers are cached, and otherwise noted as pending (`CallPlan.depends`) with a
+bound or an estimate. A step whose prompts are chosen by a model the plan does not run (notebooks 12-13: the
+NLI validator keeps some of the atoms) asks every candidate inside `CallPlan.bounded`: the cached ones are
+planned (a run asked them), the others bounded.
 
-Notebooks with LLM steps and no planner here (`UNPLANNED`) are listed as such in the plan, with the reason:
-their prompts depend on more than earlier answers (retrieved pages, models' predictions).
+FactNLI (40-41) is bounded, not enumerated: its B.1 / B.2 prompts hold retrieved pages and the facts the judge's
+filter keeps, level after level; the planners count at most one call per premise, pair and level. Notebooks
+with LLM steps and no planner at all (`UNPLANNED`) are listed as such in the plan, with the reason.
 
-The sizes below are the notebooks' own (their first code cells); `tests/test_plan.py` runs notebooks 10-11's
-and 30's steps against an endpoint and checks that the planned calls are the calls made.
+The sizes below are the notebooks' own (their first code cells); `tests/test_plan.py` runs notebooks 10-11's,
+12-13's, 31's, 32's and 40's steps against an endpoint and checks the plan against the calls made.
 """
 from __future__ import annotations
 
@@ -25,9 +29,6 @@ PLANNERS: dict[str, Callable[[RunContext, CallPlan], None]] = {}
 UNPLANNED = {  # notebook -> why its LLM calls are not enumerated before a run
     "21": "the prompted phrase-relation model is asked per scenario split built with the trained models",
     "22": "as notebook 21 (the unseen split of Positives-A)",
-    "40": "B.1 extraction and B.2 fusion prompts hold retrieved pages (WordNet glosses, or Wikipedia: the count "
-          "depends on live retrieval) and the facts the judge model's filter keeps, level after level",
-    "41": "as notebook 40 (the same levels, from the cache after 40), plus the rewrite-only baseline on its items",
 }
 
 # the notebooks' sample sizes (their first code cells): quick, full
@@ -305,3 +306,57 @@ def ftc_sensitivity(ctx: RunContext, plan: CallPlan) -> None:
         sub = conditions[conditions["condition"] == cond]
         if len(sub):
             ftc_pipelines(plan, f"condition {cond}", sub, rewriter, "explanation", pipelines=pipes)
+
+
+# -- FactNLI: bounded, not enumerated ------------------------------------------------------------------------
+def _factnli_after(ctx: RunContext) -> str:
+    from ..factnli import session as S
+
+    source = S.retrieval_for(ctx)
+    live = "; Wikipedia is live: what it returns decides the prompts" if source == "wikipedia" else ""
+    return f"retrieval ({source} pages) and the judge's filter, level after level (not run by the plan{live})"
+
+
+def _factnli_sets(ctx: RunContext) -> dict:
+    """{dataset: the notebook's sample}: SNLI's, and MultiNLI's splits when the archive is at hand."""
+    from ..factnli import session as S
+
+    return {"SNLI sample": S.examples_for(ctx), **(S.mnli_examples_for(ctx) if S.mnli_at_hand() else {})}
+
+
+@planner("40")
+def factnli_augment(ctx: RunContext, plan: CallPlan) -> None:
+    """Bounded: the levels' prompts hold retrieved pages and the facts the judge keeps, so they are not known
+    before the run. Per premise and level at most one B.1 (the level's pool) and one B.2 (its fusion), per
+    premise at most one B.1 for the truth set's seed facts, per pair and level at most one B.2 (the hypothesis);
+    SNLI's sample twice (full framework and NO-FILTER), MultiNLI's once; the Appendix G case study likewise."""
+    from ..factnli import session as S
+
+    if S.llm_client(ctx) is None:
+        return
+    levels, after = S.settings_for(ctx).levels, _factnli_after(ctx)
+    sets = {"case study": {"premises": 1, "pairs": 1, "variants": 1}}
+    for name, ex in _factnli_sets(ctx).items():
+        sets[name] = {"premises": ex["premise"].nunique(), "pairs": len(ex), "variants": 2 if name == "SNLI sample"
+                      else 1}
+    for name, n in sets.items():
+        chains = n["premises"] * n["variants"]
+        plan.depends(f"{name} · B.1 seed facts", after, n["premises"], 1.0, "at most")
+        plan.depends(f"{name} · B.1 extraction (premise levels)", after, chains * levels, 1.0, "at most")
+        plan.depends(f"{name} · B.2 fusion (premise levels)", after, chains * levels, 1.0, "at most")
+        plan.depends(f"{name} · B.2 fusion (hypothesis levels)", after, n["pairs"] * n["variants"] * levels, 1.0,
+                     "at most")
+
+
+@planner("41")
+def factnli_evaluation(ctx: RunContext, plan: CallPlan) -> None:
+    """Bounded: notebook 40's levels (read from the cache when 40 ran first: no call), then Table 7's controls
+    at L=1: the rewrite-only baseline (at most one call for the premise and one for the hypothesis of each
+    pair) and the unrelated-facts variant (at most two B.2 fusions per pair)."""
+    from ..factnli import session as S
+
+    if S.llm_client(ctx) is None:
+        return
+    pairs, after = len(S.examples_for(ctx)), _factnli_after(ctx)
+    plan.depends("rewrite-only (premise, hypothesis)", after, 2 * pairs, 1.0, "at most")
+    plan.depends("unrelated facts · B.2 fusion", after, 2 * pairs, 1.0, "at most")
