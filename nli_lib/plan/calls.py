@@ -270,8 +270,10 @@ class CallPlan:
 
     def depends(self, step: str, after: str, answers: int, per_answer: float | None, basis: str) -> None:
         """Note that `step` will also make calls from `answers` answers of `after` not in the cache, about
-        `per_answer` each (`basis`: 'at most', or 'estimated from ...')."""
-        if answers:
+        `per_answer` each (`basis`: 'at most', or 'estimated from ...'). The same note from a second notebook
+        (13 repeats 12's steps) is the same calls: noted once, under the first."""
+        same = (step, after, int(answers), per_answer, basis)
+        if answers and not any((q.step, q.after, q.answers, q.per_answer, q.basis) == same for q in self.pending):
             self.pending.append(Pending(self._notebook, step, after, int(answers), per_answer, basis))
 
     # -- results ----------------------------------------------------------------------------------

@@ -151,7 +151,7 @@ def _defeasible(ctx: RunContext, plan: CallPlan, gen):
     model), the LLM's C.1 / C.2 predictions and the placebo updates' C.2 labels (`label_check`).
 
     Returns (the labelled atoms as far as the cache knows them, the unique atoms whose labels are pending,
-    the (examples waiting for A.1, sub-problems per example, basis) estimate)."""
+    the (hypotheses waiting for A.1, atoms per hypothesis, basis) estimate)."""
     from ..atoms.defeasible import (
         dsnli_test,
         llm_predictor,
@@ -160,7 +160,7 @@ def _defeasible(ctx: RunContext, plan: CallPlan, gen):
         prepare_dsnli,
         silver_labels_llm,
     )
-    from ..atoms.generate import generate_atoms
+    from ..atoms.generate import generate_atoms, usable
     from ..atoms.pipeline import QUICK_GROUPS
 
     examples = dsnli_test(quick=ctx.quick, seed=ctx.seed, groups=QUICK_GROUPS)
@@ -185,7 +185,9 @@ def _defeasible(ctx: RunContext, plan: CallPlan, gen):
     if len(waiting) or after_a1[0]:  # the sample is drawn from labels not all known yet
         plan.depends("placebo updates", "C.2 silver labels", n, 1.0, "at most")
     pending_atoms = set(waiting["atom"]) if len(waiting) else set()
-    return data, pending_atoms, after_a1
+    hyps = examples[["hypothesis"]].drop_duplicates()  # atoms per hypothesis: D.1 asks each unique atom once
+    per_hypothesis = _atoms_pending(gen, atoms, hyps, len(usable(atoms)))
+    return data, pending_atoms, per_hypothesis
 
 
 @planner("12")
@@ -222,12 +224,12 @@ def atoms_inferential(ctx: RunContext, plan: CallPlan) -> None:
     gen = atoms_generator(ctx)
     if gen is None:
         return
-    data, pending_atoms, (waiting, per_example, basis) = _defeasible(ctx, plan, gen)
+    data, pending_atoms, (waiting, per_hypothesis, basis) = _defeasible(ctx, plan, gen)
     critical = set(critical_atoms(data)["atom"])
     with plan.step("D.1 QUDs"):
         generate_quds(critical_atoms(data)["atom"].unique(), llm=gen.client)
     plan.depends("D.1 QUDs", "C.2 silver labels", len(pending_atoms - critical), 1.0, "at most")
-    plan.depends("D.1 QUDs", "δ-SNLI hypotheses · atoms.A1", waiting, per_example, basis)
+    plan.depends("D.1 QUDs", "δ-SNLI hypotheses · atoms.A1", waiting, per_hypothesis, basis)
 
 
 # -- FTC ------------------------------------------------------------------------------------------------------
