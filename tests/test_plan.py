@@ -489,3 +489,40 @@ def test_factnli_bound_covers_the_levels_a_run_builds(tmp_path, monkeypatch):
     assert before.calls.empty and (before.pending["basis"] == "at most").all()
     assert before.pending["after"].str.contains("wordnet pages").all()
     assert 0 < made <= before.pending["calls_bound"].sum()
+
+
+def test_phrasis_planned_calls_are_the_calls_of_the_prompted_model(tmp_path, monkeypatch):
+    """Notebooks 21-22: the prompted phrase-relation model's prompts follow from the data alone: the plan before
+    the run is exactly the calls the notebooks' own functions make (coherence pairs, test predictions and
+    answers, the unseen pairs and the paper's examples), and all of them are cached after it."""
+    from nli_lib import phrasis as phr
+    from nli_lib.context import RunContext
+    from nli_lib.llm.server import serve
+    from nli_lib.phrasis.evaluate import TrainedModels
+    from nli_lib.phrasis.loaders import load_phrasis
+
+    no_proxy(monkeypatch)
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    backend = Scripted()
+    with serve(backend, name="scripted") as url:
+        profile = _profile(tmp_path, url)
+        before = plan_run(profile, quick=True, only=["21", "22"])
+        assert backend.requests == 0 and not before.errors and not before.unplanned
+        ctx = RunContext.from_profile(profile, quick=True)
+        splits = phr.load_splits(quick=True, seed=ctx.seed)
+        snap = calls.snapshot()
+        trained = TrainedModels()  # notebook 21 (its fine-tuned families score locally: left out)
+        prompted = phr.add_zero_shot(trained, ctx.params["llm"], shots=0)[0]
+        phr.coherence_rows(trained, splits)
+        phr.predict_rows(trained, splits)
+        phr.prompted_answers(trained, splits, prompted)
+        trained = TrainedModels()  # notebook 22
+        phr.add_zero_shot(trained, ctx.params["llm"])
+        phr.coherence_rows(trained, splits, scenarios=[phr.scenario("Positives-A")], splits_to_score=["unseen"])
+        phr.paper_example_predictions(trained, load_phrasis("test"), "Positives-A")
+        row = calls.summary(since=snap).loc[f"scripted @ {url}"]
+        made = row.requests - row.cache_hits
+        after = plan_run(profile, quick=True, only=["21", "22"])
+        assert backend.requests == made
+    assert before.pending.empty and made > 0 and before.calls["new"].sum() == made
+    assert after.calls["new"].sum() == 0 and after.calls["calls"].sum() == made

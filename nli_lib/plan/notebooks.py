@@ -10,11 +10,11 @@ NLI validator keeps some of the atoms) asks every candidate inside `CallPlan.bou
 planned (a run asked them), the others bounded.
 
 FactNLI (40-41) is bounded, not enumerated: its B.1 / B.2 prompts hold retrieved pages and the facts the judge's
-filter keeps, level after level; the planners count at most one call per premise, pair and level. Notebooks
-with LLM steps and no planner at all (`UNPLANNED`) are listed as such in the plan, with the reason.
+filter keeps, level after level; the planners count at most one call per premise, pair and level. A notebook
+with LLM steps and no planner at all goes to `UNPLANNED` (listed in the plan with the reason; none today).
 
 The sizes below are the notebooks' own (their first code cells); `tests/test_plan.py` runs notebooks 10-11's,
-12-13's, 31's, 32's and 40's steps against an endpoint and checks the plan against the calls made.
+12-13's, 21-22's, 31's, 32's and 40's steps against an endpoint and checks the plan against the calls made.
 """
 from __future__ import annotations
 
@@ -26,15 +26,14 @@ from .calls import NOT_CACHED, CallPlan
 
 PLANNERS: dict[str, Callable[[RunContext, CallPlan], None]] = {}
 
-UNPLANNED = {  # notebook -> why its LLM calls are not enumerated before a run
-    "21": "the prompted phrase-relation model is asked per scenario split built with the trained models",
-    "22": "as notebook 21 (the unseen split of Positives-A)",
-}
+UNPLANNED: dict[str, str] = {}  # notebook -> why its LLM calls are not enumerated before a run
 
 # the notebooks' sample sizes (their first code cells): quick, full
 ATOMS_SNLI = (QUICK_SNLI, 1000)  # notebooks 10-11: atoms.pipeline's quick size; snli_consistency's n
 ATOMS_PLACEBO = (100, 400)  # notebooks 12-13's dr.label_check(n_placebo=100 if nb.quick else 400)
 ATOMS_GOLD_FIXTURE = ("data", "fixtures", "atoms_gold_labels_example.csv")  # notebook 12's FIXTURE (REPO_ROOT/...)
+PHRASIS_PROMPT_SHOTS = 0  # notebook 21's PROMPT_SHOTS (notebook 22: add_zero_shot's default, 0)
+PHRASIS_22_SCENARIO = "Positives-A"  # notebook 22's SCENARIO
 FTC_30_PER_LABEL = (10, 100)  # notebook 30's N_PER_LABEL
 FTC_31_PER_LABEL = (12, 100)  # notebook 31's N_PER_LABEL
 FTC_32_PER_LABEL = (6, 100)  # notebook 32's N_PER_LABEL
@@ -362,3 +361,46 @@ def factnli_evaluation(ctx: RunContext, plan: CallPlan) -> None:
     pairs, after = len(S.examples_for(ctx)), _factnli_after(ctx)
     plan.depends("rewrite-only (premise, hypothesis)", after, 2 * pairs, 1.0, "at most")
     plan.depends("unrelated facts · B.2 fusion", after, 2 * pairs, 1.0, "at most")
+
+
+# -- PhrasIS: the prompted phrase-relation model ---------------------------------------------------------------
+def _phrasis_prompted(ctx: RunContext, shots: int):
+    """(the splits, a TrainedModels holding only the zero-shot prompted models, their names): the notebooks'
+    `add_zero_shot` without the fine-tuned families (their scoring is local) or the NLI model asked both ways."""
+    from ..phrasis import add_zero_shot, load_splits
+    from ..phrasis.evaluate import TrainedModels
+
+    trained = TrainedModels()
+    names = add_zero_shot(trained, ctx.params["llm"], shots=shots)
+    return load_splits(quick=ctx.quick, seed=ctx.seed), trained, names
+
+
+@planner("21")
+def phrasis_coherence(ctx: RunContext, plan: CallPlan) -> None:
+    """The prompted model (6 labels on Positives, 7 on All) on every scenario's coherence pairs (seen and unseen,
+    both directions), its test predictions and its raw answers on Positives-A and All-A."""
+    from ..phrasis import coherence_rows, predict_rows, prompted_answers
+
+    if ctx.params.get("llm") is None:
+        return
+    splits, trained, names = _phrasis_prompted(ctx, PHRASIS_PROMPT_SHOTS)
+    with plan.step("coherence pairs"):
+        coherence_rows(trained, splits)
+    with plan.step("test predictions and answers"):
+        predict_rows(trained, splits)
+        prompted_answers(trained, splits, names[0])
+
+
+@planner("22")
+def phrasis_error_analysis(ctx: RunContext, plan: CallPlan) -> None:
+    """The prompted model on the unseen pairs of Positives-A and on the paper's §5.2 example pairs."""
+    from ..phrasis import coherence_rows, paper_example_predictions, scenario
+    from ..phrasis.loaders import load_phrasis
+
+    if ctx.params.get("llm") is None:
+        return
+    splits, trained, _ = _phrasis_prompted(ctx, 0)
+    with plan.step("unseen pairs"):
+        coherence_rows(trained, splits, scenarios=[scenario(PHRASIS_22_SCENARIO)], splits_to_score=["unseen"])
+    with plan.step("the paper's example pairs"):
+        paper_example_predictions(trained, load_phrasis("test"), PHRASIS_22_SCENARIO)
