@@ -285,6 +285,28 @@ def test_prices_are_profile_keys_checked_like_the_others(tmp_path):
         load_profile(str(bad))
 
 
+def _around(tmp_path, monkeypatch, plan, run):
+    """(the plan before, what `run(profile)` returned, the distinct calls it sent, the plan after) against the
+    scripted endpoint; neither plan sends anything."""
+    from nli_lib.llm.server import serve
+
+    no_proxy(monkeypatch)
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    backend = Scripted()
+    with serve(backend, name="scripted") as url:
+        profile = _profile(tmp_path, url)
+        before = plan(profile)
+        assert backend.requests == 0 and not before.errors
+        snap = calls.snapshot()
+        out = run(profile)
+        row = calls.summary(since=snap).loc[f"scripted @ {url}"]
+        made = row.requests - row.cache_hits
+        assert made == backend.requests and row.errors == 0
+        after = plan(profile)
+        assert backend.requests == made and not after.errors
+    return before, out, made, after
+
+
 class _Validator:
     """The NLI validator's stand-in of the atoms test: H entails an atom of even length, P entails none (so the
     run's pruning keeps about half of the candidates the plan bounds)."""
@@ -329,22 +351,8 @@ def test_atoms_planned_calls_bound_the_run_and_are_exact_after_it(tmp_path, monk
     labels and QUDs that wait for answers (or for the NLI validator, which the plan does not run) are bounded;
     after it, the planned calls are the calls made, and what stays pending is the candidates the validator
     pruned (C.2 sub-problems the run never asked)."""
-    from nli_lib.llm.server import serve
-
-    no_proxy(monkeypatch)
-    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
-    backend = Scripted()
-    with serve(backend, name="scripted") as url:
-        profile = _profile(tmp_path, url)
-        before = plan_run(profile, quick=True, only=["12", "13"])
-        assert backend.requests == 0 and not before.errors
-        snap = calls.snapshot()
-        dr = _run_atoms_steps(profile)
-        row = calls.summary(since=snap).loc[f"scripted @ {url}"]
-        made = row.requests - row.cache_hits
-        assert made == backend.requests and row.errors == 0
-        after = plan_run(profile, quick=True, only=["12", "13"])
-        assert backend.requests == made and not after.errors
+    plan = lambda profile: plan_run(profile, quick=True, only=["12", "13"])  # noqa: E731
+    before, dr, made, after = _around(tmp_path, monkeypatch, plan, _run_atoms_steps)
     steps = set(before.pending["step"])
     assert {"C.2 silver labels", "placebo updates", "D.1 QUDs"} <= steps  # they wait for A.1's answers
     assert before.calls["new"].sum() < made <= before.calls["new"].sum() + before.pending["calls_bound"].sum()
@@ -420,7 +428,6 @@ def test_ftc_sensitivity_plan_bounds_the_rewriters_calls_and_is_exact_after_them
     from nli_lib.context import RunContext
     from nli_lib.data.loaders import load_esnli
     from nli_lib.ftc import balanced_sample, make_rewriter, pathological_explanations, sensitivity_rows
-    from nli_lib.llm.server import serve
 
     class Constant:  # the task model: scoring only (it decides no rewriter call)
         name, labels = "constant", ("entailment", "neutral", "contradiction")
@@ -430,23 +437,16 @@ def test_ftc_sensitivity_plan_bounds_the_rewriters_calls_and_is_exact_after_them
 
             return np.tile([0.6, 0.3, 0.1], (len(premises), 1))
 
-    no_proxy(monkeypatch)
-    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
-    backend = Scripted()
-    with serve(backend, name="scripted") as url:
-        profile = _profile(tmp_path, url)
-        before = plan_run(profile, quick=True, only=["32"])
-        assert backend.requests == 0 and not before.errors and "32" not in before.unplanned
+    def run(profile):  # notebook 32's cells 3-5, quick
         ctx = RunContext.from_profile(profile, quick=True)
-        test = load_esnli("test")  # notebook 32's cells 3-5, quick
+        test = load_esnli("test")
         conditions = pathological_explanations(balanced_sample(test, 6, seed=ctx.seed), test, seed=ctx.seed)
         rewriter = make_rewriter(ctx.params, load_esnli("dev"), seed=ctx.seed)
-        snap = calls.snapshot()
         sensitivity_rows(conditions, Constant(), rewriter, [("regex", "regex"), ("fsp", "fsp")])
-        row = calls.summary(since=snap).loc[f"scripted @ {url}"]
-        made = row.requests - row.cache_hits
-        after = plan_run(profile, quick=True, only=["32"])
-        assert backend.requests == made
+
+    plan = lambda profile: plan_run(profile, quick=True, only=["32"])  # noqa: E731
+    before, _, made, after = _around(tmp_path, monkeypatch, plan, run)
+    assert "32" not in before.unplanned
     planned, bound = before.calls["new"].sum(), before.pending["calls_bound"].sum()
     assert (before.pending["basis"] == "at most").all() and planned < made <= planned + bound
     assert after.calls["new"].sum() == 0 and after.pending.empty and after.calls["calls"].sum() == made
@@ -497,20 +497,12 @@ def test_phrasis_planned_calls_are_the_calls_of_the_prompted_model(tmp_path, mon
     answers, the unseen pairs and the paper's examples), and all of them are cached after it."""
     from nli_lib import phrasis as phr
     from nli_lib.context import RunContext
-    from nli_lib.llm.server import serve
     from nli_lib.phrasis.evaluate import TrainedModels
     from nli_lib.phrasis.loaders import load_phrasis
 
-    no_proxy(monkeypatch)
-    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
-    backend = Scripted()
-    with serve(backend, name="scripted") as url:
-        profile = _profile(tmp_path, url)
-        before = plan_run(profile, quick=True, only=["21", "22"])
-        assert backend.requests == 0 and not before.errors and not before.unplanned
+    def run(profile):
         ctx = RunContext.from_profile(profile, quick=True)
         splits = phr.load_splits(quick=True, seed=ctx.seed)
-        snap = calls.snapshot()
         trained = TrainedModels()  # notebook 21 (its fine-tuned families score locally: left out)
         prompted = phr.add_zero_shot(trained, ctx.params["llm"], shots=0)[0]
         phr.coherence_rows(trained, splits)
@@ -520,9 +512,9 @@ def test_phrasis_planned_calls_are_the_calls_of_the_prompted_model(tmp_path, mon
         phr.add_zero_shot(trained, ctx.params["llm"])
         phr.coherence_rows(trained, splits, scenarios=[phr.scenario("Positives-A")], splits_to_score=["unseen"])
         phr.paper_example_predictions(trained, load_phrasis("test"), "Positives-A")
-        row = calls.summary(since=snap).loc[f"scripted @ {url}"]
-        made = row.requests - row.cache_hits
-        after = plan_run(profile, quick=True, only=["21", "22"])
-        assert backend.requests == made
+
+    plan = lambda profile: plan_run(profile, quick=True, only=["21", "22"])  # noqa: E731
+    before, _, made, after = _around(tmp_path, monkeypatch, plan, run)
+    assert not before.unplanned
     assert before.pending.empty and made > 0 and before.calls["new"].sum() == made
     assert after.calls["new"].sum() == 0 and after.calls["calls"].sum() == made
