@@ -67,7 +67,8 @@ def llm_lines(plan: Plan) -> list[str]:
         out.append(f"  + {p.notebook} {p.step}: depends on {_int(p.answers)} answers of {p.after} not in the "
                    f"cache; calls per answer {each}{bound}")
     for nb, why in sorted(plan.unplanned.items()):
-        out.append(f"  {nb}: not enumerated before a run: {why}")
+        local = nb.startswith("diagnose MODEL ")  # a MODEL scored locally (`plan.diagnose.LOCAL`)
+        out.append(f"  {nb}: {why}" if local else f"  {nb}: not enumerated before a run: {why}")
     for nb, why in sorted(plan.errors.items()):
         out.append(f"  {nb}: its planner failed: {why}")
     return out
