@@ -17,8 +17,9 @@ re-hashes the recorded data keys against the manifest and recomputes each record
 Model kinds: 'hf' (Hugging Face folder or hub id: transformers / sentence-transformers weights; the
 runner fingerprints these) and 'llm' (an endpoint, identified by the profile, which is hashed anyway).
 
-A notebook's code is identified by `code_hash`, the sha256 of its code cells (markdown and outputs do not
-count): the runner's skip check and every sidecar (`code_sha256`, read by `nli_lib.stale`) use it.
+A notebook's code is identified by `code_hash`, the sha256 of its code cells without their comments and blank
+lines (markdown and outputs do not count either): the runner's skip check and every sidecar (`code_sha256`, read
+by `nli_lib.stale`) use it.
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ import contextlib
 import hashlib
 import json
 import os
+import tokenize
 from pathlib import Path
 
 from .atomic import write_json
@@ -153,12 +155,16 @@ def fixtures_hash(root: Path | None = None) -> str:
 
 
 def code_hash(path: str | os.PathLike | None = None, *, text: str | None = None) -> str:
-    """sha256 (hex) of a notebook's code cells, in order: the notebook file at `path`, or its JSON `text`.
+    """sha256 (hex) of a notebook's code cells, in order, each without comments, trailing spaces and blank lines
+    (`cell_code`): the notebook file at `path`, or its JSON `text`. A comment edit re-runs nothing.
 
     >>> import nbformat
-    >>> nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# prose"),
-    ...                                      nbformat.v4.new_code_cell("x = 1")])
-    >>> code_hash(text=nbformat.writes(nb)) == hashlib.sha256(b"x = 1\\x00").hexdigest()
+    >>> def nb(*cells):
+    ...     return nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# prose"),
+    ...                                                           *map(nbformat.v4.new_code_cell, cells)]))
+    >>> code_hash(text=nb("x = 1")) == hashlib.sha256(b"x = 1\\x00").hexdigest()
+    True
+    >>> code_hash(text=nb("# why\\nx = 1  # note\\n\\n")) == code_hash(text=nb("x = 1")) != code_hash(text=nb("x = 2"))
     True
     """
     text = Path(path).read_text(encoding="utf-8") if text is None else text
@@ -171,9 +177,24 @@ def code_hash(path: str | os.PathLike | None = None, *, text: str | None = None)
     for cell in nb["cells"]:
         if cell["cell_type"] == "code":
             source = cell["source"]
-            h.update(("".join(source) if isinstance(source, list) else source).encode())
+            h.update(cell_code("".join(source) if isinstance(source, list) else source).encode())
             h.update(b"\x00")
     return h.hexdigest()
+
+
+def cell_code(source: str) -> str:
+    """A code cell without its comments, trailing spaces and blank lines (`codehash.code_text`); a cell Python's
+    tokenizer cannot read (IPython syntax such as `!ls`) as it is.
+
+    >>> cell_code("# load\\nx = 1  # one\\n\\n%time f()"), cell_code("!ls '")
+    ('x = 1\\n%time f()', "!ls '")
+    """
+    from .codehash import code_text
+
+    try:
+        return code_text(source, docstrings=[])
+    except (SyntaxError, tokenize.TokenError):
+        return source
 
 
 def notebook_code_hash(notebook: str) -> str | None:

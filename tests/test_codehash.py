@@ -177,3 +177,22 @@ def test_a_paper_of_your_own_is_hashed_with_its_package(tmp_path, monkeypatch):
     (pkg / "analysis.py").write_text("def agreement(frame):\n    return 0.0\n")
     assert codehash.notebook_lib_hash(notebook) != before
     assert {p.stem: codehash.notebook_lib_hash(p) for p in NOTEBOOKS if p.stem.split("_")[1] == "atoms"} == builtin
+
+
+def test_a_comment_in_a_notebook_cell_reruns_nothing_and_a_code_edit_does(tmp_path):
+    """The notebook's own code hash (runner skip check, sidecars, `stale`) ignores comments and blank lines in its
+    code cells, as the library's hash ignores them in modules; a real edit still changes it."""
+    import nbformat
+
+    from nli_lib.provenance import code_hash
+    from nli_lib.runner import code_inputs
+
+    def write(*cells) -> dict:
+        path = tmp_path / "00_x.ipynb"
+        nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells]), path)
+        return code_inputs(path)
+
+    base = write("import nli_lib\nx = 1", "print(x)")
+    assert write("# set up\nimport nli_lib\n\nx = 1  # one", "print(x)  # show it") == base
+    assert write("import nli_lib\nx = 2", "print(x)")["code"] != base["code"]
+    assert code_hash(text=nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("!ls '")])))

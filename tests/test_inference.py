@@ -7,6 +7,7 @@ here, so the values do not depend on this machine or the data mirror)."""
 from __future__ import annotations
 
 import dataclasses
+import types
 
 import numpy as np
 import pytest
@@ -112,13 +113,17 @@ def test_the_profile_builds_the_settings_and_the_session_passes_them_to_every_fa
     profile = load_profile(text="tier: paper\nprecision: bfloat16\nnli_model: org/m\nextra_models: [tfidf-svm]")
     assert profile.inference == InferenceSettings(precision="bfloat16")
     seen = {}
+
+    def load(ref, **options):  # a loaded model: what the session keeps of it is its name
+        seen[ref.id] = options["settings"]
+        return types.SimpleNamespace(name=ref.id)
+
     for kind in ("hf", "baseline"):
-        family = dataclasses.replace(families.FAMILIES[kind],
-                                     load=lambda ref, **options: seen.setdefault(ref.id, options["settings"]))
-        monkeypatch.setitem(families.FAMILIES, kind, family)
+        monkeypatch.setitem(families.FAMILIES, kind, dataclasses.replace(families.FAMILIES[kind], load=load))
     nb = NotebookSession.__new__(NotebookSession)
-    nb.profile, nb.params, nb.models = profile, {"seed": 0}, {}
+    nb.profile, nb.params, nb.models, nb._used = profile, {"seed": 0}, {}, []
     nb.nli_model(), nb.nli_model("tfidf-svm")
+    assert nb._used == ["org/m", "tfidf-svm"]  # the next output saved names both
     assert seen == {"org/m": InferenceSettings(precision="bfloat16"), "tfidf-svm": InferenceSettings("bfloat16")}
 
 

@@ -207,8 +207,9 @@ class WordNetPages:
         ...     "hypernym_closure": lambda self, s: set()})()
         >>> pages.chooser = type("C", (), {"candidates": lambda self, t: ["w", "v"]})()
         >>> c = SenseChoice("stroller", "A baby stroller sits beside her.", "w", (), "best in context")
-        >>> pages.scene_clue(c)[2:]
-        ('v', (), 'named by its modifier')
+        >>> chosen = pages.scene_clue(c)
+        >>> chosen.synset, chosen.reason
+        ('v', 'named by its modifier')
         """
         term, context = choice.term, choice.context
         candidates = self.chooser.candidates(term)

@@ -49,7 +49,7 @@ CMAKE_FLAGS = ("-DCMAKE_BUILD_TYPE=Release", "-DBUILD_SHARED_LIBS=OFF", "-DLLAMA
                "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_EXAMPLES=OFF", "-DLLAMA_BUILD_UI=OFF",
                "-DLLAMA_USE_PREBUILT_UI=OFF", "-DGGML_CUDA=OFF", "-DGGML_METAL=OFF", "-DGGML_NATIVE=ON")
 """CPU only, no HTTPS/curl (nothing is fetched at run time), a static binary tuned to this machine's CPU."""
-BUILD_SCRIPT = "scripts/build-llama-server.sh"
+BUILD_SCRIPT = str(Path("scripts") / "build-llama-server.sh")  # relative to the checkout
 
 
 def cache_root() -> Path:
