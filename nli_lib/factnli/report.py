@@ -213,6 +213,25 @@ def items_records(snli: Mapping[str, FactNLIData], mnli: Mapping[str, FactNLIDat
     return pd.concat(parts, ignore_index=True)
 
 
+def fact_provenance(data: FactNLIData) -> pd.DataFrame:
+    """The provenance of the first item at the top level that holds a fact: which level fused each fact, from
+    which page and snippet. An empty frame (and a line saying so) when no item reached that level with a fact,
+    as happens when an LLM's facts were all rejected.
+
+    >>> items = pd.DataFrame({"level": [3, 3], "fact_provenance": [[], [{"level": 1, "fact": "A dock is a pier."}]]})
+    >>> fact_provenance(type("D", (), {"items": items, "settings": type("S", (), {"levels": 3})()})())
+       level               fact
+    0      1  A dock is a pier.
+    """
+    top = data.settings.levels
+    items = data.items[data.items["level"] == top]
+    held = [p for p in items["fact_provenance"] if len(p)]
+    if not held:
+        print(f"no item reached L={top} with a fact in this run ({len(items)} items at L={top}): nothing to trace")
+        return pd.DataFrame(columns=["level", "fact", "source"])
+    return pd.DataFrame(held[0])
+
+
 def scores_beside(scores: pd.DataFrame, tier: str) -> pd.DataFrame:
     """Scorecard rows (ref, quantity, ours, model, basis, note) with the paper's printed value beside ours;
     tier 'data' for a model-free basis, else `tier`."""
