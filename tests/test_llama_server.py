@@ -209,7 +209,7 @@ def real_server_profile(base_url: str, max_failure_rate: float = 0.95) -> str:
     """An offline-tier profile (offline NLI model, WordNet retrieval) whose LLM steps and FTC rewriter
     (/v1/completions) go to `base_url`."""
     return (f"tier: offline\nseed: 0\nmax_failure_rate: {max_failure_rate}\n"
-            f"llm: {{base_url: {base_url}, model: {NAME}, max_tokens: 64, concurrency: 4, timeout_s: 600}}\n"
+            f"llm: {{base_url: {base_url}, model: {NAME}, max_tokens: 256, concurrency: 4, timeout_s: 600}}\n"
             f"rewriter: {{base_url: {base_url}, model: {NAME}, api: completions, max_tokens: 32, stop: [\"\\n\"], "
             f"concurrency: 4, timeout_s: 600}}\n"
             "paper_models: {factnli: {retrieval: wordnet}}\n")
