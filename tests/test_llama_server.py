@@ -177,9 +177,9 @@ def test_a_warm_run_makes_no_call(client):
 @pytest.mark.slow
 @pytest.mark.mirror
 def test_every_llm_notebook_finishes_against_llama_server(server, tmp_path, monkeypatch):
-    """Quick runs of the LLM notebooks with the LLM steps and FTC's rewriter at llama-server; a small model's
-    answers are often unusable, so the gate is loose (max_failure_rate 0.95) but every step must finish, and a
-    warm run must make no call."""
+    """Quick runs of the LLM notebooks with the LLM steps and FTC's rewriter at llama-server; a 135M model's
+    answers are often unusable (all 8 of notebook 40's quick fact extractions were looping or broken JSON), so the
+    gate is open (max_failure_rate 1.0) but every step must finish, and a warm run must make no call."""
     pytest.importorskip("papermill")
     if os.environ.get(NOTEBOOKS_ENV) != "1":
         pytest.skip(f"seven notebooks against a 135M model take ~30-60 CPU-minutes: set {NOTEBOOKS_ENV}=1 to run them")
@@ -205,7 +205,7 @@ def test_every_llm_notebook_finishes_against_llama_server(server, tmp_path, monk
     assert _rows_written_since(tmp_path / "cache", warm) == 0  # every answer replayed from the call cache
 
 
-def real_server_profile(base_url: str, max_failure_rate: float = 0.95) -> str:
+def real_server_profile(base_url: str, max_failure_rate: float = 1.0) -> str:
     """An offline-tier profile (offline NLI model, WordNet retrieval) whose LLM steps and FTC rewriter
     (/v1/completions) go to `base_url`."""
     return (f"tier: offline\nseed: 0\nmax_failure_rate: {max_failure_rate}\n"
