@@ -1435,3 +1435,30 @@ def test_current_facts_are_generated_once_per_augmenter_and_queries(tmp_path, mo
     gold.current_facts(aug, ["q1", "q2"])
     gold.current_facts(aug, ["q1", "q2"], cached=False)
     assert len(calls) == 5  # another augmenter, other queries, an edited library, uncached
+
+
+def test_the_audit_tables_are_built_when_no_item_reached_a_level_with_a_fact():
+    """An LLM whose facts were all rejected leaves no item at L >= 1: the §4.5 diagnostics are an empty frame with
+    their columns, and Tables 4/5 hold only the paper's rows (notebook 41 stopped with KeyError 'variant')."""
+    from nli_lib.factnli.evaluation import audit_tables, diagnostic_records, diagnostics, diagnostics_table
+
+    class Judge:  # never asked: there is nothing to judge
+        model, tau_e, tau_c = None, 0.5, 0.5
+
+        def prefetch(self, pairs):
+            assert not list(pairs)
+
+    class Labels:
+        labels = ["entailment", "neutral", "contradiction"]
+
+        def predict_proba(self, premises, hypotheses):
+            return np.tile([1.0, 0.0, 0.0], (len(premises), 1))
+
+    items = pd.DataFrame({"pair_id": [1], "level": [0], "orig_premise": ["p"], "premise": ["p"], "hypothesis": ["h"],
+                          "label": ["entailment"], "premise_facts": [[]], "hyp_facts": [[]]})
+    rows = diagnostics(items, Judge(), long_judge=Judge(), label_model=Labels())
+    assert rows.empty and "variant" in rows
+    diag = diagnostics_table(rows, judge_name="j")
+    table4, table5 = audit_tables(diag, deepest=3)
+    assert len(table4) == 3 and len(table5) == 2 and table4["variant"].str.contains("paper").all()
+    assert diagnostic_records(rows, {"full": items}).empty

@@ -474,7 +474,12 @@ def diagnostics(items: pd.DataFrame, judge: NLIJudge, long_judge: NLIJudge | Non
                      "n_facts": len(r["premise_facts"]), "n_redundant": int(redundant),
                      "n_checks": len(held), "n_verbatim": int(n_verbatim), "n_nli_checked": len(judged),
                      "n_supported": int(supported)})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=DIAGNOSTIC_COLUMNS)  # the columns also when no item reached L >= 1
+
+
+DIAGNOSTIC_COLUMNS = ["pair_id", "variant", "level", "label", "label_pred", "label_preserved", "label_stable",
+                      "conflict", "conflict_forward", "conflict_pair", "n_facts", "n_redundant", "n_checks",
+                      "n_verbatim", "n_nli_checked", "n_supported"]  # one row of `diagnostics` per item
 
 
 def diagnostics_table(rows: pd.DataFrame, judge_name: str = "") -> pd.DataFrame:
@@ -500,7 +505,12 @@ def diagnostics_table(rows: pd.DataFrame, judge_name: str = "") -> pd.DataFrame:
                 "judge": judge_name,
             }
         )
-    return pd.DataFrame(out)
+    return pd.DataFrame(out, columns=DIAGNOSTICS_TABLE_COLUMNS)  # the columns also when there is no row
+
+
+DIAGNOSTICS_TABLE_COLUMNS = ["variant", "level", "n", "Label pres. (%)", "Label stable vs L=0 (%)", "Conflict (%)",
+                             "Conflict, fused order (%)", "Redundancy (%)", "Factuality (%)", "Verbatim (%)",
+                             "facts judged by NLI", "judge"]
 
 
 AUDIT_METRICS = ("Label pres. (%)", "Conflict (%)", "Redundancy (%)", "Factuality (%)", "Readability")
