@@ -303,6 +303,21 @@ def test_parse_many_never_guesses(fake, make_client):
     assert not limited[0].ok and "not one of" in limited[0].error
 
 
+def test_an_answer_cut_at_max_tokens_says_so(make_client):
+    """An unparsable answer that ended at max_tokens (finish_reason 'length') says so in its error and in the
+    ledger's kept answer; one that ended by itself does not."""
+    from nli_lib.llm.client import LLMResult
+
+    t, before = PROMPTS["atoms.B1"], calls.snapshot()
+    cut = LLMResult("Premise: A man sleeps on the", False, {"completion_tokens": 8}, "length")
+    done = LLMResult("I cannot tell.", False, {"completion_tokens": 4}, "stop")
+    llm = make_client()
+    parsed = llm.parse_many(t, [cut, done])
+    assert "cut at max_tokens: 8 tokens" in parsed[0].error and "max_tokens" not in parsed[1].error
+    kept = calls.LEDGER.answers(since=before, source=llm.label)
+    assert [("cut at max_tokens" in a["why"]) for a in kept] == [True, False]
+
+
 def test_a_stand_in_without_a_rule_says_so(cache_path):
     before = calls.snapshot()
     rules = OfflineLLM(lambda m: None if "odd" in m[-1]["content"] else "Question: Who is there?", name="qud-test",

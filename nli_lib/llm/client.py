@@ -547,7 +547,9 @@ class CachedChat:
         A failed call gives ``Parsed(ok=False, error="call failed: ...")`` (already counted as an error); a
         stand-in's declared non-answer ``Parsed(ok=False, error="no answer: ...")`` (counted as no_answer); an
         answer the parser rejects, or whose value is not in `allowed`, ``Parsed(ok=False)`` counted as unparsable
-        and kept in the ledger with what the parser expected (a failed notebook shows a few of them).
+        and kept in the ledger with what the parser expected (a failed notebook shows a few of them); its error
+        says when the answer was cut at max_tokens (finish_reason "length"), so a too-small max_tokens is not
+        mistaken for a model that cannot answer.
         """
         out, no_answer = [], 0
         for r in results:
@@ -561,6 +563,10 @@ class CachedChat:
                 parsed = template.parse(r.text)
                 if parsed.ok and allowed is not None and parsed.value not in allowed:
                     parsed = Parsed(False, parsed.value, parsed.raw, f"{parsed.value!r} is not one of {list(allowed)}")
+                if not parsed.ok and r.finish_reason == "length":
+                    parsed = Parsed(False, parsed.value, parsed.raw, f"{parsed.error} (cut at max_tokens: "
+                                    f"{(r.usage or {}).get('completion_tokens', '?')} tokens, finish_reason "
+                                    "'length'; a larger max_tokens may let it finish)")
                 if not parsed.ok:
                     call_ledger.note_answer(self.ledger_kind, self.label, template.name, parsed.raw, parsed.error)
                 out.append(parsed)
