@@ -201,10 +201,10 @@ def against_paper(entries: Iterable[Mapping], quantities: Iterable[str] | None =
 
 def paper_lookup(ref: str, quantity: str) -> tuple[float, str]:
     """(value, setting) of the paper's number for (ref, quantity); KeyError when the paper prints none."""
-    from .paper_values import values
+    from .paper_values import lookup
 
-    for v in values():
-        if v.ref == ref and v.quantity == quantity:
-            return v.value, v.setting
-    raise KeyError((ref, quantity))
+    found = lookup(ref, quantity)
+    if found is None:
+        raise KeyError((ref, quantity))
+    return found.value, found.setting
 

@@ -69,7 +69,8 @@ def bound_of(ref: str, quantity: str) -> str:
     >>> bound_of("phrasis-sec-3", "PhrasIS phrase pairs (train + test)"), bound_of("atoms-table-5", "x")
     ('lower', '')
     """
-    return next((v.bound for v in values() if v.ref == ref and v.quantity == quantity), "")
+    found = lookup(ref, quantity)
+    return found.bound if found is not None else ""
 
 
 VALUES: list[PaperValue] = load_values()  # as registered when first imported; `values()` follows $NLI_PAPERS
@@ -83,6 +84,28 @@ def _values_of(papers: tuple[Paper, ...]) -> tuple[PaperValue, ...]:
 def values() -> list[PaperValue]:
     """Every reference value of the papers registered now (read once per set of papers)."""
     return list(_values_of(registry()))
+
+
+@functools.lru_cache(maxsize=4)
+def _index_of(papers: tuple[Paper, ...]) -> dict[tuple[str, str], PaperValue]:
+    index: dict[tuple[str, str], PaperValue] = {}
+    for v in _values_of(papers):
+        if (v.ref, v.quantity) in index:
+            raise ValueError(f"paper {v.paper}: two values for {v.quantity!r} under {v.ref!r} "
+                             f"({index[v.ref, v.quantity].value:g} and {v.value:g}). Fix: keep one row in its "
+                             "paper-values CSV, or name the quantities apart")
+        index[v.ref, v.quantity] = v
+    return index
+
+
+def lookup(ref: str, quantity: str) -> PaperValue | None:
+    """The registered paper value for (ref, quantity), or None: the one index `paper_value`, `bound_of` and the
+    findings' sentences read.
+
+    >>> lookup("atoms-table-5", "delta-SNLI test examples").value, lookup("atoms-table-5", "x")
+    (1837.0, None)
+    """
+    return _index_of(registry()).get((ref, quantity))
 
 
 def unprinted() -> dict[str, str]:
@@ -103,9 +126,9 @@ def unprinted() -> dict[str, str]:
 
 def paper_value(ref: str, quantity: str) -> float:
     """The paper's value for (ref, quantity); KeyError names the known quantities."""
-    for v in values():
-        if v.ref == ref and v.quantity == quantity:
-            return v.value
+    found = lookup(ref, quantity)
+    if found is not None:
+        return found.value
     known = [v.quantity for v in values() if v.ref == ref]
     raise KeyError(f"no paper value {quantity!r} under {ref!r}; known: {known}")
 

@@ -223,3 +223,17 @@ def test_a_paper_values_file_with_an_unknown_bound_is_refused(tmp_path):
     paper = Paper(name="x", label="X", title="X", prefix="7", section="X", package="x", folder=tmp_path, values=csv)
     with pytest.raises(ValueError, match="bound 'about' is not one of"):
         load_values((paper,))
+
+
+def test_one_value_per_ref_and_quantity(monkeypatch):
+    """Lookups read one index of (ref, quantity): a paper-values CSV that files two numbers under one key is an
+    error naming both, never a silent first-or-last pick; each registered value is found by its own key."""
+    from nli_lib import paper_values as pv
+
+    for v in pv.values():
+        assert pv.lookup(v.ref, v.quantity) is v and pv.bound_of(v.ref, v.quantity) == v.bound
+    twice = [pv.PaperValue("x", "x-table-1", "accuracy", 0.5, "", "", ""),
+             pv.PaperValue("x", "x-table-1", "accuracy", 0.6, "", "", "")]
+    monkeypatch.setattr(pv, "_values_of", lambda papers: tuple(twice))
+    with pytest.raises(ValueError, match=r"two values for 'accuracy' under 'x-table-1' \(0.5 and 0.6\)"):
+        pv._index_of.__wrapped__(())
