@@ -15,9 +15,22 @@ save (a notebook through `nb.save`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .config import RunInfo, scrub_secrets
 from .profile import Profile, load_profile
+
+
+class Sizes(NamedTuple):
+    """A sample size for quick runs and one for full runs, declared once beside the paper's functions so the
+    notebook that draws the sample and the planner that counts its calls (`nli_lib.plan`) read the same numbers.
+
+    >>> Sizes(quick=10, full=100).full
+    100
+    """
+
+    quick: int  # a quick run (--quick): seconds to minutes on a laptop
+    full: int  # a full run: the paper's size where the paper gives one
 
 
 @dataclass(kw_only=True)
@@ -40,6 +53,14 @@ class RunContext:
     @property
     def quick(self) -> bool:
         return bool(self.params.get("quick"))
+
+    def size(self, sizes: Sizes):
+        """`sizes.quick` in a quick run, else `sizes.full`.
+
+        >>> RunContext.from_profile("offline", quick=True).size(Sizes(quick=10, full=100))
+        10
+        """
+        return sizes.quick if self.quick else sizes.full
 
     @property
     def seed(self) -> int:

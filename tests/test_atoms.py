@@ -601,10 +601,10 @@ def test_snli_consistency_paper_profile_wiring(monkeypatch):
     from nli_lib.profile import load_profile
 
     profile = load_profile(text="tier: paper\nbaselines: []\nllm: {base_url: 'http://127.0.0.1:9/v1', model: m}")
-    nb = SimpleNamespace(quick=True, seed=0, tier="paper", nli_model=lambda ref=None: TableNLI({}, default=E),
-                         profile=profile, params=profile.params())
+    nb = SimpleNamespace(quick=True, size=lambda sizes: sizes.quick, seed=0, tier="paper",
+                         nli_model=lambda ref=None: TableNLI({}, default=E), profile=profile, params=profile.params())
     run = pipeline.snli_consistency(nb)
-    assert run.generator == "stand-in" and len(run.examples) == pipeline.QUICK_SNLI
+    assert run.generator == "stand-in" and len(run.examples) == pipeline.SNLI_SAMPLE.quick
     llm_name = [m for m in run.per_example if "B.1, 12-shot" in m][0]
     per = run.per_example[llm_name]
     # the stand-in admits only "There is a person." (H ⊨ a: e) and says "n" for full pairs not starting "There is"

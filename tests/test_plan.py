@@ -129,7 +129,7 @@ def _run_steps(profile: str) -> None:
     from nli_lib.atoms.consistency import snli_shots, snli_test_sample
     from nli_lib.atoms.defeasible import dsnli_test
     from nli_lib.atoms.generate import PAPER_DECOMPOSITIONS, atom_generator, generate_atoms
-    from nli_lib.atoms.pipeline import QUICK_GROUPS, QUICK_SNLI, snli_consistency
+    from nli_lib.atoms.pipeline import QUICK_GROUPS, SNLI_SAMPLE, snli_consistency
     from nli_lib.context import RunContext
     from nli_lib.lineup import llm_ref, load_classifier
     from nli_lib.llm import make_llm
@@ -138,7 +138,7 @@ def _run_steps(profile: str) -> None:
     llm = make_llm(ctx.params)
     gen = atom_generator(llm)  # notebook 10
     generate_atoms([d["sentence"] for d in PAPER_DECOMPOSITIONS], gen, leave_one_out=True)
-    generate_atoms(snli_test_sample(QUICK_SNLI, ctx.seed)["hypothesis"].tolist(), gen)
+    generate_atoms(snli_test_sample(SNLI_SAMPLE.quick, ctx.seed)["hypothesis"].tolist(), gen)
     dnli = dsnli_test(quick=True, seed=ctx.seed, groups=QUICK_GROUPS)
     generate_atoms(dnli[["premise", "hypothesis"]].drop_duplicates()["hypothesis"].tolist(), gen)
     prompted = load_classifier(llm_ref(ctx.profile), llm=llm, shots=snli_shots(12, ctx.seed))  # notebook 11
@@ -518,3 +518,31 @@ def test_phrasis_planned_calls_are_the_calls_of_the_prompted_model(tmp_path, mon
     assert not before.unplanned
     assert before.pending.empty and made > 0 and before.calls["new"].sum() == made
     assert after.calls["new"].sum() == 0 and after.calls["calls"].sum() == made
+
+
+# the sizes a planner counts calls with, and where each planned notebook draws its sample with them
+SHARED_SIZES = {"10": ["nb.size(SNLI_SAMPLE)"], "12": ["nb.size(PLACEBO_UPDATES)", "GOLD_LABELS_EXAMPLE"],
+                "13": ["nb.size(PLACEBO_UPDATES)"], "21": ["phr.PROMPT_SHOTS"], "22": ["phr.ERROR_SCENARIO"],
+                "30": ["nb.size(COUNTERFACTUAL_SAMPLE)"], "31": ["nb.size(METRIC_SAMPLE)"],
+                "32": ["nb.size(SENSITIVITY_SAMPLE)", "QUICK_PIPELINES if nb.quick"]}
+
+
+@pytest.mark.parametrize("number", sorted(SHARED_SIZES))
+def test_planned_notebooks_draw_their_samples_with_the_planners_sizes(number):
+    """A planner counts the calls of a sample the notebook draws: both read one constant from nli_lib (a size
+    typed into the notebook would let the plan drift from the run without a test noticing)."""
+    import inspect
+    import json
+
+    from nli_lib.plan import notebooks as planners
+    from nli_lib.provenance import cell_code
+    from nli_lib.runner import notebooks
+
+    (path,) = notebooks([number])
+    code = "\n".join(cell_code("".join(c["source"])) for c in json.loads(path.read_text())["cells"]
+                     if c["cell_type"] == "code")
+    source = inspect.getsource(planners)
+    for use in SHARED_SIZES[number]:
+        assert use in code, f"notebook {number} no longer uses {use}"
+        name = use.split("(")[-1].rstrip(")").split(".")[-1].split()[0]
+        assert name in source, f"the planners no longer use {name}"

@@ -22,8 +22,8 @@ from typing import Mapping
 
 import pandas as pd
 
-from ..config import user_path
-from ..context import RunContext
+from ..config import REPO_ROOT, user_path
+from ..context import RunContext, Sizes
 from ..llm import make_llm
 from ..models.baselines import QUICK_BASELINE_ROWS
 from .consistency import run_consistency, snli_shots, snli_test_sample
@@ -40,7 +40,10 @@ from .defeasible import (
 )
 from .generate import atom_generator, attach_atoms, generate_atoms
 
-QUICK_SNLI = 80  # SNLI-TEST-SAMPLE size in quick runs (full: 1,000)
+SNLI_SAMPLE = Sizes(quick=80, full=1000)  # SNLI-TEST-SAMPLE (§4: 1,000 SNLI test pairs)
+PLACEBO_UPDATES = Sizes(quick=100, full=400)  # placebo sub-problems the silver labels are checked on (label_check)
+# the atoms Tables 1 and 7 print, with their labels (a gold file in `read_gold_labels` format)
+GOLD_LABELS_EXAMPLE = REPO_ROOT / "data" / "fixtures" / "atoms_gold_labels_example.csv"
 QUICK_GROUPS = 16  # δ-SNLI P-H pairs (with all their updates) in quick runs (full: all 203)
 GOLD_ENV = "NLI_ATOMS_GOLD"  # path of a gold atom-label CSV (read_gold_labels format) to use instead of silver
 
@@ -73,9 +76,9 @@ class SNLIRun:
     models: list = field(default_factory=list)  # the classifiers themselves
 
 
-def snli_consistency(ctx: RunContext, n: int = 1000, models=None) -> SNLIRun:
-    """Generate atoms for SNLI-TEST-SAMPLE and run every model through the §4.1 checks."""
-    examples = snli_test_sample(QUICK_SNLI if ctx.quick else n, ctx.seed)
+def snli_consistency(ctx: RunContext, models=None) -> SNLIRun:
+    """Generate atoms for SNLI-TEST-SAMPLE (`SNLI_SAMPLE` pairs) and run every model through the §4.1 checks."""
+    examples = snli_test_sample(ctx.size(SNLI_SAMPLE), ctx.seed)
     gen = atom_generator(make_llm(ctx.params))
     atoms = generate_atoms(examples["hypothesis"].tolist(), gen)
     rows = attach_atoms(examples[["pair_id", "premise", "hypothesis", "label"]], atoms)

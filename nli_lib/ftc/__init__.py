@@ -32,7 +32,10 @@ paper row; `rewriters`).
 from ..evaluation import wilcoxon_rho  # noqa: F401  (§3.3's ρ)
 from . import paper  # noqa: F401  (its declarations, read by nli_lib.papers)
 from .analysis import (
+                       COUNTERFACTUAL_SAMPLE,
+                       METRIC_SAMPLE,
                        PAPER_REWRITES,
+                       SENSITIVITY_SAMPLE,
                        attach_pair_scores,
                        balanced_sample,
                        cad_pairs,
@@ -69,7 +72,7 @@ from .metrics import (
                        meteor_wordnet,
                        wasserstein,
 )
-from .pipeline import PIPELINES, all_pipelines, counterfactual_rows, pipeline_version, regex_transform
+from .pipeline import PIPELINES, QUICK_PIPELINES, all_pipelines, counterfactual_rows, pipeline_version, regex_transform
 from .report import (
                        agreement_records,
                        checks_fired,
@@ -134,8 +137,12 @@ __all__ = [
     "precision_table",
     "ALPHA",
     "CONDITIONS",
+    "COUNTERFACTUAL_SAMPLE",
+    "METRIC_SAMPLE",
     "PAPER_REWRITES",
     "PIPELINES",
+    "QUICK_PIPELINES",
+    "SENSITIVITY_SAMPLE",
     "SLOTS",
     "TEMPLATES",
     "CounterfactualTarget",

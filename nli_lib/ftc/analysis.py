@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..config import LABELS
+from ..context import Sizes
 from ..evaluation import wilcoxon_rho
 from ..text import spaceless_key, untokenize_ptb
 from .logic import SLOTS, counterfactual_targets, relation
@@ -30,6 +31,11 @@ METRICS = ("ftc_delta", "ftc_k", "ftc_w")
 PAIR_METRICS = ("las", "lra")  # per-pair LAS/LRA scores (`simulate.las_lra_rows`), Table 5's first two rows
 METRIC_NAMES = {"ftc_delta": "FTC-δ", "ftc_k": "FTC-K", "ftc_w": "FTC-W", "las": "LAS", "lra": "LRA"}
 EXPLANATION_COLS = ("explanation_1", "explanation_2", "explanation_3")
+
+
+COUNTERFACTUAL_SAMPLE = Sizes(quick=10, full=100)  # notebook 30: e-SNLI test pairs per label (the paper: 100)
+METRIC_SAMPLE = Sizes(quick=12, full=100)  # notebook 31: CAD-revised e-SNLI test pairs per label (the paper: 100)
+SENSITIVITY_SAMPLE = Sizes(quick=6, full=100)  # notebook 32: e-SNLI test pairs per label
 
 
 def balanced_sample(df: pd.DataFrame, n_per_label: int | None, seed: int = 0) -> pd.DataFrame:

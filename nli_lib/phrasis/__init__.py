@@ -59,8 +59,10 @@ from .data import (  # noqa: F401
                        validation_mask,
 )
 from .evaluate import (  # noqa: F401
+                       ERROR_SCENARIO,
                        MINILM,
                        MINILM_EPOCHS,
+                       PROMPT_SHOTS,
                        FamilySpec,
                        TrainedModels,
                        add_zero_shot,

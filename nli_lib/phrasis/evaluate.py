@@ -129,7 +129,11 @@ def zero_shot_models(llm_profile=None, nli=None, shots: int = 0, track: str = "a
     return models
 
 
-def add_zero_shot(trained: "TrainedModels", llm_profile=None, nli=None, shots: int = 0, cache=None,
+PROMPT_SHOTS = 0  # exemplars (the paper's Table 1 pairs) in notebooks 21-22's phrase-relation prompt: zero-shot
+ERROR_SCENARIO = "Positives-A"  # notebook 22's scenario: the paper's manual evaluation looks at the positive track
+
+
+def add_zero_shot(trained: "TrainedModels", llm_profile=None, nli=None, shots: int = PROMPT_SHOTS, cache=None,
                   scenarios: Sequence[Scenario] = SCENARIOS) -> list[str]:
     """Add the zero-shot models of both tracks to `trained` (each scenario gets its track's classifier);
     returns their display names."""

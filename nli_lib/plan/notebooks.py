@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..atoms.pipeline import QUICK_SNLI
 from ..context import RunContext
 from .calls import NOT_CACHED, CallPlan
 
@@ -28,27 +27,11 @@ PLANNERS: dict[str, Callable[[RunContext, CallPlan], None]] = {}
 
 UNPLANNED: dict[str, str] = {}  # notebook -> why its LLM calls are not enumerated before a run
 
-# the notebooks' sample sizes (their first code cells): quick, full
-ATOMS_SNLI = (QUICK_SNLI, 1000)  # notebooks 10-11: atoms.pipeline's quick size; snli_consistency's n
-ATOMS_PLACEBO = (100, 400)  # notebooks 12-13's dr.label_check(n_placebo=100 if nb.quick else 400)
-ATOMS_GOLD_FIXTURE = ("data", "fixtures", "atoms_gold_labels_example.csv")  # notebook 12's FIXTURE (REPO_ROOT/...)
-PHRASIS_PROMPT_SHOTS = 0  # notebook 21's PROMPT_SHOTS (notebook 22: add_zero_shot's default, 0)
-PHRASIS_22_SCENARIO = "Positives-A"  # notebook 22's SCENARIO
-FTC_30_PER_LABEL = (10, 100)  # notebook 30's N_PER_LABEL
-FTC_31_PER_LABEL = (12, 100)  # notebook 31's N_PER_LABEL
-FTC_32_PER_LABEL = (6, 100)  # notebook 32's N_PER_LABEL
-FTC_32_QUICK_PIPES = (("regex", "regex"), ("fsp", "fsp"))  # notebook 32's quick PIPES (full: ftc.PIPELINES)
-
-
 def planner(number: str):
     def register(fn):
         PLANNERS[number] = fn
         return fn
     return register
-
-
-def _size(ctx: RunContext, sizes: tuple[int, int]) -> int:
-    return sizes[0] if ctx.quick else sizes[1]
 
 
 # -- atoms ----------------------------------------------------------------------------------------------------
@@ -66,7 +49,7 @@ def atoms_decomposition(ctx: RunContext, plan: CallPlan) -> None:
     from ..atoms.consistency import snli_test_sample
     from ..atoms.defeasible import dsnli_test
     from ..atoms.generate import PAPER_DECOMPOSITIONS, generate_atoms
-    from ..atoms.pipeline import QUICK_GROUPS
+    from ..atoms.pipeline import QUICK_GROUPS, SNLI_SAMPLE
 
     gen = atoms_generator(ctx)
     if gen is None:
@@ -74,7 +57,7 @@ def atoms_decomposition(ctx: RunContext, plan: CallPlan) -> None:
     with plan.step("paper sentences"):
         generate_atoms([d["sentence"] for d in PAPER_DECOMPOSITIONS], gen, leave_one_out=True, checker=None)
     with plan.step("SNLI sample"):
-        generate_atoms(snli_test_sample(_size(ctx, ATOMS_SNLI), ctx.seed)["hypothesis"].tolist(), gen, checker=None)
+        generate_atoms(snli_test_sample(ctx.size(SNLI_SAMPLE), ctx.seed)["hypothesis"].tolist(), gen, checker=None)
     with plan.step("δ-SNLI hypotheses"):
         dnli = dsnli_test(quick=ctx.quick, seed=ctx.seed, groups=QUICK_GROUPS)
         generate_atoms(dnli[["premise", "hypothesis"]].drop_duplicates()["hypothesis"].tolist(), gen, checker=None)
@@ -85,8 +68,9 @@ def snli_sample_atoms(ctx: RunContext, plan: CallPlan, gen):
     first step (notebook 11, the diagnose's atoms lens)."""
     from ..atoms.consistency import snli_test_sample
     from ..atoms.generate import generate_atoms
+    from ..atoms.pipeline import SNLI_SAMPLE
 
-    examples = snli_test_sample(_size(ctx, ATOMS_SNLI), ctx.seed)
+    examples = snli_test_sample(ctx.size(SNLI_SAMPLE), ctx.seed)
     with plan.step("SNLI sample"):
         return examples, generate_atoms(examples["hypothesis"].tolist(), gen)
 
@@ -160,7 +144,7 @@ def _defeasible(ctx: RunContext, plan: CallPlan, gen):
         silver_labels_llm,
     )
     from ..atoms.generate import generate_atoms, usable
-    from ..atoms.pipeline import QUICK_GROUPS
+    from ..atoms.pipeline import PLACEBO_UPDATES, QUICK_GROUPS
 
     examples = dsnli_test(quick=ctx.quick, seed=ctx.seed, groups=QUICK_GROUPS)
     hypotheses = examples["hypothesis"].drop_duplicates().tolist()
@@ -178,7 +162,7 @@ def _defeasible(ctx: RunContext, plan: CallPlan, gen):
     with plan.step("δ-NLI predictions"), plan.bounded("C.2 silver labels"):
         if len(waiting):
             predictor.predict_atoms(waiting)
-    n = _size(ctx, ATOMS_PLACEBO)
+    n = ctx.size(PLACEBO_UPDATES)
     with plan.step("placebo updates"):
         silver_labels_llm(placebo_subproblems(data.labeled, n=n, seed=ctx.seed), gen.client)
     if len(waiting) or after_a1[0]:  # the sample is drawn from labels not all known yet
@@ -194,16 +178,15 @@ def atoms_defeasible(ctx: RunContext, plan: CallPlan) -> None:
     """`_defeasible`, then C.2 on the paper's printed atom labels and the gold-file run (A.1 on its hypotheses,
     the LLM's C.1 / C.2 predictions on its examples and atoms)."""
     from ..atoms.defeasible import llm_predictor, predict, prepare_dsnli
-    from ..atoms.pipeline import gold_labels
+    from ..atoms.pipeline import GOLD_LABELS_EXAMPLE, gold_labels
     from ..atoms.report import silver_vs_paper_labels
-    from ..config import REPO_ROOT
     from ..data.loaders import load_dnli
 
     gen = atoms_generator(ctx)
     if gen is None:
         return
     _defeasible(ctx, plan, gen)
-    fixture = REPO_ROOT.joinpath(*ATOMS_GOLD_FIXTURE)
+    fixture = GOLD_LABELS_EXAMPLE
     with plan.step("paper's labelled atoms"):
         paper_gold, _, _ = silver_vs_paper_labels(fixture, None, gen.client, ctx.tier)
     with plan.step("gold-file run"):  # report.gold_file_run, with the validator's stand-in (gold labels kept)
@@ -262,7 +245,7 @@ def ftc_counterfactuals(ctx: RunContext, plan: CallPlan) -> None:
     """The printed examples and rewrites, then every pipeline on the balanced e-SNLI test sample for each of
     the three explanations."""
     from ..data.loaders import load_esnli
-    from ..ftc import balanced_sample, printed_examples, printed_rewrites
+    from ..ftc import COUNTERFACTUAL_SAMPLE, balanced_sample, printed_examples, printed_rewrites
 
     rewriter = profile_rewriter(ctx)
     if rewriter is None:
@@ -270,7 +253,7 @@ def ftc_counterfactuals(ctx: RunContext, plan: CallPlan) -> None:
     with plan.step("printed examples"):
         printed_examples(rewriter)
         printed_rewrites(rewriter)
-    sample = balanced_sample(load_esnli("test"), _size(ctx, FTC_30_PER_LABEL), seed=ctx.seed)
+    sample = balanced_sample(load_esnli("test"), ctx.size(COUNTERFACTUAL_SAMPLE), seed=ctx.seed)
     for col in ("explanation_1", "explanation_2", "explanation_3"):
         ftc_pipelines(plan, col, sample, rewriter, col)
 
@@ -279,12 +262,12 @@ def ftc_counterfactuals(ctx: RunContext, plan: CallPlan) -> None:
 def ftc_metric(ctx: RunContext, plan: CallPlan) -> None:
     """Every pipeline on the CAD-revised e-SNLI test sample (explanation 1), and fsp-fsp with explanation 2."""
     from ..data.loaders import load_esnli
-    from ..ftc import balanced_sample, cad_pairs
+    from ..ftc import METRIC_SAMPLE, balanced_sample, cad_pairs
 
     rewriter = profile_rewriter(ctx)
     if rewriter is None:
         return
-    sample = balanced_sample(cad_pairs(load_esnli("test"), "test"), _size(ctx, FTC_31_PER_LABEL), seed=ctx.seed)
+    sample = balanced_sample(cad_pairs(load_esnli("test"), "test"), ctx.size(METRIC_SAMPLE), seed=ctx.seed)
     ftc_pipelines(plan, "CAD sample explanation_1", sample, rewriter, "explanation_1")
     ftc_pipelines(plan, "CAD sample explanation_2", sample, rewriter, "explanation_2", only_fsp=True)
 
@@ -294,15 +277,22 @@ def ftc_sensitivity(ctx: RunContext, plan: CallPlan) -> None:
     """The rewriter on the balanced e-SNLI test sample's pathological explanations (`sensitivity_rows`: every
     condition × pipeline); the task model only scores the counterfactuals, so it decides no call."""
     from ..data.loaders import load_esnli
-    from ..ftc import CONDITIONS, PIPELINES, balanced_sample, pathological_explanations
+    from ..ftc import (
+        CONDITIONS,
+        PIPELINES,
+        QUICK_PIPELINES,
+        SENSITIVITY_SAMPLE,
+        balanced_sample,
+        pathological_explanations,
+    )
 
     rewriter = profile_rewriter(ctx)
     if rewriter is None:
         return
     test = load_esnli("test")
-    sample = balanced_sample(test, _size(ctx, FTC_32_PER_LABEL), seed=ctx.seed)
+    sample = balanced_sample(test, ctx.size(SENSITIVITY_SAMPLE), seed=ctx.seed)
     conditions = pathological_explanations(sample, test, seed=ctx.seed)
-    pipes = list(FTC_32_QUICK_PIPES if ctx.quick else PIPELINES)
+    pipes = list(QUICK_PIPELINES if ctx.quick else PIPELINES)
     for cond in CONDITIONS:
         sub = conditions[conditions["condition"] == cond]
         if len(sub):
@@ -379,11 +369,11 @@ def _phrasis_prompted(ctx: RunContext, shots: int):
 def phrasis_coherence(ctx: RunContext, plan: CallPlan) -> None:
     """The prompted model (6 labels on Positives, 7 on All) on every scenario's coherence pairs (seen and unseen,
     both directions), its test predictions and its raw answers on Positives-A and All-A."""
-    from ..phrasis import coherence_rows, predict_rows, prompted_answers
+    from ..phrasis import PROMPT_SHOTS, coherence_rows, predict_rows, prompted_answers
 
     if ctx.params.get("llm") is None:
         return
-    splits, trained, names = _phrasis_prompted(ctx, PHRASIS_PROMPT_SHOTS)
+    splits, trained, names = _phrasis_prompted(ctx, PROMPT_SHOTS)
     with plan.step("coherence pairs"):
         coherence_rows(trained, splits)
     with plan.step("test predictions and answers"):
@@ -394,13 +384,13 @@ def phrasis_coherence(ctx: RunContext, plan: CallPlan) -> None:
 @planner("22")
 def phrasis_error_analysis(ctx: RunContext, plan: CallPlan) -> None:
     """The prompted model on the unseen pairs of Positives-A and on the paper's §5.2 example pairs."""
-    from ..phrasis import coherence_rows, paper_example_predictions, scenario
+    from ..phrasis import ERROR_SCENARIO, PROMPT_SHOTS, coherence_rows, paper_example_predictions, scenario
     from ..phrasis.loaders import load_phrasis
 
     if ctx.params.get("llm") is None:
         return
-    splits, trained, _ = _phrasis_prompted(ctx, 0)
+    splits, trained, _ = _phrasis_prompted(ctx, PROMPT_SHOTS)
     with plan.step("unseen pairs"):
-        coherence_rows(trained, splits, scenarios=[scenario(PHRASIS_22_SCENARIO)], splits_to_score=["unseen"])
+        coherence_rows(trained, splits, scenarios=[scenario(ERROR_SCENARIO)], splits_to_score=["unseen"])
     with plan.step("the paper's example pairs"):
-        paper_example_predictions(trained, load_phrasis("test"), PHRASIS_22_SCENARIO)
+        paper_example_predictions(trained, load_phrasis("test"), ERROR_SCENARIO)
