@@ -303,11 +303,12 @@ def test_parse_many_never_guesses(fake, make_client):
     assert not limited[0].ok and "not one of" in limited[0].error
 
 
-def test_an_answer_cut_at_max_tokens_says_so(make_client):
+def test_an_answer_cut_at_max_tokens_says_so(make_client, monkeypatch):
     """An unparsable answer that ended at max_tokens (finish_reason 'length') says so in its error and in the
     ledger's kept answer; one that ended by itself does not."""
     from nli_lib.llm.client import LLMResult
 
+    monkeypatch.setattr(calls, "LEDGER", calls.CallLedger())  # a fresh ledger: the process's may be full
     t, before = PROMPTS["atoms.B1"], calls.snapshot()
     cut = LLMResult("Premise: A man sleeps on the", False, {"completion_tokens": 8}, "length")
     done = LLMResult("I cannot tell.", False, {"completion_tokens": 4}, "stop")

@@ -196,6 +196,23 @@ def test_planning_contacts_no_endpoint(tmp_path, monkeypatch):
         listener.close()
 
 
+def test_an_in_process_model_not_downloaded_is_planned_with_every_call_new(tmp_path, monkeypatch):
+    """An in-process LLM named by a hub id not in the local cache has no identity yet (its weights' sha256 keys
+    every call): the plan still counts its distinct prompts, all new, says so beside the model, and lists the
+    download, instead of failing the notebook's planner."""
+    monkeypatch.setenv("NLI_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    profile = tmp_path / "inproc.yaml"
+    profile.write_text("tier: paper\nllm: {model: nobody/no-such-llm, max_tokens: 16}\n")
+    result = plan_run(str(profile), quick=True, only=["10"])
+    assert not result.errors, result.errors
+    calls = result.calls
+    assert len(calls) and calls["new"].sum() == calls["calls"].sum() > 0 and calls["cached"].sum() == 0
+    assert set(calls["model"]) == {"nobody/no-such-llm @ in-process (not downloaded: no call can be cached)"}
+    assert "nobody/no-such-llm" in set(result.downloads["model"])
+
+
 def test_prompt_tokens_are_counted_with_the_models_tokenizer(tmp_path):
     """With a tokenizer at hand (llm.tokenizer: a folder), prompt tokens are its count of the rendered chat
     template; without one, characters / 4, and the table says which."""

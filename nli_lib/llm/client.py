@@ -348,15 +348,17 @@ class CachedChat:
         if name in self._LEDGER_NAMES and n:
             call_ledger.count(self.ledger_kind, self.label, **{self._LEDGER_NAMES[name]: n})
 
-    def cache_key(self, messages, *, sample: int = 0, **overrides) -> dict:
+    def cache_key(self, messages, *, sample: int = 0, model_identity: str | None = None, **overrides) -> dict:
         """The cache key of a call (IDENTITY): model, messages, decoding params, sample index; not the endpoint.
 
         A completion call (``api="completions"``) holds the prompt text it sends in place of the messages.
+        `model_identity` replaces the model's identity (the planner's key for weights not downloaded yet).
         """
         provenance.note_model(self.label, "llm")  # the run record names the endpoint and model used
         sent = ({"prompt": completion_prompt(as_messages(messages))} if self.api == "completions"
                 else {"messages": as_messages(messages)})
-        return {"model": self.identity, **sent, "params": self._params(overrides), "sample": int(sample)}
+        return {"model": model_identity or self.identity, **sent, "params": self._params(overrides),
+                "sample": int(sample)}
 
     def token_budget(self, max_new_tokens: int | None = None) -> TokenBudget | None:
         """The context budget few-shot prompts are fitted to (`context.fit_shots`); None when none is known."""

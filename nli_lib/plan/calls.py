@@ -126,9 +126,28 @@ class PlanningLLM:
 
     def __init__(self, inner, plan: "CallPlan", section: str = "llm"):
         self._inner, self._plan, self._section = inner, plan, section
+        self._absent: str | None = None  # why the model's identity is unknown (weights not downloaded), if it is
 
     def __getattr__(self, name):
         return getattr(self._inner, name)
+
+    @property
+    def label(self) -> str:
+        return self._inner.label + (" (not downloaded: no call can be cached)" if self._absent else "")
+
+    def _key(self, messages, sample: int, overrides: dict) -> dict:
+        """The wrapped client's cache key. An in-process model whose weights are not here yet has no identity
+        (the weights' sha256 is part of every key), so none of its calls can be cached: its keys then name the
+        model, and each distinct prompt is planned as a new call (the downloads list names the model)."""
+        from ..models.loading import ModelLoadError
+
+        if self._absent is None:
+            try:
+                return self._inner.cache_key(messages, sample=sample, **overrides)
+            except ModelLoadError as exc:
+                self._absent = str(exc)
+        return self._inner.cache_key(messages, sample=sample, model_identity=f"{self._inner.config.model} "
+                                     "(not downloaded)", **overrides)
 
     def __repr__(self) -> str:
         return f"PlanningLLM({self._inner!r})"
@@ -136,7 +155,7 @@ class PlanningLLM:
     def chat_many(self, list_of_messages, *, samples: int = 1, progress: bool = True, **overrides) -> list:
         inner = self._inner
         jobs = [(as_messages(m), s) for m in list_of_messages for s in range(samples)]
-        keys = [inner.cache_key(m, sample=s, **overrides) for m, s in jobs]
+        keys = [self._key(m, s, overrides) for m, s in jobs]
         values = inner._lookup(keys) if keys else []
         out = []
         for key, value in zip(keys, values):
@@ -147,7 +166,7 @@ class PlanningLLM:
         return out
 
     def chat(self, messages, *, sample: int = 0, **overrides) -> LLMResult:
-        key = self._inner.cache_key(as_messages(messages), sample=sample, **overrides)
+        key = self._key(as_messages(messages), sample, overrides)
         value = self._inner._lookup([key])[0]
         self._plan.record(self, key, value)
         if value is None:
