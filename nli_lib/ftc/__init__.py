@@ -35,6 +35,7 @@ from .analysis import (
                        COUNTERFACTUAL_SAMPLE,
                        METRIC_SAMPLE,
                        PAPER_REWRITES,
+                       QUICK_PIPELINES,
                        SENSITIVITY_SAMPLE,
                        attach_pair_scores,
                        balanced_sample,
@@ -72,7 +73,7 @@ from .metrics import (
                        meteor_wordnet,
                        wasserstein,
 )
-from .pipeline import PIPELINES, QUICK_PIPELINES, all_pipelines, counterfactual_rows, pipeline_version, regex_transform
+from .pipeline import PIPELINES, all_pipelines, counterfactual_rows, pipeline_version, regex_transform
 from .report import (
                        agreement_records,
                        checks_fired,

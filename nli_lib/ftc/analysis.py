@@ -36,6 +36,7 @@ EXPLANATION_COLS = ("explanation_1", "explanation_2", "explanation_3")
 COUNTERFACTUAL_SAMPLE = Sizes(quick=10, full=100)  # notebook 30: e-SNLI test pairs per label (the paper: 100)
 METRIC_SAMPLE = Sizes(quick=12, full=100)  # notebook 31: CAD-revised e-SNLI test pairs per label (the paper: 100)
 SENSITIVITY_SAMPLE = Sizes(quick=6, full=100)  # notebook 32: e-SNLI test pairs per label
+QUICK_PIPELINES = (("regex", "regex"), ("fsp", "fsp"))  # notebook 32's quick runs: the two pure pipelines
 
 
 def balanced_sample(df: pd.DataFrame, n_per_label: int | None, seed: int = 0) -> pd.DataFrame:

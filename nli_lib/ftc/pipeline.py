@@ -60,7 +60,6 @@ def pipeline_version() -> str:
     sources = ("text.py", "templates.py", "fewshot.py", "pipeline.py", "../text.py")
     return f"v{TRANSFORM_VERSION}+{files_hash((here / f for f in sources), length=10)}"
 PIPELINES = (("regex", "regex"), ("regex", "fsp"), ("fsp", "regex"), ("fsp", "fsp"))  # Table 4 row order
-QUICK_PIPELINES = (("regex", "regex"), ("fsp", "fsp"))  # notebook 32's quick runs: the two pure pipelines
 
 
 def pipeline_name(extract: str, transform: str) -> str:
