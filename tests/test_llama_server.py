@@ -21,7 +21,6 @@ import threading
 import time
 import urllib.request
 
-import pandas as pd
 import pytest
 
 from nli_lib import calls
@@ -71,6 +70,7 @@ def engine():
 from test_llm_real import (  # noqa: E402,F401
     _ftc_extract_and_transform,
     _ftc_value,
+    atoms_b1_outcomes,
     check_step,
     client_for,
     test_atoms_a1_decomposition,
@@ -107,20 +107,24 @@ def test_a_cached_binary_runs_only_while_its_hash_matches(tmp_path, monkeypatch,
         llamacpp.find_binary()
 
 
-@pytest.fixture
-def client(server, tmp_path, monkeypatch):
-    no_proxy(monkeypatch)
+def _clients(base_url: str, model: str, cache_path, **defaults):
+    """A factory of greedy clients of one server sharing one call cache (`make(**settings)`); closes them all."""
     made = []
 
     def make(**settings) -> LLMClient:
-        cfg = dict(base_url=server, model=NAME, max_tokens=24, temperature=0.0, max_retries=0, concurrency=4,
-                   timeout_s=300)
-        made.append(LLMClient(LLMConfig(**{**cfg, **settings}), cache=CallCache(tmp_path / "calls.sqlite")))
+        cfg = dict(base_url=base_url, model=model, temperature=0.0, max_retries=0, timeout_s=300, **defaults)
+        made.append(LLMClient(LLMConfig(**{**cfg, **settings}), cache=CallCache(cache_path)))
         return made[-1]
 
     yield make
     for c in made:
         c.close()
+
+
+@pytest.fixture
+def client(server, tmp_path, monkeypatch):
+    no_proxy(monkeypatch)
+    yield from _clients(server, NAME, tmp_path / "calls.sqlite", max_tokens=24, concurrency=4)
 
 
 def test_chat_and_completions_answer_with_the_model_as_named(client):
@@ -231,16 +235,7 @@ def gemma(tmp_path_factory):
 @pytest.fixture
 def gemma_client(gemma, tmp_path, monkeypatch):
     no_proxy(monkeypatch)
-    made = []
-
-    def make(**settings) -> LLMClient:
-        cfg = dict(base_url=gemma, model=GEMMA, temperature=0.0, max_retries=0, concurrency=2, timeout_s=300)
-        made.append(LLMClient(LLMConfig(**{**cfg, **settings}), cache=CallCache(tmp_path / "calls.sqlite")))
-        return made[-1]
-
-    yield make
-    for c in made:
-        c.close()
+    yield from _clients(gemma, GEMMA, tmp_path / "calls.sqlite", concurrency=2)
 
 
 def test_a_base_model_serves_the_ftc_rewriter_over_completions(gemma_client):
@@ -255,16 +250,8 @@ def test_a_base_models_chat_answers_are_never_labels(gemma_client):
     """Asked through /v1/chat/completions, a model without a chat template answers with template tokens
     ("<|im_end|>\n<|im_start|>..."): B.1's parser counts each as unparsable, none becomes a label."""
     from nli_lib.config import LABELS
-    from nli_lib.models.prompted import PromptNLIClassifier
 
-    def run(client):
-        clf = PromptNLIClassifier(client)
-        probs = clf.predict_proba(["A man sleeps on a couch.", "A girl rides a red bike."],
-                                  ["A man is awake.", "A child is riding."])
-        return [(not pd.isna(row).any(), LABELS[int(row.argmax())] if not pd.isna(row).any() else None,
-                 None if not pd.isna(row).any() else clf.failures[-1]["reason"]) for row in probs]
-
-    outcomes = check_step(gemma_client(max_tokens=24), run, lambda label: label in LABELS)
+    outcomes = check_step(gemma_client(max_tokens=24), atoms_b1_outcomes, lambda label: label in LABELS)
     assert not any(ok for ok, _, _ in outcomes), outcomes
 
 

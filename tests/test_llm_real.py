@@ -99,17 +99,19 @@ def test_atoms_a1_decomposition(client_for):
                                                                                        for a in atoms))
 
 
-def test_atoms_b1_nli(client_for):
+def atoms_b1_outcomes(client) -> list:
+    """Prompt B.1 on two pairs through `PromptNLIClassifier`: (ok, label, why not) per pair."""
     from nli_lib.models.prompted import PromptNLIClassifier
 
-    def run(client):
-        clf = PromptNLIClassifier(client)
-        probs = clf.predict_proba(["A man sleeps on a couch.", "A girl rides a red bike."],
-                                  ["A man is awake.", "A child is riding."])
-        return [(not pd.isna(row).any(), LABELS[int(row.argmax())] if not pd.isna(row).any() else None,
-                 None if not pd.isna(row).any() else clf.failures[-1]["reason"]) for row in probs]
+    clf = PromptNLIClassifier(client)
+    probs = clf.predict_proba(["A man sleeps on a couch.", "A girl rides a red bike."],
+                              ["A man is awake.", "A child is riding."])
+    return [(not pd.isna(row).any(), LABELS[int(row.argmax())] if not pd.isna(row).any() else None,
+             None if not pd.isna(row).any() else clf.failures[-1]["reason"]) for row in probs]
 
-    check_step(client_for(), run, lambda label: label in LABELS)
+
+def test_atoms_b1_nli(client_for):
+    check_step(client_for(), atoms_b1_outcomes, lambda label: label in LABELS)
 
 
 def test_atoms_c2_defeasible_atoms(client_for):
