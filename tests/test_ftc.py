@@ -20,6 +20,7 @@ from nli_lib.ftc import (
     counterfactual_targets,
     derived_label,
     exemplar_rows,
+    explanation_reference,
     extract_regex,
     ftc_delta,
     ftc_kl,
@@ -153,6 +154,19 @@ def test_metric_validation_groups_and_table():
     assert d["U"] == 7.5 and d["rho"] == pytest.approx(7.5 / 9)
     assert merged["agree"].sum() == 3
     assert rho_table(long).set_index("metric").loc["FTC-K", "C"] == "1.000"
+
+
+def test_metric_validation_without_a_reference_is_an_empty_table_not_a_crash():
+    """A rewriter that made no counterfactual from the other explanation (seen with a 135M model behind
+    llama-server: notebook 31 stopped with KeyError 'pipeline') gives no reference: the long table has its
+    columns and no rows, and the Table 5 layout is empty."""
+    scored = pd.DataFrame({"pair_id": ["a"], "slot": ["C"], "pipeline": ["fsp-fsp"], "ok": [False],
+                           "x_cf": [None], "y_cf": [None], "pred_cf": [None], "ftc_delta": [float("nan")],
+                           "ftc_k": [float("nan")], "ftc_w": [float("nan")]})
+    ref = explanation_reference(scored, "fsp-fsp")
+    long, merged = metric_validation(scored, ref)
+    assert ref.empty and long.empty and merged.empty and "pipeline" in long and "significant" in long
+    assert rho_table(long, "fsp-fsp").empty
 
 
 # ------------------------------------------------------------------------------------------------

@@ -379,6 +379,9 @@ def attach_pair_scores(scored: pd.DataFrame, pair_scores: pd.DataFrame) -> pd.Da
     return out
 
 
+VALIDATION_COLUMNS = ["pipeline", "slot", "metric", "U", "rho", "p_value", "n1", "n0", "significant"]
+
+
 def metric_validation(scored: pd.DataFrame, reference: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Wilcoxon rank-sum ρ of each metric between 'model agrees' and 'model disagrees' groups.
 
@@ -386,8 +389,8 @@ def metric_validation(scored: pd.DataFrame, reference: pd.DataFrame) -> tuple[pd
     computed on the pipeline's own counterfactual (from explanation_1); rows where the pipeline produced
     none have NaN FTC and drop out of the FTC tests (n1/n0 count what remains). LAS/LRA columns, when
     `scored` has them (`attach_pair_scores`), belong to the pair's explanation and are tested on every
-    row with a reference. Returns (long table: pipeline, slot, metric, rho, p_value, U, n1, n0;
-    merged per-example rows).
+    row with a reference. Returns (long table: `VALIDATION_COLUMNS`, no rows when no example has a reference,
+    e.g. a rewriter that produced no counterfactual from the other explanation; merged per-example rows).
     """
     ref = reference.drop_duplicates(["pair_id", "slot"])
     merged = scored.merge(ref, on=["pair_id", "slot"], how="inner")
@@ -399,7 +402,7 @@ def metric_validation(scored: pd.DataFrame, reference: pd.DataFrame) -> tuple[pd
             res = wilcoxon_rho(g.loc[g["agree"], m], g.loc[~g["agree"], m])
             rows.append({"pipeline": pipe, "slot": slot, "metric": METRIC_NAMES[m], **res,
                          "significant": bool(res["p_value"] < 0.05) if res["p_value"] == res["p_value"] else False})
-    return pd.DataFrame(rows), merged
+    return pd.DataFrame(rows, columns=VALIDATION_COLUMNS), merged
 
 
 def rho_table(long: pd.DataFrame, pipeline: str = "fsp-fsp") -> pd.DataFrame:
