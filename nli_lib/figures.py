@@ -52,7 +52,7 @@ def boxes_or_points(ax, data: pd.DataFrame, x: str, y: str, hue: str | None, ord
     Groups are dodged like seaborn's (width 0.8 split across hue levels); the y range grows at the bottom to make
     room for the counts. Jitter is seeded, so the same data draws the same image.
     """
-    levels = list(hue_order) if hue else [None]
+    levels = list(hue_order) if hue and len(hue_order) else [None]
     colors = list(colors) if colors is not None else palette(len(levels))
     width = 0.8 / len(levels)
     rng = np.random.default_rng(seed)

@@ -1265,6 +1265,21 @@ def test_ftc_groups_below_the_minimum_n_show_their_points_not_a_box():
     assert sorted(t.get_text() for t in ax.texts) == sorted(["n = 5", "n = 0", "n = 1", "n = 1"])
 
 
+def test_ftc_groups_without_an_ok_counterfactual_show_n_0_not_a_crash():
+    """A rewriter whose every counterfactual failed its checks (a 135M model behind llama-server: notebook 32
+    stopped with ZeroDivisionError) still gets its figure: every slot and condition it was asked about, n = 0."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from nli_lib.ftc import plot_ftc_distributions
+
+    rows = [{"ok": False, "slot": s, "condition": c, "ftc_k": float("nan")} for s in ("C", "E")
+            for c in ("x only", "y only")]
+    ax = plot_ftc_distributions(pd.DataFrame(rows)).axes[0]
+    assert [t.get_text() for t in ax.texts] == ["n = 0"] * 4 and not ax.patches
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["C", "E"]
+
+
 def test_precision_lines_report_the_held_out_batch_beside_the_overall_precision():
     from nli_lib.ftc.gold import HELD_OUT_BATCH, precision_table
     from nli_lib.ftc.report import precision_lines

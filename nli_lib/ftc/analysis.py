@@ -597,9 +597,9 @@ def plot_ftc_distributions(scored: pd.DataFrame, metric: str = "ftc_k", hue: str
     from nli_lib import figures
 
     data = scored[scored["ok"]].copy()
-    order = [s for s in SLOTS if s in set(data["slot"])]
+    order = [s for s in SLOTS if s in set(scored["slot"])]  # a slot or hue level with no ok counterfactual: n = 0
     has_hue = hue in data
-    hue_order = list(dict.fromkeys(data[hue])) if has_hue else []
+    hue_order = list(dict.fromkeys(scored[hue])) if has_hue else []
     colors = figures.palette(max(len(hue_order), 1))
     fig, ax = plt.subplots(figsize=(9, 4.2))
     shown = figures.boxes_or_points(ax, data, "slot", metric, hue if has_hue else None, order, hue_order, colors)
