@@ -444,7 +444,7 @@ def test_ftc_sensitivity_plan_bounds_the_rewriters_calls_and_is_exact_after_them
     the calls made; after: the plan lists exactly those, all cached."""
     from nli_lib.context import RunContext
     from nli_lib.data.loaders import load_esnli
-    from nli_lib.ftc import balanced_sample, make_rewriter, pathological_explanations, sensitivity_rows
+    from nli_lib.ftc import QUICK_PIPELINES, SENSITIVITY_SAMPLE, balanced_sample, make_rewriter, pathological_explanations, sensitivity_rows
 
     class Constant:  # the task model: scoring only (it decides no rewriter call)
         name, labels = "constant", ("entailment", "neutral", "contradiction")
@@ -457,9 +457,10 @@ def test_ftc_sensitivity_plan_bounds_the_rewriters_calls_and_is_exact_after_them
     def run(profile):  # notebook 32's cells 3-5, quick
         ctx = RunContext.from_profile(profile, quick=True)
         test = load_esnli("test")
-        conditions = pathological_explanations(balanced_sample(test, 6, seed=ctx.seed), test, seed=ctx.seed)
+        sample = balanced_sample(test, SENSITIVITY_SAMPLE.quick, seed=ctx.seed)
+        conditions = pathological_explanations(sample, test, seed=ctx.seed)
         rewriter = make_rewriter(ctx.params, load_esnli("dev"), seed=ctx.seed)
-        sensitivity_rows(conditions, Constant(), rewriter, [("regex", "regex"), ("fsp", "fsp")])
+        sensitivity_rows(conditions, Constant(), rewriter, list(QUICK_PIPELINES))
 
     plan = lambda profile: plan_run(profile, quick=True, only=["32"])  # noqa: E731
     before, _, made, after = _around(tmp_path, monkeypatch, plan, run)

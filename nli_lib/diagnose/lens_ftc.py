@@ -16,7 +16,6 @@ import pandas as pd
 
 from .lenses import Lens, LensResult, mean_of, proportion, weakest_categories
 
-N_PER_LABEL = {True: 12, False: 100}  # quick -> CAD pairs per label, as notebook 31 (paper: 100)
 MAIN = "fsp-fsp"
 METRICS = {"ftc_delta": "FTC-δ", "ftc_k": "FTC-K", "ftc_w": "FTC-W"}
 
@@ -24,10 +23,10 @@ METRICS = {"ftc_delta": "FTC-δ", "ftc_k": "FTC-K", "ftc_w": "FTC-W"}
 def scored_counterfactuals(ctx, classifier) -> tuple[pd.DataFrame, object]:
     """Notebook 31's scored counterfactual rows for `classifier` (cached: the rewriter's and the model's calls)."""
     from ..data.loaders import load_esnli
-    from ..ftc import ALPHA, all_pipelines, balanced_sample, cad_pairs, make_rewriter, score_rows
+    from ..ftc import ALPHA, METRIC_SAMPLE, all_pipelines, balanced_sample, cad_pairs, make_rewriter, score_rows
 
     rewriter = make_rewriter(ctx.params, load_esnli("dev"), seed=ctx.seed)
-    sample = balanced_sample(cad_pairs(load_esnli("test"), "test"), N_PER_LABEL[ctx.quick], seed=ctx.seed)
+    sample = balanced_sample(cad_pairs(load_esnli("test"), "test"), ctx.size(METRIC_SAMPLE), seed=ctx.seed)
     rows = all_pipelines(sample, rewriter, explanation_col="explanation_1")
     return score_rows(rows, classifier, alpha=ALPHA), rewriter
 

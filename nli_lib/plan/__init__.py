@@ -77,6 +77,12 @@ def _num(value) -> float:
     return float("nan") if value is None or pd.isna(value) else float(value)
 
 
+def _offline() -> None:
+    """The hub is never asked while planning (unless the caller set these already)."""
+    for name, value in OFFLINE_ENV.items():
+        os.environ.setdefault(name, value)
+
+
 def _selected(only: list[str] | None) -> list[str]:
     """The notebook numbers to plan: `only` (checked against the checkout's notebooks when there is one), else
     every notebook with LLM steps."""
@@ -98,8 +104,7 @@ def _selected(only: list[str] | None) -> list[str]:
 def plan_run(profile=None, *, quick: bool = False, only: list[str] | None = None, device: str = "h100",
              utilisation: float = DEFAULT_UTILISATION, seed: int | None = None) -> Plan:
     """The plan of a run of `profile` (a name, a YAML path or a loaded Profile); see the module docstring."""
-    for name, value in OFFLINE_ENV.items():
-        os.environ.setdefault(name, value)
+    _offline()
     if device not in DEVICES:
         raise ValueError(f"unknown device {device!r}; known: {', '.join(DEVICES)}")
     ctx = RunContext.from_profile(profile, quick=quick, seed=seed)
@@ -130,8 +135,7 @@ def plan_diagnose(models: list[str], profile=None, *, quick: bool = False, lense
     per lens; the MODELs scored locally are listed in `unplanned` with why (no LLM call)."""
     from .diagnose import plan_lenses
 
-    for name, value in OFFLINE_ENV.items():
-        os.environ.setdefault(name, value)
+    _offline()
     ctx = RunContext.from_profile(profile, quick=quick, seed=seed)
     plan = CallPlan()
     with plan.active():

@@ -126,7 +126,7 @@ class PlanningLLM:
 
     def __init__(self, inner, plan: "CallPlan", section: str = "llm"):
         self._inner, self._plan, self._section = inner, plan, section
-        self._absent: str | None = None  # why the model's identity is unknown (weights not downloaded), if it is
+        self._absent = False  # True: an in-process model whose weights are not downloaded (no identity yet)
 
     def __getattr__(self, name):
         return getattr(self._inner, name)
@@ -141,11 +141,11 @@ class PlanningLLM:
         model, and each distinct prompt is planned as a new call (the downloads list names the model)."""
         from ..models.loading import ModelLoadError
 
-        if self._absent is None:
+        if not self._absent:
             try:
                 return self._inner.cache_key(messages, sample=sample, **overrides)
-            except ModelLoadError as exc:
-                self._absent = str(exc)
+            except ModelLoadError:
+                self._absent = True
         return self._inner.cache_key(messages, sample=sample, model_identity=f"{self._inner.config.model} "
                                      "(not downloaded)", **overrides)
 

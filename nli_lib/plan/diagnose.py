@@ -38,18 +38,14 @@ def _atoms(ctx: RunContext, plan: CallPlan, prompted) -> str | None:
 def _ftc(ctx: RunContext, plan: CallPlan, prompted) -> str | None:
     from ..data.loaders import load_esnli
     from ..diagnose.lens_ftc import scored_counterfactuals
-    from ..ftc import make_rewriter
+    from ..ftc import METRIC_SAMPLE, balanced_sample, cad_pairs
+    from .notebooks import ftc_pipelines, profile_rewriter
 
-    if prompted is None:
-        rewriter = make_rewriter(ctx.params, load_esnli("dev"), seed=ctx.seed)
-        if rewriter.tier == "offline":
-            return None
-        from ..diagnose.lens_ftc import N_PER_LABEL
-        from ..ftc import balanced_sample, cad_pairs
-        from .notebooks import ftc_pipelines
-
-        sample = balanced_sample(cad_pairs(load_esnli("test"), "test"), N_PER_LABEL[ctx.quick], seed=ctx.seed)
-        ftc_pipelines(plan, "CAD sample explanation_1", sample, rewriter, "explanation_1")
+    if prompted is None:  # notebook 31's first step: the rewriter on the CAD sample (offline: the rules, no call)
+        rewriter = profile_rewriter(ctx)
+        if rewriter is not None:
+            sample = balanced_sample(cad_pairs(load_esnli("test"), "test"), ctx.size(METRIC_SAMPLE), seed=ctx.seed)
+            ftc_pipelines(plan, "CAD sample explanation_1", sample, rewriter, "explanation_1")
         return None
     step = "CAD sample explanation_1 (rewriter, then B.1 on each counterfactual)"
     with plan.step(step):

@@ -13,8 +13,9 @@ FactNLI (40-41) is bounded, not enumerated: its B.1 / B.2 prompts hold retrieved
 filter keeps, level after level; the planners count at most one call per premise, pair and level. A notebook
 with LLM steps and no planner at all goes to `UNPLANNED` (listed in the plan with the reason; none today).
 
-The sizes below are the notebooks' own (their first code cells); `tests/test_plan.py` runs notebooks 10-11's,
-12-13's, 21-22's, 31's, 32's and 40's steps against an endpoint and checks the plan against the calls made.
+The sample sizes are the ones the notebooks read (`context.Sizes` constants beside the paper functions, e.g.
+`ftc.METRIC_SAMPLE`); `tests/test_plan.py` runs notebooks 10-11's, 12-13's, 21-22's, 31's, 32's and 40's steps
+against an endpoint and checks the plan against the calls made.
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from .calls import NOT_CACHED, CallPlan
 PLANNERS: dict[str, Callable[[RunContext, CallPlan], None]] = {}
 
 UNPLANNED: dict[str, str] = {}  # notebook -> why its LLM calls are not enumerated before a run
+
 
 def planner(number: str):
     def register(fn):
