@@ -243,7 +243,12 @@ def test_parallel_answers_are_stored_in_batches_and_all_before_return(monkeypatc
     cache = CallCache(tmp_path / "c.sqlite")
     commits = []
     real = cache.put_many
-    monkeypatch.setattr(cache, "put_many", lambda ns, items: (commits.append(len(items)), real(ns, items))[1])
+    def slow_put_many(ns, items):  # a commit that waits for a disk sync (50 ms): answers arriving meanwhile queue
+        commits.append(len(items))
+        time.sleep(0.05)
+        return real(ns, items)
+
+    monkeypatch.setattr(cache, "put_many", slow_put_many)
     with serve(FixedLatency(latency_s=0.2, parallel=40), name="echo") as url:
         llm = LLMClient(LLMConfig(base_url=url, model="echo", concurrency=40), cache=cache)
         out = llm.chat_many([f"prompt {i}" for i in range(40)], progress=False)
